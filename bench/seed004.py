@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""Seed 004's 13 queries on N generated rows: gqp vs SQLite vs DuckDB.
+
+    python3 bench/seed004.py [--rows 5000000] [--threads N] [--device cpu]
+                             [--build build] [--work bench/work] [--out]
+
+* gqp: build/bench_gqp opens the config once and, per query, runs a warm-up
+  and 5 timed runs; the median of gqp_exec_ms (execution, planning excluded,
+  result materialized, not printed). Without bench_gqp it falls back to one
+  `gqp run --timer` of a script holding each query 6 times (first dropped).
+* SQLite: the sqlite3 shell, in memory, CSV imported once, `.timer on`;
+  median of 3 runs of `CREATE TEMP TABLE r AS <query>` (result materialized).
+* DuckDB: `import duckdb` if available (`pip install duckdb`); SET threads
+  to the same count as gqp; CSV read into a table once; median of 5 runs of
+  `CREATE OR REPLACE TEMP TABLE r AS <query>` after one warm-up.
+
+Prints a markdown table (query, rows returned, ms per engine, ratios
+sqlite/gqp and duckdb/gqp); with --out also writes it to
+bench/results/seed004-<host>.md. Timings are reported, never asserted.
+"""
+import argparse
+import os
+import platform
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+QDIR = os.path.join(ROOT, "tests", "seed004", "queries")
+
+
+def queries():
+    """[(name, sql without comments or ';', path)] for q01..q13."""
+    out = []
+    for f in sorted(os.listdir(QDIR)):
+        if f.endswith(".sql"):
+            path = os.path.join(QDIR, f)
+            sql = " ".join(
+                l.strip() for l in open(path) if l.strip() and not l.startswith("--")
+            ).rstrip(";")
+            out.append((f[:-4], sql, path))
+    return out
+
+
+def gen_data(gqp, rows, work):
+    """Generate the table once per row count; return (csv path, config path)."""
+    data = os.path.join(work, "data-%d" % rows)
+    csv, cfg = os.path.join(data, "test.csv"), os.path.join(data, "gqp.yaml")
+    if not (os.path.exists(csv) and os.path.exists(cfg)):
+        subprocess.run([gqp, "gen", "test", "--rows", str(rows), "--out", data], check=True)
+    return csv, cfg
+
+
+def bench_gqp(args, cfg, qs):
+    """{name: (rows or None, median ms)} for gqp."""
+    res = {}
+    bench = os.path.join(args.build, "bench_gqp")
+    common = ["--device", args.device, "--threads", str(args.threads)]
+    if os.access(bench, os.X_OK):
+        cmd = [bench, "-c", cfg] + common + ["--repeat", "5"] + [p for _, _, p in qs]
+        out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+        for line in out.splitlines():
+            m = re.match(r"(\S+) rows=(-?\d+) exec_ms=([\d.]+)", line)
+            if m:
+                name = os.path.basename(m.group(1))[:-4]
+                rows = int(m.group(2))
+                res[name] = (rows if rows >= 0 else None, float(m.group(3)))
+        return res
+    gqp = os.path.join(args.build, "gqp")
+    for name, sql, _ in qs:
+        script = (sql + ";\n") * 6
+        p = subprocess.run(
+            [gqp, "run", "-c", cfg, "--mode", "csv", "--timer", "-"] + common,
+            input=script, capture_output=True, text=True, check=True,
+        )
+        times = [float(t) for t in re.findall(r"Run Time: ([\d.]+) ms", p.stderr)][1:]
+        res[name] = (None, statistics.median(times))
+    return res
+
+
+def bench_sqlite(csv, qs):
+    """{name: (rows, median ms)} for the sqlite3 shell, in memory."""
+    lines = [
+        "CREATE TABLE test(id INTEGER, uniformi INTEGER, normali5 INTEGER, normali20 INTEGER,"
+        " uniformf REAL, normalf5 REAL, normalf20 REAL);",
+        ".import --csv --skip 1 %s test" % csv,
+    ]
+    for name, sql, _ in qs:
+        lines.append(".print @@%s" % name)
+        for _ in range(3):
+            lines += [".timer off", "DROP TABLE IF EXISTS r;", ".timer on",
+                      "CREATE TEMP TABLE r AS %s;" % sql]
+        lines += [".timer off", "SELECT 'rows=' || COUNT(*) FROM r;"]
+    out = subprocess.run(["sqlite3", ":memory:"], input="\n".join(lines) + "\n",
+                         capture_output=True, text=True, check=True).stdout
+    res, cur, times = {}, None, []
+    for line in out.splitlines():
+        if line.startswith("@@"):
+            cur, times = line[2:], []
+        elif line.startswith("Run Time: real"):
+            times.append(float(line.split()[3]) * 1e3)
+        elif line.startswith("rows="):
+            res[cur] = (int(line[5:]), statistics.median(times))
+    return res
+
+
+def bench_duckdb(csv, qs, threads):
+    """{name: (rows, median ms)} for DuckDB, or None if not importable."""
+    try:
+        import duckdb
+    except ImportError:
+        return None
+    con = duckdb.connect()
+    con.execute("SET threads TO %d" % threads)
+    cols = ("{'id':'INTEGER','uniformi':'INTEGER','normali5':'INTEGER','normali20':'INTEGER',"
+            "'uniformf':'FLOAT','normalf5':'FLOAT','normalf20':'FLOAT'}")
+    con.execute("CREATE TABLE test AS SELECT * FROM read_csv('%s', header=true, columns=%s)"
+                % (csv, cols))
+    res = {}
+    for name, sql, _ in qs:
+        times = []
+        for i in range(6):
+            t0 = time.perf_counter()
+            con.execute("CREATE OR REPLACE TEMP TABLE r AS " + sql)
+            if i:
+                times.append((time.perf_counter() - t0) * 1e3)
+        rows = con.execute("SELECT COUNT(*) FROM r").fetchone()[0]
+        res[name] = (rows, statistics.median(times))
+    return res
+
+
+def cpu_model():
+    """The CPU model name from /proc/cpuinfo, or the platform string."""
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--rows", type=int, default=5000000)
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--device", default="cpu", choices=["cpu", "gpu", "auto"])
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--work", default=os.path.join(HERE, "work"))
+    ap.add_argument("--out", action="store_true", help="write bench/results/seed004-<host>.md")
+    args = ap.parse_args()
+
+    qs = queries()
+    os.makedirs(args.work, exist_ok=True)
+    csv, cfg = gen_data(os.path.join(args.build, "gqp"), args.rows, args.work)
+    print("gqp ...", file=sys.stderr)
+    g = bench_gqp(args, cfg, qs)
+    print("sqlite3 ...", file=sys.stderr)
+    s = bench_sqlite(csv, qs)
+    print("duckdb ...", file=sys.stderr)
+    d = bench_duckdb(csv, qs, args.threads)
+
+    def ms(x):
+        return "%.1f" % x if x is not None else "n/a"
+
+    def ratio(a, b):
+        return "%.1f×" % (a / b) if a is not None and b else "n/a"
+
+    host = socket.gethostname()
+    out = [
+        "# Seed 004 queries, %d rows" % args.rows,
+        "",
+        "host %s, %s, %d threads, gqp --device %s; %s; sqlite3 %s; duckdb %s. "
+        "Median ms; results materialized, not printed." % (
+            host, cpu_model(), args.threads, args.device, time.strftime("%Y-%m-%d"),
+            subprocess.run(["sqlite3", "--version"], capture_output=True,
+                           text=True).stdout.split()[0],
+            __import__("duckdb").__version__ if d is not None else "not installed"),
+        "",
+        "| query | rows | gqp ms | sqlite ms | duckdb ms | sqlite/gqp | duckdb/gqp |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name, _, _ in qs:
+        gr, gt = g.get(name, (None, None))
+        sr, st = s.get(name, (None, None))
+        dr, dt = d.get(name, (None, None)) if d else (None, None)
+        rows = gr if gr is not None else sr
+        out.append("| %s | %s | %s | %s | %s | %s | %s |" % (
+            name, rows if rows is not None else "?", ms(gt), ms(st), ms(dt),
+            ratio(st, gt), ratio(dt, gt)))
+    text = "\n".join(out) + "\n"
+    print(text)
+    if args.out:
+        os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
+        path = os.path.join(HERE, "results", "seed004-%s.md" % host)
+        with open(path, "w") as f:
+            f.write(text)
+        print("wrote " + path, file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

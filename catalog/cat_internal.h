@@ -1,0 +1,84 @@
+/*
+ * cat_internal.h -- helpers shared by the files of catalog/ only. Nothing
+ * outside catalog/ includes this header; the public contract is catalog.h.
+ */
+#ifndef GQP_CAT_INTERNAL_H
+#define GQP_CAT_INTERNAL_H
+
+#include "catalog/catalog.h"
+
+#include <stdarg.h>
+
+/* Longest offending value quoted in an error message (longer ones are cut
+ * and end in "..."). */
+#define CAT_ERR_VALUE_MAX 64
+
+/* Write "Catalog Error: " followed by the formatted text into err (which may
+ * be NULL). Always returns -1 so callers can `return cat_err(...)`. */
+int cat_err(CatError *err, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Copy at most CAT_ERR_VALUE_MAX bytes of s[0..len) into buf (size >=
+ * CAT_ERR_VALUE_MAX + 4), NUL-terminated, adding "..." when cut. Returns buf. */
+char *cat_err_value(char *buf, const char *s, size_t len);
+
+/* Number of worker threads to use (online processors, at least 1, at most
+ * 64). */
+int cat_nthreads(void);
+
+/* Create directory dir and its missing parents (mode 0777 & ~umask).
+ * Returns 0 (also when it exists), or -1 with errno set. */
+int cat_mkdirs(const char *dir);
+
+/* malloc'ed "a" "b" "c" concatenated; NULL when out of memory. Any of the
+ * three may be "". */
+char *cat_concat3(const char *a, const char *b, const char *c);
+
+/* Run fn(arg, i) for i in [0, n): on n threads when n > 1 (the calling
+ * thread runs i = 0), inline for the indexes whose thread could not be
+ * created. Returns when every call has returned. */
+void cat_parallel(int n, void (*fn)(void *arg, int i), void *arg);
+
+/* A new empty table (0 rows) with copies of the given names; STRING columns
+ * get an empty dictionary. Returns NULL on allocation failure. The caller
+ * owns it (cat_table_free). Names are not validated here. */
+CatTable *cat_table_new(const char *name, int ncols, const char *const *col_names,
+                        const CatType *col_types);
+/* Free a table and everything it owns; NULL is a no-op. */
+void cat_table_free(CatTable *t);
+/* Add t to cat (taking ownership). Returns 0, or -1 with err set when a
+ * table of that name exists or memory runs out (t is then still the
+ * caller's). */
+int cat_catalog_add(Catalog *cat, CatTable *t, CatError *err);
+
+/* Build a sorted dictionary from the n strings whose valid[i] is nonzero
+ * (all when valid is NULL); codes[i] receives each string's rank, 0 for
+ * invalid entries. Returns NULL on allocation failure or when there are more
+ * than INT32_MAX distinct strings. Caller frees with cat_dict_free(). */
+CatDict *cat_dict_build_masked(const char *const *strs, const size_t *lens, int64_t n,
+                               const uint8_t *valid, int32_t *codes);
+/* An empty dictionary (n = 0), or NULL on allocation failure. */
+CatDict *cat_dict_empty(void);
+
+/* Strict field parsers shared by the text loader and INSERT. Each parses
+ * the whole of s[0..len) (no surrounding spaces) and returns 0, or -1 when
+ * the text is not entirely one value of that type (or out of range). */
+int cat_parse_i64(const char *s, size_t len, int64_t *out);
+int cat_parse_i32(const char *s, size_t len, int32_t *out);
+int cat_parse_f64(const char *s, size_t len, double *out);
+int cat_parse_bool(const char *s, size_t len, uint8_t *out);
+
+/* Readers behind cat_load_table(), which has already validated def (names,
+ * types, delimiter). Each returns a complete new table (rows, dictionaries,
+ * source set; stats not yet computed) owned by the caller, or NULL with err
+ * set; nothing is left allocated on error. */
+CatTable *cat_read_text(const CatTableDef *def, CatError *err);
+CatTable *cat_read_binary(const CatTableDef *def, CatError *err);
+
+/* Compute the statistics of one column in place. */
+void cat_column_stats(CatColumn *c);
+
+#endif /* GQP_CAT_INTERNAL_H */

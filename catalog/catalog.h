@@ -1,0 +1,197 @@
+/*
+ * catalog.h -- types, column-major tables, string dictionaries, statistics
+ * and loading (YAML config, CSV / .tbl, binary columns). Knows nothing of SQL.
+ *
+ * Memory: a Catalog owns its tables; a table owns its columns; a column owns
+ * its data, validity and dictionary. Everything is released by
+ * cat_catalog_free(). Host arrays are allocated with cat_host_alloc() so a
+ * CUDA build may pin them later.
+ *
+ * Errors: functions return 0 on success, -1 on error with a message in the
+ * CatError the caller passed ("Catalog Error: file:line: column 'x': ...").
+ */
+#ifndef GQP_CATALOG_H
+#define GQP_CATALOG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Values match gqp_type in include/gqp.h. */
+typedef enum CatType {
+    CAT_NULL = 0, /* only for literals / all-NULL expressions */
+    CAT_INT32 = 1,
+    CAT_INT64 = 2,
+    CAT_FLOAT32 = 3,
+    CAT_FLOAT64 = 4,
+    CAT_DATE = 5, /* int32 days since 1970-01-01 */
+    CAT_BOOL = 6, /* uint8_t 0/1 */
+    CAT_STRING = 7 /* int32 codes into a sorted CatDict */
+} CatType;
+
+/* Bytes per value of a stored column of type t (STRING: its int32 code). */
+size_t cat_type_width(CatType t);
+/* "INT32", "FLOAT64", ... static string. */
+const char *cat_type_name(CatType t);
+/* Parse a type name from YAML or SQL (case-insensitive): INT32 INT64 FLOAT32
+ * FLOAT64 DATE BOOL STRING and the SQL spellings INTEGER INT BIGINT SMALLINT
+ * (-> INT64 except SMALLINT/INT32 -> INT32), REAL DOUBLE FLOAT (-> FLOAT64),
+ * BOOLEAN, TEXT VARCHAR CHAR (with or without (n)) -> STRING. Returns -1 if
+ * unknown. */
+int cat_type_parse(const char *name, CatType *out);
+
+/* A sorted dictionary of distinct strings: string i is
+ * bytes[offsets[i] .. offsets[i+1]) (not NUL-terminated in general; the
+ * loader does store a NUL after each so cat_dict_str() can return a C
+ * string). Codes are ranks, so code order is string order (memcmp, then
+ * length). */
+typedef struct CatDict {
+    int64_t n;        /* number of strings */
+    char *bytes;      /* all strings back to back, each followed by NUL */
+    int64_t *offsets; /* n + 1 offsets into bytes (offsets[i+1]-offsets[i]-1 = length) */
+} CatDict;
+
+const char *cat_dict_str(const CatDict *d, int64_t code);
+int64_t cat_dict_len(const CatDict *d, int64_t code);
+/* Exact lookup: code of s, or -1 if absent. */
+int64_t cat_dict_find(const CatDict *d, const char *s, size_t len);
+/* First code whose string is >= s (n if none): for range predicates. */
+int64_t cat_dict_lower_bound(const CatDict *d, const char *s, size_t len);
+/* Build a sorted dictionary from n strings (need not be distinct) and write
+ * each input's code to codes[i] (int32). Returns NULL on allocation failure.
+ * Caller frees with cat_dict_free(). */
+CatDict *cat_dict_build(const char *const *strs, const size_t *lens, int64_t n, int32_t *codes);
+void cat_dict_free(CatDict *d);
+
+typedef struct CatStats {
+    int64_t rows;
+    int64_t nulls;
+    int has_minmax;    /* 0 for empty / all-NULL columns */
+    double min, max;   /* numeric value (STRING: min/max code) */
+    int64_t distinct;  /* estimate (exact for STRING: dictionary size) */
+} CatStats;
+
+typedef struct CatColumn {
+    char *name;
+    CatType type;
+    int64_t n;        /* rows (same as the table's) */
+    void *data;       /* n values of cat_type_width(type) bytes */
+    uint8_t *valid;   /* NULL = no NULLs; else one byte per row, 1 = value */
+    CatDict *dict;    /* STRING only */
+    CatStats stats;
+} CatColumn;
+
+typedef struct CatTable {
+    char *name;
+    int ncols;
+    CatColumn *cols;
+    int64_t nrows;
+    char *source;     /* file it was loaded from, or NULL */
+} CatTable;
+
+typedef struct Catalog {
+    int ntables;
+    int cap;
+    CatTable **tables;
+} Catalog;
+
+typedef struct CatError {
+    char msg[1024];
+} CatError;
+
+Catalog *cat_catalog_new(void);
+void cat_catalog_free(Catalog *cat);
+/* Case-insensitive lookups; NULL / -1 if absent. */
+CatTable *cat_find_table(const Catalog *cat, const char *name);
+int cat_find_column(const CatTable *t, const char *name);
+
+/*
+ * Read a YAML config and load every table it declares. Format:
+ *
+ *   tables:
+ *     - name: test
+ *       source: test.csv          # relative to the config file's folder
+ *       format: csv               # csv | tbl | binary
+ *       header: true              # csv only, default false
+ *       delimiter: ","            # default "," for csv, "|" for tbl
+ *       columns:
+ *         - {name: id, type: INT32}
+ *   device:                       # optional settings, returned in *settings
+ *     gpu_cache_bytes: 8589934592
+ *
+ * binary: `source` is a folder holding one raw little-endian file per
+ * column named <column>.bin (STRING: <column>.bin int32 codes plus
+ * <column>.dict, the strings each followed by '\n', in code order).
+ *
+ * A table whose file has a bad row is not added (nothing half-loaded);
+ * other tables still load. Returns 0 if everything loaded, -1 otherwise
+ * with the first error in err (file, line, column, offending value).
+ */
+typedef struct CatSettings {
+    int64_t gpu_cache_bytes; /* 0 = default */
+    char cost_file[512];     /* "" = default */
+} CatSettings;
+int cat_load_config(Catalog *cat, const char *yaml_path, CatSettings *settings, CatError *err);
+
+/* Load one table from a file; on success the table is added to cat. */
+typedef enum CatFormat { CAT_FMT_CSV, CAT_FMT_TBL, CAT_FMT_BINARY } CatFormat;
+typedef struct CatTableDef {
+    const char *name;
+    const char *source;
+    CatFormat format;
+    int header;
+    char delimiter;
+    int ncols;
+    const char *const *col_names;
+    const CatType *col_types;
+} CatTableDef;
+int cat_load_table(Catalog *cat, const CatTableDef *def, CatError *err);
+
+/* Write table t as a binary-column folder (see above). */
+int cat_write_binary(const CatTable *t, const char *dir, CatError *err);
+
+/* CREATE TABLE: an empty table. Error if the name exists. */
+int cat_create_table(Catalog *cat, const char *name, int ncols, const char *const *col_names,
+                     const CatType *col_types, CatError *err);
+
+/* A literal value for INSERT. */
+typedef enum CatValueKind { CAT_V_NULL, CAT_V_INT, CAT_V_FLOAT, CAT_V_STR } CatValueKind;
+typedef struct CatValue {
+    CatValueKind kind;
+    int64_t i;
+    double f;
+    const char *s; /* NUL-terminated */
+} CatValue;
+
+/* INSERT: append nrows rows (vals is row-major, nrows * t->ncols values),
+ * converting each value to its column's type as SQLite would (int into
+ * FLOAT64 widens, float into INT64 keeps the value if integral else error,
+ * a number into STRING becomes its text, text into a number is an error
+ * unless it parses entirely as one). All or nothing. Updates stats and
+ * re-sorts string dictionaries (re-coding the column). */
+int cat_insert_rows(CatTable *t, int64_t nrows, const CatValue *vals, CatError *err);
+
+/* Recompute stats of every column of t. */
+void cat_table_stats(CatTable *t);
+
+/* Host allocation for table data (64-byte aligned, zeroed). Free with
+ * cat_host_free(). */
+void *cat_host_alloc(size_t bytes);
+void cat_host_free(void *p);
+
+/* Parse 'yyyy-mm-dd' into days since 1970-01-01; -1 on malformed. */
+int cat_parse_date(const char *s, size_t len, int32_t *days);
+/* Format days as yyyy-mm-dd into buf (>= 11 bytes). */
+void cat_format_date(int32_t days, char *buf);
+
+/*
+ * Generate seed 004's table `test` (nrows rows, deterministic for seed) as
+ * dir/test.csv with a header line, and dir/gqp.yaml declaring it. Columns:
+ * id INT32 (0..n-1), uniformi INT32 uniform in [-99, 99], normali5 INT32
+ * normal sigma 5 (rounded), normali20 INT32 sigma 20, uniformf FLOAT32 in
+ * [-99, 99], normalf5 and normalf20 FLOAT32 normal sigma 5 / 20. Float values
+ * are multiples of 1/1024 so that the CSV text is exact in float32 and in
+ * SQLite's double. Uses all cores.
+ */
+int cat_gen_test(const char *dir, int64_t nrows, uint64_t seed, CatError *err);
+
+#endif /* GQP_CATALOG_H */

@@ -1,0 +1,524 @@
+/*
+ * load_text.c -- CSV and .tbl loading on all cores.
+ *
+ * The file is read with one read() into a writable buffer. It is cut into
+ * one chunk per thread at row boundaries (quote-aware when the file holds a
+ * '"'), then two parallel passes run:
+ *
+ *   pass | per chunk                          | after
+ *   -----+------------------------------------+------------------------------
+ *   1    | count non-blank rows               | prefix sum: first row per chunk
+ *   2    | parse every field straight into    | pick the earliest chunk error;
+ *        | the column arrays (row = first row | build STRING dictionaries
+ *        | of chunk + local index)            | (columns in parallel)
+ *
+ * STRING fields are kept as (pointer, length) into the buffer (quoted
+ * fields are unescaped in place) until the dictionary is built. Blank lines
+ * are skipped. An error is located by its row's byte offset; the line number
+ * is the count of newlines before it, plus one.
+ */
+#include "catalog/cat_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* TUNING: files below this size are parsed on one thread (thread start-up
+ * costs more than it saves). */
+#define TEXT_PARALLEL_MIN_BYTES (1 << 20)
+
+/* The first error met in one chunk; its message lacks the "file:line: "
+ * prefix, which is added once the line number is known. */
+typedef struct ChunkErr {
+    int has;
+    size_t row_off;
+    char msg[512];
+} ChunkErr;
+
+/* Everything the passes share. */
+typedef struct TextJob {
+    const CatTableDef *def;
+    char *buf;
+    size_t len;
+    size_t body; /* offset of the first data row */
+    char delim;
+    int quoting;        /* CSV: fields may be "quoted" */
+    int trailing_delim; /* .tbl: every row ends with the delimiter */
+    int nchunks;
+    size_t *cstart;  /* chunk i is [cstart[i], cstart[i + 1]) */
+    int64_t *crows;  /* pass 1: rows in chunk; then first row of chunk */
+    CatTable *t;
+    const char ***sptr; /* per column (STRING only): field pointers */
+    size_t **slen;      /* per column (STRING only): field lengths */
+    pthread_mutex_t lock;
+    ChunkErr *errs;
+    atomic_int oom; /* set by a worker that could not allocate */
+    int ndict;      /* workers building dictionaries */
+} TextJob;
+
+/* Pointer to the '\n' that ends the row starting at p, or end. With
+ * quoting, newlines inside "..." do not end the row (quote parity). */
+static const char *row_end(const char *p, const char *end, int quoting) {
+    if (!quoting) {
+        const char *q = memchr(p, '\n', (size_t)(end - p));
+        return q ? q : end;
+    }
+    int inq = 0;
+    for (; p < end; p++) {
+        if (*p == '"')
+            inq = !inq;
+        else if (*p == '\n' && !inq)
+            return p;
+    }
+    return end;
+}
+
+/* 1 if the row [p, q) is empty or only "\r". */
+static int is_blank(const char *p, const char *q) {
+    return q == p || (q == p + 1 && *p == '\r');
+}
+
+/* Pass 1 worker: count the non-blank rows of chunk i into crows[i]. */
+static void count_worker(void *arg, int i) {
+    TextJob *j = arg;
+    const char *p = j->buf + j->cstart[i], *end = j->buf + j->cstart[i + 1];
+    int64_t n = 0;
+    while (p < end) {
+        const char *q = row_end(p, end, j->quoting);
+        n += !is_blank(p, q);
+        p = q + 1;
+    }
+    j->crows[i] = n;
+}
+
+/* Record the first error of chunk `ci` (later ones are ignored). Returns -1. */
+static int chunk_err(TextJob *j, int ci, const char *row, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+static int chunk_err(TextJob *j, int ci, const char *row, const char *fmt, ...) {
+    ChunkErr *e = &j->errs[ci];
+    if (e->has)
+        return -1;
+    e->has = 1;
+    e->row_off = (size_t)(row - j->buf);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* The validity array of column c, created (all rows valid) on first use
+ * under the job's lock; cache is the worker's per-column copy of the
+ * pointer. NULL when out of memory. */
+static uint8_t *get_valid(TextJob *j, int c, uint8_t **cache) {
+    if (cache[c])
+        return cache[c];
+    pthread_mutex_lock(&j->lock);
+    CatColumn *col = &j->t->cols[c];
+    if (!col->valid) {
+        col->valid = cat_host_alloc((size_t)j->t->nrows);
+        if (col->valid)
+            memset(col->valid, 1, (size_t)j->t->nrows);
+    }
+    cache[c] = col->valid;
+    pthread_mutex_unlock(&j->lock);
+    return cache[c];
+}
+
+/* 1 for the spaces trimmed around numeric fields. */
+static int is_sp(char ch) {
+    return ch == ' ' || ch == '\t';
+}
+
+/* Store field f[0..n) (quoted says it was in quotes) into row r of column
+ * c. Returns 0, or -1 with the chunk's error set (row starts at `row`). */
+static int store_field(TextJob *j, int ci, const char *row, int c, int64_t r, char *f, size_t n,
+                       int quoted, uint8_t **vcache) {
+    CatColumn *col = &j->t->cols[c];
+    char vbuf[CAT_ERR_VALUE_MAX + 4];
+    if (col->type == CAT_STRING) {
+        if (n == 0 && !quoted)
+            goto null_value;
+        j->sptr[c][r] = f;
+        j->slen[c][r] = n;
+        return 0;
+    }
+    const char *s = f;
+    size_t m = n;
+    while (m > 0 && is_sp(*s)) {
+        s++;
+        m--;
+    }
+    while (m > 0 && is_sp(s[m - 1]))
+        m--;
+    if (m == 0)
+        goto null_value;
+    int bad = 0;
+    switch (col->type) {
+    case CAT_INT32:
+        bad = cat_parse_i32(s, m, (int32_t *)col->data + r);
+        break;
+    case CAT_INT64:
+        bad = cat_parse_i64(s, m, (int64_t *)col->data + r);
+        break;
+    case CAT_FLOAT32: {
+        double d;
+        bad = cat_parse_f64(s, m, &d);
+        ((float *)col->data)[r] = (float)d;
+        break;
+    }
+    case CAT_FLOAT64:
+        bad = cat_parse_f64(s, m, (double *)col->data + r);
+        break;
+    case CAT_DATE:
+        bad = cat_parse_date(s, m, (int32_t *)col->data + r);
+        break;
+    case CAT_BOOL:
+        bad = cat_parse_bool(s, m, (uint8_t *)col->data + r);
+        break;
+    default:
+        bad = -1;
+        break;
+    }
+    if (bad)
+        return chunk_err(j, ci, row, "column '%s': cannot parse '%s' as %s", col->name,
+                         cat_err_value(vbuf, f, n), cat_type_name(col->type));
+    return 0;
+null_value : {
+    uint8_t *v = get_valid(j, c, vcache);
+    if (!v) {
+        j->oom = 1;
+        return chunk_err(j, ci, row, "out of memory");
+    }
+    v[r] = 0;
+    return 0;
+}
+}
+
+/* Parse one non-blank row [p, q) (q at its '\n' or the buffer end) into
+ * row r. Returns 0, or -1 with the chunk's error set. */
+static int parse_row(TextJob *j, int ci, char *p, char *q, int64_t r, uint8_t **vcache) {
+    char *row = p;
+    char *rend = q;
+    int ncols = j->t->ncols;
+    char vbuf[CAT_ERR_VALUE_MAX + 4];
+    if (rend > p && rend[-1] == '\r')
+        rend--;
+    if (j->trailing_delim && rend > p && rend[-1] == j->delim)
+        rend--;
+    for (int c = 0; c < ncols; c++) {
+        if (p > rend)
+            return chunk_err(j, ci, row, "column '%s': missing value (row has %d fields, expected %d)",
+                             j->t->cols[c].name, c, ncols);
+        char *f, *fend;
+        size_t n;
+        int quoted = 0;
+        if (j->quoting && p < rend && *p == '"') {
+            char *w = p + 1, *s = p + 1;
+            for (;;) {
+                if (s >= rend)
+                    return chunk_err(j, ci, row, "column '%s': unterminated quoted value '%s'",
+                                     j->t->cols[c].name,
+                                     cat_err_value(vbuf, p, (size_t)(rend - p)));
+                if (*s == '"') {
+                    if (s + 1 < rend && s[1] == '"') {
+                        *w++ = '"';
+                        s += 2;
+                        continue;
+                    }
+                    s++;
+                    break;
+                }
+                *w++ = *s++;
+            }
+            if (s < rend && *s != j->delim) {
+                fend = memchr(s, j->delim, (size_t)(rend - s));
+                if (!fend)
+                    fend = rend;
+                return chunk_err(j, ci, row,
+                                 "column '%s': unexpected text after closing quote in '%s'",
+                                 j->t->cols[c].name, cat_err_value(vbuf, p, (size_t)(fend - p)));
+            }
+            f = p + 1;
+            n = (size_t)(w - f);
+            fend = s;
+            quoted = 1;
+        } else {
+            fend = memchr(p, j->delim, (size_t)(rend - p));
+            if (!fend)
+                fend = rend;
+            f = p;
+            n = (size_t)(fend - p);
+        }
+        if (store_field(j, ci, row, c, r, f, n, quoted, vcache) != 0)
+            return -1;
+        p = fend + 1;
+    }
+    if (p <= rend) {
+        const char *x = p;
+        const char *xe = memchr(x, j->delim, (size_t)(rend - x));
+        if (!xe)
+            xe = rend;
+        int nf = ncols + 1;
+        for (const char *s = xe; s < rend; s++)
+            nf += *s == j->delim;
+        return chunk_err(j, ci, row,
+                         "column '%s': unexpected extra value '%s' (row has %d fields, expected %d)",
+                         j->t->cols[ncols - 1].name, cat_err_value(vbuf, x, (size_t)(xe - x)), nf,
+                         ncols);
+    }
+    return 0;
+}
+
+/* Pass 2 worker: parse every row of chunk i; stops at the chunk's first
+ * error. */
+static void parse_worker(void *arg, int i) {
+    TextJob *j = arg;
+    uint8_t *vcache[1024];
+    uint8_t **vc = j->t->ncols <= 1024 ? vcache : calloc((size_t)j->t->ncols, sizeof *vc);
+    if (!vc) {
+        j->oom = 1;
+        chunk_err(j, i, j->buf + j->cstart[i], "out of memory");
+        return;
+    }
+    memset(vc, 0, (size_t)j->t->ncols * sizeof *vc);
+    char *p = j->buf + j->cstart[i], *end = j->buf + j->cstart[i + 1];
+    int64_t r = j->crows[i];
+    while (p < end) {
+        char *q = (char *)row_end(p, end, j->quoting);
+        if (!is_blank(p, q)) {
+            if (parse_row(j, i, p, q, r, vc) != 0)
+                break;
+            r++;
+        }
+        p = q + 1;
+    }
+    if (vc != vcache)
+        free(vc);
+}
+
+/* Dictionary-building worker: STRING columns i, i + ndict, ... get their
+ * dictionary and codes. Sets j->oom on failure. */
+static void dict_worker(void *arg, int i) {
+    TextJob *j = arg;
+    for (int k = i; k < j->t->ncols; k += j->ndict) {
+        CatColumn *c = &j->t->cols[k];
+        if (c->type != CAT_STRING)
+            continue;
+        CatDict *d =
+            cat_dict_build_masked(j->sptr[k], j->slen[k], j->t->nrows, c->valid, c->data);
+        if (!d) {
+            j->oom = 1;
+            continue;
+        }
+        cat_dict_free(c->dict);
+        c->dict = d;
+    }
+}
+
+/* Cut [body, len) into j->nchunks chunks starting at row boundaries; fills
+ * j->cstart (nchunks + 1 entries, possibly empty chunks). */
+static void split_chunks(TextJob *j) {
+    size_t span = j->len - j->body;
+    j->cstart[0] = j->body;
+    j->cstart[j->nchunks] = j->len;
+    if (!j->quoting) {
+        for (int i = 1; i < j->nchunks; i++) {
+            size_t at = j->body + span / (size_t)j->nchunks * (size_t)i;
+            if (at < j->cstart[i - 1])
+                at = j->cstart[i - 1];
+            const char *nl = memchr(j->buf + at, '\n', j->len - at);
+            j->cstart[i] = nl ? (size_t)(nl - j->buf) + 1 : j->len;
+        }
+        return;
+    }
+    int inq = 0, next = 1;
+    for (size_t pos = j->body; pos < j->len && next < j->nchunks; pos++) {
+        char ch = j->buf[pos];
+        if (ch == '"')
+            inq = !inq;
+        else if (ch == '\n' && !inq && pos + 1 >= j->body + span / (size_t)j->nchunks * (size_t)next)
+            j->cstart[next++] = pos + 1;
+    }
+    for (; next < j->nchunks; next++)
+        j->cstart[next] = j->len;
+}
+
+/* Count the fields of the header row [p, q) (quote-aware for CSV). */
+static int count_header_fields(const TextJob *j, const char *p, const char *q) {
+    if (q > p && q[-1] == '\r')
+        q--;
+    if (j->trailing_delim && q > p && q[-1] == j->delim)
+        q--;
+    int n = 1, inq = 0;
+    for (; p < q; p++) {
+        if (j->quoting && *p == '"')
+            inq = !inq;
+        else if (*p == j->delim && !inq)
+            n++;
+    }
+    return n;
+}
+
+/* Read the whole file into a malloc'ed, NUL-terminated buffer. Returns it
+ * (caller frees) with *len set, or NULL with err set. */
+static char *read_file(const char *path, size_t *len, CatError *err) {
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) {
+        cat_err(err, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        cat_err(err, "%s: not a regular file", path);
+        close(fd);
+        return NULL;
+    }
+    size_t size = (size_t)st.st_size;
+    char *buf = malloc(size + 1);
+    if (!buf) {
+        cat_err(err, "%s: out of memory reading %zu bytes", path, size);
+        close(fd);
+        return NULL;
+    }
+    size_t got = 0;
+    while (got < size) {
+        ssize_t r = read(fd, buf + got, size - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            cat_err(err, "%s: read failed: %s", path, r < 0 ? strerror(errno) : "unexpected end");
+            free(buf);
+            close(fd);
+            return NULL;
+        }
+        got += (size_t)r;
+    }
+    close(fd);
+    buf[size] = '\0';
+    *len = size;
+    return buf;
+}
+
+/* Free the job's scratch arrays (not the table, not the buffer). */
+static void job_free(TextJob *j) {
+    if (j->sptr)
+        for (int c = 0; c < j->def->ncols; c++)
+            free((void *)j->sptr[c]);
+    if (j->slen)
+        for (int c = 0; c < j->def->ncols; c++)
+            free(j->slen[c]);
+    free(j->sptr);
+    free(j->slen);
+    free(j->cstart);
+    free(j->crows);
+    free(j->errs);
+}
+
+/* See cat_internal.h: load a CSV or .tbl file described by def. */
+CatTable *cat_read_text(const CatTableDef *def, CatError *err) {
+    TextJob j = {0};
+    CatTable *t = NULL;
+    j.def = def;
+    j.quoting = def->format == CAT_FMT_CSV;
+    j.trailing_delim = def->format == CAT_FMT_TBL;
+    j.delim = def->delimiter ? def->delimiter : (def->format == CAT_FMT_TBL ? '|' : ',');
+    j.buf = read_file(def->source, &j.len, err);
+    if (!j.buf)
+        return NULL;
+    pthread_mutex_init(&j.lock, NULL);
+    if (j.len >= 3 && memcmp(j.buf, "\xEF\xBB\xBF", 3) == 0)
+        j.body = 3; /* UTF-8 byte-order mark */
+    j.quoting = j.quoting && memchr(j.buf, '"', j.len) != NULL;
+    if (def->header && j.body < j.len) {
+        const char *h = j.buf + j.body;
+        const char *he = row_end(h, j.buf + j.len, j.quoting);
+        int nf = count_header_fields(&j, h, he);
+        if (nf != def->ncols) {
+            cat_err(err, "%s:1: header has %d columns, expected %d", def->source, nf, def->ncols);
+            goto fail;
+        }
+        j.body = he < j.buf + j.len ? (size_t)(he - j.buf) + 1 : j.len;
+    }
+    j.nchunks = j.len - j.body >= TEXT_PARALLEL_MIN_BYTES ? cat_nthreads() : 1;
+    j.cstart = calloc((size_t)j.nchunks + 1, sizeof *j.cstart);
+    j.crows = calloc((size_t)j.nchunks, sizeof *j.crows);
+    j.errs = calloc((size_t)j.nchunks, sizeof *j.errs);
+    j.sptr = calloc((size_t)def->ncols, sizeof *j.sptr);
+    j.slen = calloc((size_t)def->ncols, sizeof *j.slen);
+    if (!j.cstart || !j.crows || !j.errs || !j.sptr || !j.slen)
+        goto oom;
+    split_chunks(&j);
+    cat_parallel(j.nchunks, count_worker, &j);
+    int64_t nrows = 0;
+    for (int i = 0; i < j.nchunks; i++) {
+        int64_t n = j.crows[i];
+        j.crows[i] = nrows;
+        nrows += n;
+    }
+    t = cat_table_new(def->name, def->ncols, def->col_names, def->col_types);
+    if (!t)
+        goto oom;
+    t->nrows = nrows;
+    for (int c = 0; c < def->ncols; c++) {
+        CatColumn *col = &t->cols[c];
+        col->n = nrows;
+        cat_host_free(col->data);
+        col->data = cat_host_alloc((size_t)nrows * cat_type_width(col->type));
+        if (!col->data)
+            goto oom;
+        if (col->type == CAT_STRING) {
+            j.sptr[c] = malloc((size_t)(nrows ? nrows : 1) * sizeof(char *));
+            j.slen[c] = malloc((size_t)(nrows ? nrows : 1) * sizeof(size_t));
+            if (!j.sptr[c] || !j.slen[c])
+                goto oom;
+        }
+    }
+    j.t = t;
+    cat_parallel(j.nchunks, parse_worker, &j);
+    for (int i = 0; i < j.nchunks; i++) {
+        if (j.errs[i].has) {
+            int64_t line = 1;
+            for (const char *p = j.buf; (p = memchr(p, '\n', (size_t)(j.buf + j.errs[i].row_off - p)));
+                 p++)
+                line++;
+            cat_err(err, "%s:%lld: %s", def->source, (long long)line, j.errs[i].msg);
+            goto fail;
+        }
+    }
+    int nstr = 0;
+    for (int c = 0; c < def->ncols; c++)
+        nstr += def->col_types[c] == CAT_STRING;
+    j.ndict = nstr < cat_nthreads() ? nstr : cat_nthreads();
+    if (nrows < 100000 && j.ndict > 1)
+        j.ndict = 1;
+    cat_parallel(j.ndict, dict_worker, &j);
+    if (j.oom)
+        goto oom;
+    size_t slen = strlen(def->source) + 1;
+    t->source = malloc(slen);
+    if (!t->source)
+        goto oom;
+    memcpy(t->source, def->source, slen);
+    job_free(&j);
+    pthread_mutex_destroy(&j.lock);
+    free(j.buf);
+    return t;
+oom:
+    cat_err(err, "%s: out of memory loading table '%s'", def->source, def->name);
+fail:
+    cat_table_free(t);
+    job_free(&j);
+    pthread_mutex_destroy(&j.lock);
+    free(j.buf);
+    return NULL;
+}

@@ -1,0 +1,204 @@
+/*
+ * types.c -- type names and widths, host allocation, dates.
+ */
+#include "catalog/cat_internal.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* Bytes per stored value of type t; 0 for CAT_NULL or an unknown value. */
+size_t cat_type_width(CatType t) {
+    switch (t) {
+    case CAT_INT32:
+    case CAT_FLOAT32:
+    case CAT_DATE:
+    case CAT_STRING:
+        return 4;
+    case CAT_INT64:
+    case CAT_FLOAT64:
+        return 8;
+    case CAT_BOOL:
+        return 1;
+    case CAT_NULL:
+        return 0;
+    }
+    return 0;
+}
+
+/* Static upper-case name of t ("INT32", ...); "UNKNOWN" for a bad value. */
+const char *cat_type_name(CatType t) {
+    switch (t) {
+    case CAT_NULL:
+        return "NULL";
+    case CAT_INT32:
+        return "INT32";
+    case CAT_INT64:
+        return "INT64";
+    case CAT_FLOAT32:
+        return "FLOAT32";
+    case CAT_FLOAT64:
+        return "FLOAT64";
+    case CAT_DATE:
+        return "DATE";
+    case CAT_BOOL:
+        return "BOOL";
+    case CAT_STRING:
+        return "STRING";
+    }
+    return "UNKNOWN";
+}
+
+/* Spelling -> type table for cat_type_parse; `sized` marks the names that
+ * may carry a "(n)" suffix. */
+static const struct {
+    const char *name;
+    CatType type;
+    int sized;
+} type_names[] = {
+    {"INT32", CAT_INT32, 0},    {"INT64", CAT_INT64, 0},   {"FLOAT32", CAT_FLOAT32, 0},
+    {"FLOAT64", CAT_FLOAT64, 0}, {"DATE", CAT_DATE, 0},     {"BOOL", CAT_BOOL, 0},
+    {"STRING", CAT_STRING, 0},  {"INTEGER", CAT_INT64, 0}, {"INT", CAT_INT64, 0},
+    {"BIGINT", CAT_INT64, 0},   {"SMALLINT", CAT_INT32, 0}, {"TINYINT", CAT_INT32, 0},
+    {"REAL", CAT_FLOAT64, 0},   {"DOUBLE", CAT_FLOAT64, 0}, {"DOUBLE PRECISION", CAT_FLOAT64, 0},
+    {"FLOAT", CAT_FLOAT64, 0},  {"BOOLEAN", CAT_BOOL, 0},  {"TEXT", CAT_STRING, 1},
+    {"VARCHAR", CAT_STRING, 1}, {"CHAR", CAT_STRING, 1},
+};
+
+/* Parse a type name, case-insensitively, ignoring surrounding spaces; string
+ * types may be followed by "(digits)". Returns 0 and sets *out, or -1 when
+ * the name is unknown or malformed (*out untouched). */
+int cat_type_parse(const char *name, CatType *out) {
+    if (!name)
+        return -1;
+    while (isspace((unsigned char)*name))
+        name++;
+    size_t len = strlen(name);
+    while (len > 0 && isspace((unsigned char)name[len - 1]))
+        len--;
+    /* Split off an optional "(...)" suffix. */
+    size_t base = len;
+    const char *paren = memchr(name, '(', len);
+    if (paren) {
+        base = (size_t)(paren - name);
+        if (name[len - 1] != ')')
+            return -1;
+        const char *p = paren + 1, *e = name + len - 1;
+        while (p < e && isspace((unsigned char)*p))
+            p++;
+        int digits = 0;
+        while (p < e && isdigit((unsigned char)*p)) {
+            p++;
+            digits++;
+        }
+        while (p < e && isspace((unsigned char)*p))
+            p++;
+        if (digits == 0 || p != e)
+            return -1;
+        while (base > 0 && isspace((unsigned char)name[base - 1]))
+            base--;
+    }
+    for (size_t i = 0; i < sizeof type_names / sizeof type_names[0]; i++) {
+        if (strlen(type_names[i].name) == base && strncasecmp(type_names[i].name, name, base) == 0) {
+            if (paren && !type_names[i].sized)
+                return -1;
+            *out = type_names[i].type;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* 64-byte aligned, zeroed allocation of at least `bytes` (a 0-byte request
+ * still returns a distinct block). NULL when out of memory. Free with
+ * cat_host_free(). */
+void *cat_host_alloc(size_t bytes) {
+    size_t rounded = (bytes + 63) / 64 * 64;
+    if (rounded == 0)
+        rounded = 64;
+    if (rounded < bytes)
+        return NULL;
+    void *p = aligned_alloc(64, rounded);
+    if (p)
+        memset(p, 0, rounded);
+    return p;
+}
+
+/* Release a block from cat_host_alloc(); NULL is a no-op. */
+void cat_host_free(void *p) {
+    free(p);
+}
+
+/* Days since 1970-01-01 of the proleptic Gregorian date y-m-d (m 1..12,
+ * d 1..31); H. Hinnant's days_from_civil. */
+static int64_t days_from_civil(int64_t y, int m, int d) {
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    int64_t yoe = y - era * 400;
+    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+/* 1 if y is a Gregorian leap year, else 0. */
+static int is_leap(int y) {
+    return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+}
+
+/* Parse exactly "yyyy-mm-dd" (four-digit year, two-digit month and day,
+ * a real calendar date) into days since 1970-01-01. Returns 0, or -1 when
+ * malformed (*days untouched). */
+int cat_parse_date(const char *s, size_t len, int32_t *days) {
+    static const int mdays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    if (len != 10 || s[4] != '-' || s[7] != '-')
+        return -1;
+    for (int i = 0; i < 10; i++)
+        if (i != 4 && i != 7 && (s[i] < '0' || s[i] > '9'))
+            return -1;
+    int y = (s[0] - '0') * 1000 + (s[1] - '0') * 100 + (s[2] - '0') * 10 + (s[3] - '0');
+    int m = (s[5] - '0') * 10 + (s[6] - '0');
+    int d = (s[8] - '0') * 10 + (s[9] - '0');
+    if (m < 1 || m > 12 || d < 1)
+        return -1;
+    int dim = mdays[m - 1] + (m == 2 && is_leap(y));
+    if (d > dim)
+        return -1;
+    *days = (int32_t)days_from_civil(y, m, d);
+    return 0;
+}
+
+/* Write days (since 1970-01-01) as yyyy-mm-dd plus NUL into buf (>= 11
+ * bytes); years outside 0..9999 are printed as far as 11 bytes allow. */
+void cat_format_date(int32_t days, char *buf) {
+    int64_t z = (int64_t)days + 719468;
+    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+    int64_t doe = z - era * 146097;
+    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    int64_t y = yoe + era * 400;
+    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    int64_t mp = (5 * doy + 2) / 153;
+    int d = (int)(doy - (153 * mp + 2) / 5 + 1);
+    int m = (int)(mp < 10 ? mp + 3 : mp - 9);
+    y += m <= 2;
+    if (y >= 0 && y <= 9999) {
+        buf[0] = (char)('0' + y / 1000);
+        buf[1] = (char)('0' + y / 100 % 10);
+        buf[2] = (char)('0' + y / 10 % 10);
+        buf[3] = (char)('0' + y % 10);
+        buf[4] = '-';
+        buf[5] = (char)('0' + m / 10);
+        buf[6] = (char)('0' + m % 10);
+        buf[7] = '-';
+        buf[8] = (char)('0' + d / 10);
+        buf[9] = (char)('0' + d % 10);
+        buf[10] = '\0';
+    } else {
+        char tmp[48];
+        snprintf(tmp, sizeof tmp, "%lld-%02d-%02d", (long long)y, m, d);
+        size_t n = strlen(tmp) < 10 ? strlen(tmp) : 10;
+        memcpy(buf, tmp, n);
+        buf[n] = '\0';
+    }
+}

@@ -1,0 +1,142 @@
+/*
+ * util.c -- error messages and the small thread helper of catalog/.
+ */
+#include "catalog/cat_internal.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Format "Catalog Error: <fmt...>" into err->msg (err may be NULL).
+ * Returns -1 always. */
+int cat_err(CatError *err, const char *fmt, ...) {
+    if (!err)
+        return -1;
+    static const char prefix[] = "Catalog Error: ";
+    memcpy(err->msg, prefix, sizeof prefix);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->msg + sizeof prefix - 1, sizeof err->msg - (sizeof prefix - 1), fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* Copy s[0..len) into buf for quoting in a message, cut at
+ * CAT_ERR_VALUE_MAX bytes with "..." appended; newlines and CRs become
+ * spaces. Returns buf (size >= CAT_ERR_VALUE_MAX + 4). */
+char *cat_err_value(char *buf, const char *s, size_t len) {
+    size_t n = len > CAT_ERR_VALUE_MAX ? CAT_ERR_VALUE_MAX : len;
+    for (size_t i = 0; i < n; i++)
+        buf[i] = (s[i] == '\n' || s[i] == '\r' || s[i] == '\0') ? ' ' : s[i];
+    if (n < len) {
+        memcpy(buf + n, "...", 4);
+    } else {
+        buf[n] = '\0';
+    }
+    return buf;
+}
+
+/* Online processor count clamped to [1, 64]. */
+int cat_nthreads(void) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    if (n < 1)
+        n = 1;
+    if (n > 64)
+        n = 64;
+    return (int)n;
+}
+
+/* One worker's arguments for cat_parallel. */
+typedef struct ParTask {
+    void (*fn)(void *arg, int i);
+    void *arg;
+    int i;
+} ParTask;
+
+/* pthread entry: run one task. Returns NULL. */
+static void *par_main(void *p) {
+    ParTask *t = p;
+    t->fn(t->arg, t->i);
+    return NULL;
+}
+
+/* Run fn(arg, i) for i in [0, n) in parallel; see cat_internal.h. */
+void cat_parallel(int n, void (*fn)(void *arg, int i), void *arg) {
+    if (n <= 1) {
+        if (n == 1)
+            fn(arg, 0);
+        return;
+    }
+    pthread_t th[64];
+    ParTask task[64];
+    int started[64];
+    if (n > 64)
+        n = 64;
+    for (int i = 1; i < n; i++) {
+        task[i].fn = fn;
+        task[i].arg = arg;
+        task[i].i = i;
+        started[i] = pthread_create(&th[i], NULL, par_main, &task[i]) == 0;
+    }
+    fn(arg, 0);
+    for (int i = 1; i < n; i++) {
+        if (started[i])
+            pthread_join(th[i], NULL);
+        else
+            fn(arg, i);
+    }
+}
+
+/* mkdir -p: create dir and missing parents. Returns 0 (also when it already
+ * exists as a directory), or -1 with errno set. */
+int cat_mkdirs(const char *dir) {
+    size_t n = strlen(dir);
+    if (n == 0) {
+        errno = ENOENT;
+        return -1;
+    }
+    char *p = malloc(n + 1);
+    if (!p) {
+        errno = ENOMEM;
+        return -1;
+    }
+    memcpy(p, dir, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (p[i] != '/' && p[i] != '\0')
+            continue;
+        char save = p[i];
+        p[i] = '\0';
+        if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+            int e = errno;
+            free(p);
+            errno = e;
+            return -1;
+        }
+        p[i] = save;
+    }
+    free(p);
+    struct stat st;
+    if (stat(dir, &st) != 0)
+        return -1;
+    if (!S_ISDIR(st.st_mode)) {
+        errno = ENOTDIR;
+        return -1;
+    }
+    return 0;
+}
+
+/* malloc'ed concatenation of a, b and c; NULL when out of memory. */
+char *cat_concat3(const char *a, const char *b, const char *c) {
+    size_t la = strlen(a), lb = strlen(b), lc = strlen(c);
+    char *p = malloc(la + lb + lc + 1);
+    if (!p)
+        return NULL;
+    memcpy(p, a, la);
+    memcpy(p + la, b, lb);
+    memcpy(p + la + lb, c, lc + 1);
+    return p;
+}

@@ -1,0 +1,773 @@
+/*
+ * main.c -- the `gqp` command: run SQL scripts, explain plans and generate
+ * the demo table. Uses only the public API in include/gqp.h; every piece of
+ * logic the command needs beyond argument handling and printing lives in
+ * libgqp.
+ *
+ *   gqp run [-c config.yaml] [--device auto|cpu|gpu] [--threads N]
+ *           [--mode table|csv|json|markdown] [--timer] (FILE | -e SQL | -)
+ *   gqp explain [-c config.yaml] [--device ...] [--threads N] [--analyze]
+ *           [--format text|json|dot] (FILE | -e SQL | -)
+ *   gqp gen test [--rows N] --out DIR [--seed S]
+ *   gqp --version | --help
+ *
+ * Exit status: 0 on success, 1 on any error (message on stderr).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "gqp.h"
+
+#define GQP_CLI_VERSION "0.1.0"
+/* Table mode shows at most this many rows: the first and last half. */
+#define TABLE_MAX_ROWS 40
+
+typedef enum OutMode { MODE_TABLE, MODE_CSV, MODE_JSON, MODE_MARKDOWN } OutMode;
+
+/* Options shared by `run` and `explain`. */
+typedef struct CliOpts {
+    const char *config;  /* -c; NULL: resolved by resolve_config() */
+    const char *device;  /* --device value or NULL */
+    int threads;         /* --threads, -1 = not given */
+    OutMode mode;        /* run --mode */
+    int timer;           /* run --timer */
+    int analyze;         /* explain --analyze */
+    const char *format;  /* explain --format */
+    const char *sql_arg; /* -e SQL */
+    const char *file;    /* FILE or "-" */
+} CliOpts;
+
+/* Print the usage text to f. */
+static void usage(FILE *f) {
+    fputs("usage:\n"
+          "  gqp run [-c config.yaml] [--device auto|cpu|gpu] [--threads N]\n"
+          "          [--mode table|csv|json|markdown] [--timer] (FILE | -e SQL | -)\n"
+          "  gqp explain [-c config.yaml] [--device auto|cpu|gpu] [--threads N] [--analyze]\n"
+          "          [--format text|json|dot] (FILE | -e SQL | -)\n"
+          "  gqp gen test [--rows N] --out DIR [--seed S]\n"
+          "  gqp --version\n"
+          "  gqp --help\n"
+          "\n"
+          "The config is -c, else $GQP_CONFIG, else ./gqp.yaml if it exists, else an\n"
+          "empty catalog (CREATE TABLE / INSERT still work).\n",
+          f);
+}
+
+/* Report a usage error (printf-style message) on stderr and return 1, the
+ * exit status for errors. */
+static int usage_error(const char *msg, const char *arg) {
+    fprintf(stderr, "gqp: %s%s%s\n", msg, arg ? " " : "", arg ? arg : "");
+    fputs("Try 'gqp --help'.\n", stderr);
+    return 1;
+}
+
+/* Print msg to stderr, adding a newline if it lacks one. */
+static void print_error(const char *msg) {
+    size_t n = strlen(msg);
+    fputs(msg, stderr);
+    if (n == 0 || msg[n - 1] != '\n')
+        fputc('\n', stderr);
+}
+
+/* Read all of stream f into a NUL-terminated malloc'd buffer (caller frees),
+ * or NULL on read or allocation failure. */
+static char *read_stream(FILE *f) {
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap);
+    if (!buf)
+        return NULL;
+    for (;;) {
+        if (cap - len < 4096) {
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                return NULL;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        size_t got = fread(buf + len, 1, cap - len - 1, f);
+        len += got;
+        if (got == 0)
+            break;
+    }
+    if (ferror(f)) {
+        free(buf);
+        return NULL;
+    }
+    buf[len] = '\0';
+    return buf;
+}
+
+/* The SQL text chosen by -e, FILE or "-" (stdin), malloc'd (caller frees).
+ * NULL with a message on stderr when the file cannot be read. */
+static char *load_sql(const CliOpts *o) {
+    if (o->sql_arg) {
+        char *s = strdup(o->sql_arg);
+        if (!s)
+            fputs("gqp: out of memory\n", stderr);
+        return s;
+    }
+    if (strcmp(o->file, "-") == 0) {
+        char *s = read_stream(stdin);
+        if (!s)
+            fputs("gqp: cannot read standard input\n", stderr);
+        return s;
+    }
+    FILE *f = fopen(o->file, "rb");
+    if (!f) {
+        fprintf(stderr, "gqp: cannot open '%s': %s\n", o->file, strerror(errno));
+        return NULL;
+    }
+    char *s = read_stream(f);
+    fclose(f);
+    if (!s)
+        fprintf(stderr, "gqp: cannot read '%s'\n", o->file);
+    return s;
+}
+
+/* The config path to open: -c, else $GQP_CONFIG, else ./gqp.yaml if it
+ * exists, else NULL (empty catalog). The result is not owned by the caller. */
+static const char *resolve_config(const CliOpts *o) {
+    struct stat sb;
+    if (o->config)
+        return o->config;
+    const char *env = getenv("GQP_CONFIG");
+    if (env && *env)
+        return env;
+    if (stat("gqp.yaml", &sb) == 0)
+        return "gqp.yaml";
+    return NULL;
+}
+
+/* Open the database with the options' config, device and threads. Returns
+ * the handle, or NULL after printing the error (the handle is closed). */
+static gqp *open_db(const CliOpts *o) {
+    const char *cfg = resolve_config(o);
+    gqp *db = NULL;
+    struct stat sb;
+    if (cfg && stat(cfg, &sb) != 0) {
+        fprintf(stderr, "Catalog Error: cannot open config '%s': %s\n", cfg, strerror(errno));
+        return NULL;
+    }
+    int rc = gqp_open(cfg, &db);
+    if (!db) {
+        fputs("gqp: out of memory opening the database\n", stderr);
+        return NULL;
+    }
+    if (rc != GQP_OK) {
+        print_error(gqp_errmsg(db));
+        gqp_close(db);
+        return NULL;
+    }
+    if (o->device) {
+        gqp_device dev;
+        if (strcmp(o->device, "auto") == 0)
+            dev = GQP_DEVICE_AUTO;
+        else if (strcmp(o->device, "cpu") == 0)
+            dev = GQP_DEVICE_CPU;
+        else
+            dev = GQP_DEVICE_GPU;
+        if (gqp_set_device(db, dev) != GQP_OK) {
+            const char *m = gqp_errmsg(db);
+            if (strcmp(m, "not an error") == 0)
+                m = "Device Error: --device gpu: no usable CUDA device";
+            print_error(m);
+            gqp_close(db);
+            return NULL;
+        }
+    }
+    if (o->threads >= 0 && gqp_set_threads(db, o->threads) != GQP_OK) {
+        print_error(gqp_errmsg(db));
+        gqp_close(db);
+        return NULL;
+    }
+    return db;
+}
+
+/* 1 if values of type t are numbers (right-aligned, unquoted in JSON). */
+static int type_is_numeric(gqp_type t) {
+    return t == GQP_TYPE_INT32 || t == GQP_TYPE_INT64 || t == GQP_TYPE_FLOAT32 ||
+           t == GQP_TYPE_FLOAT64;
+}
+
+/* Lower-case display name of a result type for the table header. */
+static const char *type_label(gqp_type t) {
+    switch (t) {
+    case GQP_TYPE_NULL:
+        return "null";
+    case GQP_TYPE_INT32:
+        return "int32";
+    case GQP_TYPE_INT64:
+        return "int64";
+    case GQP_TYPE_FLOAT32:
+        return "float";
+    case GQP_TYPE_FLOAT64:
+        return "double";
+    case GQP_TYPE_DATE:
+        return "date";
+    case GQP_TYPE_BOOL:
+        return "boolean";
+    case GQP_TYPE_STRING:
+        return "varchar";
+    }
+    return "?";
+}
+
+/* Display width of UTF-8 text s: the number of code points. */
+static size_t utf8_width(const char *s) {
+    size_t w = 0;
+    for (; *s; s++)
+        if (((unsigned char)*s & 0xC0) != 0x80)
+            w++;
+    return w;
+}
+
+/* Print n copies of the UTF-8 string s. */
+static void repeat(const char *s, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        fputs(s, stdout);
+}
+
+/* ---- table mode ---- */
+
+/* One buffered row: ncols malloc'd strings, NULL for SQL NULL. */
+typedef struct RowBuf {
+    char **v;
+} RowBuf;
+
+/* Copy the current row of st into a new RowBuf (NULL entries for SQL NULL).
+ * Returns 0, or -1 on allocation failure. */
+static int row_capture(gqp_stmt *st, int ncols, RowBuf *r) {
+    r->v = calloc((size_t)ncols, sizeof(char *));
+    if (!r->v)
+        return -1;
+    for (int c = 0; c < ncols; c++) {
+        const char *t = gqp_column_text(st, c);
+        if (t && !(r->v[c] = strdup(t)))
+            return -1;
+    }
+    return 0;
+}
+
+/* Free the strings of r (r itself belongs to the caller). */
+static void row_free(RowBuf *r, int ncols) {
+    if (!r->v)
+        return;
+    for (int c = 0; c < ncols; c++)
+        free(r->v[c]);
+    free(r->v);
+    r->v = NULL;
+}
+
+/* Print text s padded to width w: right-aligned if right, else left. */
+static void print_cell(const char *s, size_t w, int right) {
+    size_t sw = utf8_width(s);
+    if (right)
+        repeat(" ", w - sw);
+    fputs(s, stdout);
+    if (!right)
+        repeat(" ", w - sw);
+}
+
+/* Print text s centered in width w. */
+static void print_centered(const char *s, size_t w) {
+    size_t sw = utf8_width(s), left = (w - sw) / 2;
+    repeat(" ", left);
+    fputs(s, stdout);
+    repeat(" ", w - sw - left);
+}
+
+/* Print a horizontal box rule with the given corner/junction glyphs. */
+static void table_rule(const size_t *w, int ncols, const char *l, const char *m, const char *r) {
+    fputs(l, stdout);
+    for (int c = 0; c < ncols; c++) {
+        repeat("─", w[c] + 2);
+        fputs(c + 1 < ncols ? m : r, stdout);
+    }
+    fputc('\n', stdout);
+}
+
+/* Print one data row of the box. */
+static void table_row(const RowBuf *row, const size_t *w, const gqp_type *types, int ncols) {
+    fputs("│", stdout);
+    for (int c = 0; c < ncols; c++) {
+        fputc(' ', stdout);
+        print_cell(row->v[c] ? row->v[c] : "NULL", w[c], type_is_numeric(types[c]));
+        fputs(" │", stdout);
+    }
+    fputc('\n', stdout);
+}
+
+/* Print the ellipsis row that stands for rows left out. */
+static void table_ellipsis(const size_t *w, int ncols) {
+    fputs("│", stdout);
+    for (int c = 0; c < ncols; c++) {
+        fputc(' ', stdout);
+        print_centered("·", w[c]);
+        fputs(" │", stdout);
+    }
+    fputc('\n', stdout);
+}
+
+/* Step st to the end and print its rows as a DuckDB-like box with names and
+ * types; more than TABLE_MAX_ROWS rows show the first and last half and a
+ * count line. Returns the gqp_step code that ended the loop (GQP_DONE on
+ * success), or GQP_NOMEM. */
+static int print_table(gqp_stmt *st, int ncols) {
+    enum { HALF = TABLE_MAX_ROWS / 2 };
+    RowBuf head[HALF], tail[HALF];
+    int64_t nrows = 0;
+    int rc;
+    memset(head, 0, sizeof head);
+    memset(tail, 0, sizeof tail);
+    while ((rc = gqp_step(st)) == GQP_ROW) {
+        RowBuf *slot;
+        if (nrows < HALF) {
+            slot = &head[nrows];
+        } else {
+            slot = &tail[(nrows - HALF) % HALF];
+            row_free(slot, ncols);
+        }
+        if (row_capture(st, ncols, slot) != 0) {
+            rc = GQP_NOMEM;
+            break;
+        }
+        nrows++;
+    }
+    if (rc == GQP_DONE) {
+        size_t *w = calloc((size_t)ncols, sizeof *w);
+        gqp_type *types = calloc((size_t)ncols, sizeof *types);
+        int64_t nhead = nrows < HALF ? nrows : HALF;
+        int64_t ntail = nrows - nhead;
+        int64_t skipped = 0;
+        if (ntail > HALF) {
+            skipped = ntail - HALF;
+            ntail = HALF;
+        }
+        if (!w || !types) {
+            rc = GQP_NOMEM;
+        } else {
+            for (int c = 0; c < ncols; c++) {
+                types[c] = gqp_column_type(st, c);
+                w[c] = utf8_width(gqp_column_name(st, c));
+                size_t tw = utf8_width(type_label(types[c]));
+                if (tw > w[c])
+                    w[c] = tw;
+            }
+            /* The tail ring holds rows HALF.. in slots (i - HALF) % HALF. */
+            int64_t first_tail = nrows - ntail;
+            for (int64_t i = 0; i < nhead + ntail; i++) {
+                RowBuf *r = i < nhead ? &head[i] : &tail[(first_tail + i - nhead - HALF) % HALF];
+                for (int c = 0; c < ncols; c++) {
+                    size_t vw = utf8_width(r->v[c] ? r->v[c] : "NULL");
+                    if (vw > w[c])
+                        w[c] = vw;
+                }
+            }
+            table_rule(w, ncols, "┌", "┬", "┐");
+            fputs("│", stdout);
+            for (int c = 0; c < ncols; c++) {
+                fputc(' ', stdout);
+                print_centered(gqp_column_name(st, c), w[c]);
+                fputs(" │", stdout);
+            }
+            fputs("\n│", stdout);
+            for (int c = 0; c < ncols; c++) {
+                fputc(' ', stdout);
+                print_centered(type_label(types[c]), w[c]);
+                fputs(" │", stdout);
+            }
+            fputc('\n', stdout);
+            table_rule(w, ncols, "├", "┼", "┤");
+            for (int64_t i = 0; i < nhead; i++)
+                table_row(&head[i], w, types, ncols);
+            if (skipped > 0)
+                table_ellipsis(w, ncols);
+            for (int64_t i = 0; i < ntail; i++)
+                table_row(&tail[(first_tail + i - HALF) % HALF], w, types, ncols);
+            table_rule(w, ncols, "└", "┴", "┘");
+            if (skipped > 0)
+                printf("%" PRId64 " rows (%d shown)\n", nrows, TABLE_MAX_ROWS);
+        }
+        free(w);
+        free(types);
+    }
+    for (int i = 0; i < HALF; i++) {
+        row_free(&head[i], ncols);
+        row_free(&tail[i], ncols);
+    }
+    return rc;
+}
+
+/* ---- csv / json / markdown ---- */
+
+/* Print s as a CSV field, quoted when it holds a comma, quote, CR, LF or
+ * leading/trailing space. */
+static void csv_field(const char *s) {
+    size_t n = strlen(s);
+    int quote = n > 0 && (s[0] == ' ' || s[n - 1] == ' ');
+    if (strpbrk(s, ",\"\r\n"))
+        quote = 1;
+    if (!quote) {
+        fputs(s, stdout);
+        return;
+    }
+    fputc('"', stdout);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', stdout);
+        fputc(*s, stdout);
+    }
+    fputc('"', stdout);
+}
+
+/* Print s as a JSON string literal with escapes. */
+static void json_string(const char *s) {
+    fputc('"', stdout);
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            printf("\\%c", ch);
+        else if (ch == '\n')
+            fputs("\\n", stdout);
+        else if (ch == '\r')
+            fputs("\\r", stdout);
+        else if (ch == '\t')
+            fputs("\\t", stdout);
+        else if (ch < 0x20)
+            printf("\\u%04x", ch);
+        else
+            fputc(ch, stdout);
+    }
+    fputc('"', stdout);
+}
+
+/* Print column c of the current row as a JSON value. */
+static void json_value(gqp_stmt *st, int c, gqp_type t) {
+    const char *s = gqp_column_text(st, c);
+    if (!s || gqp_column_is_null(st, c)) {
+        fputs("null", stdout);
+    } else if (t == GQP_TYPE_BOOL) {
+        fputs(gqp_column_int64(st, c) ? "true" : "false", stdout);
+    } else if (type_is_numeric(t)) {
+        double d = gqp_column_double(st, c);
+        fputs(isfinite(d) ? s : "null", stdout);
+    } else {
+        json_string(s);
+    }
+}
+
+/* Print s as a markdown cell, escaping '|'. */
+static void md_text(const char *s) {
+    for (; *s; s++) {
+        if (*s == '|')
+            fputc('\\', stdout);
+        fputc(*s, stdout);
+    }
+}
+
+/* Step st to the end printing rows in mode (csv, json or markdown). Returns
+ * the gqp_step code that ended the loop (GQP_DONE on success). */
+static int print_stream(gqp_stmt *st, int ncols, OutMode mode) {
+    int rc;
+    int64_t nrows = 0;
+    if (mode == MODE_CSV) {
+        for (int c = 0; c < ncols; c++) {
+            if (c)
+                fputc(',', stdout);
+            csv_field(gqp_column_name(st, c));
+        }
+        fputc('\n', stdout);
+    } else if (mode == MODE_MARKDOWN) {
+        fputc('|', stdout);
+        for (int c = 0; c < ncols; c++) {
+            fputc(' ', stdout);
+            md_text(gqp_column_name(st, c));
+            fputs(" |", stdout);
+        }
+        fputs("\n|", stdout);
+        for (int c = 0; c < ncols; c++)
+            fputs(type_is_numeric(gqp_column_type(st, c)) ? "---:|" : "---|", stdout);
+        fputc('\n', stdout);
+    } else {
+        fputc('[', stdout);
+    }
+    while ((rc = gqp_step(st)) == GQP_ROW) {
+        if (mode == MODE_JSON)
+            fputs(nrows ? ",\n{" : "\n{", stdout);
+        else if (mode == MODE_MARKDOWN)
+            fputc('|', stdout);
+        for (int c = 0; c < ncols; c++) {
+            const char *s = gqp_column_text(st, c);
+            if (mode == MODE_CSV) {
+                if (c)
+                    fputc(',', stdout);
+                if (s)
+                    csv_field(s);
+            } else if (mode == MODE_MARKDOWN) {
+                fputc(' ', stdout);
+                md_text(s ? s : "NULL");
+                fputs(" |", stdout);
+            } else {
+                if (c)
+                    fputc(',', stdout);
+                json_string(gqp_column_name(st, c));
+                fputc(':', stdout);
+                json_value(st, c, gqp_column_type(st, c));
+            }
+        }
+        if (mode == MODE_JSON)
+            fputc('}', stdout);
+        else
+            fputc('\n', stdout);
+        nrows++;
+    }
+    if (mode == MODE_JSON)
+        fputs(nrows ? "\n]\n" : "]\n", stdout);
+    return rc;
+}
+
+/* ---- subcommands ---- */
+
+/* Parse the options of `run` / `explain` from argv[first..argc) into o.
+ * Returns 0, or 1 after printing a usage error. */
+static int parse_opts(int argc, char **argv, int first, int is_run, CliOpts *o) {
+    memset(o, 0, sizeof *o);
+    o->threads = -1;
+    o->mode = MODE_TABLE;
+    o->format = "text";
+    for (int i = first; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "-c") == 0 || strcmp(a, "--config") == 0) {
+            if (!v)
+                return usage_error("missing value for", a);
+            o->config = v;
+            i++;
+        } else if (strcmp(a, "--device") == 0) {
+            if (!v || (strcmp(v, "auto") && strcmp(v, "cpu") && strcmp(v, "gpu")))
+                return usage_error("--device needs auto, cpu or gpu, got", v ? v : "nothing");
+            o->device = v;
+            i++;
+        } else if (strcmp(a, "--threads") == 0) {
+            char *end;
+            if (!v)
+                return usage_error("missing value for", a);
+            long n = strtol(v, &end, 10);
+            if (*end || end == v || n < 0 || n > 4096)
+                return usage_error("--threads needs a count >= 0, got", v);
+            o->threads = (int)n;
+            i++;
+        } else if (strcmp(a, "-e") == 0) {
+            if (!v)
+                return usage_error("missing SQL after", a);
+            if (o->sql_arg || o->file)
+                return usage_error("give one of FILE, -e SQL or -", NULL);
+            o->sql_arg = v;
+            i++;
+        } else if (is_run && strcmp(a, "--mode") == 0) {
+            if (!v)
+                return usage_error("missing value for", a);
+            if (strcmp(v, "table") == 0)
+                o->mode = MODE_TABLE;
+            else if (strcmp(v, "csv") == 0)
+                o->mode = MODE_CSV;
+            else if (strcmp(v, "json") == 0)
+                o->mode = MODE_JSON;
+            else if (strcmp(v, "markdown") == 0)
+                o->mode = MODE_MARKDOWN;
+            else
+                return usage_error("--mode needs table, csv, json or markdown, got", v);
+            i++;
+        } else if (is_run && strcmp(a, "--timer") == 0) {
+            o->timer = 1;
+        } else if (!is_run && strcmp(a, "--analyze") == 0) {
+            o->analyze = 1;
+        } else if (!is_run && strcmp(a, "--format") == 0) {
+            if (!v || (strcmp(v, "text") && strcmp(v, "json") && strcmp(v, "dot")))
+                return usage_error("--format needs text, json or dot, got", v ? v : "nothing");
+            o->format = v;
+            i++;
+        } else if (a[0] == '-' && a[1] != '\0') {
+            return usage_error("unknown option", a);
+        } else {
+            if (o->sql_arg || o->file)
+                return usage_error("give one of FILE, -e SQL or -", NULL);
+            o->file = a;
+        }
+    }
+    if (!o->sql_arg && !o->file)
+        return usage_error("no SQL given: FILE, -e SQL or -", NULL);
+    return 0;
+}
+
+/* `gqp run`: execute every statement of the script in turn, printing query
+ * results. Stops at the first error. Returns the exit status. */
+static int cmd_run(int argc, char **argv) {
+    CliOpts o;
+    if (parse_opts(argc, argv, 2, 1, &o))
+        return 1;
+    char *sql = load_sql(&o);
+    if (!sql)
+        return 1;
+    gqp *db = open_db(&o);
+    if (!db) {
+        free(sql);
+        return 1;
+    }
+    int status = 0;
+    const char *p = sql;
+    while (*p) {
+        gqp_stmt *st = NULL;
+        const char *tail = NULL;
+        if (gqp_prepare(db, p, -1, &st, &tail) != GQP_OK) {
+            print_error(gqp_errmsg(db));
+            status = 1;
+            break;
+        }
+        if (!st)
+            break;
+        int ncols = gqp_column_count(st);
+        int rc;
+        if (ncols > 0) {
+            rc = o.mode == MODE_TABLE ? print_table(st, ncols) : print_stream(st, ncols, o.mode);
+        } else {
+            while ((rc = gqp_step(st)) == GQP_ROW)
+                ;
+        }
+        fflush(stdout);
+        if (rc != GQP_DONE) {
+            print_error(rc == GQP_NOMEM ? "gqp: out of memory" : gqp_errmsg(db));
+            gqp_finalize(st);
+            status = 1;
+            break;
+        }
+        if (o.timer)
+            fprintf(stderr, "Run Time: %.3f ms\n", gqp_exec_ms(st));
+        gqp_finalize(st);
+        if (!tail || tail <= p)
+            break;
+        p = tail;
+    }
+    gqp_close(db);
+    free(sql);
+    return status;
+}
+
+/* `gqp explain`: print the placed DAG of the first statement. Returns the
+ * exit status. */
+static int cmd_explain(int argc, char **argv) {
+    CliOpts o;
+    if (parse_opts(argc, argv, 2, 0, &o))
+        return 1;
+    char *sql = load_sql(&o);
+    if (!sql)
+        return 1;
+    gqp *db = open_db(&o);
+    if (!db) {
+        free(sql);
+        return 1;
+    }
+    int flags = o.analyze ? GQP_EXPLAIN_ANALYZE : 0;
+    if (strcmp(o.format, "json") == 0)
+        flags |= GQP_EXPLAIN_JSON;
+    else if (strcmp(o.format, "dot") == 0)
+        flags |= GQP_EXPLAIN_DOT;
+    char *out = NULL;
+    int status = 0;
+    if (gqp_explain(db, sql, -1, flags, &out) != GQP_OK) {
+        print_error(gqp_errmsg(db));
+        status = 1;
+    } else if (out) {
+        size_t n = strlen(out);
+        fputs(out, stdout);
+        if (n == 0 || out[n - 1] != '\n')
+            fputc('\n', stdout);
+    }
+    gqp_free(out);
+    gqp_close(db);
+    free(sql);
+    return status;
+}
+
+/* Parse a non-negative 64-bit decimal integer; 0 on success, -1 if s is not
+ * one. */
+static int parse_u64(const char *s, uint64_t *out) {
+    char *end;
+    if (!s || !*s || *s == '-')
+        return -1;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (*end || errno)
+        return -1;
+    *out = (uint64_t)v;
+    return 0;
+}
+
+/* `gqp gen test`: write seed 004's demo table and its config. Returns the
+ * exit status. */
+static int cmd_gen(int argc, char **argv) {
+    uint64_t rows = 1000000, seed = 4;
+    const char *dir = NULL;
+    if (argc < 3 || strcmp(argv[2], "test") != 0)
+        return usage_error("gen knows one table: gqp gen test --rows N --out DIR", NULL);
+    for (int i = 3; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--rows") == 0) {
+            if (parse_u64(v, &rows) != 0 || rows > (uint64_t)INT64_MAX)
+                return usage_error("--rows needs a row count, got", v ? v : "nothing");
+        } else if (strcmp(a, "--seed") == 0) {
+            if (parse_u64(v, &seed) != 0)
+                return usage_error("--seed needs a number, got", v ? v : "nothing");
+        } else if (strcmp(a, "--out") == 0) {
+            if (!v)
+                return usage_error("missing value for", a);
+            dir = v;
+        } else {
+            return usage_error("unknown option", a);
+        }
+        i++;
+    }
+    if (!dir)
+        return usage_error("gen test needs --out DIR", NULL);
+    char *err = NULL;
+    if (gqp_gen_test(dir, (int64_t)rows, seed, &err) != GQP_OK) {
+        print_error(err ? err : "gqp: gen test failed");
+        gqp_free(err);
+        return 1;
+    }
+    printf("wrote %s/test.csv (%" PRIu64 " rows, seed %" PRIu64 ") and %s/gqp.yaml\n", dir, rows,
+           seed, dir);
+    return 0;
+}
+
+/* Dispatch on the subcommand. Returns the process exit status. */
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        usage(stderr);
+        return 1;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(cmd, "--version") == 0) {
+        printf("gqp %s (libgqp %s, GPU %s)\n", GQP_CLI_VERSION, gqp_libversion(),
+               gqp_gpu_available() ? "available" : "not available");
+        return 0;
+    }
+    if (strcmp(cmd, "run") == 0)
+        return cmd_run(argc, argv);
+    if (strcmp(cmd, "explain") == 0)
+        return cmd_explain(argc, argv);
+    if (strcmp(cmd, "gen") == 0)
+        return cmd_gen(argc, argv);
+    return usage_error("unknown command", cmd);
+}

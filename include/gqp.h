@@ -1,0 +1,189 @@
+/*
+ * gqp.h -- the public C API of libgqp, a SQL query coprocessor for NVIDIA
+ * GPUs. This is the only public header; nothing here exposes an internal
+ * struct.
+ *
+ * The API follows the sqlite3 C interface:
+ *
+ *     gqp *db;
+ *     gqp_stmt *st;
+ *     if (gqp_open("demo/gqp.yaml", &db) != GQP_OK) { puts(gqp_errmsg(db)); }
+ *     gqp_prepare(db, "SELECT id FROM test WHERE uniformi > 60", -1, &st, NULL);
+ *     while (gqp_step(st) == GQP_ROW)
+ *         printf("%lld\n", (long long)gqp_column_int64(st, 0));
+ *     gqp_finalize(st);
+ *     gqp_close(db);
+ *
+ * Ownership: every pointer returned by a gqp_* function is owned by the
+ * object it was read from (the gqp handle or the statement) and stays valid
+ * until the call named in its comment; the caller never frees it, except
+ * where the comment says "free with gqp_free()".
+ *
+ * Errors: functions return GQP_OK (0) or an error code; the message is read
+ * with gqp_errmsg() and, when it refers to a place in the SQL text, the byte
+ * offset with gqp_error_offset(). The library never calls exit().
+ */
+#ifndef GQP_H
+#define GQP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Result codes. */
+#define GQP_OK 0      /* success */
+#define GQP_ERROR 1   /* SQL error, binder error, load error, ... */
+#define GQP_NOMEM 7   /* an allocation failed */
+#define GQP_MISUSE 21 /* the API was called in a wrong order or with NULL */
+#define GQP_DEVICE 30 /* a CUDA call failed (message says which) */
+#define GQP_ROW 100   /* gqp_step() has a row ready */
+#define GQP_DONE 101  /* gqp_step() has finished */
+
+/* Column types of results and tables. */
+typedef enum gqp_type {
+    GQP_TYPE_NULL = 0, /* a result column whose every value is NULL */
+    GQP_TYPE_INT32 = 1,
+    GQP_TYPE_INT64 = 2,
+    GQP_TYPE_FLOAT32 = 3,
+    GQP_TYPE_FLOAT64 = 4,
+    GQP_TYPE_DATE = 5, /* days since 1970-01-01 as int32 */
+    GQP_TYPE_BOOL = 6, /* one byte, 0 or 1 */
+    GQP_TYPE_STRING = 7
+} gqp_type;
+
+/* Where the nodes of a query run. */
+typedef enum gqp_device {
+    GQP_DEVICE_AUTO = 0, /* the cost model decides per node (CPU when no GPU) */
+    GQP_DEVICE_CPU = 1,
+    GQP_DEVICE_GPU = 2
+} gqp_device;
+
+typedef struct gqp gqp;           /* a database handle: catalog + settings */
+typedef struct gqp_stmt gqp_stmt; /* one prepared statement */
+
+/*
+ * Open a database handle and load every table declared in the YAML config at
+ * config_path (NULL: start with an empty catalog). On a load error the handle
+ * is still returned in *out (tables that loaded are usable) together with
+ * GQP_ERROR; read the message with gqp_errmsg(*out). Returns GQP_NOMEM with
+ * *out NULL only if the handle itself could not be allocated. The caller
+ * owns *out and releases it with gqp_close().
+ */
+int gqp_open(const char *config_path, gqp **out);
+
+/* Release the handle, all its tables and device memory. Statements still
+ * open are finalized. NULL is a no-op. Returns GQP_OK. */
+int gqp_close(gqp *db);
+
+/* The message of the last failed call on db (or one of its statements), in
+ * English, stage-named ("Parser Error: ...", "Binder Error: ...",
+ * "Catalog Error: ...", "Device Error: ..."), possibly several lines
+ * ("LINE 1: ..." and a caret). Owned by db, valid until the next call on db.
+ * Never NULL: "not an error" when there is none. */
+const char *gqp_errmsg(gqp *db);
+
+/* Byte offset into the SQL text that the last error refers to, or -1. */
+int64_t gqp_error_offset(gqp *db);
+
+/* Choose where queries run (default GQP_DEVICE_AUTO). GQP_DEVICE_GPU without
+ * a usable device returns GQP_ERROR with a message. */
+int gqp_set_device(gqp *db, gqp_device device);
+
+/* Number of worker threads for CPU primitives (0: all cores, the default). */
+int gqp_set_threads(gqp *db, int nthreads);
+
+/* 1 if a CUDA device is usable by this build and machine, else 0. */
+int gqp_gpu_available(void);
+
+/*
+ * Compile the first statement of sql (nbytes < 0: up to the NUL). On success
+ * *stmt is a statement the caller finalizes with gqp_finalize(); *stmt is
+ * NULL when the text holds only whitespace/comments. *tail (if not NULL)
+ * points just past the statement's ';' inside sql, for loops over a script.
+ * DDL and DML (CREATE TABLE, INSERT) run when stepped, like queries.
+ */
+int gqp_prepare(gqp *db, const char *sql, int64_t nbytes, gqp_stmt **stmt, const char **tail);
+
+/* Run the statement on its first call, then advance one row per call.
+ * Returns GQP_ROW while a row is available, GQP_DONE at the end, or an error
+ * code (message in gqp_errmsg()). */
+int gqp_step(gqp_stmt *stmt);
+
+/* Rewind a statement so the next gqp_step() runs it again. */
+int gqp_reset(gqp_stmt *stmt);
+
+/* Release a statement. NULL is a no-op. Returns GQP_OK. */
+int gqp_finalize(gqp_stmt *stmt);
+
+/* Result shape; valid after prepare for queries (0 columns for DDL/DML). */
+int gqp_column_count(gqp_stmt *stmt);
+/* Column name as written (alias or expression text); owned by stmt, valid
+ * until gqp_finalize(). */
+const char *gqp_column_name(gqp_stmt *stmt, int col);
+gqp_type gqp_column_type(gqp_stmt *stmt, int col);
+
+/* Typed accessors for the current row (after gqp_step() returned GQP_ROW).
+ * Conversions follow SQLite: int64 of a float truncates, double of an int
+ * widens, text of a number is its decimal form. */
+int gqp_column_is_null(gqp_stmt *stmt, int col);
+int64_t gqp_column_int64(gqp_stmt *stmt, int col);
+double gqp_column_double(gqp_stmt *stmt, int col);
+/* Text of the value (NULL for SQL NULL); owned by stmt, valid until the next
+ * gqp_step(), gqp_reset() or gqp_finalize(). */
+const char *gqp_column_text(gqp_stmt *stmt, int col);
+
+/*
+ * Direct column access to the whole result, after the first gqp_step():
+ * number of rows, and a pointer to column col's values as a packed array of
+ * its gqp_type (int32_t, int64_t, float, double, int32_t days, uint8_t bool;
+ * for GQP_TYPE_STRING an int32_t code per row, decoded with
+ * gqp_result_string()). *valid (if not NULL) receives a byte-per-row
+ * validity array (1 = value, 0 = NULL) or NULL when no value is NULL.
+ * Everything is owned by stmt and valid until gqp_reset() or gqp_finalize().
+ */
+int64_t gqp_result_rows(gqp_stmt *stmt);
+const void *gqp_result_column(gqp_stmt *stmt, int col, const uint8_t **valid);
+/* Text of string code `code` of string column col; owned by stmt. */
+const char *gqp_result_string(gqp_stmt *stmt, int col, int32_t code);
+
+/* Rows changed by the last INSERT stepped on this statement. */
+int64_t gqp_changes(gqp_stmt *stmt);
+
+/* Execution time of the last run of stmt in milliseconds (planning
+ * excluded), for --timer. */
+double gqp_exec_ms(gqp_stmt *stmt);
+
+/* Explain flags. */
+#define GQP_EXPLAIN_ANALYZE 1 /* run the query and add measured figures */
+#define GQP_EXPLAIN_JSON 2    /* JSON instead of a text tree */
+#define GQP_EXPLAIN_DOT 4     /* Graphviz dot */
+
+/*
+ * Plan (and with GQP_EXPLAIN_ANALYZE run) the first statement of sql and
+ * return its primitive DAG rendered as text in *out. The caller frees *out
+ * with gqp_free(). Returns GQP_OK or an error code (message in gqp_errmsg()).
+ */
+int gqp_explain(gqp *db, const char *sql, int64_t nbytes, int flags, char **out);
+
+/*
+ * Write the demo table `test` of seed 004 (id, uniformi, normali5,
+ * normali20 INT32; uniformf, normalf5, normalf20 FLOAT32) with nrows rows,
+ * deterministic for `seed`, as CSV into directory dir (created if missing)
+ * together with dir/gqp.yaml declaring it. On error returns GQP_ERROR and,
+ * if errmsg is not NULL, a message the caller frees with gqp_free().
+ */
+int gqp_gen_test(const char *dir, int64_t nrows, uint64_t seed, char **errmsg);
+
+/* Free memory that a gqp_* function documents as caller-owned. */
+void gqp_free(void *p);
+
+/* Library version string, static. */
+const char *gqp_libversion(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* GQP_H */

@@ -1,0 +1,55 @@
+/*
+ * internal.h -- libgqp's private structures: the database handle and the
+ * prepared statement behind the opaque types of include/gqp.h.
+ */
+#ifndef GQP_LIBGQP_INTERNAL_H
+#define GQP_LIBGQP_INTERNAL_H
+
+#include "gqp.h"
+#include "catalog/catalog.h"
+#include "executor/executor.h"
+#include "operators/operators.h"
+#include "planner/planner.h"
+#include "sqlfront/sqlfront.h"
+
+struct gqp {
+    Catalog *cat;
+    gqp_device device;
+    int nthreads;
+    char errmsg[2048];
+    int64_t err_offset;
+    struct gqp_stmt *stmts; /* open statements */
+};
+
+struct gqp_stmt {
+    gqp *db;
+    struct gqp_stmt *next;
+    const char *sql;     /* copy of the statement's text (plan arena) */
+    int64_t sql_len;
+    SqlArena *parse_arena;
+    PlanArena *plan_arena;
+    AstStmt *ast;
+    BSelect *bound;
+    Dag *dag;
+    ExecResult res;
+    int ran;
+    int64_t cursor;
+    int64_t changes;
+    double exec_ms;
+    char text[64];
+};
+
+int gqp_set_error(gqp *db, int rc, const char *fmt, ...);
+int gqp_set_error_at(gqp *db, const char *sql, int64_t len, int64_t offset, const char *stage,
+                     const char *msg);
+void gqp_stmt_destroy(gqp_stmt *st);
+void gqp_format_real(double f, int digits, char *buf, size_t cap);
+int gqp_build_has_cuda(void);
+
+/* query.c */
+int gqp_plan_select(gqp *db, gqp_stmt *st, const AstSelect *sel);
+int gqp_run_select(gqp *db, gqp_stmt *st);
+/* dml.c: CREATE TABLE, INSERT, SET, DROP */
+int gqp_run_other(gqp *db, gqp_stmt *st);
+
+#endif

@@ -1,0 +1,93 @@
+/*
+ * query.c -- libgqp's query path: bind + rewrite (planner), lower
+ * (operators), place, execute (executor), and EXPLAIN.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "libgqp/internal.h"
+
+int gqp_build_has_cuda(void) {
+#ifdef GQP_HAVE_CUDA
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+/* Place every node: all on the CPU until the GPU executor path and the
+ * cost model decide otherwise (issues 3 and 4). */
+static void place(gqp *db, Dag *dag) {
+    (void)db;
+    for (int i = 0; i < dag->nnodes; i++) dag->nodes[i].device = DEV_CPU;
+}
+
+/* Bind and lower sel into st->dag. The SQL text must still be valid. */
+int gqp_plan_select(gqp *db, gqp_stmt *st, const AstSelect *sel) {
+    PlanError perr;
+    memset(&perr, 0, sizeof perr);
+    if (plan_bind_select(db->cat, st->sql, sel, st->plan_arena, &st->bound, &perr) != 0)
+        return gqp_set_error_at(db, st->sql, st->sql_len, perr.offset, perr.stage, perr.msg);
+    st->dag = plan_dag_new(st->plan_arena);
+    if (!st->dag) return gqp_set_error(db, GQP_NOMEM, "out of memory");
+    if (op_lower_select(st->bound, st->dag, &perr) != 0)
+        return gqp_set_error_at(db, st->sql, st->sql_len, perr.offset, perr.stage, perr.msg);
+    place(db, st->dag);
+    return GQP_OK;
+}
+
+static double wall_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+int gqp_run_select(gqp *db, gqp_stmt *st) {
+    char err[1024];
+    ExecOptions opt = {db->nthreads};
+    exec_result_free(&st->res);
+    double t0 = wall_ms();
+    if (exec_run(st->dag, &opt, &st->res, err, sizeof err) != 0)
+        return gqp_set_error(db, GQP_ERROR, "%s", err);
+    st->exec_ms = wall_ms() - t0;
+    return GQP_OK;
+}
+
+int gqp_explain(gqp *db, const char *sql, int64_t nbytes, int flags, char **out) {
+    if (!db || !sql || !out) return GQP_MISUSE;
+    *out = NULL;
+    gqp_stmt *st;
+    int rc = gqp_prepare(db, sql, nbytes, &st, NULL);
+    if (rc != GQP_OK) return rc;
+    if (!st) return gqp_set_error(db, GQP_ERROR, "Parser Error: nothing to explain");
+    if (st->ast->kind != STMT_SELECT) {
+        gqp_finalize(st);
+        return gqp_set_error(db, GQP_ERROR, "Not implemented Error: EXPLAIN of a non-SELECT");
+    }
+    if (flags & GQP_EXPLAIN_ANALYZE) {
+        rc = gqp_step(st);
+        if (rc != GQP_ROW && rc != GQP_DONE) {
+            gqp_finalize(st);
+            return rc;
+        }
+    }
+    int an = (flags & GQP_EXPLAIN_ANALYZE) != 0;
+    char *s = (flags & GQP_EXPLAIN_JSON)  ? plan_explain_json(st->dag, an)
+              : (flags & GQP_EXPLAIN_DOT) ? plan_explain_dot(st->dag, an)
+                                          : plan_explain_text(st->dag, an);
+    if (s && an && !(flags & (GQP_EXPLAIN_JSON | GQP_EXPLAIN_DOT))) {
+        size_t l = strlen(s);
+        char *t = realloc(s, l + 128);
+        if (t) {
+            s = t;
+            snprintf(s + l, 128, "result rows: %lld, execution %.3f ms\n",
+                     (long long)st->res.nrows, st->exec_ms);
+        }
+    }
+    gqp_finalize(st);
+    if (!s) return gqp_set_error(db, GQP_NOMEM, "out of memory");
+    *out = s;
+    return GQP_OK;
+}

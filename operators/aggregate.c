@@ -1,0 +1,131 @@
+/*
+ * aggregate.c -- lowering of GROUP BY and aggregates. With group keys:
+ * sort the keys into a permutation, gather keys and arguments into sorted
+ * order, find the segments of equal keys, and reduce each argument per
+ * segment (sort + segmented-reduce). Without keys: one segment starting at
+ * row 0 (a global aggregate is a one-segment segmented-reduce). The state
+ * becomes one slot of computed columns: the keys, then the aggregates.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "operators/operators.h"
+
+static const char *agg_names[] = {"count(*)", "count", "sum", "min", "max", "avg"};
+
+/* Output vector type of a segmented reduce of value type t. */
+static PrimType agg_out_type(PrimAgg a, PrimType t) {
+    if (a == AGG_COUNT_STAR || a == AGG_COUNT) return PRIM_I64;
+    if (a == AGG_AVG) return PRIM_F64;
+    return (t == PRIM_F32 || t == PRIM_F64) ? PRIM_F64 : PRIM_I64;
+}
+
+int op_aggregate(Lower *L, LowState *st) {
+    const BSelect *b = L->b;
+    int ng = b->ngroup, na = b->naggs;
+    int *cols = plan_alloc(L->arena, sizeof(int) * (size_t)(ng + na + 1));
+    char **names = plan_alloc(L->arena, sizeof(char *) * (size_t)(ng + na + 1));
+    if (!cols || !names) return op_fail(L, "out of memory");
+    int64_t est_groups = 1;
+    int perm = -1, starts, nrows_ref = st->len_value;
+    int *keys = plan_alloc(L->arena, sizeof(int) * (size_t)(ng + 1));
+    if (!keys) return op_fail(L, "out of memory");
+    if (ng > 0) {
+        if (ng > DAG_MAX_IO) return op_fail(L, "too many GROUP BY keys");
+        for (int k = 0; k < ng; k++) {
+            keys[k] = op_expr(L, st, b->group[k], op_prim_type(b->group[k]->type), 0);
+            if (keys[k] < 0) return -1;
+            names[k] = op_expr_label(L, st, b->group[k]);
+            const BExpr *g = b->group[k];
+            int64_t nd = st->est_rows;
+            if (g->kind == BE_COL && st->slots[g->slot].table) {
+                const CatColumn *c = &st->slots[g->slot].table->cols[g->col];
+                if (c->stats.distinct > 0) nd = c->stats.distinct;
+            }
+            if (est_groups < st->est_rows) est_groups *= nd > 0 ? nd : 1;
+        }
+        if (est_groups > st->est_rows) est_groups = st->est_rows;
+        PrimType i64 = PRIM_I64;
+        int sort = plan_dag_add(L->dag, DN_SORT, keys, ng, 1, &i64);
+        if (sort < 0) return op_fail(L, "out of memory");
+        L->dag->nodes[sort].desc = plan_alloc(L->arena, (size_t)ng);
+        L->dag->nodes[sort].est_rows = st->est_rows;
+        L->dag->nodes[sort].label = plan_strdup(L->arena, "group keys");
+        perm = plan_dag_out(L->dag, sort, 0);
+        int sorted[DAG_MAX_IO];
+        for (int k = 0; k < ng; k++)
+            if ((sorted[k] = op_gather(L, keys[k], perm, st->est_rows)) < 0) return -1;
+        int seg = plan_dag_add(L->dag, DN_SEGMENTS, sorted, ng, 1, &i64);
+        if (seg < 0) return op_fail(L, "out of memory");
+        L->dag->nodes[seg].est_rows = est_groups;
+        starts = plan_dag_out(L->dag, seg, 0);
+        for (int k = 0; k < ng; k++)
+            if ((cols[k] = op_gather(L, sorted[k], starts, est_groups)) < 0) return -1;
+        nrows_ref = perm;
+    } else {
+        PrimType i64 = PRIM_I64;
+        int c = plan_dag_add(L->dag, DN_CONST, NULL, 0, 1, &i64);
+        if (c < 0) return op_fail(L, "out of memory");
+        DagNode *n = &L->dag->nodes[c];
+        n->cdata = plan_alloc(L->arena, sizeof(int64_t));
+        if (!n->cdata) return op_fail(L, "out of memory");
+        n->cn = 1;
+        n->est_rows = 1;
+        n->label = plan_strdup(L->arena, "one segment");
+        starts = plan_dag_out(L->dag, c, 0);
+    }
+    for (int a = 0; a < na; a++) {
+        const BAgg *ag = &b->aggs[a];
+        int in[2] = {starts, -1};
+        int nin = 1;
+        PrimType vt = PRIM_I64;
+        PlanBuf lb = {0};
+        if (ag->arg) {
+            int v = op_expr(L, st, ag->arg, op_prim_type(ag->arg->type), 0);
+            if (v < 0) return -1;
+            if (perm >= 0 && (v = op_gather(L, v, perm, st->est_rows)) < 0) return -1;
+            in[1] = v;
+            nin = 2;
+            vt = L->dag->values[v].type;
+            plan_buf_printf(&lb, "%s(%s)", agg_names[ag->agg], op_expr_label(L, st, ag->arg));
+        } else {
+            plan_buf_printf(&lb, "count(*)");
+        }
+        PrimType ot = agg_out_type(ag->agg, vt);
+        int node = plan_dag_add(L->dag, DN_SEGREDUCE, in, nin, 1, &ot);
+        if (node < 0) {
+            free(lb.s);
+            return op_fail(L, "out of memory");
+        }
+        DagNode *n = &L->dag->nodes[node];
+        n->agg = ag->agg;
+        n->len_from = nin == 2 ? in[1] : nrows_ref;
+        n->est_rows = est_groups;
+        n->label = plan_strdup(L->arena, lb.s ? lb.s : "");
+        names[ng + a] = n->label;
+        free(lb.s);
+        int v = plan_dag_out(L->dag, node, 0);
+        L->dag->values[v].ltype = ag->type;
+        L->dag->values[v].dict = ag->arg ? ag->arg->dict : NULL;
+        L->dag->values[v].est_rows = est_groups;
+        if (op_prim_type(ag->type) != ot && (v = op_convert(L, v, op_prim_type(ag->type))) < 0)
+            return -1;
+        cols[ng + a] = v;
+    }
+    /* the new state: one slot of computed columns */
+    LowSlot *s = plan_alloc(L->arena, sizeof(LowSlot));
+    if (!s) return op_fail(L, "out of memory");
+    s->ncols = ng + na;
+    s->col_value = cols;
+    s->gathered = plan_alloc(L->arena, sizeof(int) * (size_t)(ng + na + 1));
+    if (!s->gathered) return op_fail(L, "out of memory");
+    for (int c = 0; c < ng + na; c++) s->gathered[c] = cols[c];
+    s->col_names = names;
+    s->rowids = -1;
+    s->joined = 1;
+    st->nslots = 1;
+    st->slots = s;
+    st->len_value = ng + na > 0 ? cols[0] : starts;
+    st->est_rows = est_groups;
+    return 0;
+}

@@ -1,0 +1,356 @@
+/*
+ * expr.c -- lowering of bound expressions: one map node per expression
+ * tree, compiled to the register program of primitives/primitives.h, and
+ * the labels EXPLAIN prints for them.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "operators/operators.h"
+
+/* Vector type that stores values of logical type t. */
+PrimType op_prim_type(CatType t) {
+    switch (t) {
+    case CAT_INT32:
+    case CAT_DATE:
+    case CAT_STRING: return PRIM_I32;
+    case CAT_FLOAT32: return PRIM_F32;
+    case CAT_FLOAT64: return PRIM_F64;
+    case CAT_BOOL: return PRIM_U8;
+    default: return PRIM_I64;
+    }
+}
+
+int op_fail(Lower *L, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(L->err->msg, sizeof L->err->msg, fmt, ap);
+    va_end(ap);
+    snprintf(L->err->stage, sizeof L->err->stage, "Planner");
+    L->err->offset = -1;
+    return -1;
+}
+
+/* Register class of logical type t. */
+static int reg_t(CatType t) {
+    return (t == CAT_FLOAT32 || t == CAT_FLOAT64) ? PRIM_REG_F : PRIM_REG_I;
+}
+
+typedef struct Compiler {
+    Lower *L;
+    LowState *st;
+    PrimInstr *code;
+    int n, cap;
+    uint64_t used;   /* register bitmap */
+    int maxreg;
+    int inputs[DAG_MAX_IO];
+    int in_slot[DAG_MAX_IO], in_col[DAG_MAX_IO];
+    int ninputs;
+    int failed;
+} Compiler;
+
+/* Lowest free register, or -1 (and failed) when all PRIM_MAX_REGS are used. */
+static int reg_alloc(Compiler *c) {
+    for (int r = 0; r < PRIM_MAX_REGS; r++)
+        if (!(c->used >> r & 1)) {
+            c->used |= (uint64_t)1 << r;
+            if (r + 1 > c->maxreg) c->maxreg = r + 1;
+            return r;
+        }
+    c->failed = 1;
+    op_fail(c->L, "expression needs more than %d registers", PRIM_MAX_REGS);
+    return -1;
+}
+
+static void reg_free(Compiler *c, int r) {
+    if (r >= 0) c->used &= ~((uint64_t)1 << r);
+}
+
+/* Append one instruction; returns its index or -1. */
+static PrimInstr *emit(Compiler *c, PrimOp op, int t, int dst, int a, int b, int cc) {
+    if (c->failed) return NULL;
+    if (c->n == c->cap) {
+        int nc = c->cap ? c->cap * 2 : 32;
+        PrimInstr *ni = plan_alloc(c->L->arena, sizeof(PrimInstr) * (size_t)nc);
+        if (!ni) {
+            c->failed = 1;
+            op_fail(c->L, "out of memory");
+            return NULL;
+        }
+        if (c->n) memcpy(ni, c->code, sizeof(PrimInstr) * (size_t)c->n);
+        c->code = ni;
+        c->cap = nc;
+    }
+    PrimInstr *in = &c->code[c->n++];
+    memset(in, 0, sizeof *in);
+    in->op = (uint8_t)op;
+    in->t = (uint8_t)t;
+    in->dst = (int16_t)dst;
+    in->a = (int16_t)a;
+    in->b = (int16_t)b;
+    in->c = (int16_t)cc;
+    return in;
+}
+
+/* Index of (slot, col) among the program's inputs, adding it if new. */
+static int input_index(Compiler *c, int slot, int col) {
+    for (int i = 0; i < c->ninputs; i++)
+        if (c->in_slot[i] == slot && c->in_col[i] == col) return i;
+    if (c->ninputs == DAG_MAX_IO) {
+        c->failed = 1;
+        op_fail(c->L, "expression reads more than %d columns", DAG_MAX_IO);
+        return -1;
+    }
+    int v = op_column(c->L, c->st, slot, col);
+    if (v < 0) {
+        c->failed = 1;
+        return -1;
+    }
+    c->in_slot[c->ninputs] = slot;
+    c->in_col[c->ninputs] = col;
+    c->inputs[c->ninputs] = v;
+    return c->ninputs++;
+}
+
+static const PrimOp arith_ops[] = {[OP_ADD] = POP_ADD, [OP_SUB] = POP_SUB, [OP_MUL] = POP_MUL,
+                                   [OP_DIV] = POP_DIV, [OP_MOD] = POP_MOD, [OP_EQ] = POP_EQ,
+                                   [OP_NE] = POP_NE,   [OP_LT] = POP_LT,   [OP_LE] = POP_LE,
+                                   [OP_GT] = POP_GT,   [OP_GE] = POP_GE,   [OP_AND] = POP_AND,
+                                   [OP_OR] = POP_OR};
+
+/* Compile e; returns the register holding its value, or -1. */
+static int compile(Compiler *c, const BExpr *e) {
+    if (c->failed) return -1;
+    int t = reg_t(e->type);
+    switch (e->kind) {
+    case BE_CONST: {
+        int d = reg_alloc(c);
+        PrimInstr *in = emit(c, e->is_null || e->type == CAT_NULL ? POP_NULL : POP_CONST, t, d,
+                             0, 0, 0);
+        if (!in) return -1;
+        in->ival = e->ival;
+        in->fval = e->fval;
+        return d;
+    }
+    case BE_COL: {
+        int idx = input_index(c, e->slot, e->col);
+        int d = reg_alloc(c);
+        PrimInstr *in = emit(c, POP_COL, t, d, 0, 0, 0);
+        if (!in || idx < 0) return -1;
+        in->ival = idx;
+        return d;
+    }
+    case BE_UNARY: {
+        int a = compile(c, e->a);
+        int d = reg_alloc(c);
+        if (e->op == OP_NEG) emit(c, POP_NEG, t, d, a, 0, 0);
+        else emit(c, POP_NOT, reg_t(e->a->type), d, a, 0, 0);
+        reg_free(c, a);
+        return d;
+    }
+    case BE_BINARY: {
+        int a = compile(c, e->a);
+        int b = compile(c, e->b);
+        int d = reg_alloc(c);
+        int opt = (e->op >= OP_EQ && e->op <= OP_GE) ? reg_t(e->a->type) : t;
+        if (e->op == OP_AND || e->op == OP_OR) opt = PRIM_REG_I;
+        if ((size_t)e->op >= sizeof arith_ops / sizeof *arith_ops || (!arith_ops[e->op] && e->op != OP_ADD)) {
+            c->failed = 1;
+            op_fail(c->L, "operator not supported in a map");
+            return -1;
+        }
+        emit(c, arith_ops[e->op], opt, d, a, b, 0);
+        reg_free(c, a);
+        reg_free(c, b);
+        return d;
+    }
+    case BE_ISNULL: {
+        int a = compile(c, e->a);
+        int d = reg_alloc(c);
+        emit(c, e->negated ? POP_NOTNULL : POP_ISNULL, reg_t(e->a->type), d, a, 0, 0);
+        reg_free(c, a);
+        return d;
+    }
+    case BE_TRUTH: {
+        int a = compile(c, e->a);
+        int d = reg_alloc(c);
+        emit(c, POP_TRUTH, reg_t(e->a->type), d, a, 0, 0);
+        reg_free(c, a);
+        return d;
+    }
+    case BE_CASE:
+    case BE_COALESCE: {
+        int a = compile(c, e->a);
+        int b = compile(c, e->b);
+        int cc = e->kind == BE_CASE ? compile(c, e->c) : -1;
+        int d = reg_alloc(c);
+        emit(c, e->kind == BE_CASE ? POP_CASE : POP_COALESCE, t, d, a, b, cc < 0 ? 0 : cc);
+        reg_free(c, a);
+        reg_free(c, b);
+        reg_free(c, cc);
+        return d;
+    }
+    case BE_CAST: {
+        int a = compile(c, e->a);
+        int at = reg_t(e->a->type);
+        if (at == t) return a;
+        int d = reg_alloc(c);
+        emit(c, t == PRIM_REG_F ? POP_I2F : POP_F2I, t, d, a, 0, 0);
+        reg_free(c, a);
+        return d;
+    }
+    case BE_LOOKUP: {
+        int a = compile(c, e->a);
+        int d = reg_alloc(c);
+        PrimInstr *in = emit(c, POP_LOOKUP, PRIM_REG_I, d, a, 0, 0);
+        if (!in) return -1;
+        in->table = e->table;
+        in->table_n = e->table_n;
+        reg_free(c, a);
+        return d;
+    }
+    case BE_AGG:
+        c->failed = 1;
+        op_fail(c->L, "aggregate outside of an aggregation");
+        return -1;
+    }
+    return -1;
+}
+
+/* Append text of e to b. */
+static void label(PlanBuf *b, Lower *L, const LowState *st, const BExpr *e) {
+    static const char *ops[] = {[OP_ADD] = "+", [OP_SUB] = "-",  [OP_MUL] = "*", [OP_DIV] = "/",
+                                [OP_MOD] = "%", [OP_EQ] = "=",   [OP_NE] = "<>", [OP_LT] = "<",
+                                [OP_LE] = "<=", [OP_GT] = ">",   [OP_GE] = ">=", [OP_AND] = "AND",
+                                [OP_OR] = "OR", [OP_CONCAT] = "||"};
+    switch (e->kind) {
+    case BE_CONST:
+        if (e->is_null) plan_buf_printf(b, "NULL");
+        else if (e->type == CAT_STRING) plan_buf_printf(b, "'%s'", cat_dict_str(e->dict, e->ival));
+        else if (e->type == CAT_FLOAT32 || e->type == CAT_FLOAT64) plan_buf_printf(b, "%g", e->fval);
+        else plan_buf_printf(b, "%lld", (long long)e->ival);
+        break;
+    case BE_COL:
+        if (st && e->slot >= 0 && e->slot < st->nslots && st->slots[e->slot].col_names)
+            plan_buf_printf(b, "%s", st->slots[e->slot].col_names[e->col]);
+        else plan_buf_printf(b, "$%d.%d", e->slot, e->col);
+        break;
+    case BE_UNARY:
+        plan_buf_printf(b, e->op == OP_NEG ? "-" : "NOT ");
+        label(b, L, st, e->a);
+        break;
+    case BE_BINARY:
+        plan_buf_printf(b, "(");
+        label(b, L, st, e->a);
+        plan_buf_printf(b, " %s ", ops[e->op] ? ops[e->op] : "?");
+        label(b, L, st, e->b);
+        plan_buf_printf(b, ")");
+        break;
+    case BE_ISNULL:
+        label(b, L, st, e->a);
+        plan_buf_printf(b, e->negated ? " IS NOT NULL" : " IS NULL");
+        break;
+    case BE_TRUTH: label(b, L, st, e->a); break;
+    case BE_CASE:
+        plan_buf_printf(b, "CASE WHEN ");
+        label(b, L, st, e->a);
+        plan_buf_printf(b, " THEN ");
+        label(b, L, st, e->b);
+        plan_buf_printf(b, " ELSE ");
+        label(b, L, st, e->c);
+        plan_buf_printf(b, " END");
+        break;
+    case BE_COALESCE:
+        plan_buf_printf(b, "COALESCE(");
+        label(b, L, st, e->a);
+        plan_buf_printf(b, ", ");
+        label(b, L, st, e->b);
+        plan_buf_printf(b, ")");
+        break;
+    case BE_CAST:
+        plan_buf_printf(b, "CAST(");
+        label(b, L, st, e->a);
+        plan_buf_printf(b, " AS %s)", cat_type_name(e->type));
+        break;
+    case BE_LOOKUP:
+        plan_buf_printf(b, "lookup[%lld](", (long long)e->table_n);
+        label(b, L, st, e->a);
+        plan_buf_printf(b, ")");
+        break;
+    case BE_AGG: plan_buf_printf(b, "agg(...)"); break;
+    }
+}
+
+char *op_expr_label(Lower *L, const LowState *st, const BExpr *e) {
+    PlanBuf b = {0};
+    label(&b, L, st, e);
+    char *s = plan_strdup(L->arena, b.s ? b.s : "");
+    free(b.s);
+    return s;
+}
+
+int op_expr(Lower *L, LowState *st, const BExpr *e, PrimType out_type, int as_filter) {
+    if (!as_filter && e->kind == BE_COL && op_prim_type(e->type) == out_type) {
+        int v = op_column(L, st, e->slot, e->col);
+        return v;
+    }
+    Compiler c;
+    memset(&c, 0, sizeof c);
+    c.L = L;
+    c.st = st;
+    int r = compile(&c, e);
+    if (c.failed || r < 0) return -1;
+    PrimType ot = as_filter ? PRIM_U8 : out_type;
+    int inputs[DAG_MAX_IO];
+    memcpy(inputs, c.inputs, sizeof(int) * (size_t)c.ninputs);
+    int node = plan_dag_add(L->dag, DN_MAP, inputs, c.ninputs, 1, &ot);
+    if (node < 0) return op_fail(L, "out of memory");
+    DagNode *n = &L->dag->nodes[node];
+    n->prog.ninstr = c.n;
+    n->prog.code = c.code;
+    n->prog.nregs = c.maxreg;
+    n->prog.result = r;
+    n->prog.result_t = reg_t(e->type);
+    n->prog.ninputs = c.ninputs;
+    n->prog.as_filter = as_filter;
+    n->len_from = st->len_value;
+    n->label = op_expr_label(L, st, e);
+    n->est_rows = st->est_rows;
+    int v = plan_dag_out(L->dag, node, 0);
+    L->dag->values[v].ltype = e->type;
+    L->dag->values[v].dict = e->dict;
+    L->dag->values[v].est_rows = st->est_rows;
+    return v;
+}
+
+int op_convert(Lower *L, int v, PrimType t) {
+    DagValue *val = &L->dag->values[v];
+    if (val->type == t) return v;
+    PrimInstr *in = plan_alloc(L->arena, sizeof(PrimInstr));
+    if (!in) return op_fail(L, "out of memory");
+    int rt = (t == PRIM_F32 || t == PRIM_F64) ? PRIM_REG_F : PRIM_REG_I;
+    in->op = POP_COL;
+    in->t = (uint8_t)rt;
+    in->dst = 0;
+    in->ival = 0;
+    int node = plan_dag_add(L->dag, DN_MAP, &v, 1, 1, &t);
+    if (node < 0) return op_fail(L, "out of memory");
+    DagNode *n = &L->dag->nodes[node];
+    val = &L->dag->values[v];
+    n->prog.ninstr = 1;
+    n->prog.code = in;
+    n->prog.nregs = 1;
+    n->prog.result = 0;
+    n->prog.result_t = rt;
+    n->prog.ninputs = 1;
+    n->len_from = v;
+    n->label = plan_strdup(L->arena, "convert");
+    n->est_rows = val->est_rows;
+    int out = plan_dag_out(L->dag, node, 0);
+    L->dag->values[out].ltype = val->ltype;
+    L->dag->values[out].dict = val->dict;
+    L->dag->values[out].est_rows = val->est_rows;
+    return out;
+}

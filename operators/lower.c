@@ -1,0 +1,155 @@
+/*
+ * lower.c -- the lowering driver: turns a bound SELECT block into a DAG of
+ * primitives by running the operators in evaluation order
+ *   scan+filter (first relation) -> join (each further relation)
+ *   -> aggregate -> having (filter) -> project -> distinct -> sort -> limit
+ * and the shared helpers for columns and gathers.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "operators/operators.h"
+
+int op_gather(Lower *L, int v, int idx, int64_t est_rows) {
+    int in[2] = {v, idx};
+    PrimType t = L->dag->values[v].type;
+    int node = plan_dag_add(L->dag, DN_GATHER, in, 2, 1, &t);
+    if (node < 0) return op_fail(L, "out of memory");
+    L->dag->nodes[node].est_rows = est_rows;
+    int out = plan_dag_out(L->dag, node, 0);
+    L->dag->values[out].ltype = L->dag->values[v].ltype;
+    L->dag->values[out].dict = L->dag->values[v].dict;
+    L->dag->values[out].est_rows = est_rows;
+    return out;
+}
+
+int op_column(Lower *L, LowState *st, int slot, int col) {
+    LowSlot *s = &st->slots[slot];
+    if (s->gathered[col] >= 0) return s->gathered[col];
+    if (s->col_value[col] < 0) {
+        /* base table column: a source node */
+        const CatColumn *c = &s->table->cols[col];
+        PrimType t = op_prim_type(c->type);
+        int node = plan_dag_add(L->dag, DN_SOURCE, NULL, 0, 1, &t);
+        if (node < 0) return op_fail(L, "out of memory");
+        DagNode *n = &L->dag->nodes[node];
+        n->table = s->table;
+        n->column = col;
+        n->est_rows = s->table->nrows;
+        int v = plan_dag_out(L->dag, node, 0);
+        L->dag->values[v].ltype = c->type;
+        L->dag->values[v].dict = c->dict;
+        L->dag->values[v].est_rows = s->table->nrows;
+        s->col_value[col] = v;
+    }
+    int v = s->col_value[col];
+    if (s->rowids >= 0) v = op_gather(L, v, s->rowids, st->est_rows);
+    if (v >= 0) s->gathered[col] = v;
+    return v;
+}
+
+/* Allocate the slot arrays of st for nslots slots. Returns 0 or -1. */
+static int state_init(Lower *L, LowState *st, int nslots) {
+    memset(st, 0, sizeof *st);
+    st->nslots = nslots;
+    st->len_value = -1;
+    st->slots = plan_alloc(L->arena, sizeof(LowSlot) * (size_t)(nslots ? nslots : 1));
+    return st->slots ? 0 : op_fail(L, "out of memory");
+}
+
+/* Combine expressions list[0..n) with AND into one tree (arena). */
+static BExpr *and_all(Lower *L, BExpr *const *list, int n) {
+    BExpr *acc = NULL;
+    for (int i = 0; i < n; i++) {
+        if (!acc) {
+            acc = list[i];
+            continue;
+        }
+        BExpr *x = plan_alloc(L->arena, sizeof(BExpr));
+        if (!x) return NULL;
+        x->kind = BE_BINARY;
+        x->type = CAT_BOOL;
+        x->op = OP_AND;
+        x->a = acc;
+        x->b = list[i];
+        acc = x;
+    }
+    return acc;
+}
+
+/* A one-row constant vector (for SELECT without FROM). */
+static int one_row(Lower *L) {
+    PrimType t = PRIM_I64;
+    int node = plan_dag_add(L->dag, DN_CONST, NULL, 0, 1, &t);
+    if (node < 0) return op_fail(L, "out of memory");
+    DagNode *n = &L->dag->nodes[node];
+    n->cdata = plan_alloc(L->arena, sizeof(int64_t));
+    if (!n->cdata) return op_fail(L, "out of memory");
+    n->cn = 1;
+    n->est_rows = 1;
+    return plan_dag_out(L->dag, node, 0);
+}
+
+int op_lower_select(const BSelect *b, Dag *dag, PlanError *err) {
+    Lower L = {dag, dag->arena, b, err};
+    err->offset = -1;
+    LowState st;
+    if (b->nrels == 0) {
+        if (state_init(&L, &st, 0) != 0) return -1;
+        st.len_value = one_row(&L);
+        st.est_rows = 1;
+        if (st.len_value < 0) return -1;
+    } else {
+        if (state_init(&L, &st, b->nrels) != 0) return -1;
+        uint8_t *used = plan_alloc(L.arena, (size_t)(b->npreds ? b->npreds : 1));
+        if (!used) return op_fail(&L, "out of memory");
+        int first = b->join_order[0];
+        if (op_scan(&L, &st, first) != 0) return -1;
+        const BRel *r0 = &b->rels[first];
+        if (r0->nfilters) {
+            BExpr *p = and_all(&L, r0->filters, r0->nfilters);
+            double sel = (double)r0->est_rows / (double)(r0->table->nrows ? r0->table->nrows : 1);
+            if (!p || op_filter(&L, &st, p, sel) != 0) return -1;
+        }
+        for (int k = 1; k < b->nrels; k++)
+            if (op_join(&L, &st, b->join_order[k], used) != 0) return -1;
+    }
+    if (b->has_agg && op_aggregate(&L, &st) != 0) return -1;
+    if (b->having && op_filter(&L, &st, b->having, 0.5) != 0) return -1;
+
+    int nout = b->nout;
+    int *out = plan_alloc(L.arena, sizeof(int) * (size_t)(nout ? nout : 1));
+    if (!out) return op_fail(&L, "out of memory");
+    if (op_project(&L, &st, out) != 0) return -1;
+    int64_t est = st.est_rows;
+    if (b->distinct) {
+        if (op_distinct(&L, out, nout, est) != 0) return -1;
+    }
+    if (b->norder) {
+        int perm = op_sort(&L, &st, out, !b->distinct);
+        if (perm < 0) return -1;
+        if (b->limit >= 0 || b->offset > 0) {
+            perm = op_limit(&L, perm, b->offset, b->limit);
+            if (perm < 0) return -1;
+            est = b->limit >= 0 && b->limit < est ? b->limit : est;
+        }
+        for (int i = 0; i < nout; i++)
+            if ((out[i] = op_gather(&L, out[i], perm, est)) < 0) return -1;
+    } else if (b->limit >= 0 || b->offset > 0) {
+        for (int i = 0; i < nout; i++)
+            if ((out[i] = op_limit(&L, out[i], b->offset, b->limit)) < 0) return -1;
+    }
+    dag->nresults = nout;
+    dag->results = out;
+    dag->result_names = b->out_names;
+    for (int i = 0; i < nout; i++) {
+        DagValue *v = &dag->values[out[i]];
+        if (v->ltype == CAT_NULL) v->ltype = CAT_INT64;
+        if (op_prim_type(v->ltype) != v->type) {
+            int c = op_convert(&L, out[i], op_prim_type(v->ltype));
+            if (c < 0) return -1;
+            out[i] = c;
+        }
+    }
+    return 0;
+}

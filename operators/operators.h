@@ -1,0 +1,86 @@
+/*
+ * operators.h -- lowering of the relational operators of a bound SELECT
+ * block (planner/planner.h) into a DAG of primitive nodes. One file per
+ * operator; lower.c drives them in evaluation order.
+ *
+ * Row sets are kept as late-materialized states: each FROM relation is a
+ * "slot" holding a row-id vector into its table (or the identity, for a
+ * table not yet filtered); a column is gathered through the row ids only
+ * when an expression or the result needs it.
+ */
+#ifndef GQP_OPERATORS_H
+#define GQP_OPERATORS_H
+
+#include "planner/planner.h"
+
+/* One slot of a state: a table's columns (base relation) or computed
+ * columns (after aggregation), and the row ids that select from them. */
+typedef struct LowSlot {
+    const CatTable *table; /* base relation, or NULL for computed columns */
+    int ncols;
+    int *col_value;        /* value id of the full column (-1: source not yet created) */
+    int *gathered;         /* cache: value id of the column aligned to the state (-1) */
+    char **col_names;      /* for labels */
+    int rowids;            /* I64 row ids into the columns; -1 = identity */
+    int joined;            /* 1 once the slot is part of the state */
+} LowSlot;
+
+typedef struct LowState {
+    int nslots;
+    LowSlot *slots;
+    int len_value;         /* a value whose runtime length is the state's row count */
+    int64_t est_rows;
+} LowState;
+
+typedef struct Lower {
+    Dag *dag;
+    PlanArena *arena;
+    const BSelect *b;
+    PlanError *err;
+} Lower;
+
+/* Lower a bound SELECT into dag (results and result names set). Returns 0
+ * or -1 with err filled. */
+int op_lower_select(const BSelect *b, Dag *dag, PlanError *err);
+
+/* --- shared helpers (lower.c, expr.c) --- */
+PrimType op_prim_type(CatType t);
+/* Error helper: fills err ("Planner" stage), returns -1. */
+int op_fail(Lower *L, const char *fmt, ...);
+/* Value of column col of slot aligned to the state's rows (gathering
+ * through the slot's row ids if needed); -1 on failure. */
+int op_column(Lower *L, LowState *st, int slot, int col);
+/* Value of expression e over the state: a plain column is returned as is
+ * (when its type matches), anything else becomes one map node evaluating
+ * the whole tree. out_type is the vector type; as_filter makes U8 flags. */
+int op_expr(Lower *L, LowState *st, const BExpr *e, PrimType out_type, int as_filter);
+/* A map node converting value v to type t (or v itself if it has t). */
+int op_convert(Lower *L, int v, PrimType t);
+/* Text of a bound expression for EXPLAIN labels (arena-allocated). */
+char *op_expr_label(Lower *L, const LowState *st, const BExpr *e);
+/* Gather value v through index vector idx. */
+int op_gather(Lower *L, int v, int idx, int64_t est_rows);
+
+/* --- operators --- */
+/* scan.c: a state over FROM relation r (identity row ids). */
+int op_scan(Lower *L, LowState *st, int r);
+/* filter.c: keep the rows of st where pred is true (map -> scan -> scatter,
+ * then row ids gathered). */
+int op_filter(Lower *L, LowState *st, const BExpr *pred, double selectivity);
+/* join.c: join relation r into st, using the unused equi-join predicates
+ * that connect them (or a cross product), then the predicates that become
+ * evaluable. */
+int op_join(Lower *L, LowState *st, int r, uint8_t *pred_used);
+/* aggregate.c: replace st by the grouped state (keys, then aggregates). */
+int op_aggregate(Lower *L, LowState *st);
+/* project.c: values of the select list over st into out[0..nout). */
+int op_project(Lower *L, LowState *st, int *out);
+/* sort.c: permutation ordering the state (or the output values) by the
+ * ORDER BY keys; returns the perm value id. */
+int op_sort(Lower *L, LowState *st, const int *outv, int pre_distinct);
+/* distinct.c: replace out[] by their distinct rows. */
+int op_distinct(Lower *L, int *out, int nout, int64_t est_rows);
+/* limit.c: slice value v to [offset, offset + limit). */
+int op_limit(Lower *L, int v, int64_t offset, int64_t limit);
+
+#endif /* GQP_OPERATORS_H */

@@ -1,0 +1,22 @@
+/*
+ * bexpr.h -- internal helpers of the planner for bound expressions
+ * (constructors, dictionary unification). Not used outside planner/ and
+ * operators/.
+ */
+#ifndef GQP_BEXPR_H
+#define GQP_BEXPR_H
+
+#include "planner/planner.h"
+
+BExpr *bx_new(PlanArena *a, BExprKind k, CatType t, int64_t pos);
+BExpr *bx_int(PlanArena *a, CatType t, int64_t v, int64_t pos);
+BExpr *bx_float(PlanArena *a, double v, int64_t pos);
+BExpr *bx_null(PlanArena *a, CatType t, int64_t pos);
+BExpr *bx_bin(PlanArena *a, AstOp op, CatType t, BExpr *x, BExpr *y, int64_t pos);
+int bx_is_float(CatType t);
+int bx_is_numeric(CatType t);
+uint64_t bx_rel_mask(const BExpr *e);
+const CatDict *bx_literal_dict(PlanArena *a, const char *s);
+int bx_unify_dicts(PlanArena *a, BExpr **x, BExpr **y);
+
+#endif

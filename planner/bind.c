@@ -1,0 +1,966 @@
+/*
+ * bind.c -- the binder: resolves names of a parsed SELECT against the
+ * catalog, types every expression, collects aggregates, splits WHERE and ON
+ * into conjuncts (pushing single-relation ones down to their scan) and
+ * builds the logical plan (BSelect). Errors are "Binder Error" with the
+ * byte offset of the offending text.
+ */
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "planner/bexpr.h"
+
+typedef struct BindCtx {
+    const Catalog *cat;
+    const char *sql;
+    PlanArena *arena;
+    PlanError *err;
+    BSelect *b;
+    const AstSelect *sel;
+    int in_agg;        /* binding an aggregate's argument */
+} BindCtx;
+
+/* Record a binder error at offset pos; always returns NULL for chaining. */
+static void *bind_fail(BindCtx *bc, const char *stage, int64_t pos, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(bc->err->msg, sizeof bc->err->msg, fmt, ap);
+    va_end(ap);
+    snprintf(bc->err->stage, sizeof bc->err->stage, "%s", stage);
+    bc->err->offset = pos;
+    return NULL;
+}
+
+/* Out-of-memory error; returns NULL. */
+static void *bind_oom(BindCtx *bc) {
+    return bind_fail(bc, "Binder", -1, "out of memory");
+}
+
+static BExpr *bind_expr(BindCtx *bc, const AstExpr *e, int allow_agg);
+
+/* Resolve a column reference in the FROM scope. Returns the bound column or
+ * NULL with an error (unknown table, unknown column, ambiguous name). */
+static BExpr *bind_column(BindCtx *bc, const AstExpr *e) {
+    BSelect *b = bc->b;
+    int found_rel = -1, found_col = -1;
+    int table_seen = 0;
+    for (int r = 0; r < b->nrels; r++) {
+        if (e->table && strcasecmp(e->table, b->rels[r].alias) != 0) continue;
+        table_seen = 1;
+        int c = cat_find_column(b->rels[r].table, e->str);
+        if (c < 0) continue;
+        if (found_rel >= 0)
+            return bind_fail(bc, "Binder", e->pos, "column reference \"%s\" is ambiguous", e->str);
+        found_rel = r;
+        found_col = c;
+    }
+    if (e->table && !table_seen)
+        return bind_fail(bc, "Binder", e->pos, "referenced table \"%s\" not found", e->table);
+    if (found_rel < 0) {
+        if (e->table)
+            return bind_fail(bc, "Binder", e->pos, "column \"%s\" not found in table \"%s\"",
+                             e->str, e->table);
+        return bind_fail(bc, "Binder", e->pos, "column \"%s\" not found", e->str);
+    }
+    const CatColumn *col = &b->rels[found_rel].table->cols[found_col];
+    BExpr *x = bx_new(bc->arena, BE_COL, col->type, e->pos);
+    if (!x) return bind_oom(bc);
+    x->slot = found_rel;
+    x->col = found_col;
+    x->dict = col->dict;
+    return x;
+}
+
+/* Wrap a numeric expression used as a condition so it is BOOL-typed. */
+static BExpr *as_condition(BindCtx *bc, BExpr *x) {
+    if (!x) return NULL;
+    if (x->type == CAT_BOOL) return x;
+    if (x->type == CAT_STRING)
+        return bind_fail(bc, "Binder", x->pos, "a STRING value cannot be used as a condition");
+    BExpr *t = bx_new(bc->arena, BE_TRUTH, CAT_BOOL, x->pos);
+    if (!t) return bind_oom(bc);
+    t->a = x;
+    return t;
+}
+
+/* Cast numeric x to type t when its register class differs. */
+static BExpr *cast_to(BindCtx *bc, BExpr *x, CatType t) {
+    if (!x) return NULL;
+    if (x->type == t || (bx_is_float(x->type) == bx_is_float(t) && x->type != CAT_NULL))
+        return x;
+    if (x->kind == BE_CONST) {
+        BExpr *c = bx_new(bc->arena, BE_CONST, t, x->pos);
+        if (!c) return bind_oom(bc);
+        c->is_null = x->is_null;
+        if (bx_is_float(t)) c->fval = bx_is_float(x->type) ? x->fval : (double)x->ival;
+        else c->ival = bx_is_float(x->type) ? (int64_t)x->fval : x->ival;
+        return c;
+    }
+    BExpr *c = bx_new(bc->arena, BE_CAST, t, x->pos);
+    if (!c) return bind_oom(bc);
+    c->a = x;
+    return c;
+}
+
+/* Convert a string literal to a DATE constant where it meets a DATE. */
+static BExpr *string_to_date(BindCtx *bc, BExpr *x) {
+    if (x->kind != BE_CONST || x->type != CAT_STRING || x->is_null) return x;
+    const char *s = cat_dict_str(x->dict, x->ival);
+    int32_t days;
+    if (cat_parse_date(s, strlen(s), &days) != 0)
+        return bind_fail(bc, "Binder", x->pos, "invalid date '%s'", s);
+    return bx_int(bc->arena, CAT_DATE, days, x->pos);
+}
+
+/* Bind a comparison op(x, y): numeric promotion, string dictionary
+ * unification, dates against date strings. */
+static BExpr *bind_compare(BindCtx *bc, AstOp op, BExpr *x, BExpr *y, int64_t pos) {
+    if (!x || !y) return NULL;
+    if (x->type == CAT_DATE && y->type == CAT_STRING) y = string_to_date(bc, y);
+    if (y && y->type == CAT_DATE && x->type == CAT_STRING) x = string_to_date(bc, x);
+    if (!x || !y) return NULL;
+    if (x->type == CAT_NULL && y->type == CAT_STRING) x->type = CAT_STRING, x->dict = y->dict;
+    if (y->type == CAT_NULL && x->type == CAT_STRING) y->type = CAT_STRING, y->dict = x->dict;
+    if (x->type == CAT_STRING || y->type == CAT_STRING) {
+        if (x->type != y->type)
+            return bind_fail(bc, "Binder", pos, "cannot compare %s with %s",
+                             cat_type_name(x->type), cat_type_name(y->type));
+        if (bx_unify_dicts(bc->arena, &x, &y) != 0) return bind_oom(bc);
+    } else if (bx_is_float(x->type) || bx_is_float(y->type)) {
+        x = cast_to(bc, x, CAT_FLOAT64);
+        y = cast_to(bc, y, CAT_FLOAT64);
+    }
+    BExpr *e = bx_bin(bc->arena, op, CAT_BOOL, x, y, pos);
+    return e ? e : bind_oom(bc);
+}
+
+/* Bind arithmetic op(x, y): INT64 unless a float operand makes it FLOAT64. */
+static BExpr *bind_arith(BindCtx *bc, AstOp op, BExpr *x, BExpr *y, int64_t pos) {
+    if (!x || !y) return NULL;
+    if (!bx_is_numeric(x->type) || !bx_is_numeric(y->type))
+        return bind_fail(bc, "Binder", pos, "cannot apply arithmetic to %s and %s",
+                         cat_type_name(x->type), cat_type_name(y->type));
+    CatType t = (bx_is_float(x->type) || bx_is_float(y->type)) ? CAT_FLOAT64 : CAT_INT64;
+    if (op == OP_MOD) t = (t == CAT_FLOAT64) ? CAT_FLOAT64 : CAT_INT64;
+    x = cast_to(bc, x, t);
+    y = cast_to(bc, y, t);
+    if (!x || !y) return NULL;
+    BExpr *e = bx_bin(bc->arena, op, t, x, y, pos);
+    return e ? e : bind_oom(bc);
+}
+
+/* Bind a boolean connective op(x, y) (AND / OR). */
+static BExpr *bind_logic(BindCtx *bc, AstOp op, BExpr *x, BExpr *y, int64_t pos) {
+    x = as_condition(bc, x);
+    y = as_condition(bc, y);
+    if (!x || !y) return NULL;
+    BExpr *e = bx_bin(bc->arena, op, CAT_BOOL, x, y, pos);
+    return e ? e : bind_oom(bc);
+}
+
+/* SQLite's LIKE: % any run, _ one char, ASCII case-insensitive. */
+static int like_match(const char *s, const char *p) {
+    for (; *p; p++, s++) {
+        if (*p == '%') {
+            while (*p == '%') p++;
+            if (!*p) return 1;
+            for (; *s; s++)
+                if (like_match(s, p)) return 1;
+            return 0;
+        }
+        if (!*s) return 0;
+        if (*p != '_' && tolower((unsigned char)*p) != tolower((unsigned char)*s)) return 0;
+    }
+    return *s == 0;
+}
+
+/* Result type shared by the branches of a CASE / COALESCE; unify string
+ * dictionaries and promote numbers. Rewrites the branch array in place. */
+static int unify_branches(BindCtx *bc, BExpr **br, int n, CatType *out) {
+    CatType t = CAT_NULL;
+    int any_str = 0, any_num = 0, any_float = 0;
+    for (int i = 0; i < n; i++) {
+        if (br[i]->type == CAT_NULL) continue;
+        if (br[i]->type == CAT_STRING) any_str = 1;
+        else {
+            any_num = 1;
+            if (bx_is_float(br[i]->type)) any_float = 1;
+        }
+    }
+    if (any_str && any_num) {
+        bind_fail(bc, "Binder", br[0]->pos, "CASE branches mix STRING and numeric types");
+        return -1;
+    }
+    if (any_str) {
+        int first = -1;
+        for (int i = 0; i < n; i++) {
+            if (br[i]->type != CAT_STRING) continue;
+            if (first < 0) {
+                first = i;
+                continue;
+            }
+            if (bx_unify_dicts(bc->arena, &br[first], &br[i]) != 0) {
+                bind_oom(bc);
+                return -1;
+            }
+            /* earlier branches must follow the union too */
+            for (int j = 0; j < i; j++)
+                if (br[j]->type == CAT_STRING && br[j]->dict != br[i]->dict &&
+                    bx_unify_dicts(bc->arena, &br[j], &br[i]) != 0) {
+                    bind_oom(bc);
+                    return -1;
+                }
+        }
+        for (int i = 0; i < n; i++)
+            if (br[i]->type == CAT_NULL) br[i]->type = CAT_STRING, br[i]->dict = br[first]->dict;
+        *out = CAT_STRING;
+        return 0;
+    }
+    if (any_num) {
+        t = any_float ? CAT_FLOAT64 : CAT_INT64;
+        int same = 1;
+        for (int i = 0; i < n; i++)
+            if (br[i]->type != CAT_NULL && br[i]->type != br[0]->type) same = 0;
+        if (same && br[0]->type != CAT_NULL) t = br[0]->type;
+        for (int i = 0; i < n; i++) {
+            if (br[i]->type == CAT_NULL) br[i]->type = t;
+            else if (br[i]->type != t) br[i] = cast_to(bc, br[i], t);
+            if (!br[i]) return -1;
+            if (br[i]->type != t) br[i]->type = t; /* same register class */
+        }
+    }
+    *out = t;
+    return 0;
+}
+
+/* Bind CASE [operand] WHEN .. THEN .. [ELSE ..] END into nested BE_CASE. */
+static BExpr *bind_case(BindCtx *bc, const AstExpr *e, int allow_agg) {
+    int nw = e->nlist / 2;
+    BExpr **br = plan_alloc(bc->arena, sizeof(BExpr *) * (size_t)(nw + 1));
+    BExpr **cond = plan_alloc(bc->arena, sizeof(BExpr *) * (size_t)(nw + 1));
+    if (!br || !cond) return bind_oom(bc);
+    for (int i = 0; i < nw; i++) {
+        BExpr *w = bind_expr(bc, e->list[2 * i], allow_agg);
+        if (!w) return NULL;
+        if (e->a) {
+            BExpr *op = bind_expr(bc, e->a, allow_agg);
+            if (!op) return NULL;
+            w = bind_compare(bc, OP_EQ, op, w, e->list[2 * i]->pos);
+        } else {
+            w = as_condition(bc, w);
+        }
+        if (!w) return NULL;
+        cond[i] = w;
+        br[i] = bind_expr(bc, e->list[2 * i + 1], allow_agg);
+        if (!br[i]) return NULL;
+    }
+    br[nw] = e->b ? bind_expr(bc, e->b, allow_agg) : bx_null(bc->arena, CAT_NULL, e->pos);
+    if (!br[nw]) return NULL;
+    CatType t;
+    if (unify_branches(bc, br, nw + 1, &t) != 0) return NULL;
+    BExpr *acc = br[nw];
+    for (int i = nw - 1; i >= 0; i--) {
+        BExpr *c = bx_new(bc->arena, BE_CASE, t, e->pos);
+        if (!c) return bind_oom(bc);
+        c->a = cond[i];
+        c->b = br[i];
+        c->c = acc;
+        c->dict = br[i]->dict ? br[i]->dict : acc->dict;
+        acc = c;
+    }
+    return acc;
+}
+
+/* Bind a function call: aggregates, ABS, COALESCE/IFNULL, NULLIF. */
+static BExpr *bind_func(BindCtx *bc, const AstExpr *e, int allow_agg) {
+    const char *f = e->str;
+    PrimAgg agg;
+    int is_agg = 1;
+    if (strcasecmp(f, "count") == 0) agg = AGG_COUNT;
+    else if (strcasecmp(f, "sum") == 0) agg = AGG_SUM;
+    else if (strcasecmp(f, "avg") == 0) agg = AGG_AVG;
+    else if (strcasecmp(f, "min") == 0 && e->nlist == 1) agg = AGG_MIN;
+    else if (strcasecmp(f, "max") == 0 && e->nlist == 1) agg = AGG_MAX;
+    else is_agg = 0, agg = AGG_COUNT;
+    if (is_agg) {
+        if (!allow_agg)
+            return bind_fail(bc, "Binder", e->pos, "aggregate function %s is not allowed here", f);
+        if (bc->in_agg)
+            return bind_fail(bc, "Binder", e->pos, "aggregate function calls cannot be nested");
+        if (e->distinct)
+            return bind_fail(bc, "Not implemented", e->pos, "%s(DISTINCT ...)", f);
+        BExpr *x = bx_new(bc->arena, BE_AGG, CAT_INT64, e->pos);
+        if (!x) return bind_oom(bc);
+        x->agg = agg;
+        if (e->nlist == 1 && e->list[0]->kind == AST_STAR) {
+            if (agg != AGG_COUNT)
+                return bind_fail(bc, "Binder", e->pos, "%s(*) is not allowed", f);
+            x->agg = AGG_COUNT_STAR;
+            x->agg_star = 1;
+            return x;
+        }
+        if (e->nlist != 1)
+            return bind_fail(bc, "Binder", e->pos, "%s takes one argument", f);
+        bc->in_agg = 1;
+        BExpr *arg = bind_expr(bc, e->list[0], 0);
+        bc->in_agg = 0;
+        if (!arg) return NULL;
+        if (arg->type == CAT_STRING && agg != AGG_MIN && agg != AGG_MAX && agg != AGG_COUNT)
+            return bind_fail(bc, "Binder", e->pos, "%s of a STRING value", f);
+        if (arg->type == CAT_BOOL) arg = cast_to(bc, arg, CAT_INT64), arg->type = CAT_INT64;
+        x->a = arg;
+        switch (agg) {
+        case AGG_COUNT: x->type = CAT_INT64; break;
+        case AGG_SUM: x->type = bx_is_float(arg->type) ? CAT_FLOAT64 : CAT_INT64; break;
+        case AGG_AVG: x->type = CAT_FLOAT64; break;
+        default:
+            x->type = arg->type == CAT_STRING ? CAT_STRING
+                      : arg->type == CAT_DATE ? CAT_DATE
+                      : bx_is_float(arg->type) ? CAT_FLOAT64
+                                               : CAT_INT64;
+            x->dict = arg->dict;
+            break;
+        }
+        if (arg->type == CAT_NULL) x->type = agg == AGG_COUNT ? CAT_INT64 : CAT_FLOAT64;
+        return x;
+    }
+    BExpr **args = plan_alloc(bc->arena, sizeof(BExpr *) * (size_t)(e->nlist + 1));
+    if (!args) return bind_oom(bc);
+    for (int i = 0; i < e->nlist; i++) {
+        if (e->list[i]->kind == AST_STAR)
+            return bind_fail(bc, "Binder", e->list[i]->pos, "* is not allowed here");
+        args[i] = bind_expr(bc, e->list[i], allow_agg);
+        if (!args[i]) return NULL;
+    }
+    if (strcasecmp(f, "abs") == 0 && e->nlist == 1) {
+        BExpr *x = args[0];
+        if (!bx_is_numeric(x->type))
+            return bind_fail(bc, "Binder", e->pos, "abs of %s", cat_type_name(x->type));
+        CatType t = x->type == CAT_NULL ? CAT_INT64 : x->type;
+        BExpr *zero = bx_is_float(t) ? bx_float(bc->arena, 0, e->pos)
+                                     : bx_int(bc->arena, CAT_INT64, 0, e->pos);
+        BExpr *lt = bind_compare(bc, OP_LT, x, zero, e->pos);
+        BExpr *neg = bx_new(bc->arena, BE_UNARY, t, e->pos);
+        BExpr *c = bx_new(bc->arena, BE_CASE, t, e->pos);
+        if (!lt || !neg || !c) return bind_oom(bc);
+        neg->op = OP_NEG;
+        neg->a = x;
+        c->a = lt;
+        c->b = neg;
+        c->c = x;
+        return c;
+    }
+    if ((strcasecmp(f, "coalesce") == 0 && e->nlist >= 1) ||
+        (strcasecmp(f, "ifnull") == 0 && e->nlist == 2)) {
+        CatType t;
+        if (unify_branches(bc, args, e->nlist, &t) != 0) return NULL;
+        BExpr *acc = args[e->nlist - 1];
+        for (int i = e->nlist - 2; i >= 0; i--) {
+            BExpr *c = bx_new(bc->arena, BE_COALESCE, t, e->pos);
+            if (!c) return bind_oom(bc);
+            c->a = args[i];
+            c->b = acc;
+            c->dict = args[i]->dict;
+            acc = c;
+        }
+        return acc;
+    }
+    if (strcasecmp(f, "nullif") == 0 && e->nlist == 2) {
+        BExpr *eq = bind_compare(bc, OP_EQ, args[0], args[1], e->pos);
+        if (!eq) return NULL;
+        BExpr *c = bx_new(bc->arena, BE_CASE, args[0]->type, e->pos);
+        BExpr *nul = bx_null(bc->arena, args[0]->type, e->pos);
+        if (!c || !nul) return bind_oom(bc);
+        nul->dict = args[0]->dict;
+        c->a = eq;
+        c->b = nul;
+        c->c = args[0];
+        c->dict = args[0]->dict;
+        return c;
+    }
+    return bind_fail(bc, "Binder", e->pos, "no function matches %s() with %d argument%s", f,
+                     e->nlist, e->nlist == 1 ? "" : "s");
+}
+
+/* Bind CAST(x AS type). Numbers convert between int and float; a STRING
+ * value converts to a number through a per-dictionary-entry table. */
+static BExpr *bind_cast(BindCtx *bc, const AstExpr *e, int allow_agg) {
+    BExpr *x = bind_expr(bc, e->a, allow_agg);
+    if (!x) return NULL;
+    CatType t;
+    if (cat_type_parse(e->str, &t) != 0)
+        return bind_fail(bc, "Binder", e->pos, "unknown type \"%s\"", e->str);
+    if (t == CAT_STRING) {
+        if (x->type == CAT_STRING || x->type == CAT_NULL) {
+            x->type = CAT_STRING;
+            return x;
+        }
+        return bind_fail(bc, "Not implemented", e->pos, "CAST of %s to a string type",
+                         cat_type_name(x->type));
+    }
+    if (x->type == CAT_STRING) {
+        if (bx_is_float(t))
+            return bind_fail(bc, "Not implemented", e->pos, "CAST of STRING to %s",
+                             cat_type_name(t));
+        const CatDict *d = x->dict;
+        int64_t *tab = plan_alloc(bc->arena, sizeof(int64_t) * (size_t)(d->n ? d->n : 1));
+        BExpr *l = bx_new(bc->arena, BE_LOOKUP, CAT_INT64, e->pos);
+        if (!tab || !l) return bind_oom(bc);
+        for (int64_t i = 0; i < d->n; i++) tab[i] = strtoll(cat_dict_str(d, i), NULL, 10);
+        if (x->kind == BE_CONST) return x->is_null ? bx_null(bc->arena, CAT_INT64, e->pos)
+                                                   : bx_int(bc->arena, CAT_INT64, tab[x->ival], e->pos);
+        l->a = x;
+        l->table = tab;
+        l->table_n = d->n;
+        return l;
+    }
+    if (x->type == CAT_NULL) return bx_null(bc->arena, t, e->pos);
+    if (t == CAT_BOOL) {
+        BExpr *c = as_condition(bc, x);
+        return c;
+    }
+    if (bx_is_float(t) == bx_is_float(x->type)) {
+        if (x->kind == BE_CONST) {
+            x->type = t;
+            return x;
+        }
+        BExpr *c = bx_new(bc->arena, BE_CAST, t, e->pos);
+        if (!c) return bind_oom(bc);
+        c->a = x;
+        return c;
+    }
+    return cast_to(bc, x, t);
+}
+
+/* Bind an AST expression in the FROM scope. allow_agg permits aggregate
+ * calls (select list, HAVING, ORDER BY). Returns NULL with err set. */
+static BExpr *bind_expr(BindCtx *bc, const AstExpr *e, int allow_agg) {
+    PlanArena *A = bc->arena;
+    switch (e->kind) {
+    case AST_INT: return bx_int(A, CAT_INT64, e->ival, e->pos);
+    case AST_FLOAT: return bx_float(A, e->fval, e->pos);
+    case AST_BOOL: return bx_int(A, CAT_BOOL, e->ival, e->pos);
+    case AST_DATE: return bx_int(A, CAT_DATE, e->ival, e->pos);
+    case AST_NULL: return bx_null(A, CAT_NULL, e->pos);
+    case AST_STRING: {
+        BExpr *x = bx_new(A, BE_CONST, CAT_STRING, e->pos);
+        if (!x || !(x->dict = bx_literal_dict(A, e->str))) return bind_oom(bc);
+        x->ival = 0;
+        return x;
+    }
+    case AST_COLUMN: return bind_column(bc, e);
+    case AST_STAR: return bind_fail(bc, "Binder", e->pos, "* is not allowed here");
+    case AST_UNARY: {
+        BExpr *x = bind_expr(bc, e->a, allow_agg);
+        if (!x) return NULL;
+        if (e->op == OP_PLUS) return x;
+        if (e->op == OP_NOT) {
+            if (x->type == CAT_STRING)
+                return bind_fail(bc, "Binder", e->pos, "NOT of a STRING value");
+            BExpr *n = bx_new(A, BE_UNARY, CAT_BOOL, e->pos);
+            if (!n) return bind_oom(bc);
+            n->op = OP_NOT;
+            n->a = x;
+            return n;
+        }
+        if (!bx_is_numeric(x->type))
+            return bind_fail(bc, "Binder", e->pos, "cannot negate %s", cat_type_name(x->type));
+        if (x->kind == BE_CONST) {
+            if (bx_is_float(x->type)) x->fval = -x->fval;
+            else x->ival = (int64_t)(0 - (uint64_t)x->ival);
+            if (x->type == CAT_BOOL) x->type = CAT_INT64;
+            return x;
+        }
+        CatType t = bx_is_float(x->type) ? x->type : CAT_INT64;
+        BExpr *n = bx_new(A, BE_UNARY, t, e->pos);
+        if (!n) return bind_oom(bc);
+        n->op = OP_NEG;
+        n->a = x;
+        return n;
+    }
+    case AST_BINARY: {
+        BExpr *x = bind_expr(bc, e->a, allow_agg);
+        if (!x) return NULL;
+        BExpr *y = bind_expr(bc, e->b, allow_agg);
+        if (!y) return NULL;
+        switch (e->op) {
+        case OP_ADD:
+        case OP_SUB:
+        case OP_MUL:
+        case OP_DIV:
+        case OP_MOD: return bind_arith(bc, e->op, x, y, e->pos);
+        case OP_EQ:
+        case OP_NE:
+        case OP_LT:
+        case OP_LE:
+        case OP_GT:
+        case OP_GE: return bind_compare(bc, e->op, x, y, e->pos);
+        case OP_AND:
+        case OP_OR: return bind_logic(bc, e->op, x, y, e->pos);
+        default:
+            return bind_fail(bc, "Not implemented", e->pos, "operator || (string concatenation)");
+        }
+    }
+    case AST_BETWEEN: {
+        BExpr *x = bind_expr(bc, e->a, allow_agg);
+        BExpr *lo = x ? bind_expr(bc, e->b, allow_agg) : NULL;
+        BExpr *hi = lo ? bind_expr(bc, e->c, allow_agg) : NULL;
+        if (!hi) return NULL;
+        BExpr *ge = bind_compare(bc, OP_GE, x, lo, e->pos);
+        BExpr *le = ge ? bind_compare(bc, OP_LE, x, hi, e->pos) : NULL;
+        BExpr *r = le ? bind_logic(bc, OP_AND, ge, le, e->pos) : NULL;
+        if (!r || !e->negated) return r;
+        BExpr *n = bx_new(A, BE_UNARY, CAT_BOOL, e->pos);
+        if (!n) return bind_oom(bc);
+        n->op = OP_NOT;
+        n->a = r;
+        return n;
+    }
+    case AST_IN: {
+        BExpr *acc = NULL;
+        for (int i = 0; i < e->nlist; i++) {
+            BExpr *x = bind_expr(bc, e->a, allow_agg);
+            BExpr *v = x ? bind_expr(bc, e->list[i], allow_agg) : NULL;
+            BExpr *eq = v ? bind_compare(bc, OP_EQ, x, v, e->list[i]->pos) : NULL;
+            if (!eq) return NULL;
+            acc = acc ? bind_logic(bc, OP_OR, acc, eq, e->pos) : eq;
+            if (!acc) return NULL;
+        }
+        if (!acc) acc = bx_int(A, CAT_BOOL, 0, e->pos);
+        if (!e->negated) return acc;
+        BExpr *n = bx_new(A, BE_UNARY, CAT_BOOL, e->pos);
+        if (!n) return bind_oom(bc);
+        n->op = OP_NOT;
+        n->a = acc;
+        return n;
+    }
+    case AST_ISNULL: {
+        BExpr *x = bind_expr(bc, e->a, allow_agg);
+        if (!x) return NULL;
+        BExpr *n = bx_new(A, BE_ISNULL, CAT_BOOL, e->pos);
+        if (!n) return bind_oom(bc);
+        n->a = x;
+        n->negated = e->negated;
+        return n;
+    }
+    case AST_LIKE: {
+        BExpr *x = bind_expr(bc, e->a, allow_agg);
+        BExpr *p = x ? bind_expr(bc, e->b, allow_agg) : NULL;
+        if (!p) return NULL;
+        if (p->type == CAT_NULL || x->type == CAT_NULL) return bx_null(A, CAT_BOOL, e->pos);
+        if (x->type != CAT_STRING)
+            return bind_fail(bc, "Binder", e->pos, "LIKE needs a STRING value, got %s",
+                             cat_type_name(x->type));
+        if (p->kind != BE_CONST || p->type != CAT_STRING)
+            return bind_fail(bc, "Not implemented", e->b->pos, "LIKE with a non-constant pattern");
+        const char *pat = cat_dict_str(p->dict, p->ival);
+        const CatDict *d = x->dict;
+        int64_t *tab = plan_alloc(A, sizeof(int64_t) * (size_t)(d->n ? d->n : 1));
+        BExpr *l = bx_new(A, BE_LOOKUP, CAT_BOOL, e->pos);
+        if (!tab || !l) return bind_oom(bc);
+        for (int64_t i = 0; i < d->n; i++)
+            tab[i] = like_match(cat_dict_str(d, i), pat) ^ (e->negated ? 1 : 0);
+        if (x->kind == BE_CONST) return bx_int(A, CAT_BOOL, tab[x->ival], e->pos);
+        l->a = x;
+        l->table = tab;
+        l->table_n = d->n;
+        return l;
+    }
+    case AST_CASE: return bind_case(bc, e, allow_agg);
+    case AST_CAST: return bind_cast(bc, e, allow_agg);
+    case AST_FUNC: return bind_func(bc, e, allow_agg);
+    }
+    return bind_fail(bc, "Binder", e->pos, "unsupported expression");
+}
+
+/* Rewrite an expression of the FROM scope into the aggregate scope: group
+ * keys become columns 0..ngroup-1, aggregate calls columns ngroup+k (added
+ * to b->aggs, shared when equal). A bare column outside any aggregate that
+ * is not a group key is an error. Returns NULL with err set. */
+static BExpr *to_agg_scope(BindCtx *bc, BExpr *e) {
+    BSelect *b = bc->b;
+    if (!e) return NULL;
+    for (int k = 0; k < b->ngroup; k++) {
+        if (plan_bexpr_equal(e, b->group[k])) {
+            BExpr *c = bx_new(bc->arena, BE_COL, e->type, e->pos);
+            if (!c) return bind_oom(bc);
+            c->slot = 0;
+            c->col = k;
+            c->dict = e->dict;
+            return c;
+        }
+    }
+    if (e->kind == BE_AGG) {
+        int idx = -1;
+        for (int k = 0; k < b->naggs; k++)
+            if (b->aggs[k].agg == e->agg && plan_bexpr_equal(b->aggs[k].arg, e->a)) idx = k;
+        if (idx < 0) {
+            BAgg *na = plan_alloc(bc->arena, sizeof(BAgg) * (size_t)(b->naggs + 1));
+            if (!na) return bind_oom(bc);
+            if (b->naggs) memcpy(na, b->aggs, sizeof(BAgg) * (size_t)b->naggs);
+            na[b->naggs].agg = e->agg;
+            na[b->naggs].arg = e->a;
+            na[b->naggs].type = e->type;
+            b->aggs = na;
+            idx = b->naggs++;
+        }
+        BExpr *c = bx_new(bc->arena, BE_COL, e->type, e->pos);
+        if (!c) return bind_oom(bc);
+        c->slot = 0;
+        c->col = b->ngroup + idx;
+        c->dict = e->dict;
+        return c;
+    }
+    if (e->kind == BE_COL)
+        return bind_fail(bc, "Binder", e->pos,
+                         "column \"%s\" must appear in the GROUP BY clause or be used in an "
+                         "aggregate function",
+                         b->rels[e->slot].table->cols[e->col].name);
+    BExpr *c = plan_alloc(bc->arena, sizeof(BExpr));
+    if (!c) return bind_oom(bc);
+    *c = *e;
+    if (e->a && !(c->a = to_agg_scope(bc, e->a))) return NULL;
+    if (e->b && !(c->b = to_agg_scope(bc, e->b))) return NULL;
+    if (e->c && !(c->c = to_agg_scope(bc, e->c))) return NULL;
+    return c;
+}
+
+/* 1 if e contains an aggregate call. */
+static int has_agg_call(const BExpr *e) {
+    if (!e) return 0;
+    if (e->kind == BE_AGG) return 1;
+    return has_agg_call(e->a) || has_agg_call(e->b) || has_agg_call(e->c);
+}
+
+/* Append conjuncts of e (split on AND) to *list. */
+static int split_conjuncts(BindCtx *bc, BExpr *e, BExpr ***list, int *n, int *cap) {
+    if (e->kind == BE_BINARY && e->op == OP_AND)
+        return split_conjuncts(bc, e->a, list, n, cap) || split_conjuncts(bc, e->b, list, n, cap);
+    if (*n == *cap) {
+        int nc = *cap ? *cap * 2 : 16;
+        BExpr **nl = plan_alloc(bc->arena, sizeof(BExpr *) * (size_t)nc);
+        if (!nl) return bind_oom(bc), -1;
+        if (*n) memcpy(nl, *list, sizeof(BExpr *) * (size_t)*n);
+        *list = nl;
+        *cap = nc;
+    }
+    (*list)[(*n)++] = e;
+    return 0;
+}
+
+/* Index of the relation that reads mask m alone, or -1. */
+static int single_rel(uint64_t m) {
+    if (m == 0 || (m & (m - 1))) return -1;
+    int r = 0;
+    while (!(m & 1)) m >>= 1, r++;
+    return r;
+}
+
+/* Classify WHERE/ON conjuncts: push single-relation ones to their scan,
+ * keep the rest as join predicates (equi-joins recognized). */
+static int place_conjuncts(BindCtx *bc, BExpr **conj, int n) {
+    BSelect *b = bc->b;
+    b->preds = plan_alloc(bc->arena, sizeof(BPred) * (size_t)(n ? n : 1));
+    int *nf = calloc((size_t)b->nrels, sizeof(int));
+    if (!b->preds || !nf) {
+        free(nf);
+        return bind_oom(bc), -1;
+    }
+    for (int r = 0; r < b->nrels; r++) {
+        b->rels[r].filters = plan_alloc(bc->arena, sizeof(BExpr *) * (size_t)(n ? n : 1));
+        if (!b->rels[r].filters) {
+            free(nf);
+            return bind_oom(bc), -1;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        uint64_t m = bx_rel_mask(conj[i]);
+        int r = single_rel(m);
+        if (m == 0) r = 0;
+        if (r >= 0) {
+            b->rels[r].filters[b->rels[r].nfilters++] = conj[i];
+            continue;
+        }
+        BPred *p = &b->preds[b->npreds++];
+        p->expr = conj[i];
+        p->rels = m;
+        BExpr *e = conj[i];
+        if (e->kind == BE_BINARY && e->op == OP_EQ) {
+            int la = single_rel(bx_rel_mask(e->a)), rb = single_rel(bx_rel_mask(e->b));
+            if (la >= 0 && rb >= 0 && la != rb) {
+                p->is_equi = 1;
+                p->lrel = la;
+                p->rrel = rb;
+                p->lkey = e->a;
+                p->rkey = e->b;
+            }
+        }
+    }
+    free(nf);
+    return 0;
+}
+
+/* Name of output column i: alias, column name, or the expression text. */
+static char *out_name(BindCtx *bc, const AstSelectItem *it) {
+    if (it->alias) return plan_strdup(bc->arena, it->alias);
+    if (it->expr->kind == AST_COLUMN) return plan_strdup(bc->arena, it->expr->str);
+    int64_t len = it->expr->end - it->expr->pos;
+    if (len <= 0) return plan_strdup(bc->arena, "?");
+    char *s = plan_alloc(bc->arena, (size_t)len + 1);
+    if (s) memcpy(s, bc->sql + it->expr->pos, (size_t)len);
+    return s;
+}
+
+/* Integer value of a LIMIT/OFFSET expression, or -1 with an error. */
+static int bind_limit(BindCtx *bc, const AstExpr *e, int64_t *out) {
+    BExpr *x = bind_expr(bc, e, 0);
+    if (!x) return -1;
+    CatValue v;
+    if (plan_eval_const(x, &v, bc->arena) != 0 || v.kind != CAT_V_INT) {
+        bind_fail(bc, "Binder", e->pos, "LIMIT and OFFSET need an integer constant");
+        return -1;
+    }
+    *out = v.i;
+    return 0;
+}
+
+/* Bind the FROM list: look up tables, check duplicate aliases. */
+static int bind_from(BindCtx *bc) {
+    const AstSelect *s = bc->sel;
+    BSelect *b = bc->b;
+    if (s->nfrom > 64) {
+        bind_fail(bc, "Not implemented", s->from[64].pos, "more than 64 tables in FROM");
+        return -1;
+    }
+    b->nrels = s->nfrom;
+    b->rels = plan_alloc(bc->arena, sizeof(BRel) * (size_t)(s->nfrom ? s->nfrom : 1));
+    if (!b->rels) return bind_oom(bc), -1;
+    for (int i = 0; i < s->nfrom; i++) {
+        CatTable *t = cat_find_table(bc->cat, s->from[i].name);
+        if (!t) {
+            bind_fail(bc, "Catalog", s->from[i].pos, "Table with name %s does not exist!",
+                      s->from[i].name);
+            return -1;
+        }
+        b->rels[i].table = t;
+        b->rels[i].alias = plan_strdup(bc->arena, s->from[i].alias ? s->from[i].alias : t->name);
+        for (int j = 0; j < i; j++)
+            if (strcasecmp(b->rels[j].alias, b->rels[i].alias) == 0) {
+                bind_fail(bc, "Binder", s->from[i].pos, "duplicate alias \"%s\" in FROM",
+                          b->rels[i].alias);
+                return -1;
+            }
+    }
+    return 0;
+}
+
+/* Bind the select list, expanding * and t.*. Items are bound in the FROM
+ * scope (aggregates allowed); the caller moves them to the agg scope. */
+static int bind_items(BindCtx *bc, BExpr ***items, char ***names, int *n) {
+    const AstSelect *s = bc->sel;
+    BSelect *b = bc->b;
+    int cap = 0;
+    for (int i = 0; i < s->nitems; i++) {
+        const AstExpr *e = s->items[i].expr;
+        if (e->kind == AST_STAR) {
+            int any = 0;
+            for (int r = 0; r < b->nrels; r++)
+                if (!e->table || strcasecmp(e->table, b->rels[r].alias) == 0)
+                    cap += b->rels[r].table->ncols, any = 1;
+            if (!any && e->table) {
+                bind_fail(bc, "Binder", e->pos, "referenced table \"%s\" not found", e->table);
+                return -1;
+            }
+            if (!any) {
+                bind_fail(bc, "Binder", e->pos, "SELECT * with no tables specified is not valid");
+                return -1;
+            }
+        } else {
+            cap++;
+        }
+    }
+    *items = plan_alloc(bc->arena, sizeof(BExpr *) * (size_t)(cap ? cap : 1));
+    *names = plan_alloc(bc->arena, sizeof(char *) * (size_t)(cap ? cap : 1));
+    if (!*items || !*names) return bind_oom(bc), -1;
+    *n = 0;
+    for (int i = 0; i < s->nitems; i++) {
+        const AstExpr *e = s->items[i].expr;
+        if (e->kind == AST_STAR) {
+            for (int r = 0; r < b->nrels; r++) {
+                if (e->table && strcasecmp(e->table, b->rels[r].alias) != 0) continue;
+                for (int c = 0; c < b->rels[r].table->ncols; c++) {
+                    const CatColumn *col = &b->rels[r].table->cols[c];
+                    BExpr *x = bx_new(bc->arena, BE_COL, col->type, e->pos);
+                    if (!x) return bind_oom(bc), -1;
+                    x->slot = r;
+                    x->col = c;
+                    x->dict = col->dict;
+                    (*items)[*n] = x;
+                    (*names)[(*n)++] = plan_strdup(bc->arena, col->name);
+                }
+            }
+            continue;
+        }
+        BExpr *x = bind_expr(bc, e, 1);
+        if (!x) return -1;
+        if (x->type == CAT_NULL) x->type = CAT_INT64;
+        (*items)[*n] = x;
+        (*names)[(*n)++] = out_name(bc, &s->items[i]);
+    }
+    return 0;
+}
+
+/* Find the select item an ORDER BY / GROUP BY term names: a 1-based
+ * position or an alias. Returns the index, -1 if it names none, -2 on error. */
+static int item_ref(BindCtx *bc, const AstExpr *e, char **names, int n, int by_alias) {
+    if (e->kind == AST_INT) {
+        if (e->ival < 1 || e->ival > n) {
+            bind_fail(bc, "Binder", e->pos, "term out of range - should be between 1 and %d", n);
+            return -2;
+        }
+        return (int)e->ival - 1;
+    }
+    if (by_alias && e->kind == AST_COLUMN && !e->table) {
+        for (int i = 0; i < bc->sel->nitems && i < n; i++)
+            if (bc->sel->items[i].alias && strcasecmp(bc->sel->items[i].alias, e->str) == 0)
+                return i;
+    }
+    return -1;
+}
+
+int plan_bind_select(const Catalog *cat, const char *sql, const AstSelect *sel, PlanArena *arena,
+                     BSelect **out, PlanError *err) {
+    BindCtx bc = {cat, sql, arena, err, NULL, sel, 0};
+    err->offset = -1;
+    BSelect *b = plan_alloc(arena, sizeof(BSelect));
+    if (!b) return bind_oom(&bc), -1;
+    bc.b = b;
+    b->limit = -1;
+    if (bind_from(&bc) != 0) return -1;
+
+    /* WHERE and ON conjuncts */
+    BExpr **conj = NULL;
+    int nconj = 0, capconj = 0;
+    if (sel->where) {
+        BExpr *w = as_condition(&bc, bind_expr(&bc, sel->where, 0));
+        if (!w || split_conjuncts(&bc, w, &conj, &nconj, &capconj) != 0) return -1;
+    }
+    for (int i = 0; i < sel->nfrom; i++) {
+        if (!sel->from[i].join_on) continue;
+        BExpr *w = as_condition(&bc, bind_expr(&bc, sel->from[i].join_on, 0));
+        if (!w || split_conjuncts(&bc, w, &conj, &nconj, &capconj) != 0) return -1;
+    }
+    if (b->nrels == 0 && nconj > 0) {
+        /* SELECT without FROM: a WHERE is a constant condition */
+        bind_fail(&bc, "Not implemented", sel->where->pos, "WHERE without FROM");
+        return -1;
+    }
+    if (place_conjuncts(&bc, conj, nconj) != 0) return -1;
+
+    /* select list */
+    BExpr **items;
+    char **names;
+    int nitems;
+    if (bind_items(&bc, &items, &names, &nitems) != 0) return -1;
+    b->nout = nitems;
+    b->out_names = names;
+
+    /* GROUP BY */
+    if (sel->ngroup) {
+        b->group = plan_alloc(arena, sizeof(BExpr *) * (size_t)sel->ngroup);
+        if (!b->group) return bind_oom(&bc), -1;
+        for (int i = 0; i < sel->ngroup; i++) {
+            int r = item_ref(&bc, sel->group_by[i], names, nitems, 1);
+            if (r == -2) return -1;
+            BExpr *g = r >= 0 ? items[r] : bind_expr(&bc, sel->group_by[i], 0);
+            if (!g) return -1;
+            if (has_agg_call(g)) {
+                bind_fail(&bc, "Binder", sel->group_by[i]->pos,
+                          "aggregate functions are not allowed in GROUP BY");
+                return -1;
+            }
+            b->group[b->ngroup++] = g;
+        }
+    }
+    int any_agg = sel->ngroup > 0;
+    for (int i = 0; i < nitems; i++) any_agg |= has_agg_call(items[i]);
+    BExpr *having = NULL;
+    if (sel->having) {
+        having = as_condition(&bc, bind_expr(&bc, sel->having, 1));
+        if (!having) return -1;
+        any_agg = 1;
+    }
+    /* ORDER BY terms bound in the FROM scope first */
+    BExpr **order = NULL;
+    if (sel->norder) {
+        order = plan_alloc(arena, sizeof(BExpr *) * (size_t)sel->norder);
+        b->order_desc = plan_alloc(arena, (size_t)sel->norder);
+        b->order_out = plan_alloc(arena, sizeof(int) * (size_t)sel->norder);
+        if (!order || !b->order_desc || !b->order_out) return bind_oom(&bc), -1;
+        for (int i = 0; i < sel->norder; i++) {
+            const AstExpr *oe = sel->order_by[i].expr;
+            b->order_desc[i] = (uint8_t)sel->order_by[i].desc;
+            int r = item_ref(&bc, oe, names, nitems, 1);
+            if (r == -2) return -1;
+            b->order_out[i] = r;
+            if (r >= 0) {
+                order[i] = items[r];
+                continue;
+            }
+            order[i] = bind_expr(&bc, oe, 1);
+            if (!order[i]) return -1;
+            any_agg |= has_agg_call(order[i]);
+        }
+    }
+    b->has_agg = any_agg;
+    if (any_agg) {
+        for (int i = 0; i < nitems; i++)
+            if (!(items[i] = to_agg_scope(&bc, items[i]))) return -1;
+        if (having && !(having = to_agg_scope(&bc, having))) return -1;
+        for (int i = 0; i < sel->norder; i++)
+            if (!(order[i] = to_agg_scope(&bc, order[i]))) return -1;
+    }
+    b->out = items;
+    b->having = having;
+    b->norder = sel->norder;
+    b->order = order;
+    for (int i = 0; i < b->norder; i++) {
+        if (b->order_out[i] >= 0) continue;
+        for (int k = 0; k < b->nout; k++)
+            if (plan_bexpr_equal(order[i], items[k])) {
+                b->order_out[i] = k;
+                break;
+            }
+    }
+    b->distinct = sel->distinct;
+    if (b->distinct)
+        for (int i = 0; i < b->norder; i++)
+            if (b->order_out[i] < 0) {
+                bind_fail(&bc, "Binder", sel->order_by[i].expr->pos,
+                          "for SELECT DISTINCT, ORDER BY expressions must appear in select list");
+                return -1;
+            }
+    if (sel->limit && bind_limit(&bc, sel->limit, &b->limit) != 0) return -1;
+    if (sel->offset && bind_limit(&bc, sel->offset, &b->offset) != 0) return -1;
+    if (b->limit < -1) b->limit = -1; /* SQLite: negative LIMIT = no limit */
+    if (b->offset < 0) b->offset = 0;
+    b->join_order = plan_alloc(arena, sizeof(int) * (size_t)(b->nrels ? b->nrels : 1));
+    if (!b->join_order) return bind_oom(&bc), -1;
+    plan_rewrite(b);
+    *out = b;
+    return 0;
+}
+
+int plan_bind_const(const char *sql, const AstExpr *ast, PlanArena *arena, BExpr **out,
+                    PlanError *err) {
+    BSelect empty;
+    memset(&empty, 0, sizeof empty);
+    BindCtx bc = {NULL, sql, arena, err, &empty, NULL, 0};
+    err->offset = -1;
+    *out = bind_expr(&bc, ast, 0);
+    return *out ? 0 : -1;
+}

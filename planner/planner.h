@@ -1,0 +1,259 @@
+/*
+ * planner.h -- binder, bound expressions, the logical plan of a SELECT
+ * block, its rewrites (predicate pushdown, join order), and the primitive
+ * DAG that every later stage trades in (with its EXPLAIN renderers).
+ *
+ * The planner runs nothing and includes nothing from operators/, cost/ or
+ * executor/.
+ */
+#ifndef GQP_PLANNER_H
+#define GQP_PLANNER_H
+
+#include <stdint.h>
+
+#include "catalog/catalog.h"
+#include "primitives/primitives.h"
+#include "sqlfront/sqlfront.h"
+
+/* Error of the planning stages: message with stage prefix and byte offset. */
+typedef struct PlanError {
+    char stage[16]; /* "Binder", "Not implemented", ... */
+    char msg[512];
+    int64_t offset; /* into the SQL text, -1 if none */
+} PlanError;
+
+/* ------------------------------------------------------ bound expressions --
+ * A bound expression is typed. Columns are (slot, col): slot indexes the
+ * relations of the scope (FROM position before aggregation; 0 after it,
+ * whose columns are the group keys followed by the aggregates). STRING
+ * values are int32 codes into `dict`, a sorted dictionary, so comparisons
+ * on codes are comparisons on text; literals get one-entry dictionaries and
+ * the binder unifies dictionaries with POP_LOOKUP remaps where two meet. */
+typedef enum BExprKind {
+    BE_CONST,   /* ival / fval by type; is_null for NULL */
+    BE_COL,     /* slot, col */
+    BE_UNARY,   /* op (OP_NEG, OP_NOT), a */
+    BE_BINARY,  /* op (arith, compare, AND, OR), a, b */
+    BE_ISNULL,  /* a; negated for IS NOT NULL */
+    BE_CASE,    /* a ? b : c (a boolean) */
+    BE_COALESCE,/* a if not NULL else b */
+    BE_CAST,    /* a converted to type (numeric <-> numeric) */
+    BE_TRUTH,   /* a != 0 as BOOL (numeric used as a condition) */
+    BE_LOOKUP,  /* table[a] (a is a STRING code): remaps and LIKE */
+    BE_AGG      /* aggregate call (only before rewriting into the agg scope) */
+} BExprKind;
+
+typedef struct BExpr {
+    BExprKind kind;
+    CatType type;
+    AstOp op;
+    int negated;
+    int is_null;
+    int64_t ival;
+    double fval;
+    int slot, col;
+    struct BExpr *a, *b, *c;
+    const int64_t *table; /* BE_LOOKUP, owned by the plan's arena */
+    int64_t table_n;
+    const CatDict *dict;  /* STRING-typed expressions */
+    PrimAgg agg;          /* BE_AGG */
+    int agg_star;         /* COUNT(*) */
+    int64_t pos;          /* source offset for messages */
+} BExpr;
+
+/* A relation of the FROM list. */
+typedef struct BRel {
+    CatTable *table;
+    char *alias;      /* name used for qualification (alias or table name) */
+    BExpr **filters;  /* conjuncts that read only this relation (pushed down) */
+    int nfilters;
+    int64_t est_rows; /* after its filters */
+} BRel;
+
+/* A conjunct that reads two or more relations. rels is a bit mask over
+ * FROM positions (joins of up to 64 relations). Equi-joins have lkey/rkey
+ * over one relation each (lrel/rrel). */
+typedef struct BPred {
+    BExpr *expr;
+    uint64_t rels;
+    int is_equi;
+    int lrel, rrel;
+    BExpr *lkey, *rkey;
+    int used;
+} BPred;
+
+typedef struct BAgg {
+    PrimAgg agg;
+    BExpr *arg;  /* NULL for COUNT(*) */
+    CatType type;
+} BAgg;
+
+/*
+ * The logical plan of one SELECT block, in evaluation order:
+ *   scan rels (with pushed-down filters) -> joins in join_order with preds
+ *   -> group by / aggregates -> having -> project -> distinct -> order by
+ *   -> offset/limit.
+ */
+typedef struct BSelect {
+    int nrels;
+    BRel *rels;
+    int npreds;
+    BPred *preds;
+    int *join_order;  /* permutation of 0..nrels-1 chosen by the rewriter */
+
+    int has_agg;      /* GROUP BY or any aggregate */
+    int ngroup;
+    BExpr **group;    /* base scope */
+    int naggs;
+    BAgg *aggs;
+    BExpr *having;    /* agg scope */
+
+    int nout;
+    BExpr **out;      /* agg scope if has_agg else base scope */
+    char **out_names;
+    int distinct;
+    int norder;
+    BExpr **order;    /* same scope as out */
+    uint8_t *order_desc;
+    int *order_out;   /* index of the output column equal to the key, or -1 */
+    int64_t limit;    /* -1 = none */
+    int64_t offset;   /* 0 = none */
+    int64_t est_groups;
+} BSelect;
+
+/* Arena for everything of one plan (bound expressions, tables, names). */
+typedef struct PlanArena PlanArena;
+PlanArena *plan_arena_new(void);
+void plan_arena_free(PlanArena *a);
+void *plan_alloc(PlanArena *a, size_t bytes); /* zeroed; NULL on failure */
+char *plan_strdup(PlanArena *a, const char *s);
+/* Hand a dictionary to the arena (freed with it). 0, or -1 (d freed). */
+int plan_arena_own_dict(PlanArena *a, CatDict *d);
+
+/*
+ * Bind a parsed SELECT against the catalog: resolve names (Binder Error on
+ * unknown / ambiguous names with the byte offset), type every expression,
+ * split WHERE into conjuncts and push single-relation ones to their scan,
+ * collect aggregates, and choose the join order (plan_rewrite). The result
+ * lives in arena. Returns 0 or -1 with err filled.
+ */
+int plan_bind_select(const Catalog *cat, const char *sql, const AstSelect *sel, PlanArena *arena,
+                     BSelect **out, PlanError *err);
+
+/* Rewrites on a bound block: estimate each relation's rows after its
+ * filters and order the joins greedily by estimated cardinality along the
+ * join graph (cross products last), writing b->join_order (which the caller
+ * allocated with nrels entries). Called by plan_bind_select. */
+void plan_rewrite(BSelect *b);
+
+/* Constant evaluation of a bound expression without column references
+ * (INSERT values, LIMIT). Returns 0 and the value, or -1. */
+int plan_eval_const(const BExpr *e, CatValue *out, PlanArena *arena);
+/* Bind an expression that may not reference columns (VALUES rows, LIMIT). */
+int plan_bind_const(const char *sql, const AstExpr *ast, PlanArena *arena, BExpr **out,
+                    PlanError *err);
+
+/* Structural equality of bound expressions. */
+int plan_bexpr_equal(const BExpr *x, const BExpr *y);
+/* Estimated selectivity of a predicate over one relation (0..1). */
+double plan_selectivity(const BExpr *pred, const BRel *rel);
+
+/* ------------------------------------------------------------------ DAG --
+ * A node is one primitive over vectors. Values are the vectors that flow
+ * along the edges; each has one producer. Nodes are created in
+ * topological order (inputs before consumers), so executing them in index
+ * order is valid.
+ */
+typedef enum DagKind {
+    DN_SOURCE,   /* a table column (host memory of the catalog) */
+    DN_CONST,    /* a small constant int64 vector (e.g. one segment start) */
+    DN_MAP,      /* expression program over input columns */
+    DN_SCAN,     /* exclusive prefix sum of flags -> offsets (+ total) */
+    DN_SCATTER,  /* compaction: row ids where flags, at offsets */
+    DN_GATHER,   /* dst[i] = src[idx[i]] */
+    DN_SORT,     /* keys -> permutation */
+    DN_SEGMENTS, /* sorted keys -> segment starts */
+    DN_SEGREDUCE,/* value + starts -> per-segment aggregate */
+    DN_JOIN,     /* equi-join -> (left ids, right ids) */
+    DN_CROSS,    /* cross product -> (left ids, right ids) */
+    DN_SLICE,    /* rows [offset, offset+limit) of a row-id sequence */
+    DN_TRANSFER  /* host <-> device copy (inserted by placement) */
+} DagKind;
+
+typedef enum DagDevice { DEV_CPU = 0, DEV_GPU = 1 } DagDevice;
+
+typedef struct DagValue {
+    int producer;     /* node index */
+    int slot;         /* which output of the producer */
+    PrimType type;
+    CatType ltype;    /* logical type (result columns) */
+    const CatDict *dict;
+    int64_t est_rows;
+} DagValue;
+
+#define DAG_MAX_IO 64
+
+typedef struct DagNode {
+    DagKind kind;
+    int ninputs;
+    int *inputs;      /* value ids */
+    int noutputs;
+    int outputs[2];   /* value ids */
+    int len_from;     /* value whose runtime length gives this node's n (map, slice) */
+    int count_from;   /* DN_SCATTER: the DN_SCAN node whose total sizes the output */
+    /* parameters */
+    const CatTable *table;      /* DN_SOURCE */
+    int column;                 /* DN_SOURCE */
+    PrimProgram prog;           /* DN_MAP */
+    char *label;                /* human text: predicate / expression / table.column */
+    uint8_t *desc;              /* DN_SORT */
+    PrimAgg agg;                /* DN_SEGREDUCE */
+    int64_t *cdata;             /* DN_CONST */
+    int64_t cn;
+    int64_t slice_offset, slice_limit; /* DN_SLICE (-1 limit = all) */
+    /* placement and estimates */
+    DagDevice device;
+    int64_t est_rows;
+    double est_cost_cpu, est_cost_gpu, est_cost_xfer;
+    /* measured (EXPLAIN ANALYZE) */
+    double ms;
+    int64_t rows_in, rows_out;
+    int64_t bytes_h2d, bytes_d2h;
+    int fused_with;   /* -1 or the node it ran fused into */
+} DagNode;
+
+typedef struct Dag {
+    int nnodes, capnodes;
+    DagNode *nodes;
+    int nvalues, capvalues;
+    DagValue *values;
+    int nresults;     /* result columns */
+    int *results;     /* value ids */
+    char **result_names;
+    PlanArena *arena; /* owns labels, programs, constant data */
+} Dag;
+
+Dag *plan_dag_new(PlanArena *arena);
+void plan_dag_free(Dag *d);
+/* Add a node with inputs and `noutputs` fresh output values of the given
+ * types; returns the node index or -1 on allocation failure. */
+int plan_dag_add(Dag *d, DagKind kind, const int *inputs, int ninputs, int noutputs,
+                 const PrimType *out_types);
+/* Output value id k of node. */
+int plan_dag_out(const Dag *d, int node, int k);
+const char *plan_dag_kind_name(DagKind k);
+
+/* EXPLAIN renderers. The returned string is malloc'ed; caller frees. */
+char *plan_explain_text(const Dag *d, int analyze);
+char *plan_explain_json(const Dag *d, int analyze);
+char *plan_explain_dot(const Dag *d, int analyze);
+
+/* A growable string for renderers and messages. */
+typedef struct PlanBuf {
+    char *s;
+    size_t len, cap;
+    int oom;
+} PlanBuf;
+void plan_buf_printf(PlanBuf *b, const char *fmt, ...);
+
+#endif /* GQP_PLANNER_H */

@@ -1,0 +1,874 @@
+/*
+ * map.c -- CPU twin of the map primitive: a vectorized interpreter of the
+ * register program in primitives.h.
+ *
+ * Rows are processed in batches of MAP_BATCH per thread. Each instruction
+ * runs as one tight loop over the batch, reading and writing whole register
+ * arrays (int64 or double values plus one NULL byte per row), so the
+ * dispatch cost is paid once per instruction per batch, not per row.
+ *
+ * Per register and batch a "may be NULL" flag is kept; while it is 0 the
+ * register's NULL bytes are not maintained and operations skip NULL work.
+ * A register filled by POP_COL from an I64 (F64) column into an I (F)
+ * register points straight into the column instead of being copied.
+ * POP_CONST / POP_NULL into a register that nothing else writes are
+ * evaluated once per thread, not once per batch.
+ *
+ * Integer semantics (SQLite's, with C undefined behaviour avoided):
+ *   +, -, *, unary -  wrap around in two's complement on overflow (SQLite
+ *                     would switch to REAL; gqp keeps int64)
+ *   a / 0, a % 0      NULL (also for F: x / 0.0 is NULL)
+ *   INT64_MIN / -1    wraps to INT64_MIN;  INT64_MIN % -1 is 0
+ *   F % F             both truncated to int64 (saturating), integer
+ *                     remainder as a double; NULL when the divisor
+ *                     truncates to 0 (SQLite's OP_Remainder)
+ *   F -> I            truncation toward zero, saturating at INT64_MIN/MAX,
+ *                     NaN gives 0 (SQLite's CAST(x AS INTEGER))
+ */
+#include "primitives/primitives.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#define MAP_BATCH 1024
+#define MAP_PAR_MIN_ROWS 65536
+
+static const uint8_t map_zeros[MAP_BATCH];
+
+/* Formats an error message into ctx->err and returns -1. */
+static int map_err(PrimCtx *ctx, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int k = snprintf(ctx->err, sizeof ctx->err, "Primitive Error: map: ");
+    if (k < 0 || (size_t)k >= sizeof ctx->err)
+        k = 0;
+    vsnprintf(ctx->err + k, sizeof ctx->err - (size_t)k, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* Returns x truncated toward zero as int64, saturating at the int64 range;
+ * NaN gives 0. Never undefined behaviour. */
+static inline int64_t map_f2i(double x)
+{
+    if (x >= 9223372036854775808.0)
+        return INT64_MAX;
+    if (x >= -9223372036854775808.0)
+        return (int64_t)x;
+    return x < 0 ? INT64_MIN : 0; /* below the range, or NaN */
+}
+
+/* Returns x truncated toward zero as int32, saturating; NaN gives 0. */
+static inline int32_t map_f2i32(double x)
+{
+    if (x >= 2147483648.0)
+        return INT32_MAX;
+    if (x >= -2147483648.0)
+        return (int32_t)x;
+    return x < 0 ? INT32_MIN : 0;
+}
+
+/* One thread's registers for one batch. ri/rf are what instructions read
+ * (an own buffer, or a pointer into an input column); oi/of/nl are the
+ * thread's own storage. */
+typedef struct MapRegs {
+    const int64_t *ri[PRIM_MAX_REGS];
+    const double *rf[PRIM_MAX_REGS];
+    int64_t *oi[PRIM_MAX_REGS];
+    double *of[PRIM_MAX_REGS];
+    uint8_t *nl[PRIM_MAX_REGS];
+    uint8_t maynull[PRIM_MAX_REGS];
+} MapRegs;
+
+typedef struct MapJob {
+    const PrimProgram *prog;
+    const PrimVec *inputs;
+    PrimVec *out;
+    int64_t n;
+    const uint8_t *hoisted; /* per instruction: 1 = evaluated once per thread */
+    char *scratch;          /* nt * per_thread bytes */
+    size_t per_thread;
+} MapJob;
+
+/* Marks register d as written through its own int64 buffer and returns
+ * that buffer (owned by the thread's scratch). */
+static inline int64_t *map_wi(MapRegs *R, int d)
+{
+    R->ri[d] = R->oi[d];
+    return R->oi[d];
+}
+
+/* Marks register d as written through its own double buffer and returns it. */
+static inline double *map_wf(MapRegs *R, int d)
+{
+    R->rf[d] = R->of[d];
+    return R->of[d];
+}
+
+/* Returns register r's NULL bytes, or a zero array when it cannot be NULL. */
+static inline const uint8_t *map_nulls(const MapRegs *R, int r)
+{
+    return R->maynull[r] ? R->nl[r] : map_zeros;
+}
+
+/* dst's NULLs = a's NULLs OR b's NULLs (over len rows). */
+static void map_null2(MapRegs *R, int d, int a, int b, int64_t len)
+{
+    if (!R->maynull[a] && !R->maynull[b]) {
+        R->maynull[d] = 0;
+        return;
+    }
+    const uint8_t *na = map_nulls(R, a), *nb = map_nulls(R, b);
+    uint8_t *nd = R->nl[d];
+    for (int64_t k = 0; k < len; k++)
+        nd[k] = na[k] | nb[k];
+    R->maynull[d] = 1;
+}
+
+/* dst's NULLs = a's NULLs (over len rows). */
+static void map_null1(MapRegs *R, int d, int a, int64_t len)
+{
+    R->maynull[d] = R->maynull[a];
+    if (R->maynull[a] && d != a)
+        memcpy(R->nl[d], R->nl[a], (size_t)len);
+}
+
+/* Loads rows base..base+len-1 of input column col into register d of type
+ * t (converting), with its NULL bytes. */
+static void map_col(MapRegs *R, const PrimVec *col, int d, int t, int64_t base, int64_t len)
+{
+    if (t == PRIM_REG_I) {
+        if (col->type == PRIM_I64) {
+            R->ri[d] = (const int64_t *)col->data + base;
+        } else {
+            int64_t *D = map_wi(R, d);
+            switch (col->type) {
+            case PRIM_U8: {
+                const uint8_t *s = (const uint8_t *)col->data + base;
+                for (int64_t k = 0; k < len; k++)
+                    D[k] = s[k];
+                break;
+            }
+            case PRIM_I32: {
+                const int32_t *s = (const int32_t *)col->data + base;
+                for (int64_t k = 0; k < len; k++)
+                    D[k] = s[k];
+                break;
+            }
+            case PRIM_F32: {
+                const float *s = (const float *)col->data + base;
+                for (int64_t k = 0; k < len; k++)
+                    D[k] = map_f2i(s[k]);
+                break;
+            }
+            default: {
+                const double *s = (const double *)col->data + base;
+                for (int64_t k = 0; k < len; k++)
+                    D[k] = map_f2i(s[k]);
+                break;
+            }
+            }
+        }
+    } else {
+        if (col->type == PRIM_F64) {
+            R->rf[d] = (const double *)col->data + base;
+        } else {
+            double *D = map_wf(R, d);
+            switch (col->type) {
+            case PRIM_U8: {
+                const uint8_t *s = (const uint8_t *)col->data + base;
+                for (int64_t k = 0; k < len; k++)
+                    D[k] = s[k];
+                break;
+            }
+            case PRIM_I32: {
+                const int32_t *s = (const int32_t *)col->data + base;
+                for (int64_t k = 0; k < len; k++)
+                    D[k] = s[k];
+                break;
+            }
+            case PRIM_I64: {
+                const int64_t *s = (const int64_t *)col->data + base;
+                for (int64_t k = 0; k < len; k++)
+                    D[k] = (double)s[k];
+                break;
+            }
+            default: {
+                const float *s = (const float *)col->data + base;
+                for (int64_t k = 0; k < len; k++)
+                    D[k] = s[k];
+                break;
+            }
+            }
+        }
+    }
+    R->maynull[d] = 0;
+    if (col->valid) {
+        const uint8_t *v = col->valid + base;
+        uint8_t *nd = R->nl[d];
+        uint8_t any = 0;
+        for (int64_t k = 0; k < len; k++) {
+            nd[k] = v[k] == 0;
+            any |= nd[k];
+        }
+        R->maynull[d] = any != 0;
+    }
+}
+
+/* Binary arithmetic / comparison loops: D[k] = EXPR over A[k], B[k]. */
+#define MAP_LOOP2(DT, D, AT, A, BT, B, EXPR)                                                       \
+    do {                                                                                           \
+        for (int64_t k = 0; k < len; k++) {                                                        \
+            AT x = A[k];                                                                           \
+            BT y = B[k];                                                                           \
+            D[k] = (DT)(EXPR);                                                                     \
+        }                                                                                          \
+    } while (0)
+
+/* Runs instruction in over rows base..base+len-1 (len <= MAP_BATCH). */
+static void map_exec(MapRegs *R, const PrimInstr *in, const PrimVec *inputs, int64_t base,
+                     int64_t len)
+{
+    int d = in->dst, a = in->a, b = in->b, c = in->c;
+    int isf = in->t == PRIM_REG_F;
+    switch ((PrimOp)in->op) {
+    case POP_COL:
+        map_col(R, &inputs[in->ival], d, in->t, base, len);
+        break;
+    case POP_CONST:
+        if (isf) {
+            double *D = map_wf(R, d);
+            for (int64_t k = 0; k < MAP_BATCH; k++)
+                D[k] = in->fval;
+        } else {
+            int64_t *D = map_wi(R, d);
+            for (int64_t k = 0; k < MAP_BATCH; k++)
+                D[k] = in->ival;
+        }
+        R->maynull[d] = 0;
+        break;
+    case POP_NULL: {
+        int64_t *Di = map_wi(R, d);
+        double *Df = map_wf(R, d);
+        memset(Di, 0, sizeof(int64_t) * MAP_BATCH);
+        for (int64_t k = 0; k < MAP_BATCH; k++)
+            Df[k] = 0.0;
+        memset(R->nl[d], 1, MAP_BATCH);
+        R->maynull[d] = 1;
+        break;
+    }
+    case POP_ADD:
+    case POP_SUB:
+    case POP_MUL:
+        map_null2(R, d, a, b, len);
+        if (isf) {
+            const double *A = R->rf[a], *B = R->rf[b];
+            double *D = map_wf(R, d);
+            if (in->op == POP_ADD)
+                MAP_LOOP2(double, D, double, A, double, B, x + y);
+            else if (in->op == POP_SUB)
+                MAP_LOOP2(double, D, double, A, double, B, x - y);
+            else
+                MAP_LOOP2(double, D, double, A, double, B, x * y);
+        } else {
+            const int64_t *A = R->ri[a], *B = R->ri[b];
+            int64_t *D = map_wi(R, d);
+            if (in->op == POP_ADD)
+                MAP_LOOP2(int64_t, D, uint64_t, A, uint64_t, B, x + y);
+            else if (in->op == POP_SUB)
+                MAP_LOOP2(int64_t, D, uint64_t, A, uint64_t, B, x - y);
+            else
+                MAP_LOOP2(int64_t, D, uint64_t, A, uint64_t, B, x * y);
+        }
+        break;
+    case POP_DIV:
+    case POP_MOD: {
+        /* NULLs first: dst may alias b, whose zeros decide the NULLs. */
+        int fmod_ = isf && in->op == POP_MOD;
+        uint8_t anyz = 0;
+        if (isf) {
+            const double *B = R->rf[b];
+            if (fmod_)
+                for (int64_t k = 0; k < len; k++)
+                    anyz |= map_f2i(B[k]) == 0;
+            else
+                for (int64_t k = 0; k < len; k++)
+                    anyz |= B[k] == 0.0;
+        } else {
+            const int64_t *B = R->ri[b];
+            for (int64_t k = 0; k < len; k++)
+                anyz |= B[k] == 0;
+        }
+        if (anyz || R->maynull[a] || R->maynull[b]) {
+            const uint8_t *na = map_nulls(R, a), *nb = map_nulls(R, b);
+            uint8_t *nd = R->nl[d];
+            if (fmod_) {
+                const double *B = R->rf[b];
+                for (int64_t k = 0; k < len; k++)
+                    nd[k] = na[k] | nb[k] | (map_f2i(B[k]) == 0);
+            } else if (isf) {
+                const double *B = R->rf[b];
+                for (int64_t k = 0; k < len; k++)
+                    nd[k] = na[k] | nb[k] | (B[k] == 0.0);
+            } else {
+                const int64_t *B = R->ri[b];
+                for (int64_t k = 0; k < len; k++)
+                    nd[k] = na[k] | nb[k] | (B[k] == 0);
+            }
+            R->maynull[d] = 1;
+        } else {
+            R->maynull[d] = 0;
+        }
+        if (fmod_) {
+            const double *A = R->rf[a], *B = R->rf[b];
+            double *D = map_wf(R, d);
+            for (int64_t k = 0; k < len; k++) {
+                int64_t x = map_f2i(A[k]), y = map_f2i(B[k]);
+                D[k] = (y == 0 || y == -1) ? 0.0 : (double)(x % y);
+            }
+        } else if (isf) {
+            const double *A = R->rf[a], *B = R->rf[b];
+            double *D = map_wf(R, d);
+            for (int64_t k = 0; k < len; k++)
+                D[k] = B[k] == 0.0 ? 0.0 : A[k] / B[k];
+        } else if (in->op == POP_DIV) {
+            const int64_t *A = R->ri[a], *B = R->ri[b];
+            int64_t *D = map_wi(R, d);
+            for (int64_t k = 0; k < len; k++) {
+                int64_t x = A[k], y = B[k];
+                D[k] = y == 0 ? 0 : y == -1 ? (int64_t)(0 - (uint64_t)x) : x / y;
+            }
+        } else {
+            const int64_t *A = R->ri[a], *B = R->ri[b];
+            int64_t *D = map_wi(R, d);
+            for (int64_t k = 0; k < len; k++) {
+                int64_t x = A[k], y = B[k];
+                D[k] = (y == 0 || y == -1) ? 0 : x % y;
+            }
+        }
+        break;
+    }
+    case POP_NEG:
+        map_null1(R, d, a, len);
+        if (isf) {
+            const double *A = R->rf[a];
+            double *D = map_wf(R, d);
+            for (int64_t k = 0; k < len; k++)
+                D[k] = -A[k];
+        } else {
+            const int64_t *A = R->ri[a];
+            int64_t *D = map_wi(R, d);
+            for (int64_t k = 0; k < len; k++)
+                D[k] = (int64_t)(0 - (uint64_t)A[k]);
+        }
+        break;
+    case POP_I2F: {
+        map_null1(R, d, a, len);
+        const int64_t *A = R->ri[a];
+        double *D = map_wf(R, d);
+        for (int64_t k = 0; k < len; k++)
+            D[k] = (double)A[k];
+        break;
+    }
+    case POP_F2I: {
+        map_null1(R, d, a, len);
+        const double *A = R->rf[a];
+        int64_t *D = map_wi(R, d);
+        for (int64_t k = 0; k < len; k++)
+            D[k] = map_f2i(A[k]);
+        break;
+    }
+    case POP_EQ:
+    case POP_NE:
+    case POP_LT:
+    case POP_LE:
+    case POP_GT:
+    case POP_GE: {
+        map_null2(R, d, a, b, len);
+        int op = in->op;
+        if (isf) {
+            const double *A = R->rf[a], *B = R->rf[b];
+            int64_t *D = map_wi(R, d);
+            if (op == POP_EQ)
+                MAP_LOOP2(int64_t, D, double, A, double, B, x == y);
+            else if (op == POP_NE)
+                MAP_LOOP2(int64_t, D, double, A, double, B, x != y);
+            else if (op == POP_LT)
+                MAP_LOOP2(int64_t, D, double, A, double, B, x < y);
+            else if (op == POP_LE)
+                MAP_LOOP2(int64_t, D, double, A, double, B, x <= y);
+            else if (op == POP_GT)
+                MAP_LOOP2(int64_t, D, double, A, double, B, x > y);
+            else
+                MAP_LOOP2(int64_t, D, double, A, double, B, x >= y);
+        } else {
+            const int64_t *A = R->ri[a], *B = R->ri[b];
+            int64_t *D = map_wi(R, d);
+            if (op == POP_EQ)
+                MAP_LOOP2(int64_t, D, int64_t, A, int64_t, B, x == y);
+            else if (op == POP_NE)
+                MAP_LOOP2(int64_t, D, int64_t, A, int64_t, B, x != y);
+            else if (op == POP_LT)
+                MAP_LOOP2(int64_t, D, int64_t, A, int64_t, B, x < y);
+            else if (op == POP_LE)
+                MAP_LOOP2(int64_t, D, int64_t, A, int64_t, B, x <= y);
+            else if (op == POP_GT)
+                MAP_LOOP2(int64_t, D, int64_t, A, int64_t, B, x > y);
+            else
+                MAP_LOOP2(int64_t, D, int64_t, A, int64_t, B, x >= y);
+        }
+        break;
+    }
+    case POP_AND:
+    case POP_OR: {
+        int isand = in->op == POP_AND;
+        int mn = R->maynull[a] || R->maynull[b];
+        const uint8_t *na = map_nulls(R, a), *nb = map_nulls(R, b);
+        uint8_t *nd = R->nl[d];
+        /* Truth values: compute into dst's int64 buffer first (it may alias a
+         * or b element-wise, which is fine: each row reads then writes). */
+        const int64_t *Ai = R->ri[a], *Bi = R->ri[b];
+        const double *Af = R->rf[a], *Bf = R->rf[b];
+        int64_t *D = map_wi(R, d);
+        if (!mn) {
+            if (isf && isand)
+                MAP_LOOP2(int64_t, D, double, Af, double, Bf, (x != 0) & (y != 0));
+            else if (isf)
+                MAP_LOOP2(int64_t, D, double, Af, double, Bf, (x != 0) | (y != 0));
+            else if (isand)
+                MAP_LOOP2(int64_t, D, int64_t, Ai, int64_t, Bi, (x != 0) & (y != 0));
+            else
+                MAP_LOOP2(int64_t, D, int64_t, Ai, int64_t, Bi, (x != 0) | (y != 0));
+            R->maynull[d] = 0;
+            break;
+        }
+        for (int64_t k = 0; k < len; k++) {
+            int ta = isf ? Af[k] != 0 : Ai[k] != 0;
+            int tb = isf ? Bf[k] != 0 : Bi[k] != 0;
+            int xa = na[k], xb = nb[k];
+            if (isand) {
+                int f = ((!xa) & (!ta)) | ((!xb) & (!tb)); /* definitely false */
+                D[k] = ta & tb & (!xa) & (!xb);
+                nd[k] = (uint8_t)((!f) & (xa | xb));
+            } else {
+                int tr = ((!xa) & ta) | ((!xb) & tb); /* definitely true */
+                D[k] = tr;
+                nd[k] = (uint8_t)((!tr) & (xa | xb));
+            }
+        }
+        R->maynull[d] = 1;
+        break;
+    }
+    case POP_NOT:
+    case POP_TRUTH: {
+        map_null1(R, d, a, len);
+        int isnot = in->op == POP_NOT;
+        if (isf) {
+            const double *A = R->rf[a];
+            int64_t *D = map_wi(R, d);
+            for (int64_t k = 0; k < len; k++)
+                D[k] = isnot ? A[k] == 0 : A[k] != 0;
+        } else {
+            const int64_t *A = R->ri[a];
+            int64_t *D = map_wi(R, d);
+            for (int64_t k = 0; k < len; k++)
+                D[k] = isnot ? A[k] == 0 : A[k] != 0;
+        }
+        break;
+    }
+    case POP_ISNULL:
+    case POP_NOTNULL: {
+        const uint8_t *na = map_nulls(R, a);
+        int64_t *D = map_wi(R, d);
+        if (in->op == POP_ISNULL)
+            for (int64_t k = 0; k < len; k++)
+                D[k] = na[k] != 0;
+        else
+            for (int64_t k = 0; k < len; k++)
+                D[k] = na[k] == 0;
+        R->maynull[d] = 0;
+        break;
+    }
+    case POP_CASE: {
+        /* The condition is taken first: dst may alias a. */
+        uint8_t cond[MAP_BATCH];
+        const int64_t *A = R->ri[a];
+        const uint8_t *na = map_nulls(R, a), *nb = map_nulls(R, b), *nc = map_nulls(R, c);
+        for (int64_t k = 0; k < len; k++)
+            cond[k] = (uint8_t)((!na[k]) & (A[k] != 0));
+        int mn = R->maynull[b] || R->maynull[c];
+        if (mn) {
+            uint8_t *nd = R->nl[d];
+            for (int64_t k = 0; k < len; k++)
+                nd[k] = cond[k] ? nb[k] : nc[k];
+        }
+        if (isf) {
+            const double *B = R->rf[b], *C = R->rf[c];
+            double *D = map_wf(R, d);
+            for (int64_t k = 0; k < len; k++)
+                D[k] = cond[k] ? B[k] : C[k];
+        } else {
+            const int64_t *B = R->ri[b], *C = R->ri[c];
+            int64_t *D = map_wi(R, d);
+            for (int64_t k = 0; k < len; k++)
+                D[k] = cond[k] ? B[k] : C[k];
+        }
+        R->maynull[d] = (uint8_t)mn;
+        break;
+    }
+    case POP_LOOKUP: {
+        const int64_t *A = R->ri[a];
+        const uint8_t *na = map_nulls(R, a);
+        const int64_t *tab = in->table;
+        int64_t tn = in->table_n;
+        uint8_t *nd = R->nl[d];
+        int64_t *D = map_wi(R, d);
+        uint8_t any = 0;
+        for (int64_t k = 0; k < len; k++) {
+            int64_t x = A[k];
+            int ok = !na[k] && x >= 0 && x < tn;
+            int64_t v = ok ? tab[x] : INT64_MIN;
+            uint8_t isn = v == INT64_MIN;
+            nd[k] = isn;
+            any |= isn;
+            D[k] = isn ? 0 : v;
+        }
+        R->maynull[d] = any != 0;
+        break;
+    }
+    case POP_COALESCE: {
+        if (!R->maynull[a]) {
+            if (isf) {
+                const double *A = R->rf[a];
+                double *D = map_wf(R, d);
+                if (D != A)
+                    memcpy(D, A, sizeof(double) * (size_t)len);
+            } else {
+                const int64_t *A = R->ri[a];
+                int64_t *D = map_wi(R, d);
+                if (D != A)
+                    memcpy(D, A, sizeof(int64_t) * (size_t)len);
+            }
+            R->maynull[d] = 0;
+            break;
+        }
+        const uint8_t *na = R->nl[a], *nb = map_nulls(R, b);
+        int mb = R->maynull[b];
+        if (isf) {
+            const double *A = R->rf[a], *B = R->rf[b];
+            double *D = map_wf(R, d);
+            for (int64_t k = 0; k < len; k++)
+                D[k] = na[k] ? B[k] : A[k];
+        } else {
+            const int64_t *A = R->ri[a], *B = R->ri[b];
+            int64_t *D = map_wi(R, d);
+            for (int64_t k = 0; k < len; k++)
+                D[k] = na[k] ? B[k] : A[k];
+        }
+        /* Values are written before NULLs: dst may alias a's NULL bytes. */
+        uint8_t *nd = R->nl[d];
+        for (int64_t k = 0; k < len; k++)
+            nd[k] = na[k] & nb[k];
+        R->maynull[d] = (uint8_t)mb;
+        break;
+    }
+    }
+}
+
+/* Stores register r (of type rt) for rows base..base+len-1 into out,
+ * converting to out->type, with validity and as_filter semantics. */
+static void map_store(const MapRegs *R, int r, int rt, int as_filter, PrimVec *out, int64_t base,
+                      int64_t len)
+{
+    const uint8_t *nr = map_nulls(R, r);
+    int mn = R->maynull[r];
+    if (out->valid) {
+        uint8_t *v = out->valid + base;
+        if (as_filter || !mn)
+            memset(v, 1, (size_t)len);
+        else
+            for (int64_t k = 0; k < len; k++)
+                v[k] = !nr[k];
+    }
+    if (rt == PRIM_REG_I) {
+        const int64_t *A = R->ri[r];
+        if (as_filter || out->type == PRIM_U8) {
+            uint8_t *D = (uint8_t *)out->data + base;
+            for (int64_t k = 0; k < len; k++)
+                D[k] = (uint8_t)((!nr[k]) & (A[k] != 0));
+            return;
+        }
+        switch (out->type) {
+        case PRIM_I32: {
+            int32_t *D = (int32_t *)out->data + base;
+            for (int64_t k = 0; k < len; k++)
+                D[k] = nr[k] ? 0 : (int32_t)A[k];
+            break;
+        }
+        case PRIM_I64: {
+            int64_t *D = (int64_t *)out->data + base;
+            for (int64_t k = 0; k < len; k++)
+                D[k] = nr[k] ? 0 : A[k];
+            break;
+        }
+        case PRIM_F32: {
+            float *D = (float *)out->data + base;
+            for (int64_t k = 0; k < len; k++)
+                D[k] = nr[k] ? 0.0f : (float)A[k];
+            break;
+        }
+        default: {
+            double *D = (double *)out->data + base;
+            for (int64_t k = 0; k < len; k++)
+                D[k] = nr[k] ? 0.0 : (double)A[k];
+            break;
+        }
+        }
+    } else {
+        const double *A = R->rf[r];
+        if (as_filter || out->type == PRIM_U8) {
+            uint8_t *D = (uint8_t *)out->data + base;
+            for (int64_t k = 0; k < len; k++)
+                D[k] = (uint8_t)((!nr[k]) & (A[k] != 0));
+            return;
+        }
+        switch (out->type) {
+        case PRIM_I32: {
+            int32_t *D = (int32_t *)out->data + base;
+            for (int64_t k = 0; k < len; k++)
+                D[k] = nr[k] ? 0 : map_f2i32(A[k]);
+            break;
+        }
+        case PRIM_I64: {
+            int64_t *D = (int64_t *)out->data + base;
+            for (int64_t k = 0; k < len; k++)
+                D[k] = nr[k] ? 0 : map_f2i(A[k]);
+            break;
+        }
+        case PRIM_F32: {
+            float *D = (float *)out->data + base;
+            for (int64_t k = 0; k < len; k++)
+                D[k] = nr[k] ? 0.0f : (float)A[k];
+            break;
+        }
+        default: {
+            double *D = (double *)out->data + base;
+            for (int64_t k = 0; k < len; k++)
+                D[k] = nr[k] ? 0.0 : A[k];
+            break;
+        }
+        }
+    }
+}
+
+/* prim_parallel body: thread t evaluates its contiguous share of rows in
+ * batches, using its slice of the job's scratch. */
+static void map_worker(void *arg, int t, int nt)
+{
+    const MapJob *J = arg;
+    const PrimProgram *P = J->prog;
+    int64_t lo = J->n * t / nt, hi = J->n * (t + 1) / nt;
+    if (lo >= hi)
+        return;
+    MapRegs R;
+    char *s = J->scratch + J->per_thread * (size_t)t;
+    for (int r = 0; r < P->nregs; r++) {
+        R.oi[r] = (int64_t *)s;
+        s += sizeof(int64_t) * MAP_BATCH;
+        R.of[r] = (double *)s;
+        s += sizeof(double) * MAP_BATCH;
+        R.nl[r] = (uint8_t *)s;
+        s += MAP_BATCH;
+        R.ri[r] = R.oi[r];
+        R.rf[r] = R.of[r];
+        R.maynull[r] = 0;
+    }
+    for (int i = 0; i < P->ninstr; i++)
+        if (J->hoisted[i])
+            map_exec(&R, &P->code[i], J->inputs, 0, MAP_BATCH);
+    for (int64_t base = lo; base < hi; base += MAP_BATCH) {
+        int64_t len = hi - base < MAP_BATCH ? hi - base : MAP_BATCH;
+        for (int i = 0; i < P->ninstr; i++)
+            if (!J->hoisted[i])
+                map_exec(&R, &P->code[i], J->inputs, base, len);
+        map_store(&R, P->result, P->result_t, P->as_filter, J->out, base, len);
+    }
+}
+
+/* Returns which operands (bit 0: a, 1: b, 2: c) op reads. */
+static int map_reads(int op)
+{
+    switch (op) {
+    case POP_COL:
+    case POP_CONST:
+    case POP_NULL:
+        return 0;
+    case POP_NEG:
+    case POP_I2F:
+    case POP_F2I:
+    case POP_NOT:
+    case POP_ISNULL:
+    case POP_NOTNULL:
+    case POP_TRUTH:
+    case POP_LOOKUP:
+        return 1;
+    case POP_CASE:
+        return 7;
+    default:
+        return 3;
+    }
+}
+
+/* Register type masks used by validation. */
+enum { MAP_I = 1, MAP_F = 2, MAP_ANY = 3 };
+
+/* Returns the type mask that operand o (0: a, 1: b, 2: c) of in must have. */
+static int map_operand_type(const PrimInstr *in, int o)
+{
+    int t = in->t == PRIM_REG_F ? MAP_F : MAP_I;
+    switch (in->op) {
+    case POP_I2F:
+    case POP_LOOKUP:
+        return MAP_I;
+    case POP_F2I:
+        return MAP_F;
+    case POP_ISNULL:
+    case POP_NOTNULL:
+        return MAP_ANY;
+    case POP_CASE:
+        return o == 0 ? MAP_I : t;
+    default:
+        return t;
+    }
+}
+
+/* Returns the type mask of the register that in writes. */
+static int map_dst_type(const PrimInstr *in)
+{
+    switch (in->op) {
+    case POP_NULL:
+        return MAP_ANY;
+    case POP_I2F:
+        return MAP_F;
+    case POP_COL:
+    case POP_CONST:
+    case POP_ADD:
+    case POP_SUB:
+    case POP_MUL:
+    case POP_DIV:
+    case POP_MOD:
+    case POP_NEG:
+    case POP_CASE:
+    case POP_COALESCE:
+        return in->t == PRIM_REG_F ? MAP_F : MAP_I;
+    default:
+        return MAP_I;
+    }
+}
+
+/* Checks prog, inputs and out against the contract and fills hoisted[i]
+ * (ninstr bytes). Returns 0, or -1 with a message in ctx->err. */
+static int map_validate(PrimCtx *ctx, const PrimProgram *P, const PrimVec *inputs, int64_t n,
+                        const PrimVec *out, uint8_t *hoisted)
+{
+    if (P->nregs < 1 || P->nregs > PRIM_MAX_REGS)
+        return map_err(ctx, "nregs %d out of range", P->nregs);
+    if (P->ninstr < 0 || (P->ninstr > 0 && !P->code))
+        return map_err(ctx, "bad instruction list");
+    if (P->result < 0 || P->result >= P->nregs)
+        return map_err(ctx, "result register %d out of range", P->result);
+    if (P->result_t != PRIM_REG_I && P->result_t != PRIM_REG_F)
+        return map_err(ctx, "bad result type");
+    if (P->ninputs < 0 || (P->ninputs > 0 && !inputs))
+        return map_err(ctx, "missing inputs");
+    for (int i = 0; i < P->ninputs; i++)
+        if (prim_type_width(inputs[i].type) == 0 || (n > 0 && !inputs[i].data))
+            return map_err(ctx, "bad input column %d", i);
+    if (prim_type_width(out->type) == 0 || (n > 0 && !out->data))
+        return map_err(ctx, "bad output vector");
+    uint8_t written[PRIM_MAX_REGS] = {0}, nwrites[PRIM_MAX_REGS] = {0};
+    uint8_t regtype[PRIM_MAX_REGS] = {0};
+    for (int i = 0; i < P->ninstr; i++) {
+        const PrimInstr *in = &P->code[i];
+        if (in->op > POP_COALESCE)
+            return map_err(ctx, "instruction %d: bad opcode %d", i, in->op);
+        if (in->t != PRIM_REG_I && in->t != PRIM_REG_F)
+            return map_err(ctx, "instruction %d: bad type %d", i, in->t);
+        int rd = map_reads(in->op);
+        int16_t ops[3] = {in->a, in->b, in->c};
+        for (int o = 0; o < 3; o++) {
+            if (!(rd & (1 << o)))
+                continue;
+            if (ops[o] < 0 || ops[o] >= P->nregs)
+                return map_err(ctx, "instruction %d: register %d out of range", i, ops[o]);
+            if (!written[ops[o]])
+                return map_err(ctx, "instruction %d: register %d read before written", i,
+                               ops[o]);
+            int want = map_operand_type(in, o);
+            if (want != MAP_ANY && !(regtype[ops[o]] & want))
+                return map_err(ctx, "instruction %d: register %d has the wrong type", i,
+                               ops[o]);
+        }
+        if (in->dst < 0 || in->dst >= P->nregs)
+            return map_err(ctx, "instruction %d: register %d out of range", i, in->dst);
+        if (in->op == POP_COL && (in->ival < 0 || in->ival >= P->ninputs))
+            return map_err(ctx, "instruction %d: input %lld out of range", i,
+                           (long long)in->ival);
+        if (in->op == POP_LOOKUP && (in->table_n < 0 || (in->table_n > 0 && !in->table)))
+            return map_err(ctx, "instruction %d: bad lookup table", i);
+        written[in->dst] = 1;
+        regtype[in->dst] = (uint8_t)map_dst_type(in);
+        if (nwrites[in->dst] < 2)
+            nwrites[in->dst]++;
+    }
+    if (!written[P->result])
+        return map_err(ctx, "result register %d never written", P->result);
+    if (!(regtype[P->result] & (P->result_t == PRIM_REG_F ? MAP_F : MAP_I)))
+        return map_err(ctx, "result register %d has the wrong type", P->result);
+    for (int i = 0; i < P->ninstr; i++) {
+        const PrimInstr *in = &P->code[i];
+        hoisted[i] = (in->op == POP_CONST || in->op == POP_NULL) && nwrites[in->dst] == 1;
+    }
+    return 0;
+}
+
+/* See primitives.h. Temporary storage (registers per thread) comes from
+ * ctx->alloc and is freed before returning. Returns 0, or -1 with a message
+ * in ctx->err (invalid program or vectors, out of memory). */
+int prim_cpu_map(PrimCtx *ctx, const PrimProgram *prog, const PrimVec *inputs, int64_t n,
+                 PrimVec *out)
+{
+    if (!prog || !out || n < 0)
+        return map_err(ctx, "bad arguments");
+    uint8_t hoisted_small[256];
+    uint8_t *hoisted = hoisted_small;
+    size_t hbytes = prog->ninstr > 0 ? (size_t)prog->ninstr : 1;
+    if (hbytes > sizeof hoisted_small) {
+        hoisted = ctx->alloc(ctx->ud, hbytes);
+        if (!hoisted)
+            return map_err(ctx, "out of memory");
+    }
+    int rc = map_validate(ctx, prog, inputs, n, out, hoisted);
+    if (rc == 0 && n > 0) {
+        int nt = ctx->nthreads < 1 ? 1 : ctx->nthreads;
+        if (n < MAP_PAR_MIN_ROWS)
+            nt = 1;
+        if (nt > 1 && n / nt < MAP_BATCH)
+            nt = (int)(n / MAP_BATCH) > 0 ? (int)(n / MAP_BATCH) : 1;
+        MapJob J = {prog, inputs, out, n, hoisted, NULL, 0};
+        J.per_thread = ((size_t)prog->nregs * MAP_BATCH * (2 * sizeof(int64_t) + 1) + 63) & ~(size_t)63;
+        J.scratch = ctx->alloc(ctx->ud, J.per_thread * (size_t)nt);
+        if (!J.scratch) {
+            rc = map_err(ctx, "out of memory");
+        } else {
+            if (prim_parallel(nt, map_worker, &J) != 0)
+                rc = map_err(ctx, "cannot start worker threads");
+            ctx->free(ctx->ud, J.scratch);
+        }
+    }
+    if (hoisted != hoisted_small)
+        ctx->free(ctx->ud, hoisted);
+    return rc;
+}

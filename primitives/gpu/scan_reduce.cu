@@ -1,0 +1,369 @@
+/*
+ * scan_reduce.cu -- GPU twins built on CUB's scan, select and reduce: scan,
+ * segments, segreduce, plus prim_gpu_util_select_rows for sort_join.cu.
+ * Contracts are the CPU twins' in primitives/primitives.h with device
+ * pointers. The host synchronizes ctx->stream only where a count returns to
+ * it (scan's total, segments' nseg).
+ *
+ * Instantiations are kept few on purpose (compile time): every loader reads
+ * its column through a runtime type switch, so one CUB instantiation serves
+ * all five PrimTypes.
+ */
+#include <stdint.h>
+
+#include <cub/device/device_reduce.cuh>
+#include <cub/device/device_scan.cuh>
+#include <cub/device/device_segmented_reduce.cuh>
+#include <cub/device/device_select.cuh>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+
+#include "primitives/gpu/gpu_util.cuh"
+
+typedef thrust::counting_iterator<int64_t> RowIter;
+
+/* ----------------------------------------------------------------- scan -- */
+
+/* Value i of a U8/I32/I64 column as int64 (scan input). */
+struct ScanLoad {
+    const void *d;
+    int type;
+    __host__ __device__ int64_t operator()(int64_t i) const {
+#ifdef __CUDA_ARCH__
+        return prim_load_i(d, type, i);
+#else
+        return 0;
+#endif
+    }
+};
+
+/* *d_total = value n-1 of the input (run before the scan, so that out may
+ * alias the input). */
+__global__ void scan_last_kernel(ScanLoad in, int64_t n, int64_t *d_total) {
+    *d_total = in(n - 1);
+}
+
+/* *d_total += out[n-1]: the sum of all values. */
+__global__ void scan_total_kernel(const int64_t *out, int64_t n, int64_t *d_total) {
+    *d_total += out[n - 1];
+}
+
+/* GPU twin of prim_cpu_scan: exclusive prefix sum of in (U8, I32 or I64;
+ * validity ignored) into out[0..n) (int64, device) with
+ * cub::DeviceScan::ExclusiveSum over a widening transform iterator, and
+ * *total (host) = the sum of all values. Synchronizes ctx->stream to return
+ * *total (the one documented sync). n == 0 gives *total = 0 without device
+ * work. Returns 0 or -1. */
+extern "C" int prim_gpu_scan(PrimCtx *ctx, const PrimVec *in, int64_t n, int64_t *out,
+                             int64_t *total) {
+    if (prim_gpu_ctx_ok(ctx) != 0)
+        return -1;
+    if (!in || !total || n < 0)
+        return prim_gpu_fail(ctx, "scan: bad arguments");
+    *total = 0;
+    if (n == 0)
+        return 0;
+    if (!in->data || !out)
+        return prim_gpu_fail(ctx, "scan: missing data");
+    if (in->type != PRIM_U8 && in->type != PRIM_I32 && in->type != PRIM_I64)
+        return prim_gpu_fail(ctx, "scan: input must be U8, I32 or I64");
+    cudaStream_t st = prim_gpu_stream(ctx);
+    ScanLoad load = {in->data, (int)in->type};
+    thrust::transform_iterator<ScanLoad, RowIter, int64_t> it(RowIter(0), load);
+    size_t temp_bytes = 0;
+    GQP_CUDA_TRY(ctx, cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, it, out, n, st));
+    DevBuf temp(ctx);
+    if (temp.alloc(temp_bytes + 16) != 0)
+        return -1;
+    int64_t *d_total = temp.as<int64_t>();
+    void *d_temp = temp.as<char>() + 16;
+    scan_last_kernel<<<1, 1, 0, st>>>(load, n, d_total);
+    GQP_LAUNCH_TRY(ctx);
+    GQP_CUDA_TRY(ctx, cub::DeviceScan::ExclusiveSum(d_temp, temp_bytes, it, out, n, st));
+    scan_total_kernel<<<1, 1, 0, st>>>(out, n, d_total);
+    GQP_LAUNCH_TRY(ctx);
+    int64_t h_total = 0;
+    GQP_CUDA_TRY(ctx, cudaMemcpyAsync(&h_total, d_total, sizeof h_total, cudaMemcpyDeviceToHost,
+                                      st));
+    GQP_CUDA_TRY(ctx, cudaStreamSynchronize(st));
+    *total = h_total;
+    return 0;
+}
+
+/* ------------------------------------------------------- select helper -- */
+
+/* See gpu_util.cuh: compacts the indices of the flagged rows with
+ * cub::DeviceSelect::Flagged; synchronizes ctx->stream for *count. */
+extern "C" int prim_gpu_util_select_rows(PrimCtx *ctx, const uint8_t *d_flags, int64_t n,
+                                         int64_t *d_out, int64_t *count) {
+    cudaStream_t st = prim_gpu_stream(ctx);
+    size_t temp_bytes = 0;
+    GQP_CUDA_TRY(ctx, cub::DeviceSelect::Flagged(nullptr, temp_bytes, RowIter(0), d_flags, d_out,
+                                                 (int64_t *)nullptr, n, st));
+    DevBuf temp(ctx);
+    if (temp.alloc(temp_bytes + 16) != 0)
+        return -1;
+    int64_t *d_count = temp.as<int64_t>();
+    GQP_CUDA_TRY(ctx, cub::DeviceSelect::Flagged(temp.as<char>() + 16, temp_bytes, RowIter(0),
+                                                 d_flags, d_out, d_count, n, st));
+    int64_t h_count = 0;
+    GQP_CUDA_TRY(ctx, cudaMemcpyAsync(&h_count, d_count, sizeof h_count, cudaMemcpyDeviceToHost,
+                                      st));
+    GQP_CUDA_TRY(ctx, cudaStreamSynchronize(st));
+    *count = h_count;
+    return 0;
+}
+
+/* ------------------------------------------------------------- segments -- */
+
+/* flags[i] = (first ? i == 0 : flags[i]) | (i > 0 and row i of key differs
+ * from row i-1); d == NULL (no key) only sets the row-0 flags. NULL equals NULL and differs from any value; floats compare
+ * numerically (-0.0 == 0.0, NaN differs from everything). */
+__global__ void heads_kernel(const void *d, const uint8_t *v, int type, int64_t n,
+                             uint8_t *flags, int first) {
+    for (int64_t i = GQP_GRID_START; i < n; i += GQP_GRID_STRIDE) {
+        uint8_t h = first ? (uint8_t)(i == 0) : flags[i];
+        if (!h && i > 0 && d) {
+            const int na = v && !v[i], nb = v && !v[i - 1];
+            if (na != nb)
+                h = 1;
+            else if (!na) {
+                if (prim_is_float(type))
+                    h = prim_load_f(d, type, i) != prim_load_f(d, type, i - 1);
+                else
+                    h = prim_load_i(d, type, i) != prim_load_i(d, type, i - 1);
+            }
+        }
+        flags[i] = h;
+    }
+}
+
+/* GPU twin of prim_cpu_segments: one heads_kernel pass per key flags the
+ * first row of every run of equal keys (row 0 always), then
+ * cub::DeviceSelect::Flagged writes those row ids to starts (device,
+ * capacity n) and *nseg (host) is synchronized from the device. nkeys == 0
+ * gives one segment for n > 0. Returns 0 or -1. */
+extern "C" int prim_gpu_segments(PrimCtx *ctx, const PrimVec *keys, int nkeys, int64_t n,
+                                 int64_t *starts, int64_t *nseg) {
+    if (prim_gpu_ctx_ok(ctx) != 0)
+        return -1;
+    if (!nseg || n < 0 || nkeys < 0 || (nkeys > 0 && !keys))
+        return prim_gpu_fail(ctx, "segments: bad arguments");
+    *nseg = 0;
+    if (n == 0)
+        return 0;
+    if (!starts)
+        return prim_gpu_fail(ctx, "segments: missing output");
+    for (int k = 0; k < nkeys; ++k)
+        if (!keys[k].data || (int)keys[k].type < PRIM_U8 || (int)keys[k].type > PRIM_F64)
+            return prim_gpu_fail(ctx, "segments: key %d has no data", k);
+    cudaStream_t st = prim_gpu_stream(ctx);
+    DevBuf flags(ctx);
+    if (flags.alloc((size_t)n) != 0)
+        return -1;
+    const unsigned grid = prim_gpu_grid(n);
+    if (nkeys == 0) {
+        heads_kernel<<<grid, GQP_BLOCK, 0, st>>>(nullptr, nullptr, PRIM_U8, n,
+                                                 flags.as<uint8_t>(), 1);
+        GQP_LAUNCH_TRY(ctx);
+    }
+    for (int k = 0; k < nkeys; ++k) {
+        heads_kernel<<<grid, GQP_BLOCK, 0, st>>>(keys[k].data, keys[k].valid, (int)keys[k].type,
+                                                 n, flags.as<uint8_t>(), k == 0);
+        GQP_LAUNCH_TRY(ctx);
+    }
+    return prim_gpu_util_select_rows(ctx, flags.as<uint8_t>(), n, starts, nseg);
+}
+
+/* ------------------------------------------------------------ segreduce -- */
+
+/* Partial aggregate: cnt non-NULL values and their SUM / MIN / MAX in v
+ * (int64 for integer columns, double for float columns). cnt == 0 means
+ * empty (v meaningless). */
+template <typename T> struct Acc {
+    int64_t cnt;
+    T v;
+};
+
+/* Row i of the value column as a partial aggregate; rows before *lo (the
+ * start of the only segment, single-segment path) count as empty. */
+template <typename T> struct AccLoad {
+    const void *d;
+    const uint8_t *valid;
+    const int64_t *lo; /* NULL: no lower bound */
+    int type;
+    __host__ __device__ Acc<T> operator()(int64_t i) const {
+        Acc<T> a;
+        a.cnt = 0;
+        a.v = (T)0;
+#ifdef __CUDA_ARCH__
+        if ((lo && i < *lo) || (valid && !valid[i]) || !d)
+            return a;
+        a.cnt = 1;
+        if (prim_is_float(type))
+            a.v = (T)prim_load_f(d, type, i);
+        else
+            a.v = (T)prim_load_i(d, type, i);
+#endif
+        return a;
+    }
+};
+
+/* Combines two partial aggregates for the aggregate agg (runtime, so that one
+ * instantiation serves SUM, MIN, MAX, COUNT and AVG). Associative; integer
+ * sums wrap (two's complement, no UB). */
+template <typename T> struct AccOp {
+    int agg;
+    __host__ __device__ Acc<T> operator()(const Acc<T> &a, const Acc<T> &b) const {
+        Acc<T> r;
+        r.cnt = a.cnt + b.cnt;
+        if (a.cnt == 0)
+            r.v = b.v;
+        else if (b.cnt == 0)
+            r.v = a.v;
+        else if (agg == AGG_MIN)
+            r.v = b.v < a.v ? b.v : a.v;
+        else if (agg == AGG_MAX)
+            r.v = b.v > a.v ? b.v : a.v;
+        else
+            r.v = add(a.v, b.v);
+        return r;
+    }
+    __host__ __device__ static int64_t add(int64_t x, int64_t y) {
+        return (int64_t)((uint64_t)x + (uint64_t)y);
+    }
+    __host__ __device__ static double add(double x, double y) {
+        return x + y;
+    }
+};
+
+/* End offset of segment s: starts[s+1], or n for the last. */
+struct SegEnd {
+    const int64_t *starts;
+    int64_t nseg, n;
+    __host__ __device__ int64_t operator()(int64_t s) const {
+#ifdef __CUDA_ARCH__
+        return s + 1 < nseg ? starts[s + 1] : n;
+#else
+        return 0;
+#endif
+    }
+};
+
+/* Stores an integer (double) aggregate at s of out, converted to out_type. */
+static __device__ __forceinline__ void seg_store(void *out, int out_type, int64_t s, int64_t v) {
+    prim_store_i(out, out_type, s, v);
+}
+static __device__ __forceinline__ void seg_store(void *out, int out_type, int64_t s, double v) {
+    prim_store_f(out, out_type, s, v);
+}
+
+/* Writes the final value of every segment s < nseg from its partial
+ * aggregate: COUNT -> cnt; SUM/MIN/MAX -> v or NULL if cnt == 0; AVG ->
+ * v / cnt as double or NULL. Converted to out_type; NULLs store 0. */
+template <typename T>
+__global__ void seg_final_kernel(const Acc<T> *acc, int64_t nseg, int agg, int out_type,
+                                 void *out, uint8_t *ov) {
+    for (int64_t s = GQP_GRID_START; s < nseg; s += GQP_GRID_STRIDE) {
+        const Acc<T> a = acc[s];
+        int valid = 1;
+        if (agg == AGG_COUNT) {
+            prim_store_i(out, out_type, s, a.cnt);
+        } else if (a.cnt == 0) {
+            valid = 0;
+            prim_store_i(out, out_type, s, 0);
+        } else if (agg == AGG_AVG) {
+            prim_store_f(out, out_type, s, (double)a.v / (double)a.cnt);
+        } else {
+            seg_store(out, out_type, s, a.v);
+        }
+        if (ov)
+            ov[s] = (uint8_t)valid;
+    }
+}
+
+/* COUNT(*): out[s] = end(s) - starts[s], never NULL. */
+__global__ void seg_count_star_kernel(const int64_t *starts, int64_t nseg, int64_t n,
+                                      int out_type, void *out, uint8_t *ov) {
+    SegEnd end = {starts, nseg, n};
+    for (int64_t s = GQP_GRID_START; s < nseg; s += GQP_GRID_STRIDE) {
+        prim_store_i(out, out_type, s, end(s) - starts[s]);
+        if (ov)
+            ov[s] = 1;
+    }
+}
+
+/* Runs the reduction of val over the segments with accumulator type T:
+ * cub::DeviceReduce for one segment (rows starts[0]..n-1, read on the
+ * device), cub::DeviceSegmentedReduce otherwise, then seg_final_kernel.
+ * Returns 0 or -1. */
+template <typename T>
+static int segreduce_run(PrimCtx *ctx, PrimAgg agg, const PrimVec *val, const int64_t *starts,
+                         int64_t nseg, int64_t n, PrimVec *out) {
+    cudaStream_t st = prim_gpu_stream(ctx);
+    AccLoad<T> load = {val->data, val->valid, nseg == 1 ? starts : nullptr, (int)val->type};
+    thrust::transform_iterator<AccLoad<T>, RowIter, Acc<T>> it(RowIter(0), load);
+    AccOp<T> op = {(int)agg};
+    Acc<T> init;
+    init.cnt = 0;
+    init.v = (T)0;
+    DevBuf accs(ctx), temp(ctx);
+    if (accs.alloc((size_t)nseg * sizeof(Acc<T>)) != 0)
+        return -1;
+    Acc<T> *d_acc = accs.as<Acc<T>>();
+    size_t temp_bytes = 0;
+    if (nseg == 1) {
+        GQP_CUDA_TRY(ctx, cub::DeviceReduce::Reduce(nullptr, temp_bytes, it, d_acc, n, op, init,
+                                                    st));
+        if (temp.alloc(temp_bytes) != 0)
+            return -1;
+        GQP_CUDA_TRY(ctx,
+                     cub::DeviceReduce::Reduce(temp.p, temp_bytes, it, d_acc, n, op, init, st));
+    } else {
+        SegEnd endf = {starts, nseg, n};
+        thrust::transform_iterator<SegEnd, RowIter, int64_t> ends(RowIter(0), endf);
+        GQP_CUDA_TRY(ctx, cub::DeviceSegmentedReduce::Reduce(nullptr, temp_bytes, it, d_acc, nseg,
+                                                             starts, ends, op, init, st));
+        if (temp.alloc(temp_bytes) != 0)
+            return -1;
+        GQP_CUDA_TRY(ctx, cub::DeviceSegmentedReduce::Reduce(temp.p, temp_bytes, it, d_acc, nseg,
+                                                             starts, ends, op, init, st));
+    }
+    seg_final_kernel<T><<<prim_gpu_grid(nseg), GQP_BLOCK, 0, st>>>(d_acc, nseg, (int)agg,
+                                                                   (int)out->type, out->data,
+                                                                   out->valid);
+    GQP_LAUNCH_TRY(ctx);
+    return 0;
+}
+
+/* GPU twin of prim_cpu_segreduce (device pointers): per segment
+ * COUNT_STAR / COUNT (I64, never NULL), SUM (I64 for integer val, F64 for
+ * float val), MIN / MAX (I64 or F64 after val), AVG (F64); NULL where a
+ * segment has no non-NULL value. The result is converted to out->type, so an
+ * out of the documented type gets exact values. Integer SUM and AVG
+ * accumulate in int64 (AVG = (double)sum / count), float ones in double in
+ * CUB's order (equal to the CPU twin within rounding). val may be NULL for
+ * COUNT_STAR. Asynchronous. Returns 0 or -1. */
+extern "C" int prim_gpu_segreduce(PrimCtx *ctx, PrimAgg agg, const PrimVec *val,
+                                  const int64_t *starts, int64_t nseg, int64_t n, PrimVec *out) {
+    if (prim_gpu_ctx_ok(ctx) != 0)
+        return -1;
+    if (!out || nseg < 0 || n < 0 || (int)agg < AGG_COUNT_STAR || (int)agg > AGG_AVG)
+        return prim_gpu_fail(ctx, "segreduce: bad arguments");
+    if (nseg == 0)
+        return 0;
+    if (!starts || !out->data || (int)out->type < PRIM_U8 || (int)out->type > PRIM_F64)
+        return prim_gpu_fail(ctx, "segreduce: missing data");
+    if (agg == AGG_COUNT_STAR) {
+        seg_count_star_kernel<<<prim_gpu_grid(nseg), GQP_BLOCK, 0, prim_gpu_stream(ctx)>>>(
+            starts, nseg, n, (int)out->type, out->data, out->valid);
+        GQP_LAUNCH_TRY(ctx);
+        return 0;
+    }
+    if (!val || (n > 0 && !val->data) || (int)val->type < PRIM_U8 || (int)val->type > PRIM_F64)
+        return prim_gpu_fail(ctx, "segreduce: missing values");
+    const int is_float = val->type == PRIM_F32 || val->type == PRIM_F64;
+    if (is_float && agg != AGG_COUNT)
+        return segreduce_run<double>(ctx, agg, val, starts, nseg, n, out);
+    return segreduce_run<int64_t>(ctx, agg, val, starts, nseg, n, out);
+}

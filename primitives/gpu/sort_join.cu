@@ -1,0 +1,506 @@
+/*
+ * sort_join.cu -- GPU twins built on cub::DeviceRadixSort: sort (successive
+ * stable LSD passes over order-preserving unsigned keys) and join (hash join
+ * on a key-sorted build side). Contracts are the CPU twins' in
+ * primitives/primitives.h with device pointers. Only three radix-sort
+ * instantiations exist (8-, 32- and 64-bit keys, int64 payload); join reuses
+ * the 64-bit one.
+ */
+#include <stdint.h>
+
+#include <cub/device/device_radix_sort.cuh>
+
+#include "primitives/gpu/gpu_util.cuh"
+
+/* Temporary bytes cub::DeviceRadixSort::SortPairs (DoubleBuffer form) needs
+ * for n items of key type K with an int64 payload; 0 on error (recorded). */
+template <typename K> static int radix_temp_bytes(PrimCtx *ctx, int64_t n, size_t *bytes) {
+    cub::DoubleBuffer<K> k(nullptr, nullptr);
+    cub::DoubleBuffer<int64_t> v(nullptr, nullptr);
+    size_t b = 0;
+    GQP_CUDA_TRY(ctx, cub::DeviceRadixSort::SortPairs(nullptr, b, k, v, n, 0, (int)sizeof(K) * 8,
+                                                      prim_gpu_stream(ctx)));
+    *bytes = b;
+    return 0;
+}
+
+/* One stable radix pass over bits [0, end_bit) of keys, carrying vals. The
+ * DoubleBuffers' selectors tell where the sorted data landed. */
+template <typename K>
+static int radix_pass(PrimCtx *ctx, void *temp, size_t temp_bytes, cub::DoubleBuffer<K> &keys,
+                      cub::DoubleBuffer<int64_t> &vals, int64_t n, int end_bit) {
+    size_t b = temp_bytes;
+    GQP_CUDA_TRY(ctx, cub::DeviceRadixSort::SortPairs(temp, b, keys, vals, n, 0, end_bit,
+                                                      prim_gpu_stream(ctx)));
+    return 0;
+}
+
+/* ----------------------------------------------------------------- sort -- */
+
+/* Order-preserving unsigned image of row r of a column (ascending): U8 as
+ * is; signed ints with the sign bit flipped; floats with the IEEE flip
+ * (negative: all bits inverted; positive: sign bit set), -0.0 folded onto
+ * +0.0 (they compare equal) and every NaN onto the positive quiet NaN (after
+ * +inf). 32-bit images fit in the low 32 bits. */
+static __device__ __forceinline__ uint64_t sort_image(const void *d, int type, int64_t r) {
+    switch (type) {
+    case PRIM_U8:
+        return ((const uint8_t *)d)[r];
+    case PRIM_I32:
+        return (uint32_t)((const int32_t *)d)[r] ^ 0x80000000u;
+    case PRIM_I64:
+        return (uint64_t)((const int64_t *)d)[r] ^ 0x8000000000000000ull;
+    case PRIM_F32: {
+        const float f = ((const float *)d)[r];
+        uint32_t u = f != f ? 0x7fc00000u : f == 0.0f ? 0u : __float_as_uint(f);
+        return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+    }
+    default: {
+        const double f = ((const double *)d)[r];
+        uint64_t u = f != f    ? 0x7ff8000000000000ull
+                     : f == 0.0 ? 0ull
+                                : (uint64_t)__double_as_longlong(f);
+        return (u & 0x8000000000000000ull) ? ~u : (u | 0x8000000000000000ull);
+    }
+    }
+}
+
+/* out[i] = key image of row perm[i] (perm == NULL: row i), inverted for a
+ * descending key; NULL rows get 0 so that the pass keeps their order (the
+ * null pass places them). */
+template <typename K>
+__global__ void sort_key_kernel(const void *d, const uint8_t *v, int type, int desc,
+                                const int64_t *perm, int64_t n, K *out) {
+    for (int64_t i = GQP_GRID_START; i < n; i += GQP_GRID_STRIDE) {
+        const int64_t r = perm ? perm[i] : i;
+        K k = 0;
+        if (!v || v[r]) {
+            k = (K)sort_image(d, type, r);
+            if (desc)
+                k = (K)~k;
+        }
+        out[i] = k;
+    }
+}
+
+/* out[i] = rank of row perm[i]'s NULL flag: ascending NULL 0 / value 1,
+ * descending value 0 / NULL 1 (NULLs first ascending, last descending). */
+__global__ void sort_null_kernel(const uint8_t *v, int desc, const int64_t *perm, int64_t n,
+                                 uint8_t *out) {
+    for (int64_t i = GQP_GRID_START; i < n; i += GQP_GRID_STRIDE) {
+        const int isnull = !v[perm[i]];
+        out[i] = (uint8_t)(desc ? isnull : !isnull);
+    }
+}
+
+/* p[i] = i. */
+__global__ void iota_kernel(int64_t *p, int64_t n) {
+    for (int64_t i = GQP_GRID_START; i < n; i += GQP_GRID_STRIDE)
+        p[i] = i;
+}
+
+/* GPU twin of prim_cpu_sort: perm (device, n values) = the stable
+ * permutation ordering rows by keys[0..nkeys) lexicographically. Successive
+ * stable cub radix passes from the last key to the first, each on the key
+ * gathered through the current permutation (the first pass reads the key
+ * directly); a nullable key gets a second 8-bit pass on its NULL flag right
+ * after its value pass. Temporary memory: two key buffers (n x widest key),
+ * one permutation buffer (n x 8) and CUB's temp storage, from ctx->alloc.
+ * Asynchronous. Returns 0 or -1. */
+extern "C" int prim_gpu_sort(PrimCtx *ctx, const PrimVec *keys, const uint8_t *desc, int nkeys,
+                             int64_t n, int64_t *perm) {
+    if (prim_gpu_ctx_ok(ctx) != 0)
+        return -1;
+    if (n < 0 || nkeys < 0 || (nkeys > 0 && !keys))
+        return prim_gpu_fail(ctx, "sort: bad arguments");
+    if (n == 0)
+        return 0;
+    if (!perm)
+        return prim_gpu_fail(ctx, "sort: missing output");
+    cudaStream_t st = prim_gpu_stream(ctx);
+    size_t kwidth = 0, temp_bytes = 0;
+    int need[3] = {0, 0, 0}; /* 8-, 32-, 64-bit passes */
+    for (int k = 0; k < nkeys; ++k) {
+        if (!keys[k].data || (int)keys[k].type < PRIM_U8 || (int)keys[k].type > PRIM_F64)
+            return prim_gpu_fail(ctx, "sort: key %d has no data", k);
+        const size_t w = prim_type_width(keys[k].type);
+        kwidth = w > kwidth ? w : kwidth;
+        need[w == 1 ? 0 : w == 4 ? 1 : 2] = 1;
+        if (keys[k].valid)
+            need[0] = 1;
+    }
+    iota_kernel<<<prim_gpu_grid(n), GQP_BLOCK, 0, st>>>(perm, n);
+    GQP_LAUNCH_TRY(ctx);
+    if (nkeys == 0)
+        return 0;
+    size_t b = 0;
+    if (need[0]) {
+        if (radix_temp_bytes<uint8_t>(ctx, n, &b) != 0)
+            return -1;
+        temp_bytes = b > temp_bytes ? b : temp_bytes;
+    }
+    if (need[1]) {
+        if (radix_temp_bytes<uint32_t>(ctx, n, &b) != 0)
+            return -1;
+        temp_bytes = b > temp_bytes ? b : temp_bytes;
+    }
+    if (need[2]) {
+        if (radix_temp_bytes<uint64_t>(ctx, n, &b) != 0)
+            return -1;
+        temp_bytes = b > temp_bytes ? b : temp_bytes;
+    }
+    DevBuf k0(ctx), k1(ctx), palt(ctx), temp(ctx);
+    if (k0.alloc((size_t)n * kwidth) != 0 || k1.alloc((size_t)n * kwidth) != 0 ||
+        palt.alloc((size_t)n * sizeof(int64_t)) != 0 || temp.alloc(temp_bytes) != 0)
+        return -1;
+    cub::DoubleBuffer<int64_t> vals(perm, palt.as<int64_t>());
+    const unsigned grid = prim_gpu_grid(n);
+    for (int k = nkeys - 1; k >= 0; --k) {
+        const PrimVec *key = &keys[k];
+        const int dk = desc ? desc[k] != 0 : 0;
+        /* The first pass runs on the identity permutation: read keys directly. */
+        const int64_t *cur = k == nkeys - 1 ? nullptr : vals.Current();
+        switch (prim_type_width(key->type)) {
+        case 1: {
+            cub::DoubleBuffer<uint8_t> kb(k0.as<uint8_t>(), k1.as<uint8_t>());
+            sort_key_kernel<uint8_t><<<grid, GQP_BLOCK, 0, st>>>(
+                key->data, key->valid, (int)key->type, dk, cur, n, kb.Current());
+            GQP_LAUNCH_TRY(ctx);
+            if (radix_pass<uint8_t>(ctx, temp.p, temp.bytes, kb, vals, n, 8) != 0)
+                return -1;
+            break;
+        }
+        case 4: {
+            cub::DoubleBuffer<uint32_t> kb(k0.as<uint32_t>(), k1.as<uint32_t>());
+            sort_key_kernel<uint32_t><<<grid, GQP_BLOCK, 0, st>>>(
+                key->data, key->valid, (int)key->type, dk, cur, n, kb.Current());
+            GQP_LAUNCH_TRY(ctx);
+            if (radix_pass<uint32_t>(ctx, temp.p, temp.bytes, kb, vals, n, 32) != 0)
+                return -1;
+            break;
+        }
+        default: {
+            cub::DoubleBuffer<uint64_t> kb(k0.as<uint64_t>(), k1.as<uint64_t>());
+            sort_key_kernel<uint64_t><<<grid, GQP_BLOCK, 0, st>>>(
+                key->data, key->valid, (int)key->type, dk, cur, n, kb.Current());
+            GQP_LAUNCH_TRY(ctx);
+            if (radix_pass<uint64_t>(ctx, temp.p, temp.bytes, kb, vals, n, 64) != 0)
+                return -1;
+            break;
+        }
+        }
+        if (key->valid) {
+            cub::DoubleBuffer<uint8_t> kb(k0.as<uint8_t>(), k1.as<uint8_t>());
+            sort_null_kernel<<<grid, GQP_BLOCK, 0, st>>>(key->valid, dk, vals.Current(), n,
+                                                         kb.Current());
+            GQP_LAUNCH_TRY(ctx);
+            if (radix_pass<uint8_t>(ctx, temp.p, temp.bytes, kb, vals, n, 1) != 0)
+                return -1;
+        }
+    }
+    if (vals.Current() != perm)
+        GQP_CUDA_TRY(ctx, cudaMemcpyAsync(perm, vals.Current(), (size_t)n * sizeof(int64_t),
+                                          cudaMemcpyDeviceToDevice, st));
+    return 0;
+}
+
+/* ----------------------------------------------------------------- join -- */
+
+/* Empty hash slot. */
+#define JOIN_EMPTY (~0ull)
+
+/* Equality image of row r of a join key: ints by value (I32 zero-extended
+ * bits), floats by bit pattern with -0.0 folded onto +0.0. Returns 0 for a
+ * key that never matches (NULL or NaN), 1 otherwise. */
+static __device__ __forceinline__ int join_image(const void *d, const uint8_t *v, int type,
+                                                 int64_t r, uint64_t *key) {
+    if (v && !v[r])
+        return 0;
+    switch (type) {
+    case PRIM_U8:
+        *key = ((const uint8_t *)d)[r];
+        return 1;
+    case PRIM_I32:
+        *key = (uint32_t)((const int32_t *)d)[r];
+        return 1;
+    case PRIM_I64:
+        *key = (uint64_t)((const int64_t *)d)[r];
+        return 1;
+    case PRIM_F32: {
+        const float f = ((const float *)d)[r];
+        if (f != f)
+            return 0;
+        *key = f == 0.0f ? 0u : __float_as_uint(f);
+        return 1;
+    }
+    default: {
+        const double f = ((const double *)d)[r];
+        if (f != f)
+            return 0;
+        *key = f == 0.0 ? 0ull : (uint64_t)__double_as_longlong(f);
+        return 1;
+    }
+    }
+}
+
+/* MurmurHash3's 64-bit finalizer. */
+static __device__ __forceinline__ uint64_t join_hash(uint64_t k) {
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdull;
+    k ^= k >> 33;
+    k *= 0xc4ceb9fe1a85ec53ull;
+    k ^= k >> 33;
+    return k;
+}
+
+/* flags[i] = 1 where row i of the build key can match (not NULL, not NaN). */
+__global__ void join_flag_kernel(const void *d, const uint8_t *v, int type, int64_t n,
+                                 uint8_t *flags) {
+    for (int64_t i = GQP_GRID_START; i < n; i += GQP_GRID_STRIDE) {
+        uint64_t k;
+        flags[i] = (uint8_t)join_image(d, v, type, i, &k);
+    }
+}
+
+/* keys[t] = equality image of build row rows[t] (all of them match-able). */
+__global__ void join_keys_kernel(const void *d, int type, const int64_t *rows, int64_t n,
+                                 uint64_t *keys) {
+    for (int64_t t = GQP_GRID_START; t < n; t += GQP_GRID_STRIDE) {
+        uint64_t k = 0;
+        join_image(d, nullptr, type, rows[t], &k);
+        keys[t] = k;
+    }
+}
+
+/* Inserts the first position t of every run of equal keys in the sorted
+ * ks[0..n) into the open-addressing table slots[0..mask] (linear probing,
+ * slot = position of the run's head; at most n < capacity/2 slots used). */
+__global__ void join_insert_kernel(const uint64_t *ks, int64_t n, unsigned long long *slots,
+                                   uint64_t mask) {
+    for (int64_t t = GQP_GRID_START; t < n; t += GQP_GRID_STRIDE) {
+        if (t > 0 && ks[t] == ks[t - 1])
+            continue;
+        uint64_t h = join_hash(ks[t]) & mask;
+        while (atomicCAS(&slots[h], JOIN_EMPTY, (unsigned long long)t) != JOIN_EMPTY)
+            h = (h + 1) & mask;
+    }
+}
+
+/* For the last position t of every run, finds the run's slot and writes
+ * ends[slot] = t + 1 (one past the run). Runs after join_insert_kernel. */
+__global__ void join_tail_kernel(const uint64_t *ks, int64_t n, const unsigned long long *slots,
+                                 int64_t *ends, uint64_t mask) {
+    for (int64_t t = GQP_GRID_START; t < n; t += GQP_GRID_STRIDE) {
+        if (t + 1 < n && ks[t + 1] == ks[t])
+            continue;
+        uint64_t h = join_hash(ks[t]) & mask;
+        for (;;) {
+            const unsigned long long s = slots[h];
+            if (s != JOIN_EMPTY && ks[s] == ks[t]) {
+                ends[h] = t + 1;
+                break;
+            }
+            h = (h + 1) & mask;
+        }
+    }
+}
+
+/* For every probe row p: pstart[p] = first sorted build position with an
+ * equal key and cnt[p] = number of such positions (0 and no match for NULL,
+ * NaN, or a key missing from the table). */
+__global__ void join_probe_kernel(const void *d, const uint8_t *v, int type, int64_t np,
+                                  const uint64_t *ks, const unsigned long long *slots,
+                                  const int64_t *ends, uint64_t mask, int64_t *pstart,
+                                  int64_t *cnt) {
+    for (int64_t p = GQP_GRID_START; p < np; p += GQP_GRID_STRIDE) {
+        uint64_t key;
+        int64_t c = 0, s0 = 0;
+        if (join_image(d, v, type, p, &key)) {
+            uint64_t h = join_hash(key) & mask;
+            for (;;) {
+                const unsigned long long s = slots[h];
+                if (s == JOIN_EMPTY)
+                    break;
+                if (ks[s] == key) {
+                    s0 = (int64_t)s;
+                    c = ends[h] - (int64_t)s;
+                    break;
+                }
+                h = (h + 1) & mask;
+            }
+        }
+        pstart[p] = s0;
+        cnt[p] = c;
+    }
+}
+
+/* Output pair k < total: p = the last probe row with off[p] <= k (binary
+ * search over off[0..np), off[0] = 0), t = k - off[p], build row
+ * rs[pstart[p] + t]. probe_left says which side p is. */
+__global__ void join_fill_kernel(const int64_t *off, const int64_t *pstart, int64_t np,
+                                 const int64_t *rs, int64_t total, int probe_left, int64_t *left,
+                                 int64_t *right) {
+    for (int64_t k = GQP_GRID_START; k < total; k += GQP_GRID_STRIDE) {
+        int64_t lo = 0, hi = np;
+        while (hi - lo > 1) {
+            const int64_t mid = lo + (hi - lo) / 2;
+            if (off[mid] <= k)
+                lo = mid;
+            else
+                hi = mid;
+        }
+        const int64_t b = rs[pstart[lo] + (k - off[lo])];
+        left[k] = probe_left ? lo : b;
+        right[k] = probe_left ? b : lo;
+    }
+}
+
+/* Smallest power of two >= x (x >= 1). */
+static uint64_t pow2_at_least(uint64_t x) {
+    uint64_t c = 1;
+    while (c < x)
+        c <<= 1;
+    return c;
+}
+
+/* Number of bits needed for values 0..x (at least 1). */
+static int bits_for(uint64_t x) {
+    int b = 1;
+    while (b < 64 && (x >> b) != 0)
+        ++b;
+    return b;
+}
+
+/* GPU twin of prim_cpu_join (device pointers; lkey and rkey of one type).
+ * The smaller side is the build side (the right one on a tie):
+ *  1. its match-able rows (not NULL, not NaN) are compacted
+ *     (cub::DeviceSelect::Flagged; host sync for the count) and radix-sorted
+ *     by key image, stably, so equal keys form runs with ascending row ids;
+ *  2. an open-addressing table (capacity: power of two >= 2 x build rows,
+ *     atomicCAS inserts) maps each distinct key to its run [start, end);
+ *  3. every probe row counts its matches; prim_gpu_scan gives the offsets and
+ *     the pair count (host sync), the pair arrays are allocated exactly
+ *     through ctx->alloc, and one thread per pair fills them (binary search
+ *     on the offsets, so skewed keys stay balanced).
+ * Probing the left side yields pairs ordered by i then j directly. Probing
+ * the right side yields them ordered by j then i; one stable radix pass on i
+ * (bits for nl only) then gives the documented (i, j) order.
+ * out->left/right: device arrays owned by the caller (ctx->free), NULL when
+ * out->n == 0. Returns 0 or -1. */
+extern "C" int prim_gpu_join(PrimCtx *ctx, const PrimVec *lkey, int64_t nl, const PrimVec *rkey,
+                             int64_t nr, PrimPairs *out) {
+    if (prim_gpu_ctx_ok(ctx) != 0)
+        return -1;
+    if (!out || !lkey || !rkey || nl < 0 || nr < 0)
+        return prim_gpu_fail(ctx, "join: bad arguments");
+    out->n = 0;
+    out->left = out->right = nullptr;
+    if (lkey->type != rkey->type)
+        return prim_gpu_fail(ctx, "join: key types differ");
+    if ((int)lkey->type < PRIM_U8 || (int)lkey->type > PRIM_F64)
+        return prim_gpu_fail(ctx, "join: bad key type %d", (int)lkey->type);
+    if (nl == 0 || nr == 0)
+        return 0;
+    if (!lkey->data || !rkey->data)
+        return prim_gpu_fail(ctx, "join: missing key data");
+    cudaStream_t st = prim_gpu_stream(ctx);
+    const int probe_left = nr <= nl;
+    const PrimVec *bk = probe_left ? rkey : lkey, *pk = probe_left ? lkey : rkey;
+    const int64_t nb = probe_left ? nr : nl, np = probe_left ? nl : nr;
+    const int type = (int)bk->type;
+    const int key_bits = (int)prim_type_width(bk->type) * 8;
+
+    /* 1. Compact and sort the build side. */
+    DevBuf flags(ctx), rows(ctx), rows_alt(ctx), keys(ctx), keys_alt(ctx), temp(ctx);
+    if (flags.alloc((size_t)nb) != 0 || rows.alloc((size_t)nb * 8) != 0)
+        return -1;
+    join_flag_kernel<<<prim_gpu_grid(nb), GQP_BLOCK, 0, st>>>(bk->data, bk->valid, type, nb,
+                                                              flags.as<uint8_t>());
+    GQP_LAUNCH_TRY(ctx);
+    int64_t nbv = 0;
+    if (prim_gpu_util_select_rows(ctx, flags.as<uint8_t>(), nb, rows.as<int64_t>(), &nbv) != 0)
+        return -1;
+    if (nbv == 0)
+        return 0;
+    size_t temp_bytes = 0;
+    if (radix_temp_bytes<uint64_t>(ctx, nbv, &temp_bytes) != 0)
+        return -1;
+    if (rows_alt.alloc((size_t)nbv * 8) != 0 || keys.alloc((size_t)nbv * 8) != 0 ||
+        keys_alt.alloc((size_t)nbv * 8) != 0 || temp.alloc(temp_bytes) != 0)
+        return -1;
+    join_keys_kernel<<<prim_gpu_grid(nbv), GQP_BLOCK, 0, st>>>(bk->data, type, rows.as<int64_t>(),
+                                                               nbv, keys.as<uint64_t>());
+    GQP_LAUNCH_TRY(ctx);
+    cub::DoubleBuffer<uint64_t> kb(keys.as<uint64_t>(), keys_alt.as<uint64_t>());
+    cub::DoubleBuffer<int64_t> rb(rows.as<int64_t>(), rows_alt.as<int64_t>());
+    if (radix_pass<uint64_t>(ctx, temp.p, temp.bytes, kb, rb, nbv, key_bits) != 0)
+        return -1;
+    const uint64_t *ks = kb.Current();
+    const int64_t *rs = rb.Current();
+
+    /* 2. Hash table of distinct keys -> runs. */
+    const uint64_t cap = pow2_at_least(2 * (uint64_t)nbv);
+    DevBuf slots(ctx), ends(ctx);
+    if (slots.alloc(cap * 8) != 0 || ends.alloc(cap * 8) != 0)
+        return -1;
+    GQP_CUDA_TRY(ctx, cudaMemsetAsync(slots.p, 0xff, cap * 8, st));
+    join_insert_kernel<<<prim_gpu_grid(nbv), GQP_BLOCK, 0, st>>>(
+        ks, nbv, slots.as<unsigned long long>(), cap - 1);
+    GQP_LAUNCH_TRY(ctx);
+    join_tail_kernel<<<prim_gpu_grid(nbv), GQP_BLOCK, 0, st>>>(
+        ks, nbv, slots.as<unsigned long long>(), ends.as<int64_t>(), cap - 1);
+    GQP_LAUNCH_TRY(ctx);
+
+    /* 3. Probe, count, allocate, fill. */
+    DevBuf pstart(ctx), cnt(ctx), off(ctx);
+    if (pstart.alloc((size_t)np * 8) != 0 || cnt.alloc((size_t)np * 8) != 0 ||
+        off.alloc((size_t)np * 8) != 0)
+        return -1;
+    join_probe_kernel<<<prim_gpu_grid(np), GQP_BLOCK, 0, st>>>(
+        pk->data, pk->valid, type, np, ks, slots.as<unsigned long long>(), ends.as<int64_t>(),
+        cap - 1, pstart.as<int64_t>(), cnt.as<int64_t>());
+    GQP_LAUNCH_TRY(ctx);
+    PrimVec cv;
+    cv.type = PRIM_I64;
+    cv.n = np;
+    cv.data = cnt.p;
+    cv.valid = nullptr;
+    int64_t total = 0;
+    if (prim_gpu_scan(ctx, &cv, np, off.as<int64_t>(), &total) != 0)
+        return -1;
+    if (total == 0)
+        return 0;
+    if (total > INT64_MAX / 8)
+        return prim_gpu_fail(ctx, "join: %lld pairs is too many", (long long)total);
+    DevBuf left(ctx), right(ctx);
+    if (left.alloc((size_t)total * 8) != 0 || right.alloc((size_t)total * 8) != 0)
+        return -1;
+    join_fill_kernel<<<prim_gpu_grid(total), GQP_BLOCK, 0, st>>>(
+        off.as<int64_t>(), pstart.as<int64_t>(), np, rs, total, probe_left, left.as<int64_t>(),
+        right.as<int64_t>());
+    GQP_LAUNCH_TRY(ctx);
+
+    if (!probe_left) {
+        /* Pairs are ordered by (j, i): a stable pass on i gives (i, j). */
+        DevBuf left_alt(ctx), right_alt(ctx), temp2(ctx);
+        size_t tb = 0;
+        if (radix_temp_bytes<uint64_t>(ctx, total, &tb) != 0)
+            return -1;
+        if (left_alt.alloc((size_t)total * 8) != 0 || right_alt.alloc((size_t)total * 8) != 0 ||
+            temp2.alloc(tb) != 0)
+            return -1;
+        cub::DoubleBuffer<uint64_t> lk(left.as<uint64_t>(), left_alt.as<uint64_t>());
+        cub::DoubleBuffer<int64_t> rv(right.as<int64_t>(), right_alt.as<int64_t>());
+        if (radix_pass<uint64_t>(ctx, temp2.p, temp2.bytes, lk, rv, total,
+                                 bits_for((uint64_t)(nl - 1))) != 0)
+            return -1;
+        if (lk.Current() != left.as<uint64_t>())
+            left.swap(left_alt);
+        if (rv.Current() != right.as<int64_t>())
+            right.swap(right_alt);
+    }
+    out->n = total;
+    out->left = (int64_t *)left.release();
+    out->right = (int64_t *)right.release();
+    return 0;
+}

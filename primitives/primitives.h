@@ -1,0 +1,216 @@
+/*
+ * primitives.h -- the primitive set of gqp's DAG, each as a CPU twin
+ * (primitives/cpu/<name>.c, prim_cpu_<name>) and a GPU twin
+ * (primitives/gpu/<name>.cu, prim_gpu_<name>) with the same arguments and
+ * the same result. CPU twins take host pointers and use ctx->nthreads
+ * threads; GPU twins take device pointers and issue their work on
+ * ctx->stream without synchronizing, except where a host-side count is
+ * returned (documented per function).
+ *
+ * Memory: primitives write into buffers the caller allocated, sized as each
+ * function documents. Where an output size is data-dependent (join pairs)
+ * the primitive allocates through ctx->alloc (the executor's allocator /
+ * pool) and the caller frees through ctx->free. Temporary storage comes from
+ * ctx->alloc as well, never from malloc/cudaMalloc behind the caller's back.
+ *
+ * All row counts, offsets and sizes are 64-bit. Every function returns 0 on
+ * success or -1 on error with a message in ctx->err.
+ */
+#ifndef GQP_PRIMITIVES_H
+#define GQP_PRIMITIVES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum PrimType {
+    PRIM_U8 = 0,  /* flags / bool */
+    PRIM_I32 = 1, /* INT32, DATE, string codes */
+    PRIM_I64 = 2, /* INT64, row ids, counts */
+    PRIM_F32 = 3,
+    PRIM_F64 = 4
+} PrimType;
+
+size_t prim_type_width(PrimType t);
+
+/* A vector: n values of one type, optional validity (NULL = all valid). */
+typedef struct PrimVec {
+    PrimType type;
+    int64_t n;
+    void *data;
+    uint8_t *valid; /* one byte per value, 1 = present; NULL = no NULLs */
+} PrimVec;
+
+typedef struct PrimCtx {
+    int nthreads;   /* CPU twins: worker threads (>= 1) */
+    void *stream;   /* GPU twins: cudaStream_t (NULL = default stream) */
+    /* The executor's allocator: host memory for CPU twins, device memory for
+     * GPU twins. Returns NULL on failure. */
+    void *(*alloc)(void *ud, size_t bytes);
+    void (*free)(void *ud, void *p);
+    void *ud;
+    char err[256];
+} PrimCtx;
+
+/* ------------------------------------------------------------------ map --
+ * A map node evaluates a whole expression tree per row in one pass, as a
+ * small register program (the Virginian "opcodes in one kernel" design).
+ * Registers hold either int64 (type I) or double (type F) values plus a
+ * NULL flag. Semantics are SQLite's: integer arithmetic in int64, division
+ * or modulo by zero gives NULL, comparisons and AND/OR/NOT use three-valued
+ * logic, NOT x is (x == 0).
+ */
+typedef enum PrimOp {
+    POP_COL,    /* dst = input column ival (converted to dst's type) */
+    POP_CONST,  /* dst = ival (type I) or fval (type F) */
+    POP_NULL,   /* dst = NULL */
+    POP_ADD,    /* dst = a + b, in type t (both operands already of type t) */
+    POP_SUB,
+    POP_MUL,
+    POP_DIV,    /* I: truncating; NULL if b == 0 (also F, as SQLite) */
+    POP_MOD,    /* I: C remainder; F: fmod on truncated ints as SQLite; NULL if b == 0 */
+    POP_NEG,    /* dst = -a */
+    POP_I2F,    /* dst(F) = (double)a(I) */
+    POP_F2I,    /* dst(I) = (int64)a(F), truncating */
+    POP_EQ,     /* dst(I) = a == b compared in type t, 0/1 or NULL */
+    POP_NE,
+    POP_LT,
+    POP_LE,
+    POP_GT,
+    POP_GE,
+    POP_AND,    /* three-valued; operands are I 0/1 (or any: nonzero = true) */
+    POP_OR,
+    POP_NOT,    /* dst(I) = a == 0 (a of type t), NULL stays NULL */
+    POP_ISNULL, /* dst(I) = a is NULL ? 1 : 0, never NULL */
+    POP_NOTNULL,
+    POP_TRUTH,  /* dst(I) = a != 0 (a of type t), NULL stays NULL */
+    POP_CASE,   /* dst = (a not NULL and a != 0) ? b : c, all of type t except a (I) */
+    POP_LOOKUP, /* dst(I) = table[a] for 0 <= a < table_n (a of type I); NULL if a NULL
+                   or table value is INT64_MIN: dictionary remaps, LIKE per entry */
+    POP_COALESCE /* dst = a if not NULL else b, in type t */
+} PrimOp;
+
+enum { PRIM_REG_I = 0, PRIM_REG_F = 1 };
+
+typedef struct PrimInstr {
+    uint8_t op;    /* PrimOp */
+    uint8_t t;     /* PRIM_REG_I / PRIM_REG_F: operand type (compare, arith), dst type (COL, CONST, CASE) */
+    int16_t dst, a, b, c;
+    int64_t ival;  /* POP_COL: input index; POP_CONST: value */
+    double fval;
+    const int64_t *table; /* POP_LOOKUP (host table; the GPU twin gets a device copy) */
+    int64_t table_n;
+} PrimInstr;
+
+typedef struct PrimProgram {
+    int ninstr;
+    const PrimInstr *code;
+    int nregs;        /* registers 0..nregs-1, at most PRIM_MAX_REGS */
+    int result;       /* register holding the result */
+    int result_t;     /* PRIM_REG_I / PRIM_REG_F */
+    int ninputs;      /* input columns the program reads */
+    int as_filter;    /* 1: out is PRIM_U8 flags, 1 where result is non-NULL and != 0 */
+} PrimProgram;
+
+#define PRIM_MAX_REGS 64
+
+/* Evaluate prog over rows 0..n-1 of inputs[0..prog->ninputs) (each with at
+ * least n values) into out (caller-allocated, n values of out->type; the
+ * result register is converted to out->type). If out->valid is not NULL it
+ * receives validity bytes; if it is NULL, NULL results are written as 0. */
+int prim_cpu_map(PrimCtx *ctx, const PrimProgram *prog, const PrimVec *inputs, int64_t n,
+                 PrimVec *out);
+
+/* ----------------------------------------------------------------- scan --
+ * Exclusive prefix sum of in (PRIM_U8, PRIM_I32 or PRIM_I64, n values) into
+ * out[0..n) (int64); *total (host) = sum of all. The GPU twin synchronizes
+ * its stream to return *total. */
+int prim_cpu_scan(PrimCtx *ctx, const PrimVec *in, int64_t n, int64_t *out, int64_t *total);
+
+/* -------------------------------------------------------------- scatter --
+ * For every i in 0..n-1 with flags == NULL or flags[i] != 0:
+ * dst[idx[i]] = src ? src[i] : i (row id, dst must be PRIM_I64). dst's type
+ * equals src's; validity is scattered too when both have it. */
+int prim_cpu_scatter(PrimCtx *ctx, const PrimVec *src, const uint8_t *flags, const int64_t *idx,
+                     int64_t n, PrimVec *dst);
+
+/* --------------------------------------------------------------- gather --
+ * dst[i] = src[idx[i]] for i in 0..n-1; idx[i] < 0 gives NULL (dst->valid
+ * must then be allocated). dst->valid (if not NULL) receives validity. */
+int prim_cpu_gather(PrimCtx *ctx, const PrimVec *src, const int64_t *idx, int64_t n,
+                    PrimVec *dst);
+
+/* ----------------------------------------------------------------- sort --
+ * perm[0..n) = the stable permutation that orders rows by keys[0..nkeys)
+ * lexicographically; desc[k] != 0 sorts key k descending. NULLs sort first
+ * ascending and last descending (SQLite). Float keys compare numerically. */
+int prim_cpu_sort(PrimCtx *ctx, const PrimVec *keys, const uint8_t *desc, int nkeys, int64_t n,
+                  int64_t *perm);
+
+/* ------------------------------------------------------------- segments --
+ * Rows 0..n-1 of keys are sorted (equal keys adjacent). Writes the first row
+ * of each run of equal keys (NULLs equal each other) to starts (capacity n)
+ * and their count to *nseg (host; the GPU twin synchronizes). n == 0 gives
+ * 0 segments. */
+int prim_cpu_segments(PrimCtx *ctx, const PrimVec *keys, int nkeys, int64_t n, int64_t *starts,
+                      int64_t *nseg);
+
+/* ------------------------------------------------------- segmented-reduce --
+ * Segment s covers rows starts[s] .. starts[s+1]-1 (the last ends at n).
+ * out (caller-allocated, nseg values, with valid allocated for all but
+ * COUNT) receives per segment:
+ *   AGG_COUNT_STAR: rows (I64)           AGG_COUNT: non-NULL values (I64)
+ *   AGG_SUM: I64 for integer val, F64 for float val; NULL if no value
+ *   AGG_MIN / AGG_MAX: I64 or F64 as val; NULL if no value
+ *   AGG_AVG: F64 mean of non-NULL values; NULL if none
+ * A global aggregate is one segment with starts[0] = 0 (also when n == 0). */
+typedef enum PrimAgg { AGG_COUNT_STAR, AGG_COUNT, AGG_SUM, AGG_MIN, AGG_MAX, AGG_AVG } PrimAgg;
+int prim_cpu_segreduce(PrimCtx *ctx, PrimAgg agg, const PrimVec *val, const int64_t *starts,
+                       int64_t nseg, int64_t n, PrimVec *out);
+
+/* ----------------------------------------------------------------- join --
+ * Equi-join: all pairs (i, j) with lkey[i] == rkey[j] (both non-NULL; lkey
+ * and rkey have the same type), i in 0..nl-1, j in 0..nr-1. out->left and
+ * out->right are allocated through ctx->alloc (freed by the caller through
+ * ctx->free; NULL when out->n == 0). Pairs come ordered by i, then j. A hash
+ * table is built on the smaller side. */
+typedef struct PrimPairs {
+    int64_t n;
+    int64_t *left;
+    int64_t *right;
+} PrimPairs;
+int prim_cpu_join(PrimCtx *ctx, const PrimVec *lkey, int64_t nl, const PrimVec *rkey, int64_t nr,
+                  PrimPairs *out);
+
+/* Cross product: all nl * nr pairs, ordered by i then j; allocated as
+ * prim_cpu_join's. */
+int prim_cpu_cross(PrimCtx *ctx, int64_t nl, int64_t nr, PrimPairs *out);
+
+/* ------------------------------------------------------------ GPU twins --
+ * Same contracts with device pointers; declared here so the executor can
+ * dispatch on a node's placement. In a build without CUDA they return -1
+ * with "built without CUDA". */
+int prim_gpu_available(void); /* 1 if a device is present and usable */
+int prim_gpu_map(PrimCtx *ctx, const PrimProgram *prog, const PrimVec *inputs, int64_t n,
+                 PrimVec *out);
+int prim_gpu_scan(PrimCtx *ctx, const PrimVec *in, int64_t n, int64_t *out, int64_t *total);
+int prim_gpu_scatter(PrimCtx *ctx, const PrimVec *src, const uint8_t *flags, const int64_t *idx,
+                     int64_t n, PrimVec *dst);
+int prim_gpu_gather(PrimCtx *ctx, const PrimVec *src, const int64_t *idx, int64_t n,
+                    PrimVec *dst);
+int prim_gpu_sort(PrimCtx *ctx, const PrimVec *keys, const uint8_t *desc, int nkeys, int64_t n,
+                  int64_t *perm);
+int prim_gpu_segments(PrimCtx *ctx, const PrimVec *keys, int nkeys, int64_t n, int64_t *starts,
+                      int64_t *nseg);
+int prim_gpu_segreduce(PrimCtx *ctx, PrimAgg agg, const PrimVec *val, const int64_t *starts,
+                       int64_t nseg, int64_t n, PrimVec *out);
+int prim_gpu_join(PrimCtx *ctx, const PrimVec *lkey, int64_t nl, const PrimVec *rkey, int64_t nr,
+                  PrimPairs *out);
+int prim_gpu_cross(PrimCtx *ctx, int64_t nl, int64_t nr, PrimPairs *out);
+
+/* CPU worker helper shared by the CPU twins: run fn(arg, t, nthreads) on
+ * nthreads threads (t = 0..nthreads-1) and wait. Returns 0 or -1. */
+int prim_parallel(int nthreads, void (*fn)(void *arg, int t, int nt), void *arg);
+/* Number of online cores. */
+int prim_ncores(void);
+
+#endif /* GQP_PRIMITIVES_H */

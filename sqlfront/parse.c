@@ -1,0 +1,1159 @@
+/*
+ * parse.c -- recursive-descent parser for gqp's SQL dialect (grammar in the
+ * comment of sql_parse_one in sqlfront.h). Builds the AST in the caller's
+ * arena; lists grow by doubling, so a 64-table FROM or a 64-term AND chain
+ * costs linear time.
+ *
+ * Error handling: every parse_* function returns NULL (or -1) after the
+ * first error, which it records in p->err; callers just propagate.
+ */
+#include "sqlfront/sqlfront.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Deepest nesting of expressions before the parser gives up (protects the C
+ * stack from hostile input such as 100000 opening parentheses). */
+#define PARSE_MAX_DEPTH 1000
+
+/* Longest token text quoted in an error message. */
+#define ERR_TOKEN_MAX 120
+
+typedef struct Parser {
+    const char *sql;
+    int64_t len;
+    SqlArena *arena;
+    SqlToken tok;     /* current (not yet consumed) token */
+    int64_t prev_end; /* byte offset just past the last consumed token */
+    SqlError *err;
+    int failed; /* an error has been recorded */
+    int depth;  /* current expression nesting */
+} Parser;
+
+/* A growable array in the arena; elem bytes per item. */
+typedef struct Vec {
+    char *data;
+    int64_t n, cap;
+    size_t elem;
+} Vec;
+
+/* Words that never name a column, table or alias unless "quoted". */
+static const char *const reserved_words[] = {
+    "all",       "and",     "as",         "asc",    "between", "by",      "case",   "cast",
+    "check",     "collate", "constraint", "create", "cross",   "default", "delete", "desc",
+    "distinct",  "drop",    "else",       "end",    "escape",  "except",  "exists", "false",
+    "from",      "full",    "glob",       "group",  "having",  "in",      "inner",  "insert",
+    "intersect", "into",    "is",         "isnull", "join",    "left",    "like",   "limit",
+    "natural",   "not",     "notnull",    "null",   "offset",  "on",      "or",     "order",
+    "outer",     "primary", "references", "right",  "select",  "table",   "then",   "true",
+    "union",     "unique",  "update",     "using",  "values",  "when",    "where",  "with",
+};
+
+/* ---- errors ---- */
+
+/* Records a formatted error at offset (first error wins). Returns -1 so
+ * callers can `return fail(...)`. */
+static int fail_at(Parser *p, int64_t offset, const char *fmt, ...) {
+    if (p->failed) return -1;
+    p->failed = 1;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(p->err->msg, sizeof p->err->msg, fmt, ap);
+    va_end(ap);
+    p->err->offset = offset;
+    return -1;
+}
+
+/* Records "out of memory" (no position). Returns -1. */
+static int fail_oom(Parser *p) {
+    return fail_at(p, -1, "out of memory");
+}
+
+/* Records the PostgreSQL-style syntax error for the current token:
+ * `syntax error at or near "<text>"`, `syntax error at end of input`, or
+ * for a TK_ERROR token the specific lexical error. Returns -1. */
+static int fail_syntax(Parser *p) {
+    SqlToken t = p->tok;
+    if (t.kind == TK_EOF) return fail_at(p, p->len, "syntax error at end of input");
+    int n = t.len > ERR_TOKEN_MAX ? ERR_TOKEN_MAX : (int)t.len;
+    const char *s = p->sql + t.pos;
+    if (t.kind == TK_ERROR) {
+        if (s[0] == '\'')
+            return fail_at(p, t.pos, "unterminated quoted string at or near \"%.*s\"", n, s);
+        if (s[0] == '"' || s[0] == '`')
+            return fail_at(p, t.pos, "unterminated quoted identifier at or near \"%.*s\"", n, s);
+        if (t.len >= 2 && s[0] == '/' && s[1] == '*')
+            return fail_at(p, t.pos, "unterminated /* comment at or near \"%.*s\"", n, s);
+    }
+    return fail_at(p, t.pos, "syntax error at or near \"%.*s\"", n, s);
+}
+
+/* Records "<what> is not supported" at offset. Returns -1. */
+static int fail_unsupported(Parser *p, int64_t offset, const char *what) {
+    return fail_at(p, offset, "%s is not supported", what);
+}
+
+/* ---- tokens ---- */
+
+/* Consumes the current token and reads the next one. */
+static void advance(Parser *p) {
+    p->prev_end = p->tok.pos + p->tok.len;
+    p->tok = sql_next_token(p->sql, p->len, p->prev_end);
+}
+
+/* Returns the token after the current one, without consuming anything. */
+static SqlToken peek(const Parser *p) {
+    return sql_next_token(p->sql, p->len, p->tok.pos + p->tok.len);
+}
+
+/* Returns the token after t, without consuming anything. */
+static SqlToken peek_after(const Parser *p, SqlToken t) {
+    return sql_next_token(p->sql, p->len, t.pos + t.len);
+}
+
+/* Returns 1 when t is the operator spelled op. */
+static int tok_is_op(const Parser *p, SqlToken t, const char *op) {
+    size_t n = strlen(op);
+    return t.kind == TK_OP && (size_t)t.len == n && memcmp(p->sql + t.pos, op, n) == 0;
+}
+
+/* Returns 1 when t is the unquoted keyword kw (kw given in lower case). */
+static int tok_is_kw(const Parser *p, SqlToken t, const char *kw) {
+    size_t n = strlen(kw);
+    if (t.kind != TK_IDENT || t.quoted || (size_t)t.len != n) return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = p->sql[t.pos + (int64_t)i];
+        if (c >= 'A' && c <= 'Z') c = (char)(c - 'A' + 'a');
+        if (c != kw[i]) return 0;
+    }
+    return 1;
+}
+
+/* Returns 1 when the current token is the operator op. */
+static int is_op(const Parser *p, const char *op) {
+    return tok_is_op(p, p->tok, op);
+}
+
+/* Returns 1 when the current token is the keyword kw (lower case). */
+static int is_kw(const Parser *p, const char *kw) {
+    return tok_is_kw(p, p->tok, kw);
+}
+
+/* Consumes the current token and returns 1 if it is operator op; else 0. */
+static int accept_op(Parser *p, const char *op) {
+    if (!is_op(p, op)) return 0;
+    advance(p);
+    return 1;
+}
+
+/* Consumes the current token and returns 1 if it is keyword kw; else 0. */
+static int accept_kw(Parser *p, const char *kw) {
+    if (!is_kw(p, kw)) return 0;
+    advance(p);
+    return 1;
+}
+
+/* Consumes operator op; returns 0, or -1 with a syntax error. */
+static int expect_op(Parser *p, const char *op) {
+    if (accept_op(p, op)) return 0;
+    return fail_syntax(p);
+}
+
+/* Consumes keyword kw; returns 0, or -1 with a syntax error. */
+static int expect_kw(Parser *p, const char *kw) {
+    if (accept_kw(p, kw)) return 0;
+    return fail_syntax(p);
+}
+
+/* Returns 1 when t is an unquoted reserved word. */
+static int tok_is_reserved(const Parser *p, SqlToken t) {
+    if (t.kind != TK_IDENT || t.quoted) return 0;
+    for (size_t i = 0; i < sizeof reserved_words / sizeof reserved_words[0]; i++)
+        if (tok_is_kw(p, t, reserved_words[i])) return 1;
+    return 0;
+}
+
+/* Returns 1 when t can be a name: a quoted identifier or an unreserved one. */
+static int tok_is_name(const Parser *p, SqlToken t) {
+    return t.kind == TK_IDENT && !tok_is_reserved(p, t);
+}
+
+/* Returns the text of t with quotes removed and doubled quotes undone
+ * (identifiers and strings), arena-owned; NULL after an out-of-memory error. */
+static char *tok_text(Parser *p, SqlToken t) {
+    const char *s = p->sql + t.pos;
+    int quoted = t.kind == TK_STRING || (t.kind == TK_IDENT && t.quoted);
+    if (!quoted) {
+        char *r = sql_arena_strndup(p->arena, s, (size_t)t.len);
+        if (!r) fail_oom(p);
+        return r;
+    }
+    char q = s[0];
+    char *r = sql_arena_alloc(p->arena, (size_t)t.len);
+    if (!r) {
+        fail_oom(p);
+        return NULL;
+    }
+    int64_t o = 0;
+    for (int64_t i = 1; i < t.len - 1; i++) {
+        r[o++] = s[i];
+        if (s[i] == q) i++; /* skip the second quote of a doubled pair */
+    }
+    r[o] = '\0';
+    return r;
+}
+
+/* Consumes a name (quoted or unreserved identifier) and returns its text,
+ * arena-owned; NULL with a syntax error when the current token is not one. */
+static char *expect_name(Parser *p) {
+    if (!tok_is_name(p, p->tok)) {
+        fail_syntax(p);
+        return NULL;
+    }
+    char *s = tok_text(p, p->tok);
+    if (s) advance(p);
+    return s;
+}
+
+/* ---- growable arrays ---- */
+
+/* Returns an empty vector of elem-byte items. */
+static Vec vec_make(size_t elem) {
+    Vec v = {NULL, 0, 0, elem};
+    return v;
+}
+
+/* Appends a copy of *item; returns 0, or -1 after recording an error (out
+ * of memory, or more than INT_MAX items). */
+static int vec_push(Parser *p, Vec *v, const void *item) {
+    if (v->n == v->cap) {
+        if (v->n >= INT_MAX) return fail_at(p, p->tok.pos, "too many items in a list");
+        int64_t cap = v->cap ? v->cap * 2 : 8;
+        char *d = sql_arena_alloc(p->arena, (size_t)cap * v->elem);
+        if (!d) return fail_oom(p);
+        if (v->n) memcpy(d, v->data, (size_t)v->n * v->elem);
+        v->data = d;
+        v->cap = cap;
+    }
+    memcpy(v->data + (size_t)v->n * v->elem, item, v->elem);
+    v->n++;
+    return 0;
+}
+
+/* ---- expressions ---- */
+
+static AstExpr *parse_expr(Parser *p);
+static AstExpr *parse_not(Parser *p);
+static AstExpr *parse_add(Parser *p);
+static AstExpr *parse_unary(Parser *p);
+
+/* Returns a zeroed expression node of kind k spanning [pos, end); NULL after
+ * an out-of-memory error. */
+static AstExpr *new_expr(Parser *p, AstKind k, int64_t pos, int64_t end) {
+    AstExpr *e = sql_arena_alloc(p->arena, sizeof *e);
+    if (!e) {
+        fail_oom(p);
+        return NULL;
+    }
+    e->kind = k;
+    e->pos = pos;
+    e->end = end;
+    return e;
+}
+
+/* Returns a binary node a <op> b spanning both; NULL after an error. */
+static AstExpr *new_binary(Parser *p, AstOp op, AstExpr *a, AstExpr *b) {
+    AstExpr *e = new_expr(p, AST_BINARY, a->pos, b->end);
+    if (!e) return NULL;
+    e->op = op;
+    e->a = a;
+    e->b = b;
+    return e;
+}
+
+/* Enters one level of expression nesting; returns 0, or -1 with an error
+ * when the input nests deeper than PARSE_MAX_DEPTH. */
+static int enter(Parser *p) {
+    if (++p->depth > PARSE_MAX_DEPTH)
+        return fail_at(p, p->tok.pos, "expression nested too deeply at or near this point");
+    return 0;
+}
+
+/* Returns the number of days from 1970-01-01 to the proleptic Gregorian
+ * date y-m-d (negative before 1970). Inputs must be a valid date. */
+static int64_t days_from_civil(int64_t y, int64_t m, int64_t d) {
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    int64_t yoe = y - era * 400;
+    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+/* Parses "yyyy-mm-dd" (year 1..4 digits, month and day 1..2 digits) into
+ * *days since 1970-01-01. Returns 0, or -1 when the text is not a valid
+ * calendar date (month 1..12, day within the month, leap years honoured). */
+static int parse_date_text(const char *s, int64_t *days) {
+    int64_t v[3] = {0, 0, 0};
+    int maxd[3] = {4, 2, 2};
+    const char *c = s;
+    for (int f = 0; f < 3; f++) {
+        int nd = 0;
+        while (*c >= '0' && *c <= '9' && nd < maxd[f])
+            v[f] = v[f] * 10 + (*c++ - '0'), nd++;
+        if (nd == 0) return -1;
+        if (f < 2 && *c++ != '-') return -1;
+    }
+    if (*c != '\0') return -1;
+    int64_t y = v[0], m = v[1], d = v[2];
+    static const int mdays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    if (y < 1 || m < 1 || m > 12 || d < 1) return -1;
+    int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    int dim = mdays[m - 1] + (m == 2 && leap);
+    if (d > dim) return -1;
+    *days = days_from_civil(y, m, d);
+    return 0;
+}
+
+/* Returns the literal for the current TK_INTEGER token (consumed): AST_INT,
+ * or AST_FLOAT when a decimal literal overflows int64 (as SQLite does).
+ * A hex literal wider than 64 bits is an error. NULL after an error. */
+static AstExpr *parse_integer(Parser *p) {
+    SqlToken t = p->tok;
+    const char *s = p->sql + t.pos;
+    advance(p);
+    AstExpr *e = new_expr(p, AST_INT, t.pos, p->prev_end);
+    if (!e) return NULL;
+    if (t.len > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+        uint64_t v = 0;
+        int digits = 0;
+        for (int64_t i = 2; i < t.len; i++) {
+            char c = s[i];
+            int d = c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;
+            if (v || d) digits++;
+            v = v * 16 + (uint64_t)d;
+        }
+        if (digits > 16) {
+            fail_at(p, t.pos, "hex literal too big: \"%.*s\"", (int)(t.len > 60 ? 60 : t.len), s);
+            return NULL;
+        }
+        e->ival = (int64_t)v;
+        return e;
+    }
+    int64_t v = 0;
+    for (int64_t i = 0; i < t.len; i++) {
+        int d = s[i] - '0';
+        if (v > (INT64_MAX - d) / 10) {
+            char *txt = sql_arena_strndup(p->arena, s, (size_t)t.len);
+            if (!txt) {
+                fail_oom(p);
+                return NULL;
+            }
+            e->kind = AST_FLOAT;
+            e->fval = strtod(txt, NULL);
+            return e;
+        }
+        v = v * 10 + d;
+    }
+    e->ival = v;
+    return e;
+}
+
+/* Returns 1 when the TK_INTEGER token t spells 9223372036854775808 (2^63),
+ * the one magnitude that only fits in int64 when negated. */
+static int tok_is_int64_min_magnitude(const Parser *p, SqlToken t) {
+    static const char m[] = "9223372036854775808";
+    const char *s = p->sql + t.pos;
+    int64_t i = 0;
+    while (i < t.len - 1 && s[i] == '0')
+        i++;
+    return t.len - i == (int64_t)(sizeof m - 1) && memcmp(s + i, m, sizeof m - 1) == 0;
+}
+
+/* Parses a type name for CAST or a column definition: one or more words,
+ * then optionally "(n[, m])" with signed numbers. Stops before a word for
+ * which stop() is true. Returns the text as written (arena-owned, "" when no
+ * word is present and allow_empty), or NULL after an error. */
+static char *parse_type_name(Parser *p, int allow_empty, int (*stop)(const Parser *, SqlToken)) {
+    int64_t start = p->tok.pos;
+    int words = 0;
+    while (p->tok.kind == TK_IDENT && !(stop && stop(p, p->tok))) {
+        advance(p);
+        words++;
+    }
+    if (words == 0) {
+        if (!allow_empty) {
+            fail_syntax(p);
+            return NULL;
+        }
+        char *r = sql_arena_strndup(p->arena, "", 0);
+        if (!r) fail_oom(p);
+        return r;
+    }
+    if (accept_op(p, "(")) {
+        for (int i = 0;; i++) {
+            if (i > 0 && !accept_op(p, ",")) break;
+            if (is_op(p, "+") || is_op(p, "-")) advance(p);
+            if (p->tok.kind != TK_INTEGER && p->tok.kind != TK_FLOAT) {
+                fail_syntax(p);
+                return NULL;
+            }
+            advance(p);
+        }
+        if (expect_op(p, ")") < 0) return NULL;
+    }
+    char *r = sql_arena_strndup(p->arena, p->sql + start, (size_t)(p->prev_end - start));
+    if (!r) fail_oom(p);
+    return r;
+}
+
+/* Parses "expr {, expr}" into *v (of AstExpr *). Returns 0, or -1 after an
+ * error. */
+static int parse_expr_list(Parser *p, Vec *v) {
+    do {
+        AstExpr *e = parse_expr(p);
+        if (!e || vec_push(p, v, &e) < 0) return -1;
+    } while (accept_op(p, ","));
+    return 0;
+}
+
+/* Parses the arguments of a function call whose name token has been consumed
+ * and whose "(" is current; returns the AST_FUNC node or NULL after an error.
+ * Accepts f(), f(*), f(DISTINCT x, ...), f(ALL x, ...). */
+static AstExpr *parse_call(Parser *p, SqlToken name) {
+    AstExpr *e = new_expr(p, AST_FUNC, name.pos, name.pos + name.len);
+    if (!e || !(e->str = tok_text(p, name))) return NULL;
+    advance(p); /* ( */
+    Vec args = vec_make(sizeof(AstExpr *));
+    if (is_op(p, "*")) {
+        AstExpr *star = new_expr(p, AST_STAR, p->tok.pos, p->tok.pos + 1);
+        if (!star) return NULL;
+        advance(p);
+        if (vec_push(p, &args, &star) < 0) return NULL;
+    } else if (!is_op(p, ")")) {
+        if (accept_kw(p, "distinct"))
+            e->distinct = 1;
+        else
+            accept_kw(p, "all");
+        if (parse_expr_list(p, &args) < 0) return NULL;
+    }
+    if (expect_op(p, ")") < 0) return NULL;
+    e->list = (AstExpr **)args.data;
+    e->nlist = (int)args.n;
+    e->end = p->prev_end;
+    return e;
+}
+
+/* Parses CASE [operand] WHEN c THEN r ... [ELSE e] END with CASE current.
+ * Returns the AST_CASE node (list holds when/then pairs) or NULL. */
+static AstExpr *parse_case(Parser *p) {
+    AstExpr *e = new_expr(p, AST_CASE, p->tok.pos, 0);
+    if (!e) return NULL;
+    advance(p);
+    if (!is_kw(p, "when") && !(e->a = parse_expr(p))) return NULL;
+    Vec arms = vec_make(sizeof(AstExpr *));
+    if (!is_kw(p, "when")) {
+        fail_syntax(p);
+        return NULL;
+    }
+    while (accept_kw(p, "when")) {
+        AstExpr *w = parse_expr(p);
+        if (!w || vec_push(p, &arms, &w) < 0 || expect_kw(p, "then") < 0) return NULL;
+        AstExpr *t = parse_expr(p);
+        if (!t || vec_push(p, &arms, &t) < 0) return NULL;
+    }
+    if (accept_kw(p, "else") && !(e->b = parse_expr(p))) return NULL;
+    if (expect_kw(p, "end") < 0) return NULL;
+    e->list = (AstExpr **)arms.data;
+    e->nlist = (int)arms.n;
+    e->end = p->prev_end;
+    return e;
+}
+
+/* Parses CAST(expr AS type) with CAST current. Returns the AST_CAST node
+ * (type text in str) or NULL. */
+static AstExpr *parse_cast(Parser *p) {
+    AstExpr *e = new_expr(p, AST_CAST, p->tok.pos, 0);
+    if (!e) return NULL;
+    advance(p);
+    if (expect_op(p, "(") < 0 || !(e->a = parse_expr(p)) || expect_kw(p, "as") < 0) return NULL;
+    if (!(e->str = parse_type_name(p, 0, NULL))) return NULL;
+    if (expect_op(p, ")") < 0) return NULL;
+    e->end = p->prev_end;
+    return e;
+}
+
+/* Parses a primary expression: literal, column, function call, CASE, CAST,
+ * DATE literal or parenthesized expression. Returns the node or NULL. */
+static AstExpr *parse_primary(Parser *p) {
+    SqlToken t = p->tok;
+    AstExpr *e;
+    switch (t.kind) {
+    case TK_INTEGER:
+        return parse_integer(p);
+    case TK_FLOAT: {
+        char *txt = tok_text(p, t);
+        if (!txt || !(e = new_expr(p, AST_FLOAT, t.pos, t.pos + t.len))) return NULL;
+        e->fval = strtod(txt, NULL);
+        advance(p);
+        return e;
+    }
+    case TK_STRING:
+        if (!(e = new_expr(p, AST_STRING, t.pos, t.pos + t.len)) || !(e->str = tok_text(p, t)))
+            return NULL;
+        advance(p);
+        return e;
+    case TK_OP:
+        if (is_op(p, "(")) {
+            SqlToken n = peek(p);
+            if (tok_is_kw(p, n, "select")) {
+                fail_unsupported(p, n.pos, "a subquery");
+                return NULL;
+            }
+            advance(p);
+            if (!(e = parse_expr(p)) || expect_op(p, ")") < 0) return NULL;
+            e->pos = t.pos; /* the parentheses belong to the text, e.g. "(a+b)" */
+            e->end = p->prev_end;
+            return e;
+        }
+        fail_syntax(p);
+        return NULL;
+    case TK_IDENT:
+        break;
+    default:
+        fail_syntax(p);
+        return NULL;
+    }
+
+    if (!t.quoted) {
+        if (is_kw(p, "null") || is_kw(p, "true") || is_kw(p, "false")) {
+            int is_null = is_kw(p, "null");
+            if (!(e = new_expr(p, is_null ? AST_NULL : AST_BOOL, t.pos, t.pos + t.len)))
+                return NULL;
+            e->ival = is_kw(p, "true");
+            advance(p);
+            return e;
+        }
+        if (is_kw(p, "case")) return parse_case(p);
+        if (is_kw(p, "cast")) return parse_cast(p);
+        if (is_kw(p, "exists")) {
+            fail_unsupported(p, t.pos, "EXISTS (a subquery)");
+            return NULL;
+        }
+        SqlToken n = peek(p);
+        if (is_kw(p, "date") && n.kind == TK_STRING) {
+            if (!(e = new_expr(p, AST_DATE, t.pos, n.pos + n.len)) || !(e->str = tok_text(p, n)))
+                return NULL;
+            if (parse_date_text(e->str, &e->ival) < 0) {
+                fail_at(p, n.pos, "invalid date literal at or near \"%.*s\"",
+                        (int)(n.len > ERR_TOKEN_MAX ? ERR_TOKEN_MAX : n.len), p->sql + n.pos);
+                return NULL;
+            }
+            advance(p);
+            advance(p);
+            return e;
+        }
+    }
+    if (!tok_is_name(p, t)) {
+        fail_syntax(p);
+        return NULL;
+    }
+    advance(p);
+    if (is_op(p, "(")) return parse_call(p, t);
+    if (!(e = new_expr(p, AST_COLUMN, t.pos, t.pos + t.len)) || !(e->str = tok_text(p, t)))
+        return NULL;
+    if (is_op(p, ".")) {
+        advance(p);
+        e->table = e->str;
+        if (!(e->str = expect_name(p))) return NULL;
+        e->end = p->prev_end;
+    }
+    return e;
+}
+
+/* unary := ('-' | '+') unary | NOT not-expr | primary. NOT as an operand
+ * (as in "1 = NOT 0") is accepted as SQLite does. -9223372036854775808
+ * becomes one AST_INT. Returns the node or NULL. */
+static AstExpr *parse_unary(Parser *p) {
+    if (enter(p) < 0) return NULL;
+    SqlToken t = p->tok;
+    AstExpr *e = NULL;
+    if (is_op(p, "-") || is_op(p, "+")) {
+        SqlToken n = peek(p);
+        if (is_op(p, "-") && n.kind == TK_INTEGER && tok_is_int64_min_magnitude(p, n)) {
+            advance(p);
+            advance(p);
+            if ((e = new_expr(p, AST_INT, t.pos, p->prev_end))) e->ival = INT64_MIN;
+        } else {
+            advance(p);
+            AstExpr *a = parse_unary(p);
+            if (a && (e = new_expr(p, AST_UNARY, t.pos, a->end))) {
+                e->op = tok_is_op(p, t, "-") ? OP_NEG : OP_PLUS;
+                e->a = a;
+            }
+        }
+    } else if (is_kw(p, "not")) {
+        e = parse_not(p);
+    } else {
+        e = parse_primary(p);
+    }
+    p->depth--;
+    return e;
+}
+
+/* mul := unary {('*' | '/' | '%') unary}. Returns the node or NULL. */
+static AstExpr *parse_mul(Parser *p) {
+    AstExpr *l = parse_unary(p);
+    while (l) {
+        AstOp op = is_op(p, "*")   ? OP_MUL
+                   : is_op(p, "/") ? OP_DIV
+                   : is_op(p, "%") ? OP_MOD
+                                   : OP_NONE;
+        if (op == OP_NONE) break;
+        advance(p);
+        AstExpr *r = parse_unary(p);
+        l = r ? new_binary(p, op, l, r) : NULL;
+    }
+    return l;
+}
+
+/* add := mul {('+' | '-' | '||') mul}. Returns the node or NULL. */
+static AstExpr *parse_add(Parser *p) {
+    AstExpr *l = parse_mul(p);
+    while (l) {
+        AstOp op = is_op(p, "+")    ? OP_ADD
+                   : is_op(p, "-")  ? OP_SUB
+                   : is_op(p, "||") ? OP_CONCAT
+                                    : OP_NONE;
+        if (op == OP_NONE) break;
+        advance(p);
+        AstExpr *r = parse_mul(p);
+        l = r ? new_binary(p, op, l, r) : NULL;
+    }
+    return l;
+}
+
+/* Returns the comparison operator of the current token, or OP_NONE. */
+static AstOp cmp_op(const Parser *p) {
+    if (p->tok.kind != TK_OP) return OP_NONE;
+    if (is_op(p, "=") || is_op(p, "==")) return OP_EQ;
+    if (is_op(p, "<>") || is_op(p, "!=")) return OP_NE;
+    if (is_op(p, "<")) return OP_LT;
+    if (is_op(p, "<=")) return OP_LE;
+    if (is_op(p, ">")) return OP_GT;
+    if (is_op(p, ">=")) return OP_GE;
+    return OP_NONE;
+}
+
+/* Parses the tail of "l [NOT] BETWEEN/IN/LIKE ..." with the keyword current
+ * (NOT already consumed when negated). Returns the node or NULL. */
+static AstExpr *parse_predicate_tail(Parser *p, AstExpr *l, int negated) {
+    AstExpr *e;
+    if (accept_kw(p, "between")) {
+        if (!(e = new_expr(p, AST_BETWEEN, l->pos, 0))) return NULL;
+        e->a = l;
+        if (!(e->b = parse_add(p)) || expect_kw(p, "and") < 0 || !(e->c = parse_add(p)))
+            return NULL;
+    } else if (accept_kw(p, "like")) {
+        if (!(e = new_expr(p, AST_LIKE, l->pos, 0))) return NULL;
+        e->a = l;
+        if (!(e->b = parse_add(p))) return NULL;
+        if (is_kw(p, "escape")) {
+            fail_unsupported(p, p->tok.pos, "LIKE ... ESCAPE");
+            return NULL;
+        }
+    } else if (accept_kw(p, "in")) {
+        if (!(e = new_expr(p, AST_IN, l->pos, 0))) return NULL;
+        e->a = l;
+        if (expect_op(p, "(") < 0) return NULL;
+        if (is_kw(p, "select")) {
+            fail_unsupported(p, p->tok.pos, "a subquery");
+            return NULL;
+        }
+        Vec items = vec_make(sizeof(AstExpr *));
+        if (!is_op(p, ")") && parse_expr_list(p, &items) < 0) return NULL;
+        if (expect_op(p, ")") < 0) return NULL;
+        e->list = (AstExpr **)items.data;
+        e->nlist = (int)items.n;
+    } else {
+        fail_syntax(p);
+        return NULL;
+    }
+    e->negated = negated;
+    e->end = p->prev_end;
+    return e;
+}
+
+/* cmp := add {cmpop add | IS [NOT] NULL | ISNULL | NOTNULL | [NOT] BETWEEN
+ * add AND add | [NOT] IN (list) | [NOT] LIKE add}, left-associative.
+ * Returns the node or NULL. */
+static AstExpr *parse_cmp(Parser *p) {
+    AstExpr *l = parse_add(p);
+    while (l) {
+        AstOp op = cmp_op(p);
+        if (op != OP_NONE) {
+            advance(p);
+            AstExpr *r = parse_add(p);
+            l = r ? new_binary(p, op, l, r) : NULL;
+        } else if (is_kw(p, "is") || is_kw(p, "isnull") || is_kw(p, "notnull")) {
+            AstExpr *e = new_expr(p, AST_ISNULL, l->pos, 0);
+            if (!e) return NULL;
+            e->a = l;
+            if (accept_kw(p, "is")) {
+                e->negated = accept_kw(p, "not");
+                if (!is_kw(p, "null")) {
+                    if (p->tok.kind != TK_EOF && !tok_is_op(p, p->tok, ";") &&
+                        p->tok.kind != TK_ERROR) {
+                        fail_unsupported(p, p->tok.pos, "IS [NOT] with a value other than NULL");
+                        return NULL;
+                    }
+                    fail_syntax(p);
+                    return NULL;
+                }
+                advance(p);
+            } else {
+                e->negated = is_kw(p, "notnull");
+                advance(p);
+            }
+            e->end = p->prev_end;
+            l = e;
+        } else if (is_kw(p, "between") || is_kw(p, "in") || is_kw(p, "like")) {
+            l = parse_predicate_tail(p, l, 0);
+        } else if (is_kw(p, "not") &&
+                   (tok_is_kw(p, peek(p), "between") || tok_is_kw(p, peek(p), "in") ||
+                    tok_is_kw(p, peek(p), "like"))) {
+            advance(p);
+            l = parse_predicate_tail(p, l, 1);
+        } else {
+            break;
+        }
+    }
+    return l;
+}
+
+/* not := NOT not | cmp. Returns the node or NULL. */
+static AstExpr *parse_not(Parser *p) {
+    if (!is_kw(p, "not")) return parse_cmp(p);
+    if (enter(p) < 0) return NULL;
+    int64_t pos = p->tok.pos;
+    advance(p);
+    AstExpr *a = parse_not(p);
+    AstExpr *e = a ? new_expr(p, AST_UNARY, pos, a->end) : NULL;
+    if (e) {
+        e->op = OP_NOT;
+        e->a = a;
+    }
+    p->depth--;
+    return e;
+}
+
+/* and := not {AND not}. Returns the node or NULL. */
+static AstExpr *parse_and(Parser *p) {
+    AstExpr *l = parse_not(p);
+    while (l && accept_kw(p, "and")) {
+        AstExpr *r = parse_not(p);
+        l = r ? new_binary(p, OP_AND, l, r) : NULL;
+    }
+    return l;
+}
+
+/* expr := and {OR and}. Returns the node or NULL. */
+static AstExpr *parse_expr(Parser *p) {
+    if (enter(p) < 0) return NULL;
+    AstExpr *l = parse_and(p);
+    while (l && accept_kw(p, "or")) {
+        AstExpr *r = parse_and(p);
+        l = r ? new_binary(p, OP_OR, l, r) : NULL;
+    }
+    p->depth--;
+    return l;
+}
+
+/* ---- SELECT ---- */
+
+/* Returns 1 when t may follow a bare (AS-less) alias: ',', ';', ')', end of
+ * input, a lexical error (reported where it is), or a reserved word such as
+ * FROM, WHERE or JOIN. */
+static int may_follow_bare_alias(const Parser *p, SqlToken t) {
+    return t.kind == TK_EOF || t.kind == TK_ERROR || tok_is_op(p, t, ",") || tok_is_op(p, t, ";") ||
+           tok_is_op(p, t, ")") || tok_is_reserved(p, t);
+}
+
+/* Parses an optional alias: AS name (or AS 'string'), or a bare name that is
+ * not a reserved word. Sets *alias (NULL when absent); returns 0 or -1.
+ * A bare name followed by something that cannot follow an alias is taken to
+ * be a misspelled keyword and reported as the syntax error, so that
+ * "SELECT id FORM test" points at FORM (as PostgreSQL's user would expect). */
+static int parse_alias(Parser *p, char **alias) {
+    *alias = NULL;
+    if (accept_kw(p, "as")) {
+        if (p->tok.kind == TK_STRING) {
+            if (!(*alias = tok_text(p, p->tok))) return -1;
+            advance(p);
+            return 0;
+        }
+        return (*alias = expect_name(p)) ? 0 : -1;
+    }
+    if (!tok_is_name(p, p->tok)) return 0;
+    if (!may_follow_bare_alias(p, peek(p))) return fail_syntax(p);
+    return (*alias = expect_name(p)) ? 0 : -1;
+}
+
+/* Parses one select-list item (*, t.*, or expr [alias]) into *it. Returns 0
+ * or -1. */
+static int parse_select_item(Parser *p, AstSelectItem *it) {
+    SqlToken t = p->tok;
+    memset(it, 0, sizeof *it);
+    if (is_op(p, "*")) {
+        advance(p);
+        return (it->expr = new_expr(p, AST_STAR, t.pos, p->prev_end)) ? 0 : -1;
+    }
+    if (tok_is_name(p, t)) {
+        SqlToken dot = peek(p);
+        if (tok_is_op(p, dot, ".") && tok_is_op(p, peek_after(p, dot), "*")) {
+            char *table = tok_text(p, t);
+            if (!table) return -1;
+            advance(p);
+            advance(p);
+            advance(p);
+            if (!(it->expr = new_expr(p, AST_STAR, t.pos, p->prev_end))) return -1;
+            it->expr->table = table;
+            return 0;
+        }
+    }
+    if (!(it->expr = parse_expr(p))) return -1;
+    return parse_alias(p, &it->alias);
+}
+
+static int parse_from_list(Parser *p, Vec *from);
+
+/* Parses one FROM factor: name [[AS] alias], or "(" join-list ")" whose
+ * tables are flattened into *from (all joins are inner, so this keeps the
+ * meaning). Returns 0 or -1. */
+static int parse_table_factor(Parser *p, Vec *from) {
+    if (is_op(p, "(")) {
+        SqlToken n = peek(p);
+        if (tok_is_kw(p, n, "select")) return fail_unsupported(p, n.pos, "a subquery in FROM");
+        advance(p);
+        if (parse_from_list(p, from) < 0) return -1;
+        return expect_op(p, ")");
+    }
+    AstTableRef r;
+    memset(&r, 0, sizeof r);
+    r.pos = p->tok.pos;
+    if (!(r.name = expect_name(p))) return -1;
+    if (is_op(p, ".")) return fail_unsupported(p, p->tok.pos, "a schema-qualified table name");
+    if (parse_alias(p, &r.alias) < 0) return -1;
+    return vec_push(p, from, &r);
+}
+
+/* Parses a FROM list: factor {(',' | CROSS JOIN | [INNER] JOIN) factor
+ * [ON expr]}. The ON condition goes to join_on of the last table of the
+ * joined factor (ANDed with one already there). Returns 0 or -1. */
+static int parse_from_list(Parser *p, Vec *from) {
+    if (parse_table_factor(p, from) < 0) return -1;
+    for (;;) {
+        int join = 0;
+        if (accept_op(p, ",")) {
+        } else if (is_kw(p, "cross") && tok_is_kw(p, peek(p), "join")) {
+            advance(p);
+            advance(p);
+        } else if (is_kw(p, "inner") || is_kw(p, "join")) {
+            accept_kw(p, "inner");
+            if (expect_kw(p, "join") < 0) return -1;
+            join = 1;
+        } else if (is_kw(p, "left") || is_kw(p, "right") || is_kw(p, "full")) {
+            return fail_unsupported(p, p->tok.pos, "an outer join");
+        } else if (is_kw(p, "natural")) {
+            return fail_unsupported(p, p->tok.pos, "NATURAL JOIN");
+        } else {
+            return 0;
+        }
+        if (parse_table_factor(p, from) < 0) return -1;
+        if (join && is_kw(p, "using")) return fail_unsupported(p, p->tok.pos, "JOIN ... USING");
+        if (join && accept_kw(p, "on")) {
+            AstExpr *on = parse_expr(p);
+            if (!on) return -1;
+            AstTableRef *last = (AstTableRef *)from->data + (from->n - 1);
+            if (last->join_on && !(on = new_binary(p, OP_AND, last->join_on, on))) return -1;
+            last->join_on = on;
+        }
+    }
+}
+
+/* Parses "e [ASC|DESC] {, ...}" into *v (of AstOrderItem). Returns 0 or -1. */
+static int parse_order_list(Parser *p, Vec *v) {
+    do {
+        AstOrderItem it = {NULL, 0};
+        if (!(it.expr = parse_expr(p))) return -1;
+        if (accept_kw(p, "desc"))
+            it.desc = 1;
+        else
+            accept_kw(p, "asc");
+        if (is_kw(p, "nulls")) return fail_unsupported(p, p->tok.pos, "NULLS FIRST/LAST");
+        if (vec_push(p, v, &it) < 0) return -1;
+    } while (accept_op(p, ","));
+    return 0;
+}
+
+/* Parses a SELECT statement with SELECT current. Returns the arena-owned
+ * AstSelect or NULL after an error. */
+static AstSelect *parse_select(Parser *p) {
+    AstSelect *s = sql_arena_alloc(p->arena, sizeof *s);
+    if (!s) {
+        fail_oom(p);
+        return NULL;
+    }
+    if (expect_kw(p, "select") < 0) return NULL;
+    if (accept_kw(p, "distinct"))
+        s->distinct = 1;
+    else
+        accept_kw(p, "all");
+
+    Vec items = vec_make(sizeof(AstSelectItem));
+    do {
+        AstSelectItem it;
+        if (parse_select_item(p, &it) < 0 || vec_push(p, &items, &it) < 0) return NULL;
+    } while (accept_op(p, ","));
+    s->items = (AstSelectItem *)items.data;
+    s->nitems = (int)items.n;
+
+    if (accept_kw(p, "from")) {
+        Vec from = vec_make(sizeof(AstTableRef));
+        if (parse_from_list(p, &from) < 0) return NULL;
+        s->from = (AstTableRef *)from.data;
+        s->nfrom = (int)from.n;
+    }
+    if (accept_kw(p, "where") && !(s->where = parse_expr(p))) return NULL;
+    if (accept_kw(p, "group")) {
+        Vec g = vec_make(sizeof(AstExpr *));
+        if (expect_kw(p, "by") < 0 || parse_expr_list(p, &g) < 0) return NULL;
+        s->group_by = (AstExpr **)g.data;
+        s->ngroup = (int)g.n;
+    }
+    if (accept_kw(p, "having") && !(s->having = parse_expr(p))) return NULL;
+    if (is_kw(p, "union") || is_kw(p, "except") || is_kw(p, "intersect")) {
+        fail_unsupported(p, p->tok.pos, "a compound SELECT (UNION/EXCEPT/INTERSECT)");
+        return NULL;
+    }
+    if (accept_kw(p, "order")) {
+        Vec o = vec_make(sizeof(AstOrderItem));
+        if (expect_kw(p, "by") < 0 || parse_order_list(p, &o) < 0) return NULL;
+        s->order_by = (AstOrderItem *)o.data;
+        s->norder = (int)o.n;
+    }
+    if (accept_kw(p, "limit")) {
+        if (!(s->limit = parse_expr(p))) return NULL;
+        if (accept_kw(p, "offset")) {
+            if (!(s->offset = parse_expr(p))) return NULL;
+        } else if (accept_op(p, ",")) { /* LIMIT m, n: skip m, take n */
+            s->offset = s->limit;
+            if (!(s->limit = parse_expr(p))) return NULL;
+        }
+    }
+    return s;
+}
+
+/* ---- other statements ---- */
+
+/* Returns 1 when t starts a column constraint (ends a type name). */
+static int is_constraint_word(const Parser *p, SqlToken t) {
+    static const char *const w[] = {"primary", "not",        "null",    "unique",    "default",
+                                    "check",   "references", "collate", "constraint"};
+    for (size_t i = 0; i < sizeof w / sizeof w[0]; i++)
+        if (tok_is_kw(p, t, w[i])) return 1;
+    return 0;
+}
+
+/* Skips a table constraint (PRIMARY KEY (...), UNIQUE (...), ...) up to the
+ * ',' or ')' that ends it at nesting depth 0. Returns 0 or -1 (end of
+ * input). */
+static int skip_table_constraint(Parser *p) {
+    int depth = 0;
+    for (;;) {
+        if (p->tok.kind == TK_EOF || p->tok.kind == TK_ERROR) return fail_syntax(p);
+        if (depth == 0 && (is_op(p, ",") || is_op(p, ")"))) return 0;
+        if (is_op(p, "(")) depth++;
+        if (is_op(p, ")")) depth--;
+        advance(p);
+    }
+}
+
+/* Parses the constraints after a column's type: PRIMARY KEY [ASC|DESC],
+ * NOT NULL, NULL, UNIQUE, DEFAULT literal; all are ignored. Returns 0 or
+ * -1. */
+static int skip_column_constraints(Parser *p) {
+    for (;;) {
+        if (accept_kw(p, "primary")) {
+            if (expect_kw(p, "key") < 0) return -1;
+            if (!accept_kw(p, "asc")) accept_kw(p, "desc");
+        } else if (accept_kw(p, "not")) {
+            if (expect_kw(p, "null") < 0) return -1;
+        } else if (accept_kw(p, "null") || accept_kw(p, "unique")) {
+        } else if (accept_kw(p, "default")) {
+            if (!parse_unary(p)) return -1;
+        } else {
+            return 0;
+        }
+    }
+}
+
+/* Parses CREATE TABLE [IF NOT EXISTS] name (coldef, ...) into st with
+ * CREATE current. Returns 0 or -1. */
+static int parse_create(Parser *p, AstStmt *st) {
+    st->kind = STMT_CREATE_TABLE;
+    advance(p);
+    if (expect_kw(p, "table") < 0) return -1;
+    if (is_kw(p, "if") && tok_is_kw(p, peek(p), "not")) {
+        advance(p);
+        advance(p);
+        if (expect_kw(p, "exists") < 0) return -1;
+        st->if_not_exists = 1;
+    }
+    st->table_pos = p->tok.pos;
+    if (!(st->table = expect_name(p)) || expect_op(p, "(") < 0) return -1;
+    Vec cols = vec_make(sizeof(AstColumnDef));
+    do {
+        if (is_kw(p, "primary") || is_kw(p, "unique") || is_kw(p, "constraint") ||
+            is_kw(p, "check") || is_kw(p, "foreign")) {
+            if (skip_table_constraint(p) < 0) return -1;
+            continue;
+        }
+        AstColumnDef c;
+        memset(&c, 0, sizeof c);
+        c.pos = p->tok.pos;
+        if (!(c.name = expect_name(p))) return -1;
+        if (!(c.type_name = parse_type_name(p, 1, is_constraint_word))) return -1;
+        if (skip_column_constraints(p) < 0 || vec_push(p, &cols, &c) < 0) return -1;
+    } while (accept_op(p, ","));
+    if (expect_op(p, ")") < 0) return -1;
+    if (cols.n == 0) return fail_at(p, st->pos, "a table needs at least one column");
+    st->cols = (AstColumnDef *)cols.data;
+    st->ncols = (int)cols.n;
+    return 0;
+}
+
+/* Parses INSERT INTO name [(cols)] (VALUES (row), ... | SELECT ...) into st
+ * with INSERT current. Every row must have the same width. Returns 0 or -1. */
+static int parse_insert(Parser *p, AstStmt *st) {
+    st->kind = STMT_INSERT;
+    advance(p);
+    if (expect_kw(p, "into") < 0) return -1;
+    st->table_pos = p->tok.pos;
+    if (!(st->table = expect_name(p))) return -1;
+    if (accept_op(p, "(")) {
+        Vec names = vec_make(sizeof(char *));
+        do {
+            char *n = expect_name(p);
+            if (!n || vec_push(p, &names, &n) < 0) return -1;
+        } while (accept_op(p, ","));
+        if (expect_op(p, ")") < 0) return -1;
+        st->insert_cols = (char **)names.data;
+        st->ninsert_cols = (int)names.n;
+    }
+    if (is_kw(p, "select")) return (st->select = parse_select(p)) ? 0 : -1;
+    if (expect_kw(p, "values") < 0) return -1;
+    Vec rows = vec_make(sizeof(AstExpr **));
+    do {
+        int64_t row_pos = p->tok.pos;
+        if (expect_op(p, "(") < 0) return -1;
+        Vec vals = vec_make(sizeof(AstExpr *));
+        if (parse_expr_list(p, &vals) < 0 || expect_op(p, ")") < 0) return -1;
+        if (rows.n == 0) st->row_width = (int)vals.n;
+        if (vals.n != st->row_width)
+            return fail_at(p, row_pos, "VALUES lists must all be the same length");
+        AstExpr **row = (AstExpr **)vals.data;
+        if (vec_push(p, &rows, &row) < 0) return -1;
+    } while (accept_op(p, ","));
+    st->rows = (AstExpr ***)rows.data;
+    st->nrows = rows.n;
+    return 0;
+}
+
+/* Parses DROP TABLE [IF EXISTS] name into st with DROP current. Returns 0
+ * or -1. */
+static int parse_drop(Parser *p, AstStmt *st) {
+    st->kind = STMT_DROP_TABLE;
+    advance(p);
+    if (expect_kw(p, "table") < 0) return -1;
+    if (is_kw(p, "if") && tok_is_kw(p, peek(p), "exists")) {
+        advance(p);
+        advance(p);
+        st->if_not_exists = 1;
+    }
+    st->table_pos = p->tok.pos;
+    return (st->table = expect_name(p)) ? 0 : -1;
+}
+
+/* Parses SET name (= | TO) expr into st with SET current. Returns 0 or -1. */
+static int parse_set(Parser *p, AstStmt *st) {
+    st->kind = STMT_SET;
+    advance(p);
+    if (!(st->set_name = expect_name(p))) return -1;
+    if (!accept_op(p, "=") && expect_kw(p, "to") < 0) return -1;
+    return (st->set_value = parse_expr(p)) ? 0 : -1;
+}
+
+/* Parses one statement of sql[start..len); see sqlfront.h for the full
+ * contract. Returns 0 (*out NULL when only blanks, comments and ";" remain)
+ * or -1 with err filled; the AST is owned by arena. */
+int sql_parse_one(const char *sql, int64_t len, int64_t start, SqlArena *arena, AstStmt **out,
+                  int64_t *next, SqlError *err) {
+    Parser ps;
+    memset(&ps, 0, sizeof ps);
+    Parser *p = &ps;
+    SqlError scratch;
+    if (!err) err = &scratch; /* callers that ignore the message may pass NULL */
+    p->sql = sql;
+    p->len = len;
+    p->arena = arena;
+    p->err = err;
+    err->msg[0] = '\0';
+    err->offset = -1;
+    *out = NULL;
+    *next = len;
+    if (!sql || len < 0 || !arena) {
+        fail_at(p, -1, "invalid arguments to the parser");
+        return -1;
+    }
+    if (start > len) start = len;
+    p->tok = sql_next_token(sql, len, start);
+    while (accept_op(p, ";")) {
+    }
+    if (p->tok.kind == TK_EOF) return 0;
+
+    AstStmt *st = sql_arena_alloc(arena, sizeof *st);
+    if (!st) {
+        fail_oom(p);
+        return -1;
+    }
+    st->pos = p->tok.pos;
+    int rc;
+    if (is_kw(p, "select")) {
+        st->kind = STMT_SELECT;
+        rc = (st->select = parse_select(p)) ? 0 : -1;
+    } else if (is_kw(p, "create")) {
+        rc = parse_create(p, st);
+    } else if (is_kw(p, "insert")) {
+        rc = parse_insert(p, st);
+    } else if (is_kw(p, "drop")) {
+        rc = parse_drop(p, st);
+    } else if (is_kw(p, "set")) {
+        rc = parse_set(p, st);
+    } else {
+        rc = fail_syntax(p);
+    }
+    if (rc == 0 && !is_op(p, ";") && p->tok.kind != TK_EOF) rc = fail_syntax(p);
+    if (rc < 0) {
+        if (!p->failed) fail_syntax(p);
+        return -1;
+    }
+    st->end = p->prev_end;
+    *next = p->tok.kind == TK_EOF ? len : p->tok.pos + 1;
+    *out = st;
+    return 0;
+}

@@ -1,0 +1,199 @@
+/*
+ * sqlfront.h -- tokenizer, parser and AST of gqp's SQL dialect, with syntax
+ * errors that carry the byte offset. Knows nothing of tables.
+ *
+ * Memory: every AST node and string of one parse lives in a SqlArena and is
+ * released at once by sql_arena_free(). Names are stored as written
+ * (identifiers unquoted, case preserved); keywords are case-insensitive.
+ */
+#ifndef GQP_SQLFRONT_H
+#define GQP_SQLFRONT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- arena ---- */
+typedef struct SqlArena SqlArena;
+SqlArena *sql_arena_new(void);
+void sql_arena_free(SqlArena *a);
+/* Zeroed memory from the arena; NULL on allocation failure. */
+void *sql_arena_alloc(SqlArena *a, size_t bytes);
+char *sql_arena_strndup(SqlArena *a, const char *s, size_t n);
+
+/* ---- tokens ---- */
+typedef enum SqlTokKind {
+    TK_EOF = 0,
+    TK_IDENT,   /* bare or "quoted" identifier (also keywords: see kw) */
+    TK_INTEGER, /* 123 */
+    TK_FLOAT,   /* 1.5, .5, 1e3 */
+    TK_STRING,  /* 'it''s' (value has quotes removed, '' -> ') */
+    TK_OP,      /* punctuation/operator: ( ) , ; . * + - / % = <> != < <= > >= || */
+    TK_ERROR    /* unterminated string/comment, stray character */
+} SqlTokKind;
+
+typedef struct SqlToken {
+    SqlTokKind kind;
+    int64_t pos;   /* byte offset of the token's first char in the SQL text */
+    int64_t len;   /* bytes of the token in the SQL text */
+    int quoted;    /* TK_IDENT written as "name" (never a keyword) */
+} SqlToken;
+
+/* Next token starting at byte offset pos of sql[0..len) (skipping
+ * whitespace, -- comments and / * * / comments). */
+SqlToken sql_next_token(const char *sql, int64_t len, int64_t pos);
+
+/* ---- AST ---- */
+typedef enum AstKind {
+    AST_INT,      /* ival */
+    AST_FLOAT,    /* fval */
+    AST_STRING,   /* str (unescaped, NUL-terminated) */
+    AST_NULL,
+    AST_DATE,     /* DATE 'yyyy-mm-dd': str holds the text, ival the days */
+    AST_BOOL,     /* TRUE / FALSE: ival 1 / 0 */
+    AST_COLUMN,   /* [table.]column: table may be NULL; name */
+    AST_STAR,     /* * or t.* in a select list (table may be NULL), or COUNT(*) arg */
+    AST_UNARY,    /* op in {OP_NEG, OP_NOT, OP_PLUS}, a */
+    AST_BINARY,   /* op, a, b */
+    AST_BETWEEN,  /* a BETWEEN b AND c; negated for NOT BETWEEN */
+    AST_IN,       /* a IN (list...); negated for NOT IN */
+    AST_ISNULL,   /* a IS NULL; negated for IS NOT NULL */
+    AST_LIKE,     /* a LIKE b; negated for NOT LIKE */
+    AST_CASE,     /* CASE [a] WHEN list[0] THEN list[1] WHEN list[2] THEN list[3] ... [ELSE b] END */
+    AST_CAST,     /* CAST(a AS type_name) */
+    AST_FUNC      /* name(list...) incl. COUNT(*) (list[0] is AST_STAR), distinct flag */
+} AstKind;
+
+typedef enum AstOp {
+    OP_NONE = 0,
+    OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD,
+    OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE,
+    OP_AND, OP_OR,
+    OP_NOT, OP_NEG, OP_PLUS,
+    OP_CONCAT
+} AstOp;
+
+typedef struct AstExpr {
+    AstKind kind;
+    AstOp op;
+    int64_t pos;       /* byte offset where the expression starts */
+    int64_t end;       /* byte offset just past it (for column names like "a+b") */
+    int64_t ival;
+    double fval;
+    char *str;         /* literal text, column name, function name, CAST type name */
+    char *table;       /* AST_COLUMN / AST_STAR qualifier or NULL */
+    struct AstExpr *a, *b, *c;
+    struct AstExpr **list;
+    int nlist;
+    int negated;       /* NOT BETWEEN / NOT IN / IS NOT NULL / NOT LIKE */
+    int distinct;      /* COUNT(DISTINCT x) etc. */
+} AstExpr;
+
+typedef struct AstSelectItem {
+    AstExpr *expr;
+    char *alias;       /* AS alias or NULL */
+} AstSelectItem;
+
+typedef struct AstTableRef {
+    char *name;
+    char *alias;       /* or NULL */
+    int64_t pos;
+    AstExpr *join_on;  /* ON condition for [INNER] JOIN; NULL for comma / first */
+} AstTableRef;
+
+typedef struct AstOrderItem {
+    AstExpr *expr;
+    int desc;
+} AstOrderItem;
+
+typedef struct AstSelect {
+    int distinct;
+    AstSelectItem *items;
+    int nitems;
+    AstTableRef *from; /* in the order written; JOIN ... ON folds into join_on */
+    int nfrom;
+    AstExpr *where;
+    AstExpr **group_by;
+    int ngroup;
+    AstExpr *having;
+    AstOrderItem *order_by;
+    int norder;
+    AstExpr *limit;    /* or NULL */
+    AstExpr *offset;   /* or NULL */
+} AstSelect;
+
+typedef struct AstColumnDef {
+    char *name;
+    char *type_name;   /* as written, e.g. "VARCHAR(40)", "INTEGER" */
+    int64_t pos;
+} AstColumnDef;
+
+typedef enum AstStmtKind {
+    STMT_SELECT,
+    STMT_CREATE_TABLE,
+    STMT_INSERT,
+    STMT_DROP_TABLE,
+    STMT_SET          /* SET name = value */
+} AstStmtKind;
+
+typedef struct AstStmt {
+    AstStmtKind kind;
+    int64_t pos, end;  /* byte range of the statement (without ';') */
+    AstSelect *select; /* STMT_SELECT; STMT_INSERT ... SELECT */
+    /* CREATE TABLE / INSERT / DROP TABLE */
+    char *table;
+    int64_t table_pos;
+    int if_not_exists; /* CREATE TABLE IF NOT EXISTS, DROP TABLE IF EXISTS */
+    AstColumnDef *cols;
+    int ncols;
+    /* INSERT INTO t [(cols)] VALUES (row), (row)...  */
+    char **insert_cols; /* or NULL for all columns in order */
+    int ninsert_cols;
+    AstExpr ***rows;    /* rows[r][c] */
+    int64_t nrows;
+    int row_width;
+    /* SET name = value */
+    char *set_name;
+    AstExpr *set_value;
+} AstStmt;
+
+typedef struct SqlError {
+    char msg[512];     /* "syntax error at or near \"FORM\"" (no stage prefix) */
+    int64_t offset;    /* byte offset in the SQL text, -1 if none */
+} SqlError;
+
+/*
+ * Parse the first statement of sql[start..len). On success returns 0,
+ * *out is the statement (NULL if only whitespace/comments/';' remain) and
+ * *next is the byte offset just past the statement's terminating ';' (or
+ * len). On a syntax error returns -1 and fills err. Supported: SELECT
+ * [DISTINCT] items FROM t [AS] a, ... [[INNER] JOIN t ON expr]... [WHERE]
+ * [GROUP BY] [HAVING] [ORDER BY e [ASC|DESC], ...] [LIMIT n [OFFSET m]]
+ * (also LIMIT m, n), SELECT without FROM, CREATE TABLE [IF NOT EXISTS]
+ * t(col type [constraints ignored: PRIMARY KEY, NOT NULL, UNIQUE, DEFAULT
+ * lit]...), INSERT INTO t [(cols)] VALUES (...), (...), INSERT INTO t
+ * SELECT ..., DROP TABLE [IF EXISTS] t, SET name = value.
+ * Expression precedence (low to high): OR; AND; NOT; = <> != < <= > >= IS
+ * [NOT] NULL, [NOT] BETWEEN, [NOT] IN, [NOT] LIKE; + - ||; * / %; unary - +;
+ * primary.
+ */
+int sql_parse_one(const char *sql, int64_t len, int64_t start, SqlArena *arena, AstStmt **out,
+                  int64_t *next, SqlError *err);
+
+/*
+ * Format a positioned error the way DuckDB does:
+ *
+ *   <stage> Error: <msg>
+ *   LINE <n>: <the line of sql holding offset>
+ *             ^   (caret under the byte at offset)
+ *
+ * (long lines are clipped around the offset). offset < 0 prints only the
+ * first line. Writes at most cap bytes (NUL-terminated) into buf.
+ */
+void sql_format_error(const char *sql, int64_t len, int64_t offset, const char *stage,
+                      const char *msg, char *buf, size_t cap);
+
+/* Text of an expression as written (sql[e->pos .. e->end)), for column
+ * names; arena-allocated. */
+char *sql_expr_text(SqlArena *a, const char *sql, const AstExpr *e);
+
+#endif /* GQP_SQLFRONT_H */

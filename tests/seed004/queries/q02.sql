@@ -1,0 +1,2 @@
+-- Seed 004, Appendix A, query 2.
+SELECT id, uniformf, normalf5 FROM test WHERE uniformf > 60 AND normalf5 < 0;

@@ -1,0 +1,2 @@
+-- Seed 004, Appendix A, query 3.
+SELECT id, uniformi, normali5 FROM test WHERE uniformi > -60 AND normali5 < 5;
