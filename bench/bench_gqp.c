@@ -13,6 +13,9 @@
  *
  * Exit 0, or 1 on any error (message on stderr).
  */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L /* strdup, stat, clock_gettime */
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,8 +48,7 @@ static double median(double *v, int n) {
  * or NULL. */
 static char *slurp(const char *path) {
     FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
+    if (!f) return NULL;
     fseek(f, 0, SEEK_END);
     long n = ftell(f);
     fseek(f, 0, SEEK_SET);
@@ -55,8 +57,7 @@ static char *slurp(const char *path) {
         free(s);
         s = NULL;
     }
-    if (s)
-        s[n] = '\0';
+    if (s) s[n] = '\0';
     fclose(f);
     return s;
 }
@@ -68,10 +69,8 @@ static int run_once(gqp *db, const char *sql, int64_t *rows, double *exec_ms, do
     gqp_stmt *st = NULL;
     double t0 = now_ms();
     int rc = gqp_prepare(db, sql, -1, &st, NULL);
-    if (rc != GQP_OK)
-        return rc;
-    if (!st)
-        return GQP_MISUSE;
+    if (rc != GQP_OK) return rc;
+    if (!st) return GQP_MISUSE;
     rc = gqp_step(st);
     if (rc == GQP_ROW || rc == GQP_DONE) {
         *rows = rc == GQP_DONE ? 0 : gqp_result_rows(st);

@@ -37,9 +37,9 @@ int cat_mkdirs(const char *dir);
  * three may be "". */
 char *cat_concat3(const char *a, const char *b, const char *c);
 
-/* Run fn(arg, i) for i in [0, n): on n threads when n > 1 (the calling
- * thread runs i = 0), inline for the indexes whose thread could not be
- * created. Returns when every call has returned. */
+/* Run fn(arg, i) for i in [0, n): on up to 64 threads when n > 1 (the
+ * calling thread runs i = 0 and any i >= 64), inline for the indexes whose
+ * thread could not be created. Returns when every call has returned. */
 void cat_parallel(int n, void (*fn)(void *arg, int i), void *arg);
 
 /* A new empty table (0 rows) with copies of the given names; STRING columns

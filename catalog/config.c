@@ -65,8 +65,7 @@ static const char *scalar(Cfg *g, const yaml_node_t *n, const char *key) {
 static int get_bool(Cfg *g, const yaml_node_t *n, const char *key, int *out) {
     const char *s = scalar(g, n, key);
     uint8_t b;
-    if (!s)
-        return -1;
+    if (!s) return -1;
     if (strcasecmp(s, "on") == 0 || strcasecmp(s, "off") == 0) {
         *out = strcasecmp(s, "on") == 0;
         return 0;
@@ -96,8 +95,7 @@ static void decl_free(TDecl *d) {
 /* malloc'ed copy of s, or NULL (with an out-of-memory error on n). */
 static char *dup_or_err(Cfg *g, const yaml_node_t *n, const char *s) {
     char *p = cat_concat3(s, "", "");
-    if (!p)
-        cfg_err(g, n, "out of memory");
+    if (!p) cfg_err(g, n, "out of memory");
     return p;
 }
 
@@ -107,12 +105,10 @@ static int parse_columns(Cfg *g, yaml_node_t *n, TDecl *d) {
     if (n->type != YAML_SEQUENCE_NODE)
         return cfg_err(g, n, "'columns' must be a list of {name, type}");
     int cnt = (int)(n->data.sequence.items.top - n->data.sequence.items.start);
-    if (cnt == 0)
-        return cfg_err(g, n, "'columns' is empty");
+    if (cnt == 0) return cfg_err(g, n, "'columns' is empty");
     d->col_names = calloc((size_t)cnt, sizeof *d->col_names);
     d->col_types = calloc((size_t)cnt, sizeof *d->col_types);
-    if (!d->col_names || !d->col_types)
-        return cfg_err(g, n, "out of memory");
+    if (!d->col_names || !d->col_types) return cfg_err(g, n, "out of memory");
     for (int i = 0; i < cnt; i++) {
         yaml_node_t *c = yaml_document_get_node(g->doc, n->data.sequence.items.start[i]);
         if (c->type != YAML_MAPPING_NODE)
@@ -124,30 +120,24 @@ static int parse_columns(Cfg *g, yaml_node_t *n, TDecl *d) {
             yaml_node_t *k = yaml_document_get_node(g->doc, p->key);
             yaml_node_t *v = yaml_document_get_node(g->doc, p->value);
             const char *key = scalar(g, k, "key");
-            if (!key)
-                return -1;
+            if (!key) return -1;
             if (strcmp(key, "name") == 0) {
-                if (!(name = scalar(g, v, key)))
-                    return -1;
+                if (!(name = scalar(g, v, key))) return -1;
             } else if (strcmp(key, "type") == 0) {
-                if (!(type = scalar(g, v, key)))
-                    return -1;
+                if (!(type = scalar(g, v, key))) return -1;
                 type_node = v;
             } else {
                 return cfg_err(g, k, "unknown key '%s' in column", key);
             }
         }
-        if (!name || !*name)
-            return cfg_err(g, c, "column %d has no 'name'", i + 1);
-        if (!type)
-            return cfg_err(g, c, "column '%s' has no 'type'", name);
+        if (!name || !*name) return cfg_err(g, c, "column %d has no 'name'", i + 1);
+        if (!type) return cfg_err(g, c, "column '%s' has no 'type'", name);
         if (cat_type_parse(type, &d->col_types[i]) != 0)
             return cfg_err(g, type_node, "unknown type '%s' for column '%s'", type, name);
         for (int j = 0; j < i; j++)
             if (strcasecmp(d->col_names[j], name) == 0)
                 return cfg_err(g, c, "duplicate column name '%s'", name);
-        if (!(d->col_names[i] = dup_or_err(g, c, name)))
-            return -1;
+        if (!(d->col_names[i] = dup_or_err(g, c, name))) return -1;
         d->ncols = i + 1;
     }
     return 0;
@@ -165,21 +155,15 @@ static int parse_table(Cfg *g, yaml_node_t *n, TDecl *d) {
         yaml_node_t *k = yaml_document_get_node(g->doc, p->key);
         yaml_node_t *v = yaml_document_get_node(g->doc, p->value);
         const char *key = scalar(g, k, "key"), *s;
-        if (!key)
-            return -1;
+        if (!key) return -1;
         if (strcmp(key, "name") == 0) {
-            if (!(s = scalar(g, v, key)) || !(d->name = dup_or_err(g, v, s)))
-                return -1;
+            if (!(s = scalar(g, v, key)) || !(d->name = dup_or_err(g, v, s))) return -1;
         } else if (strcmp(key, "source") == 0) {
-            if (!(s = scalar(g, v, key)))
-                return -1;
-            if (!*s)
-                return cfg_err(g, v, "'source' is empty");
-            if (!(d->source = resolve(g, s)))
-                return cfg_err(g, v, "out of memory");
+            if (!(s = scalar(g, v, key))) return -1;
+            if (!*s) return cfg_err(g, v, "'source' is empty");
+            if (!(d->source = resolve(g, s))) return cfg_err(g, v, "out of memory");
         } else if (strcmp(key, "format") == 0) {
-            if (!(s = scalar(g, v, key)))
-                return -1;
+            if (!(s = scalar(g, v, key))) return -1;
             if (strcasecmp(s, "csv") == 0)
                 d->format = CAT_FMT_CSV;
             else if (strcasecmp(s, "tbl") == 0)
@@ -190,11 +174,9 @@ static int parse_table(Cfg *g, yaml_node_t *n, TDecl *d) {
                 return cfg_err(g, v, "unknown format '%s' (expected csv, tbl or binary)", s);
             d->has_format = 1;
         } else if (strcmp(key, "header") == 0) {
-            if (get_bool(g, v, key, &d->header) != 0)
-                return -1;
+            if (get_bool(g, v, key, &d->header) != 0) return -1;
         } else if (strcmp(key, "delimiter") == 0) {
-            if (!(delim = scalar(g, v, key)))
-                return -1;
+            if (!(delim = scalar(g, v, key))) return -1;
             delim_node = v;
         } else if (strcmp(key, "columns") == 0) {
             cols = v;
@@ -202,22 +184,19 @@ static int parse_table(Cfg *g, yaml_node_t *n, TDecl *d) {
             return cfg_err(g, k, "unknown key '%s' in table", key);
         }
     }
-    if (!d->name || !*d->name)
-        return cfg_err(g, n, "table has no 'name'");
-    if (!d->source)
-        return cfg_err(g, n, "table '%s' has no 'source'", d->name);
-    if (!cols)
-        return cfg_err(g, n, "table '%s' has no 'columns'", d->name);
+    if (!d->name || !*d->name) return cfg_err(g, n, "table has no 'name'");
+    if (!d->source) return cfg_err(g, n, "table '%s' has no 'source'", d->name);
+    if (!cols) return cfg_err(g, n, "table '%s' has no 'columns'", d->name);
     if (!d->has_format) {
         size_t l = strlen(d->source);
         d->format = l >= 4 && strcmp(d->source + l - 4, ".tbl") == 0 ? CAT_FMT_TBL : CAT_FMT_CSV;
     }
     if (delim) {
-        if (strcmp(delim, "\\t") == 0 || strcasecmp(delim, "tab") == 0)
-            delim = "\t";
+        if (strcmp(delim, "\\t") == 0 || strcasecmp(delim, "tab") == 0) delim = "\t";
         if (strlen(delim) != 1 || *delim == '"' || *delim == '\n' || *delim == '\r')
-            return cfg_err(g, delim_node, "'delimiter' must be one character other than a quote "
-                                          "or newline, not '%s'",
+            return cfg_err(g, delim_node,
+                           "'delimiter' must be one character other than a quote "
+                           "or newline, not '%s'",
                            delim);
         d->delimiter = *delim;
     }
@@ -228,8 +207,7 @@ static int parse_table(Cfg *g, yaml_node_t *n, TDecl *d) {
  * -1 with the error set. */
 static int parse_setting(Cfg *g, const char *key, yaml_node_t *v, CatSettings *s) {
     const char *txt = scalar(g, v, key);
-    if (!txt)
-        return -1;
+    if (!txt) return -1;
     if (strcmp(key, "gpu_cache_bytes") == 0) {
         int64_t b;
         if (cat_parse_i64(txt, strlen(txt), &b) != 0 || b < 0)
@@ -238,8 +216,7 @@ static int parse_setting(Cfg *g, const char *key, yaml_node_t *v, CatSettings *s
         return 0;
     }
     char *p = resolve(g, txt);
-    if (!p)
-        return cfg_err(g, v, "out of memory");
+    if (!p) return cfg_err(g, v, "out of memory");
     if (strlen(p) >= sizeof s->cost_file) {
         free(p);
         return cfg_err(g, v, "'cost_file' path is too long");
@@ -259,45 +236,36 @@ static int parse_root(Cfg *g, yaml_node_t *root, CatSettings *s) {
         yaml_node_t *k = yaml_document_get_node(g->doc, p->key);
         yaml_node_t *v = yaml_document_get_node(g->doc, p->value);
         const char *key = scalar(g, k, "key");
-        if (!key)
-            return -1;
+        if (!key) return -1;
         if (strcmp(key, "tables") == 0) {
             if (v->type == YAML_SCALAR_NODE && v->data.scalar.length == 0)
                 continue; /* "tables:" with nothing */
-            if (v->type != YAML_SEQUENCE_NODE)
-                return cfg_err(g, v, "'tables' must be a list");
+            if (v->type != YAML_SEQUENCE_NODE) return cfg_err(g, v, "'tables' must be a list");
             int cnt = (int)(v->data.sequence.items.top - v->data.sequence.items.start);
             TDecl *nd = realloc(g->decls, (size_t)(g->ndecls + cnt + 1) * sizeof *nd);
-            if (!nd)
-                return cfg_err(g, v, "out of memory");
+            if (!nd) return cfg_err(g, v, "out of memory");
             g->decls = nd;
             for (int i = 0; i < cnt; i++) {
                 TDecl *d = &g->decls[g->ndecls++];
                 memset(d, 0, sizeof *d);
                 yaml_node_t *tn = yaml_document_get_node(g->doc, v->data.sequence.items.start[i]);
-                if (parse_table(g, tn, d) != 0)
-                    return -1;
+                if (parse_table(g, tn, d) != 0) return -1;
             }
         } else if (strcmp(key, "device") == 0) {
-            if (v->type == YAML_SCALAR_NODE && v->data.scalar.length == 0)
-                continue;
-            if (v->type != YAML_MAPPING_NODE)
-                return cfg_err(g, v, "'device' must be a mapping");
+            if (v->type == YAML_SCALAR_NODE && v->data.scalar.length == 0) continue;
+            if (v->type != YAML_MAPPING_NODE) return cfg_err(g, v, "'device' must be a mapping");
             for (yaml_node_pair_t *q = v->data.mapping.pairs.start; q < v->data.mapping.pairs.top;
                  q++) {
                 yaml_node_t *k2 = yaml_document_get_node(g->doc, q->key);
                 yaml_node_t *v2 = yaml_document_get_node(g->doc, q->value);
                 const char *key2 = scalar(g, k2, "key");
-                if (!key2)
-                    return -1;
+                if (!key2) return -1;
                 if (strcmp(key2, "gpu_cache_bytes") != 0 && strcmp(key2, "cost_file") != 0)
                     return cfg_err(g, k2, "unknown key '%s' in device", key2);
-                if (parse_setting(g, key2, v2, s) != 0)
-                    return -1;
+                if (parse_setting(g, key2, v2, s) != 0) return -1;
             }
         } else if (strcmp(key, "cost_file") == 0) {
-            if (parse_setting(g, key, v, s) != 0)
-                return -1;
+            if (parse_setting(g, key, v, s) != 0) return -1;
         } else {
             return cfg_err(g, k, "unknown key '%s'", key);
         }
@@ -315,13 +283,10 @@ int cat_load_config(Catalog *cat, const char *yaml_path, CatSettings *settings, 
     Cfg g = {0};
     g.path = yaml_path;
     g.err = err;
-    if (settings)
-        *settings = s;
-    if (!cat || !yaml_path)
-        return cat_err(err, "cat_load_config: no catalog or path");
+    if (settings) *settings = s;
+    if (!cat || !yaml_path) return cat_err(err, "cat_load_config: no catalog or path");
     FILE *f = fopen(yaml_path, "rb");
-    if (!f)
-        return cat_err(err, "%s: cannot open config: %s", yaml_path, strerror(errno));
+    if (!f) return cat_err(err, "%s: cannot open config: %s", yaml_path, strerror(errno));
     const char *slash = strrchr(yaml_path, '/');
     g.dir = malloc(slash ? (size_t)(slash - yaml_path) + 2 : 1);
     if (!g.dir) {
@@ -346,7 +311,8 @@ int cat_load_config(Catalog *cat, const char *yaml_path, CatSettings *settings, 
     if (!yaml_parser_load(&parser, &doc)) {
         const char *problem = parser.problem ? parser.problem : "malformed YAML";
         if (parser.context)
-            cat_err(err, "%s:%lu:%lu: %s %s", yaml_path, (unsigned long)parser.problem_mark.line + 1,
+            cat_err(err, "%s:%lu:%lu: %s %s", yaml_path,
+                    (unsigned long)parser.problem_mark.line + 1,
                     (unsigned long)parser.problem_mark.column + 1, problem, parser.context);
         else
             cat_err(err, "%s:%lu:%lu: %s", yaml_path, (unsigned long)parser.problem_mark.line + 1,
@@ -359,28 +325,29 @@ int cat_load_config(Catalog *cat, const char *yaml_path, CatSettings *settings, 
     if (root && !(root->type == YAML_SCALAR_NODE && root->data.scalar.length == 0) &&
         parse_root(&g, root, &s) != 0)
         goto done;
-    if (settings)
-        *settings = s;
+    if (settings) *settings = s;
     rc = 0;
     for (int i = 0; i < g.ndecls; i++) {
         TDecl *d = &g.decls[i];
-        CatTableDef def = {d->name,      d->source,
-                           d->format,    d->header,
-                           d->delimiter, d->ncols,
-                           (const char *const *)d->col_names, d->col_types};
+        CatTableDef def = {d->name,
+                           d->source,
+                           d->format,
+                           d->header,
+                           d->delimiter,
+                           d->ncols,
+                           (const char *const *)d->col_names,
+                           d->col_types};
         CatError e;
         if (cat_load_table(cat, &def, &e) != 0 && rc == 0) {
             rc = -1;
-            if (err)
-                *err = e;
+            if (err) *err = e;
         }
     }
 done:
     for (int i = 0; i < g.ndecls; i++)
         decl_free(&g.decls[i]);
     free(g.decls);
-    if (have_doc)
-        yaml_document_delete(&doc);
+    if (have_doc) yaml_document_delete(&doc);
     yaml_parser_delete(&parser);
     fclose(f);
     free(g.dir);

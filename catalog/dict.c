@@ -10,15 +10,13 @@
 
 /* String `code` of d as a NUL-terminated C string; NULL when out of range. */
 const char *cat_dict_str(const CatDict *d, int64_t code) {
-    if (!d || code < 0 || code >= d->n)
-        return NULL;
+    if (!d || code < 0 || code >= d->n) return NULL;
     return d->bytes + d->offsets[code];
 }
 
 /* Length in bytes of string `code` (without its NUL); -1 when out of range. */
 int64_t cat_dict_len(const CatDict *d, int64_t code) {
-    if (!d || code < 0 || code >= d->n)
-        return -1;
+    if (!d || code < 0 || code >= d->n) return -1;
     return d->offsets[code + 1] - d->offsets[code] - 1;
 }
 
@@ -27,15 +25,13 @@ int64_t cat_dict_len(const CatDict *d, int64_t code) {
 static int str_cmp(const char *a, size_t alen, const char *b, size_t blen) {
     size_t n = alen < blen ? alen : blen;
     int c = n ? memcmp(a, b, n) : 0;
-    if (c != 0)
-        return c;
+    if (c != 0) return c;
     return alen < blen ? -1 : alen > blen ? 1 : 0;
 }
 
 /* First code whose string is >= s[0..len); d->n when none (0 for NULL d). */
 int64_t cat_dict_lower_bound(const CatDict *d, const char *s, size_t len) {
-    if (!d)
-        return 0;
+    if (!d) return 0;
     int64_t lo = 0, hi = d->n;
     while (lo < hi) {
         int64_t mid = lo + (hi - lo) / 2;
@@ -52,8 +48,7 @@ int64_t cat_dict_lower_bound(const CatDict *d, const char *s, size_t len) {
 /* Code of s[0..len) in d, or -1 if absent. */
 int64_t cat_dict_find(const CatDict *d, const char *s, size_t len) {
     int64_t c = cat_dict_lower_bound(d, s, len);
-    if (!d || c >= d->n)
-        return -1;
+    if (!d || c >= d->n) return -1;
     const char *m = d->bytes + d->offsets[c];
     size_t mlen = (size_t)(d->offsets[c + 1] - d->offsets[c] - 1);
     return str_cmp(m, mlen, s, len) == 0 ? c : -1;
@@ -61,8 +56,7 @@ int64_t cat_dict_find(const CatDict *d, const char *s, size_t len) {
 
 /* Free d and its arrays; NULL is a no-op. */
 void cat_dict_free(CatDict *d) {
-    if (!d)
-        return;
+    if (!d) return;
     cat_host_free(d->bytes);
     cat_host_free(d->offsets);
     free(d);
@@ -71,8 +65,7 @@ void cat_dict_free(CatDict *d) {
 /* A dictionary with no strings; NULL on allocation failure. */
 CatDict *cat_dict_empty(void) {
     CatDict *d = calloc(1, sizeof *d);
-    if (!d)
-        return NULL;
+    if (!d) return NULL;
     d->bytes = cat_host_alloc(1);
     d->offsets = cat_host_alloc(sizeof(int64_t));
     if (!d->bytes || !d->offsets) {
@@ -130,8 +123,7 @@ typedef struct DBuild {
 static int db_grow(DBuild *b) {
     uint64_t cap = (b->mask + 1) * 2;
     int32_t *slots = malloc(cap * sizeof *slots);
-    if (!slots)
-        return -1;
+    if (!slots) return -1;
     memset(slots, 0xff, cap * sizeof *slots);
     for (int64_t u = 0; u < b->nents; u++) {
         uint64_t k = b->hashes[u] & (cap - 1);
@@ -152,23 +144,19 @@ static int64_t db_intern(DBuild *b, const char *s, size_t len) {
     uint64_t k = h & b->mask;
     for (;;) {
         int32_t u = b->slots[k];
-        if (u < 0)
-            break;
+        if (u < 0) break;
         if (b->hashes[u] == h && b->ents[u].len == len && memcmp(b->ents[u].p, s, len) == 0)
             return u;
         k = (k + 1) & b->mask;
     }
-    if (b->nents >= INT32_MAX)
-        return -1;
+    if (b->nents >= INT32_MAX) return -1;
     if (b->nents == b->capents) {
         int64_t cap = b->capents ? b->capents * 2 : 64;
         DEnt *e = realloc(b->ents, (size_t)cap * sizeof *e);
-        if (!e)
-            return -1;
+        if (!e) return -1;
         b->ents = e;
         uint64_t *hs = realloc(b->hashes, (size_t)cap * sizeof *hs);
-        if (!hs)
-            return -1;
+        if (!hs) return -1;
         b->hashes = hs;
         b->capents = cap;
     }
@@ -178,8 +166,7 @@ static int64_t db_intern(DBuild *b, const char *s, size_t len) {
     b->ents[u].uid = (int32_t)u;
     b->hashes[u] = h;
     b->slots[k] = (int32_t)u;
-    if ((uint64_t)b->nents * 2 > b->mask + 1 && db_grow(b) != 0)
-        return -1;
+    if ((uint64_t)b->nents * 2 > b->mask + 1 && db_grow(b) != 0) return -1;
     return u;
 }
 
@@ -193,14 +180,12 @@ CatDict *cat_dict_build_masked(const char *const *strs, const size_t *lens, int6
     int32_t *tmp = NULL;
     if (!codes && n > 0) {
         tmp = malloc((size_t)n * sizeof *tmp);
-        if (!tmp)
-            return NULL;
+        if (!tmp) return NULL;
         codes = tmp;
     }
     b.mask = 1023;
     b.slots = malloc((b.mask + 1) * sizeof *b.slots);
-    if (!b.slots)
-        goto done;
+    if (!b.slots) goto done;
     memset(b.slots, 0xff, (b.mask + 1) * sizeof *b.slots);
     for (int64_t i = 0; i < n; i++) {
         if (valid && !valid[i]) {
@@ -208,15 +193,13 @@ CatDict *cat_dict_build_masked(const char *const *strs, const size_t *lens, int6
             continue;
         }
         int64_t u = db_intern(&b, strs[i], lens[i]);
-        if (u < 0)
-            goto done;
+        if (u < 0) goto done;
         codes[i] = (int32_t)u;
     }
     qsort(b.ents, (size_t)b.nents, sizeof *b.ents, dent_cmp);
     rank = malloc((size_t)(b.nents ? b.nents : 1) * sizeof *rank);
     d = calloc(1, sizeof *d);
-    if (!rank || !d)
-        goto fail;
+    if (!rank || !d) goto fail;
     size_t total = 1;
     for (int64_t r = 0; r < b.nents; r++) {
         rank[b.ents[r].uid] = (int32_t)r;
@@ -225,13 +208,11 @@ CatDict *cat_dict_build_masked(const char *const *strs, const size_t *lens, int6
     d->n = b.nents;
     d->bytes = cat_host_alloc(total);
     d->offsets = cat_host_alloc((size_t)(b.nents + 1) * sizeof(int64_t));
-    if (!d->bytes || !d->offsets)
-        goto fail;
+    if (!d->bytes || !d->offsets) goto fail;
     int64_t off = 0;
     for (int64_t r = 0; r < b.nents; r++) {
         d->offsets[r] = off;
-        if (b.ents[r].len)
-            memcpy(d->bytes + off, b.ents[r].p, b.ents[r].len);
+        if (b.ents[r].len) memcpy(d->bytes + off, b.ents[r].p, b.ents[r].len);
         off += (int64_t)b.ents[r].len;
         d->bytes[off++] = '\0';
     }

@@ -61,8 +61,7 @@ static char *put_int(char *p, int64_t v) {
     char tmp[24];
     int n = 0;
     uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-    if (v < 0)
-        *p++ = '-';
+    if (v < 0) *p++ = '-';
     do {
         tmp[n++] = (char)('0' + u % 10);
         u /= 10;
@@ -123,10 +122,8 @@ static void gen_worker(void *arg, int i) {
         p = put_int(p, llround(20.0 * normal(j->seed, r, 3)));
         *p++ = ',';
         int64_t k = llround((-99.0 + 198.0 * unit(rnd(j->seed, r, 101))) * 1024.0);
-        if (k < -99 * 1024)
-            k = -99 * 1024;
-        if (k > 99 * 1024)
-            k = 99 * 1024;
+        if (k < -99 * 1024) k = -99 * 1024;
+        if (k > 99 * 1024) k = 99 * 1024;
         p = put_k1024(p, k);
         *p++ = ',';
         p = put_k1024(p, llround(5.0 * normal(j->seed, r, 5) * 1024.0));
@@ -140,11 +137,9 @@ static void gen_worker(void *arg, int i) {
 /* Write text to a new file at path. Returns 0 or -1 with err set. */
 static int write_text(const char *path, const char *text, CatError *err) {
     FILE *f = fopen(path, "w");
-    if (!f)
-        return cat_err(err, "%s: cannot create: %s", path, strerror(errno));
+    if (!f) return cat_err(err, "%s: cannot create: %s", path, strerror(errno));
     int bad = fputs(text, f) < 0;
-    if (fclose(f) != 0 || bad)
-        return cat_err(err, "%s: write failed: %s", path, strerror(errno));
+    if (fclose(f) != 0 || bad) return cat_err(err, "%s: write failed: %s", path, strerror(errno));
     return 0;
 }
 
@@ -165,8 +160,7 @@ int cat_gen_test(const char *dir, int64_t nrows, uint64_t seed, CatError *err) {
                                "      - {name: uniformf, type: FLOAT32}\n"
                                "      - {name: normalf5, type: FLOAT32}\n"
                                "      - {name: normalf20, type: FLOAT32}\n";
-    if (!dir)
-        return cat_err(err, "cat_gen_test: no folder");
+    if (!dir) return cat_err(err, "cat_gen_test: no folder");
     if (nrows < 0 || nrows > (int64_t)INT32_MAX + 1)
         return cat_err(err, "cat_gen_test: row count %lld out of range (0..2^31)",
                        (long long)nrows);
@@ -199,26 +193,22 @@ int cat_gen_test(const char *dir, int64_t nrows, uint64_t seed, CatError *err) {
         goto done;
     }
     static const char header[] = "id,uniformi,normali5,normali20,uniformf,normalf5,normalf20\n";
-    if (fwrite(header, 1, sizeof header - 1, f) != sizeof header - 1)
-        goto write_fail;
+    if (fwrite(header, 1, sizeof header - 1, f) != sizeof header - 1) goto write_fail;
     for (j.first = 0; j.first < nrows; j.first += round) {
         j.rows = nrows - j.first < round ? nrows - j.first : round;
         cat_parallel(j.nthreads, gen_worker, &j);
         for (int i = 0; i < j.nthreads; i++)
-            if (j.used[i] && fwrite(j.buf[i], 1, j.used[i], f) != j.used[i])
-                goto write_fail;
+            if (j.used[i] && fwrite(j.buf[i], 1, j.used[i], f) != j.used[i]) goto write_fail;
     }
     int bad = fclose(f) != 0;
     f = NULL;
-    if (bad)
-        goto write_fail;
+    if (bad) goto write_fail;
     rc = write_text(yml, yaml, err);
     goto done;
 write_fail:
     cat_err(err, "%s: write failed: %s", csv, strerror(errno));
 done:
-    if (f)
-        fclose(f);
+    if (f) fclose(f);
     if (j.buf)
         for (int i = 0; i < j.nthreads; i++)
             free(j.buf[i]);

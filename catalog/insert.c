@@ -33,8 +33,7 @@ typedef struct NewCol {
  * would otherwise read as an integer. Writes into buf (>= 40 bytes). */
 static void real_text(double f, char *buf) {
     snprintf(buf, 32, "%.15g", f);
-    if (strpbrk(buf, ".ni") != NULL)
-        return;
+    if (strpbrk(buf, ".ni") != NULL) return;
     char *e = strchr(buf, 'e');
     if (!e) {
         strcat(buf, ".0");
@@ -51,8 +50,7 @@ static void real_text(double f, char *buf) {
 static int text_to_int(const char *s, int64_t *out) {
     size_t n = strlen(s);
     double d;
-    if (cat_parse_i64(s, n, out) == 0)
-        return 0;
+    if (cat_parse_i64(s, n, out) == 0) return 0;
     if (cat_parse_f64(s, n, &d) == 0 && d == floor(d) && d >= -9223372036854775808.0 &&
         d < 9223372036854775808.0) {
         *out = (int64_t)d;
@@ -96,13 +94,11 @@ static int convert(const CatTable *t, const CatColumn *c, NewCol *nc, int64_t r,
         } else if (v->kind == CAT_V_FLOAT) {
             ok = v->f == floor(v->f) && v->f >= -9223372036854775808.0 &&
                  v->f < 9223372036854775808.0;
-            if (ok)
-                i = (int64_t)v->f;
+            if (ok) i = (int64_t)v->f;
         } else {
             ok = text_to_int(shown, &i) == 0;
         }
-        if (ok && c->type == CAT_INT32 && (i < INT32_MIN || i > INT32_MAX))
-            ok = 0;
+        if (ok && c->type == CAT_INT32 && (i < INT32_MIN || i > INT32_MAX)) ok = 0;
         if (ok && c->type == CAT_INT32)
             ((int32_t *)nc->data)[r] = (int32_t)i;
         else if (ok)
@@ -137,8 +133,7 @@ static int convert(const CatTable *t, const CatColumn *c, NewCol *nc, int64_t r,
         if (v->kind != CAT_V_STR) {
             size_t n = strlen(text) + 1;
             char *own = malloc(n);
-            if (!own)
-                return cat_err(err, "INSERT into '%s': out of memory", t->name);
+            if (!own) return cat_err(err, "INSERT into '%s': out of memory", t->name);
             memcpy(own, text, n);
             nc->owned[r - c->n] = own;
         }
@@ -170,8 +165,7 @@ static int rebuild_strings(const CatColumn *c, NewCol *nc, int64_t nrows, const 
     for (int64_t r = 0; r < total; r++) {
         strs[r] = "";
         lens[r] = 0;
-        if (!nc->valid[r])
-            continue;
+        if (!nc->valid[r]) continue;
         if (r < c->n) {
             int32_t code = ((const int32_t *)c->data)[r];
             strs[r] = cat_dict_str(c->dict, code);
@@ -200,8 +194,7 @@ static void newcol_free(NewCol *nc, int64_t nrows, int scratch_only) {
             free(nc->owned[r]);
     free(nc->owned);
     nc->owned = NULL;
-    if (scratch_only)
-        return;
+    if (scratch_only) return;
     cat_host_free(nc->data);
     cat_host_free(nc->valid);
     cat_dict_free(nc->dict);
@@ -210,32 +203,25 @@ static void newcol_free(NewCol *nc, int64_t nrows, int scratch_only) {
 /* INSERT nrows rows of vals (row-major) into t; see catalog.h. Returns 0,
  * or -1 with err set and t unchanged. */
 int cat_insert_rows(CatTable *t, int64_t nrows, const CatValue *vals, CatError *err) {
-    if (!t)
-        return cat_err(err, "INSERT: no table");
-    if (nrows < 0)
-        return cat_err(err, "INSERT into '%s': negative row count", t->name);
-    if (nrows == 0)
-        return 0;
-    if (!vals)
-        return cat_err(err, "INSERT into '%s': no values", t->name);
+    if (!t) return cat_err(err, "INSERT: no table");
+    if (nrows < 0) return cat_err(err, "INSERT into '%s': negative row count", t->name);
+    if (nrows == 0) return 0;
+    if (!vals) return cat_err(err, "INSERT into '%s': no values", t->name);
     int64_t total = t->nrows + nrows;
     NewCol *nc = calloc((size_t)t->ncols, sizeof *nc);
-    if (!nc)
-        return cat_err(err, "INSERT into '%s': out of memory", t->name);
+    if (!nc) return cat_err(err, "INSERT into '%s': out of memory", t->name);
     int rc = -1;
     for (int ci = 0; ci < t->ncols; ci++) {
         CatColumn *c = &t->cols[ci];
         size_t w = cat_type_width(c->type);
         nc[ci].data = cat_host_alloc((size_t)total * w);
         nc[ci].valid = cat_host_alloc((size_t)total);
-        if (c->type == CAT_STRING)
-            nc[ci].owned = calloc((size_t)nrows, sizeof *nc[ci].owned);
+        if (c->type == CAT_STRING) nc[ci].owned = calloc((size_t)nrows, sizeof *nc[ci].owned);
         if (!nc[ci].data || !nc[ci].valid || (c->type == CAT_STRING && !nc[ci].owned)) {
             cat_err(err, "INSERT into '%s': out of memory", t->name);
             goto done;
         }
-        if (c->n)
-            memcpy(nc[ci].data, c->data, (size_t)c->n * w);
+        if (c->n) memcpy(nc[ci].data, c->data, (size_t)c->n * w);
         if (c->valid)
             memcpy(nc[ci].valid, c->valid, (size_t)c->n);
         else
@@ -243,8 +229,7 @@ int cat_insert_rows(CatTable *t, int64_t nrows, const CatValue *vals, CatError *
         for (int64_t r = 0; r < nrows; r++)
             if (convert(t, c, &nc[ci], c->n + r, r + 1, &vals[r * t->ncols + ci], err) != 0)
                 goto done;
-        if (c->type == CAT_STRING &&
-            rebuild_strings(c, &nc[ci], nrows, vals, ci, t->ncols) != 0) {
+        if (c->type == CAT_STRING && rebuild_strings(c, &nc[ci], nrows, vals, ci, t->ncols) != 0) {
             cat_err(err, "INSERT into '%s': out of memory", t->name);
             goto done;
         }
@@ -259,8 +244,7 @@ int cat_insert_rows(CatTable *t, int64_t nrows, const CatValue *vals, CatError *
         cat_host_free(c->valid);
         c->data = nc[ci].data;
         c->valid = any_null ? nc[ci].valid : NULL;
-        if (!any_null)
-            cat_host_free(nc[ci].valid);
+        if (!any_null) cat_host_free(nc[ci].valid);
         if (c->type == CAT_STRING) {
             cat_dict_free(c->dict);
             c->dict = nc[ci].dict;

@@ -47,8 +47,7 @@ static void *read_all(const char *path, size_t *len, int missing_ok, CatError *e
     size_t got = 0;
     while (got < size) {
         ssize_t r = read(fd, buf + got, size - got);
-        if (r < 0 && errno == EINTR)
-            continue;
+        if (r < 0 && errno == EINTR) continue;
         if (r <= 0) {
             cat_err(err, "%s: read failed: %s", path, r < 0 ? strerror(errno) : "unexpected end");
             cat_host_free(buf);
@@ -90,18 +89,19 @@ static CatDict *dict_from_file(char *buf, size_t len, const char *path, CatError
     int64_t k = 0;
     off[0] = 0;
     for (size_t i = 0; i < len; i++) {
-        if (buf[i] != '\n')
-            continue;
+        if (buf[i] != '\n') continue;
         buf[i] = '\0';
         off[++k] = (int64_t)i + 1;
         if (k >= 2) {
             const char *a = buf + off[k - 2], *b = buf + off[k - 1];
-            size_t la = (size_t)(off[k - 1] - off[k - 2] - 1), lb = (size_t)(off[k] - off[k - 1] - 1);
+            size_t la = (size_t)(off[k - 1] - off[k - 2] - 1),
+                   lb = (size_t)(off[k] - off[k - 1] - 1);
             size_t m = la < lb ? la : lb;
             int c = m ? memcmp(a, b, m) : 0;
             if (c > 0 || (c == 0 && la >= lb)) {
-                cat_err(err, "%s:%lld: string '%s' is not greater than the one before (the "
-                             "dictionary must be sorted and distinct)",
+                cat_err(err,
+                        "%s:%lld: string '%s' is not greater than the one before (the "
+                        "dictionary must be sorted and distinct)",
                         path, (long long)k, cat_err_value(vbuf, b, lb));
                 cat_dict_free(d);
                 return NULL;
@@ -126,8 +126,7 @@ CatTable *cat_read_binary(const CatTableDef *def, CatError *err) {
         size_t w = cat_type_width(col->type), len;
         path = cat_concat3(def->source, "/", col->name);
         char *bin = path ? cat_concat3(path, ".bin", "") : NULL;
-        if (!bin)
-            goto oom;
+        if (!bin) goto oom;
         void *data = read_all(bin, &len, 0, err);
         if (!data) {
             free(bin);
@@ -143,8 +142,9 @@ CatTable *cat_read_binary(const CatTableDef *def, CatError *err) {
         }
         int64_t n = (int64_t)(len / w);
         if (nrows >= 0 && n != nrows) {
-            cat_err(err, "%s: holds %lld rows but %s.bin holds %lld (every column must have the "
-                         "same row count)",
+            cat_err(err,
+                    "%s: holds %lld rows but %s.bin holds %lld (every column must have the "
+                    "same row count)",
                     bin, (long long)n, first, (long long)nrows);
             free(bin);
             goto fail;
@@ -159,8 +159,7 @@ CatTable *cat_read_binary(const CatTableDef *def, CatError *err) {
             for (int64_t i = 0; i < n; i++)
                 ((uint8_t *)col->data)[i] = ((uint8_t *)col->data)[i] != 0;
         char *vpath = cat_concat3(path, ".valid", "");
-        if (!vpath)
-            goto oom;
+        if (!vpath) goto oom;
         uint8_t *valid = read_all(vpath, &len, 1, err);
         if (!valid && len == 0 && access(vpath, F_OK) == 0) {
             free(vpath);
@@ -188,8 +187,7 @@ CatTable *cat_read_binary(const CatTableDef *def, CatError *err) {
         free(vpath);
         if (col->type == CAT_STRING) {
             char *dpath = cat_concat3(path, ".dict", "");
-            if (!dpath)
-                goto oom;
+            if (!dpath) goto oom;
             char *dbuf = read_all(dpath, &len, 0, err);
             if (!dbuf) {
                 free(dpath);
@@ -204,8 +202,7 @@ CatTable *cat_read_binary(const CatTableDef *def, CatError *err) {
             col->dict = d;
             const int32_t *codes = col->data;
             for (int64_t i = 0; i < n; i++) {
-                if (col->valid && !col->valid[i])
-                    continue;
+                if (col->valid && !col->valid[i]) continue;
                 if (codes[i] < 0 || codes[i] >= d->n) {
                     cat_err(err, "%s/%s.bin: row %lld: code %d out of range (%s has %lld strings)",
                             def->source, col->name, (long long)i + 1, (int)codes[i], dpath,
@@ -222,8 +219,7 @@ CatTable *cat_read_binary(const CatTableDef *def, CatError *err) {
     t->nrows = nrows < 0 ? 0 : nrows;
     size_t sl = strlen(def->source) + 1;
     t->source = malloc(sl);
-    if (!t->source)
-        goto oom;
+    if (!t->source) goto oom;
     memcpy(t->source, def->source, sl);
     return t;
 oom:
@@ -238,14 +234,11 @@ fail:
  * err set. */
 static int write_file(const char *path, const void *data, size_t n, CatError *err) {
     FILE *f = fopen(path, "wb");
-    if (!f)
-        return cat_err(err, "%s: cannot create: %s", path, strerror(errno));
+    if (!f) return cat_err(err, "%s: cannot create: %s", path, strerror(errno));
     size_t put = n ? fwrite(data, 1, n, f) : 0;
     int bad = put != n;
-    if (fclose(f) != 0)
-        bad = 1;
-    if (bad)
-        return cat_err(err, "%s: write failed: %s", path, strerror(errno));
+    if (fclose(f) != 0) bad = 1;
+    if (bad) return cat_err(err, "%s: write failed: %s", path, strerror(errno));
     return 0;
 }
 
@@ -271,25 +264,21 @@ static int write_column(const CatColumn *c, const char *dir, CatError *err) {
         }
         for (int64_t i = 0; d && i < d->n; i++) {
             if (memchr(cat_dict_str(d, i), '\n', (size_t)cat_dict_len(d, i))) {
-                cat_err(err, "%s: column '%s': string %lld holds a newline, which the binary "
-                             "format cannot store",
+                cat_err(err,
+                        "%s: column '%s': string %lld holds a newline, which the binary "
+                        "format cannot store",
                         dpath, c->name, (long long)i);
                 goto done;
             }
         }
-        if (bytes)
-            memcpy(dbuf, d->bytes, (size_t)bytes);
+        if (bytes) memcpy(dbuf, d->bytes, (size_t)bytes);
         for (int64_t i = 0; i < bytes; i++)
-            if (dbuf[i] == '\0')
-                dbuf[i] = '\n';
-        if (write_file(dpath, dbuf, (size_t)bytes, err) != 0)
-            goto done;
+            if (dbuf[i] == '\0') dbuf[i] = '\n';
+        if (write_file(dpath, dbuf, (size_t)bytes, err) != 0) goto done;
     }
-    if (write_file(bin, c->data, (size_t)c->n * cat_type_width(c->type), err) != 0)
-        goto done;
+    if (write_file(bin, c->data, (size_t)c->n * cat_type_width(c->type), err) != 0) goto done;
     if (c->valid) {
-        if (write_file(vpath, c->valid, (size_t)c->n, err) != 0)
-            goto done;
+        if (write_file(vpath, c->valid, (size_t)c->n, err) != 0) goto done;
     } else if (unlink(vpath) != 0 && errno != ENOENT) {
         cat_err(err, "%s: cannot remove stale file: %s", vpath, strerror(errno));
         goto done;
@@ -307,12 +296,10 @@ done:
 /* Write t as a binary-column folder at dir (created if missing; existing
  * files of the same names are replaced). Returns 0, or -1 with err set. */
 int cat_write_binary(const CatTable *t, const char *dir, CatError *err) {
-    if (!t || !dir)
-        return cat_err(err, "cat_write_binary: no table or folder");
+    if (!t || !dir) return cat_err(err, "cat_write_binary: no table or folder");
     if (cat_mkdirs(dir) != 0)
         return cat_err(err, "%s: cannot create folder: %s", dir, strerror(errno));
     for (int c = 0; c < t->ncols; c++)
-        if (write_column(&t->cols[c], dir, err) != 0)
-            return -1;
+        if (write_column(&t->cols[c], dir, err) != 0) return -1;
     return 0;
 }

@@ -51,8 +51,8 @@ typedef struct TextJob {
     int quoting;        /* CSV: fields may be "quoted" */
     int trailing_delim; /* .tbl: every row ends with the delimiter */
     int nchunks;
-    size_t *cstart;  /* chunk i is [cstart[i], cstart[i + 1]) */
-    int64_t *crows;  /* pass 1: rows in chunk; then first row of chunk */
+    size_t *cstart; /* chunk i is [cstart[i], cstart[i + 1]) */
+    int64_t *crows; /* pass 1: rows in chunk; then first row of chunk */
     CatTable *t;
     const char ***sptr; /* per column (STRING only): field pointers */
     size_t **slen;      /* per column (STRING only): field lengths */
@@ -105,8 +105,7 @@ static int chunk_err(TextJob *j, int ci, const char *row, const char *fmt, ...)
     ;
 static int chunk_err(TextJob *j, int ci, const char *row, const char *fmt, ...) {
     ChunkErr *e = &j->errs[ci];
-    if (e->has)
-        return -1;
+    if (e->has) return -1;
     e->has = 1;
     e->row_off = (size_t)(row - j->buf);
     va_list ap;
@@ -120,14 +119,12 @@ static int chunk_err(TextJob *j, int ci, const char *row, const char *fmt, ...) 
  * under the job's lock; cache is the worker's per-column copy of the
  * pointer. NULL when out of memory. */
 static uint8_t *get_valid(TextJob *j, int c, uint8_t **cache) {
-    if (cache[c])
-        return cache[c];
+    if (cache[c]) return cache[c];
     pthread_mutex_lock(&j->lock);
     CatColumn *col = &j->t->cols[c];
     if (!col->valid) {
         col->valid = cat_host_alloc((size_t)j->t->nrows);
-        if (col->valid)
-            memset(col->valid, 1, (size_t)j->t->nrows);
+        if (col->valid) memset(col->valid, 1, (size_t)j->t->nrows);
     }
     cache[c] = col->valid;
     pthread_mutex_unlock(&j->lock);
@@ -146,8 +143,7 @@ static int store_field(TextJob *j, int ci, const char *row, int c, int64_t r, ch
     CatColumn *col = &j->t->cols[c];
     char vbuf[CAT_ERR_VALUE_MAX + 4];
     if (col->type == CAT_STRING) {
-        if (n == 0 && !quoted)
-            goto null_value;
+        if (n == 0 && !quoted) goto null_value;
         j->sptr[c][r] = f;
         j->slen[c][r] = n;
         return 0;
@@ -160,8 +156,7 @@ static int store_field(TextJob *j, int ci, const char *row, int c, int64_t r, ch
     }
     while (m > 0 && is_sp(s[m - 1]))
         m--;
-    if (m == 0)
-        goto null_value;
+    if (m == 0) goto null_value;
     int bad = 0;
     switch (col->type) {
     case CAT_INT32:
@@ -211,13 +206,12 @@ static int parse_row(TextJob *j, int ci, char *p, char *q, int64_t r, uint8_t **
     char *rend = q;
     int ncols = j->t->ncols;
     char vbuf[CAT_ERR_VALUE_MAX + 4];
-    if (rend > p && rend[-1] == '\r')
-        rend--;
-    if (j->trailing_delim && rend > p && rend[-1] == j->delim)
-        rend--;
+    if (rend > p && rend[-1] == '\r') rend--;
+    if (j->trailing_delim && rend > p && rend[-1] == j->delim) rend--;
     for (int c = 0; c < ncols; c++) {
         if (p > rend)
-            return chunk_err(j, ci, row, "column '%s': missing value (row has %d fields, expected %d)",
+            return chunk_err(j, ci, row,
+                             "column '%s': missing value (row has %d fields, expected %d)",
                              j->t->cols[c].name, c, ncols);
         char *f, *fend;
         size_t n;
@@ -242,8 +236,7 @@ static int parse_row(TextJob *j, int ci, char *p, char *q, int64_t r, uint8_t **
             }
             if (s < rend && *s != j->delim) {
                 fend = memchr(s, j->delim, (size_t)(rend - s));
-                if (!fend)
-                    fend = rend;
+                if (!fend) fend = rend;
                 return chunk_err(j, ci, row,
                                  "column '%s': unexpected text after closing quote in '%s'",
                                  j->t->cols[c].name, cat_err_value(vbuf, p, (size_t)(fend - p)));
@@ -254,27 +247,23 @@ static int parse_row(TextJob *j, int ci, char *p, char *q, int64_t r, uint8_t **
             quoted = 1;
         } else {
             fend = memchr(p, j->delim, (size_t)(rend - p));
-            if (!fend)
-                fend = rend;
+            if (!fend) fend = rend;
             f = p;
             n = (size_t)(fend - p);
         }
-        if (store_field(j, ci, row, c, r, f, n, quoted, vcache) != 0)
-            return -1;
+        if (store_field(j, ci, row, c, r, f, n, quoted, vcache) != 0) return -1;
         p = fend + 1;
     }
     if (p <= rend) {
         const char *x = p;
         const char *xe = memchr(x, j->delim, (size_t)(rend - x));
-        if (!xe)
-            xe = rend;
+        if (!xe) xe = rend;
         int nf = ncols + 1;
         for (const char *s = xe; s < rend; s++)
             nf += *s == j->delim;
-        return chunk_err(j, ci, row,
-                         "column '%s': unexpected extra value '%s' (row has %d fields, expected %d)",
-                         j->t->cols[ncols - 1].name, cat_err_value(vbuf, x, (size_t)(xe - x)), nf,
-                         ncols);
+        return chunk_err(
+            j, ci, row, "column '%s': unexpected extra value '%s' (row has %d fields, expected %d)",
+            j->t->cols[ncols - 1].name, cat_err_value(vbuf, x, (size_t)(xe - x)), nf, ncols);
     }
     return 0;
 }
@@ -296,14 +285,12 @@ static void parse_worker(void *arg, int i) {
     while (p < end) {
         char *q = (char *)row_end(p, end, j->quoting);
         if (!is_blank(p, q)) {
-            if (parse_row(j, i, p, q, r, vc) != 0)
-                break;
+            if (parse_row(j, i, p, q, r, vc) != 0) break;
             r++;
         }
         p = q + 1;
     }
-    if (vc != vcache)
-        free(vc);
+    if (vc != vcache) free(vc);
 }
 
 /* Dictionary-building worker: STRING columns i, i + ndict, ... get their
@@ -312,10 +299,8 @@ static void dict_worker(void *arg, int i) {
     TextJob *j = arg;
     for (int k = i; k < j->t->ncols; k += j->ndict) {
         CatColumn *c = &j->t->cols[k];
-        if (c->type != CAT_STRING)
-            continue;
-        CatDict *d =
-            cat_dict_build_masked(j->sptr[k], j->slen[k], j->t->nrows, c->valid, c->data);
+        if (c->type != CAT_STRING) continue;
+        CatDict *d = cat_dict_build_masked(j->sptr[k], j->slen[k], j->t->nrows, c->valid, c->data);
         if (!d) {
             j->oom = 1;
             continue;
@@ -334,8 +319,7 @@ static void split_chunks(TextJob *j) {
     if (!j->quoting) {
         for (int i = 1; i < j->nchunks; i++) {
             size_t at = j->body + span / (size_t)j->nchunks * (size_t)i;
-            if (at < j->cstart[i - 1])
-                at = j->cstart[i - 1];
+            if (at < j->cstart[i - 1]) at = j->cstart[i - 1];
             const char *nl = memchr(j->buf + at, '\n', j->len - at);
             j->cstart[i] = nl ? (size_t)(nl - j->buf) + 1 : j->len;
         }
@@ -346,7 +330,8 @@ static void split_chunks(TextJob *j) {
         char ch = j->buf[pos];
         if (ch == '"')
             inq = !inq;
-        else if (ch == '\n' && !inq && pos + 1 >= j->body + span / (size_t)j->nchunks * (size_t)next)
+        else if (ch == '\n' && !inq &&
+                 pos + 1 >= j->body + span / (size_t)j->nchunks * (size_t)next)
             j->cstart[next++] = pos + 1;
     }
     for (; next < j->nchunks; next++)
@@ -355,10 +340,8 @@ static void split_chunks(TextJob *j) {
 
 /* Count the fields of the header row [p, q) (quote-aware for CSV). */
 static int count_header_fields(const TextJob *j, const char *p, const char *q) {
-    if (q > p && q[-1] == '\r')
-        q--;
-    if (j->trailing_delim && q > p && q[-1] == j->delim)
-        q--;
+    if (q > p && q[-1] == '\r') q--;
+    if (j->trailing_delim && q > p && q[-1] == j->delim) q--;
     int n = 1, inq = 0;
     for (; p < q; p++) {
         if (j->quoting && *p == '"')
@@ -393,8 +376,7 @@ static char *read_file(const char *path, size_t *len, CatError *err) {
     size_t got = 0;
     while (got < size) {
         ssize_t r = read(fd, buf + got, size - got);
-        if (r < 0 && errno == EINTR)
-            continue;
+        if (r < 0 && errno == EINTR) continue;
         if (r <= 0) {
             cat_err(err, "%s: read failed: %s", path, r < 0 ? strerror(errno) : "unexpected end");
             free(buf);
@@ -433,11 +415,9 @@ CatTable *cat_read_text(const CatTableDef *def, CatError *err) {
     j.trailing_delim = def->format == CAT_FMT_TBL;
     j.delim = def->delimiter ? def->delimiter : (def->format == CAT_FMT_TBL ? '|' : ',');
     j.buf = read_file(def->source, &j.len, err);
-    if (!j.buf)
-        return NULL;
+    if (!j.buf) return NULL;
     pthread_mutex_init(&j.lock, NULL);
-    if (j.len >= 3 && memcmp(j.buf, "\xEF\xBB\xBF", 3) == 0)
-        j.body = 3; /* UTF-8 byte-order mark */
+    if (j.len >= 3 && memcmp(j.buf, "\xEF\xBB\xBF", 3) == 0) j.body = 3; /* UTF-8 byte-order mark */
     j.quoting = j.quoting && memchr(j.buf, '"', j.len) != NULL;
     if (def->header && j.body < j.len) {
         const char *h = j.buf + j.body;
@@ -455,8 +435,7 @@ CatTable *cat_read_text(const CatTableDef *def, CatError *err) {
     j.errs = calloc((size_t)j.nchunks, sizeof *j.errs);
     j.sptr = calloc((size_t)def->ncols, sizeof *j.sptr);
     j.slen = calloc((size_t)def->ncols, sizeof *j.slen);
-    if (!j.cstart || !j.crows || !j.errs || !j.sptr || !j.slen)
-        goto oom;
+    if (!j.cstart || !j.crows || !j.errs || !j.sptr || !j.slen) goto oom;
     split_chunks(&j);
     cat_parallel(j.nchunks, count_worker, &j);
     int64_t nrows = 0;
@@ -466,21 +445,18 @@ CatTable *cat_read_text(const CatTableDef *def, CatError *err) {
         nrows += n;
     }
     t = cat_table_new(def->name, def->ncols, def->col_names, def->col_types);
-    if (!t)
-        goto oom;
+    if (!t) goto oom;
     t->nrows = nrows;
     for (int c = 0; c < def->ncols; c++) {
         CatColumn *col = &t->cols[c];
         col->n = nrows;
         cat_host_free(col->data);
         col->data = cat_host_alloc((size_t)nrows * cat_type_width(col->type));
-        if (!col->data)
-            goto oom;
+        if (!col->data) goto oom;
         if (col->type == CAT_STRING) {
             j.sptr[c] = malloc((size_t)(nrows ? nrows : 1) * sizeof(char *));
             j.slen[c] = malloc((size_t)(nrows ? nrows : 1) * sizeof(size_t));
-            if (!j.sptr[c] || !j.slen[c])
-                goto oom;
+            if (!j.sptr[c] || !j.slen[c]) goto oom;
         }
     }
     j.t = t;
@@ -488,8 +464,8 @@ CatTable *cat_read_text(const CatTableDef *def, CatError *err) {
     for (int i = 0; i < j.nchunks; i++) {
         if (j.errs[i].has) {
             int64_t line = 1;
-            for (const char *p = j.buf; (p = memchr(p, '\n', (size_t)(j.buf + j.errs[i].row_off - p)));
-                 p++)
+            for (const char *p = j.buf;
+                 (p = memchr(p, '\n', (size_t)(j.buf + j.errs[i].row_off - p))); p++)
                 line++;
             cat_err(err, "%s:%lld: %s", def->source, (long long)line, j.errs[i].msg);
             goto fail;
@@ -499,15 +475,12 @@ CatTable *cat_read_text(const CatTableDef *def, CatError *err) {
     for (int c = 0; c < def->ncols; c++)
         nstr += def->col_types[c] == CAT_STRING;
     j.ndict = nstr < cat_nthreads() ? nstr : cat_nthreads();
-    if (nrows < 100000 && j.ndict > 1)
-        j.ndict = 1;
+    if (nrows < 100000 && j.ndict > 1) j.ndict = 1;
     cat_parallel(j.ndict, dict_worker, &j);
-    if (j.oom)
-        goto oom;
+    if (j.oom) goto oom;
     size_t slen = strlen(def->source) + 1;
     t->source = malloc(slen);
-    if (!t->source)
-        goto oom;
+    if (!t->source) goto oom;
     memcpy(t->source, def->source, slen);
     job_free(&j);
     pthread_mutex_destroy(&j.lock);

@@ -13,22 +13,18 @@
 int cat_parse_i64(const char *s, size_t len, int64_t *out) {
     size_t i = 0;
     int neg = 0;
-    if (len == 0)
-        return -1;
+    if (len == 0) return -1;
     if (s[0] == '-' || s[0] == '+') {
         neg = s[0] == '-';
         i = 1;
-        if (len == 1)
-            return -1;
+        if (len == 1) return -1;
     }
     uint64_t v = 0;
     const uint64_t limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
     for (; i < len; i++) {
         unsigned d = (unsigned char)s[i] - '0';
-        if (d > 9)
-            return -1;
-        if (v > (limit - d) / 10)
-            return -1;
+        if (d > 9) return -1;
+        if (v > (limit - d) / 10) return -1;
         v = v * 10 + d;
     }
     *out = neg ? (int64_t)(0 - v) : (int64_t)v;
@@ -38,8 +34,7 @@ int cat_parse_i64(const char *s, size_t len, int64_t *out) {
 /* As cat_parse_i64, and the value must also fit int32. */
 int cat_parse_i32(const char *s, size_t len, int32_t *out) {
     int64_t v;
-    if (cat_parse_i64(s, len, &v) != 0 || v < INT32_MIN || v > INT32_MAX)
-        return -1;
+    if (cat_parse_i64(s, len, &v) != 0 || v < INT32_MIN || v > INT32_MAX) return -1;
     *out = (int32_t)v;
     return 0;
 }
@@ -54,23 +49,20 @@ static const double pow10_exact[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6, 
 static int parse_f64_strtod(const char *s, size_t len, double *out) {
     char small[80];
     char *buf = small;
-    if (len == 0 || s[0] == ' ' || s[0] == '\t' || s[0] == '\n' || s[0] == '\r' ||
-        s[0] == '\f' || s[0] == '\v')
+    if (len == 0 || s[0] == ' ' || s[0] == '\t' || s[0] == '\n' || s[0] == '\r' || s[0] == '\f' ||
+        s[0] == '\v')
         return -1;
     if (len >= sizeof small) {
         buf = malloc(len + 1);
-        if (!buf)
-            return -1;
+        if (!buf) return -1;
     }
     memcpy(buf, s, len);
     buf[len] = '\0';
     char *end;
     double v = strtod(buf, &end);
     int ok = end == buf + len;
-    if (buf != small)
-        free(buf);
-    if (!ok)
-        return -1;
+    if (buf != small) free(buf);
+    if (!ok) return -1;
     *out = v;
     return 0;
 }
@@ -83,21 +75,19 @@ static int parse_f64_strtod(const char *s, size_t len, double *out) {
 int cat_parse_f64(const char *s, size_t len, double *out) {
     size_t i = 0;
     int neg = 0;
-    if (len == 0)
-        return -1;
+    if (len == 0) return -1;
     if (s[0] == '-' || s[0] == '+') {
         neg = s[0] == '-';
         i = 1;
     }
     uint64_t mant = 0;
-    int ndig = 0;   /* significant digits in mant */
-    int nseen = 0;  /* digits seen in total */
+    int ndig = 0;  /* significant digits in mant */
+    int nseen = 0; /* digits seen in total */
     int exp10 = 0;
     int overflow = 0;
     for (; i < len && (unsigned)((unsigned char)s[i] - '0') <= 9; i++) {
         nseen++;
-        if (mant == 0 && s[i] == '0')
-            continue;
+        if (mant == 0 && s[i] == '0') continue;
         if (ndig < 19) {
             mant = mant * 10 + (uint64_t)(s[i] - '0');
             ndig++;
@@ -122,8 +112,7 @@ int cat_parse_f64(const char *s, size_t len, double *out) {
             }
         }
     }
-    if (nseen == 0)
-        return parse_f64_strtod(s, len, out); /* inf, nan, hex, or garbage */
+    if (nseen == 0) return parse_f64_strtod(s, len, out); /* inf, nan, hex, or garbage */
     if (i < len && (s[i] == 'e' || s[i] == 'E')) {
         i++;
         int eneg = 0, e = 0, edig = 0;
@@ -132,16 +121,13 @@ int cat_parse_f64(const char *s, size_t len, double *out) {
             i++;
         }
         for (; i < len && (unsigned)((unsigned char)s[i] - '0') <= 9; i++) {
-            if (e < 100000)
-                e = e * 10 + (s[i] - '0');
+            if (e < 100000) e = e * 10 + (s[i] - '0');
             edig++;
         }
-        if (edig == 0)
-            return -1;
+        if (edig == 0) return -1;
         exp10 += eneg ? -e : e;
     }
-    if (i != len)
-        return -1;
+    if (i != len) return -1;
     if (!overflow && mant <= (UINT64_C(1) << 53) && exp10 >= -22 && exp10 <= 22) {
         double v = (double)mant;
         v = exp10 >= 0 ? v * pow10_exact[exp10] : v / pow10_exact[-exp10];

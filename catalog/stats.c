@@ -58,8 +58,7 @@ static void kmv_put(Kmv *k, uint64_t h) {
     uint64_t mask = 4 * KMV_K - 1;
     uint64_t i = (h >> 20) & mask;
     while (k->slots[i]) {
-        if (k->slots[i] == h)
-            return;
+        if (k->slots[i] == h) return;
         i = (i + 1) & mask;
     }
     k->slots[i] = h;
@@ -68,10 +67,8 @@ static void kmv_put(Kmv *k, uint64_t h) {
 
 /* Add one value's hash; compacts to the K smallest when 2K are held. */
 static void kmv_add(Kmv *k, uint64_t h, uint64_t *scratch) {
-    if (h == 0)
-        h = 1;
-    if (h >= k->thr)
-        return;
+    if (h == 0) h = 1;
+    if (h >= k->thr) return;
     kmv_put(k, h);
     if (k->count >= 2 * KMV_K) {
         int64_t n = kmv_drain(k, scratch);
@@ -86,15 +83,13 @@ static void kmv_add(Kmv *k, uint64_t h, uint64_t *scratch) {
  * when it never compacted, else (K - 1) / (K-th smallest hash / 2^64). */
 static int64_t kmv_estimate(Kmv *k, uint64_t *scratch) {
     int64_t n = kmv_drain(k, scratch);
-    if (!k->compacted || n < KMV_K)
-        return n;
+    if (!k->compacted || n < KMV_K) return n;
     return (int64_t)((KMV_K - 1) * (18446744073709551616.0 / (double)scratch[KMV_K - 1]));
 }
 
 /* Hash bits of a double, with -0.0 folded into 0.0. */
 static uint64_t hash_double(double d) {
-    if (d == 0)
-        d = 0;
+    if (d == 0) d = 0;
     uint64_t b;
     memcpy(&b, &d, sizeof b);
     return mix64(b ^ 0x5851F42D4C957F2Dull);
@@ -149,8 +144,7 @@ void cat_column_stats(CatColumn *c) {
         k.slots = calloc(4 * KMV_K, sizeof *k.slots);
         scratch = malloc(4 * KMV_K * sizeof *scratch);
         k.thr = UINT64_MAX;
-        if (!k.slots || !scratch)
-            want_kmv = 0;
+        if (!k.slots || !scratch) want_kmv = 0;
     }
     for (int64_t i = 0; i < c->n; i++) {
         if (c->valid && !c->valid[i]) {
@@ -160,13 +154,10 @@ void cat_column_stats(CatColumn *c) {
         double v = value_at(c, i);
         if (v == v) {
             any = 1;
-            if (v < mn)
-                mn = v;
-            if (v > mx)
-                mx = v;
+            if (v < mn) mn = v;
+            if (v > mx) mx = v;
         }
-        if (want_kmv)
-            kmv_add(&k, hash_at(c, i), scratch);
+        if (want_kmv) kmv_add(&k, hash_at(c, i), scratch);
     }
     if (any) {
         s.has_minmax = 1;
@@ -180,10 +171,8 @@ void cat_column_stats(CatColumn *c) {
         s.distinct = kmv_estimate(&k, scratch);
     else
         s.distinct = nonnull;
-    if (s.distinct > nonnull)
-        s.distinct = nonnull;
-    if (s.distinct < 1 && nonnull > 0)
-        s.distinct = 1;
+    if (s.distinct > nonnull) s.distinct = nonnull;
+    if (s.distinct < 1 && nonnull > 0) s.distinct = 1;
     free(k.slots);
     free(scratch);
     c->stats = s;
@@ -205,13 +194,11 @@ static void stats_worker(void *arg, int i) {
 /* Recompute the statistics of every column of t (columns in parallel when
  * the table is large). */
 void cat_table_stats(CatTable *t) {
-    if (!t)
-        return;
+    if (!t) return;
     StatsJob j = {t, 1};
     if (t->nrows >= 100000) {
         j.nthreads = cat_nthreads();
-        if (j.nthreads > t->ncols)
-            j.nthreads = t->ncols;
+        if (j.nthreads > t->ncols) j.nthreads = t->ncols;
     }
     cat_parallel(j.nthreads, stats_worker, &j);
 }

@@ -15,8 +15,7 @@ Catalog *cat_catalog_new(void) {
 
 /* Free every table and the catalog; NULL is a no-op. */
 void cat_catalog_free(Catalog *cat) {
-    if (!cat)
-        return;
+    if (!cat) return;
     for (int i = 0; i < cat->ntables; i++)
         cat_table_free(cat->tables[i]);
     free(cat->tables);
@@ -25,32 +24,26 @@ void cat_catalog_free(Catalog *cat) {
 
 /* Table named `name` (case-insensitive), owned by cat; NULL if absent. */
 CatTable *cat_find_table(const Catalog *cat, const char *name) {
-    if (!cat || !name)
-        return NULL;
+    if (!cat || !name) return NULL;
     for (int i = 0; i < cat->ntables; i++)
-        if (strcasecmp(cat->tables[i]->name, name) == 0)
-            return cat->tables[i];
+        if (strcasecmp(cat->tables[i]->name, name) == 0) return cat->tables[i];
     return NULL;
 }
 
 /* Index of column `name` in t (case-insensitive), or -1 if absent. */
 int cat_find_column(const CatTable *t, const char *name) {
-    if (!t || !name)
-        return -1;
+    if (!t || !name) return -1;
     for (int i = 0; i < t->ncols; i++)
-        if (strcasecmp(t->cols[i].name, name) == 0)
-            return i;
+        if (strcasecmp(t->cols[i].name, name) == 0) return i;
     return -1;
 }
 
 /* malloc'ed copy of s; NULL when out of memory (or s is NULL). */
 static char *dup_str(const char *s) {
-    if (!s)
-        return NULL;
+    if (!s) return NULL;
     size_t n = strlen(s) + 1;
     char *p = malloc(n);
-    if (p)
-        memcpy(p, s, n);
+    if (p) memcpy(p, s, n);
     return p;
 }
 
@@ -59,8 +52,7 @@ static char *dup_str(const char *s) {
 CatTable *cat_table_new(const char *name, int ncols, const char *const *col_names,
                         const CatType *col_types) {
     CatTable *t = calloc(1, sizeof *t);
-    if (!t)
-        return NULL;
+    if (!t) return NULL;
     t->name = dup_str(name);
     t->cols = calloc((size_t)(ncols > 0 ? ncols : 1), sizeof *t->cols);
     if (!t->name || !t->cols) {
@@ -90,8 +82,7 @@ CatTable *cat_table_new(const char *name, int ncols, const char *const *col_name
 
 /* Free t, its columns and their arrays and dictionaries; NULL is a no-op. */
 void cat_table_free(CatTable *t) {
-    if (!t)
-        return;
+    if (!t) return;
     if (t->cols) {
         for (int i = 0; i < t->ncols; i++) {
             CatColumn *c = &t->cols[i];
@@ -110,13 +101,11 @@ void cat_table_free(CatTable *t) {
 /* Append t to cat, which then owns it. Returns 0, or -1 with err set when
  * the name is taken or memory runs out (t stays the caller's). */
 int cat_catalog_add(Catalog *cat, CatTable *t, CatError *err) {
-    if (cat_find_table(cat, t->name))
-        return cat_err(err, "table '%s' already exists", t->name);
+    if (cat_find_table(cat, t->name)) return cat_err(err, "table '%s' already exists", t->name);
     if (cat->ntables == cat->cap) {
         int cap = cat->cap ? cat->cap * 2 : 8;
         CatTable **p = realloc(cat->tables, (size_t)cap * sizeof *p);
-        if (!p)
-            return cat_err(err, "out of memory adding table '%s'", t->name);
+        if (!p) return cat_err(err, "out of memory adding table '%s'", t->name);
         cat->tables = p;
         cat->cap = cap;
     }
@@ -129,12 +118,9 @@ int cat_catalog_add(Catalog *cat, CatTable *t, CatError *err) {
  * name, invalid type, out of memory); nothing is added on error. */
 int cat_create_table(Catalog *cat, const char *name, int ncols, const char *const *col_names,
                      const CatType *col_types, CatError *err) {
-    if (!cat || !name || !*name)
-        return cat_err(err, "table name is empty");
-    if (cat_find_table(cat, name))
-        return cat_err(err, "table '%s' already exists", name);
-    if (ncols < 1)
-        return cat_err(err, "table '%s' must have at least one column", name);
+    if (!cat || !name || !*name) return cat_err(err, "table name is empty");
+    if (cat_find_table(cat, name)) return cat_err(err, "table '%s' already exists", name);
+    if (ncols < 1) return cat_err(err, "table '%s' must have at least one column", name);
     for (int i = 0; i < ncols; i++) {
         if (!col_names[i] || !*col_names[i])
             return cat_err(err, "table '%s': column %d has an empty name", name, i + 1);
@@ -146,8 +132,7 @@ int cat_create_table(Catalog *cat, const char *name, int ncols, const char *cons
                 return cat_err(err, "table '%s': duplicate column name '%s'", name, col_names[i]);
     }
     CatTable *t = cat_table_new(name, ncols, col_names, col_types);
-    if (!t)
-        return cat_err(err, "out of memory creating table '%s'", name);
+    if (!t) return cat_err(err, "out of memory creating table '%s'", name);
     cat_table_stats(t);
     if (cat_catalog_add(cat, t, err) != 0) {
         cat_table_free(t);
@@ -160,14 +145,10 @@ int cat_create_table(Catalog *cat, const char *name, int ncols, const char *cons
  * err set (bad definition, name taken, unreadable file, bad row); on error
  * nothing is added and nothing stays allocated. */
 int cat_load_table(Catalog *cat, const CatTableDef *def, CatError *err) {
-    if (!cat || !def || !def->name || !*def->name)
-        return cat_err(err, "table name is empty");
-    if (!def->source || !*def->source)
-        return cat_err(err, "table '%s': no source file", def->name);
-    if (cat_find_table(cat, def->name))
-        return cat_err(err, "table '%s' already exists", def->name);
-    if (def->ncols < 1)
-        return cat_err(err, "table '%s' must have at least one column", def->name);
+    if (!cat || !def || !def->name || !*def->name) return cat_err(err, "table name is empty");
+    if (!def->source || !*def->source) return cat_err(err, "table '%s': no source file", def->name);
+    if (cat_find_table(cat, def->name)) return cat_err(err, "table '%s' already exists", def->name);
+    if (def->ncols < 1) return cat_err(err, "table '%s' must have at least one column", def->name);
     if (def->delimiter == '"' || def->delimiter == '\n' || def->delimiter == '\r')
         return cat_err(err, "table '%s': invalid delimiter", def->name);
     for (int i = 0; i < def->ncols; i++) {
@@ -193,8 +174,7 @@ int cat_load_table(Catalog *cat, const CatTableDef *def, CatError *err) {
     default:
         return cat_err(err, "table '%s': unknown format %d", def->name, (int)def->format);
     }
-    if (!t)
-        return -1;
+    if (!t) return -1;
     cat_table_stats(t);
     if (cat_catalog_add(cat, t, err) != 0) {
         cat_table_free(t);

@@ -58,21 +58,20 @@ static const struct {
     CatType type;
     int sized;
 } type_names[] = {
-    {"INT32", CAT_INT32, 0},    {"INT64", CAT_INT64, 0},   {"FLOAT32", CAT_FLOAT32, 0},
-    {"FLOAT64", CAT_FLOAT64, 0}, {"DATE", CAT_DATE, 0},     {"BOOL", CAT_BOOL, 0},
-    {"STRING", CAT_STRING, 0},  {"INTEGER", CAT_INT64, 0}, {"INT", CAT_INT64, 0},
-    {"BIGINT", CAT_INT64, 0},   {"SMALLINT", CAT_INT32, 0}, {"TINYINT", CAT_INT32, 0},
-    {"REAL", CAT_FLOAT64, 0},   {"DOUBLE", CAT_FLOAT64, 0}, {"DOUBLE PRECISION", CAT_FLOAT64, 0},
-    {"FLOAT", CAT_FLOAT64, 0},  {"BOOLEAN", CAT_BOOL, 0},  {"TEXT", CAT_STRING, 1},
-    {"VARCHAR", CAT_STRING, 1}, {"CHAR", CAT_STRING, 1},
+    {"INT32", CAT_INT32, 0},     {"INT64", CAT_INT64, 0},    {"FLOAT32", CAT_FLOAT32, 0},
+    {"FLOAT64", CAT_FLOAT64, 0}, {"DATE", CAT_DATE, 0},      {"BOOL", CAT_BOOL, 0},
+    {"STRING", CAT_STRING, 0},   {"INTEGER", CAT_INT64, 0},  {"INT", CAT_INT64, 0},
+    {"BIGINT", CAT_INT64, 0},    {"SMALLINT", CAT_INT32, 0}, {"TINYINT", CAT_INT32, 0},
+    {"REAL", CAT_FLOAT64, 0},    {"DOUBLE", CAT_FLOAT64, 0}, {"DOUBLE PRECISION", CAT_FLOAT64, 0},
+    {"FLOAT", CAT_FLOAT64, 0},   {"BOOLEAN", CAT_BOOL, 0},   {"TEXT", CAT_STRING, 1},
+    {"VARCHAR", CAT_STRING, 1},  {"CHAR", CAT_STRING, 1},
 };
 
 /* Parse a type name, case-insensitively, ignoring surrounding spaces; string
  * types may be followed by "(digits)". Returns 0 and sets *out, or -1 when
  * the name is unknown or malformed (*out untouched). */
 int cat_type_parse(const char *name, CatType *out) {
-    if (!name)
-        return -1;
+    if (!name) return -1;
     while (isspace((unsigned char)*name))
         name++;
     size_t len = strlen(name);
@@ -83,8 +82,7 @@ int cat_type_parse(const char *name, CatType *out) {
     const char *paren = memchr(name, '(', len);
     if (paren) {
         base = (size_t)(paren - name);
-        if (name[len - 1] != ')')
-            return -1;
+        if (name[len - 1] != ')') return -1;
         const char *p = paren + 1, *e = name + len - 1;
         while (p < e && isspace((unsigned char)*p))
             p++;
@@ -95,15 +93,14 @@ int cat_type_parse(const char *name, CatType *out) {
         }
         while (p < e && isspace((unsigned char)*p))
             p++;
-        if (digits == 0 || p != e)
-            return -1;
+        if (digits == 0 || p != e) return -1;
         while (base > 0 && isspace((unsigned char)name[base - 1]))
             base--;
     }
     for (size_t i = 0; i < sizeof type_names / sizeof type_names[0]; i++) {
-        if (strlen(type_names[i].name) == base && strncasecmp(type_names[i].name, name, base) == 0) {
-            if (paren && !type_names[i].sized)
-                return -1;
+        if (strlen(type_names[i].name) == base &&
+            strncasecmp(type_names[i].name, name, base) == 0) {
+            if (paren && !type_names[i].sized) return -1;
             *out = type_names[i].type;
             return 0;
         }
@@ -116,13 +113,10 @@ int cat_type_parse(const char *name, CatType *out) {
  * cat_host_free(). */
 void *cat_host_alloc(size_t bytes) {
     size_t rounded = (bytes + 63) / 64 * 64;
-    if (rounded == 0)
-        rounded = 64;
-    if (rounded < bytes)
-        return NULL;
+    if (rounded == 0) rounded = 64;
+    if (rounded < bytes) return NULL;
     void *p = aligned_alloc(64, rounded);
-    if (p)
-        memset(p, 0, rounded);
+    if (p) memset(p, 0, rounded);
     return p;
 }
 
@@ -152,19 +146,15 @@ static int is_leap(int y) {
  * malformed (*days untouched). */
 int cat_parse_date(const char *s, size_t len, int32_t *days) {
     static const int mdays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    if (len != 10 || s[4] != '-' || s[7] != '-')
-        return -1;
+    if (len != 10 || s[4] != '-' || s[7] != '-') return -1;
     for (int i = 0; i < 10; i++)
-        if (i != 4 && i != 7 && (s[i] < '0' || s[i] > '9'))
-            return -1;
+        if (i != 4 && i != 7 && (s[i] < '0' || s[i] > '9')) return -1;
     int y = (s[0] - '0') * 1000 + (s[1] - '0') * 100 + (s[2] - '0') * 10 + (s[3] - '0');
     int m = (s[5] - '0') * 10 + (s[6] - '0');
     int d = (s[8] - '0') * 10 + (s[9] - '0');
-    if (m < 1 || m > 12 || d < 1)
-        return -1;
+    if (m < 1 || m > 12 || d < 1) return -1;
     int dim = mdays[m - 1] + (m == 2 && is_leap(y));
-    if (d > dim)
-        return -1;
+    if (d > dim) return -1;
     *days = (int32_t)days_from_civil(y, m, d);
     return 0;
 }

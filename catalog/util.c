@@ -14,8 +14,7 @@
 /* Format "Catalog Error: <fmt...>" into err->msg (err may be NULL).
  * Returns -1 always. */
 int cat_err(CatError *err, const char *fmt, ...) {
-    if (!err)
-        return -1;
+    if (!err) return -1;
     static const char prefix[] = "Catalog Error: ";
     memcpy(err->msg, prefix, sizeof prefix);
     va_list ap;
@@ -43,10 +42,8 @@ char *cat_err_value(char *buf, const char *s, size_t len) {
 /* Online processor count clamped to [1, 64]. */
 int cat_nthreads(void) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
-    if (n < 1)
-        n = 1;
-    if (n > 64)
-        n = 64;
+    if (n < 1) n = 1;
+    if (n > 64) n = 64;
     return (int)n;
 }
 
@@ -67,23 +64,23 @@ static void *par_main(void *p) {
 /* Run fn(arg, i) for i in [0, n) in parallel; see cat_internal.h. */
 void cat_parallel(int n, void (*fn)(void *arg, int i), void *arg) {
     if (n <= 1) {
-        if (n == 1)
-            fn(arg, 0);
+        if (n == 1) fn(arg, 0);
         return;
     }
     pthread_t th[64];
     ParTask task[64];
     int started[64];
-    if (n > 64)
-        n = 64;
-    for (int i = 1; i < n; i++) {
+    int nt = n < 64 ? n : 64; /* indexes >= 64 run inline on this thread */
+    for (int i = 1; i < nt; i++) {
         task[i].fn = fn;
         task[i].arg = arg;
         task[i].i = i;
         started[i] = pthread_create(&th[i], NULL, par_main, &task[i]) == 0;
     }
     fn(arg, 0);
-    for (int i = 1; i < n; i++) {
+    for (int i = nt; i < n; i++)
+        fn(arg, i);
+    for (int i = 1; i < nt; i++) {
         if (started[i])
             pthread_join(th[i], NULL);
         else
@@ -106,8 +103,7 @@ int cat_mkdirs(const char *dir) {
     }
     memcpy(p, dir, n + 1);
     for (size_t i = 1; i <= n; i++) {
-        if (p[i] != '/' && p[i] != '\0')
-            continue;
+        if (p[i] != '/' && p[i] != '\0') continue;
         char save = p[i];
         p[i] = '\0';
         if (mkdir(p, 0777) != 0 && errno != EEXIST) {
@@ -120,8 +116,7 @@ int cat_mkdirs(const char *dir) {
     }
     free(p);
     struct stat st;
-    if (stat(dir, &st) != 0)
-        return -1;
+    if (stat(dir, &st) != 0) return -1;
     if (!S_ISDIR(st.st_mode)) {
         errno = ENOTDIR;
         return -1;
@@ -133,8 +128,7 @@ int cat_mkdirs(const char *dir) {
 char *cat_concat3(const char *a, const char *b, const char *c) {
     size_t la = strlen(a), lb = strlen(b), lc = strlen(c);
     char *p = malloc(la + lb + lc + 1);
-    if (!p)
-        return NULL;
+    if (!p) return NULL;
     memcpy(p, a, la);
     memcpy(p + la, b, lb);
     memcpy(p + la + lb, c, lc + 1);

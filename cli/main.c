@@ -13,6 +13,9 @@
  *
  * Exit status: 0 on success, 1 on any error (message on stderr).
  */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L /* strdup, stat, clock_gettime */
+#endif
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -70,8 +73,7 @@ static int usage_error(const char *msg, const char *arg) {
 static void print_error(const char *msg) {
     size_t n = strlen(msg);
     fputs(msg, stderr);
-    if (n == 0 || msg[n - 1] != '\n')
-        fputc('\n', stderr);
+    if (n == 0 || msg[n - 1] != '\n') fputc('\n', stderr);
 }
 
 /* Read all of stream f into a NUL-terminated malloc'd buffer (caller frees),
@@ -79,8 +81,7 @@ static void print_error(const char *msg) {
 static char *read_stream(FILE *f) {
     size_t cap = 1 << 16, len = 0;
     char *buf = malloc(cap);
-    if (!buf)
-        return NULL;
+    if (!buf) return NULL;
     for (;;) {
         if (cap - len < 4096) {
             char *nb = realloc(buf, cap * 2);
@@ -93,8 +94,7 @@ static char *read_stream(FILE *f) {
         }
         size_t got = fread(buf + len, 1, cap - len - 1, f);
         len += got;
-        if (got == 0)
-            break;
+        if (got == 0) break;
     }
     if (ferror(f)) {
         free(buf);
@@ -109,14 +109,12 @@ static char *read_stream(FILE *f) {
 static char *load_sql(const CliOpts *o) {
     if (o->sql_arg) {
         char *s = strdup(o->sql_arg);
-        if (!s)
-            fputs("gqp: out of memory\n", stderr);
+        if (!s) fputs("gqp: out of memory\n", stderr);
         return s;
     }
     if (strcmp(o->file, "-") == 0) {
         char *s = read_stream(stdin);
-        if (!s)
-            fputs("gqp: cannot read standard input\n", stderr);
+        if (!s) fputs("gqp: cannot read standard input\n", stderr);
         return s;
     }
     FILE *f = fopen(o->file, "rb");
@@ -126,8 +124,7 @@ static char *load_sql(const CliOpts *o) {
     }
     char *s = read_stream(f);
     fclose(f);
-    if (!s)
-        fprintf(stderr, "gqp: cannot read '%s'\n", o->file);
+    if (!s) fprintf(stderr, "gqp: cannot read '%s'\n", o->file);
     return s;
 }
 
@@ -135,13 +132,10 @@ static char *load_sql(const CliOpts *o) {
  * exists, else NULL (empty catalog). The result is not owned by the caller. */
 static const char *resolve_config(const CliOpts *o) {
     struct stat sb;
-    if (o->config)
-        return o->config;
+    if (o->config) return o->config;
     const char *env = getenv("GQP_CONFIG");
-    if (env && *env)
-        return env;
-    if (stat("gqp.yaml", &sb) == 0)
-        return "gqp.yaml";
+    if (env && *env) return env;
+    if (stat("gqp.yaml", &sb) == 0) return "gqp.yaml";
     return NULL;
 }
 
@@ -223,8 +217,7 @@ static const char *type_label(gqp_type t) {
 static size_t utf8_width(const char *s) {
     size_t w = 0;
     for (; *s; s++)
-        if (((unsigned char)*s & 0xC0) != 0x80)
-            w++;
+        if (((unsigned char)*s & 0xC0) != 0x80) w++;
     return w;
 }
 
@@ -245,20 +238,17 @@ typedef struct RowBuf {
  * Returns 0, or -1 on allocation failure. */
 static int row_capture(gqp_stmt *st, int ncols, RowBuf *r) {
     r->v = calloc((size_t)ncols, sizeof(char *));
-    if (!r->v)
-        return -1;
+    if (!r->v) return -1;
     for (int c = 0; c < ncols; c++) {
         const char *t = gqp_column_text(st, c);
-        if (t && !(r->v[c] = strdup(t)))
-            return -1;
+        if (t && !(r->v[c] = strdup(t))) return -1;
     }
     return 0;
 }
 
 /* Free the strings of r (r itself belongs to the caller). */
 static void row_free(RowBuf *r, int ncols) {
-    if (!r->v)
-        return;
+    if (!r->v) return;
     for (int c = 0; c < ncols; c++)
         free(r->v[c]);
     free(r->v);
@@ -268,11 +258,9 @@ static void row_free(RowBuf *r, int ncols) {
 /* Print text s padded to width w: right-aligned if right, else left. */
 static void print_cell(const char *s, size_t w, int right) {
     size_t sw = utf8_width(s);
-    if (right)
-        repeat(" ", w - sw);
+    if (right) repeat(" ", w - sw);
     fputs(s, stdout);
-    if (!right)
-        repeat(" ", w - sw);
+    if (!right) repeat(" ", w - sw);
 }
 
 /* Print text s centered in width w. */
@@ -357,8 +345,7 @@ static int print_table(gqp_stmt *st, int ncols) {
                 types[c] = gqp_column_type(st, c);
                 w[c] = utf8_width(gqp_column_name(st, c));
                 size_t tw = utf8_width(type_label(types[c]));
-                if (tw > w[c])
-                    w[c] = tw;
+                if (tw > w[c]) w[c] = tw;
             }
             /* The tail ring holds rows HALF.. in slots (i - HALF) % HALF. */
             int64_t first_tail = nrows - ntail;
@@ -366,8 +353,7 @@ static int print_table(gqp_stmt *st, int ncols) {
                 RowBuf *r = i < nhead ? &head[i] : &tail[(first_tail + i - nhead - HALF) % HALF];
                 for (int c = 0; c < ncols; c++) {
                     size_t vw = utf8_width(r->v[c] ? r->v[c] : "NULL");
-                    if (vw > w[c])
-                        w[c] = vw;
+                    if (vw > w[c]) w[c] = vw;
                 }
             }
             table_rule(w, ncols, "┌", "┬", "┐");
@@ -387,13 +373,11 @@ static int print_table(gqp_stmt *st, int ncols) {
             table_rule(w, ncols, "├", "┼", "┤");
             for (int64_t i = 0; i < nhead; i++)
                 table_row(&head[i], w, types, ncols);
-            if (skipped > 0)
-                table_ellipsis(w, ncols);
+            if (skipped > 0) table_ellipsis(w, ncols);
             for (int64_t i = 0; i < ntail; i++)
                 table_row(&tail[(first_tail + i - HALF) % HALF], w, types, ncols);
             table_rule(w, ncols, "└", "┴", "┘");
-            if (skipped > 0)
-                printf("%" PRId64 " rows (%d shown)\n", nrows, TABLE_MAX_ROWS);
+            if (skipped > 0) printf("%" PRId64 " rows (%d shown)\n", nrows, TABLE_MAX_ROWS);
         }
         free(w);
         free(types);
@@ -412,16 +396,14 @@ static int print_table(gqp_stmt *st, int ncols) {
 static void csv_field(const char *s) {
     size_t n = strlen(s);
     int quote = n > 0 && (s[0] == ' ' || s[n - 1] == ' ');
-    if (strpbrk(s, ",\"\r\n"))
-        quote = 1;
+    if (strpbrk(s, ",\"\r\n")) quote = 1;
     if (!quote) {
         fputs(s, stdout);
         return;
     }
     fputc('"', stdout);
     for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', stdout);
+        if (*s == '"') fputc('"', stdout);
         fputc(*s, stdout);
     }
     fputc('"', stdout);
@@ -466,8 +448,7 @@ static void json_value(gqp_stmt *st, int c, gqp_type t) {
 /* Print s as a markdown cell, escaping '|'. */
 static void md_text(const char *s) {
     for (; *s; s++) {
-        if (*s == '|')
-            fputc('\\', stdout);
+        if (*s == '|') fputc('\\', stdout);
         fputc(*s, stdout);
     }
 }
@@ -479,8 +460,7 @@ static int print_stream(gqp_stmt *st, int ncols, OutMode mode) {
     int64_t nrows = 0;
     if (mode == MODE_CSV) {
         for (int c = 0; c < ncols; c++) {
-            if (c)
-                fputc(',', stdout);
+            if (c) fputc(',', stdout);
             csv_field(gqp_column_name(st, c));
         }
         fputc('\n', stdout);
@@ -506,17 +486,14 @@ static int print_stream(gqp_stmt *st, int ncols, OutMode mode) {
         for (int c = 0; c < ncols; c++) {
             const char *s = gqp_column_text(st, c);
             if (mode == MODE_CSV) {
-                if (c)
-                    fputc(',', stdout);
-                if (s)
-                    csv_field(s);
+                if (c) fputc(',', stdout);
+                if (s) csv_field(s);
             } else if (mode == MODE_MARKDOWN) {
                 fputc(' ', stdout);
                 md_text(s ? s : "NULL");
                 fputs(" |", stdout);
             } else {
-                if (c)
-                    fputc(',', stdout);
+                if (c) fputc(',', stdout);
                 json_string(gqp_column_name(st, c));
                 fputc(':', stdout);
                 json_value(st, c, gqp_column_type(st, c));
@@ -528,8 +505,7 @@ static int print_stream(gqp_stmt *st, int ncols, OutMode mode) {
             fputc('\n', stdout);
         nrows++;
     }
-    if (mode == MODE_JSON)
-        fputs(nrows ? "\n]\n" : "]\n", stdout);
+    if (mode == MODE_JSON) fputs(nrows ? "\n]\n" : "]\n", stdout);
     return rc;
 }
 
@@ -546,8 +522,7 @@ static int parse_opts(int argc, char **argv, int first, int is_run, CliOpts *o) 
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "-c") == 0 || strcmp(a, "--config") == 0) {
-            if (!v)
-                return usage_error("missing value for", a);
+            if (!v) return usage_error("missing value for", a);
             o->config = v;
             i++;
         } else if (strcmp(a, "--device") == 0) {
@@ -557,23 +532,19 @@ static int parse_opts(int argc, char **argv, int first, int is_run, CliOpts *o) 
             i++;
         } else if (strcmp(a, "--threads") == 0) {
             char *end;
-            if (!v)
-                return usage_error("missing value for", a);
+            if (!v) return usage_error("missing value for", a);
             long n = strtol(v, &end, 10);
             if (*end || end == v || n < 0 || n > 4096)
                 return usage_error("--threads needs a count >= 0, got", v);
             o->threads = (int)n;
             i++;
         } else if (strcmp(a, "-e") == 0) {
-            if (!v)
-                return usage_error("missing SQL after", a);
-            if (o->sql_arg || o->file)
-                return usage_error("give one of FILE, -e SQL or -", NULL);
+            if (!v) return usage_error("missing SQL after", a);
+            if (o->sql_arg || o->file) return usage_error("give one of FILE, -e SQL or -", NULL);
             o->sql_arg = v;
             i++;
         } else if (is_run && strcmp(a, "--mode") == 0) {
-            if (!v)
-                return usage_error("missing value for", a);
+            if (!v) return usage_error("missing value for", a);
             if (strcmp(v, "table") == 0)
                 o->mode = MODE_TABLE;
             else if (strcmp(v, "csv") == 0)
@@ -597,13 +568,11 @@ static int parse_opts(int argc, char **argv, int first, int is_run, CliOpts *o) 
         } else if (a[0] == '-' && a[1] != '\0') {
             return usage_error("unknown option", a);
         } else {
-            if (o->sql_arg || o->file)
-                return usage_error("give one of FILE, -e SQL or -", NULL);
+            if (o->sql_arg || o->file) return usage_error("give one of FILE, -e SQL or -", NULL);
             o->file = a;
         }
     }
-    if (!o->sql_arg && !o->file)
-        return usage_error("no SQL given: FILE, -e SQL or -", NULL);
+    if (!o->sql_arg && !o->file) return usage_error("no SQL given: FILE, -e SQL or -", NULL);
     return 0;
 }
 
@@ -611,11 +580,9 @@ static int parse_opts(int argc, char **argv, int first, int is_run, CliOpts *o) 
  * results. Stops at the first error. Returns the exit status. */
 static int cmd_run(int argc, char **argv) {
     CliOpts o;
-    if (parse_opts(argc, argv, 2, 1, &o))
-        return 1;
+    if (parse_opts(argc, argv, 2, 1, &o)) return 1;
     char *sql = load_sql(&o);
-    if (!sql)
-        return 1;
+    if (!sql) return 1;
     gqp *db = open_db(&o);
     if (!db) {
         free(sql);
@@ -631,8 +598,7 @@ static int cmd_run(int argc, char **argv) {
             status = 1;
             break;
         }
-        if (!st)
-            break;
+        if (!st) break;
         int ncols = gqp_column_count(st);
         int rc;
         if (ncols > 0) {
@@ -648,11 +614,9 @@ static int cmd_run(int argc, char **argv) {
             status = 1;
             break;
         }
-        if (o.timer)
-            fprintf(stderr, "Run Time: %.3f ms\n", gqp_exec_ms(st));
+        if (o.timer) fprintf(stderr, "Run Time: %.3f ms\n", gqp_exec_ms(st));
         gqp_finalize(st);
-        if (!tail || tail <= p)
-            break;
+        if (!tail || tail <= p) break;
         p = tail;
     }
     gqp_close(db);
@@ -664,11 +628,9 @@ static int cmd_run(int argc, char **argv) {
  * exit status. */
 static int cmd_explain(int argc, char **argv) {
     CliOpts o;
-    if (parse_opts(argc, argv, 2, 0, &o))
-        return 1;
+    if (parse_opts(argc, argv, 2, 0, &o)) return 1;
     char *sql = load_sql(&o);
-    if (!sql)
-        return 1;
+    if (!sql) return 1;
     gqp *db = open_db(&o);
     if (!db) {
         free(sql);
@@ -687,8 +649,7 @@ static int cmd_explain(int argc, char **argv) {
     } else if (out) {
         size_t n = strlen(out);
         fputs(out, stdout);
-        if (n == 0 || out[n - 1] != '\n')
-            fputc('\n', stdout);
+        if (n == 0 || out[n - 1] != '\n') fputc('\n', stdout);
     }
     gqp_free(out);
     gqp_close(db);
@@ -700,12 +661,10 @@ static int cmd_explain(int argc, char **argv) {
  * one. */
 static int parse_u64(const char *s, uint64_t *out) {
     char *end;
-    if (!s || !*s || *s == '-')
-        return -1;
+    if (!s || !*s || *s == '-') return -1;
     errno = 0;
     unsigned long long v = strtoull(s, &end, 10);
-    if (*end || errno)
-        return -1;
+    if (*end || errno) return -1;
     *out = (uint64_t)v;
     return 0;
 }
@@ -726,16 +685,14 @@ static int cmd_gen(int argc, char **argv) {
             if (parse_u64(v, &seed) != 0)
                 return usage_error("--seed needs a number, got", v ? v : "nothing");
         } else if (strcmp(a, "--out") == 0) {
-            if (!v)
-                return usage_error("missing value for", a);
+            if (!v) return usage_error("missing value for", a);
             dir = v;
         } else {
             return usage_error("unknown option", a);
         }
         i++;
     }
-    if (!dir)
-        return usage_error("gen test needs --out DIR", NULL);
+    if (!dir) return usage_error("gen test needs --out DIR", NULL);
     char *err = NULL;
     if (gqp_gen_test(dir, (int64_t)rows, seed, &err) != GQP_OK) {
         print_error(err ? err : "gqp: gen test failed");
@@ -763,11 +720,8 @@ int main(int argc, char **argv) {
                gqp_gpu_available() ? "available" : "not available");
         return 0;
     }
-    if (strcmp(cmd, "run") == 0)
-        return cmd_run(argc, argv);
-    if (strcmp(cmd, "explain") == 0)
-        return cmd_explain(argc, argv);
-    if (strcmp(cmd, "gen") == 0)
-        return cmd_gen(argc, argv);
+    if (strcmp(cmd, "run") == 0) return cmd_run(argc, argv);
+    if (strcmp(cmd, "explain") == 0) return cmd_explain(argc, argv);
+    if (strcmp(cmd, "gen") == 0) return cmd_gen(argc, argv);
     return usage_error("unknown command", cmd);
 }

@@ -22,13 +22,11 @@ static int print_query(gqp *db, const char *sql) {
             fprintf(stderr, "%s\n", gqp_errmsg(db));
             return 1;
         }
-        if (!st)
-            break;
+        if (!st) break;
         int ncols = gqp_column_count(st);
         for (int c = 0; c < ncols; c++)
             printf("%s%s", c ? "\t" : "", gqp_column_name(st, c));
-        if (ncols)
-            printf("\n");
+        if (ncols) printf("\n");
         while ((rc = gqp_step(st)) == GQP_ROW) {
             for (int c = 0; c < ncols; c++) {
                 const char *v = gqp_column_text(st, c);

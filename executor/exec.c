@@ -1,9 +1,12 @@
 /*
  * exec.c -- the DAG executor. Nodes run in index order (the lowering
  * creates them topologically); each dispatches to the CPU twin of its
- * primitive (or the GPU twin, through executor/gpu.c, when placed there).
- * A value is freed as soon as its last consumer has run; result values are
- * moved (or copied, when they alias table memory) into the ExecResult.
+ * primitive on host memory or to the GPU twin on device memory, issued on
+ * the session's stream. A value lives on the host, on the device, or both;
+ * it is copied across only when a node on the other side reads it (counted
+ * as that node's transfer bytes). The host waits on the device only where
+ * it needs a count (scan totals, segment and join sizes) and for the final
+ * copy of the result. A value is freed as soon as its last consumer ran.
  */
 #include <limits.h>
 #include <stdarg.h>
@@ -12,11 +15,14 @@
 #include <string.h>
 #include <time.h>
 
-#include "executor/executor.h"
+#include "executor/exec_internal.h"
 
 typedef struct RtVal {
-    PrimVec v;      /* v.n = length */
-    int owned;      /* data/valid allocated by the executor */
+    PrimVec h;      /* host copy (h.data NULL if none) */
+    PrimVec d;      /* device copy (d.data NULL if none) */
+    int h_owned;    /* h allocated by the executor */
+    int d_owned;    /* d allocated by the executor (not the column cache) */
+    int64_t n;      /* length */
     int64_t total;  /* DN_SCAN: sum of the flags */
     int ready;
 } RtVal;
@@ -25,9 +31,11 @@ typedef struct Exec {
     Dag *dag;
     RtVal *vals;
     int *last_use;
-    PrimCtx ctx;
+    PrimCtx hctx, dctx;
+    ExecDevice *dev;
     char *err;
     size_t errcap;
+    DagNode *cur;
 } Exec;
 
 /* Host allocator of the CPU twins: 64-byte aligned, NULL on failure. */
@@ -42,6 +50,17 @@ static void host_free(void *ud, void *p) {
     free(p);
 }
 
+/* Device allocator of the GPU twins: the stream-ordered pool. */
+static void *dev_alloc(void *ud, size_t bytes) {
+    ExecDevice *d = ud;
+    return prim_gpu_malloc(bytes, d->stream);
+}
+
+static void dev_free(void *ud, void *p) {
+    ExecDevice *d = ud;
+    prim_gpu_free(p, d->stream);
+}
+
 /* Record an execution error; returns -1. */
 static int ex_fail(Exec *x, const char *fmt, ...) {
     va_list ap;
@@ -51,37 +70,106 @@ static int ex_fail(Exec *x, const char *fmt, ...) {
     return -1;
 }
 
-/* Allocate value v as n elements of its type (+ validity if want_valid). */
-static int ex_alloc(Exec *x, int v, int64_t n, int want_valid) {
+/* Allocate value v as n elements of its type on the host or the device
+ * (+ validity if want_valid). */
+static int ex_alloc(Exec *x, int v, int64_t n, int want_valid, int on_dev) {
     RtVal *r = &x->vals[v];
-    r->v.type = x->dag->values[v].type;
-    r->v.n = n;
-    r->v.data = host_alloc(NULL, (size_t)n * prim_type_width(r->v.type));
-    r->v.valid = want_valid ? host_alloc(NULL, (size_t)n) : NULL;
-    r->owned = 1;
+    PrimVec *p = on_dev ? &r->d : &r->h;
+    p->type = x->dag->values[v].type;
+    p->n = n;
+    size_t bytes = (size_t)n * prim_type_width(p->type);
+    if (on_dev) {
+        p->data = prim_gpu_malloc(bytes, x->dev->stream);
+        p->valid = want_valid ? prim_gpu_malloc((size_t)n, x->dev->stream) : NULL;
+        r->d_owned = 1;
+    } else {
+        p->data = host_alloc(NULL, bytes);
+        p->valid = want_valid ? host_alloc(NULL, (size_t)n) : NULL;
+        r->h_owned = 1;
+    }
+    r->n = n;
     r->ready = 1;
-    if (!r->v.data || (want_valid && !r->v.valid))
-        return ex_fail(x, "Execution Error: out of memory allocating %lld rows", (long long)n);
+    if (!p->data || (want_valid && !p->valid))
+        return ex_fail(x, "%s: out of %s memory allocating %lld rows",
+                       on_dev ? "Device Error" : "Execution Error", on_dev ? "device" : "host",
+                       (long long)n);
     return 0;
 }
 
-/* Release value v if the executor owns it. */
+/* Release value v's copies that the executor owns. */
 static void ex_release(Exec *x, int v) {
     RtVal *r = &x->vals[v];
-    if (r->owned) {
-        free(r->v.data);
-        free(r->v.valid);
+    if (r->h_owned) {
+        free(r->h.data);
+        free(r->h.valid);
+    }
+    if (r->d_owned && x->dev) {
+        prim_gpu_free(r->d.data, x->dev->stream);
+        prim_gpu_free(r->d.valid, x->dev->stream);
     }
     memset(r, 0, sizeof *r);
 }
 
-/* Drop a validity array that marks no NULL. */
-static void drop_all_valid(RtVal *r) {
-    if (!r->v.valid) return;
-    for (int64_t i = 0; i < r->v.n; i++)
-        if (!r->v.valid[i]) return;
-    free(r->v.valid);
-    r->v.valid = NULL;
+/* Make sure value v has a host copy (copying from the device and waiting
+ * for it if needed). */
+static int ensure_host(Exec *x, int v) {
+    RtVal *r = &x->vals[v];
+    if (r->h.data || r->n == 0) {
+        if (!r->h.data) {
+            r->h.type = x->dag->values[v].type;
+            r->h.n = 0;
+            r->h.data = host_alloc(NULL, 0);
+            r->h_owned = 1;
+        }
+        return 0;
+    }
+    size_t bytes = (size_t)r->n * prim_type_width(r->d.type);
+    r->h.type = r->d.type;
+    r->h.n = r->n;
+    r->h.data = host_alloc(NULL, bytes);
+    r->h.valid = r->d.valid ? host_alloc(NULL, (size_t)r->n) : NULL;
+    r->h_owned = 1;
+    if (!r->h.data || (r->d.valid && !r->h.valid))
+        return ex_fail(x, "Execution Error: out of host memory");
+    if (prim_gpu_copy(r->h.data, r->d.data, bytes, PRIM_D2H, x->dev->stream, x->err,
+                      x->errcap) != 0 ||
+        (r->d.valid && prim_gpu_copy(r->h.valid, r->d.valid, (size_t)r->n, PRIM_D2H,
+                                     x->dev->stream, x->err, x->errcap) != 0) ||
+        prim_gpu_sync(x->dev->stream, x->err, x->errcap) != 0)
+        return -1;
+    if (x->cur) x->cur->bytes_d2h += (int64_t)bytes + (r->d.valid ? r->n : 0);
+    return 0;
+}
+
+/* Make sure value v has a device copy (copying from the host if needed). */
+static int ensure_dev(Exec *x, int v) {
+    RtVal *r = &x->vals[v];
+    if (r->d.data) return 0;
+    if (!x->dev) return ex_fail(x, "Device Error: a GPU node without a GPU session");
+    size_t bytes = (size_t)r->n * prim_type_width(r->h.type);
+    r->d.type = r->h.type;
+    r->d.n = r->n;
+    r->d.data = prim_gpu_malloc(bytes, x->dev->stream);
+    r->d.valid = r->h.valid ? prim_gpu_malloc((size_t)r->n, x->dev->stream) : NULL;
+    r->d_owned = 1;
+    if (!r->d.data || (r->h.valid && !r->d.valid))
+        return ex_fail(x, "Device Error: out of device memory (%lld rows)", (long long)r->n);
+    if (prim_gpu_copy(r->d.data, r->h.data, bytes, PRIM_H2D, x->dev->stream, x->err,
+                      x->errcap) != 0 ||
+        (r->h.valid && prim_gpu_copy(r->d.valid, r->h.valid, (size_t)r->n, PRIM_H2D,
+                                     x->dev->stream, x->err, x->errcap) != 0))
+        return -1;
+    if (x->cur) x->cur->bytes_h2d += (int64_t)bytes + (r->h.valid ? r->n : 0);
+    return 0;
+}
+
+/* Drop a host validity array that marks no NULL. */
+static void drop_all_valid(PrimVec *p) {
+    if (!p->valid) return;
+    for (int64_t i = 0; i < p->n; i++)
+        if (!p->valid[i]) return;
+    free(p->valid);
+    p->valid = NULL;
 }
 
 /* 1 if prog may produce NULL from non-NULL inputs. */
@@ -93,126 +181,137 @@ static int prog_makes_null(const PrimProgram *p) {
     return 0;
 }
 
-/* Length of value v at run time. */
-static int64_t len_of(Exec *x, int v) {
-    return x->vals[v].v.n;
-}
-
 static double now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* Run node i on the CPU. Returns 0 or -1. */
-static int run_cpu(Exec *x, int i) {
+/* Run node i on the CPU (gpu = 0) or the GPU (gpu = 1). */
+static int run_node(Exec *x, int i, int gpu) {
     DagNode *n = &x->dag->nodes[i];
-    PrimCtx *ctx = &x->ctx;
+    PrimCtx *ctx = gpu ? &x->dctx : &x->hctx;
     int o0 = n->noutputs > 0 ? n->outputs[0] : -1;
     PrimVec in[DAG_MAX_IO];
-    for (int k = 0; k < n->ninputs && k < DAG_MAX_IO; k++) in[k] = x->vals[n->inputs[k]].v;
+    if (n->kind != DN_SOURCE && n->kind != DN_CONST)
+        for (int k = 0; k < n->ninputs && k < DAG_MAX_IO; k++) {
+            int v = n->inputs[k];
+            if ((gpu ? ensure_dev(x, v) : ensure_host(x, v)) != 0) return -1;
+            in[k] = gpu ? x->vals[v].d : x->vals[v].h;
+            in[k].n = x->vals[v].n;
+        }
+    RtVal *out = o0 >= 0 ? &x->vals[o0] : NULL;
+#define OUTV (gpu ? &out->d : &out->h)
     int rc = 0;
     switch (n->kind) {
     case DN_SOURCE: {
         const CatColumn *c = &n->table->cols[n->column];
-        RtVal *r = &x->vals[o0];
-        r->v.type = x->dag->values[o0].type;
-        r->v.n = n->table->nrows;
-        r->v.data = c->data;
-        r->v.valid = c->valid;
-        r->owned = 0;
-        r->ready = 1;
-        n->rows_in = r->v.n;
-        break;
+        PrimVec h = {x->dag->values[o0].type, n->table->nrows, c->data, c->valid};
+        out->h = h;
+        out->n = h.n;
+        out->ready = 1;
+        n->rows_in = h.n;
+        if (gpu && exec_cache_get(x->dev, &h, &out->d, &n->bytes_h2d, x->err, x->errcap) != 0)
+            return -1;
+        return 0;
     }
     case DN_CONST: {
-        RtVal *r = &x->vals[o0];
-        r->v.type = PRIM_I64;
-        r->v.n = n->cn;
-        r->v.data = n->cdata;
-        r->owned = 0;
-        r->ready = 1;
-        break;
+        PrimVec h = {PRIM_I64, n->cn, n->cdata, NULL};
+        out->h = h;
+        out->n = n->cn;
+        out->ready = 1;
+        return gpu ? ensure_dev(x, o0) : 0;
     }
     case DN_MAP: {
-        int64_t len = n->len_from >= 0 ? len_of(x, n->len_from) : len_of(x, n->inputs[0]);
+        int64_t len = n->len_from >= 0 ? x->vals[n->len_from].n : in[0].n;
         int want_valid = 0;
         if (!n->prog.as_filter) {
             want_valid = prog_makes_null(&n->prog);
             for (int k = 0; k < n->ninputs; k++) want_valid |= in[k].valid != NULL;
         }
-        if (ex_alloc(x, o0, len, want_valid) != 0) return -1;
+        if (ex_alloc(x, o0, len, want_valid, gpu) != 0) return -1;
         n->rows_in = len;
-        rc = prim_cpu_map(ctx, &n->prog, in, len, &x->vals[o0].v);
-        if (rc == 0 && want_valid) drop_all_valid(&x->vals[o0]);
+        rc = gpu ? prim_gpu_map(ctx, &n->prog, in, len, OUTV)
+                 : prim_cpu_map(ctx, &n->prog, in, len, OUTV);
+        if (rc == 0 && want_valid && !gpu) drop_all_valid(&out->h);
         break;
     }
     case DN_SCAN: {
         int64_t len = in[0].n;
-        if (ex_alloc(x, o0, len, 0) != 0) return -1;
+        if (ex_alloc(x, o0, len, 0, gpu) != 0) return -1;
         n->rows_in = len;
-        rc = prim_cpu_scan(ctx, &in[0], len, x->vals[o0].v.data, &x->vals[o0].total);
+        rc = gpu ? prim_gpu_scan(ctx, &in[0], len, out->d.data, &out->total)
+                 : prim_cpu_scan(ctx, &in[0], len, out->h.data, &out->total);
         break;
     }
     case DN_SCATTER: {
         int64_t total = x->vals[x->dag->nodes[n->count_from].outputs[0]].total;
-        if (ex_alloc(x, o0, total, 0) != 0) return -1;
+        if (ex_alloc(x, o0, total, 0, gpu) != 0) return -1;
         n->rows_in = in[0].n;
-        rc = prim_cpu_scatter(ctx, NULL, in[0].data, in[1].data, in[0].n, &x->vals[o0].v);
+        rc = gpu ? prim_gpu_scatter(ctx, NULL, in[0].data, in[1].data, in[0].n, OUTV)
+                 : prim_cpu_scatter(ctx, NULL, in[0].data, in[1].data, in[0].n, OUTV);
         break;
     }
     case DN_GATHER: {
         int64_t len = in[1].n;
-        if (ex_alloc(x, o0, len, in[0].valid != NULL) != 0) return -1;
+        if (ex_alloc(x, o0, len, in[0].valid != NULL, gpu) != 0) return -1;
         n->rows_in = in[0].n;
-        rc = prim_cpu_gather(ctx, &in[0], in[1].data, len, &x->vals[o0].v);
+        rc = gpu ? prim_gpu_gather(ctx, &in[0], in[1].data, len, OUTV)
+                 : prim_cpu_gather(ctx, &in[0], in[1].data, len, OUTV);
         break;
     }
     case DN_SORT: {
         int64_t len = in[0].n;
-        if (ex_alloc(x, o0, len, 0) != 0) return -1;
+        if (ex_alloc(x, o0, len, 0, gpu) != 0) return -1;
         n->rows_in = len;
-        rc = prim_cpu_sort(ctx, in, n->desc, n->ninputs, len, x->vals[o0].v.data);
+        rc = gpu ? prim_gpu_sort(ctx, in, n->desc, n->ninputs, len, out->d.data)
+                 : prim_cpu_sort(ctx, in, n->desc, n->ninputs, len, out->h.data);
         break;
     }
     case DN_SEGMENTS: {
         int64_t len = in[0].n, nseg = 0;
-        if (ex_alloc(x, o0, len, 0) != 0) return -1;
+        if (ex_alloc(x, o0, len, 0, gpu) != 0) return -1;
         n->rows_in = len;
-        rc = prim_cpu_segments(ctx, in, n->ninputs, len, x->vals[o0].v.data, &nseg);
-        x->vals[o0].v.n = nseg;
+        rc = gpu ? prim_gpu_segments(ctx, in, n->ninputs, len, out->d.data, &nseg)
+                 : prim_cpu_segments(ctx, in, n->ninputs, len, out->h.data, &nseg);
+        out->n = nseg;
+        OUTV->n = nseg;
         break;
     }
     case DN_SEGREDUCE: {
         int64_t nseg = in[0].n;
-        int64_t len = n->ninputs > 1 ? in[1].n : len_of(x, n->len_from);
+        int64_t len = n->ninputs > 1 ? in[1].n : x->vals[n->len_from].n;
         int counts = n->agg == AGG_COUNT || n->agg == AGG_COUNT_STAR;
-        if (ex_alloc(x, o0, nseg, !counts) != 0) return -1;
+        if (ex_alloc(x, o0, nseg, !counts, gpu) != 0) return -1;
         n->rows_in = len;
-        rc = prim_cpu_segreduce(ctx, n->agg, n->ninputs > 1 ? &in[1] : NULL, in[0].data, nseg,
-                                len, &x->vals[o0].v);
-        if (rc == 0) drop_all_valid(&x->vals[o0]);
+        const PrimVec *val = n->ninputs > 1 ? &in[1] : NULL;
+        rc = gpu ? prim_gpu_segreduce(ctx, n->agg, val, in[0].data, nseg, len, OUTV)
+                 : prim_cpu_segreduce(ctx, n->agg, val, in[0].data, nseg, len, OUTV);
+        if (rc == 0 && !gpu) drop_all_valid(&out->h);
         break;
     }
     case DN_JOIN:
     case DN_CROSS: {
         PrimPairs pairs = {0, NULL, NULL};
-        if (n->kind == DN_JOIN) {
-            n->rows_in = in[0].n + in[1].n;
-            rc = prim_cpu_join(ctx, &in[0], in[0].n, &in[1], in[1].n, &pairs);
-        } else {
-            n->rows_in = in[0].n + in[1].n;
-            rc = prim_cpu_cross(ctx, in[0].n, in[1].n, &pairs);
-        }
+        n->rows_in = in[0].n + in[1].n;
+        if (n->kind == DN_JOIN)
+            rc = gpu ? prim_gpu_join(ctx, &in[0], in[0].n, &in[1], in[1].n, &pairs)
+                     : prim_cpu_join(ctx, &in[0], in[0].n, &in[1], in[1].n, &pairs);
+        else
+            rc = gpu ? prim_gpu_cross(ctx, in[0].n, in[1].n, &pairs)
+                     : prim_cpu_cross(ctx, in[0].n, in[1].n, &pairs);
         if (rc != 0) break;
-        int o1 = n->outputs[1];
-        RtVal *l = &x->vals[o0], *r = &x->vals[o1];
-        l->v.type = r->v.type = PRIM_I64;
-        l->v.n = r->v.n = pairs.n;
-        l->v.data = pairs.left;
-        r->v.data = pairs.right;
-        l->v.valid = r->v.valid = NULL;
-        l->owned = r->owned = 1;
+        RtVal *l = out, *r = &x->vals[n->outputs[1]];
+        PrimVec lv = {PRIM_I64, pairs.n, pairs.left, NULL};
+        PrimVec rv = {PRIM_I64, pairs.n, pairs.right, NULL};
+        if (gpu) {
+            l->d = lv, r->d = rv;
+            l->d_owned = r->d_owned = 1;
+        } else {
+            l->h = lv, r->h = rv;
+            l->h_owned = r->h_owned = 1;
+        }
+        l->n = r->n = pairs.n;
         l->ready = r->ready = 1;
         break;
     }
@@ -221,60 +320,98 @@ static int run_cpu(Exec *x, int i) {
         int64_t off = n->slice_offset < len ? n->slice_offset : len;
         int64_t cnt = len - off;
         if (n->slice_limit >= 0 && n->slice_limit < cnt) cnt = n->slice_limit;
-        if (ex_alloc(x, o0, cnt, in[0].valid != NULL) != 0) return -1;
+        if (ex_alloc(x, o0, cnt, in[0].valid != NULL, gpu) != 0) return -1;
         size_t w = prim_type_width(in[0].type);
-        if (cnt) memcpy(x->vals[o0].v.data, (char *)in[0].data + (size_t)off * w, (size_t)cnt * w);
-        if (cnt && in[0].valid) memcpy(x->vals[o0].v.valid, in[0].valid + off, (size_t)cnt);
         n->rows_in = len;
+        if (gpu) {
+            if (prim_gpu_copy(out->d.data, (char *)in[0].data + (size_t)off * w, (size_t)cnt * w,
+                              PRIM_D2D, x->dev->stream, x->err, x->errcap) != 0 ||
+                (in[0].valid && prim_gpu_copy(out->d.valid, in[0].valid + off, (size_t)cnt,
+                                              PRIM_D2D, x->dev->stream, x->err, x->errcap) != 0))
+                return -1;
+        } else {
+            if (cnt) memcpy(out->h.data, (char *)in[0].data + (size_t)off * w, (size_t)cnt * w);
+            if (cnt && in[0].valid) memcpy(out->h.valid, in[0].valid + off, (size_t)cnt);
+        }
         break;
     }
     case DN_TRANSFER:
-        return ex_fail(x, "Execution Error: transfer node in a CPU-only plan");
+        return ex_fail(x, "Execution Error: transfer nodes are executed implicitly");
     }
-    if (rc != 0)
-        return ex_fail(x, "Execution Error: %s failed: %s", plan_dag_kind_name(n->kind),
-                       ctx->err[0] ? ctx->err : "unknown error");
+#undef OUTV
+    if (rc != 0) {
+        const char *m = ctx->err[0] ? ctx->err : "unknown error";
+        if (strncmp(m, "Device Error", 12) == 0)
+            return ex_fail(x, "%s (in %s node #%d)", m, plan_dag_kind_name(n->kind), i);
+        return ex_fail(x, "Execution Error: %s node #%d failed: %s", plan_dag_kind_name(n->kind),
+                       i, m);
+    }
     return 0;
 }
 
-/* Copy of an unowned value (table memory) so the result owns it. */
-static int own_copy(Exec *x, RtVal *r) {
-    size_t bytes = (size_t)r->v.n * prim_type_width(r->v.type);
-    void *d = host_alloc(NULL, bytes);
-    uint8_t *vd = r->v.valid ? host_alloc(NULL, (size_t)r->v.n) : NULL;
-    if (!d || (r->v.valid && !vd)) {
-        free(d);
-        free(vd);
-        return ex_fail(x, "Execution Error: out of memory copying the result");
+/* Move value v's host copy into result column c (copying when the memory
+ * is not the executor's to give, e.g. a table column). */
+static int take_result(Exec *x, int v, int dup, ExecColumn *c) {
+    if (ensure_host(x, v) != 0) return -1;
+    RtVal *r = &x->vals[v];
+    PrimVec h = r->h;
+    h.n = r->n;
+    if (!r->h_owned || dup) {
+        size_t bytes = (size_t)h.n * prim_type_width(h.type);
+        void *d = host_alloc(NULL, bytes);
+        uint8_t *vd = h.valid ? host_alloc(NULL, (size_t)h.n) : NULL;
+        if (!d || (h.valid && !vd)) {
+            free(d);
+            free(vd);
+            return ex_fail(x, "Execution Error: out of memory copying the result");
+        }
+        if (bytes) memcpy(d, h.data, bytes);
+        if (vd && h.n) memcpy(vd, h.valid, (size_t)h.n);
+        h.data = d;
+        h.valid = vd;
+    } else {
+        r->h_owned = 0; /* moved */
     }
-    if (bytes) memcpy(d, r->v.data, bytes);
-    if (vd && r->v.n) memcpy(vd, r->v.valid, (size_t)r->v.n);
-    r->v.data = d;
-    r->v.valid = vd;
-    r->owned = 1;
+    drop_all_valid(&h);
+    c->vec = h;
     return 0;
 }
 
-int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, char *errbuf, size_t errcap) {
+int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, ExecStats *stats, char *errbuf,
+             size_t errcap) {
     Exec x;
     memset(&x, 0, sizeof x);
     memset(res, 0, sizeof *res);
     x.dag = dag;
     x.err = errbuf;
     x.errcap = errcap;
-    x.ctx.nthreads = opt && opt->nthreads > 0 ? opt->nthreads : 1;
-    x.ctx.alloc = host_alloc;
-    x.ctx.free = host_free;
+    x.dev = opt ? opt->dev : NULL;
+    x.hctx.nthreads = opt && opt->nthreads > 0 ? opt->nthreads : 1;
+    x.hctx.alloc = host_alloc;
+    x.hctx.free = host_free;
+    if (x.dev) {
+        x.dctx.nthreads = 1;
+        x.dctx.stream = x.dev->stream;
+        x.dctx.alloc = dev_alloc;
+        x.dctx.free = dev_free;
+        x.dctx.ud = x.dev;
+        prim_gpu_pool_peak(1);
+    }
     x.vals = calloc((size_t)(dag->nvalues ? dag->nvalues : 1), sizeof(RtVal));
     x.last_use = malloc(sizeof(int) * (size_t)(dag->nvalues ? dag->nvalues : 1));
-    if (!x.vals || !x.last_use) {
+    void **ev = calloc((size_t)(dag->nnodes ? dag->nnodes : 1) * 2, sizeof(void *));
+    if (!x.vals || !x.last_use || !ev) {
         free(x.vals);
         free(x.last_use);
+        free(ev);
         return ex_fail(&x, "Execution Error: out of memory");
     }
     for (int v = 0; v < dag->nvalues; v++) x.last_use[v] = -1;
     for (int i = 0; i < dag->nnodes; i++) {
         DagNode *n = &dag->nodes[i];
+        n->ms = 0;
+        n->rows_in = n->rows_out = 0;
+        n->bytes_h2d = n->bytes_d2h = 0;
         for (int k = 0; k < n->ninputs; k++) x.last_use[n->inputs[k]] = i;
         if (n->len_from >= 0 && x.last_use[n->len_from] < i) x.last_use[n->len_from] = i;
         if (n->count_from >= 0) {
@@ -284,19 +421,24 @@ int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, char *errbuf, si
     }
     for (int r = 0; r < dag->nresults; r++) x.last_use[dag->results[r]] = INT_MAX;
 
+    double t_start = now_ms();
     int rc = 0;
     for (int i = 0; i < dag->nnodes && rc == 0; i++) {
         DagNode *n = &dag->nodes[i];
-        x.ctx.err[0] = 0;
-        double t0 = now_ms();
-        if (n->device == DEV_GPU)
-            rc = ex_fail(&x, "Device Error: node #%d is placed on the GPU but this executor "
-                             "has no GPU path",
+        int gpu = n->device == DEV_GPU;
+        if (gpu && !x.dev) {
+            rc = ex_fail(&x, "Device Error: node #%d is placed on the GPU but no GPU is usable",
                          i);
-        else rc = run_cpu(&x, i);
+            break;
+        }
+        x.hctx.err[0] = x.dctx.err[0] = 0;
+        x.cur = n;
+        double t0 = now_ms();
+        if (gpu) ev[2 * i] = prim_gpu_event_record(x.dev->stream);
+        rc = run_node(&x, i, gpu);
+        if (gpu) ev[2 * i + 1] = prim_gpu_event_record(x.dev->stream);
         n->ms = now_ms() - t0;
-        if (rc == 0 && n->noutputs) n->rows_out = x.vals[n->outputs[0]].v.n;
-        /* free what is no longer needed */
+        if (rc == 0 && n->noutputs) n->rows_out = x.vals[n->outputs[0]].n;
         for (int k = 0; k < n->ninputs; k++)
             if (x.last_use[n->inputs[k]] == i) ex_release(&x, n->inputs[k]);
         if (n->len_from >= 0 && x.last_use[n->len_from] == i) ex_release(&x, n->len_from);
@@ -307,29 +449,56 @@ int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, char *errbuf, si
         for (int k = 0; k < n->noutputs; k++)
             if (x.last_use[n->outputs[k]] < 0) ex_release(&x, n->outputs[k]);
     }
+    x.cur = NULL;
     if (rc == 0) {
         res->ncols = dag->nresults;
         res->cols = calloc((size_t)(dag->nresults ? dag->nresults : 1), sizeof(ExecColumn));
         if (!res->cols) rc = ex_fail(&x, "Execution Error: out of memory");
         for (int r = 0; r < dag->nresults && rc == 0; r++) {
             int v = dag->results[r];
-            RtVal *rv = &x.vals[v];
             int dup = 0;
             for (int q = 0; q < r; q++)
                 if (dag->results[q] == v) dup = 1;
-            if ((!rv->owned || dup) && own_copy(&x, rv) != 0) {
+            DagNode *prod = &dag->nodes[dag->values[v].producer];
+            x.cur = prod;
+            if (take_result(&x, v, dup, &res->cols[r]) != 0) {
                 rc = -1;
                 break;
             }
-            res->cols[r].vec = rv->v;
             res->cols[r].ltype = dag->values[v].ltype;
             res->cols[r].dict = dag->values[v].dict;
-            rv->owned = 0; /* moved into the result */
-            if (r == 0) res->nrows = rv->v.n;
+            if (r == 0) res->nrows = res->cols[r].vec.n;
         }
+        x.cur = NULL;
         if (rc != 0) exec_result_free(res);
     }
+    if (x.dev && rc == 0) rc = prim_gpu_device_sync(x.err, x.errcap);
+    double t_end = now_ms();
+    /* GPU node times from their events (measured after the run so that
+     * recording them never synchronized the stream) */
+    for (int i = 0; i < dag->nnodes; i++) {
+        if (ev[2 * i] && ev[2 * i + 1] && rc == 0) {
+            float ms = prim_gpu_event_ms(ev[2 * i], ev[2 * i + 1]);
+            if (ms >= 0) dag->nodes[i].ms = ms;
+        }
+        prim_gpu_event_destroy(ev[2 * i]);
+        prim_gpu_event_destroy(ev[2 * i + 1]);
+    }
+    if (stats) {
+        memset(stats, 0, sizeof *stats);
+        stats->total_ms = t_end - t_start;
+        for (int i = 0; i < dag->nnodes; i++) {
+            stats->bytes_h2d += dag->nodes[i].bytes_h2d;
+            stats->bytes_d2h += dag->nodes[i].bytes_d2h;
+        }
+        if (x.dev) stats->peak_device_bytes = prim_gpu_pool_peak(0);
+    }
     for (int v = 0; v < dag->nvalues; v++) ex_release(&x, v);
+    if (x.dev) {
+        char e2[256];
+        prim_gpu_sync(x.dev->stream, e2, sizeof e2);
+    }
+    free(ev);
     free(x.vals);
     free(x.last_use);
     return rc;

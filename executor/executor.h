@@ -1,7 +1,9 @@
 /*
  * executor.h -- runs a placed primitive DAG: nodes in topological (index)
- * order, each on the device its placement names, intermediates freed after
- * their last consumer, result columns handed back as host vectors.
+ * order, each on the device its placement names (CPU twins on host memory,
+ * GPU twins on device memory issued in stream order), intermediates freed
+ * after their last consumer, result columns handed back as host vectors.
+ * Only the result's actual size crosses back from the GPU.
  */
 #ifndef GQP_EXECUTOR_H
 #define GQP_EXECUTOR_H
@@ -10,7 +12,7 @@
 
 /* One result column on the host. The executor result owns data/valid. */
 typedef struct ExecColumn {
-    PrimVec vec;        /* vec.n = rows */
+    PrimVec vec;         /* vec.n = rows */
     CatType ltype;
     const CatDict *dict; /* STRING: codes refer to it (owned by plan or catalog) */
 } ExecColumn;
@@ -21,18 +23,40 @@ typedef struct ExecResult {
     ExecColumn *cols;
 } ExecResult;
 
+/* The GPU side of a session: a stream and the cache of table columns
+ * resident in device memory (kept across queries, evicted least recently
+ * used first when over budget). Owned by the libgqp handle. */
+typedef struct ExecDevice ExecDevice;
+
+/* A device session, or NULL with a message in err when no GPU is usable.
+ * budget_bytes: column cache budget (0 = 60% of device memory). */
+ExecDevice *exec_device_open(size_t budget_bytes, char *err, size_t cap);
+void exec_device_close(ExecDevice *dev);
+/* Forget every cached column (tables changed). */
+void exec_device_invalidate(ExecDevice *dev);
+/* Device description for EXPLAIN / logs. */
+const char *exec_device_name(const ExecDevice *dev);
+
 typedef struct ExecOptions {
-    int nthreads;       /* CPU worker threads (>= 1) */
+    int nthreads;     /* CPU worker threads (>= 1) */
+    ExecDevice *dev;  /* NULL: every node must be placed on the CPU */
 } ExecOptions;
+
+typedef struct ExecStats {
+    double total_ms;
+    int64_t bytes_h2d, bytes_d2h;
+    size_t peak_device_bytes;
+} ExecStats;
 
 /*
  * Execute dag. On success returns 0 and fills *res (release with
  * exec_result_free); measured time, rows and bytes are written into the
- * DAG's nodes. On error returns -1 with a stage-named message in errbuf
- * ("Execution Error: ...", "Device Error: ...") and frees every
- * intermediate.
+ * DAG's nodes and *stats (may be NULL). On error returns -1 with a
+ * stage-named message in errbuf ("Execution Error: ...", "Device Error:
+ * ...") and frees every intermediate.
  */
-int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, char *errbuf, size_t errcap);
+int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, ExecStats *stats, char *errbuf,
+             size_t errcap);
 void exec_result_free(ExecResult *res);
 
 #endif /* GQP_EXECUTOR_H */

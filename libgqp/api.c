@@ -70,6 +70,7 @@ int gqp_open(const char *config_path, gqp **out) {
 int gqp_close(gqp *db) {
     if (!db) return GQP_OK;
     while (db->stmts) gqp_finalize(db->stmts);
+    exec_device_close(db->dev);
     cat_catalog_free(db->cat);
     free(db);
     return GQP_OK;

@@ -215,6 +215,8 @@ static int run_set(gqp *db, gqp_stmt *st) {
 
 int gqp_run_other(gqp *db, gqp_stmt *st) {
     const AstStmt *a = st->ast;
+    /* tables may change: columns cached on the GPU are stale */
+    if (a->kind != STMT_SET) exec_device_invalidate(db->dev);
     switch (a->kind) {
     case STMT_CREATE_TABLE: return run_create(db, st);
     case STMT_INSERT: {

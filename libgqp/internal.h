@@ -19,6 +19,7 @@ struct gqp {
     char errmsg[2048];
     int64_t err_offset;
     struct gqp_stmt *stmts; /* open statements */
+    ExecDevice *dev;        /* GPU session, opened on first GPU use */
 };
 
 struct gqp_stmt {
@@ -36,6 +37,7 @@ struct gqp_stmt {
     int64_t cursor;
     int64_t changes;
     double exec_ms;
+    ExecStats stats;
     char text[64];
 };
 
@@ -45,6 +47,8 @@ int gqp_set_error_at(gqp *db, const char *sql, int64_t len, int64_t offset, cons
 void gqp_stmt_destroy(gqp_stmt *st);
 void gqp_format_real(double f, int digits, char *buf, size_t cap);
 int gqp_build_has_cuda(void);
+/* The GPU session of db, opened on first use; NULL with db's error set. */
+ExecDevice *gqp_device_session(gqp *db);
 
 /* query.c */
 int gqp_plan_select(gqp *db, gqp_stmt *st, const AstSelect *sel);

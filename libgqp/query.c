@@ -17,11 +17,23 @@ int gqp_build_has_cuda(void) {
 #endif
 }
 
-/* Place every node: all on the CPU until the GPU executor path and the
- * cost model decide otherwise (issues 3 and 4). */
+ExecDevice *gqp_device_session(gqp *db) {
+    if (db->dev) return db->dev;
+    char err[512];
+    db->dev = exec_device_open(0, err, sizeof err);
+    if (!db->dev) gqp_set_error(db, GQP_DEVICE, "%s", err);
+    return db->dev;
+}
+
+/* Place every node. --device cpu|gpu forces one side; auto is the GPU when
+ * one is usable, else the CPU (the cost model of issue 4 will decide per
+ * node). */
 static void place(gqp *db, Dag *dag) {
-    (void)db;
-    for (int i = 0; i < dag->nnodes; i++) dag->nodes[i].device = DEV_CPU;
+    DagDevice d = DEV_CPU;
+    if (db->device == GQP_DEVICE_GPU ||
+        (db->device == GQP_DEVICE_AUTO && prim_gpu_available()))
+        d = DEV_GPU;
+    for (int i = 0; i < dag->nnodes; i++) dag->nodes[i].device = d;
 }
 
 /* Bind and lower sel into st->dag. The SQL text must still be valid. */
@@ -46,11 +58,16 @@ static double wall_ms(void) {
 
 int gqp_run_select(gqp *db, gqp_stmt *st) {
     char err[1024];
-    ExecOptions opt = {db->nthreads};
+    ExecOptions opt = {db->nthreads, NULL};
+    place(db, st->dag); /* the device may have changed since prepare */
+    int any_gpu = 0;
+    for (int i = 0; i < st->dag->nnodes; i++) any_gpu |= st->dag->nodes[i].device == DEV_GPU;
+    if (any_gpu && !(opt.dev = gqp_device_session(db))) return GQP_DEVICE;
     exec_result_free(&st->res);
     double t0 = wall_ms();
-    if (exec_run(st->dag, &opt, &st->res, err, sizeof err) != 0)
-        return gqp_set_error(db, GQP_ERROR, "%s", err);
+    if (exec_run(st->dag, &opt, &st->res, &st->stats, err, sizeof err) != 0)
+        return gqp_set_error(db, strncmp(err, "Device", 6) == 0 ? GQP_DEVICE : GQP_ERROR, "%s",
+                             err);
     st->exec_ms = wall_ms() - t0;
     return GQP_OK;
 }
@@ -79,11 +96,13 @@ int gqp_explain(gqp *db, const char *sql, int64_t nbytes, int flags, char **out)
                                           : plan_explain_text(st->dag, an);
     if (s && an && !(flags & (GQP_EXPLAIN_JSON | GQP_EXPLAIN_DOT))) {
         size_t l = strlen(s);
-        char *t = realloc(s, l + 128);
+        char *t = realloc(s, l + 256);
         if (t) {
             s = t;
-            snprintf(s + l, 128, "result rows: %lld, execution %.3f ms\n",
-                     (long long)st->res.nrows, st->exec_ms);
+            snprintf(s + l, 256, "result rows: %lld, execution %.3f ms, h2d %lld B, d2h %lld B, "
+                                 "peak device memory %zu B\n",
+                     (long long)st->res.nrows, st->exec_ms, (long long)st->stats.bytes_h2d,
+                     (long long)st->stats.bytes_d2h, st->stats.peak_device_bytes);
         }
     }
     gqp_finalize(st);

@@ -20,6 +20,45 @@ static PrimType agg_out_type(PrimAgg a, PrimType t) {
     return (t == PRIM_F32 || t == PRIM_F64) ? PRIM_F64 : PRIM_I64;
 }
 
+/* Sort vals[0..n) together and keep the first row of each run of equal
+ * rows: vals[] is replaced by the distinct rows (sorted). */
+static int dedupe(Lower *L, int *vals, int n, int64_t est) {
+    PrimType i64 = PRIM_I64;
+    int sort = plan_dag_add(L->dag, DN_SORT, vals, n, 1, &i64);
+    if (sort < 0) return op_fail(L, "out of memory");
+    L->dag->nodes[sort].desc = plan_alloc(L->arena, (size_t)n);
+    L->dag->nodes[sort].est_rows = est;
+    L->dag->nodes[sort].label = plan_strdup(L->arena, "distinct argument");
+    if (!L->dag->nodes[sort].desc) return op_fail(L, "out of memory");
+    int perm = plan_dag_out(L->dag, sort, 0);
+    int sorted[DAG_MAX_IO];
+    for (int k = 0; k < n; k++)
+        if ((sorted[k] = op_gather(L, vals[k], perm, est)) < 0) return -1;
+    int seg = plan_dag_add(L->dag, DN_SEGMENTS, sorted, n, 1, &i64);
+    if (seg < 0) return op_fail(L, "out of memory");
+    L->dag->nodes[seg].est_rows = est;
+    int starts = plan_dag_out(L->dag, seg, 0);
+    for (int k = 0; k < n; k++)
+        if ((vals[k] = op_gather(L, sorted[k], starts, est)) < 0) return -1;
+    return 0;
+}
+
+/* Segment starts of the (sorted) group keys vals[0..n), or one segment. */
+static int group_starts(Lower *L, const int *keys, int n, int64_t est) {
+    PrimType i64 = PRIM_I64;
+    int node = plan_dag_add(L->dag, n ? DN_SEGMENTS : DN_CONST, keys, n, 1, &i64);
+    if (node < 0) return op_fail(L, "out of memory");
+    DagNode *d = &L->dag->nodes[node];
+    d->est_rows = est;
+    if (!n) {
+        d->cdata = plan_alloc(L->arena, sizeof(int64_t));
+        if (!d->cdata) return op_fail(L, "out of memory");
+        d->cn = 1;
+        d->label = plan_strdup(L->arena, "one segment");
+    }
+    return plan_dag_out(L->dag, node, 0);
+}
+
 int op_aggregate(Lower *L, LowState *st) {
     const BSelect *b = L->b;
     int ng = b->ngroup, na = b->naggs;
@@ -80,7 +119,21 @@ int op_aggregate(Lower *L, LowState *st) {
         int nin = 1;
         PrimType vt = PRIM_I64;
         PlanBuf lb = {0};
-        if (ag->arg) {
+        if (ag->arg && ag->distinct) {
+            /* distinct (keys, arg) rows, then segments of their keys */
+            int vals[DAG_MAX_IO + 1];
+            if (ng + 1 > DAG_MAX_IO) return op_fail(L, "too many GROUP BY keys");
+            for (int k = 0; k < ng; k++) vals[k] = keys[k];
+            vals[ng] = op_expr(L, st, ag->arg, op_prim_type(ag->arg->type), 0);
+            if (vals[ng] < 0 || dedupe(L, vals, ng + 1, st->est_rows) != 0) return -1;
+            in[0] = group_starts(L, vals, ng, est_groups);
+            if (in[0] < 0) return -1;
+            in[1] = vals[ng];
+            nin = 2;
+            vt = L->dag->values[vals[ng]].type;
+            plan_buf_printf(&lb, "%s(DISTINCT %s)", agg_names[ag->agg],
+                            op_expr_label(L, st, ag->arg));
+        } else if (ag->arg) {
             int v = op_expr(L, st, ag->arg, op_prim_type(ag->arg->type), 0);
             if (v < 0) return -1;
             if (perm >= 0 && (v = op_gather(L, v, perm, st->est_rows)) < 0) return -1;

@@ -84,7 +84,8 @@ int plan_bexpr_equal(const BExpr *x, const BExpr *y) {
         if (memcmp(x->table, y->table, (size_t)x->table_n * sizeof(int64_t)) != 0) return 0;
         break;
     case BE_AGG:
-        if (x->agg != y->agg || x->agg_star != y->agg_star) return 0;
+        if (x->agg != y->agg || x->agg_star != y->agg_star || x->agg_distinct != y->agg_distinct)
+            return 0;
         break;
     default:
         break;

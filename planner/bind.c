@@ -291,8 +291,6 @@ static BExpr *bind_func(BindCtx *bc, const AstExpr *e, int allow_agg) {
             return bind_fail(bc, "Binder", e->pos, "aggregate function %s is not allowed here", f);
         if (bc->in_agg)
             return bind_fail(bc, "Binder", e->pos, "aggregate function calls cannot be nested");
-        if (e->distinct)
-            return bind_fail(bc, "Not implemented", e->pos, "%s(DISTINCT ...)", f);
         BExpr *x = bx_new(bc->arena, BE_AGG, CAT_INT64, e->pos);
         if (!x) return bind_oom(bc);
         x->agg = agg;
@@ -313,6 +311,7 @@ static BExpr *bind_func(BindCtx *bc, const AstExpr *e, int allow_agg) {
             return bind_fail(bc, "Binder", e->pos, "%s of a STRING value", f);
         if (arg->type == CAT_BOOL) arg = cast_to(bc, arg, CAT_INT64), arg->type = CAT_INT64;
         x->a = arg;
+        x->agg_distinct = e->distinct && agg != AGG_MIN && agg != AGG_MAX;
         switch (agg) {
         case AGG_COUNT: x->type = CAT_INT64; break;
         case AGG_SUM: x->type = bx_is_float(arg->type) ? CAT_FLOAT64 : CAT_INT64; break;
@@ -597,7 +596,9 @@ static BExpr *to_agg_scope(BindCtx *bc, BExpr *e) {
     if (e->kind == BE_AGG) {
         int idx = -1;
         for (int k = 0; k < b->naggs; k++)
-            if (b->aggs[k].agg == e->agg && plan_bexpr_equal(b->aggs[k].arg, e->a)) idx = k;
+            if (b->aggs[k].agg == e->agg && b->aggs[k].distinct == e->agg_distinct &&
+                plan_bexpr_equal(b->aggs[k].arg, e->a))
+                idx = k;
         if (idx < 0) {
             BAgg *na = plan_alloc(bc->arena, sizeof(BAgg) * (size_t)(b->naggs + 1));
             if (!na) return bind_oom(bc);
@@ -605,6 +606,7 @@ static BExpr *to_agg_scope(BindCtx *bc, BExpr *e) {
             na[b->naggs].agg = e->agg;
             na[b->naggs].arg = e->a;
             na[b->naggs].type = e->type;
+            na[b->naggs].distinct = e->agg_distinct;
             b->aggs = na;
             idx = b->naggs++;
         }

@@ -58,6 +58,7 @@ typedef struct BExpr {
     const CatDict *dict;  /* STRING-typed expressions */
     PrimAgg agg;          /* BE_AGG */
     int agg_star;         /* COUNT(*) */
+    int agg_distinct;     /* COUNT(DISTINCT x) etc. */
     int64_t pos;          /* source offset for messages */
 } BExpr;
 
@@ -86,6 +87,7 @@ typedef struct BAgg {
     PrimAgg agg;
     BExpr *arg;  /* NULL for COUNT(*) */
     CatType type;
+    int distinct; /* aggregate over the distinct non-NULL values of arg */
 } BAgg;
 
 /*

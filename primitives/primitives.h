@@ -22,6 +22,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum PrimType {
     PRIM_U8 = 0,  /* flags / bool */
     PRIM_I32 = 1, /* INT32, DATE, string codes */
@@ -212,5 +216,45 @@ int prim_gpu_cross(PrimCtx *ctx, int64_t nl, int64_t nr, PrimPairs *out);
 int prim_parallel(int nthreads, void (*fn)(void *arg, int t, int nt), void *arg);
 /* Number of online cores. */
 int prim_ncores(void);
+
+/* ------------------------------------------------------ device runtime --
+ * What the executor needs of the CUDA runtime, so that host C code never
+ * includes CUDA headers (primitives/gpu/runtime.cu; without CUDA,
+ * runtime_nocuda.c where every call fails with "built without CUDA").
+ * Functions returning int give 0 or -1 with a "Device Error: ..." message
+ * in err (cap bytes).
+ */
+typedef enum PrimCopyKind { PRIM_H2D, PRIM_D2H, PRIM_D2D } PrimCopyKind;
+/* Name and memory of device 0 into buf ("NVIDIA H100 80GB HBM3, 79.1 GiB"). */
+int prim_gpu_describe(char *buf, size_t cap);
+/* New non-blocking stream (NULL on failure) and its release. */
+void *prim_gpu_stream_create(void);
+void prim_gpu_stream_destroy(void *stream);
+/* Stream-ordered device allocation from the device's memory pool (kept
+ * reserved between queries); NULL on failure. */
+void *prim_gpu_malloc(size_t bytes, void *stream);
+void prim_gpu_free(void *p, void *stream);
+/* Asynchronous copy on stream (pinned host memory makes H2D/D2H truly
+ * asynchronous; pageable memory is staged by the driver). */
+int prim_gpu_copy(void *dst, const void *src, size_t bytes, PrimCopyKind kind, void *stream,
+                  char *err, size_t cap);
+/* Wait for everything issued on stream. */
+int prim_gpu_sync(void *stream, char *err, size_t cap);
+/* Page-lock an existing host range (for table columns), or undo it. */
+int prim_gpu_host_register(void *p, size_t bytes, char *err, size_t cap);
+void prim_gpu_host_unregister(void *p);
+/* Events for timing: record on stream, then milliseconds between two. */
+void *prim_gpu_event_record(void *stream);
+float prim_gpu_event_ms(void *start, void *stop); /* syncs on stop; -1 on error */
+void prim_gpu_event_destroy(void *ev);
+/* High-water mark of the pool's used bytes since the last reset (reset
+ * != 0 resets it after reading). 0 on error. */
+size_t prim_gpu_pool_peak(int reset);
+/* Device-wide synchronization and last error check (for the end of a run). */
+int prim_gpu_device_sync(char *err, size_t cap);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* GQP_PRIMITIVES_H */

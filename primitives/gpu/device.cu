@@ -360,7 +360,8 @@ static int map_reads(int op) {
  * 0..nregs-1 (nregs <= PRIM_MAX_REGS), every register read after it was
  * written, the result written, COL inputs in range with data, LOOKUP tables
  * present. Returns 0 or -1 with a message in ctx->err. */
-static int map_validate(PrimCtx *ctx, const PrimProgram *prog, const PrimVec *inputs) {
+static int map_validate(PrimCtx *ctx, const PrimProgram *prog, const PrimVec *inputs,
+                        int64_t n) {
     if (prog->nregs < 1 || prog->nregs > PRIM_MAX_REGS)
         return prim_gpu_fail(ctx, "map: %d registers (1..%d allowed)", prog->nregs, PRIM_MAX_REGS);
     if (prog->ninstr < 0 || (prog->ninstr > 0 && !prog->code))
@@ -392,7 +393,7 @@ static int map_validate(PrimCtx *ctx, const PrimProgram *prog, const PrimVec *in
                 return prim_gpu_fail(ctx, "map: column %lld out of range",
                                      (long long)in->ival);
             const PrimVec *c = &inputs[in->ival];
-            if (!c->data || (int)c->type < PRIM_U8 || (int)c->type > PRIM_F64)
+            if ((n > 0 && !c->data) || (int)c->type < PRIM_U8 || (int)c->type > PRIM_F64)
                 return prim_gpu_fail(ctx, "map: input column %lld has no data",
                                      (long long)in->ival);
         }
@@ -423,7 +424,7 @@ extern "C" int prim_gpu_map(PrimCtx *ctx, const PrimProgram *prog, const PrimVec
         return -1;
     if (!prog || !out || n < 0)
         return prim_gpu_fail(ctx, "map: bad arguments");
-    if (map_validate(ctx, prog, inputs) != 0)
+    if (map_validate(ctx, prog, inputs, n) != 0)
         return -1;
     if (n == 0)
         return 0;

@@ -17,13 +17,7 @@
 #include <stdio.h>
 #include <stdarg.h>
 
-#include <stddef.h>
-
-/* primitives.h has no extern "C" guard yet (reported to the lead); wrap it so
- * the twins defined here get C linkage. */
-extern "C" {
 #include "primitives/primitives.h"
-}
 
 /* Threads per block of every hand-written kernel. */
 #define GQP_BLOCK 256

@@ -177,63 +177,82 @@ extern "C" int prim_gpu_segments(PrimCtx *ctx, const PrimVec *keys, int nkeys, i
 
 /* ------------------------------------------------------------ segreduce -- */
 
-/* Partial aggregate: cnt non-NULL values and their SUM / MIN / MAX in v
- * (int64 for integer columns, double for float columns). cnt == 0 means
- * empty (v meaningless). */
-template <typename T> struct Acc {
+/* Partial aggregate of some rows (one layout for every aggregate and value
+ * type, so that CUB is instantiated once): cnt non-NULL values; i: integer
+ * SUM (wrapping, ovf set on overflow) / MIN / MAX; f + c: float SUM as a
+ * compensated pair (and the double sum of integer values, for AVG after an
+ * int64 overflow), or float MIN / MAX in f. cnt == 0 means empty. */
+struct Acc {
     int64_t cnt;
-    T v;
+    int64_t i;
+    double f, c;
+    int ovf;
 };
 
 /* Row i of the value column as a partial aggregate; rows before *lo (the
  * start of the only segment, single-segment path) count as empty. */
-template <typename T> struct AccLoad {
+struct AccLoad {
     const void *d;
     const uint8_t *valid;
     const int64_t *lo; /* NULL: no lower bound */
     int type;
-    __host__ __device__ Acc<T> operator()(int64_t i) const {
-        Acc<T> a;
+    __host__ __device__ Acc operator()(int64_t r) const {
+        Acc a;
         a.cnt = 0;
-        a.v = (T)0;
+        a.i = 0;
+        a.f = 0.0;
+        a.c = 0.0;
+        a.ovf = 0;
 #ifdef __CUDA_ARCH__
-        if ((lo && i < *lo) || (valid && !valid[i]) || !d)
+        if ((lo && r < *lo) || (valid && !valid[r]) || !d)
             return a;
         a.cnt = 1;
-        if (prim_is_float(type))
-            a.v = (T)prim_load_f(d, type, i);
-        else
-            a.v = (T)prim_load_i(d, type, i);
+        if (prim_is_float(type)) {
+            a.f = prim_load_f(d, type, r);
+        } else {
+            a.i = prim_load_i(d, type, r);
+            a.f = (double)a.i;
+        }
 #endif
         return a;
     }
 };
 
-/* Combines two partial aggregates for the aggregate agg (runtime, so that one
- * instantiation serves SUM, MIN, MAX, COUNT and AVG). Associative; integer
- * sums wrap (two's complement, no UB). */
-template <typename T> struct AccOp {
+/* Combines two partial aggregates for aggregate agg (runtime). Associative
+ * up to float rounding: sums combine with Knuth's TwoSum, carrying the
+ * rounding error in c (close to the CPU twin's Neumaier sum); integer sums
+ * wrap and flag overflow, which the host reports as the CPU twin does. */
+struct AccOp {
     int agg;
-    __host__ __device__ Acc<T> operator()(const Acc<T> &a, const Acc<T> &b) const {
-        Acc<T> r;
-        r.cnt = a.cnt + b.cnt;
+    int is_float;
+    __host__ __device__ Acc operator()(const Acc &a, const Acc &b) const {
         if (a.cnt == 0)
-            r.v = b.v;
-        else if (b.cnt == 0)
-            r.v = a.v;
-        else if (agg == AGG_MIN)
-            r.v = b.v < a.v ? b.v : a.v;
-        else if (agg == AGG_MAX)
-            r.v = b.v > a.v ? b.v : a.v;
-        else
-            r.v = add(a.v, b.v);
+            return b;
+        if (b.cnt == 0)
+            return a;
+        Acc r = a;
+        r.cnt = a.cnt + b.cnt;
+        if (agg == AGG_MIN) {
+            r.i = b.i < a.i ? b.i : a.i;
+            r.f = b.f < a.f ? b.f : a.f;
+        } else if (agg == AGG_MAX) {
+            r.i = b.i > a.i ? b.i : a.i;
+            r.f = b.f > a.f ? b.f : a.f;
+        } else if (agg == AGG_SUM || agg == AGG_AVG) {
+            if (!is_float) {
+                const int64_t s = (int64_t)((uint64_t)a.i + (uint64_t)b.i);
+                r.ovf = a.ovf | b.ovf | (((a.i ^ s) & (b.i ^ s)) < 0);
+                r.i = s;
+            }
+            if (is_float || agg == AGG_AVG) {
+                const double s = a.f + b.f;
+                const double bb = s - a.f;
+                const double err = (a.f - (s - bb)) + (b.f - bb);
+                r.f = s;
+                r.c = a.c + b.c + err;
+            }
+        }
         return r;
-    }
-    __host__ __device__ static int64_t add(int64_t x, int64_t y) {
-        return (int64_t)((uint64_t)x + (uint64_t)y);
-    }
-    __host__ __device__ static double add(double x, double y) {
-        return x + y;
     }
 };
 
@@ -250,67 +269,126 @@ struct SegEnd {
     }
 };
 
-/* Stores an integer (double) aggregate at s of out, converted to out_type. */
-static __device__ __forceinline__ void seg_store(void *out, int out_type, int64_t s, int64_t v) {
-    prim_store_i(out, out_type, s, v);
-}
-static __device__ __forceinline__ void seg_store(void *out, int out_type, int64_t s, double v) {
-    prim_store_f(out, out_type, s, v);
-}
-
-/* Writes the final value of every segment s < nseg from its partial
- * aggregate: COUNT -> cnt; SUM/MIN/MAX -> v or NULL if cnt == 0; AVG ->
- * v / cnt as double or NULL. Converted to out_type; NULLs store 0. */
-template <typename T>
-__global__ void seg_final_kernel(const Acc<T> *acc, int64_t nseg, int agg, int out_type,
-                                 void *out, uint8_t *ov) {
+/* Writes the result of every segment s < nseg from its partial aggregate
+ * into out (I64 or F64 data; ov, if present, validity), like the CPU twin's
+ * segr_final: COUNT -> cnt; SUM -> i (NULL and *d_ovf = 1 on integer
+ * overflow) or f + c; MIN/MAX -> i or f; AVG -> i / cnt, or (f + c) / cnt for
+ * float values or after an integer overflow. Empty segments give NULL
+ * (value 0), except COUNT (0). */
+__global__ void seg_final_kernel(const Acc *acc, int64_t nseg, int agg, int is_float, void *out,
+                                 uint8_t *ov, int *d_ovf) {
     for (int64_t s = GQP_GRID_START; s < nseg; s += GQP_GRID_STRIDE) {
-        const Acc<T> a = acc[s];
-        int valid = 1;
-        if (agg == AGG_COUNT) {
-            prim_store_i(out, out_type, s, a.cnt);
-        } else if (a.cnt == 0) {
-            valid = 0;
-            prim_store_i(out, out_type, s, 0);
-        } else if (agg == AGG_AVG) {
-            prim_store_f(out, out_type, s, (double)a.v / (double)a.cnt);
-        } else {
-            seg_store(out, out_type, s, a.v);
+        const Acc a = acc[s];
+        int isnull = agg != AGG_COUNT && a.cnt == 0;
+        int64_t iv = 0;
+        double fv = 0.0;
+        int fout = agg == AGG_AVG || is_float;
+        if (!isnull) {
+            switch (agg) {
+            case AGG_COUNT:
+                iv = a.cnt;
+                fout = 0;
+                break;
+            case AGG_SUM:
+                if (is_float) {
+                    fv = a.f + a.c;
+                } else if (a.ovf) {
+                    isnull = 1;
+                    *d_ovf = 1;
+                } else {
+                    iv = a.i;
+                }
+                break;
+            case AGG_MIN:
+            case AGG_MAX:
+                iv = a.i;
+                fv = a.f;
+                break;
+            default: /* AGG_AVG */
+                fv = (!is_float && !a.ovf) ? (double)a.i / (double)a.cnt
+                                           : (a.f + a.c) / (double)a.cnt;
+                break;
+            }
         }
+        if (fout)
+            ((double *)out)[s] = isnull ? 0.0 : fv;
+        else
+            ((int64_t *)out)[s] = isnull ? 0 : iv;
         if (ov)
-            ov[s] = (uint8_t)valid;
+            ov[s] = (uint8_t)!isnull;
     }
 }
 
-/* COUNT(*): out[s] = end(s) - starts[s], never NULL. */
+/* COUNT(*): out[s] = end(s) - starts[s] (I64), never NULL. */
 __global__ void seg_count_star_kernel(const int64_t *starts, int64_t nseg, int64_t n,
-                                      int out_type, void *out, uint8_t *ov) {
+                                      int64_t *out, uint8_t *ov) {
     SegEnd end = {starts, nseg, n};
     for (int64_t s = GQP_GRID_START; s < nseg; s += GQP_GRID_STRIDE) {
-        prim_store_i(out, out_type, s, end(s) - starts[s]);
+        out[s] = end(s) - starts[s];
         if (ov)
             ov[s] = 1;
     }
 }
 
-/* Runs the reduction of val over the segments with accumulator type T:
- * cub::DeviceReduce for one segment (rows starts[0]..n-1, read on the
- * device), cub::DeviceSegmentedReduce otherwise, then seg_final_kernel.
- * Returns 0 or -1. */
-template <typename T>
-static int segreduce_run(PrimCtx *ctx, PrimAgg agg, const PrimVec *val, const int64_t *starts,
-                         int64_t nseg, int64_t n, PrimVec *out) {
-    cudaStream_t st = prim_gpu_stream(ctx);
-    AccLoad<T> load = {val->data, val->valid, nseg == 1 ? starts : nullptr, (int)val->type};
-    thrust::transform_iterator<AccLoad<T>, RowIter, Acc<T>> it(RowIter(0), load);
-    AccOp<T> op = {(int)agg};
-    Acc<T> init;
-    init.cnt = 0;
-    init.v = (T)0;
-    DevBuf accs(ctx), temp(ctx);
-    if (accs.alloc((size_t)nseg * sizeof(Acc<T>)) != 0)
+/* GPU twin of prim_cpu_segreduce (device pointers), same numerics as
+ * primitives/cpu/segreduce.c: per segment COUNT_STAR / COUNT (I64, never
+ * NULL), SUM (I64 for integer val, F64 for float val), MIN / MAX (I64 or
+ * F64 after val), AVG (F64); NULL where a segment has no non-NULL value.
+ * out->type must be that type. One segment (a global aggregate, rows
+ * starts[0]..n-1) runs cub::DeviceReduce, several run
+ * cub::DeviceSegmentedReduce (one block per segment: a very long segment
+ * among many is reduced by one block). Float sums are compensated, so they
+ * equal the CPU twin's within rounding (not bit for bit). An integer SUM
+ * that overflows int64 is an error ("integer overflow"), as on the CPU: to
+ * report it, integer SUM synchronizes ctx->stream; every other aggregate is
+ * asynchronous. val may be NULL for COUNT_STAR. Returns 0 or -1. */
+extern "C" int prim_gpu_segreduce(PrimCtx *ctx, PrimAgg agg, const PrimVec *val,
+                                  const int64_t *starts, int64_t nseg, int64_t n, PrimVec *out) {
+    if (prim_gpu_ctx_ok(ctx) != 0)
         return -1;
-    Acc<T> *d_acc = accs.as<Acc<T>>();
+    if (!out || nseg < 0 || n < 0 || (nseg > 0 && (!starts || !out->data)))
+        return prim_gpu_fail(ctx, "segreduce: bad arguments");
+    if ((int)agg < AGG_COUNT_STAR || (int)agg > AGG_AVG)
+        return prim_gpu_fail(ctx, "segreduce: bad aggregate %d", (int)agg);
+    int is_float = 0;
+    if (agg != AGG_COUNT_STAR) {
+        if (!val || (int)val->type < PRIM_U8 || (int)val->type > PRIM_F64 ||
+            (n > 0 && !val->data))
+            return prim_gpu_fail(ctx, "segreduce: bad value vector");
+        is_float = val->type == PRIM_F32 || val->type == PRIM_F64;
+    }
+    PrimType want = PRIM_I64;
+    if (agg == AGG_AVG || ((agg == AGG_SUM || agg == AGG_MIN || agg == AGG_MAX) && is_float))
+        want = PRIM_F64;
+    if (out->type != want)
+        return prim_gpu_fail(ctx, "segreduce: output type %d, expected %d", (int)out->type,
+                             (int)want);
+    if (nseg == 0)
+        return 0;
+    cudaStream_t st = prim_gpu_stream(ctx);
+    if (agg == AGG_COUNT_STAR) {
+        seg_count_star_kernel<<<prim_gpu_grid(nseg), GQP_BLOCK, 0, st>>>(
+            starts, nseg, n, (int64_t *)out->data, out->valid);
+        GQP_LAUNCH_TRY(ctx);
+        return 0;
+    }
+    AccLoad load = {val->data, val->valid, nseg == 1 ? starts : nullptr, (int)val->type};
+    thrust::transform_iterator<AccLoad, RowIter, Acc> it(RowIter(0), load);
+    AccOp op = {(int)agg, is_float};
+    Acc init;
+    init.cnt = 0;
+    init.i = 0;
+    init.f = 0.0;
+    init.c = 0.0;
+    init.ovf = 0;
+    DevBuf accs(ctx), temp(ctx);
+    /* accs holds nseg partials, then the overflow flag. */
+    const size_t acc_bytes = ((size_t)nseg * sizeof(Acc) + 15) & ~(size_t)15;
+    if (accs.alloc(acc_bytes + 16) != 0)
+        return -1;
+    Acc *d_acc = accs.as<Acc>();
+    int *d_ovf = (int *)(accs.as<char>() + acc_bytes);
+    GQP_CUDA_TRY(ctx, cudaMemsetAsync(d_ovf, 0, sizeof(int), st));
     size_t temp_bytes = 0;
     if (nseg == 1) {
         GQP_CUDA_TRY(ctx, cub::DeviceReduce::Reduce(nullptr, temp_bytes, it, d_acc, n, op, init,
@@ -329,41 +407,15 @@ static int segreduce_run(PrimCtx *ctx, PrimAgg agg, const PrimVec *val, const in
         GQP_CUDA_TRY(ctx, cub::DeviceSegmentedReduce::Reduce(temp.p, temp_bytes, it, d_acc, nseg,
                                                              starts, ends, op, init, st));
     }
-    seg_final_kernel<T><<<prim_gpu_grid(nseg), GQP_BLOCK, 0, st>>>(d_acc, nseg, (int)agg,
-                                                                   (int)out->type, out->data,
-                                                                   out->valid);
+    seg_final_kernel<<<prim_gpu_grid(nseg), GQP_BLOCK, 0, st>>>(d_acc, nseg, (int)agg, is_float,
+                                                                out->data, out->valid, d_ovf);
     GQP_LAUNCH_TRY(ctx);
-    return 0;
-}
-
-/* GPU twin of prim_cpu_segreduce (device pointers): per segment
- * COUNT_STAR / COUNT (I64, never NULL), SUM (I64 for integer val, F64 for
- * float val), MIN / MAX (I64 or F64 after val), AVG (F64); NULL where a
- * segment has no non-NULL value. The result is converted to out->type, so an
- * out of the documented type gets exact values. Integer SUM and AVG
- * accumulate in int64 (AVG = (double)sum / count), float ones in double in
- * CUB's order (equal to the CPU twin within rounding). val may be NULL for
- * COUNT_STAR. Asynchronous. Returns 0 or -1. */
-extern "C" int prim_gpu_segreduce(PrimCtx *ctx, PrimAgg agg, const PrimVec *val,
-                                  const int64_t *starts, int64_t nseg, int64_t n, PrimVec *out) {
-    if (prim_gpu_ctx_ok(ctx) != 0)
-        return -1;
-    if (!out || nseg < 0 || n < 0 || (int)agg < AGG_COUNT_STAR || (int)agg > AGG_AVG)
-        return prim_gpu_fail(ctx, "segreduce: bad arguments");
-    if (nseg == 0)
-        return 0;
-    if (!starts || !out->data || (int)out->type < PRIM_U8 || (int)out->type > PRIM_F64)
-        return prim_gpu_fail(ctx, "segreduce: missing data");
-    if (agg == AGG_COUNT_STAR) {
-        seg_count_star_kernel<<<prim_gpu_grid(nseg), GQP_BLOCK, 0, prim_gpu_stream(ctx)>>>(
-            starts, nseg, n, (int)out->type, out->data, out->valid);
-        GQP_LAUNCH_TRY(ctx);
-        return 0;
+    if (agg == AGG_SUM && !is_float) {
+        int h_ovf = 0;
+        GQP_CUDA_TRY(ctx, cudaMemcpyAsync(&h_ovf, d_ovf, sizeof h_ovf, cudaMemcpyDeviceToHost, st));
+        GQP_CUDA_TRY(ctx, cudaStreamSynchronize(st));
+        if (h_ovf)
+            return prim_gpu_fail(ctx, "segreduce: integer overflow");
     }
-    if (!val || (n > 0 && !val->data) || (int)val->type < PRIM_U8 || (int)val->type > PRIM_F64)
-        return prim_gpu_fail(ctx, "segreduce: missing values");
-    const int is_float = val->type == PRIM_F32 || val->type == PRIM_F64;
-    if (is_float && agg != AGG_COUNT)
-        return segreduce_run<double>(ctx, agg, val, starts, nseg, n, out);
-    return segreduce_run<int64_t>(ctx, agg, val, starts, nseg, n, out);
+    return 0;
 }

@@ -40,8 +40,8 @@ static int radix_pass(PrimCtx *ctx, void *temp, size_t temp_bytes, cub::DoubleBu
 /* Order-preserving unsigned image of row r of a column (ascending): U8 as
  * is; signed ints with the sign bit flipped; floats with the IEEE flip
  * (negative: all bits inverted; positive: sign bit set), -0.0 folded onto
- * +0.0 (they compare equal) and every NaN onto the positive quiet NaN (after
- * +inf). 32-bit images fit in the low 32 bits. */
+ * +0.0 (they compare equal); NaNs keep their bits, as in the CPU twin.
+ * 32-bit images fit in the low 32 bits. */
 static __device__ __forceinline__ uint64_t sort_image(const void *d, int type, int64_t r) {
     switch (type) {
     case PRIM_U8:
@@ -52,14 +52,12 @@ static __device__ __forceinline__ uint64_t sort_image(const void *d, int type, i
         return (uint64_t)((const int64_t *)d)[r] ^ 0x8000000000000000ull;
     case PRIM_F32: {
         const float f = ((const float *)d)[r];
-        uint32_t u = f != f ? 0x7fc00000u : f == 0.0f ? 0u : __float_as_uint(f);
+        const uint32_t u = f == 0.0f ? 0u : __float_as_uint(f);
         return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
     }
     default: {
         const double f = ((const double *)d)[r];
-        uint64_t u = f != f    ? 0x7ff8000000000000ull
-                     : f == 0.0 ? 0ull
-                                : (uint64_t)__double_as_longlong(f);
+        const uint64_t u = f == 0.0 ? 0ull : (uint64_t)__double_as_longlong(f);
         return (u & 0x8000000000000000ull) ? ~u : (u | 0x8000000000000000ull);
     }
     }

@@ -16,6 +16,7 @@ if [ $# -ne 2 ]; then
 fi
 GQP=$1
 W=$2
+case $GQP in /*) ;; *) GQP=$(pwd)/$GQP ;; esac
 rm -rf "$W"
 mkdir -p "$W" || exit 1
 OUT=$W/out.txt

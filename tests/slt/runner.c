@@ -1,7 +1,7 @@
 /*
  * runner.c -- a sqllogictest runner over libgqp (public API only).
  *
- *   gqp_slt [--device cpu|gpu|auto] [--verbose] FILE...
+ *   gqp_slt [--device cpu|gpu|auto] [--show N] [--verbose] FILE...
  *
  * Format (see ../shared/slt/README.md): records separated by blank lines;
  * `statement ok|error` + SQL; `query <types> [nosort|rowsort|valuesort]
@@ -17,10 +17,13 @@
  * from --device, else $GQP_SLT_DEVICE, else auto.
  *
  * Output: each failure as file:line, the SQL and expected vs got (the first
- * MAX_REPORTED per file in full), then per file "N records, P passed, F
+ * --show N, default 10, per file in full), then per file "N records, P passed, F
  * failed, S skipped". Exit status 1 if any record failed or a file could not
  * be read, else 0.
  */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L /* strdup, stat, clock_gettime */
+#endif
 #include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
@@ -30,8 +33,10 @@
 
 #include "gqp.h"
 
-#define MAX_REPORTED 10    /* failures printed in full per file */
 #define MAX_SHOWN_VALUES 8 /* values listed around a first difference */
+
+/* Failures printed in full per file (--show N). */
+static int64_t max_reported = 10;
 
 /* ---------------------------------------------------------------- MD5 ---- */
 /* RFC 1321 MD5, enough to check "values hashing to" records. */
@@ -181,8 +186,7 @@ static int cmp_str(const void *a, const void *b) {
  * frees), or NULL if it cannot be read. */
 static char *read_file(const char *path) {
     FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
+    if (!f) return NULL;
     size_t cap = 1 << 16, len = 0, got;
     char *buf = malloc(cap);
     while (buf && (got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
@@ -198,8 +202,7 @@ static char *read_file(const char *path) {
             cap *= 2;
         }
     }
-    if (buf)
-        buf[len] = '\0';
+    if (buf) buf[len] = '\0';
     fclose(f);
     return buf;
 }
@@ -215,17 +218,13 @@ static size_t split_lines(char *text, char ***lines) {
         if (n == cap) {
             cap *= 2;
             v = realloc(v, cap * sizeof(char *));
-            if (!v)
-                break;
+            if (!v) break;
         }
         v[n++] = p;
-        if (nl)
-            *nl = '\0';
+        if (nl) *nl = '\0';
         size_t len = strlen(p);
-        if (len > 0 && p[len - 1] == '\r')
-            p[len - 1] = '\0';
-        if (!nl)
-            break;
+        if (len > 0 && p[len - 1] == '\r') p[len - 1] = '\0';
+        if (!nl) break;
         p = nl + 1;
     }
     if (!v) {
@@ -239,8 +238,7 @@ static size_t split_lines(char *text, char ***lines) {
 /* 1 if line holds only whitespace. */
 static int is_blank(const char *s) {
     for (; *s; s++)
-        if (!isspace((unsigned char)*s))
-            return 0;
+        if (!isspace((unsigned char)*s)) return 0;
     return 1;
 }
 
@@ -251,13 +249,11 @@ static int split_words(char *s, char **w, int max) {
     while (*s && n < max) {
         while (*s && isspace((unsigned char)*s))
             s++;
-        if (!*s)
-            break;
+        if (!*s) break;
         w[n++] = s;
         while (*s && !isspace((unsigned char)*s))
             s++;
-        if (*s)
-            *s++ = '\0';
+        if (*s) *s++ = '\0';
     }
     return n;
 }
@@ -267,18 +263,15 @@ static int split_words(char *s, char **w, int max) {
 static int64_t text_to_int(const char *s) {
     char *end;
     double d = strtod(s, &end);
-    if (end == s)
-        return 0;
+    if (end == s) return 0;
     const char *q = s;
     while (isspace((unsigned char)*q))
         q++;
-    if (*q == '+' || *q == '-')
-        q++;
+    if (*q == '+' || *q == '-') q++;
     size_t digits = strspn(q, "0123456789");
     if (q + digits == end) /* a pure integer: keep every digit exact */
         return (int64_t)strtoll(s, NULL, 10);
-    if (!(d >= -9.2e18 && d <= 9.2e18))
-        return d < 0 ? INT64_MIN : INT64_MAX;
+    if (!(d >= -9.2e18 && d <= 9.2e18)) return d < 0 ? INT64_MIN : INT64_MAX;
     return (int64_t)d;
 }
 
@@ -286,12 +279,10 @@ static int64_t text_to_int(const char *s) {
  * new malloc'd string (caller frees). */
 static char *format_value(gqp_stmt *st, int c, char t) {
     char buf[64];
-    if (gqp_column_is_null(st, c))
-        return strdup("NULL");
+    if (gqp_column_is_null(st, c)) return strdup("NULL");
     gqp_type ct = gqp_column_type(st, c);
     const char *txt = gqp_column_text(st, c);
-    if (!txt)
-        return strdup("NULL");
+    if (!txt) return strdup("NULL");
     if (t == 'I') {
         int64_t v;
         if (ct == GQP_TYPE_STRING || ct == GQP_TYPE_DATE)
@@ -310,12 +301,10 @@ static char *format_value(gqp_stmt *st, int c, char t) {
         snprintf(buf, sizeof buf, "%.3f", d);
         return strdup(buf);
     }
-    if (*txt == '\0')
-        return strdup("(empty)");
+    if (*txt == '\0') return strdup("(empty)");
     char *s = strdup(txt);
     for (char *p = s; p && *p; p++)
-        if (*p < ' ' || *p > '~')
-            *p = '@';
+        if (*p < ' ' || *p > '~') *p = '@';
     return s;
 }
 
@@ -332,12 +321,12 @@ typedef struct FileRun {
 } FileRun;
 
 /* Print the header of a failure report for the record at line (the first
- * MAX_REPORTED per file; later ones are only counted). Returns 1 if the
+ * max_reported per file; later ones are only counted). Returns 1 if the
  * details should be printed too. */
 static int fail_header(FileRun *fr, int64_t line, const char *sql, const char *why) {
     fr->failed++;
-    if (fr->failed > MAX_REPORTED) {
-        if (fr->failed == MAX_REPORTED + 1)
+    if (fr->failed > max_reported) {
+        if (fr->failed == max_reported + 1)
             printf("%s: more failures follow, not shown\n", fr->path);
         return 0;
     }
@@ -350,8 +339,7 @@ static void show_values(const char *prefix, const StrVec *v, size_t from) {
     printf("  %s (%zu values):", prefix, v->n);
     for (size_t i = from; i < v->n && i < from + MAX_SHOWN_VALUES; i++)
         printf(" [%s]", v->v[i]);
-    if (v->n > from + MAX_SHOWN_VALUES)
-        printf(" ...");
+    if (v->n > from + MAX_SHOWN_VALUES) printf(" ...");
     printf("\n");
 }
 
@@ -360,10 +348,8 @@ static void show_values(const char *prefix, const StrVec *v, size_t from) {
 static int exec_all(gqp *db, const char *sql) {
     gqp_stmt *st = NULL;
     int rc = gqp_prepare(db, sql, -1, &st, NULL);
-    if (rc != GQP_OK)
-        return rc;
-    if (!st)
-        return GQP_OK;
+    if (rc != GQP_OK) return rc;
+    if (!st) return GQP_OK;
     while ((rc = gqp_step(st)) == GQP_ROW)
         ;
     gqp_finalize(st);
@@ -404,8 +390,7 @@ static int cmp_row(const void *a, const void *b) {
     char **ra = *(char **const *)a, **rb = *(char **const *)b;
     for (int c = 0; c < slt_row_ncols; c++) {
         int d = strcmp(ra[c], rb[c]);
-        if (d)
-            return d;
+        if (d) return d;
     }
     return 0;
 }
@@ -498,11 +483,11 @@ static void run_query(FileRun *fr, int64_t line, const char *types, const char *
                     char rowbuf[4096];
                     size_t pos = 0;
                     for (int c = 0; c < ncols; c++)
-                        pos += (size_t)snprintf(rowbuf + pos, pos < sizeof rowbuf ? sizeof rowbuf - pos : 0,
+                        pos += (size_t)snprintf(rowbuf + pos,
+                                                pos < sizeof rowbuf ? sizeof rowbuf - pos : 0,
                                                 c ? " %s" : "%s", got.v[r * ncols + c]);
                     for (char *q = exp[r]; *q; q++)
-                        if (*q == '\t')
-                            *q = ' ';
+                        if (*q == '\t') *q = ' ';
                     same = pos < sizeof rowbuf && strcmp(rowbuf, exp[r]) == 0;
                 }
             }
@@ -525,8 +510,7 @@ static void run_query(FileRun *fr, int64_t line, const char *types, const char *
     if (ok && label) {
         size_t i;
         for (i = 0; i < fr->label_names.n; i++)
-            if (strcmp(fr->label_names.v[i], label) == 0)
-                break;
+            if (strcmp(fr->label_names.v[i], label) == 0) break;
         if (i == fr->label_names.n) {
             sv_push(&fr->label_names, label, strlen(label));
             sv_push(&fr->label_hashes, hex, strlen(hex));
@@ -536,8 +520,7 @@ static void run_query(FileRun *fr, int64_t line, const char *types, const char *
                 printf("  label %s: expected hash %s, got %s\n", label, fr->label_hashes.v[i], hex);
         }
     }
-    if (ok)
-        fr->passed++;
+    if (ok) fr->passed++;
     sv_clear(&got);
 }
 
@@ -583,34 +566,29 @@ static int run_file(const char *path, gqp_device device, int verbose) {
         }
         /* Guards. */
         int skip = 0;
-        while (i < nlines && (strncmp(lines[i], "skipif ", 7) == 0 ||
-                              strncmp(lines[i], "onlyif ", 7) == 0)) {
+        while (i < nlines &&
+               (strncmp(lines[i], "skipif ", 7) == 0 || strncmp(lines[i], "onlyif ", 7) == 0)) {
             char tmp[256], *w[2];
             snprintf(tmp, sizeof tmp, "%s", lines[i]);
             if (split_words(tmp, w, 2) == 2) {
                 int ours = is_our_engine(w[1]);
-                if ((w[0][0] == 's' && ours) || (w[0][0] == 'o' && !ours))
-                    skip = 1;
+                if ((w[0][0] == 's' && ours) || (w[0][0] == 'o' && !ours)) skip = 1;
             }
             i++;
         }
-        if (i >= nlines)
-            break;
+        if (i >= nlines) break;
         int64_t line = (int64_t)i + 1;
         char head[512], *w[8];
         snprintf(head, sizeof head, "%s", lines[i]);
         int nw = split_words(head, w, 8);
         i++;
-        if (nw == 0)
-            continue;
+        if (nw == 0) continue;
         if (strcmp(w[0], "halt") == 0) {
-            if (!skip)
-                halted = 1;
+            if (!skip) halted = 1;
             continue;
         }
         if (strcmp(w[0], "hash-threshold") == 0) {
-            if (nw > 1)
-                fr.hash_threshold = strtoll(w[1], NULL, 10);
+            if (nw > 1) fr.hash_threshold = strtoll(w[1], NULL, 10);
             continue;
         }
         if (strcmp(w[0], "statement") != 0 && strcmp(w[0], "query") != 0) {
@@ -648,15 +626,13 @@ static int run_file(const char *path, gqp_device device, int verbose) {
         if (skip) {
             fr.skipped++;
         } else if (strcmp(w[0], "statement") == 0) {
-            if (verbose)
-                printf("%s:%" PRId64 ": statement\n", path, line);
+            if (verbose) printf("%s:%" PRId64 ": statement\n", path, line);
             run_statement(&fr, line, sql, nw > 1 && strcmp(w[1], "ok") == 0);
         } else {
             const char *types = nw > 1 ? w[1] : "";
             const char *sort = nw > 2 ? w[2] : "nosort";
             const char *label = nw > 3 ? w[3] : NULL;
-            if (verbose)
-                printf("%s:%" PRId64 ": query\n", path, line);
+            if (verbose) printf("%s:%" PRId64 ": query\n", path, line);
             run_query(&fr, line, types, sort, label, sql, lines + exp_start, nexp, has_exp);
         }
         free(sql);
@@ -702,26 +678,28 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "gqp_slt: --device must be cpu, gpu or auto\n");
                 return 2;
             }
+        } else if (strcmp(argv[i], "--show") == 0 && i + 1 < argc) {
+            max_reported = strtoll(argv[++i], NULL, 10);
         } else if (strcmp(argv[i], "--verbose") == 0 || strcmp(argv[i], "-v") == 0) {
             verbose = 1;
         } else if (argv[i][0] == '-') {
-            fprintf(stderr, "usage: gqp_slt [--device cpu|gpu|auto] [--verbose] FILE...\n");
+            fprintf(stderr,
+                    "usage: gqp_slt [--device cpu|gpu|auto] [--show N] [--verbose] FILE...\n");
             return 2;
         } else {
             nfiles++;
         }
     }
     if (nfiles == 0) {
-        fprintf(stderr, "usage: gqp_slt [--device cpu|gpu|auto] [--verbose] FILE...\n");
+        fprintf(stderr, "usage: gqp_slt [--device cpu|gpu|auto] [--show N] [--verbose] FILE...\n");
         return 2;
     }
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--device") == 0) {
+        if (strcmp(argv[i], "--device") == 0 || strcmp(argv[i], "--show") == 0) {
             i++;
             continue;
         }
-        if (argv[i][0] == '-')
-            continue;
+        if (argv[i][0] == '-') continue;
         status |= run_file(argv[i], device, verbose);
     }
     return status;

@@ -28,8 +28,7 @@ static void setup(void) {
 static void teardown(void) {
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0)
-        cr_log_warn("could not remove %s", tmpdir);
+    if (system(cmd) != 0) cr_log_warn("could not remove %s", tmpdir);
 }
 
 TestSuite(catalog, .init = setup, .fini = teardown);
@@ -86,8 +85,7 @@ Test(catalog, dict_build_find_lower_bound) {
     qsort(ref, (size_t)n, sizeof ref[0], cstr_cmp);
     int64_t u = 0;
     for (int64_t i = 0; i < n; i++)
-        if (u == 0 || strcmp(ref[u - 1], ref[i]) != 0)
-            ref[u++] = ref[i];
+        if (u == 0 || strcmp(ref[u - 1], ref[i]) != 0) ref[u++] = ref[i];
     cr_assert_eq(d->n, u);
     for (int64_t i = 0; i < u; i++) {
         cr_assert_str_eq(cat_dict_str(d, i), ref[i]);
@@ -149,13 +147,16 @@ Test(catalog, type_parse_spellings) {
     struct {
         const char *s;
         CatType t;
-    } ok[] = {{"INT32", CAT_INT32},         {"int64", CAT_INT64},      {"Float32", CAT_FLOAT32},
-              {"FLOAT64", CAT_FLOAT64},     {"date", CAT_DATE},        {"BOOL", CAT_BOOL},
-              {"string", CAT_STRING},       {"INTEGER", CAT_INT64},    {"int", CAT_INT64},
-              {"BIGINT", CAT_INT64},        {"smallint", CAT_INT32},   {"REAL", CAT_FLOAT64},
-              {"double", CAT_FLOAT64},      {"FLOAT", CAT_FLOAT64},    {"boolean", CAT_BOOL},
-              {"TEXT", CAT_STRING},         {"varchar", CAT_STRING},   {"VARCHAR(40)", CAT_STRING},
-              {"char(1)", CAT_STRING},      {" varchar (25) ", CAT_STRING}};
+    } ok[] = {{"INT32", CAT_INT32},     {"int64", CAT_INT64},
+              {"Float32", CAT_FLOAT32}, {"FLOAT64", CAT_FLOAT64},
+              {"date", CAT_DATE},       {"BOOL", CAT_BOOL},
+              {"string", CAT_STRING},   {"INTEGER", CAT_INT64},
+              {"int", CAT_INT64},       {"BIGINT", CAT_INT64},
+              {"smallint", CAT_INT32},  {"REAL", CAT_FLOAT64},
+              {"double", CAT_FLOAT64},  {"FLOAT", CAT_FLOAT64},
+              {"boolean", CAT_BOOL},    {"TEXT", CAT_STRING},
+              {"varchar", CAT_STRING},  {"VARCHAR(40)", CAT_STRING},
+              {"char(1)", CAT_STRING},  {" varchar (25) ", CAT_STRING}};
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
         CatType t = CAT_NULL;
         cr_assert_eq(cat_type_parse(ok[i].s, &t), 0, "%s", ok[i].s);
@@ -198,8 +199,8 @@ Test(catalog, dates_against_day_by_day_calendar) {
     int32_t z;
     cr_assert_eq(cat_parse_date("1970-01-01", 10, &z), 0);
     cr_assert_eq(z, 0);
-    const char *bad[] = {"1999-02-29", "2000-13-01", "2000-00-10", "2000-01-32", "20000101",
-                         "2000-1-01",  "2000-01-0x", "2000/01/01"};
+    const char *bad[] = {"1999-02-29", "2000-13-01", "2000-00-10", "2000-01-32",
+                         "20000101",   "2000-1-01",  "2000-01-0x", "2000/01/01"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         cr_assert_eq(cat_parse_date(bad[i], strlen(bad[i]), &z), -1, "%s", bad[i]);
     cr_assert_eq(cat_parse_date("2000-02-29", 10, &z), 0);
@@ -463,6 +464,20 @@ Test(catalog, error_line_counts_quoted_newlines_and_big_files) {
     free(body);
 }
 
+Test(catalog, error_line_after_quoted_newline) {
+    put("gqp.yaml", "tables:\n  - name: q\n    source: q.csv\n"
+                    "    columns: [{name: s, type: STRING}, {name: n, type: INT32}]\n");
+    put("q.csv", "\"a\nb\",1\n\"c\",2\n\"d\",three\n");
+    CatError e;
+    int rc;
+    Catalog *c = load("gqp.yaml", &rc, &e);
+    cr_assert_eq(rc, -1);
+    cr_assert(strstr(e.msg, "q.csv:4:") && strstr(e.msg, "column 'n'") && strstr(e.msg, "'three'"),
+              "%s", e.msg);
+    cr_assert_eq(c->ntables, 0);
+    cat_catalog_free(c);
+}
+
 Test(catalog, malformed_yaml_loads_nothing) {
     put("good.csv", "1\n");
     put("gqp.yaml", "tables:\n"
@@ -513,8 +528,9 @@ Test(catalog, unknown_key_and_unknown_type) {
 }
 
 Test(catalog, settings_and_missing_file) {
-    put("gqp.yaml", "device:\n  gpu_cache_bytes: 8589934592\n  cost_file: costs.yaml\n"
-                    "tables:\n  - {name: m, source: nothere.csv, columns: [{name: x, type: INT}]}\n");
+    put("gqp.yaml",
+        "device:\n  gpu_cache_bytes: 8589934592\n  cost_file: costs.yaml\n"
+        "tables:\n  - {name: m, source: nothere.csv, columns: [{name: x, type: INT}]}\n");
     Catalog *c = cat_catalog_new();
     CatSettings s;
     CatError e;
@@ -586,8 +602,7 @@ Test(catalog, binary_round_trip) {
         const CatColumn *x = &r->cols[k], *y = &b->cols[k];
         cr_assert_eq(memcmp(x->data, y->data, 4 * cat_type_width(x->type)), 0, "%s", x->name);
         cr_assert_eq(!x->valid, !y->valid, "%s", x->name);
-        if (x->valid)
-            cr_assert_eq(memcmp(x->valid, y->valid, 4), 0);
+        if (x->valid) cr_assert_eq(memcmp(x->valid, y->valid, 4), 0);
         cr_assert_eq(x->stats.nulls, y->stats.nulls);
     }
     const CatColumn *s = &b->cols[6];
@@ -619,8 +634,7 @@ Test(catalog, binary_size_mismatch_and_bad_dict) {
     int rc;
     Catalog *c = load("gqp.yaml", &rc, &e);
     cr_assert_eq(rc, -1);
-    cr_assert(strstr(e.msg, "l.bin") && strstr(e.msg, "2 rows") && strstr(e.msg, "3"), "%s",
-              e.msg);
+    cr_assert(strstr(e.msg, "l.bin") && strstr(e.msg, "2 rows") && strstr(e.msg, "3"), "%s", e.msg);
     cr_assert_eq(c->ntables, 0);
     cat_catalog_free(c);
     /* Only the dictionary table now: still fails on the unsorted dict. */
@@ -650,15 +664,15 @@ Test(catalog, create_and_insert_conversions) {
     CatTable *t = cat_find_table(c, "t");
     cr_assert_eq(t->nrows, 0);
     CatValue v[12] = {
-        {CAT_V_INT, 7, 0, NULL},  {CAT_V_FLOAT, 0, 3.0, NULL}, {CAT_V_INT, 2, 0, NULL},
-        {CAT_V_INT, 42, 0, NULL}, {CAT_V_STR, 0, 0, "2020-02-29"}, {CAT_V_INT, 1, 0, NULL},
-        {CAT_V_STR, 0, 0, " 12"}, {CAT_V_STR, 0, 0, "-5"},   {CAT_V_STR, 0, 0, "2.5e1"},
-        {CAT_V_FLOAT, 0, 2.5, NULL}, {CAT_V_NULL, 0, 0, NULL}, {CAT_V_STR, 0, 0, "false"},
+        {CAT_V_INT, 7, 0, NULL},     {CAT_V_FLOAT, 0, 3.0, NULL},     {CAT_V_INT, 2, 0, NULL},
+        {CAT_V_INT, 42, 0, NULL},    {CAT_V_STR, 0, 0, "2020-02-29"}, {CAT_V_INT, 1, 0, NULL},
+        {CAT_V_STR, 0, 0, " 12"},    {CAT_V_STR, 0, 0, "-5"},         {CAT_V_STR, 0, 0, "2.5e1"},
+        {CAT_V_FLOAT, 0, 2.5, NULL}, {CAT_V_NULL, 0, 0, NULL},        {CAT_V_STR, 0, 0, "false"},
     };
     /* " 12" does not parse entirely as an integer: the whole INSERT fails. */
     cr_assert_eq(cat_insert_rows(t, 2, v, &e), -1);
-    cr_assert(strstr(e.msg, "row 2") && strstr(e.msg, "column 'i'") && strstr(e.msg, " 12"),
-              "%s", e.msg);
+    cr_assert(strstr(e.msg, "row 2") && strstr(e.msg, "column 'i'") && strstr(e.msg, " 12"), "%s",
+              e.msg);
     cr_assert_eq(t->nrows, 0);
     v[6].s = "12";
     cr_assert_eq(cat_insert_rows(t, 2, v, &e), 0, "%s", e.msg);
@@ -682,10 +696,10 @@ Test(catalog, create_and_insert_conversions) {
     /* Atomicity: a bad value in the last column of the last row changes
      * nothing, including the string dictionary. */
     CatValue w[12] = {
-        {CAT_V_INT, 1, 0, NULL}, {CAT_V_INT, 1, 0, NULL}, {CAT_V_INT, 1, 0, NULL},
-        {CAT_V_STR, 0, 0, "0-new"}, {CAT_V_NULL, 0, 0, NULL}, {CAT_V_NULL, 0, 0, NULL},
-        {CAT_V_INT, 1, 0, NULL}, {CAT_V_FLOAT, 0, 1.5, NULL}, {CAT_V_INT, 1, 0, NULL},
-        {CAT_V_STR, 0, 0, "x"}, {CAT_V_NULL, 0, 0, NULL}, {CAT_V_NULL, 0, 0, NULL},
+        {CAT_V_INT, 1, 0, NULL},    {CAT_V_INT, 1, 0, NULL},     {CAT_V_INT, 1, 0, NULL},
+        {CAT_V_STR, 0, 0, "0-new"}, {CAT_V_NULL, 0, 0, NULL},    {CAT_V_NULL, 0, 0, NULL},
+        {CAT_V_INT, 1, 0, NULL},    {CAT_V_FLOAT, 0, 1.5, NULL}, {CAT_V_INT, 1, 0, NULL},
+        {CAT_V_STR, 0, 0, "x"},     {CAT_V_NULL, 0, 0, NULL},    {CAT_V_NULL, 0, 0, NULL},
     };
     cr_assert_eq(cat_insert_rows(t, 2, w, &e), -1); /* 1.5 into INT64 */
     cr_assert(strstr(e.msg, "column 'l'") && strstr(e.msg, "1.5"), "%s", e.msg);
@@ -705,8 +719,8 @@ Test(catalog, create_and_insert_conversions) {
 
     /* Out of range for INT32, text into DATE that is not a date. */
     CatValue big[6] = {{CAT_V_INT, 3000000000LL, 0, NULL}, {CAT_V_NULL, 0, 0, NULL},
-                       {CAT_V_NULL, 0, 0, NULL},          {CAT_V_NULL, 0, 0, NULL},
-                       {CAT_V_NULL, 0, 0, NULL},          {CAT_V_NULL, 0, 0, NULL}};
+                       {CAT_V_NULL, 0, 0, NULL},           {CAT_V_NULL, 0, 0, NULL},
+                       {CAT_V_NULL, 0, 0, NULL},           {CAT_V_NULL, 0, 0, NULL}};
     cr_assert_eq(cat_insert_rows(t, 1, big, &e), -1);
     big[0].i = 5;
     big[4] = (CatValue){CAT_V_STR, 0, 0, "yesterday"};
@@ -735,10 +749,8 @@ Test(catalog, stats_against_brute_force) {
         all[i] = v;
         int small = i % 1000;
         fprintf(f, "%lld,%d\n", v, small);
-        if (v < mn)
-            mn = v;
-        if (v > mx)
-            mx = v;
+        if (v < mn) mn = v;
+        if (v > mx) mx = v;
     }
     fclose(f);
     qsort(all, N, sizeof all[0], ll_cmp);

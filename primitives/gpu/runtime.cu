@@ -1,0 +1,147 @@
+/*
+ * runtime.cu -- the small slice of the CUDA runtime the executor uses
+ * (streams, the stream-ordered memory pool, copies, page-locking, events),
+ * behind the C declarations of primitives/primitives.h.
+ */
+#include <cuda_runtime.h>
+#include <stdio.h>
+
+#include "primitives/primitives.h"
+
+/* Write "Device Error: <msg> (<what>)" into err when e is an error.
+ * Returns 0 on cudaSuccess, else -1. */
+static int rt_check(cudaError_t e, const char *what, char *err, size_t cap) {
+    if (e == cudaSuccess) return 0;
+    (void)cudaGetLastError();
+    if (err && cap) snprintf(err, cap, "Device Error: %s (%s)", cudaGetErrorString(e), what);
+    return -1;
+}
+
+extern "C" int prim_gpu_describe(char *buf, size_t cap) {
+    cudaDeviceProp p;
+    if (cudaGetDeviceProperties(&p, 0) != cudaSuccess) {
+        (void)cudaGetLastError();
+        snprintf(buf, cap, "no CUDA device");
+        return -1;
+    }
+    snprintf(buf, cap, "%s, %.1f GiB, sm_%d%d, %d SMs", p.name,
+             (double)p.totalGlobalMem / (1024.0 * 1024.0 * 1024.0), p.major, p.minor,
+             p.multiProcessorCount);
+    return 0;
+}
+
+extern "C" void *prim_gpu_stream_create(void) {
+    cudaStream_t s;
+    if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return NULL;
+    }
+    return (void *)s;
+}
+
+extern "C" void prim_gpu_stream_destroy(void *stream) {
+    if (stream) (void)cudaStreamDestroy((cudaStream_t)stream);
+}
+
+/* Make the default pool keep freed memory reserved (no release at sync
+ * points), so repeated queries reuse it; done once. */
+static void pool_init(void) {
+    static int done = 0;
+    if (done) return;
+    done = 1;
+    cudaMemPool_t pool;
+    if (cudaDeviceGetDefaultMemPool(&pool, 0) == cudaSuccess) {
+        uint64_t threshold = UINT64_MAX;
+        (void)cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold);
+    }
+    (void)cudaGetLastError();
+}
+
+extern "C" void *prim_gpu_malloc(size_t bytes, void *stream) {
+    pool_init();
+    void *p = NULL;
+    if (cudaMallocAsync(&p, bytes ? bytes : 256, (cudaStream_t)stream) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return NULL;
+    }
+    return p;
+}
+
+extern "C" void prim_gpu_free(void *p, void *stream) {
+    if (p) (void)cudaFreeAsync(p, (cudaStream_t)stream);
+}
+
+extern "C" int prim_gpu_copy(void *dst, const void *src, size_t bytes, PrimCopyKind kind,
+                             void *stream, char *err, size_t cap) {
+    if (bytes == 0) return 0;
+    cudaMemcpyKind k = kind == PRIM_H2D   ? cudaMemcpyHostToDevice
+                       : kind == PRIM_D2H ? cudaMemcpyDeviceToHost
+                                          : cudaMemcpyDeviceToDevice;
+    return rt_check(cudaMemcpyAsync(dst, src, bytes, k, (cudaStream_t)stream), "cudaMemcpyAsync",
+                    err, cap);
+}
+
+extern "C" int prim_gpu_sync(void *stream, char *err, size_t cap) {
+    return rt_check(cudaStreamSynchronize((cudaStream_t)stream), "cudaStreamSynchronize", err,
+                    cap);
+}
+
+extern "C" int prim_gpu_host_register(void *p, size_t bytes, char *err, size_t cap) {
+    if (!p || bytes == 0) return 0;
+    return rt_check(cudaHostRegister(p, bytes, cudaHostRegisterDefault), "cudaHostRegister", err,
+                    cap);
+}
+
+extern "C" void prim_gpu_host_unregister(void *p) {
+    if (p) (void)cudaHostUnregister(p);
+    (void)cudaGetLastError();
+}
+
+extern "C" void *prim_gpu_event_record(void *stream) {
+    cudaEvent_t e;
+    if (cudaEventCreate(&e) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return NULL;
+    }
+    if (cudaEventRecord(e, (cudaStream_t)stream) != cudaSuccess) {
+        (void)cudaGetLastError();
+        (void)cudaEventDestroy(e);
+        return NULL;
+    }
+    return (void *)e;
+}
+
+extern "C" float prim_gpu_event_ms(void *start, void *stop) {
+    float ms = -1;
+    if (!start || !stop) return -1;
+    if (cudaEventSynchronize((cudaEvent_t)stop) != cudaSuccess ||
+        cudaEventElapsedTime(&ms, (cudaEvent_t)start, (cudaEvent_t)stop) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return -1;
+    }
+    return ms;
+}
+
+extern "C" void prim_gpu_event_destroy(void *ev) {
+    if (ev) (void)cudaEventDestroy((cudaEvent_t)ev);
+}
+
+extern "C" int prim_gpu_device_sync(char *err, size_t cap) {
+    return rt_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize", err, cap);
+}
+
+extern "C" size_t prim_gpu_pool_peak(int reset) {
+    cudaMemPool_t pool;
+    uint64_t v = 0;
+    if (cudaDeviceGetDefaultMemPool(&pool, 0) != cudaSuccess ||
+        cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &v) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    if (reset) {
+        uint64_t zero = 0;
+        (void)cudaMemPoolSetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &zero);
+        (void)cudaGetLastError();
+    }
+    return (size_t)v;
+}

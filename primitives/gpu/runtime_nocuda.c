@@ -1,0 +1,67 @@
+/*
+ * runtime_nocuda.c -- the device runtime of primitives.h in a build
+ * without CUDA: nothing is available and every call fails cleanly.
+ */
+#include <stdio.h>
+
+#include "primitives/primitives.h"
+
+/* Write the "built without CUDA" message; returns -1. */
+static int no_cuda(char *err, size_t cap) {
+    if (err && cap) snprintf(err, cap, "Device Error: gqp was built without CUDA");
+    return -1;
+}
+
+int prim_gpu_describe(char *buf, size_t cap) {
+    snprintf(buf, cap, "no CUDA (built without CUDA)");
+    return -1;
+}
+void *prim_gpu_stream_create(void) {
+    return NULL;
+}
+void prim_gpu_stream_destroy(void *stream) {
+    (void)stream;
+}
+void *prim_gpu_malloc(size_t bytes, void *stream) {
+    (void)bytes;
+    (void)stream;
+    return NULL;
+}
+void prim_gpu_free(void *p, void *stream) {
+    (void)p;
+    (void)stream;
+}
+int prim_gpu_copy(void *dst, const void *src, size_t bytes, PrimCopyKind kind, void *stream,
+                  char *err, size_t cap) {
+    (void)dst, (void)src, (void)bytes, (void)kind, (void)stream;
+    return no_cuda(err, cap);
+}
+int prim_gpu_sync(void *stream, char *err, size_t cap) {
+    (void)stream;
+    return no_cuda(err, cap);
+}
+int prim_gpu_host_register(void *p, size_t bytes, char *err, size_t cap) {
+    (void)p, (void)bytes;
+    return no_cuda(err, cap);
+}
+void prim_gpu_host_unregister(void *p) {
+    (void)p;
+}
+void *prim_gpu_event_record(void *stream) {
+    (void)stream;
+    return NULL;
+}
+float prim_gpu_event_ms(void *start, void *stop) {
+    (void)start, (void)stop;
+    return -1;
+}
+void prim_gpu_event_destroy(void *ev) {
+    (void)ev;
+}
+int prim_gpu_device_sync(char *err, size_t cap) {
+    return no_cuda(err, cap);
+}
+size_t prim_gpu_pool_peak(int reset) {
+    (void)reset;
+    return 0;
+}
