@@ -33,21 +33,20 @@ typedef struct Exec {
     int *last_use;
     PrimCtx hctx, dctx;
     ExecDevice *dev;
+    ExecHostPool *pool;
     char *err;
     size_t errcap;
     DagNode *cur;
 } Exec;
 
-/* Host allocator of the CPU twins: 64-byte aligned, NULL on failure. */
+/* Host allocator of the CPU twins (ud: the ExecHostPool or NULL): 64-byte
+ * aligned, NULL on failure. */
 static void *host_alloc(void *ud, size_t bytes) {
-    (void)ud;
-    size_t n = (bytes + 63) & ~(size_t)63;
-    return aligned_alloc(64, n ? n : 64);
+    return exec_pool_alloc(ud, bytes);
 }
 
 static void host_free(void *ud, void *p) {
-    (void)ud;
-    free(p);
+    exec_pool_release(ud, p);
 }
 
 /* Device allocator of the GPU twins: the stream-ordered pool. */
@@ -83,8 +82,8 @@ static int ex_alloc(Exec *x, int v, int64_t n, int want_valid, int on_dev) {
         p->valid = want_valid ? prim_gpu_malloc((size_t)n, x->dev->stream) : NULL;
         r->d_owned = 1;
     } else {
-        p->data = host_alloc(NULL, bytes);
-        p->valid = want_valid ? host_alloc(NULL, (size_t)n) : NULL;
+        p->data = host_alloc(x->pool, bytes);
+        p->valid = want_valid ? host_alloc(x->pool, (size_t)n) : NULL;
         r->h_owned = 1;
     }
     r->n = n;
@@ -100,8 +99,8 @@ static int ex_alloc(Exec *x, int v, int64_t n, int want_valid, int on_dev) {
 static void ex_release(Exec *x, int v) {
     RtVal *r = &x->vals[v];
     if (r->h_owned) {
-        free(r->h.data);
-        free(r->h.valid);
+        host_free(x->pool, r->h.data);
+        host_free(x->pool, r->h.valid);
     }
     if (r->d_owned && x->dev) {
         prim_gpu_free(r->d.data, x->dev->stream);
@@ -118,7 +117,7 @@ static int ensure_host(Exec *x, int v) {
         if (!r->h.data) {
             r->h.type = x->dag->values[v].type;
             r->h.n = 0;
-            r->h.data = host_alloc(NULL, 0);
+            r->h.data = host_alloc(x->pool, 0);
             r->h_owned = 1;
         }
         return 0;
@@ -126,8 +125,8 @@ static int ensure_host(Exec *x, int v) {
     size_t bytes = (size_t)r->n * prim_type_width(r->d.type);
     r->h.type = r->d.type;
     r->h.n = r->n;
-    r->h.data = host_alloc(NULL, bytes);
-    r->h.valid = r->d.valid ? host_alloc(NULL, (size_t)r->n) : NULL;
+    r->h.data = host_alloc(x->pool, bytes);
+    r->h.valid = r->d.valid ? host_alloc(x->pool, (size_t)r->n) : NULL;
     r->h_owned = 1;
     if (!r->h.data || (r->d.valid && !r->h.valid))
         return ex_fail(x, "Execution Error: out of host memory");
@@ -164,11 +163,11 @@ static int ensure_dev(Exec *x, int v) {
 }
 
 /* Drop a host validity array that marks no NULL. */
-static void drop_all_valid(PrimVec *p) {
+static void drop_all_valid(Exec *x, PrimVec *p) {
     if (!p->valid) return;
     for (int64_t i = 0; i < p->n; i++)
         if (!p->valid[i]) return;
-    free(p->valid);
+    host_free(x->pool, p->valid);
     p->valid = NULL;
 }
 
@@ -233,7 +232,7 @@ static int run_node(Exec *x, int i, int gpu) {
         n->rows_in = len;
         rc = gpu ? prim_gpu_map(ctx, &n->prog, in, len, OUTV)
                  : prim_cpu_map(ctx, &n->prog, in, len, OUTV);
-        if (rc == 0 && want_valid && !gpu) drop_all_valid(&out->h);
+        if (rc == 0 && want_valid && !gpu) drop_all_valid(x, &out->h);
         break;
     }
     case DN_SCAN: {
@@ -287,7 +286,7 @@ static int run_node(Exec *x, int i, int gpu) {
         const PrimVec *val = n->ninputs > 1 ? &in[1] : NULL;
         rc = gpu ? prim_gpu_segreduce(ctx, n->agg, val, in[0].data, nseg, len, OUTV)
                  : prim_cpu_segreduce(ctx, n->agg, val, in[0].data, nseg, len, OUTV);
-        if (rc == 0 && !gpu) drop_all_valid(&out->h);
+        if (rc == 0 && !gpu) drop_all_valid(x, &out->h);
         break;
     }
     case DN_JOIN:
@@ -349,6 +348,59 @@ static int run_node(Exec *x, int i, int gpu) {
     return 0;
 }
 
+/* If node i is a filter map whose flags feed only a scan and a scatter
+ * (the lowering of a filter) and the scan's offsets feed only that
+ * scatter, return the scatter's index (the chain can run as one select
+ * primitive), else -1. nuse[v] counts the consumers of value v. */
+static int fusable_filter(const Dag *dag, int i, const int *nuse) {
+    const DagNode *m = &dag->nodes[i];
+    if (m->kind != DN_MAP || !m->prog.as_filter) return -1;
+    int flags = m->outputs[0];
+    if (nuse[flags] != 2) return -1;
+    for (int s = i + 1; s < dag->nnodes; s++) {
+        const DagNode *sn = &dag->nodes[s];
+        if (sn->kind != DN_SCAN || sn->inputs[0] != flags) continue;
+        int offs = sn->outputs[0];
+        if (nuse[offs] != 1) return -1;
+        for (int c = s + 1; c < dag->nnodes; c++) {
+            const DagNode *cn = &dag->nodes[c];
+            if (cn->kind == DN_SCATTER && cn->count_from == s && cn->inputs[0] == flags &&
+                cn->inputs[1] == offs && cn->device == m->device && sn->device == m->device)
+                return c;
+        }
+        return -1;
+    }
+    return -1;
+}
+
+/* Run filter map i and its scan and scatter (node c) as one select: the
+ * scatter's output receives the selected row ids. */
+static int run_select(Exec *x, int i, int c, int gpu) {
+    DagNode *m = &x->dag->nodes[i];
+    PrimCtx *ctx = gpu ? &x->dctx : &x->hctx;
+    PrimVec in[DAG_MAX_IO];
+    for (int k = 0; k < m->ninputs; k++) {
+        int v = m->inputs[k];
+        if ((gpu ? ensure_dev(x, v) : ensure_host(x, v)) != 0) return -1;
+        in[k] = gpu ? x->vals[v].d : x->vals[v].h;
+        in[k].n = x->vals[v].n;
+    }
+    int64_t len = m->len_from >= 0 ? x->vals[m->len_from].n : in[0].n;
+    int o = x->dag->nodes[c].outputs[0];
+    if (ex_alloc(x, o, len, 0, gpu) != 0) return -1;
+    RtVal *out = &x->vals[o];
+    int64_t count = 0;
+    int rc = gpu ? prim_gpu_select(ctx, &m->prog, in, len, out->d.data, &count)
+                 : prim_cpu_select(ctx, &m->prog, in, len, out->h.data, &count);
+    if (rc != 0)
+        return ex_fail(x, "%s%s (fused filter #%d)", strncmp(ctx->err, "Device", 6) ? "Execution Error: " : "",
+                       ctx->err, i);
+    out->n = count;
+    (gpu ? &out->d : &out->h)->n = count;
+    m->rows_in = len;
+    return 0;
+}
+
 /* Move value v's host copy into result column c (copying when the memory
  * is not the executor's to give, e.g. a table column). */
 static int take_result(Exec *x, int v, int dup, ExecColumn *c) {
@@ -358,11 +410,11 @@ static int take_result(Exec *x, int v, int dup, ExecColumn *c) {
     h.n = r->n;
     if (!r->h_owned || dup) {
         size_t bytes = (size_t)h.n * prim_type_width(h.type);
-        void *d = host_alloc(NULL, bytes);
-        uint8_t *vd = h.valid ? host_alloc(NULL, (size_t)h.n) : NULL;
+        void *d = host_alloc(x->pool, bytes);
+        uint8_t *vd = h.valid ? host_alloc(x->pool, (size_t)h.n) : NULL;
         if (!d || (h.valid && !vd)) {
-            free(d);
-            free(vd);
+            host_free(x->pool, d);
+            host_free(x->pool, vd);
             return ex_fail(x, "Execution Error: out of memory copying the result");
         }
         if (bytes) memcpy(d, h.data, bytes);
@@ -372,7 +424,7 @@ static int take_result(Exec *x, int v, int dup, ExecColumn *c) {
     } else {
         r->h_owned = 0; /* moved */
     }
-    drop_all_valid(&h);
+    drop_all_valid(x, &h);
     c->vec = h;
     return 0;
 }
@@ -387,8 +439,11 @@ int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, ExecStats *stats
     x.errcap = errcap;
     x.dev = opt ? opt->dev : NULL;
     x.hctx.nthreads = opt && opt->nthreads > 0 ? opt->nthreads : 1;
+    x.pool = opt ? opt->pool : NULL;
+    res->pool = x.pool;
     x.hctx.alloc = host_alloc;
     x.hctx.free = host_free;
+    x.hctx.ud = x.pool;
     if (x.dev) {
         x.dctx.nthreads = 1;
         x.dctx.stream = x.dev->stream;
@@ -421,11 +476,34 @@ int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, ExecStats *stats
     }
     for (int r = 0; r < dag->nresults; r++) x.last_use[dag->results[r]] = INT_MAX;
 
+    /* consumers per value, for fusion decisions */
+    int *nuse = calloc((size_t)(dag->nvalues ? dag->nvalues : 1), sizeof(int));
+    uint8_t *skip = calloc((size_t)(dag->nnodes ? dag->nnodes : 1), 1);
+    if (!nuse || !skip) {
+        free(nuse);
+        free(skip);
+        free(x.vals);
+        free(x.last_use);
+        free(ev);
+        return ex_fail(&x, "Execution Error: out of memory");
+    }
+    for (int i = 0; i < dag->nnodes; i++) {
+        DagNode *n = &dag->nodes[i];
+        n->fused_with = -1;
+        for (int k = 0; k < n->ninputs; k++) nuse[n->inputs[k]]++;
+        if (n->len_from >= 0) nuse[n->len_from]++;
+    }
+    for (int r = 0; r < dag->nresults; r++) nuse[dag->results[r]]++;
+
     double t_start = now_ms();
     int rc = 0;
     for (int i = 0; i < dag->nnodes && rc == 0; i++) {
         DagNode *n = &dag->nodes[i];
         int gpu = n->device == DEV_GPU;
+        if (skip[i]) {
+            n->rows_out = n->noutputs ? x.vals[n->outputs[0]].n : 0;
+            continue;
+        }
         if (gpu && !x.dev) {
             rc = ex_fail(&x, "Device Error: node #%d is placed on the GPU but no GPU is usable",
                          i);
@@ -435,10 +513,23 @@ int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, ExecStats *stats
         x.cur = n;
         double t0 = now_ms();
         if (gpu) ev[2 * i] = prim_gpu_event_record(x.dev->stream);
-        rc = run_node(&x, i, gpu);
+        int fc = (opt && opt->no_fusion) ? -1 : fusable_filter(dag, i, nuse);
+        if (fc >= 0) {
+            /* the scan between map and scatter is the one node in that range */
+            for (int s = i + 1; s <= fc; s++)
+                if (dag->nodes[s].kind == DN_SCAN && dag->nodes[s].inputs[0] == n->outputs[0]) {
+                    skip[s] = 1;
+                    dag->nodes[s].fused_with = i;
+                }
+            skip[fc] = 1;
+            dag->nodes[fc].fused_with = i;
+            rc = run_select(&x, i, fc, gpu);
+        } else {
+            rc = run_node(&x, i, gpu);
+        }
         if (gpu) ev[2 * i + 1] = prim_gpu_event_record(x.dev->stream);
         n->ms = now_ms() - t0;
-        if (rc == 0 && n->noutputs) n->rows_out = x.vals[n->outputs[0]].n;
+        if (rc == 0 && n->noutputs) n->rows_out = fc >= 0 ? n->rows_in : x.vals[n->outputs[0]].n;
         for (int k = 0; k < n->ninputs; k++)
             if (x.last_use[n->inputs[k]] == i) ex_release(&x, n->inputs[k]);
         if (n->len_from >= 0 && x.last_use[n->len_from] == i) ex_release(&x, n->len_from);
@@ -499,6 +590,8 @@ int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, ExecStats *stats
         prim_gpu_sync(x.dev->stream, e2, sizeof e2);
     }
     free(ev);
+    free(nuse);
+    free(skip);
     free(x.vals);
     free(x.last_use);
     return rc;
@@ -507,8 +600,8 @@ int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, ExecStats *stats
 void exec_result_free(ExecResult *res) {
     if (!res) return;
     for (int i = 0; i < res->ncols; i++) {
-        free(res->cols[i].vec.data);
-        free(res->cols[i].vec.valid);
+        exec_pool_release(res->pool, res->cols[i].vec.data);
+        exec_pool_release(res->pool, res->cols[i].vec.valid);
     }
     free(res->cols);
     memset(res, 0, sizeof *res);

@@ -10,6 +10,9 @@
 
 #include "planner/planner.h"
 
+/* Host buffer pool kept across queries (pool.c); NULL = plain malloc. */
+typedef struct ExecHostPool ExecHostPool;
+
 /* One result column on the host. The executor result owns data/valid. */
 typedef struct ExecColumn {
     PrimVec vec;         /* vec.n = rows */
@@ -21,6 +24,7 @@ typedef struct ExecResult {
     int ncols;
     int64_t nrows;
     ExecColumn *cols;
+    ExecHostPool *pool; /* where the column memory goes back */
 } ExecResult;
 
 /* The GPU side of a session: a stream and the cache of table columns
@@ -37,9 +41,18 @@ void exec_device_invalidate(ExecDevice *dev);
 /* Device description for EXPLAIN / logs. */
 const char *exec_device_name(const ExecDevice *dev);
 
+ExecHostPool *exec_pool_new(size_t max_idle_bytes);
+void exec_pool_free(ExecHostPool *p);
+/* 64-byte aligned block of at least bytes; NULL on failure. */
+void *exec_pool_alloc(ExecHostPool *p, size_t bytes);
+/* Give a block back (blocks the pool did not hand out are free()d). */
+void exec_pool_release(ExecHostPool *p, void *ptr);
+
 typedef struct ExecOptions {
-    int nthreads;     /* CPU worker threads (>= 1) */
-    ExecDevice *dev;  /* NULL: every node must be placed on the CPU */
+    int nthreads;        /* CPU worker threads (>= 1) */
+    ExecDevice *dev;     /* NULL: every node must be placed on the CPU */
+    ExecHostPool *pool;  /* host intermediates and results (may be NULL) */
+    int no_fusion;       /* 1: run every node on its own (for tests) */
 } ExecOptions;
 
 typedef struct ExecStats {

@@ -20,6 +20,7 @@ struct gqp {
     int64_t err_offset;
     struct gqp_stmt *stmts; /* open statements */
     ExecDevice *dev;        /* GPU session, opened on first GPU use */
+    ExecHostPool *pool;     /* host intermediates, reused across queries */
 };
 
 struct gqp_stmt {

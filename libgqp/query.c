@@ -58,7 +58,7 @@ static double wall_ms(void) {
 
 int gqp_run_select(gqp *db, gqp_stmt *st) {
     char err[1024];
-    ExecOptions opt = {db->nthreads, NULL};
+    ExecOptions opt = {db->nthreads, NULL, db->pool, 0};
     place(db, st->dag); /* the device may have changed since prepare */
     int any_gpu = 0;
     for (int i = 0; i < st->dag->nnodes; i++) any_gpu |= st->dag->nodes[i].device == DEV_GPU;

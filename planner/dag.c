@@ -165,6 +165,7 @@ static void text_node(PlanBuf *b, const Dag *d, int id, int depth, uint8_t *seen
         plan_buf_printf(b, "%sv%d:%s", k ? "," : "", n->outputs[k],
                         prim_type_names[d->values[n->outputs[k]].type]);
     plan_buf_printf(b, "  est_rows=%lld", (long long)n->est_rows);
+    if (analyze && n->fused_with >= 0) plan_buf_printf(b, "  (fused into #%d)", n->fused_with);
     if (analyze)
         plan_buf_printf(b, "  rows=%lld time=%.3fms", (long long)n->rows_out, n->ms);
     if (analyze && (n->bytes_h2d || n->bytes_d2h))

@@ -10,8 +10,7 @@
 
 /* Returns the width in bytes of one value of type t, or 0 for a value that
  * is not a PrimType. */
-size_t prim_type_width(PrimType t)
-{
+size_t prim_type_width(PrimType t) {
     switch (t) {
     case PRIM_U8:
         return 1;
@@ -34,8 +33,7 @@ typedef struct ParTask {
 } ParTask;
 
 /* pthread entry: runs one task's share. Returns NULL; owns nothing. */
-static void *par_entry(void *p)
-{
+static void *par_entry(void *p) {
     ParTask *task = p;
     task->fn(task->arg, task->t, task->nt);
     return NULL;
@@ -46,8 +44,7 @@ static void *par_entry(void *p)
  * runs on the calling thread after the others were started, so every share
  * always runs exactly once (fn must not wait for another share). Returns 0,
  * or -1 only when the bookkeeping itself cannot be allocated (nothing ran). */
-int prim_parallel(int nthreads, void (*fn)(void *arg, int t, int nt), void *arg)
-{
+int prim_parallel(int nthreads, void (*fn)(void *arg, int t, int nt), void *arg) {
     if (nthreads <= 1) {
         fn(arg, 0, 1);
         return 0;
@@ -83,8 +80,7 @@ int prim_parallel(int nthreads, void (*fn)(void *arg, int t, int nt), void *arg)
 }
 
 /* Returns the number of online cores (at least 1). */
-int prim_ncores(void)
-{
+int prim_ncores(void) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n < 1 ? 1 : (int)n;
 }

@@ -124,6 +124,16 @@ typedef struct PrimProgram {
 int prim_cpu_map(PrimCtx *ctx, const PrimProgram *prog, const PrimVec *inputs, int64_t n,
                  PrimVec *out);
 
+/* --------------------------------------------------------------- select --
+ * A filter's map -> scan -> scatter chain fused into one primitive: rowids
+ * (capacity n) receives, in order, the rows 0..n-1 where the filter program
+ * prog (as_filter) is true, and *count (host) their number. Needs no
+ * offsets array; the executor runs it in place of the three nodes when
+ * nothing else reads the flags or the offsets. The GPU twin synchronizes
+ * its stream to return *count. */
+int prim_cpu_select(PrimCtx *ctx, const PrimProgram *prog, const PrimVec *inputs, int64_t n,
+                    int64_t *rowids, int64_t *count);
+
 /* ----------------------------------------------------------------- scan --
  * Exclusive prefix sum of in (PRIM_U8, PRIM_I32 or PRIM_I64, n values) into
  * out[0..n) (int64); *total (host) = sum of all. The GPU twin synchronizes
@@ -197,6 +207,8 @@ int prim_gpu_available(void); /* 1 if a device is present and usable */
 int prim_gpu_map(PrimCtx *ctx, const PrimProgram *prog, const PrimVec *inputs, int64_t n,
                  PrimVec *out);
 int prim_gpu_scan(PrimCtx *ctx, const PrimVec *in, int64_t n, int64_t *out, int64_t *total);
+int prim_gpu_select(PrimCtx *ctx, const PrimProgram *prog, const PrimVec *inputs, int64_t n,
+                    int64_t *rowids, int64_t *count);
 int prim_gpu_scatter(PrimCtx *ctx, const PrimVec *src, const uint8_t *flags, const int64_t *idx,
                      int64_t n, PrimVec *dst);
 int prim_gpu_gather(PrimCtx *ctx, const PrimVec *src, const int64_t *idx, int64_t n,

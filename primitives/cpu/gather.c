@@ -20,8 +20,7 @@ typedef struct GatherJob {
 /* Copies rows lo..hi-1. Returns 0, 1 for an index past src->n (that row is
  * written as 0 / NULL), or 2 for a negative index with no dst->valid. */
 static int gather_range(const PrimVec *src, const int64_t *idx, int64_t lo, int64_t hi,
-                        PrimVec *dst)
-{
+                        PrimVec *dst) {
     int bad = 0;
     int64_t sn = src->n;
     size_t w = prim_type_width(src->type);
@@ -65,8 +64,7 @@ static int gather_range(const PrimVec *src, const int64_t *idx, int64_t lo, int6
 }
 
 /* prim_parallel body: thread t gathers its contiguous share of rows. */
-static void gather_worker(void *arg, int t, int nt)
-{
+static void gather_worker(void *arg, int t, int nt) {
     GatherJob *J = arg;
     J->bad[t] = gather_range(J->src, J->idx, J->n * t / nt, J->n * (t + 1) / nt, J->dst);
 }
@@ -75,9 +73,7 @@ static void gather_worker(void *arg, int t, int nt)
  * Returns 0, or -1 with a message in ctx->err: mismatched types, an index
  * >= src->n, or a negative index while dst->valid is NULL (all other rows
  * are still written). */
-int prim_cpu_gather(PrimCtx *ctx, const PrimVec *src, const int64_t *idx, int64_t n,
-                    PrimVec *dst)
-{
+int prim_cpu_gather(PrimCtx *ctx, const PrimVec *src, const int64_t *idx, int64_t n, PrimVec *dst) {
     if (!src || !dst || n < 0 || (n > 0 && (!idx || !dst->data || (src->n > 0 && !src->data))) ||
         prim_type_width(src->type) == 0) {
         snprintf(ctx->err, sizeof ctx->err, "Primitive Error: gather: bad arguments");
@@ -89,10 +85,8 @@ int prim_cpu_gather(PrimCtx *ctx, const PrimVec *src, const int64_t *idx, int64_
         return -1;
     }
     int nt = ctx->nthreads < 1 ? 1 : ctx->nthreads;
-    if (nt > 256)
-        nt = 256;
-    if (n < GATHER_PAR_MIN_ROWS)
-        nt = 1;
+    if (nt > 256) nt = 256;
+    if (n < GATHER_PAR_MIN_ROWS) nt = 1;
     GatherJob J = {src, idx, n, dst, {0}};
     if (prim_parallel(nt, gather_worker, &J) != 0) {
         snprintf(ctx->err, sizeof ctx->err, "Primitive Error: gather: cannot start threads");

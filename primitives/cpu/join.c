@@ -26,13 +26,11 @@
 #define JOIN_MAX_THREADS 256
 
 /* Formats an error message into ctx->err and returns -1. */
-static int join_err(PrimCtx *ctx, const char *fmt, ...)
-{
+static int join_err(PrimCtx *ctx, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     int k = snprintf(ctx->err, sizeof ctx->err, "Primitive Error: join: ");
-    if (k < 0 || (size_t)k >= sizeof ctx->err)
-        k = 0;
+    if (k < 0 || (size_t)k >= sizeof ctx->err) k = 0;
     vsnprintf(ctx->err + k, sizeof ctx->err - (size_t)k, fmt, ap);
     va_end(ap);
     return -1;
@@ -40,10 +38,8 @@ static int join_err(PrimCtx *ctx, const char *fmt, ...)
 
 /* Returns 1 and the 64-bit pattern of row i of v in *key, or 0 when the
  * row is NULL (or NaN) and can never match. */
-static inline int join_key(const PrimVec *v, int64_t i, uint64_t *key)
-{
-    if (v->valid && !v->valid[i])
-        return 0;
+static inline int join_key(const PrimVec *v, int64_t i, uint64_t *key) {
+    if (v->valid && !v->valid[i]) return 0;
     switch (v->type) {
     case PRIM_U8:
         *key = ((const uint8_t *)v->data)[i];
@@ -57,20 +53,16 @@ static inline int join_key(const PrimVec *v, int64_t i, uint64_t *key)
     case PRIM_F32: {
         float f = ((const float *)v->data)[i];
         uint32_t b;
-        if (f != f)
-            return 0;
-        if (f == 0.0f)
-            f = 0.0f;
+        if (f != f) return 0;
+        if (f == 0.0f) f = 0.0f;
         memcpy(&b, &f, sizeof b);
         *key = b;
         return 1;
     }
     default: {
         double f = ((const double *)v->data)[i];
-        if (f != f)
-            return 0;
-        if (f == 0.0)
-            f = 0.0;
+        if (f != f) return 0;
+        if (f == 0.0) f = 0.0;
         memcpy(key, &f, sizeof *key);
         return 1;
     }
@@ -78,8 +70,7 @@ static inline int join_key(const PrimVec *v, int64_t i, uint64_t *key)
 }
 
 /* Returns a well-mixed hash of k (murmur3's 64-bit finalizer). */
-static inline uint64_t join_hash(uint64_t k)
-{
+static inline uint64_t join_hash(uint64_t k) {
     k ^= k >> 33;
     k *= 0xff51afd7ed558ccdull;
     k ^= k >> 33;
@@ -88,13 +79,19 @@ static inline uint64_t join_hash(uint64_t k)
     return k;
 }
 
+/* One table slot: a distinct key and its dense id (-1 = empty), side by
+ * side so that a probe touches one cache line. */
+typedef struct JoinSlot {
+    uint64_t key;
+    int64_t id;
+} JoinSlot;
+
 typedef struct JoinJob {
     /* lookup */
     const PrimVec *probe;
     int64_t nprobe;
     int64_t *probe_id;
-    const uint64_t *tkey;
-    const int64_t *tid;
+    const JoinSlot *slots;
     uint64_t mask;
     /* emission */
     const int64_t *lid; /* per left row: dense id or -1 */
@@ -106,18 +103,16 @@ typedef struct JoinJob {
 } JoinJob;
 
 /* prim_parallel body: looks up the probe rows of chunk t in the table. */
-static void join_lookup(void *arg, int t, int nt)
-{
+static void join_lookup(void *arg, int t, int nt) {
     JoinJob *J = arg;
     for (int64_t i = J->nprobe * t / nt, e = J->nprobe * (t + 1) / nt; i < e; i++) {
         uint64_t k;
         int64_t id = -1;
         if (join_key(J->probe, i, &k)) {
             for (uint64_t s = join_hash(k) & J->mask;; s = (s + 1) & J->mask) {
-                if (J->tid[s] < 0)
-                    break;
-                if (J->tkey[s] == k) {
-                    id = J->tid[s];
+                if (J->slots[s].id < 0) break;
+                if (J->slots[s].key == k) {
+                    id = J->slots[s].id;
                     break;
                 }
             }
@@ -127,15 +122,13 @@ static void join_lookup(void *arg, int t, int nt)
 }
 
 /* Returns the number of right rows matching left row i. */
-static inline int64_t join_nmatch(const JoinJob *J, int64_t i)
-{
+static inline int64_t join_nmatch(const JoinJob *J, int64_t i) {
     int64_t id = J->lid[i];
     return id < 0 ? 0 : J->rstart[id + 1] - J->rstart[id];
 }
 
 /* prim_parallel body: counts the pairs of left range t. */
-static void join_count(void *arg, int t, int nt)
-{
+static void join_count(void *arg, int t, int nt) {
     JoinJob *J = arg;
     int64_t c = 0;
     for (int64_t i = J->nl * t / nt, e = J->nl * (t + 1) / nt; i < e; i++)
@@ -144,14 +137,12 @@ static void join_count(void *arg, int t, int nt)
 }
 
 /* prim_parallel body: writes the pairs of left range t from offset cnt[t]. */
-static void join_fill(void *arg, int t, int nt)
-{
+static void join_fill(void *arg, int t, int nt) {
     JoinJob *J = arg;
     int64_t o = J->cnt[t];
     for (int64_t i = J->nl * t / nt, e = J->nl * (t + 1) / nt; i < e; i++) {
         int64_t id = J->lid[i];
-        if (id < 0)
-            continue;
+        if (id < 0) continue;
         for (int64_t p = J->rstart[id]; p < J->rstart[id + 1]; p++) {
             J->left[o] = i;
             J->right[o] = J->rlist[p];
@@ -161,11 +152,9 @@ static void join_fill(void *arg, int t, int nt)
 }
 
 /* Returns the thread count for work over n rows. */
-static int join_threads(const PrimCtx *ctx, int64_t n)
-{
+static int join_threads(const PrimCtx *ctx, int64_t n) {
     int nt = ctx->nthreads < 1 ? 1 : ctx->nthreads;
-    if (nt > JOIN_MAX_THREADS)
-        nt = JOIN_MAX_THREADS;
+    if (nt > JOIN_MAX_THREADS) nt = JOIN_MAX_THREADS;
     return n < JOIN_PAR_MIN_ROWS ? 1 : nt;
 }
 
@@ -175,19 +164,16 @@ static int join_threads(const PrimCtx *ctx, int64_t n)
  * ctx->free. Returns 0, or -1 with a message in ctx->err (mismatched key
  * types, out of memory, threads); out is then empty. */
 int prim_cpu_join(PrimCtx *ctx, const PrimVec *lkey, int64_t nl, const PrimVec *rkey, int64_t nr,
-                  PrimPairs *out)
-{
-    if (!out)
-        return join_err(ctx, "bad arguments");
+                  PrimPairs *out) {
+    if (!out) return join_err(ctx, "bad arguments");
     out->n = 0;
     out->left = out->right = NULL;
-    if (!lkey || !rkey || nl < 0 || nr < 0 || (nl > 0 && !lkey->data) ||
-        (nr > 0 && !rkey->data) || prim_type_width(lkey->type) == 0)
+    if (!lkey || !rkey || nl < 0 || nr < 0 || (nl > 0 && !lkey->data) || (nr > 0 && !rkey->data) ||
+        prim_type_width(lkey->type) == 0)
         return join_err(ctx, "bad arguments");
     if (lkey->type != rkey->type)
         return join_err(ctx, "key types differ (%d, %d)", (int)lkey->type, (int)rkey->type);
-    if (nl == 0 || nr == 0)
-        return 0;
+    if (nl == 0 || nr == 0) return 0;
 
     int build_right = nr <= nl;
     const PrimVec *bkey = build_right ? rkey : lkey, *pkey = build_right ? lkey : rkey;
@@ -195,16 +181,15 @@ int prim_cpu_join(PrimCtx *ctx, const PrimVec *lkey, int64_t nl, const PrimVec *
     uint64_t cap = 16;
     while (cap < (uint64_t)nb * 2)
         cap <<= 1;
-    size_t tbytes = (size_t)cap * (sizeof(uint64_t) + sizeof(int64_t));
+    size_t tbytes = (size_t)cap * sizeof(JoinSlot);
     size_t ibytes = sizeof(int64_t) * ((size_t)nl + (size_t)nr);
     char *mem = ctx->alloc(ctx->ud, tbytes + ibytes);
-    if (!mem)
-        return join_err(ctx, "out of memory");
-    uint64_t *tkey = (uint64_t *)mem;
-    int64_t *tid = (int64_t *)(mem + sizeof(uint64_t) * cap);
+    if (!mem) return join_err(ctx, "out of memory");
+    JoinSlot *slots = (JoinSlot *)mem;
     int64_t *lid = (int64_t *)(mem + tbytes), *rid = lid + nl;
     int64_t *bid = build_right ? rid : lid, *pid = build_right ? lid : rid;
-    memset(tid, 0xff, sizeof(int64_t) * cap);
+    for (uint64_t s = 0; s < cap; s++)
+        slots[s].id = -1;
 
     /* Build: dense ids over the distinct keys of the smaller side. */
     uint64_t mask = cap - 1;
@@ -216,13 +201,13 @@ int prim_cpu_join(PrimCtx *ctx, const PrimVec *lkey, int64_t nl, const PrimVec *
             continue;
         }
         uint64_t s = join_hash(k) & mask;
-        while (tid[s] >= 0 && tkey[s] != k)
+        while (slots[s].id >= 0 && slots[s].key != k)
             s = (s + 1) & mask;
-        if (tid[s] < 0) {
-            tkey[s] = k;
-            tid[s] = ndist++;
+        if (slots[s].id < 0) {
+            slots[s].key = k;
+            slots[s].id = ndist++;
         }
-        bid[i] = tid[s];
+        bid[i] = slots[s].id;
     }
 
     JoinJob J;
@@ -230,8 +215,7 @@ int prim_cpu_join(PrimCtx *ctx, const PrimVec *lkey, int64_t nl, const PrimVec *
     J.probe = pkey;
     J.nprobe = np;
     J.probe_id = pid;
-    J.tkey = tkey;
-    J.tid = tid;
+    J.slots = slots;
     J.mask = mask;
     int rc = 0;
     char *grp = NULL;
@@ -249,17 +233,15 @@ int prim_cpu_join(PrimCtx *ctx, const PrimVec *lkey, int64_t nl, const PrimVec *
     int64_t *rstart = (int64_t *)grp, *rlist = rstart + ndist + 1;
     memset(rstart, 0, sizeof(int64_t) * ((size_t)ndist + 1));
     for (int64_t j = 0; j < nr; j++)
-        if (rid[j] >= 0)
-            rstart[rid[j] + 1]++;
+        if (rid[j] >= 0) rstart[rid[j] + 1]++;
     for (int64_t d = 0; d < ndist; d++)
         rstart[d + 1] += rstart[d];
-    /* Fill with a moving cursor per id, kept in tid's storage (no longer
-     * needed; ndist <= nb < cap): cursor[d] starts at rstart[d]. */
-    int64_t *cursor = tid;
+    /* Fill with a moving cursor per id, kept in the table's storage (no
+     * longer needed; ndist <= nb < 2 * cap): cursor[d] starts at rstart[d]. */
+    int64_t *cursor = (int64_t *)mem;
     memcpy(cursor, rstart, sizeof(int64_t) * (size_t)ndist);
     for (int64_t j = 0; j < nr; j++)
-        if (rid[j] >= 0)
-            rlist[cursor[rid[j]]++] = j;
+        if (rid[j] >= 0) rlist[cursor[rid[j]]++] = j;
 
     /* Emit pairs in (i, j) order. */
     J.lid = lid;
@@ -288,8 +270,7 @@ int prim_cpu_join(PrimCtx *ctx, const PrimVec *lkey, int64_t nl, const PrimVec *
         J.left = ctx->alloc(ctx->ud, sizeof(int64_t) * (size_t)total);
         J.right = J.left ? ctx->alloc(ctx->ud, sizeof(int64_t) * (size_t)total) : NULL;
         if (!J.left || !J.right) {
-            if (J.left)
-                ctx->free(ctx->ud, J.left);
+            if (J.left) ctx->free(ctx->ud, J.left);
             rc = join_err(ctx, "out of memory (%lld pairs)", (long long)total);
             goto done;
         }
@@ -304,8 +285,7 @@ int prim_cpu_join(PrimCtx *ctx, const PrimVec *lkey, int64_t nl, const PrimVec *
         out->right = J.right;
     }
 done:
-    if (grp)
-        ctx->free(ctx->ud, grp);
+    if (grp) ctx->free(ctx->ud, grp);
     ctx->free(ctx->ud, mem);
     return rc;
 }
@@ -316,8 +296,7 @@ typedef struct CrossJob {
 } CrossJob;
 
 /* prim_parallel body: writes the pairs of left rows in range t. */
-static void cross_fill(void *arg, int t, int nt)
-{
+static void cross_fill(void *arg, int t, int nt) {
     CrossJob *J = arg;
     for (int64_t i = J->nl * t / nt, e = J->nl * (t + 1) / nt; i < e; i++) {
         int64_t *l = J->left + i * J->nr, *r = J->right + i * J->nr;
@@ -331,14 +310,11 @@ static void cross_fill(void *arg, int t, int nt)
 /* See primitives.h. out->left/right are the caller's to free through
  * ctx->free (NULL when nl * nr == 0). Returns 0, or -1 with a message in
  * ctx->err (negative counts, a product past int64, out of memory). */
-int prim_cpu_cross(PrimCtx *ctx, int64_t nl, int64_t nr, PrimPairs *out)
-{
-    if (!out || nl < 0 || nr < 0)
-        return join_err(ctx, "bad arguments");
+int prim_cpu_cross(PrimCtx *ctx, int64_t nl, int64_t nr, PrimPairs *out) {
+    if (!out || nl < 0 || nr < 0) return join_err(ctx, "bad arguments");
     out->n = 0;
     out->left = out->right = NULL;
-    if (nl == 0 || nr == 0)
-        return 0;
+    if (nl == 0 || nr == 0) return 0;
     int64_t total;
     if (__builtin_mul_overflow(nl, nr, &total) || (uint64_t)total > SIZE_MAX / sizeof(int64_t))
         return join_err(ctx, "cross product too large");
@@ -346,13 +322,11 @@ int prim_cpu_cross(PrimCtx *ctx, int64_t nl, int64_t nr, PrimPairs *out)
     J.left = ctx->alloc(ctx->ud, sizeof(int64_t) * (size_t)total);
     J.right = J.left ? ctx->alloc(ctx->ud, sizeof(int64_t) * (size_t)total) : NULL;
     if (!J.left || !J.right) {
-        if (J.left)
-            ctx->free(ctx->ud, J.left);
+        if (J.left) ctx->free(ctx->ud, J.left);
         return join_err(ctx, "out of memory (%lld pairs)", (long long)total);
     }
     int nt = join_threads(ctx, total);
-    if (nt > nl)
-        nt = (int)nl;
+    if (nt > nl) nt = (int)nl;
     if (prim_parallel(nt, cross_fill, &J) != 0) {
         ctx->free(ctx->ud, J.left);
         ctx->free(ctx->ud, J.right);

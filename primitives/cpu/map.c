@@ -37,13 +37,11 @@
 static const uint8_t map_zeros[MAP_BATCH];
 
 /* Formats an error message into ctx->err and returns -1. */
-static int map_err(PrimCtx *ctx, const char *fmt, ...)
-{
+static int map_err(PrimCtx *ctx, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     int k = snprintf(ctx->err, sizeof ctx->err, "Primitive Error: map: ");
-    if (k < 0 || (size_t)k >= sizeof ctx->err)
-        k = 0;
+    if (k < 0 || (size_t)k >= sizeof ctx->err) k = 0;
     vsnprintf(ctx->err + k, sizeof ctx->err - (size_t)k, fmt, ap);
     va_end(ap);
     return -1;
@@ -51,22 +49,16 @@ static int map_err(PrimCtx *ctx, const char *fmt, ...)
 
 /* Returns x truncated toward zero as int64, saturating at the int64 range;
  * NaN gives 0. Never undefined behaviour. */
-static inline int64_t map_f2i(double x)
-{
-    if (x >= 9223372036854775808.0)
-        return INT64_MAX;
-    if (x >= -9223372036854775808.0)
-        return (int64_t)x;
+static inline int64_t map_f2i(double x) {
+    if (x >= 9223372036854775808.0) return INT64_MAX;
+    if (x >= -9223372036854775808.0) return (int64_t)x;
     return x < 0 ? INT64_MIN : 0; /* below the range, or NaN */
 }
 
 /* Returns x truncated toward zero as int32, saturating; NaN gives 0. */
-static inline int32_t map_f2i32(double x)
-{
-    if (x >= 2147483648.0)
-        return INT32_MAX;
-    if (x >= -2147483648.0)
-        return (int32_t)x;
+static inline int32_t map_f2i32(double x) {
+    if (x >= 2147483648.0) return INT32_MAX;
+    if (x >= -2147483648.0) return (int32_t)x;
     return x < 0 ? INT32_MIN : 0;
 }
 
@@ -94,28 +86,24 @@ typedef struct MapJob {
 
 /* Marks register d as written through its own int64 buffer and returns
  * that buffer (owned by the thread's scratch). */
-static inline int64_t *map_wi(MapRegs *R, int d)
-{
+static inline int64_t *map_wi(MapRegs *R, int d) {
     R->ri[d] = R->oi[d];
     return R->oi[d];
 }
 
 /* Marks register d as written through its own double buffer and returns it. */
-static inline double *map_wf(MapRegs *R, int d)
-{
+static inline double *map_wf(MapRegs *R, int d) {
     R->rf[d] = R->of[d];
     return R->of[d];
 }
 
 /* Returns register r's NULL bytes, or a zero array when it cannot be NULL. */
-static inline const uint8_t *map_nulls(const MapRegs *R, int r)
-{
+static inline const uint8_t *map_nulls(const MapRegs *R, int r) {
     return R->maynull[r] ? R->nl[r] : map_zeros;
 }
 
 /* dst's NULLs = a's NULLs OR b's NULLs (over len rows). */
-static void map_null2(MapRegs *R, int d, int a, int b, int64_t len)
-{
+static void map_null2(MapRegs *R, int d, int a, int b, int64_t len) {
     if (!R->maynull[a] && !R->maynull[b]) {
         R->maynull[d] = 0;
         return;
@@ -128,17 +116,14 @@ static void map_null2(MapRegs *R, int d, int a, int b, int64_t len)
 }
 
 /* dst's NULLs = a's NULLs (over len rows). */
-static void map_null1(MapRegs *R, int d, int a, int64_t len)
-{
+static void map_null1(MapRegs *R, int d, int a, int64_t len) {
     R->maynull[d] = R->maynull[a];
-    if (R->maynull[a] && d != a)
-        memcpy(R->nl[d], R->nl[a], (size_t)len);
+    if (R->maynull[a] && d != a) memcpy(R->nl[d], R->nl[a], (size_t)len);
 }
 
 /* Loads rows base..base+len-1 of input column col into register d of type
  * t (converting), with its NULL bytes. */
-static void map_col(MapRegs *R, const PrimVec *col, int d, int t, int64_t base, int64_t len)
-{
+static void map_col(MapRegs *R, const PrimVec *col, int d, int t, int64_t base, int64_t len) {
     if (t == PRIM_REG_I) {
         if (col->type == PRIM_I64) {
             R->ri[d] = (const int64_t *)col->data + base;
@@ -204,6 +189,17 @@ static void map_col(MapRegs *R, const PrimVec *col, int d, int t, int64_t base, 
             }
         }
     }
+#if defined(__GNUC__)
+    /* Touch the next batch of this column now: the interpreter's other
+     * loops run in between, too long for the hardware prefetcher alone. */
+    {
+        size_t w = prim_type_width(col->type);
+        const char *nx = (const char *)col->data + (size_t)(base + len) * w;
+        const char *end = (const char *)col->data + (size_t)col->n * w;
+        for (size_t o = 0; o < (size_t)len * w && nx + o < end; o += 64)
+            __builtin_prefetch(nx + o);
+    }
+#endif
     R->maynull[d] = 0;
     if (col->valid) {
         const uint8_t *v = col->valid + base;
@@ -229,8 +225,7 @@ static void map_col(MapRegs *R, const PrimVec *col, int d, int t, int64_t base, 
 
 /* Runs instruction in over rows base..base+len-1 (len <= MAP_BATCH). */
 static void map_exec(MapRegs *R, const PrimInstr *in, const PrimVec *inputs, int64_t base,
-                     int64_t len)
-{
+                     int64_t len) {
     int d = in->dst, a = in->a, b = in->b, c = in->c;
     int isf = in->t == PRIM_REG_F;
     switch ((PrimOp)in->op) {
@@ -271,7 +266,7 @@ static void map_exec(MapRegs *R, const PrimInstr *in, const PrimVec *inputs, int
             else if (in->op == POP_SUB)
                 MAP_LOOP2(double, D, double, A, double, B, x - y);
             else
-                MAP_LOOP2(double, D, double, A, double, B, x * y);
+                MAP_LOOP2(double, D, double, A, double, B, x *y);
         } else {
             const int64_t *A = R->ri[a], *B = R->ri[b];
             int64_t *D = map_wi(R, d);
@@ -543,13 +538,11 @@ static void map_exec(MapRegs *R, const PrimInstr *in, const PrimVec *inputs, int
             if (isf) {
                 const double *A = R->rf[a];
                 double *D = map_wf(R, d);
-                if (D != A)
-                    memcpy(D, A, sizeof(double) * (size_t)len);
+                if (D != A) memcpy(D, A, sizeof(double) * (size_t)len);
             } else {
                 const int64_t *A = R->ri[a];
                 int64_t *D = map_wi(R, d);
-                if (D != A)
-                    memcpy(D, A, sizeof(int64_t) * (size_t)len);
+                if (D != A) memcpy(D, A, sizeof(int64_t) * (size_t)len);
             }
             R->maynull[d] = 0;
             break;
@@ -580,8 +573,7 @@ static void map_exec(MapRegs *R, const PrimInstr *in, const PrimVec *inputs, int
 /* Stores register r (of type rt) for rows base..base+len-1 into out,
  * converting to out->type, with validity and as_filter semantics. */
 static void map_store(const MapRegs *R, int r, int rt, int as_filter, PrimVec *out, int64_t base,
-                      int64_t len)
-{
+                      int64_t len) {
     const uint8_t *nr = map_nulls(R, r);
     int mn = R->maynull[r];
     if (out->valid) {
@@ -665,13 +657,11 @@ static void map_store(const MapRegs *R, int r, int rt, int as_filter, PrimVec *o
 
 /* prim_parallel body: thread t evaluates its contiguous share of rows in
  * batches, using its slice of the job's scratch. */
-static void map_worker(void *arg, int t, int nt)
-{
+static void map_worker(void *arg, int t, int nt) {
     const MapJob *J = arg;
     const PrimProgram *P = J->prog;
     int64_t lo = J->n * t / nt, hi = J->n * (t + 1) / nt;
-    if (lo >= hi)
-        return;
+    if (lo >= hi) return;
     MapRegs R;
     char *s = J->scratch + J->per_thread * (size_t)t;
     for (int r = 0; r < P->nregs; r++) {
@@ -686,20 +676,17 @@ static void map_worker(void *arg, int t, int nt)
         R.maynull[r] = 0;
     }
     for (int i = 0; i < P->ninstr; i++)
-        if (J->hoisted[i])
-            map_exec(&R, &P->code[i], J->inputs, 0, MAP_BATCH);
+        if (J->hoisted[i]) map_exec(&R, &P->code[i], J->inputs, 0, MAP_BATCH);
     for (int64_t base = lo; base < hi; base += MAP_BATCH) {
         int64_t len = hi - base < MAP_BATCH ? hi - base : MAP_BATCH;
         for (int i = 0; i < P->ninstr; i++)
-            if (!J->hoisted[i])
-                map_exec(&R, &P->code[i], J->inputs, base, len);
+            if (!J->hoisted[i]) map_exec(&R, &P->code[i], J->inputs, base, len);
         map_store(&R, P->result, P->result_t, P->as_filter, J->out, base, len);
     }
 }
 
 /* Returns which operands (bit 0: a, 1: b, 2: c) op reads. */
-static int map_reads(int op)
-{
+static int map_reads(int op) {
     switch (op) {
     case POP_COL:
     case POP_CONST:
@@ -725,8 +712,7 @@ static int map_reads(int op)
 enum { MAP_I = 1, MAP_F = 2, MAP_ANY = 3 };
 
 /* Returns the type mask that operand o (0: a, 1: b, 2: c) of in must have. */
-static int map_operand_type(const PrimInstr *in, int o)
-{
+static int map_operand_type(const PrimInstr *in, int o) {
     int t = in->t == PRIM_REG_F ? MAP_F : MAP_I;
     switch (in->op) {
     case POP_I2F:
@@ -745,8 +731,7 @@ static int map_operand_type(const PrimInstr *in, int o)
 }
 
 /* Returns the type mask of the register that in writes. */
-static int map_dst_type(const PrimInstr *in)
-{
+static int map_dst_type(const PrimInstr *in) {
     switch (in->op) {
     case POP_NULL:
         return MAP_ANY;
@@ -771,18 +756,15 @@ static int map_dst_type(const PrimInstr *in)
 /* Checks prog, inputs and out against the contract and fills hoisted[i]
  * (ninstr bytes). Returns 0, or -1 with a message in ctx->err. */
 static int map_validate(PrimCtx *ctx, const PrimProgram *P, const PrimVec *inputs, int64_t n,
-                        const PrimVec *out, uint8_t *hoisted)
-{
+                        const PrimVec *out, uint8_t *hoisted) {
     if (P->nregs < 1 || P->nregs > PRIM_MAX_REGS)
         return map_err(ctx, "nregs %d out of range", P->nregs);
-    if (P->ninstr < 0 || (P->ninstr > 0 && !P->code))
-        return map_err(ctx, "bad instruction list");
+    if (P->ninstr < 0 || (P->ninstr > 0 && !P->code)) return map_err(ctx, "bad instruction list");
     if (P->result < 0 || P->result >= P->nregs)
         return map_err(ctx, "result register %d out of range", P->result);
     if (P->result_t != PRIM_REG_I && P->result_t != PRIM_REG_F)
         return map_err(ctx, "bad result type");
-    if (P->ninputs < 0 || (P->ninputs > 0 && !inputs))
-        return map_err(ctx, "missing inputs");
+    if (P->ninputs < 0 || (P->ninputs > 0 && !inputs)) return map_err(ctx, "missing inputs");
     for (int i = 0; i < P->ninputs; i++)
         if (prim_type_width(inputs[i].type) == 0 || (n > 0 && !inputs[i].data))
             return map_err(ctx, "bad input column %d", i);
@@ -792,39 +774,32 @@ static int map_validate(PrimCtx *ctx, const PrimProgram *P, const PrimVec *input
     uint8_t regtype[PRIM_MAX_REGS] = {0};
     for (int i = 0; i < P->ninstr; i++) {
         const PrimInstr *in = &P->code[i];
-        if (in->op > POP_COALESCE)
-            return map_err(ctx, "instruction %d: bad opcode %d", i, in->op);
+        if (in->op > POP_COALESCE) return map_err(ctx, "instruction %d: bad opcode %d", i, in->op);
         if (in->t != PRIM_REG_I && in->t != PRIM_REG_F)
             return map_err(ctx, "instruction %d: bad type %d", i, in->t);
         int rd = map_reads(in->op);
         int16_t ops[3] = {in->a, in->b, in->c};
         for (int o = 0; o < 3; o++) {
-            if (!(rd & (1 << o)))
-                continue;
+            if (!(rd & (1 << o))) continue;
             if (ops[o] < 0 || ops[o] >= P->nregs)
                 return map_err(ctx, "instruction %d: register %d out of range", i, ops[o]);
             if (!written[ops[o]])
-                return map_err(ctx, "instruction %d: register %d read before written", i,
-                               ops[o]);
+                return map_err(ctx, "instruction %d: register %d read before written", i, ops[o]);
             int want = map_operand_type(in, o);
             if (want != MAP_ANY && !(regtype[ops[o]] & want))
-                return map_err(ctx, "instruction %d: register %d has the wrong type", i,
-                               ops[o]);
+                return map_err(ctx, "instruction %d: register %d has the wrong type", i, ops[o]);
         }
         if (in->dst < 0 || in->dst >= P->nregs)
             return map_err(ctx, "instruction %d: register %d out of range", i, in->dst);
         if (in->op == POP_COL && (in->ival < 0 || in->ival >= P->ninputs))
-            return map_err(ctx, "instruction %d: input %lld out of range", i,
-                           (long long)in->ival);
+            return map_err(ctx, "instruction %d: input %lld out of range", i, (long long)in->ival);
         if (in->op == POP_LOOKUP && (in->table_n < 0 || (in->table_n > 0 && !in->table)))
             return map_err(ctx, "instruction %d: bad lookup table", i);
         written[in->dst] = 1;
         regtype[in->dst] = (uint8_t)map_dst_type(in);
-        if (nwrites[in->dst] < 2)
-            nwrites[in->dst]++;
+        if (nwrites[in->dst] < 2) nwrites[in->dst]++;
     }
-    if (!written[P->result])
-        return map_err(ctx, "result register %d never written", P->result);
+    if (!written[P->result]) return map_err(ctx, "result register %d never written", P->result);
     if (!(regtype[P->result] & (P->result_t == PRIM_REG_F ? MAP_F : MAP_I)))
         return map_err(ctx, "result register %d has the wrong type", P->result);
     for (int i = 0; i < P->ninstr; i++) {
@@ -838,27 +813,23 @@ static int map_validate(PrimCtx *ctx, const PrimProgram *P, const PrimVec *input
  * ctx->alloc and is freed before returning. Returns 0, or -1 with a message
  * in ctx->err (invalid program or vectors, out of memory). */
 int prim_cpu_map(PrimCtx *ctx, const PrimProgram *prog, const PrimVec *inputs, int64_t n,
-                 PrimVec *out)
-{
-    if (!prog || !out || n < 0)
-        return map_err(ctx, "bad arguments");
+                 PrimVec *out) {
+    if (!prog || !out || n < 0) return map_err(ctx, "bad arguments");
     uint8_t hoisted_small[256];
     uint8_t *hoisted = hoisted_small;
     size_t hbytes = prog->ninstr > 0 ? (size_t)prog->ninstr : 1;
     if (hbytes > sizeof hoisted_small) {
         hoisted = ctx->alloc(ctx->ud, hbytes);
-        if (!hoisted)
-            return map_err(ctx, "out of memory");
+        if (!hoisted) return map_err(ctx, "out of memory");
     }
     int rc = map_validate(ctx, prog, inputs, n, out, hoisted);
     if (rc == 0 && n > 0) {
         int nt = ctx->nthreads < 1 ? 1 : ctx->nthreads;
-        if (n < MAP_PAR_MIN_ROWS)
-            nt = 1;
-        if (nt > 1 && n / nt < MAP_BATCH)
-            nt = (int)(n / MAP_BATCH) > 0 ? (int)(n / MAP_BATCH) : 1;
+        if (n < MAP_PAR_MIN_ROWS) nt = 1;
+        if (nt > 1 && n / nt < MAP_BATCH) nt = (int)(n / MAP_BATCH) > 0 ? (int)(n / MAP_BATCH) : 1;
         MapJob J = {prog, inputs, out, n, hoisted, NULL, 0};
-        J.per_thread = ((size_t)prog->nregs * MAP_BATCH * (2 * sizeof(int64_t) + 1) + 63) & ~(size_t)63;
+        J.per_thread =
+            ((size_t)prog->nregs * MAP_BATCH * (2 * sizeof(int64_t) + 1) + 63) & ~(size_t)63;
         J.scratch = ctx->alloc(ctx->ud, J.per_thread * (size_t)nt);
         if (!J.scratch) {
             rc = map_err(ctx, "out of memory");
@@ -868,7 +839,6 @@ int prim_cpu_map(PrimCtx *ctx, const PrimProgram *prog, const PrimVec *inputs, i
             ctx->free(ctx->ud, J.scratch);
         }
     }
-    if (hoisted != hoisted_small)
-        ctx->free(ctx->ud, hoisted);
+    if (hoisted != hoisted_small) ctx->free(ctx->ud, hoisted);
     return rc;
 }

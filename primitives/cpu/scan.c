@@ -20,8 +20,7 @@ typedef struct ScanJob {
 } ScanJob;
 
 /* Returns the wrapped sum of in[lo..hi) (any of the three integer types). */
-static uint64_t scan_sum(const PrimVec *in, int64_t lo, int64_t hi)
-{
+static uint64_t scan_sum(const PrimVec *in, int64_t lo, int64_t hi) {
     uint64_t s = 0;
     switch (in->type) {
     case PRIM_U8: {
@@ -47,8 +46,7 @@ static uint64_t scan_sum(const PrimVec *in, int64_t lo, int64_t hi)
 }
 
 /* Writes the exclusive scan of in[lo..hi) starting at s into out[lo..hi). */
-static void scan_range(const PrimVec *in, int64_t lo, int64_t hi, uint64_t s, int64_t *out)
-{
+static void scan_range(const PrimVec *in, int64_t lo, int64_t hi, uint64_t s, int64_t *out) {
     switch (in->type) {
     case PRIM_U8: {
         const uint8_t *p = in->data;
@@ -78,23 +76,20 @@ static void scan_range(const PrimVec *in, int64_t lo, int64_t hi, uint64_t s, in
 }
 
 /* prim_parallel body, phase 1: thread t sums its chunk into sums[t]. */
-static void scan_phase1(void *arg, int t, int nt)
-{
+static void scan_phase1(void *arg, int t, int nt) {
     ScanJob *J = arg;
     J->sums[t] = scan_sum(J->in, J->n * t / nt, J->n * (t + 1) / nt);
 }
 
 /* prim_parallel body, phase 3: thread t scans its chunk from offset sums[t]. */
-static void scan_phase3(void *arg, int t, int nt)
-{
+static void scan_phase3(void *arg, int t, int nt) {
     ScanJob *J = arg;
     scan_range(J->in, J->n * t / nt, J->n * (t + 1) / nt, J->sums[t], J->out);
 }
 
 /* See primitives.h. total may be NULL when the caller does not need it.
  * Returns 0, or -1 with a message in ctx->err (bad type or arguments). */
-int prim_cpu_scan(PrimCtx *ctx, const PrimVec *in, int64_t n, int64_t *out, int64_t *total)
-{
+int prim_cpu_scan(PrimCtx *ctx, const PrimVec *in, int64_t n, int64_t *out, int64_t *total) {
     if (!in || n < 0 || (n > 0 && (!in->data || !out))) {
         snprintf(ctx->err, sizeof ctx->err, "Primitive Error: scan: bad arguments");
         return -1;
@@ -105,29 +100,23 @@ int prim_cpu_scan(PrimCtx *ctx, const PrimVec *in, int64_t n, int64_t *out, int6
         return -1;
     }
     int nt = ctx->nthreads < 1 ? 1 : ctx->nthreads;
-    if (nt > SCAN_MAX_THREADS)
-        nt = SCAN_MAX_THREADS;
-    if (n < SCAN_PAR_MIN_ROWS)
-        nt = 1;
+    if (nt > SCAN_MAX_THREADS) nt = SCAN_MAX_THREADS;
+    if (n < SCAN_PAR_MIN_ROWS) nt = 1;
     if (nt == 1) {
         scan_range(in, 0, n, 0, out);
-        if (total)
-            *total = n > 0 ? (int64_t)((uint64_t)out[n - 1] + scan_sum(in, n - 1, n)) : 0;
+        if (total) *total = n > 0 ? (int64_t)((uint64_t)out[n - 1] + scan_sum(in, n - 1, n)) : 0;
         return 0;
     }
     ScanJob J = {in, n, out, {0}};
-    if (prim_parallel(nt, scan_phase1, &J) != 0)
-        goto fail;
+    if (prim_parallel(nt, scan_phase1, &J) != 0) goto fail;
     uint64_t run = 0;
     for (int t = 0; t < nt; t++) {
         uint64_t s = J.sums[t];
         J.sums[t] = run;
         run += s;
     }
-    if (prim_parallel(nt, scan_phase3, &J) != 0)
-        goto fail;
-    if (total)
-        *total = (int64_t)run;
+    if (prim_parallel(nt, scan_phase3, &J) != 0) goto fail;
+    if (total) *total = (int64_t)run;
     return 0;
 fail:
     snprintf(ctx->err, sizeof ctx->err, "Primitive Error: scan: cannot start worker threads");

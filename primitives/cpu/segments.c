@@ -22,14 +22,11 @@ typedef struct SegJob {
 } SegJob;
 
 /* Returns 1 if row i of key differs from row i-1 (i >= 1), else 0. */
-static inline int seg_differs(const PrimVec *key, int64_t i)
-{
+static inline int seg_differs(const PrimVec *key, int64_t i) {
     if (key->valid) {
         int a = key->valid[i - 1] != 0, b = key->valid[i] != 0;
-        if (a != b)
-            return 1;
-        if (!a)
-            return 0;
+        if (a != b) return 1;
+        if (!a) return 0;
     }
     switch (key->type) {
     case PRIM_U8:
@@ -46,19 +43,15 @@ static inline int seg_differs(const PrimVec *key, int64_t i)
 }
 
 /* Returns 1 if row i starts a segment (row 0 always does). */
-static inline int seg_starts(const SegJob *J, int64_t i)
-{
-    if (i == 0)
-        return 1;
+static inline int seg_starts(const SegJob *J, int64_t i) {
+    if (i == 0) return 1;
     for (int k = 0; k < J->nkeys; k++)
-        if (seg_differs(&J->keys[k], i))
-            return 1;
+        if (seg_differs(&J->keys[k], i)) return 1;
     return 0;
 }
 
 /* prim_parallel body, pass 1: counts the segment starts in chunk t. */
-static void seg_count(void *arg, int t, int nt)
-{
+static void seg_count(void *arg, int t, int nt) {
     SegJob *J = arg;
     int64_t c = 0;
     for (int64_t i = J->n * t / nt, hi = J->n * (t + 1) / nt; i < hi; i++)
@@ -67,48 +60,40 @@ static void seg_count(void *arg, int t, int nt)
 }
 
 /* prim_parallel body, pass 2: writes chunk t's starts from offset cnt[t]. */
-static void seg_write(void *arg, int t, int nt)
-{
+static void seg_write(void *arg, int t, int nt) {
     SegJob *J = arg;
     int64_t o = J->cnt[t];
     for (int64_t i = J->n * t / nt, hi = J->n * (t + 1) / nt; i < hi; i++)
-        if (seg_starts(J, i))
-            J->starts[o++] = i;
+        if (seg_starts(J, i)) J->starts[o++] = i;
     J->end[t] = o;
 }
 
 /* See primitives.h. nkeys == 0 makes all rows one segment (when n > 0).
  * Returns 0, or -1 with a message in ctx->err (bad arguments). */
 int prim_cpu_segments(PrimCtx *ctx, const PrimVec *keys, int nkeys, int64_t n, int64_t *starts,
-                      int64_t *nseg)
-{
+                      int64_t *nseg) {
     if (n < 0 || nkeys < 0 || (nkeys > 0 && !keys) || !nseg || (n > 0 && !starts)) {
         snprintf(ctx->err, sizeof ctx->err, "Primitive Error: segments: bad arguments");
         return -1;
     }
     for (int k = 0; k < nkeys; k++) {
         if (prim_type_width(keys[k].type) == 0 || (n > 0 && !keys[k].data)) {
-            snprintf(ctx->err, sizeof ctx->err, "Primitive Error: segments: bad key vector %d",
-                     k);
+            snprintf(ctx->err, sizeof ctx->err, "Primitive Error: segments: bad key vector %d", k);
             return -1;
         }
     }
     int nt = ctx->nthreads < 1 ? 1 : ctx->nthreads;
-    if (nt > SEG_MAX_THREADS)
-        nt = SEG_MAX_THREADS;
-    if (n < SEG_PAR_MIN_ROWS)
-        nt = 1;
+    if (nt > SEG_MAX_THREADS) nt = SEG_MAX_THREADS;
+    if (n < SEG_PAR_MIN_ROWS) nt = 1;
     SegJob J = {keys, nkeys, n, starts, {0}, {0}};
-    if (nt > 1 && prim_parallel(nt, seg_count, &J) != 0)
-        goto fail;
+    if (nt > 1 && prim_parallel(nt, seg_count, &J) != 0) goto fail;
     int64_t run = 0; /* with one thread, cnt[0] stays 0 */
     for (int t = 0; t < nt; t++) {
         int64_t c = J.cnt[t];
         J.cnt[t] = run;
         run += c;
     }
-    if (prim_parallel(nt, seg_write, &J) != 0)
-        goto fail;
+    if (prim_parallel(nt, seg_write, &J) != 0) goto fail;
     *nseg = J.end[nt - 1];
     return 0;
 fail:

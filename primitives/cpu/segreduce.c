@@ -54,21 +54,18 @@ typedef struct SegJob {
 } SegJob;
 
 /* Formats an error message into ctx->err and returns -1. */
-static int segr_err(PrimCtx *ctx, const char *fmt, ...)
-{
+static int segr_err(PrimCtx *ctx, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     int k = snprintf(ctx->err, sizeof ctx->err, "Primitive Error: segreduce: ");
-    if (k < 0 || (size_t)k >= sizeof ctx->err)
-        k = 0;
+    if (k < 0 || (size_t)k >= sizeof ctx->err) k = 0;
     vsnprintf(ctx->err + k, sizeof ctx->err - (size_t)k, fmt, ap);
     va_end(ap);
     return -1;
 }
 
 /* Adds x to the compensated sum (s, c) (Neumaier). */
-static inline void segr_kadd(double *s, double *c, double x)
-{
+static inline void segr_kadd(double *s, double *c, double x) {
     double t = *s + x;
     if (fabs(*s) >= fabs(x))
         *c += (*s - t) + x;
@@ -78,8 +75,7 @@ static inline void segr_kadd(double *s, double *c, double x)
 }
 
 /* Returns an empty accumulator. */
-static SegAcc segr_empty(void)
-{
+static SegAcc segr_empty(void) {
     SegAcc a;
     memset(&a, 0, sizeof a);
     a.imin = INT64_MAX;
@@ -95,8 +91,7 @@ static SegAcc segr_empty(void)
     do {                                                                                           \
         const T *v = (const T *)val->data;                                                         \
         for (int64_t i = lo; i < hi; i++) {                                                        \
-            if (vd && !vd[i])                                                                      \
-                continue;                                                                          \
+            if (vd && !vd[i]) continue;                                                            \
             int64_t x = v[i];                                                                      \
             cnt++;                                                                                 \
             if (agg == AGG_MIN)                                                                    \
@@ -104,10 +99,8 @@ static SegAcc segr_empty(void)
             else if (agg == AGG_MAX)                                                               \
                 imax = x > imax ? x : imax;                                                        \
             else if (wide) {                                                                       \
-                if (__builtin_add_overflow(isum, x, &isum))                                        \
-                    ovf = 1;                                                                       \
-                if (agg == AGG_AVG)                                                                \
-                    segr_kadd(&fs, &fc, (double)x);                                                \
+                if (__builtin_add_overflow(isum, x, &isum)) ovf = 1;                               \
+                if (agg == AGG_AVG) segr_kadd(&fs, &fc, (double)x);                                \
             } else                                                                                 \
                 isum += x;                                                                         \
         }                                                                                          \
@@ -117,8 +110,7 @@ static SegAcc segr_empty(void)
     do {                                                                                           \
         const T *v = (const T *)val->data;                                                         \
         for (int64_t i = lo; i < hi; i++) {                                                        \
-            if (vd && !vd[i])                                                                      \
-                continue;                                                                          \
+            if (vd && !vd[i]) continue;                                                            \
             double x = v[i];                                                                       \
             cnt++;                                                                                 \
             if (agg == AGG_MIN)                                                                    \
@@ -131,8 +123,7 @@ static SegAcc segr_empty(void)
     } while (0)
 
 /* Reduces rows [lo, hi) (hi - lo <= SEGR_BLOCK) of val for agg into *a. */
-static void segr_range(PrimAgg agg, const PrimVec *val, int64_t lo, int64_t hi, SegAcc *a)
-{
+static void segr_range(PrimAgg agg, const PrimVec *val, int64_t lo, int64_t hi, SegAcc *a) {
     *a = segr_empty();
     if (agg == AGG_COUNT_STAR) {
         a->cnt = hi - lo;
@@ -168,8 +159,7 @@ static void segr_range(PrimAgg agg, const PrimVec *val, int64_t lo, int64_t hi, 
             SEGR_ACC_FLT(double);
             break;
         }
-        if (!wide && agg == AGG_AVG)
-            fs = (double)isum; /* exact: |isum| < 2^53 within one block */
+        if (!wide && agg == AGG_AVG) fs = (double)isum; /* exact: |isum| < 2^53 within one block */
     }
     a->cnt = cnt;
     a->isum = isum;
@@ -183,11 +173,9 @@ static void segr_range(PrimAgg agg, const PrimVec *val, int64_t lo, int64_t hi, 
 }
 
 /* Folds partial b (rows after a's) into a, deterministically. */
-static void segr_merge(SegAcc *a, const SegAcc *b)
-{
+static void segr_merge(SegAcc *a, const SegAcc *b) {
     a->cnt += b->cnt;
-    if (__builtin_add_overflow(a->isum, b->isum, &a->isum))
-        a->ovf = 1;
+    if (__builtin_add_overflow(a->isum, b->isum, &a->isum)) a->ovf = 1;
     a->ovf |= b->ovf;
     segr_kadd(&a->fs, &a->fc, b->fs);
     a->fc += b->fc;
@@ -199,8 +187,7 @@ static void segr_merge(SegAcc *a, const SegAcc *b)
 
 /* Writes segment s's result from a into out. Returns 0, or 1 when an
  * integer SUM overflowed (the value is then written as NULL). */
-static int segr_final(const SegJob *J, int64_t s, const SegAcc *a)
-{
+static int segr_final(const SegJob *J, int64_t s, const SegAcc *a) {
     PrimVec *out = J->out;
     int isnull = 0, bad = 0;
     int64_t iv = 0;
@@ -241,20 +228,17 @@ static int segr_final(const SegJob *J, int64_t s, const SegAcc *a)
         ((double *)out->data)[s] = isnull ? 0.0 : fv;
     else
         ((int64_t *)out->data)[s] = isnull ? 0 : iv;
-    if (out->valid)
-        out->valid[s] = !isnull;
+    if (out->valid) out->valid[s] = !isnull;
     return bad;
 }
 
 /* Returns the row where segment s ends (exclusive). */
-static inline int64_t segr_end(const SegJob *J, int64_t s)
-{
+static inline int64_t segr_end(const SegJob *J, int64_t s) {
     return s + 1 < J->nseg ? J->starts[s + 1] : J->n;
 }
 
 /* Returns the first segment whose start is >= row (starts is sorted). */
-static int64_t segr_lower(const SegJob *J, int64_t row)
-{
+static int64_t segr_lower(const SegJob *J, int64_t row) {
     int64_t lo = 0, hi = J->nseg;
     while (lo < hi) {
         int64_t mid = lo + (hi - lo) / 2;
@@ -268,15 +252,13 @@ static int64_t segr_lower(const SegJob *J, int64_t row)
 
 /* prim_parallel body, pass 1: thread t reduces the short segments whose
  * start lies in its share of the rows (long ones are left to pass 2). */
-static void segr_small(void *arg, int t, int nt)
-{
+static void segr_small(void *arg, int t, int nt) {
     SegJob *J = arg;
     int64_t s0 = t == 0 ? 0 : segr_lower(J, J->n * t / nt);
     int64_t s1 = t == nt - 1 ? J->nseg : segr_lower(J, J->n * (t + 1) / nt);
     for (int64_t s = s0; s < s1; s++) {
         int64_t lo = J->starts[s], hi = segr_end(J, s);
-        if (hi - lo > SEGR_BLOCK)
-            continue;
+        if (hi - lo > SEGR_BLOCK) continue;
         SegAcc a;
         segr_range(J->agg, J->val, lo, hi, &a);
         J->ovf[t] |= segr_final(J, s, &a);
@@ -285,8 +267,7 @@ static void segr_small(void *arg, int t, int nt)
 
 /* prim_parallel body, pass 2: thread t reduces its share of the blocks of
  * long segments into bacc. */
-static void segr_blocks(void *arg, int t, int nt)
-{
+static void segr_blocks(void *arg, int t, int nt) {
     SegJob *J = arg;
     for (int64_t b = J->nblocks * t / nt, e = J->nblocks * (t + 1) / nt; b < e; b++)
         segr_range(J->agg, J->val, J->blocks[b].lo, J->blocks[b].hi, &J->bacc[b]);
@@ -297,12 +278,10 @@ static void segr_blocks(void *arg, int t, int nt)
  * Temporary block storage comes from ctx->alloc. Returns 0, or -1 with a
  * message in ctx->err (bad arguments, "integer overflow" in SUM, memory). */
 int prim_cpu_segreduce(PrimCtx *ctx, PrimAgg agg, const PrimVec *val, const int64_t *starts,
-                       int64_t nseg, int64_t n, PrimVec *out)
-{
+                       int64_t nseg, int64_t n, PrimVec *out) {
     if (n < 0 || nseg < 0 || !out || (nseg > 0 && (!starts || !out->data)))
         return segr_err(ctx, "bad arguments");
-    if (agg < AGG_COUNT_STAR || agg > AGG_AVG)
-        return segr_err(ctx, "bad aggregate %d", (int)agg);
+    if (agg < AGG_COUNT_STAR || agg > AGG_AVG) return segr_err(ctx, "bad aggregate %d", (int)agg);
     int isfloat = 0;
     if (agg != AGG_COUNT_STAR) {
         if (!val || prim_type_width(val->type) == 0 || (n > 0 && !val->data))
@@ -317,14 +296,11 @@ int prim_cpu_segreduce(PrimCtx *ctx, PrimAgg agg, const PrimVec *val, const int6
     for (int64_t s = 0; s < nseg; s++)
         if (starts[s] < 0 || starts[s] > n || (s > 0 && starts[s] < starts[s - 1]))
             return segr_err(ctx, "segment starts are not sorted within 0..n");
-    if (nseg == 0)
-        return 0;
+    if (nseg == 0) return 0;
 
     int nt = ctx->nthreads < 1 ? 1 : ctx->nthreads;
-    if (nt > SEGR_MAX_THREADS)
-        nt = SEGR_MAX_THREADS;
-    if (n < SEGR_PAR_MIN_ROWS)
-        nt = 1;
+    if (nt > SEGR_MAX_THREADS) nt = SEGR_MAX_THREADS;
+    if (n < SEGR_PAR_MIN_ROWS) nt = 1;
     SegJob J;
     memset(&J, 0, sizeof J);
     J.agg = agg;
@@ -334,8 +310,7 @@ int prim_cpu_segreduce(PrimCtx *ctx, PrimAgg agg, const PrimVec *val, const int6
     J.n = n;
     J.out = out;
     J.isfloat = isfloat;
-    if (prim_parallel(nt, segr_small, &J) != 0)
-        return segr_err(ctx, "cannot start worker threads");
+    if (prim_parallel(nt, segr_small, &J) != 0) return segr_err(ctx, "cannot start worker threads");
     int ovf = 0;
     for (int t = 0; t < nt; t++)
         ovf |= J.ovf[t];
@@ -344,21 +319,18 @@ int prim_cpu_segreduce(PrimCtx *ctx, PrimAgg agg, const PrimVec *val, const int6
     int64_t nblocks = 0;
     for (int64_t s = 0; s < nseg; s++) {
         int64_t len = segr_end(&J, s) - starts[s];
-        if (len > SEGR_BLOCK)
-            nblocks += (len + SEGR_BLOCK - 1) / SEGR_BLOCK;
+        if (len > SEGR_BLOCK) nblocks += (len + SEGR_BLOCK - 1) / SEGR_BLOCK;
     }
     if (nblocks > 0) {
         size_t bytes = (sizeof(SegBlock) + sizeof(SegAcc)) * (size_t)nblocks;
         char *mem = ctx->alloc(ctx->ud, bytes);
-        if (!mem)
-            return segr_err(ctx, "out of memory");
+        if (!mem) return segr_err(ctx, "out of memory");
         SegBlock *blocks = (SegBlock *)mem;
         SegAcc *bacc = (SegAcc *)(mem + sizeof(SegBlock) * (size_t)nblocks);
         int64_t b = 0;
         for (int64_t s = 0; s < nseg; s++) {
             int64_t lo = starts[s], hi = segr_end(&J, s);
-            if (hi - lo <= SEGR_BLOCK)
-                continue;
+            if (hi - lo <= SEGR_BLOCK) continue;
             for (int64_t r = lo; r < hi; r += SEGR_BLOCK) {
                 blocks[b].seg = s;
                 blocks[b].lo = r;
@@ -383,7 +355,6 @@ int prim_cpu_segreduce(PrimCtx *ctx, PrimAgg agg, const PrimVec *val, const int6
         }
         ctx->free(ctx->ud, mem);
     }
-    if (ovf)
-        return segr_err(ctx, "integer overflow");
+    if (ovf) return segr_err(ctx, "integer overflow");
     return 0;
 }

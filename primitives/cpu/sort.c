@@ -33,13 +33,11 @@ typedef struct SortKV {
 } SortKV;
 
 /* Formats an error message into ctx->err and returns -1. */
-static int sort_err(PrimCtx *ctx, const char *fmt, ...)
-{
+static int sort_err(PrimCtx *ctx, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     int k = snprintf(ctx->err, sizeof ctx->err, "Primitive Error: sort: ");
-    if (k < 0 || (size_t)k >= sizeof ctx->err)
-        k = 0;
+    if (k < 0 || (size_t)k >= sizeof ctx->err) k = 0;
     vsnprintf(ctx->err + k, sizeof ctx->err - (size_t)k, fmt, ap);
     va_end(ap);
     return -1;
@@ -47,8 +45,7 @@ static int sort_err(PrimCtx *ctx, const char *fmt, ...)
 
 /* Returns the order-preserving 32-bit image of row i of a U8/I32/F32 key
  * (ascending; the caller inverts it for descending). */
-static inline uint32_t sort_key32(const PrimVec *key, int64_t i)
-{
+static inline uint32_t sort_key32(const PrimVec *key, int64_t i) {
     switch (key->type) {
     case PRIM_U8:
         return (uint32_t)((const uint8_t *)key->data)[i] ^ 0x80000000u;
@@ -57,8 +54,7 @@ static inline uint32_t sort_key32(const PrimVec *key, int64_t i)
     default: {
         float f = ((const float *)key->data)[i];
         uint32_t b;
-        if (f == 0.0f)
-            f = 0.0f; /* -0.0 equals 0.0 */
+        if (f == 0.0f) f = 0.0f; /* -0.0 equals 0.0 */
         memcpy(&b, &f, sizeof b);
         return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
     }
@@ -67,16 +63,14 @@ static inline uint32_t sort_key32(const PrimVec *key, int64_t i)
 
 /* Returns the order-preserving 64-bit image of row i of an I64/F64 key,
  * or of a 32-bit key widened (ascending). */
-static inline uint64_t sort_key64(const PrimVec *key, int64_t i)
-{
+static inline uint64_t sort_key64(const PrimVec *key, int64_t i) {
     switch (key->type) {
     case PRIM_I64:
         return (uint64_t)((const int64_t *)key->data)[i] ^ 0x8000000000000000ull;
     case PRIM_F64: {
         double f = ((const double *)key->data)[i];
         uint64_t b;
-        if (f == 0.0)
-            f = 0.0;
+        if (f == 0.0) f = 0.0;
         memcpy(&b, &f, sizeof b);
         return (b & 0x8000000000000000ull) ? ~b : (b | 0x8000000000000000ull);
     }
@@ -92,14 +86,13 @@ typedef struct RadixJob {
     int64_t n;
     int shift;
     int nt;
-    int64_t (*hist)[256]; /* nt rows: per-chunk counts, then per-chunk offsets */
+    int64_t (*hist)[256];     /* nt rows: per-chunk counts, then per-chunk offsets */
     int64_t (*ghist)[8][256]; /* nt rows: per-chunk counts of every byte */
 } RadixJob;
 
 /* prim_parallel body: thread t counts every byte of its chunk's keys into
  * ghist[t] (used to skip passes whose byte is constant). */
-static void radix_ghist(void *arg, int t, int nt)
-{
+static void radix_ghist(void *arg, int t, int nt) {
     RadixJob *J = arg;
     int64_t lo = J->n * t / nt, hi = J->n * (t + 1) / nt;
     int64_t(*g)[256] = J->ghist[t];
@@ -122,8 +115,7 @@ static void radix_ghist(void *arg, int t, int nt)
 }
 
 /* prim_parallel body: thread t counts byte (shift) of its chunk into hist[t]. */
-static void radix_count(void *arg, int t, int nt)
-{
+static void radix_count(void *arg, int t, int nt) {
     RadixJob *J = arg;
     int64_t lo = J->n * t / nt, hi = J->n * (t + 1) / nt;
     int64_t *h = J->hist[t];
@@ -141,8 +133,7 @@ static void radix_count(void *arg, int t, int nt)
 }
 
 /* prim_parallel body: thread t moves its chunk to dst at its offsets. */
-static void radix_scatter(void *arg, int t, int nt)
-{
+static void radix_scatter(void *arg, int t, int nt) {
     RadixJob *J = arg;
     int64_t lo = J->n * t / nt, hi = J->n * (t + 1) / nt;
     int64_t off[256];
@@ -167,11 +158,9 @@ static void radix_scatter(void *arg, int t, int nt)
  * size; kv selects the element kind. Returns the buffer (a or b) that holds
  * the sorted elements, or NULL if threads could not be started. */
 static void *radix_sort(void *a, void *b, int kv, int64_t n, int nt, int64_t (*hist)[256],
-                        int64_t (*ghist)[8][256])
-{
+                        int64_t (*ghist)[8][256]) {
     RadixJob J = {a, b, kv, n, 0, nt, hist, ghist};
-    if (prim_parallel(nt, radix_ghist, &J) != 0)
-        return NULL;
+    if (prim_parallel(nt, radix_ghist, &J) != 0) return NULL;
     for (int byte = kv ? 0 : 4; byte < 8; byte++) {
         int trivial = 0;
         for (int d = 0; d < 256 && !trivial; d++) {
@@ -180,11 +169,9 @@ static void *radix_sort(void *a, void *b, int kv, int64_t n, int nt, int64_t (*h
                 c += ghist[t][byte][d];
             trivial = c == n;
         }
-        if (trivial)
-            continue;
+        if (trivial) continue;
         J.shift = 8 * byte;
-        if (prim_parallel(nt, radix_count, &J) != 0)
-            return NULL;
+        if (prim_parallel(nt, radix_count, &J) != 0) return NULL;
         int64_t run = 0;
         for (int d = 0; d < 256; d++) {
             for (int t = 0; t < nt; t++) {
@@ -193,8 +180,7 @@ static void *radix_sort(void *a, void *b, int kv, int64_t n, int nt, int64_t (*h
                 run += c;
             }
         }
-        if (prim_parallel(nt, radix_scatter, &J) != 0)
-            return NULL;
+        if (prim_parallel(nt, radix_scatter, &J) != 0) return NULL;
         void *tmp = J.src;
         J.src = J.dst;
         J.dst = tmp;
@@ -217,8 +203,7 @@ typedef struct SortPass {
 
 /* prim_parallel body: builds the packed / pair elements of positions in
  * thread t's chunk (key of row perm[p], NULL rows as 0). */
-static void sort_fill(void *arg, int t, int nt)
-{
+static void sort_fill(void *arg, int t, int nt) {
     SortPass *P = arg;
     int64_t lo = P->n * t / nt, hi = P->n * (t + 1) / nt;
     const uint8_t *valid = P->key->valid;
@@ -241,8 +226,7 @@ static void sort_fill(void *arg, int t, int nt)
 
 /* prim_parallel body: next[q] = perm[position of the q-th sorted element]
  * for q in thread t's chunk. */
-static void sort_apply(void *arg, int t, int nt)
-{
+static void sort_apply(void *arg, int t, int nt) {
     SortPass *P = arg;
     int64_t lo = P->n * t / nt, hi = P->n * (t + 1) / nt;
     if (P->packed) {
@@ -263,8 +247,7 @@ static void sort_apply(void *arg, int t, int nt)
 /* Writes into out the stable partition of perm[0..n) by key validity:
  * NULL rows first when nulls_first, else last. */
 static void sort_nulls(const uint8_t *valid, const int64_t *perm, int64_t n, int nulls_first,
-                       int64_t *out)
-{
+                       int64_t *out) {
     int64_t nnull = 0;
     for (int64_t p = 0; p < n; p++)
         nnull += valid[perm[p]] == 0;
@@ -283,40 +266,33 @@ static void sort_nulls(const uint8_t *valid, const int64_t *perm, int64_t n, int
  * gives the identity. Returns 0, or -1 with a message in ctx->err (bad key
  * vector, out of memory, threads). */
 int prim_cpu_sort(PrimCtx *ctx, const PrimVec *keys, const uint8_t *desc, int nkeys, int64_t n,
-                  int64_t *perm)
-{
+                  int64_t *perm) {
     if (n < 0 || nkeys < 0 || (nkeys > 0 && !keys) || (n > 0 && !perm))
         return sort_err(ctx, "bad arguments");
     int wide = 0;
     for (int k = 0; k < nkeys; k++) {
         if (prim_type_width(keys[k].type) == 0 || (n > 0 && !keys[k].data))
             return sort_err(ctx, "bad key vector %d", k);
-        if (keys[k].type == PRIM_I64 || keys[k].type == PRIM_F64)
-            wide = 1;
+        if (keys[k].type == PRIM_I64 || keys[k].type == PRIM_F64) wide = 1;
     }
-    if (n == 0)
-        return 0;
+    if (n == 0) return 0;
     if (nkeys == 0 || n == 1) {
         for (int64_t i = 0; i < n; i++)
             perm[i] = i;
         return 0;
     }
     int big = n > (int64_t)0xffffffff;
-    if (big)
-        wide = 1;
+    if (big) wide = 1;
     int nt = ctx->nthreads < 1 ? 1 : ctx->nthreads;
-    if (nt > SORT_MAX_THREADS)
-        nt = SORT_MAX_THREADS;
-    if (n < SORT_PAR_MIN_ROWS)
-        nt = 1;
+    if (nt > SORT_MAX_THREADS) nt = SORT_MAX_THREADS;
+    if (n < SORT_PAR_MIN_ROWS) nt = 1;
 
     size_t esz = wide ? sizeof(SortKV) : sizeof(uint64_t);
     size_t hbytes = sizeof(int64_t) * 256 * (size_t)nt;
     size_t gbytes = sizeof(int64_t) * 8 * 256 * (size_t)nt;
     size_t bytes = 2 * esz * (size_t)n + sizeof(int64_t) * (size_t)n + hbytes + gbytes;
     char *mem = ctx->alloc(ctx->ud, bytes);
-    if (!mem)
-        return sort_err(ctx, "out of memory (%zu bytes)", bytes);
+    if (!mem) return sort_err(ctx, "out of memory (%zu bytes)", bytes);
     char *bufa = mem, *bufb = mem + esz * (size_t)n;
     int64_t *tmp = (int64_t *)(mem + 2 * esz * (size_t)n);
     int64_t(*hist)[256] = (int64_t(*)[256])(tmp + n);
@@ -357,8 +333,7 @@ int prim_cpu_sort(PrimCtx *ctx, const PrimVec *keys, const uint8_t *desc, int nk
             }
         }
     }
-    if (rc == 0 && cur != perm)
-        memcpy(perm, cur, sizeof(int64_t) * (size_t)n);
+    if (rc == 0 && cur != perm) memcpy(perm, cur, sizeof(int64_t) * (size_t)n);
     ctx->free(ctx->ud, mem);
     return rc;
 }

@@ -9,76 +9,63 @@
 
 /* Writes the "built without CUDA" message into ctx->err (if ctx is not NULL)
  * and returns -1. */
-static int no_cuda(PrimCtx *ctx)
-{
-    if (ctx)
-        snprintf(ctx->err, sizeof ctx->err, "Device Error: gqp was built without CUDA");
+static int no_cuda(PrimCtx *ctx) {
+    if (ctx) snprintf(ctx->err, sizeof ctx->err, "Device Error: gqp was built without CUDA");
     return -1;
 }
 
 /* Returns 0: without CUDA there is never a usable device. */
-int prim_gpu_available(void)
-{
+int prim_gpu_available(void) {
     return 0;
 }
 
 /* Always -1 with "built without CUDA" in ctx->err. */
 int prim_gpu_map(PrimCtx *ctx, const PrimProgram *prog, const PrimVec *inputs, int64_t n,
-                 PrimVec *out)
-{
+                 PrimVec *out) {
     return no_cuda(ctx);
 }
 
 /* Always -1 with "built without CUDA" in ctx->err. */
-int prim_gpu_scan(PrimCtx *ctx, const PrimVec *in, int64_t n, int64_t *out, int64_t *total)
-{
+int prim_gpu_scan(PrimCtx *ctx, const PrimVec *in, int64_t n, int64_t *out, int64_t *total) {
     return no_cuda(ctx);
 }
 
 /* Always -1 with "built without CUDA" in ctx->err. */
 int prim_gpu_scatter(PrimCtx *ctx, const PrimVec *src, const uint8_t *flags, const int64_t *idx,
-                     int64_t n, PrimVec *dst)
-{
+                     int64_t n, PrimVec *dst) {
     return no_cuda(ctx);
 }
 
 /* Always -1 with "built without CUDA" in ctx->err. */
-int prim_gpu_gather(PrimCtx *ctx, const PrimVec *src, const int64_t *idx, int64_t n,
-                    PrimVec *dst)
-{
+int prim_gpu_gather(PrimCtx *ctx, const PrimVec *src, const int64_t *idx, int64_t n, PrimVec *dst) {
     return no_cuda(ctx);
 }
 
 /* Always -1 with "built without CUDA" in ctx->err. */
 int prim_gpu_sort(PrimCtx *ctx, const PrimVec *keys, const uint8_t *desc, int nkeys, int64_t n,
-                  int64_t *perm)
-{
+                  int64_t *perm) {
     return no_cuda(ctx);
 }
 
 /* Always -1 with "built without CUDA" in ctx->err. */
 int prim_gpu_segments(PrimCtx *ctx, const PrimVec *keys, int nkeys, int64_t n, int64_t *starts,
-                      int64_t *nseg)
-{
+                      int64_t *nseg) {
     return no_cuda(ctx);
 }
 
 /* Always -1 with "built without CUDA" in ctx->err. */
 int prim_gpu_segreduce(PrimCtx *ctx, PrimAgg agg, const PrimVec *val, const int64_t *starts,
-                       int64_t nseg, int64_t n, PrimVec *out)
-{
+                       int64_t nseg, int64_t n, PrimVec *out) {
     return no_cuda(ctx);
 }
 
 /* Always -1 with "built without CUDA" in ctx->err. */
 int prim_gpu_join(PrimCtx *ctx, const PrimVec *lkey, int64_t nl, const PrimVec *rkey, int64_t nr,
-                  PrimPairs *out)
-{
+                  PrimPairs *out) {
     return no_cuda(ctx);
 }
 
 /* Always -1 with "built without CUDA" in ctx->err. */
-int prim_gpu_cross(PrimCtx *ctx, int64_t nl, int64_t nr, PrimPairs *out)
-{
+int prim_gpu_cross(PrimCtx *ctx, int64_t nl, int64_t nr, PrimPairs *out) {
     return no_cuda(ctx);
 }

@@ -25,18 +25,15 @@ static long g_live; /* allocations not yet freed through the context */
 
 /* malloc-backed PrimCtx allocator; counts live blocks. Returns NULL on
  * failure. */
-static void *t_alloc(void *ud, size_t bytes)
-{
+static void *t_alloc(void *ud, size_t bytes) {
     (void)ud;
     void *p = malloc(bytes ? bytes : 1);
-    if (p)
-        g_live++;
+    if (p) g_live++;
     return p;
 }
 
 /* Frees a block from t_alloc. */
-static void t_free(void *ud, void *p)
-{
+static void t_free(void *ud, void *p) {
     (void)ud;
     if (p) {
         g_live--;
@@ -45,8 +42,7 @@ static void t_free(void *ud, void *p)
 }
 
 /* Returns a context with nthreads workers and the malloc allocator. */
-static PrimCtx mkctx(int nthreads)
-{
+static PrimCtx mkctx(int nthreads) {
     PrimCtx c;
     memset(&c, 0, sizeof c);
     c.nthreads = nthreads;
@@ -58,8 +54,7 @@ static PrimCtx mkctx(int nthreads)
 static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
 
 /* Returns the next splitmix64 pseudo-random value. */
-static uint64_t rnd(void)
-{
+static uint64_t rnd(void) {
     uint64_t z = (g_rng += 0x9e3779b97f4a7c15ull);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
@@ -67,16 +62,14 @@ static uint64_t rnd(void)
 }
 
 /* Returns a uniform integer in lo..hi. */
-static int64_t rnd_in(int64_t lo, int64_t hi)
-{
+static int64_t rnd_in(int64_t lo, int64_t hi) {
     return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1));
 }
 
 /* Allocates (malloc, caller frees with free_vec) a vector of n values of
  * type t drawn from lo..hi (floats get a fractional part too), with about
  * null_pct percent NULLs (no validity array when null_pct < 0). */
-static PrimVec rand_vec(PrimType t, int64_t n, int64_t lo, int64_t hi, int null_pct)
-{
+static PrimVec rand_vec(PrimType t, int64_t n, int64_t lo, int64_t hi, int null_pct) {
     PrimVec v;
     v.type = t;
     v.n = n;
@@ -102,15 +95,13 @@ static PrimVec rand_vec(PrimType t, int64_t n, int64_t lo, int64_t hi, int null_
             ((double *)v.data)[i] = f;
             break;
         }
-        if (v.valid)
-            v.valid[i] = (int)(rnd() % 100) >= null_pct;
+        if (v.valid) v.valid[i] = (int)(rnd() % 100) >= null_pct;
     }
     return v;
 }
 
 /* Frees a vector from rand_vec / alloc_vec. */
-static void free_vec(PrimVec *v)
-{
+static void free_vec(PrimVec *v) {
     free(v->data);
     free(v->valid);
     v->data = NULL;
@@ -118,8 +109,7 @@ static void free_vec(PrimVec *v)
 }
 
 /* Allocates a zeroed vector of n values of type t, with validity if asked. */
-static PrimVec alloc_vec(PrimType t, int64_t n, int with_valid)
-{
+static PrimVec alloc_vec(PrimType t, int64_t n, int with_valid) {
     PrimVec v;
     v.type = t;
     v.n = n;
@@ -129,8 +119,7 @@ static PrimVec alloc_vec(PrimType t, int64_t n, int with_valid)
 }
 
 /* Returns row i of v as a double (any type). */
-static double get_f(const PrimVec *v, int64_t i)
-{
+static double get_f(const PrimVec *v, int64_t i) {
     switch (v->type) {
     case PRIM_U8:
         return ((const uint8_t *)v->data)[i];
@@ -146,8 +135,7 @@ static double get_f(const PrimVec *v, int64_t i)
 }
 
 /* Returns row i of an integer-typed v as int64. */
-static int64_t get_i(const PrimVec *v, int64_t i)
-{
+static int64_t get_i(const PrimVec *v, int64_t i) {
     switch (v->type) {
     case PRIM_U8:
         return ((const uint8_t *)v->data)[i];
@@ -159,20 +147,17 @@ static int64_t get_i(const PrimVec *v, int64_t i)
 }
 
 /* Returns 1 when row i of v is NULL. */
-static int is_null(const PrimVec *v, int64_t i)
-{
+static int is_null(const PrimVec *v, int64_t i) {
     return v->valid && !v->valid[i];
 }
 
-static int is_float(PrimType t)
-{
+static int is_float(PrimType t) {
     return t == PRIM_F32 || t == PRIM_F64;
 }
 
 /* ----------------------------------------------------------- common -- */
 
-Test(common, type_width)
-{
+Test(common, type_width) {
     cr_expect_eq(prim_type_width(PRIM_U8), 1);
     cr_expect_eq(prim_type_width(PRIM_I32), 4);
     cr_expect_eq(prim_type_width(PRIM_I64), 8);
@@ -185,31 +170,26 @@ Test(common, type_width)
 static int g_hits[16], g_nts[16];
 
 /* prim_parallel body for the test: records that share t ran with nt. */
-static void mark(void *arg, int t, int nt)
-{
+static void mark(void *arg, int t, int nt) {
     (void)arg;
     __atomic_add_fetch(&g_hits[t], 1, __ATOMIC_SEQ_CST);
     g_nts[t] = nt;
 }
 
-Test(common, parallel_runs_every_share_once)
-{
+Test(common, parallel_runs_every_share_once) {
     for (int nt = 1; nt <= 16; nt *= 2) {
         memset(g_hits, 0, sizeof g_hits);
         cr_assert_eq(prim_parallel(nt, mark, NULL), 0);
         for (int t = 0; t < 16; t++) {
             cr_expect_eq(g_hits[t], t < nt ? 1 : 0, "nt %d share %d ran %d times", nt, t,
                          g_hits[t]);
-            if (t < nt)
-                cr_expect_eq(g_nts[t], nt);
+            if (t < nt) cr_expect_eq(g_nts[t], nt);
         }
     }
 }
 
-Test(common, gpu_twins_without_device)
-{
-    if (prim_gpu_available())
-        cr_skip_test("a GPU is available; the no-CUDA stubs are not built");
+Test(common, gpu_twins_without_device) {
+    if (prim_gpu_available()) cr_skip_test("a GPU is available; the no-CUDA stubs are not built");
     PrimCtx c = mkctx(1);
     PrimPairs pp;
     cr_expect_eq(prim_gpu_cross(&c, 2, 2, &pp), -1);
@@ -232,28 +212,22 @@ typedef struct RV {
 } RV;
 
 /* Reference float -> int64: truncation, saturating, NaN -> 0. */
-static int64_t ref_f2i(double x)
-{
-    if (isnan(x))
-        return 0;
-    if (x <= -9223372036854775808.0)
-        return INT64_MIN;
-    if (x >= 9223372036854775807.0)
-        return INT64_MAX;
+static int64_t ref_f2i(double x) {
+    if (isnan(x)) return 0;
+    if (x <= -9223372036854775808.0) return INT64_MIN;
+    if (x >= 9223372036854775807.0) return INT64_MAX;
     return (int64_t)trunc(x);
 }
 
 /* Reference truth value of a register read as type t. */
-static int ref_true(const RV *r, int t)
-{
+static int ref_true(const RV *r, int t) {
     return t == PRIM_REG_F ? r->f != 0.0 : r->i != 0;
 }
 
 /* Evaluates prog for one row the slow way (SQLite semantics as documented
  * in primitives.h and map.c); regs has PRIM_MAX_REGS entries. Returns the
  * result register. */
-static RV ref_row(const PrimProgram *p, const PrimVec *in, int64_t row, RV *regs)
-{
+static RV ref_row(const PrimProgram *p, const PrimVec *in, int64_t row, RV *regs) {
     for (int k = 0; k < p->ninstr; k++) {
         const PrimInstr *x = &p->code[k];
         RV a = regs[x->a < 0 ? 0 : x->a], b = regs[x->b < 0 ? 0 : x->b];
@@ -291,24 +265,20 @@ static RV ref_row(const PrimProgram *p, const PrimVec *in, int64_t row, RV *regs
         case POP_DIV:
             if (F) {
                 r.null = a.null || b.null || b.f == 0.0;
-                if (!r.null)
-                    r.f = a.f / b.f;
+                if (!r.null) r.f = a.f / b.f;
             } else {
                 r.null = a.null || b.null || b.i == 0;
-                if (!r.null)
-                    r.i = b.i == -1 ? (int64_t)(0 - (uint64_t)a.i) : a.i / b.i;
+                if (!r.null) r.i = b.i == -1 ? (int64_t)(0 - (uint64_t)a.i) : a.i / b.i;
             }
             break;
         case POP_MOD:
             if (F) {
                 int64_t ia = ref_f2i(a.f), ib = ref_f2i(b.f);
                 r.null = a.null || b.null || ib == 0;
-                if (!r.null)
-                    r.f = ib == -1 ? 0.0 : (double)(ia % ib);
+                if (!r.null) r.f = ib == -1 ? 0.0 : (double)(ia % ib);
             } else {
                 r.null = a.null || b.null || b.i == 0;
-                if (!r.null)
-                    r.i = b.i == -1 ? 0 : a.i % b.i;
+                if (!r.null) r.i = b.i == -1 ? 0 : a.i % b.i;
             }
             break;
         case POP_NEG:
@@ -331,8 +301,13 @@ static RV ref_row(const PrimProgram *p, const PrimVec *in, int64_t row, RV *regs
         case POP_GT:
         case POP_GE: {
             r.null = a.null || b.null;
-            int cmp = F ? (a.f < b.f ? -1 : a.f > b.f ? 1 : a.f == b.f ? 0 : 2)
-                        : (a.i < b.i ? -1 : a.i > b.i ? 1 : 0);
+            int cmp = F ? (a.f < b.f    ? -1
+                           : a.f > b.f  ? 1
+                           : a.f == b.f ? 0
+                                        : 2)
+                        : (a.i < b.i   ? -1
+                           : a.i > b.i ? 1
+                                       : 0);
             switch (x->op) {
             case POP_EQ:
                 r.i = cmp == 0;
@@ -412,8 +387,7 @@ static RV ref_row(const PrimProgram *p, const PrimVec *in, int64_t row, RV *regs
  * row against ref_row. Returns the number of mismatching rows (the first
  * is reported). */
 static int64_t check_map(const PrimProgram *p, const PrimVec *in, int64_t n, PrimVec *out,
-                         int nthreads)
-{
+                         int nthreads) {
     PrimCtx c = mkctx(nthreads);
     long live = g_live;
     int rc = prim_cpu_map(&c, p, in, n, out);
@@ -427,8 +401,7 @@ static int64_t check_map(const PrimProgram *p, const PrimVec *in, int64_t n, Pri
         int F = p->result_t == PRIM_REG_F;
         int ok = 1;
         int filt = p->as_filter || out->type == PRIM_U8;
-        if (out->valid)
-            ok &= out->valid[row] == (filt && p->as_filter ? 1 : !r.null);
+        if (out->valid) ok &= out->valid[row] == (filt && p->as_filter ? 1 : !r.null);
         if (filt) {
             int want = !r.null && (F ? r.f != 0.0 : r.i != 0);
             ok &= ((uint8_t *)out->data)[row] == want;
@@ -436,7 +409,7 @@ static int64_t check_map(const PrimProgram *p, const PrimVec *in, int64_t n, Pri
             switch (out->type) {
             case PRIM_I32: {
                 int32_t want = r.null ? 0
-                               : F    ? (int32_t)(isnan(r.f)          ? 0
+                               : F    ? (int32_t)(isnan(r.f)             ? 0
                                                   : r.f >= 2147483647.0  ? INT32_MAX
                                                   : r.f <= -2147483648.0 ? INT32_MIN
                                                                          : (int32_t)r.f)
@@ -462,15 +435,14 @@ static int64_t check_map(const PrimProgram *p, const PrimVec *in, int64_t n, Pri
             }
         }
         if (!ok && bad++ == 0)
-            cr_log_error("map row %lld of %lld: null %d i %lld f %g", (long long)row,
-                         (long long)n, r.null, (long long)r.i, r.f);
+            cr_log_error("map row %lld of %lld: null %d i %lld f %g", (long long)row, (long long)n,
+                         r.null, (long long)r.i, r.f);
     }
     return bad;
 }
 
 /* Builds an instruction. */
-static PrimInstr I(int op, int t, int dst, int a, int b, int c, int64_t ival, double fval)
-{
+static PrimInstr I(int op, int t, int dst, int a, int b, int c, int64_t ival, double fval) {
     PrimInstr x;
     memset(&x, 0, sizeof x);
     x.op = (uint8_t)op;
@@ -495,12 +467,12 @@ static const PrimInstr FILTER_CODE[] = {
     {POP_AND, PRIM_REG_I, 6, 2, 5, 0, 0, 0, NULL, 0},
 };
 
-Test(map, filter_all_sizes_threads, .timeout = 120)
-{
+Test(map, filter_all_sizes_threads, .timeout = 120) {
     PrimProgram p = {7, FILTER_CODE, 7, 6, PRIM_REG_I, 2, 1};
     for (int s = 0; s < NSIZES; s++) {
         int64_t n = SIZES[s];
-        PrimVec in[2] = {rand_vec(PRIM_I32, n, -100, 100, 10), rand_vec(PRIM_I32, n, -100, 100, -1)};
+        PrimVec in[2] = {rand_vec(PRIM_I32, n, -100, 100, 10),
+                         rand_vec(PRIM_I32, n, -100, 100, -1)};
         PrimVec o1 = alloc_vec(PRIM_U8, n, 0), o4 = alloc_vec(PRIM_U8, n, 1);
         cr_expect_eq(check_map(&p, in, n, &o1, 1), 0, "n=%lld 1 thread", (long long)n);
         cr_expect_eq(check_map(&p, in, n, &o4, 4), 0, "n=%lld 4 threads", (long long)n);
@@ -519,8 +491,7 @@ Test(map, filter_all_sizes_threads, .timeout = 120)
 }
 
 /* Three-valued logic: a, b in {0, 1, NULL}. */
-Test(map, three_valued_truth_tables)
-{
+Test(map, three_valued_truth_tables) {
     /* rows: all 9 (a, b) combinations; 2 = NULL */
     int av[9] = {0, 0, 0, 1, 1, 1, 2, 2, 2}, bv[9] = {0, 1, 2, 0, 1, 2, 0, 1, 2};
     /* SQL: AND false dominates, OR true dominates, otherwise NULL wins */
@@ -557,8 +528,7 @@ Test(map, three_valued_truth_tables)
     }
 }
 
-Test(map, div_mod_by_zero_and_edges)
-{
+Test(map, div_mod_by_zero_and_edges) {
     int64_t a[6] = {7, -7, 7, INT64_MIN, INT64_MIN, 5};
     int64_t b[6] = {2, 2, 0, -1, 0, -1};
     /* expected (NULL = 99): trunc toward zero; x/0 NULL; INT64_MIN/-1 wraps */
@@ -599,8 +569,7 @@ Test(map, div_mod_by_zero_and_edges)
     cr_expect_eq(ov[2], 0, "5.5 %% 0.5 must be NULL");
 }
 
-Test(map, case_lookup_coalesce_compare_i_vs_f)
-{
+Test(map, case_lookup_coalesce_compare_i_vs_f) {
     /* CASE WHEN a > 2 THEN lookup[a] ELSE COALESCE(b, -1) END, and a < f */
     int32_t a[6] = {0, 1, 3, 4, 5, 9};
     uint8_t va[6] = {1, 1, 1, 1, 0, 1};
@@ -610,12 +579,12 @@ Test(map, case_lookup_coalesce_compare_i_vs_f)
     static const int64_t table[5] = {100, 101, 102, INT64_MIN, 104};
     PrimVec in[3] = {{PRIM_I32, 6, a, va}, {PRIM_I64, 6, b, vb}, {PRIM_F32, 6, f, NULL}};
     PrimInstr code[12] = {
-        I(POP_COL, 0, 0, 0, 0, 0, 0, 0),        I(POP_CONST, 0, 1, 0, 0, 0, 2, 0),
-        I(POP_GT, 0, 2, 0, 1, 0, 0, 0),         I(POP_LOOKUP, 0, 3, 0, 0, 0, 0, 0),
-        I(POP_COL, 0, 4, 0, 0, 0, 1, 0),        I(POP_CONST, 0, 5, 0, 0, 0, -1, 0),
-        I(POP_COALESCE, 0, 6, 4, 5, 0, 0, 0),   I(POP_CASE, 0, 7, 2, 3, 6, 0, 0),
-        I(POP_I2F, 0, 8, 0, 0, 0, 0, 0),        I(POP_COL, 1, 9, 0, 0, 0, 2, 0),
-        I(POP_LT, 1, 10, 8, 9, 0, 0, 0),        I(POP_ISNULL, 0, 11, 3, 0, 0, 0, 0)};
+        I(POP_COL, 0, 0, 0, 0, 0, 0, 0),      I(POP_CONST, 0, 1, 0, 0, 0, 2, 0),
+        I(POP_GT, 0, 2, 0, 1, 0, 0, 0),       I(POP_LOOKUP, 0, 3, 0, 0, 0, 0, 0),
+        I(POP_COL, 0, 4, 0, 0, 0, 1, 0),      I(POP_CONST, 0, 5, 0, 0, 0, -1, 0),
+        I(POP_COALESCE, 0, 6, 4, 5, 0, 0, 0), I(POP_CASE, 0, 7, 2, 3, 6, 0, 0),
+        I(POP_I2F, 0, 8, 0, 0, 0, 0, 0),      I(POP_COL, 1, 9, 0, 0, 0, 2, 0),
+        I(POP_LT, 1, 10, 8, 9, 0, 0, 0),      I(POP_ISNULL, 0, 11, 3, 0, 0, 0, 0)};
     code[3].table = table;
     code[3].table_n = 5;
     /* a > 2 is NULL for row 4 -> ELSE branch */
@@ -635,15 +604,14 @@ Test(map, case_lookup_coalesce_compare_i_vs_f)
         cr_assert_eq(prim_cpu_map(&c, &p, in, 6, &o), 0, "%s", c.err);
         for (int i = 0; i < 6; i++) {
             int64_t got = ov[i] ? out[i] : 99;
-            cr_expect_eq(got, cases[k].want[i], "reg %d row %d: got %lld want %lld",
-                         cases[k].reg, i, (long long)got, (long long)cases[k].want[i]);
+            cr_expect_eq(got, cases[k].want[i], "reg %d row %d: got %lld want %lld", cases[k].reg,
+                         i, (long long)got, (long long)cases[k].want[i]);
         }
         cr_expect_eq(check_map(&p, in, 6, &o, 1), 0);
     }
 }
 
-Test(map, as_filter_and_bad_programs)
-{
+Test(map, as_filter_and_bad_programs) {
     int64_t a[4] = {0, 5, -3, 7};
     uint8_t va[4] = {1, 1, 1, 0};
     PrimVec in[1] = {{PRIM_I64, 4, a, va}};
@@ -669,8 +637,7 @@ Test(map, as_filter_and_bad_programs)
     cr_expect_eq(prim_cpu_map(&c, &bad3, in, 4, &o), -1);
 }
 
-Test(map, constant_register_overwritten_in_place)
-{
+Test(map, constant_register_overwritten_in_place) {
     /* r1 = 5; r2 = r0 + r1; r1 = r1 * r2 (in place); r3 = r1 - r0: a constant
      * that is overwritten must be re-evaluated for every batch */
     PrimInstr code[5] = {I(POP_COL, 0, 0, 0, 0, 0, 0, 0), I(POP_CONST, 0, 1, 0, 0, 0, 5, 0),
@@ -695,8 +662,7 @@ static const int64_t LOOKUP_TAB[8] = {5, -3, INT64_MIN, 0, 12, INT64_MIN, 7, 1};
 /* Fills code with a random well-typed program over inputs of types ty[];
  * returns ninstr and sets *nregs, *res, *res_t. */
 static int gen_program(PrimInstr *code, const PrimType *ty, int ninputs, int *nregs, int *res,
-                       int *res_t)
-{
+                       int *res_t) {
     int rt[PRIM_MAX_REGS]; /* register type: 0 I, 1 F */
     int n = 0, nr = 0;
     for (int i = 0; i < ninputs; i++) {
@@ -718,14 +684,11 @@ static int gen_program(PrimInstr *code, const PrimType *ty, int ninputs, int *nr
         int pick[3];
         for (int o = 0; o < 3; o++) {
             int want = t;
-            if (op == POP_I2F || op == POP_LOOKUP || (op == POP_CASE && o == 0))
-                want = 0;
-            if (op == POP_F2I)
-                want = 1;
+            if (op == POP_I2F || op == POP_LOOKUP || (op == POP_CASE && o == 0)) want = 0;
+            if (op == POP_F2I) want = 1;
             int cand[PRIM_MAX_REGS], nc = 0;
             for (int r = 0; r < nr; r++)
-                if (rt[r] == want || op == POP_ISNULL || op == POP_NOTNULL)
-                    cand[nc++] = r;
+                if (rt[r] == want || op == POP_ISNULL || op == POP_NOTNULL) cand[nc++] = r;
             if (nc == 0) { /* make one: I2F or F2I of register 0 */
                 code[n++] = I(want ? POP_I2F : POP_F2I, 0, nr, 0, 0, 0, 0, 0);
                 if (rt[0] == want) /* register 0 already fits */
@@ -734,8 +697,7 @@ static int gen_program(PrimInstr *code, const PrimType *ty, int ninputs, int *nr
                     rt[nr] = want;
                     cand[nc++] = nr++;
                 }
-                if (nc == 0)
-                    cand[nc++] = 0;
+                if (nc == 0) cand[nc++] = 0;
             }
             pick[o] = cand[rnd() % (uint64_t)nc];
         }
@@ -759,16 +721,14 @@ static int gen_program(PrimInstr *code, const PrimType *ty, int ninputs, int *nr
         }
         /* write a new register, or overwrite one in place half the time */
         int dst = (rnd() % 2 && nr > 0) ? pick[0] : nr;
-        if (dst == nr && nr >= PRIM_MAX_REGS - 2)
-            dst = pick[0];
+        if (dst == nr && nr >= PRIM_MAX_REGS - 2) dst = pick[0];
         PrimInstr x = I(op, t, dst, pick[0], pick[1], pick[2], 0, 0);
         if (op == POP_LOOKUP) {
             x.table = LOOKUP_TAB;
             x.table_n = 8;
         }
         code[n++] = x;
-        if (dst == nr)
-            nr++;
+        if (dst == nr) nr++;
         rt[dst] = dt;
         *res = dst;
     }
@@ -777,8 +737,7 @@ static int gen_program(PrimInstr *code, const PrimType *ty, int ninputs, int *nr
     return n;
 }
 
-Test(map, random_programs_vs_reference, .timeout = 300)
-{
+Test(map, random_programs_vs_reference, .timeout = 300) {
     const PrimType all[5] = {PRIM_U8, PRIM_I32, PRIM_I64, PRIM_F32, PRIM_F64};
     int programs = 0;
     for (int s = 0; s < NSIZES; s++) {
@@ -797,10 +756,10 @@ Test(map, random_programs_vs_reference, .timeout = 300)
             PrimProgram p = {ni, code, nregs, res, res_t, 4, (int)(rnd() % 4 == 0)};
             PrimType ot = all[rnd() % 5];
             PrimVec o1 = alloc_vec(ot, n, rnd() % 2), o4 = alloc_vec(ot, n, o1.valid != NULL);
-            cr_expect_eq(check_map(&p, in, n, &o1, 1), 0, "n=%lld rep %d 1 thread",
-                         (long long)n, rep);
-            cr_expect_eq(check_map(&p, in, n, &o4, 4), 0, "n=%lld rep %d 4 threads",
-                         (long long)n, rep);
+            cr_expect_eq(check_map(&p, in, n, &o1, 1), 0, "n=%lld rep %d 1 thread", (long long)n,
+                         rep);
+            cr_expect_eq(check_map(&p, in, n, &o4, 4), 0, "n=%lld rep %d 4 threads", (long long)n,
+                         rep);
             cr_expect(n == 0 || memcmp(o1.data, o4.data, prim_type_width(ot) * (size_t)n) == 0,
                       "1 and 4 threads differ");
             programs++;
@@ -815,8 +774,7 @@ Test(map, random_programs_vs_reference, .timeout = 300)
 
 /* ------------------------------------------------------------- scan -- */
 
-Test(scan, all_types_sizes_threads, .timeout = 120)
-{
+Test(scan, all_types_sizes_threads, .timeout = 120) {
     const PrimType ts[3] = {PRIM_U8, PRIM_I32, PRIM_I64};
     for (int s = 0; s < NSIZES; s++) {
         int64_t n = SIZES[s];
@@ -851,8 +809,7 @@ Test(scan, all_types_sizes_threads, .timeout = 120)
 
 /* ----------------------------------------------------- gather/scatter -- */
 
-Test(gather, all_types_sizes_threads, .timeout = 120)
-{
+Test(gather, all_types_sizes_threads, .timeout = 120) {
     const PrimType all[5] = {PRIM_U8, PRIM_I32, PRIM_I64, PRIM_F32, PRIM_F64};
     for (int s = 0; s < NSIZES; s++) {
         int64_t n = SIZES[s];
@@ -886,8 +843,7 @@ Test(gather, all_types_sizes_threads, .timeout = 120)
     }
 }
 
-Test(gather, errors)
-{
+Test(gather, errors) {
     int32_t s[3] = {1, 2, 3}, d[2];
     PrimVec src = {PRIM_I32, 3, s, NULL}, dst = {PRIM_I32, 2, d, NULL};
     int64_t idx[2] = {0, -1}, idx2[2] = {0, 3};
@@ -898,8 +854,7 @@ Test(gather, errors)
     cr_expect_eq(prim_cpu_gather(&c, &src, idx, 1, &dst64), -1, "type mismatch");
 }
 
-Test(scatter, all_types_sizes_threads, .timeout = 120)
-{
+Test(scatter, all_types_sizes_threads, .timeout = 120) {
     const PrimType all[5] = {PRIM_U8, PRIM_I32, PRIM_I64, PRIM_F32, PRIM_F64};
     for (int s = 0; s < NSMALL + 1; s++) {
         int64_t n = SIZES[s];
@@ -940,10 +895,10 @@ Test(scatter, all_types_sizes_threads, .timeout = 120)
                 if (rowids)
                     bad += ((int64_t *)d1.data)[j] != i || ((int64_t *)d4.data)[j] != i;
                 else
-                    bad += memcmp((char *)d1.data + w * (size_t)j,
-                                  (char *)src.data + w * (size_t)i, w) != 0 ||
-                           memcmp((char *)d4.data + w * (size_t)j,
-                                  (char *)src.data + w * (size_t)i, w) != 0;
+                    bad += memcmp((char *)d1.data + w * (size_t)j, (char *)src.data + w * (size_t)i,
+                                  w) != 0 ||
+                           memcmp((char *)d4.data + w * (size_t)j, (char *)src.data + w * (size_t)i,
+                                  w) != 0;
             }
             cr_expect_eq(bad, 0, "kind %d n %lld", k, (long long)n);
             free_vec(&src);
@@ -967,8 +922,7 @@ static int g_nkeys;
 
 /* qsort comparator over row ids: keys lexicographically (NULLs first
  * ascending / last descending, numeric compare), then row id (stability). */
-static int ref_cmp(const void *pa, const void *pb)
-{
+static int ref_cmp(const void *pa, const void *pb) {
     int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
     for (int k = 0; k < g_nkeys; k++) {
         const PrimVec *v = &g_keys[k];
@@ -983,17 +937,14 @@ static int ref_cmp(const void *pa, const void *pb)
             int64_t x = get_i(v, a), y = get_i(v, b);
             c = x < y ? -1 : x > y ? 1 : 0;
         }
-        if (g_desc[k])
-            c = -c;
-        if (c)
-            return c;
+        if (g_desc[k]) c = -c;
+        if (c) return c;
     }
     return a < b ? -1 : a > b;
 }
 
 /* Sorts with 1 and 4 threads and compares with qsort; returns mismatches. */
-static int64_t check_sort(const PrimVec *keys, const uint8_t *desc, int nkeys, int64_t n)
-{
+static int64_t check_sort(const PrimVec *keys, const uint8_t *desc, int nkeys, int64_t n) {
     int64_t *want = malloc(sizeof(int64_t) * (size_t)(n + 1));
     int64_t *p1 = malloc(sizeof(int64_t) * (size_t)(n + 1));
     int64_t *p4 = malloc(sizeof(int64_t) * (size_t)(n + 1));
@@ -1011,22 +962,20 @@ static int64_t check_sort(const PrimVec *keys, const uint8_t *desc, int nkeys, i
     int64_t bad = 0;
     for (int64_t i = 0; i < n; i++)
         if ((p1[i] != want[i] || p4[i] != want[i]) && bad++ == 0)
-            cr_log_error("sort pos %lld: want %lld got %lld/%lld", (long long)i,
-                         (long long)want[i], (long long)p1[i], (long long)p4[i]);
+            cr_log_error("sort pos %lld: want %lld got %lld/%lld", (long long)i, (long long)want[i],
+                         (long long)p1[i], (long long)p4[i]);
     free(want);
     free(p1);
     free(p4);
     return bad;
 }
 
-Test(sort, single_key_all_types, .timeout = 300)
-{
+Test(sort, single_key_all_types, .timeout = 300) {
     const PrimType all[5] = {PRIM_U8, PRIM_I32, PRIM_I64, PRIM_F32, PRIM_F64};
     for (int s = 0; s < NSIZES; s++) {
         int64_t n = SIZES[s];
         for (int k = 0; k < 5; k++) {
-            if (n >= 3000000 && k != 1 && k != 4)
-                continue; /* the big case for I32 and F64 */
+            if (n >= 3000000 && k != 1 && k != 4) continue; /* the big case for I32 and F64 */
             for (int variant = 0; variant < 4; variant++) {
                 int wide = variant & 1; /* wide range vs many ties */
                 int nulls = variant & 2;
@@ -1050,8 +999,7 @@ Test(sort, single_key_all_types, .timeout = 300)
     }
 }
 
-Test(sort, multi_key, .timeout = 300)
-{
+Test(sort, multi_key, .timeout = 300) {
     const PrimType all[5] = {PRIM_U8, PRIM_I32, PRIM_I64, PRIM_F32, PRIM_F64};
     for (int s = 0; s < NSIZES; s++) {
         int64_t n = SIZES[s];
@@ -1064,8 +1012,7 @@ Test(sort, multi_key, .timeout = 300)
                 keys[k] = rand_vec(all[rnd() % 5], n, -5, 5, rnd() % 2 ? 15 : -1);
                 desc[k] = (uint8_t)(rnd() % 2);
             }
-            cr_expect_eq(check_sort(keys, desc, nkeys, n), 0, "n %lld rep %d", (long long)n,
-                         rep);
+            cr_expect_eq(check_sort(keys, desc, nkeys, n), 0, "n %lld rep %d", (long long)n, rep);
             for (int k = 0; k < nkeys; k++)
                 free_vec(&keys[k]);
         }
@@ -1074,8 +1021,7 @@ Test(sort, multi_key, .timeout = 300)
 
 /* --------------------------------------------------------- segments -- */
 
-Test(segments, runs_of_equal_keys)
-{
+Test(segments, runs_of_equal_keys) {
     const PrimType all[5] = {PRIM_U8, PRIM_I32, PRIM_I64, PRIM_F32, PRIM_F64};
     for (int s = 0; s < NSIZES; s++) {
         int64_t n = SIZES[s];
@@ -1127,13 +1073,11 @@ Test(segments, runs_of_equal_keys)
 
 /* Checks one aggregate over random segments against plain loops; returns
  * mismatches. out1/out4 come from 1 and 4 threads and must be identical. */
-static int64_t check_segreduce(PrimAgg agg, const PrimVec *val, const int64_t *starts,
-                               int64_t nseg, int64_t n)
-{
+static int64_t check_segreduce(PrimAgg agg, const PrimVec *val, const int64_t *starts, int64_t nseg,
+                               int64_t n) {
     int isf = is_float(val->type);
-    PrimType ot = (agg == AGG_AVG || (isf && agg != AGG_COUNT && agg != AGG_COUNT_STAR))
-                      ? PRIM_F64
-                      : PRIM_I64;
+    PrimType ot = (agg == AGG_AVG || (isf && agg != AGG_COUNT && agg != AGG_COUNT_STAR)) ? PRIM_F64
+                                                                                         : PRIM_I64;
     PrimVec o1 = alloc_vec(ot, nseg, 1), o4 = alloc_vec(ot, nseg, 1);
     PrimCtx c1 = mkctx(1), c4 = mkctx(4);
     long live = g_live;
@@ -1149,11 +1093,9 @@ static int64_t check_segreduce(PrimAgg agg, const PrimVec *val, const int64_t *s
         long double fsum = 0, fabssum = 0;
         double fmin = INFINITY, fmax = -INFINITY;
         for (int64_t i = lo; i < hi; i++) {
-            if (agg != AGG_COUNT_STAR && is_null(val, i))
-                continue;
+            if (agg != AGG_COUNT_STAR && is_null(val, i)) continue;
             cnt++;
-            if (agg == AGG_COUNT_STAR)
-                continue;
+            if (agg == AGG_COUNT_STAR) continue;
             if (isf) {
                 double x = get_f(val, i);
                 fsum += x;
@@ -1173,9 +1115,10 @@ static int64_t check_segreduce(PrimAgg agg, const PrimVec *val, const int64_t *s
         if (!wantnull) {
             if (ot == PRIM_I64) {
                 int64_t got = ((int64_t *)o1.data)[s];
-                int64_t want = agg == AGG_SUM ? isum : agg == AGG_MIN ? imin
-                                                   : agg == AGG_MAX   ? imax
-                                                                      : cnt;
+                int64_t want = agg == AGG_SUM   ? isum
+                               : agg == AGG_MIN ? imin
+                               : agg == AGG_MAX ? imax
+                                                : cnt;
                 ok &= got == want;
             } else {
                 double got = ((double *)o1.data)[s];
@@ -1191,24 +1134,22 @@ static int64_t check_segreduce(PrimAgg agg, const PrimVec *val, const int64_t *s
             }
         }
         if (!ok && bad++ == 0)
-            cr_log_error("segreduce agg %d seg %lld [%lld,%lld)", agg, (long long)s,
-                         (long long)lo, (long long)hi);
+            cr_log_error("segreduce agg %d seg %lld [%lld,%lld)", agg, (long long)s, (long long)lo,
+                         (long long)hi);
     }
     free_vec(&o1);
     free_vec(&o4);
     return bad;
 }
 
-Test(segreduce, all_aggs_types_sizes, .timeout = 300)
-{
+Test(segreduce, all_aggs_types_sizes, .timeout = 300) {
     const PrimType all[5] = {PRIM_U8, PRIM_I32, PRIM_I64, PRIM_F32, PRIM_F64};
     for (int s = 0; s < NSIZES; s++) {
         int64_t n = SIZES[s];
         for (int k = 0; k < 5; k++) {
-            if (n >= 3000000 && k != 4 && k != 2)
-                continue;
-            PrimVec v = rand_vec(all[k], n, all[k] == PRIM_U8 ? 0 : -1000000000,
-                                 1000000000, k % 2 ? 5 : -1);
+            if (n >= 3000000 && k != 4 && k != 2) continue;
+            PrimVec v = rand_vec(all[k], n, all[k] == PRIM_U8 ? 0 : -1000000000, 1000000000,
+                                 k % 2 ? 5 : -1);
             for (int shape = 0; shape < 3; shape++) {
                 /* 0: global, 1: many small segments (some empty), 2: a few long ones */
                 int64_t *starts = malloc(sizeof(int64_t) * (size_t)(n + 2));
@@ -1220,8 +1161,7 @@ Test(segreduce, all_aggs_types_sizes, .timeout = 300)
                     for (int64_t r = 0; r <= n && nseg <= n;) {
                         starts[nseg++] = r;
                         r += rnd_in(shape == 1 ? 0 : 1, 2 * avg);
-                        if (r > n)
-                            break;
+                        if (r > n) break;
                     }
                 }
                 for (int agg = AGG_COUNT_STAR; agg <= AGG_AVG; agg++)
@@ -1235,8 +1175,7 @@ Test(segreduce, all_aggs_types_sizes, .timeout = 300)
     }
 }
 
-Test(segreduce, integer_overflow_and_empty)
-{
+Test(segreduce, integer_overflow_and_empty) {
     int64_t v[3] = {INT64_MAX, 1, 5};
     PrimVec val = {PRIM_I64, 3, v, NULL};
     int64_t starts[1] = {0}, out[1];
@@ -1262,24 +1201,20 @@ Test(segreduce, integer_overflow_and_empty)
 /* ------------------------------------------------------------- join -- */
 
 /* Returns 1 when row i of a equals row j of b (both non-NULL, numeric). */
-static int key_eq(const PrimVec *a, int64_t i, const PrimVec *b, int64_t j)
-{
-    if (is_null(a, i) || is_null(b, j))
-        return 0;
+static int key_eq(const PrimVec *a, int64_t i, const PrimVec *b, int64_t j) {
+    if (is_null(a, i) || is_null(b, j)) return 0;
     return is_float(a->type) ? get_f(a, i) == get_f(b, j) : get_i(a, i) == get_i(b, j);
 }
 
 static const PrimVec *g_jr;
 
 /* qsort comparator for right rows: key (numeric), then row id. */
-static int jcmp(const void *pa, const void *pb)
-{
+static int jcmp(const void *pa, const void *pb) {
     int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
     double x = get_f(g_jr, a), y = get_f(g_jr, b);
     if (!is_float(g_jr->type)) {
         int64_t p = get_i(g_jr, a), q = get_i(g_jr, b);
-        if (p != q)
-            return p < q ? -1 : 1;
+        if (p != q) return p < q ? -1 : 1;
     } else if (x != y) {
         return x < y ? -1 : 1;
     }
@@ -1289,8 +1224,7 @@ static int jcmp(const void *pa, const void *pb)
 /* Reference pairs (malloc): nested loops for small inputs, otherwise the
  * right rows sorted by (key, row) and a binary search per left row. */
 static int64_t ref_join(const PrimVec *l, int64_t nl, const PrimVec *r, int64_t nr, int64_t **L,
-                        int64_t **R)
-{
+                        int64_t **R) {
     int64_t cap = 1024, n = 0;
     *L = malloc(sizeof(int64_t) * (size_t)cap);
     *R = malloc(sizeof(int64_t) * (size_t)cap);
@@ -1299,16 +1233,14 @@ static int64_t ref_join(const PrimVec *l, int64_t nl, const PrimVec *r, int64_t 
     if (!small) {
         sorted = malloc(sizeof(int64_t) * (size_t)(nr + 1));
         for (int64_t j = 0; j < nr; j++)
-            if (!is_null(r, j))
-                sorted[ns++] = j;
+            if (!is_null(r, j)) sorted[ns++] = j;
         g_jr = r;
         qsort(sorted, (size_t)ns, sizeof(int64_t), jcmp);
     }
     for (int64_t i = 0; i < nl; i++) {
         int64_t j0 = 0, j1 = nr;
         if (!small) {
-            if (is_null(l, i))
-                continue;
+            if (is_null(l, i)) continue;
             int64_t lo = 0, hi = ns;
             double x = get_f(l, i);
             while (lo < hi) {
@@ -1326,8 +1258,7 @@ static int64_t ref_join(const PrimVec *l, int64_t nl, const PrimVec *r, int64_t 
         for (int64_t p = j0; p < j1; p++) {
             int64_t j = small ? p : sorted[p];
             if (!key_eq(l, i, r, j)) {
-                if (small)
-                    continue;
+                if (small) continue;
                 break;
             }
             if (n == cap) {
@@ -1344,8 +1275,7 @@ static int64_t ref_join(const PrimVec *l, int64_t nl, const PrimVec *r, int64_t 
     return n;
 }
 
-Test(join, all_types_sizes_threads, .timeout = 300)
-{
+Test(join, all_types_sizes_threads, .timeout = 300) {
     const PrimType all[5] = {PRIM_U8, PRIM_I32, PRIM_I64, PRIM_F32, PRIM_F64};
     for (int s = 0; s < NSIZES; s++) {
         int64_t n = SIZES[s];
@@ -1366,8 +1296,7 @@ Test(join, all_types_sizes_threads, .timeout = 300)
                         ((double *)r.data)[nr - 1] = 0.0;
                     }
                     l.valid[0] = 1;
-                    if (r.valid)
-                        r.valid[nr - 1] = 1;
+                    if (r.valid) r.valid[nr - 1] = 1;
                 }
                 int64_t *wl, *wr;
                 int64_t wn = ref_join(&l, nl, &r, nr, &wl, &wr);
@@ -1383,14 +1312,12 @@ Test(join, all_types_sizes_threads, .timeout = 300)
                         bad += out.left[p] != wl[p] || out.right[p] != wr[p];
                     cr_expect_eq(bad, 0, "type %d n %lld shape %d nt %d", all[k], (long long)n,
                                  shape, nt);
-                    if (out.n == 0)
-                        cr_expect(out.left == NULL && out.right == NULL);
+                    if (out.n == 0) cr_expect(out.left == NULL && out.right == NULL);
                     c.free(c.ud, out.left);
                     c.free(c.ud, out.right);
                     cr_expect_eq(g_live, live, "join leaked");
                 }
-                if (n > 100 && k != 0)
-                    cr_expect_gt(wn, 0, "test data should produce matches");
+                if (n > 100 && k != 0) cr_expect_gt(wn, 0, "test data should produce matches");
                 free(wl);
                 free(wr);
                 free_vec(&l);
@@ -1400,8 +1327,7 @@ Test(join, all_types_sizes_threads, .timeout = 300)
     }
 }
 
-Test(join, cross_product)
-{
+Test(join, cross_product) {
     const int64_t ns[4] = {0, 1, 3, 1025};
     for (int a = 0; a < 4; a++)
         for (int b = 0; b < 4; b++) {
