@@ -25,6 +25,7 @@ typedef struct RtVal {
     int64_t n;      /* length */
     int64_t total;  /* DN_SCAN: sum of the flags */
     int ready;
+    const CatDict *rdict; /* STRING codes of a dictionary built at run time */
 } RtVal;
 
 typedef struct Exec {
@@ -37,6 +38,8 @@ typedef struct Exec {
     char *err;
     size_t errcap;
     DagNode *cur;
+    CatDict **dicts; /* built at run time; handed to the result */
+    int ndicts;
 } Exec;
 
 /* Host allocator of the CPU twins (ud: the ExecHostPool or NULL): 64-byte
@@ -186,6 +189,43 @@ static double now_ms(void) {
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/* Text of every value of in (SQLite's formatting: integers in decimal,
+ * reals with 15 significant digits) into a dictionary built now, and each
+ * row's code into out. The dictionary joins x->dicts. */
+static int to_text(Exec *x, const PrimVec *in, int64_t n, RtVal *out) {
+    char *buf = malloc((size_t)(n ? n : 1) * 32);
+    const char **strs = malloc(sizeof(char *) * (size_t)(n ? n : 1));
+    size_t *lens = malloc(sizeof(size_t) * (size_t)(n ? n : 1));
+    CatDict **nd = realloc(x->dicts, sizeof(CatDict *) * (size_t)(x->ndicts + 1));
+    if (nd) x->dicts = nd;
+    if (!buf || !strs || !lens || !nd) {
+        free(buf);
+        free(strs);
+        free(lens);
+        return ex_fail(x, "Execution Error: out of memory");
+    }
+    for (int64_t i = 0; i < n; i++) {
+        char *s = buf + i * 32;
+        if (in->valid && !in->valid[i]) s[0] = 0;
+        else if (in->type == PRIM_F64) {
+            double f = ((const double *)in->data)[i];
+            snprintf(s, 32, "%.15g", f);
+            if (!strpbrk(s, ".eEn")) strcat(s, ".0");
+        } else snprintf(s, 32, "%lld", (long long)((const int64_t *)in->data)[i]);
+        strs[i] = s;
+        lens[i] = strlen(s);
+    }
+    CatDict *d = cat_dict_build(strs, lens, n, out->h.data);
+    free(buf);
+    free(strs);
+    free(lens);
+    if (!d) return ex_fail(x, "Execution Error: out of memory");
+    x->dicts[x->ndicts++] = d;
+    out->rdict = d;
+    if (in->valid) memcpy(out->h.valid, in->valid, (size_t)n);
+    return 0;
+}
+
 /* Run node i on the CPU (gpu = 0) or the GPU (gpu = 1). */
 static int run_node(Exec *x, int i, int gpu) {
     DagNode *n = &x->dag->nodes[i];
@@ -257,6 +297,7 @@ static int run_node(Exec *x, int i, int gpu) {
         n->rows_in = in[0].n;
         rc = gpu ? prim_gpu_gather(ctx, &in[0], in[1].data, len, OUTV)
                  : prim_cpu_gather(ctx, &in[0], in[1].data, len, OUTV);
+        out->rdict = x->vals[n->inputs[0]].rdict;
         break;
     }
     case DN_SORT: {
@@ -322,6 +363,7 @@ static int run_node(Exec *x, int i, int gpu) {
         if (ex_alloc(x, o0, cnt, in[0].valid != NULL, gpu) != 0) return -1;
         size_t w = prim_type_width(in[0].type);
         n->rows_in = len;
+        out->rdict = x->vals[n->inputs[0]].rdict;
         if (gpu) {
             if (prim_gpu_copy(out->d.data, (char *)in[0].data + (size_t)off * w, (size_t)cnt * w,
                               PRIM_D2D, x->dev->stream, x->err, x->errcap) != 0 ||
@@ -336,6 +378,14 @@ static int run_node(Exec *x, int i, int gpu) {
     }
     case DN_TRANSFER:
         return ex_fail(x, "Execution Error: transfer nodes are executed implicitly");
+    case DN_TOTEXT: {
+        if (gpu) return ex_fail(x, "Execution Error: to-text runs on the CPU only");
+        int64_t len = in[0].n;
+        if (ex_alloc(x, o0, len, in[0].valid != NULL, 0) != 0) return -1;
+        n->rows_in = len;
+        rc = to_text(x, &in[0], len, out);
+        break;
+    }
     }
 #undef OUTV
     if (rc != 0) {
@@ -557,11 +607,18 @@ int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, ExecStats *stats
                 break;
             }
             res->cols[r].ltype = dag->values[v].ltype;
-            res->cols[r].dict = dag->values[v].dict;
+            res->cols[r].dict = dag->values[v].dict ? dag->values[v].dict : x.vals[v].rdict;
             if (r == 0) res->nrows = res->cols[r].vec.n;
         }
         x.cur = NULL;
         if (rc != 0) exec_result_free(res);
+    }
+    if (rc == 0) {
+        res->dicts = x.dicts;
+        res->ndicts = x.ndicts;
+    } else {
+        for (int k = 0; k < x.ndicts; k++) cat_dict_free(x.dicts[k]);
+        free(x.dicts);
     }
     if (x.dev && rc == 0) rc = prim_gpu_device_sync(x.err, x.errcap);
     double t_end = now_ms();
@@ -603,6 +660,8 @@ void exec_result_free(ExecResult *res) {
         exec_pool_release(res->pool, res->cols[i].vec.data);
         exec_pool_release(res->pool, res->cols[i].vec.valid);
     }
+    for (int k = 0; k < res->ndicts; k++) cat_dict_free(res->dicts[k]);
+    free(res->dicts);
     free(res->cols);
     memset(res, 0, sizeof *res);
 }

@@ -25,6 +25,8 @@ typedef struct ExecResult {
     int64_t nrows;
     ExecColumn *cols;
     ExecHostPool *pool; /* where the column memory goes back */
+    CatDict **dicts;    /* dictionaries built while running (CAST AS TEXT) */
+    int ndicts;
 } ExecResult;
 
 /* The GPU side of a session: a stream and the cache of table columns

@@ -56,6 +56,10 @@ int gqp_open(const char *config_path, gqp **out) {
      * seed-004 query needs ~100 MB. */
     db->pool = exec_pool_new((size_t)4 << 30);
     db->device = GQP_DEVICE_AUTO;
+    /* GQP_DEVICE=cpu|gpu|auto sets the default placement (scripts, tests) */
+    const char *env = getenv("GQP_DEVICE");
+    if (env && strcasecmp(env, "cpu") == 0) db->device = GQP_DEVICE_CPU;
+    if (env && strcasecmp(env, "gpu") == 0) db->device = GQP_DEVICE_GPU;
     db->nthreads = prim_ncores();
     db->err_offset = -1;
     snprintf(db->errmsg, sizeof db->errmsg, "not an error");

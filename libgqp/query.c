@@ -33,7 +33,8 @@ static void place(gqp *db, Dag *dag) {
     if (db->device == GQP_DEVICE_GPU ||
         (db->device == GQP_DEVICE_AUTO && prim_gpu_available()))
         d = DEV_GPU;
-    for (int i = 0; i < dag->nnodes; i++) dag->nodes[i].device = d;
+    for (int i = 0; i < dag->nnodes; i++)
+        dag->nodes[i].device = dag->nodes[i].kind == DN_TOTEXT ? DEV_CPU : d;
 }
 
 /* Bind and lower sel into st->dag. The SQL text must still be valid. */

@@ -212,8 +212,10 @@ static int compile(Compiler *c, const BExpr *e) {
         return d;
     }
     case BE_AGG:
+    case BE_TOTEXT:
         c->failed = 1;
-        op_fail(c->L, "aggregate outside of an aggregation");
+        op_fail(c->L, e->kind == BE_AGG ? "aggregate outside of an aggregation"
+                                        : "CAST to text inside an expression");
         return -1;
     }
     return -1;
@@ -280,6 +282,11 @@ static void label(PlanBuf *b, Lower *L, const LowState *st, const BExpr *e) {
         plan_buf_printf(b, ")");
         break;
     case BE_AGG: plan_buf_printf(b, "agg(...)"); break;
+    case BE_TOTEXT:
+        plan_buf_printf(b, "CAST(");
+        label(b, L, st, e->a);
+        plan_buf_printf(b, " AS TEXT)");
+        break;
     }
 }
 

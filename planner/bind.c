@@ -22,6 +22,7 @@ typedef struct BindCtx {
     BSelect *b;
     const AstSelect *sel;
     int in_agg;        /* binding an aggregate's argument */
+    int allow_totext;  /* the expression is a whole select-list item */
 } BindCtx;
 
 /* Record a binder error at offset pos; always returns NULL for chaining. */
@@ -398,8 +399,14 @@ static BExpr *bind_cast(BindCtx *bc, const AstExpr *e, int allow_agg) {
             x->type = CAT_STRING;
             return x;
         }
-        return bind_fail(bc, "Not implemented", e->pos, "CAST of %s to a string type",
-                         cat_type_name(x->type));
+        if (!bc->allow_totext)
+            return bind_fail(bc, "Not implemented", e->pos,
+                             "CAST of %s to a string type inside an expression",
+                             cat_type_name(x->type));
+        BExpr *t = bx_new(bc->arena, BE_TOTEXT, CAT_STRING, e->pos);
+        if (!t) return bind_oom(bc);
+        t->a = x;
+        return t;
     }
     if (x->type == CAT_STRING) {
         if (bx_is_float(t))
@@ -807,7 +814,9 @@ static int bind_items(BindCtx *bc, BExpr ***items, char ***names, int *n) {
             }
             continue;
         }
+        bc->allow_totext = e->kind == AST_CAST;
         BExpr *x = bind_expr(bc, e, 1);
+        bc->allow_totext = 0;
         if (!x) return -1;
         if (x->type == CAT_NULL) x->type = CAT_INT64;
         (*items)[*n] = x;
@@ -836,7 +845,7 @@ static int item_ref(BindCtx *bc, const AstExpr *e, char **names, int n, int by_a
 
 int plan_bind_select(const Catalog *cat, const char *sql, const AstSelect *sel, PlanArena *arena,
                      BSelect **out, PlanError *err) {
-    BindCtx bc = {cat, sql, arena, err, NULL, sel, 0};
+    BindCtx bc = {cat, sql, arena, err, NULL, sel, 0, 0};
     err->offset = -1;
     BSelect *b = plan_alloc(arena, sizeof(BSelect));
     if (!b) return bind_oom(&bc), -1;
@@ -880,6 +889,11 @@ int plan_bind_select(const Catalog *cat, const char *sql, const AstSelect *sel, 
             if (r == -2) return -1;
             BExpr *g = r >= 0 ? items[r] : bind_expr(&bc, sel->group_by[i], 0);
             if (!g) return -1;
+            if (g->kind == BE_TOTEXT) {
+                bind_fail(&bc, "Not implemented", sel->group_by[i]->pos,
+                          "GROUP BY a CAST to a string type");
+                return -1;
+            }
             if (has_agg_call(g)) {
                 bind_fail(&bc, "Binder", sel->group_by[i]->pos,
                           "aggregate functions are not allowed in GROUP BY");
@@ -961,7 +975,7 @@ int plan_bind_const(const char *sql, const AstExpr *ast, PlanArena *arena, BExpr
                     PlanError *err) {
     BSelect empty;
     memset(&empty, 0, sizeof empty);
-    BindCtx bc = {NULL, sql, arena, err, &empty, NULL, 0};
+    BindCtx bc = {NULL, sql, arena, err, &empty, NULL, 0, 0};
     err->offset = -1;
     *out = bind_expr(&bc, ast, 0);
     return *out ? 0 : -1;

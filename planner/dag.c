@@ -26,7 +26,7 @@ void plan_dag_free(Dag *d) {
 
 static const char *kind_names[] = {"source",  "const",    "map",     "scan",     "scatter",
                                    "gather",  "sort",     "segments", "segmented-reduce",
-                                   "join",    "cross",    "slice",   "transfer"};
+                                   "join",    "cross",    "slice",   "transfer", "to-text"};
 
 /* Static name of a node kind. */
 const char *plan_dag_kind_name(DagKind k) {

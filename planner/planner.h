@@ -40,7 +40,9 @@ typedef enum BExprKind {
     BE_CAST,    /* a converted to type (numeric <-> numeric) */
     BE_TRUTH,   /* a != 0 as BOOL (numeric used as a condition) */
     BE_LOOKUP,  /* table[a] (a is a STRING code): remaps and LIKE */
-    BE_AGG      /* aggregate call (only before rewriting into the agg scope) */
+    BE_AGG,     /* aggregate call (only before rewriting into the agg scope) */
+    BE_TOTEXT   /* CAST(number AS TEXT): a select-list output only; its
+                   dictionary is built when the query runs (dict NULL) */
 } BExprKind;
 
 typedef struct BExpr {
@@ -179,7 +181,8 @@ typedef enum DagKind {
     DN_JOIN,     /* equi-join -> (left ids, right ids) */
     DN_CROSS,    /* cross product -> (left ids, right ids) */
     DN_SLICE,    /* rows [offset, offset+limit) of a row-id sequence */
-    DN_TRANSFER  /* host <-> device copy (inserted by placement) */
+    DN_TRANSFER, /* host <-> device copy (inserted by placement) */
+    DN_TOTEXT    /* numbers -> string codes into a dictionary built at run time (CPU) */
 } DagKind;
 
 typedef enum DagDevice { DEV_CPU = 0, DEV_GPU = 1 } DagDevice;

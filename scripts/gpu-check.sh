@@ -1,0 +1,97 @@
+#!/bin/bash
+# gpu-check.sh [tests|bench|all] -- the one-call GPU workflow on the lent
+# GPU machine (see docs/gpu.md). Prepares libyaml/Criterion/sqlite3 from the
+# .deb files carried in .debs/ and DuckDB from the wheel in .whl/, builds for
+# sm_90, then
+#   tests: the GPU unit tests, compute-sanitizer memcheck over them, the SQL
+#          suite (tests/sql, select5, seed 004) under --device gpu and cpu,
+#          and the whole ctest run;
+#   bench: the seed-004 benchmark (gqp GPU / gqp CPU / SQLite / DuckDB).
+# Logs and tables go to $OUT (or ./gpu-out); a summary is printed last.
+set -u
+MODE=${1:-all}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+OUT=${OUT:-$ROOT/gpu-out}
+mkdir -p "$OUT"
+SUM=$OUT/summary.txt
+: > "$SUM"
+say() { echo "$*" | tee -a "$SUM"; }
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+
+# --- dependencies from carried packages ---
+PFX=/tmp/gqp-deps
+if [ -d .debs ]; then
+    mkdir -p $PFX
+    for f in .debs/*.deb; do dpkg -x "$f" $PFX; done
+    for pc in $(find $PFX -name '*.pc'); do sed -i "s|^prefix=.*|prefix=$PFX/usr|" "$pc"; done
+    export PKG_CONFIG_PATH=$PFX/usr/lib/x86_64-linux-gnu/pkgconfig:$PFX/usr/share/pkgconfig
+    export LD_LIBRARY_PATH=$PFX/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+    export PATH=$PFX/usr/bin:$PATH
+fi
+if ls .whl/*.whl >/dev/null 2>&1; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+        --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
+fi
+say "device: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1)"
+say "host: $(nproc) cores, $(free -g | awk '/Mem/{print $2}') GiB; nvcc $(nvcc --version | tail -2 | head -1)"
+
+# --- build ---
+T0=$(date +%s)
+cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_ARCHITECTURES=90 \
+    > "$OUT/build.log" 2>&1 &&
+    cmake --build build-gpu -j"$(nproc)" >> "$OUT/build.log" 2>&1
+RC=$?
+say "build: rc=$RC in $(( $(date +%s) - T0 )) s"
+if [ $RC -ne 0 ]; then tail -40 "$OUT/build.log"; exit 1; fi
+B=build-gpu
+
+if [ "$MODE" = tests ] || [ "$MODE" = all ]; then
+    # 1. GPU twins against CPU twins
+    T0=$(date +%s)
+    $B/tests/test_prim_gpu --jobs 1 --verbose > "$OUT/test_prim_gpu.log" 2>&1
+    say "test_prim_gpu: rc=$? $(grep -a 'Synthesis' "$OUT/test_prim_gpu.log" | tail -1) ($(( $(date +%s) - T0 )) s)"
+    # 2. compute-sanitizer memcheck over the GPU test binary (small sizes)
+    T0=$(date +%s)
+    GQP_GPU_TEST_SMALL=1 timeout 300 compute-sanitizer --tool memcheck --leak-check full \
+        $B/tests/test_prim_gpu --jobs 1 > "$OUT/sanitizer.log" 2>&1
+    say "compute-sanitizer: rc=$? $(grep -a 'ERROR SUMMARY' "$OUT/sanitizer.log" | tail -1) ($(( $(date +%s) - T0 )) s)"
+    # 3. SQL suite under both placements
+    for dev in gpu cpu; do
+        T0=$(date +%s)
+        GQP_SLT_DEVICE=$dev $B/tests/gqp_slt tests/sql/*.test ../shared/slt/select5.test \
+            shared/slt/select5.test > "$OUT/slt-$dev.log" 2>&1
+        say "slt --device $dev: rc=$? ($(( $(date +%s) - T0 )) s)"
+        grep -a "records" "$OUT/slt-$dev.log" | sed 's/^/    /' | tee -a "$SUM" >/dev/null
+    done
+    # 4. seed 004: 13 queries, gpu vs sqlite and gpu vs cpu
+    T0=$(date +%s)
+    GQP_DEVICE=gpu sh tests/seed004/check.sh $B/gqp /tmp/seed004-gpu 1000000 > "$OUT/seed004-gpu.log" 2>&1
+    say "seed004 check --device gpu (1M rows, vs sqlite3): rc=$? ($(( $(date +%s) - T0 )) s)"
+    D=/tmp/seed004-gpu/data
+    same=0; diff=0
+    for q in tests/seed004/queries/q*.sql; do
+        GQP_DEVICE=gpu $B/gqp run -c $D/gqp.yaml --mode csv "$q" | sort > /tmp/g.out
+        GQP_DEVICE=cpu $B/gqp run -c $D/gqp.yaml --mode csv "$q" | sort > /tmp/c.out
+        if cmp -s /tmp/g.out /tmp/c.out; then same=$((same+1)); else diff=$((diff+1)); echo "differs: $q" >> "$SUM"; fi
+    done
+    say "seed004 gpu vs cpu byte-identical: $same same, $diff differ"
+    GQP_DEVICE=gpu $B/gqp explain --analyze -c $D/gqp.yaml -e \
+        "SELECT id, uniformi, normali5 FROM test WHERE uniformi > 60 AND normali5 < 0" > "$OUT/explain-gpu.txt" 2>&1
+    # 5. everything through ctest (auto placement = GPU here)
+    T0=$(date +%s)
+    (cd $B && ctest -j8 --output-on-failure > "$OUT/ctest.log" 2>&1)
+    say "ctest: rc=$? $(grep -a 'tests passed' "$OUT/ctest.log") ($(( $(date +%s) - T0 )) s)"
+fi
+
+if [ "$MODE" = bench ] || [ "$MODE" = all ]; then
+    for rows in ${GQP_BENCH_ROWS:-5000000 50000000}; do
+        T0=$(date +%s)
+        python3 bench/seed004.py --rows "$rows" --build $B --work /tmp/bench-work \
+            --device gpu --compare-cpu --threads "$(nproc)" ${GQP_BENCH_ARGS:-} \
+            > "$OUT/bench-$rows.md" 2> "$OUT/bench-$rows.log"
+        say "bench $rows rows: rc=$? ($(( $(date +%s) - T0 )) s)"
+    done
+fi
+echo "==== summary ===="
+cat "$SUM"
