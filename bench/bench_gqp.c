@@ -3,6 +3,7 @@
  *
  *   bench_gqp -c config.yaml [--device auto|cpu|gpu] [--threads N]
  *             [--repeat R] QUERY.sql...
+ *   bench_gqp --bandwidth      (GPU copy bandwidths in GB/s, for floors)
  *
  * For each query file: one warm-up run, then R timed runs (default 5). A run
  * is prepare + the first gqp_step (which executes the whole query and
@@ -22,6 +23,7 @@
 #include <time.h>
 
 #include "gqp.h"
+#include "primitives/primitives.h"
 
 #define MAX_REPEAT 100
 
@@ -99,6 +101,17 @@ int main(int argc, char **argv) {
             threads = atoi(argv[++i]);
         } else if (strcmp(argv[i], "--repeat") == 0 && i + 1 < argc) {
             repeat = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--bandwidth") == 0) {
+            /* the floor's denominators: device copy and pinned transfers */
+            double d2d, h2d, d2h;
+            char err[256];
+            if (prim_gpu_bandwidth((size_t)1 << 30, &d2d, &h2d, &d2h, err, sizeof err) != 0) {
+                fprintf(stderr, "%s\n", err);
+                return 1;
+            }
+            printf("bandwidth d2d_GBps=%.1f h2d_pinned_GBps=%.1f d2h_pinned_GBps=%.1f\n", d2d, h2d,
+                   d2h);
+            return 0;
         } else {
             first_query = i;
             break;

@@ -55,11 +55,39 @@ def gen_data(gqp, rows, work):
     return csv, cfg
 
 
+COLS = ["id", "uniformi", "normali5", "normali20", "uniformf", "normalf5", "normalf20"]
+
+
+def floor_bytes(sql, rows, result_rows):
+    """(bytes the query must read + write on the device, result bytes).
+
+    Every column of `test` is 4 bytes. Reads: each referenced column once.
+    Writes: the result (output columns x result rows). Result bytes cross
+    PCIe once."""
+    low = sql.lower()
+    ref = [c for c in COLS if re.search(r"\b%s\b" % c, low)]
+    sel = low.split(" from ")[0]
+    out_cols = max(1, len([c for c in COLS if re.search(r"\b%s\b" % c, sel)]))
+    rb = 4 * out_cols * (result_rows or 0)
+    return 4 * len(ref) * rows + rb, rb
+
+
+def bandwidth(build):
+    """(d2d GB/s counting read + write, pinned h2d GB/s) or None."""
+    exe = os.path.join(build, "bench_gqp")
+    try:
+        out = subprocess.run([exe, "--bandwidth"], capture_output=True, text=True).stdout
+    except OSError:
+        return None
+    m = re.search(r"d2d_GBps=([\d.]+) h2d_pinned_GBps=([\d.]+)", out)
+    return (float(m.group(1)), float(m.group(2))) if m else None
+
+
 def bench_gqp(args, cfg, qs):
     """{name: (rows or None, median ms)} for gqp."""
     res = {}
     bench = os.path.join(args.build, "bench_gqp")
-    common = ["--device", args.device, "--threads", str(args.threads)]
+    common = ["--device", args.cur_device, "--threads", str(args.threads)]
     if os.access(bench, os.X_OK):
         cmd = [bench, "-c", cfg] + common + ["--repeat", "5"] + [p for _, _, p in qs]
         out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
@@ -148,7 +176,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rows", type=int, default=5000000)
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
-    ap.add_argument("--device", default="cpu", choices=["cpu", "gpu", "auto"])
+    ap.add_argument("--device", default="cpu",
+                    help="cpu, gpu or auto, or a comma list (gpu,cpu) timed in the same run")
+    ap.add_argument("--no-sqlite", action="store_true", help="skip SQLite (very large N)")
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--work", default=os.path.join(HERE, "work"))
     ap.add_argument("--out", action="store_true", help="write bench/results/seed004-<host>.md")
@@ -157,10 +187,17 @@ def main():
     qs = queries()
     os.makedirs(args.work, exist_ok=True)
     csv, cfg = gen_data(os.path.join(args.build, "gqp"), args.rows, args.work)
-    print("gqp ...", file=sys.stderr)
-    g = bench_gqp(args, cfg, qs)
-    print("sqlite3 ...", file=sys.stderr)
-    s = bench_sqlite(csv, qs)
+    devices = args.device.split(",")
+    g = {}
+    for dev in devices:
+        print("gqp --device %s ..." % dev, file=sys.stderr)
+        args.cur_device = dev
+        g[dev] = bench_gqp(args, cfg, qs)
+    bw = bandwidth(args.build) if "gpu" in devices else None
+    s = {}
+    if not args.no_sqlite:
+        print("sqlite3 ...", file=sys.stderr)
+        s = bench_sqlite(csv, qs)
     print("duckdb ...", file=sys.stderr)
     d = bench_duckdb(csv, qs, args.threads)
 
@@ -177,21 +214,40 @@ def main():
         "host %s, %s, %d threads, gqp --device %s; %s; sqlite3 %s; duckdb %s. "
         "Median ms; results materialized, not printed." % (
             host, cpu_model(), args.threads, args.device, time.strftime("%Y-%m-%d"),
-            subprocess.run(["sqlite3", "--version"], capture_output=True,
-                           text=True).stdout.split()[0],
+            (subprocess.run(["sqlite3", "--version"], capture_output=True,
+                            text=True).stdout.split() or ["?"])[0] if not args.no_sqlite
+            else "skipped",
             __import__("duckdb").__version__ if d is not None else "not installed"),
         "",
-        "| query | rows | gqp ms | sqlite ms | duckdb ms | sqlite/gqp | duckdb/gqp |",
-        "|---|---:|---:|---:|---:|---:|---:|",
     ]
-    for name, _, _ in qs:
-        gr, gt = g.get(name, (None, None))
+    if bw:
+        out += ["Floor = (columns read + result written) / %.0f GB/s device copy "
+                "(measured, read+write) + result bytes / %.1f GB/s pinned H2D (measured)."
+                % bw, ""]
+    first = devices[0]
+    hdr = "| query | rows |" + "".join(" gqp-%s ms |" % dv for dv in devices)
+    hdr += " sqlite ms | duckdb ms | sqlite/gqp-%s | duckdb/gqp-%s |" % (first, first)
+    if len(devices) > 1:
+        hdr += " gqp-%s/gqp-%s |" % (devices[1], first)
+    if bw:
+        hdr += " floor ms | gqp-%s/floor |" % first
+    out += [hdr, "|" + "---|" * (hdr.count("|") - 1)]
+    for name, sql, _ in qs:
+        gr, gt = g[first].get(name, (None, None))
         sr, st = s.get(name, (None, None))
         dr, dt = d.get(name, (None, None)) if d else (None, None)
         rows = gr if gr is not None else sr
-        out.append("| %s | %s | %s | %s | %s | %s | %s |" % (
-            name, rows if rows is not None else "?", ms(gt), ms(st), ms(dt),
-            ratio(st, gt), ratio(dt, gt)))
+        line = "| %s | %s |" % (name, rows if rows is not None else "?")
+        for dv in devices:
+            line += " %s |" % ms(g[dv].get(name, (None, None))[1])
+        line += " %s | %s | %s | %s |" % (ms(st), ms(dt), ratio(st, gt), ratio(dt, gt))
+        if len(devices) > 1:
+            line += " %s |" % ratio(g[devices[1]].get(name, (None, None))[1], gt)
+        if bw:
+            dev_bytes, res_bytes = floor_bytes(sql, args.rows, rows)
+            fl = dev_bytes / (bw[0] * 1e6) + res_bytes / (bw[1] * 1e6)
+            line += " %.3f | %s |" % (fl, ratio(gt, fl))
+        out.append(line)
     text = "\n".join(out) + "\n"
     print(text)
     if args.out:

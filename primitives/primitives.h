@@ -262,6 +262,11 @@ void prim_gpu_event_destroy(void *ev);
 /* High-water mark of the pool's used bytes since the last reset (reset
  * != 0 resets it after reading). 0 on error. */
 size_t prim_gpu_pool_peak(int reset);
+/* Measure bandwidths in GB/s with buffers of `bytes`: a device-to-device
+ * copy counting bytes read + written, and pinned host->device and
+ * device->host copies (median of 5 after a warm-up, CUDA events). */
+int prim_gpu_bandwidth(size_t bytes, double *d2d, double *h2d, double *d2h, char *err,
+                       size_t cap);
 /* Device-wide synchronization and last error check (for the end of a run). */
 int prim_gpu_device_sync(char *err, size_t cap);
 

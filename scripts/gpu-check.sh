@@ -59,7 +59,7 @@ if [ "$MODE" = tests ] || [ "$MODE" = all ]; then
     # 3. SQL suite under both placements
     for dev in gpu cpu; do
         T0=$(date +%s)
-        GQP_SLT_DEVICE=$dev $B/tests/gqp_slt tests/sql/*.test ../shared/slt/select5.test \
+        GQP_SLT_DEVICE=$dev $B/tests/gqp_slt tests/sql/*.test \
             shared/slt/select5.test > "$OUT/slt-$dev.log" 2>&1
         say "slt --device $dev: rc=$? ($(( $(date +%s) - T0 )) s)"
         grep -a "records" "$OUT/slt-$dev.log" | sed 's/^/    /' | tee -a "$SUM" >/dev/null

@@ -294,8 +294,7 @@ __global__ void map_kernel(MapArgs a) {
         const int isnull = (int)ISNUL(res);
         if (a.as_filter || a.out_type == PRIM_U8) {
             ((uint8_t *)a.out)[row] = (uint8_t)(!isnull && TRUTHY(res, a.result_t));
-            if (a.out_valid)
-                a.out_valid[row] = (uint8_t)(a.as_filter || !isnull);
+            if (a.out_valid) a.out_valid[row] = (uint8_t)(a.as_filter || !isnull);
         } else {
             if (isnull)
                 prim_store_i(a.out, a.out_type, row, 0);
@@ -303,8 +302,7 @@ __global__ void map_kernel(MapArgs a) {
                 prim_store_f(a.out, a.out_type, row, RF(res));
             else
                 prim_store_i(a.out, a.out_type, row, RI(res));
-            if (a.out_valid)
-                a.out_valid[row] = (uint8_t)!isnull;
+            if (a.out_valid) a.out_valid[row] = (uint8_t)!isnull;
         }
     }
 }
@@ -360,8 +358,7 @@ static int map_reads(int op) {
  * 0..nregs-1 (nregs <= PRIM_MAX_REGS), every register read after it was
  * written, the result written, COL inputs in range with data, LOOKUP tables
  * present. Returns 0 or -1 with a message in ctx->err. */
-static int map_validate(PrimCtx *ctx, const PrimProgram *prog, const PrimVec *inputs,
-                        int64_t n) {
+static int map_validate(PrimCtx *ctx, const PrimProgram *prog, const PrimVec *inputs, int64_t n) {
     if (prog->nregs < 1 || prog->nregs > PRIM_MAX_REGS)
         return prim_gpu_fail(ctx, "map: %d registers (1..%d allowed)", prog->nregs, PRIM_MAX_REGS);
     if (prog->ninstr < 0 || (prog->ninstr > 0 && !prog->code))
@@ -374,12 +371,10 @@ static int map_validate(PrimCtx *ctx, const PrimProgram *prog, const PrimVec *in
     for (int k = 0; k < prog->ninstr; ++k) {
         const PrimInstr *in = &prog->code[k];
         const int reads = map_reads(in->op);
-        if (reads < 0)
-            return prim_gpu_fail(ctx, "map: unknown opcode %d at %d", (int)in->op, k);
+        if (reads < 0) return prim_gpu_fail(ctx, "map: unknown opcode %d at %d", (int)in->op, k);
         const int regs[3] = {in->a, in->b, in->c};
         for (int q = 0; q < 3; ++q) {
-            if (!(reads & (1 << q)))
-                continue;
+            if (!(reads & (1 << q))) continue;
             if (regs[q] < 0 || regs[q] >= prog->nregs || !((written >> regs[q]) & 1ull))
                 return prim_gpu_fail(ctx, "map: instruction %d reads unset register %d", k,
                                      regs[q]);
@@ -390,8 +385,7 @@ static int map_validate(PrimCtx *ctx, const PrimProgram *prog, const PrimVec *in
         written |= 1ull << in->dst;
         if (in->op == POP_COL) {
             if (in->ival < 0 || in->ival >= prog->ninputs)
-                return prim_gpu_fail(ctx, "map: column %lld out of range",
-                                     (long long)in->ival);
+                return prim_gpu_fail(ctx, "map: column %lld out of range", (long long)in->ival);
             const PrimVec *c = &inputs[in->ival];
             if ((n > 0 && !c->data) || (int)c->type < PRIM_U8 || (int)c->type > PRIM_F64)
                 return prim_gpu_fail(ctx, "map: input column %lld has no data",
@@ -418,18 +412,13 @@ static size_t align16(size_t n) {
  * instruction is patched to point at its table's copy. Asynchronous: the
  * host-side program may be reused as soon as this returns (pageable
  * cudaMemcpyAsync stages the source before returning). Returns 0 or -1. */
-extern "C" int prim_gpu_map(PrimCtx *ctx, const PrimProgram *prog, const PrimVec *inputs,
-                            int64_t n, PrimVec *out) {
-    if (prim_gpu_ctx_ok(ctx) != 0)
-        return -1;
-    if (!prog || !out || n < 0)
-        return prim_gpu_fail(ctx, "map: bad arguments");
-    if (map_validate(ctx, prog, inputs, n) != 0)
-        return -1;
-    if (n == 0)
-        return 0;
-    if (!out->data)
-        return prim_gpu_fail(ctx, "map: output has no data");
+extern "C" int prim_gpu_map(PrimCtx *ctx, const PrimProgram *prog, const PrimVec *inputs, int64_t n,
+                            PrimVec *out) {
+    if (prim_gpu_ctx_ok(ctx) != 0) return -1;
+    if (!prog || !out || n < 0) return prim_gpu_fail(ctx, "map: bad arguments");
+    if (map_validate(ctx, prog, inputs, n) != 0) return -1;
+    if (n == 0) return 0;
+    if (!out->data) return prim_gpu_fail(ctx, "map: output has no data");
     if (prog->as_filter && out->type != PRIM_U8)
         return prim_gpu_fail(ctx, "map: a filter writes PRIM_U8 flags");
     if ((int)out->type < PRIM_U8 || (int)out->type > PRIM_F64)
@@ -443,8 +432,7 @@ extern "C" int prim_gpu_map(PrimCtx *ctx, const PrimProgram *prog, const PrimVec
         if (prog->code[k].op == POP_LOOKUP && prog->code[k].table_n > 0)
             total += align16((size_t)prog->code[k].table_n * sizeof(int64_t));
     DevBuf block(ctx);
-    if (block.alloc(total) != 0)
-        return -1;
+    if (block.alloc(total) != 0) return -1;
     char *base = block.as<char>();
     PrimInstr *d_code = (PrimInstr *)base;
     PrimVec *d_inputs = (PrimVec *)(base + code_bytes);
@@ -457,8 +445,7 @@ extern "C" int prim_gpu_map(PrimCtx *ctx, const PrimProgram *prog, const PrimVec
     size_t pos = code_bytes + in_bytes;
     for (int k = 0; k < prog->ninstr; ++k) {
         const PrimInstr *in = &prog->code[k];
-        if (in->op != POP_LOOKUP || in->table_n <= 0)
-            continue;
+        if (in->op != POP_LOOKUP || in->table_n <= 0) continue;
         const int64_t *d_table = (const int64_t *)(base + pos);
         GQP_CUDA_TRY(ctx, cudaMemcpyAsync((void *)d_table, in->table,
                                           (size_t)in->table_n * sizeof(int64_t),
@@ -498,14 +485,11 @@ template <typename T>
 __global__ void scatter_kernel(const T *src, const uint8_t *sv, const uint8_t *flags,
                                const int64_t *idx, int64_t n, T *dst, uint8_t *dv, int64_t dn) {
     for (int64_t i = GQP_GRID_START; i < n; i += GQP_GRID_STRIDE) {
-        if (flags && !flags[i])
-            continue;
+        if (flags && !flags[i]) continue;
         const int64_t k = idx[i];
-        if (k < 0 || k >= dn)
-            continue;
+        if (k < 0 || k >= dn) continue;
         dst[k] = src ? src[i] : (T)i;
-        if (dv)
-            dv[k] = sv ? (uint8_t)(sv[i] != 0) : (uint8_t)1;
+        if (dv) dv[k] = sv ? (uint8_t)(sv[i] != 0) : (uint8_t)1;
     }
 }
 
@@ -518,12 +502,9 @@ __global__ void scatter_kernel(const T *src, const uint8_t *sv, const uint8_t *f
  * distinct. Asynchronous. Returns 0 or -1. */
 extern "C" int prim_gpu_scatter(PrimCtx *ctx, const PrimVec *src, const uint8_t *flags,
                                 const int64_t *idx, int64_t n, PrimVec *dst) {
-    if (!ctx)
-        return -1;
-    if (!dst || n < 0)
-        return prim_gpu_fail(ctx, "scatter: bad arguments");
-    if (n == 0)
-        return 0;
+    if (!ctx) return -1;
+    if (!dst || n < 0) return prim_gpu_fail(ctx, "scatter: bad arguments");
+    if (n == 0) return 0;
     if (!idx || !dst->data || (src && !src->data))
         return prim_gpu_fail(ctx, "scatter: missing data");
     if (!src && dst->type != PRIM_I64)
@@ -535,19 +516,19 @@ extern "C" int prim_gpu_scatter(PrimCtx *ctx, const PrimVec *src, const uint8_t 
     const unsigned grid = prim_gpu_grid(n);
     switch (prim_type_width(dst->type)) {
     case 1:
-        scatter_kernel<uint8_t><<<grid, GQP_BLOCK, 0, st>>>(
-            src ? (const uint8_t *)src->data : nullptr, sv, flags, idx, n, (uint8_t *)dst->data,
-            dst->valid, dst->n);
+        scatter_kernel<uint8_t>
+            <<<grid, GQP_BLOCK, 0, st>>>(src ? (const uint8_t *)src->data : nullptr, sv, flags, idx,
+                                         n, (uint8_t *)dst->data, dst->valid, dst->n);
         break;
     case 4:
-        scatter_kernel<uint32_t><<<grid, GQP_BLOCK, 0, st>>>(
-            src ? (const uint32_t *)src->data : nullptr, sv, flags, idx, n, (uint32_t *)dst->data,
-            dst->valid, dst->n);
+        scatter_kernel<uint32_t>
+            <<<grid, GQP_BLOCK, 0, st>>>(src ? (const uint32_t *)src->data : nullptr, sv, flags,
+                                         idx, n, (uint32_t *)dst->data, dst->valid, dst->n);
         break;
     case 8:
-        scatter_kernel<uint64_t><<<grid, GQP_BLOCK, 0, st>>>(
-            src ? (const uint64_t *)src->data : nullptr, sv, flags, idx, n, (uint64_t *)dst->data,
-            dst->valid, dst->n);
+        scatter_kernel<uint64_t>
+            <<<grid, GQP_BLOCK, 0, st>>>(src ? (const uint64_t *)src->data : nullptr, sv, flags,
+                                         idx, n, (uint64_t *)dst->data, dst->valid, dst->n);
         break;
     default:
         return prim_gpu_fail(ctx, "scatter: bad type %d", (int)dst->type);
@@ -567,12 +548,10 @@ __global__ void gather_kernel(const T *src, const uint8_t *sv, const int64_t *id
         const int64_t k = idx[i];
         if (k < 0 || k >= sn) {
             dst[i] = (T)0;
-            if (dv)
-                dv[i] = 0;
+            if (dv) dv[i] = 0;
         } else {
             dst[i] = src[k];
-            if (dv)
-                dv[i] = sv ? (uint8_t)(sv[k] != 0) : (uint8_t)1;
+            if (dv) dv[i] = sv ? (uint8_t)(sv[k] != 0) : (uint8_t)1;
         }
     }
 }
@@ -585,12 +564,9 @@ __global__ void gather_kernel(const T *src, const uint8_t *sv, const int64_t *id
  * Returns 0 or -1. */
 extern "C" int prim_gpu_gather(PrimCtx *ctx, const PrimVec *src, const int64_t *idx, int64_t n,
                                PrimVec *dst) {
-    if (!ctx)
-        return -1;
-    if (!src || !dst || n < 0)
-        return prim_gpu_fail(ctx, "gather: bad arguments");
-    if (n == 0)
-        return 0;
+    if (!ctx) return -1;
+    if (!src || !dst || n < 0) return prim_gpu_fail(ctx, "gather: bad arguments");
+    if (n == 0) return 0;
     if (!idx || !dst->data || (src->n > 0 && !src->data))
         return prim_gpu_fail(ctx, "gather: missing data");
     if (src->type != dst->type)
@@ -599,16 +575,19 @@ extern "C" int prim_gpu_gather(PrimCtx *ctx, const PrimVec *src, const int64_t *
     const unsigned grid = prim_gpu_grid(n);
     switch (prim_type_width(dst->type)) {
     case 1:
-        gather_kernel<uint8_t><<<grid, GQP_BLOCK, 0, st>>>(
-            (const uint8_t *)src->data, src->valid, idx, n, src->n, (uint8_t *)dst->data, dst->valid);
+        gather_kernel<uint8_t><<<grid, GQP_BLOCK, 0, st>>>((const uint8_t *)src->data, src->valid,
+                                                           idx, n, src->n, (uint8_t *)dst->data,
+                                                           dst->valid);
         break;
     case 4:
-        gather_kernel<uint32_t><<<grid, GQP_BLOCK, 0, st>>>(
-            (const uint32_t *)src->data, src->valid, idx, n, src->n, (uint32_t *)dst->data, dst->valid);
+        gather_kernel<uint32_t><<<grid, GQP_BLOCK, 0, st>>>((const uint32_t *)src->data, src->valid,
+                                                            idx, n, src->n, (uint32_t *)dst->data,
+                                                            dst->valid);
         break;
     case 8:
-        gather_kernel<uint64_t><<<grid, GQP_BLOCK, 0, st>>>(
-            (const uint64_t *)src->data, src->valid, idx, n, src->n, (uint64_t *)dst->data, dst->valid);
+        gather_kernel<uint64_t><<<grid, GQP_BLOCK, 0, st>>>((const uint64_t *)src->data, src->valid,
+                                                            idx, n, src->n, (uint64_t *)dst->data,
+                                                            dst->valid);
         break;
     default:
         return prim_gpu_fail(ctx, "gather: bad type %d", (int)dst->type);
@@ -633,14 +612,11 @@ __global__ void cross_kernel(int64_t nr, int64_t total, int64_t *left, int64_t *
  * NULL when out->n == 0). The size is known on the host: no sync.
  * Returns 0 or -1 (also when nl * nr * 8 bytes overflows). */
 extern "C" int prim_gpu_cross(PrimCtx *ctx, int64_t nl, int64_t nr, PrimPairs *out) {
-    if (prim_gpu_ctx_ok(ctx) != 0)
-        return -1;
-    if (!out || nl < 0 || nr < 0)
-        return prim_gpu_fail(ctx, "cross: bad arguments");
+    if (prim_gpu_ctx_ok(ctx) != 0) return -1;
+    if (!out || nl < 0 || nr < 0) return prim_gpu_fail(ctx, "cross: bad arguments");
     out->n = 0;
     out->left = out->right = nullptr;
-    if (nl == 0 || nr == 0)
-        return 0;
+    if (nl == 0 || nr == 0) return 0;
     if (nl > (INT64_MAX / 8) / nr)
         return prim_gpu_fail(ctx, "cross: %lld x %lld pairs is too many", (long long)nl,
                              (long long)nr);

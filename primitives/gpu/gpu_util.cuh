@@ -30,8 +30,7 @@
  * Returns 0 when err == cudaSuccess, -1 otherwise. Clears the (non-sticky)
  * last-error state so that a later check does not report it twice. */
 static inline int prim_gpu_check(PrimCtx *ctx, cudaError_t err, const char *file, int line) {
-    if (err == cudaSuccess)
-        return 0;
+    if (err == cudaSuccess) return 0;
     (void)cudaGetLastError();
     snprintf(ctx->err, sizeof ctx->err, "Device Error: %s (%s:%d)", cudaGetErrorString(err), file,
              line);
@@ -41,8 +40,7 @@ static inline int prim_gpu_check(PrimCtx *ctx, cudaError_t err, const char *file
 /* Check a CUDA call; on failure record it and return -1 from the caller. */
 #define GQP_CUDA_TRY(ctx, call)                                                                    \
     do {                                                                                           \
-        if (prim_gpu_check((ctx), (call), __FILE__, __LINE__) != 0)                                \
-            return -1;                                                                             \
+        if (prim_gpu_check((ctx), (call), __FILE__, __LINE__) != 0) return -1;                     \
     } while (0)
 
 /* Check the kernel launch just issued (configuration and launch errors). */
@@ -52,8 +50,7 @@ static inline int prim_gpu_check(PrimCtx *ctx, cudaError_t err, const char *file
  * returns -1 (argument and contract errors, not CUDA errors). */
 static inline int prim_gpu_fail(PrimCtx *ctx, const char *fmt, ...) {
     int k = snprintf(ctx->err, sizeof ctx->err, "Primitive Error: ");
-    if (k < 0 || (size_t)k >= sizeof ctx->err)
-        k = 0;
+    if (k < 0 || (size_t)k >= sizeof ctx->err) k = 0;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(ctx->err + k, sizeof ctx->err - (size_t)k, fmt, ap);
@@ -69,8 +66,7 @@ static inline cudaStream_t prim_gpu_stream(const PrimCtx *ctx) {
 /* Blocks for a grid-stride loop over n items (n >= 1): at most GQP_MAX_GRID. */
 static inline unsigned prim_gpu_grid(int64_t n) {
     int64_t b = (n + GQP_BLOCK - 1) / GQP_BLOCK;
-    if (b < 1)
-        b = 1;
+    if (b < 1) b = 1;
     return (unsigned)(b > GQP_MAX_GRID ? GQP_MAX_GRID : b);
 }
 
@@ -90,8 +86,7 @@ struct DevBuf {
     }
     /* Frees the block, if any. */
     ~DevBuf() {
-        if (p)
-            ctx->free(ctx->ud, p);
+        if (p) ctx->free(ctx->ud, p);
     }
     DevBuf(const DevBuf &) = delete;
     DevBuf &operator=(const DevBuf &) = delete;
@@ -99,8 +94,7 @@ struct DevBuf {
     /* Allocates n bytes (at least 16) through ctx->alloc. Returns 0, or -1
      * with "Device Error: out of device memory ..." in ctx->err. */
     int alloc(size_t n) {
-        if (p)
-            ctx->free(ctx->ud, p);
+        if (p) ctx->free(ctx->ud, p);
         p = nullptr;
         bytes = n < 16 ? 16 : n;
         p = ctx->alloc(ctx->ud, bytes);
@@ -133,10 +127,8 @@ struct DevBuf {
 
 /* Checks the parts of ctx every GPU twin needs. Returns 0 or -1. */
 static inline int prim_gpu_ctx_ok(PrimCtx *ctx) {
-    if (!ctx)
-        return -1;
-    if (!ctx->alloc || !ctx->free)
-        return prim_gpu_fail(ctx, "PrimCtx has no allocator");
+    if (!ctx) return -1;
+    if (!ctx->alloc || !ctx->free) return prim_gpu_fail(ctx, "PrimCtx has no allocator");
     return 0;
 }
 
@@ -146,19 +138,15 @@ static inline int prim_gpu_ctx_ok(PrimCtx *ctx) {
  * range; NaN gives 0 (SQLite's CAST(x AS INTEGER); the CPU twin's map_f2i).
  * Never UB. */
 static __device__ __forceinline__ int64_t prim_d2i(double f) {
-    if (f >= 9223372036854775808.0)
-        return INT64_MAX;
-    if (f >= -9223372036854775808.0)
-        return (int64_t)f;
+    if (f >= 9223372036854775808.0) return INT64_MAX;
+    if (f >= -9223372036854775808.0) return (int64_t)f;
     return f < 0 ? INT64_MIN : 0;
 }
 
 /* int32 from a double, as prim_d2i but saturating at the int32 range. */
 static __device__ __forceinline__ int32_t prim_d2i32(double f) {
-    if (f >= 2147483648.0)
-        return INT32_MAX;
-    if (f >= -2147483648.0)
-        return (int32_t)f;
+    if (f >= 2147483648.0) return INT32_MAX;
+    if (f >= -2147483648.0) return (int32_t)f;
     return f < 0 ? INT32_MIN : 0;
 }
 

@@ -145,3 +145,62 @@ extern "C" size_t prim_gpu_pool_peak(int reset) {
     }
     return (size_t)v;
 }
+
+/* Median of 5 timed copies (after one warm-up) of bytes from src to dst on
+ * stream s; returns milliseconds or -1. */
+static float time_copy(void *dst, const void *src, size_t bytes, cudaMemcpyKind k,
+                       cudaStream_t s) {
+    float t[5];
+    cudaEvent_t a, b;
+    if (cudaEventCreate(&a) != cudaSuccess || cudaEventCreate(&b) != cudaSuccess) return -1;
+    if (cudaMemcpyAsync(dst, src, bytes, k, s) != cudaSuccess) return -1;
+    for (int i = 0; i < 5; i++) {
+        cudaEventRecord(a, s);
+        cudaMemcpyAsync(dst, src, bytes, k, s);
+        cudaEventRecord(b, s);
+        if (cudaEventSynchronize(b) != cudaSuccess) return -1;
+        cudaEventElapsedTime(&t[i], a, b);
+    }
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    for (int i = 0; i < 5; i++)
+        for (int j = i + 1; j < 5; j++)
+            if (t[j] < t[i]) {
+                float x = t[i];
+                t[i] = t[j];
+                t[j] = x;
+            }
+    return t[2];
+}
+
+extern "C" int prim_gpu_bandwidth(size_t bytes, double *d2d, double *h2d, double *d2h, char *err,
+                                  size_t cap) {
+    void *da = NULL, *db = NULL, *h = NULL;
+    cudaStream_t s;
+    if (rt_check(cudaStreamCreate(&s), "cudaStreamCreate", err, cap)) return -1;
+    int rc = -1;
+    if (rt_check(cudaMalloc(&da, bytes), "cudaMalloc", err, cap) ||
+        rt_check(cudaMalloc(&db, bytes), "cudaMalloc", err, cap) ||
+        rt_check(cudaMallocHost(&h, bytes), "cudaMallocHost", err, cap))
+        goto done;
+    cudaMemsetAsync(da, 1, bytes, s);
+    {
+        float t_dd = time_copy(db, da, bytes, cudaMemcpyDeviceToDevice, s);
+        float t_hd = time_copy(da, h, bytes, cudaMemcpyHostToDevice, s);
+        float t_dh = time_copy(h, da, bytes, cudaMemcpyDeviceToHost, s);
+        if (t_dd <= 0 || t_hd <= 0 || t_dh <= 0) {
+            rt_check(cudaGetLastError(), "timing copies", err, cap);
+            goto done;
+        }
+        *d2d = 2.0 * (double)bytes / (t_dd * 1e6);
+        *h2d = (double)bytes / (t_hd * 1e6);
+        *d2h = (double)bytes / (t_dh * 1e6);
+        rc = 0;
+    }
+done:
+    if (da) cudaFree(da);
+    if (db) cudaFree(db);
+    if (h) cudaFreeHost(h);
+    cudaStreamDestroy(s);
+    return rc;
+}

@@ -56,15 +56,11 @@ __global__ void scan_total_kernel(const int64_t *out, int64_t n, int64_t *d_tota
  * work. Returns 0 or -1. */
 extern "C" int prim_gpu_scan(PrimCtx *ctx, const PrimVec *in, int64_t n, int64_t *out,
                              int64_t *total) {
-    if (prim_gpu_ctx_ok(ctx) != 0)
-        return -1;
-    if (!in || !total || n < 0)
-        return prim_gpu_fail(ctx, "scan: bad arguments");
+    if (prim_gpu_ctx_ok(ctx) != 0) return -1;
+    if (!in || !total || n < 0) return prim_gpu_fail(ctx, "scan: bad arguments");
     *total = 0;
-    if (n == 0)
-        return 0;
-    if (!in->data || !out)
-        return prim_gpu_fail(ctx, "scan: missing data");
+    if (n == 0) return 0;
+    if (!in->data || !out) return prim_gpu_fail(ctx, "scan: missing data");
     if (in->type != PRIM_U8 && in->type != PRIM_I32 && in->type != PRIM_I64)
         return prim_gpu_fail(ctx, "scan: input must be U8, I32 or I64");
     cudaStream_t st = prim_gpu_stream(ctx);
@@ -73,8 +69,7 @@ extern "C" int prim_gpu_scan(PrimCtx *ctx, const PrimVec *in, int64_t n, int64_t
     size_t temp_bytes = 0;
     GQP_CUDA_TRY(ctx, cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, it, out, n, st));
     DevBuf temp(ctx);
-    if (temp.alloc(temp_bytes + 16) != 0)
-        return -1;
+    if (temp.alloc(temp_bytes + 16) != 0) return -1;
     int64_t *d_total = temp.as<int64_t>();
     void *d_temp = temp.as<char>() + 16;
     scan_last_kernel<<<1, 1, 0, st>>>(load, n, d_total);
@@ -83,8 +78,8 @@ extern "C" int prim_gpu_scan(PrimCtx *ctx, const PrimVec *in, int64_t n, int64_t
     scan_total_kernel<<<1, 1, 0, st>>>(out, n, d_total);
     GQP_LAUNCH_TRY(ctx);
     int64_t h_total = 0;
-    GQP_CUDA_TRY(ctx, cudaMemcpyAsync(&h_total, d_total, sizeof h_total, cudaMemcpyDeviceToHost,
-                                      st));
+    GQP_CUDA_TRY(ctx,
+                 cudaMemcpyAsync(&h_total, d_total, sizeof h_total, cudaMemcpyDeviceToHost, st));
     GQP_CUDA_TRY(ctx, cudaStreamSynchronize(st));
     *total = h_total;
     return 0;
@@ -101,14 +96,13 @@ extern "C" int prim_gpu_util_select_rows(PrimCtx *ctx, const uint8_t *d_flags, i
     GQP_CUDA_TRY(ctx, cub::DeviceSelect::Flagged(nullptr, temp_bytes, RowIter(0), d_flags, d_out,
                                                  (int64_t *)nullptr, n, st));
     DevBuf temp(ctx);
-    if (temp.alloc(temp_bytes + 16) != 0)
-        return -1;
+    if (temp.alloc(temp_bytes + 16) != 0) return -1;
     int64_t *d_count = temp.as<int64_t>();
     GQP_CUDA_TRY(ctx, cub::DeviceSelect::Flagged(temp.as<char>() + 16, temp_bytes, RowIter(0),
                                                  d_flags, d_out, d_count, n, st));
     int64_t h_count = 0;
-    GQP_CUDA_TRY(ctx, cudaMemcpyAsync(&h_count, d_count, sizeof h_count, cudaMemcpyDeviceToHost,
-                                      st));
+    GQP_CUDA_TRY(ctx,
+                 cudaMemcpyAsync(&h_count, d_count, sizeof h_count, cudaMemcpyDeviceToHost, st));
     GQP_CUDA_TRY(ctx, cudaStreamSynchronize(st));
     *count = h_count;
     return 0;
@@ -117,10 +111,10 @@ extern "C" int prim_gpu_util_select_rows(PrimCtx *ctx, const uint8_t *d_flags, i
 /* ------------------------------------------------------------- segments -- */
 
 /* flags[i] = (first ? i == 0 : flags[i]) | (i > 0 and row i of key differs
- * from row i-1); d == NULL (no key) only sets the row-0 flags. NULL equals NULL and differs from any value; floats compare
- * numerically (-0.0 == 0.0, NaN differs from everything). */
-__global__ void heads_kernel(const void *d, const uint8_t *v, int type, int64_t n,
-                             uint8_t *flags, int first) {
+ * from row i-1); d == NULL (no key) only sets the row-0 flags. NULL equals NULL and differs from
+ * any value; floats compare numerically (-0.0 == 0.0, NaN differs from everything). */
+__global__ void heads_kernel(const void *d, const uint8_t *v, int type, int64_t n, uint8_t *flags,
+                             int first) {
     for (int64_t i = GQP_GRID_START; i < n; i += GQP_GRID_STRIDE) {
         uint8_t h = first ? (uint8_t)(i == 0) : flags[i];
         if (!h && i > 0 && d) {
@@ -145,31 +139,27 @@ __global__ void heads_kernel(const void *d, const uint8_t *v, int type, int64_t 
  * gives one segment for n > 0. Returns 0 or -1. */
 extern "C" int prim_gpu_segments(PrimCtx *ctx, const PrimVec *keys, int nkeys, int64_t n,
                                  int64_t *starts, int64_t *nseg) {
-    if (prim_gpu_ctx_ok(ctx) != 0)
-        return -1;
+    if (prim_gpu_ctx_ok(ctx) != 0) return -1;
     if (!nseg || n < 0 || nkeys < 0 || (nkeys > 0 && !keys))
         return prim_gpu_fail(ctx, "segments: bad arguments");
     *nseg = 0;
-    if (n == 0)
-        return 0;
-    if (!starts)
-        return prim_gpu_fail(ctx, "segments: missing output");
+    if (n == 0) return 0;
+    if (!starts) return prim_gpu_fail(ctx, "segments: missing output");
     for (int k = 0; k < nkeys; ++k)
         if (!keys[k].data || (int)keys[k].type < PRIM_U8 || (int)keys[k].type > PRIM_F64)
             return prim_gpu_fail(ctx, "segments: key %d has no data", k);
     cudaStream_t st = prim_gpu_stream(ctx);
     DevBuf flags(ctx);
-    if (flags.alloc((size_t)n) != 0)
-        return -1;
+    if (flags.alloc((size_t)n) != 0) return -1;
     const unsigned grid = prim_gpu_grid(n);
     if (nkeys == 0) {
-        heads_kernel<<<grid, GQP_BLOCK, 0, st>>>(nullptr, nullptr, PRIM_U8, n,
-                                                 flags.as<uint8_t>(), 1);
+        heads_kernel<<<grid, GQP_BLOCK, 0, st>>>(nullptr, nullptr, PRIM_U8, n, flags.as<uint8_t>(),
+                                                 1);
         GQP_LAUNCH_TRY(ctx);
     }
     for (int k = 0; k < nkeys; ++k) {
-        heads_kernel<<<grid, GQP_BLOCK, 0, st>>>(keys[k].data, keys[k].valid, (int)keys[k].type,
-                                                 n, flags.as<uint8_t>(), k == 0);
+        heads_kernel<<<grid, GQP_BLOCK, 0, st>>>(keys[k].data, keys[k].valid, (int)keys[k].type, n,
+                                                 flags.as<uint8_t>(), k == 0);
         GQP_LAUNCH_TRY(ctx);
     }
     return prim_gpu_util_select_rows(ctx, flags.as<uint8_t>(), n, starts, nseg);
@@ -204,8 +194,7 @@ struct AccLoad {
         a.c = 0.0;
         a.ovf = 0;
 #ifdef __CUDA_ARCH__
-        if ((lo && r < *lo) || (valid && !valid[r]) || !d)
-            return a;
+        if ((lo && r < *lo) || (valid && !valid[r]) || !d) return a;
         a.cnt = 1;
         if (prim_is_float(type)) {
             a.f = prim_load_f(d, type, r);
@@ -226,10 +215,8 @@ struct AccOp {
     int agg;
     int is_float;
     __host__ __device__ Acc operator()(const Acc &a, const Acc &b) const {
-        if (a.cnt == 0)
-            return b;
-        if (b.cnt == 0)
-            return a;
+        if (a.cnt == 0) return b;
+        if (b.cnt == 0) return a;
         Acc r = a;
         r.cnt = a.cnt + b.cnt;
         if (agg == AGG_MIN) {
@@ -314,19 +301,17 @@ __global__ void seg_final_kernel(const Acc *acc, int64_t nseg, int agg, int is_f
             ((double *)out)[s] = isnull ? 0.0 : fv;
         else
             ((int64_t *)out)[s] = isnull ? 0 : iv;
-        if (ov)
-            ov[s] = (uint8_t)!isnull;
+        if (ov) ov[s] = (uint8_t)!isnull;
     }
 }
 
 /* COUNT(*): out[s] = end(s) - starts[s] (I64), never NULL. */
-__global__ void seg_count_star_kernel(const int64_t *starts, int64_t nseg, int64_t n,
-                                      int64_t *out, uint8_t *ov) {
+__global__ void seg_count_star_kernel(const int64_t *starts, int64_t nseg, int64_t n, int64_t *out,
+                                      uint8_t *ov) {
     SegEnd end = {starts, nseg, n};
     for (int64_t s = GQP_GRID_START; s < nseg; s += GQP_GRID_STRIDE) {
         out[s] = end(s) - starts[s];
-        if (ov)
-            ov[s] = 1;
+        if (ov) ov[s] = 1;
     }
 }
 
@@ -344,16 +329,14 @@ __global__ void seg_count_star_kernel(const int64_t *starts, int64_t nseg, int64
  * asynchronous. val may be NULL for COUNT_STAR. Returns 0 or -1. */
 extern "C" int prim_gpu_segreduce(PrimCtx *ctx, PrimAgg agg, const PrimVec *val,
                                   const int64_t *starts, int64_t nseg, int64_t n, PrimVec *out) {
-    if (prim_gpu_ctx_ok(ctx) != 0)
-        return -1;
+    if (prim_gpu_ctx_ok(ctx) != 0) return -1;
     if (!out || nseg < 0 || n < 0 || (nseg > 0 && (!starts || !out->data)))
         return prim_gpu_fail(ctx, "segreduce: bad arguments");
     if ((int)agg < AGG_COUNT_STAR || (int)agg > AGG_AVG)
         return prim_gpu_fail(ctx, "segreduce: bad aggregate %d", (int)agg);
     int is_float = 0;
     if (agg != AGG_COUNT_STAR) {
-        if (!val || (int)val->type < PRIM_U8 || (int)val->type > PRIM_F64 ||
-            (n > 0 && !val->data))
+        if (!val || (int)val->type < PRIM_U8 || (int)val->type > PRIM_F64 || (n > 0 && !val->data))
             return prim_gpu_fail(ctx, "segreduce: bad value vector");
         is_float = val->type == PRIM_F32 || val->type == PRIM_F64;
     }
@@ -363,8 +346,7 @@ extern "C" int prim_gpu_segreduce(PrimCtx *ctx, PrimAgg agg, const PrimVec *val,
     if (out->type != want)
         return prim_gpu_fail(ctx, "segreduce: output type %d, expected %d", (int)out->type,
                              (int)want);
-    if (nseg == 0)
-        return 0;
+    if (nseg == 0) return 0;
     cudaStream_t st = prim_gpu_stream(ctx);
     if (agg == AGG_COUNT_STAR) {
         seg_count_star_kernel<<<prim_gpu_grid(nseg), GQP_BLOCK, 0, st>>>(
@@ -384,17 +366,15 @@ extern "C" int prim_gpu_segreduce(PrimCtx *ctx, PrimAgg agg, const PrimVec *val,
     DevBuf accs(ctx), temp(ctx);
     /* accs holds nseg partials, then the overflow flag. */
     const size_t acc_bytes = ((size_t)nseg * sizeof(Acc) + 15) & ~(size_t)15;
-    if (accs.alloc(acc_bytes + 16) != 0)
-        return -1;
+    if (accs.alloc(acc_bytes + 16) != 0) return -1;
     Acc *d_acc = accs.as<Acc>();
     int *d_ovf = (int *)(accs.as<char>() + acc_bytes);
     GQP_CUDA_TRY(ctx, cudaMemsetAsync(d_ovf, 0, sizeof(int), st));
     size_t temp_bytes = 0;
     if (nseg == 1) {
-        GQP_CUDA_TRY(ctx, cub::DeviceReduce::Reduce(nullptr, temp_bytes, it, d_acc, n, op, init,
-                                                    st));
-        if (temp.alloc(temp_bytes) != 0)
-            return -1;
+        GQP_CUDA_TRY(ctx,
+                     cub::DeviceReduce::Reduce(nullptr, temp_bytes, it, d_acc, n, op, init, st));
+        if (temp.alloc(temp_bytes) != 0) return -1;
         GQP_CUDA_TRY(ctx,
                      cub::DeviceReduce::Reduce(temp.p, temp_bytes, it, d_acc, n, op, init, st));
     } else {
@@ -402,8 +382,7 @@ extern "C" int prim_gpu_segreduce(PrimCtx *ctx, PrimAgg agg, const PrimVec *val,
         thrust::transform_iterator<SegEnd, RowIter, int64_t> ends(RowIter(0), endf);
         GQP_CUDA_TRY(ctx, cub::DeviceSegmentedReduce::Reduce(nullptr, temp_bytes, it, d_acc, nseg,
                                                              starts, ends, op, init, st));
-        if (temp.alloc(temp_bytes) != 0)
-            return -1;
+        if (temp.alloc(temp_bytes) != 0) return -1;
         GQP_CUDA_TRY(ctx, cub::DeviceSegmentedReduce::Reduce(temp.p, temp_bytes, it, d_acc, nseg,
                                                              starts, ends, op, init, st));
     }
@@ -414,8 +393,7 @@ extern "C" int prim_gpu_segreduce(PrimCtx *ctx, PrimAgg agg, const PrimVec *val,
         int h_ovf = 0;
         GQP_CUDA_TRY(ctx, cudaMemcpyAsync(&h_ovf, d_ovf, sizeof h_ovf, cudaMemcpyDeviceToHost, st));
         GQP_CUDA_TRY(ctx, cudaStreamSynchronize(st));
-        if (h_ovf)
-            return prim_gpu_fail(ctx, "segreduce: integer overflow");
+        if (h_ovf) return prim_gpu_fail(ctx, "segreduce: integer overflow");
     }
     return 0;
 }

@@ -74,8 +74,7 @@ __global__ void sort_key_kernel(const void *d, const uint8_t *v, int type, int d
         K k = 0;
         if (!v || v[r]) {
             k = (K)sort_image(d, type, r);
-            if (desc)
-                k = (K)~k;
+            if (desc) k = (K)~k;
         }
         out[i] = k;
     }
@@ -107,14 +106,11 @@ __global__ void iota_kernel(int64_t *p, int64_t n) {
  * Asynchronous. Returns 0 or -1. */
 extern "C" int prim_gpu_sort(PrimCtx *ctx, const PrimVec *keys, const uint8_t *desc, int nkeys,
                              int64_t n, int64_t *perm) {
-    if (prim_gpu_ctx_ok(ctx) != 0)
-        return -1;
+    if (prim_gpu_ctx_ok(ctx) != 0) return -1;
     if (n < 0 || nkeys < 0 || (nkeys > 0 && !keys))
         return prim_gpu_fail(ctx, "sort: bad arguments");
-    if (n == 0)
-        return 0;
-    if (!perm)
-        return prim_gpu_fail(ctx, "sort: missing output");
+    if (n == 0) return 0;
+    if (!perm) return prim_gpu_fail(ctx, "sort: missing output");
     cudaStream_t st = prim_gpu_stream(ctx);
     size_t kwidth = 0, temp_bytes = 0;
     int need[3] = {0, 0, 0}; /* 8-, 32-, 64-bit passes */
@@ -124,27 +120,22 @@ extern "C" int prim_gpu_sort(PrimCtx *ctx, const PrimVec *keys, const uint8_t *d
         const size_t w = prim_type_width(keys[k].type);
         kwidth = w > kwidth ? w : kwidth;
         need[w == 1 ? 0 : w == 4 ? 1 : 2] = 1;
-        if (keys[k].valid)
-            need[0] = 1;
+        if (keys[k].valid) need[0] = 1;
     }
     iota_kernel<<<prim_gpu_grid(n), GQP_BLOCK, 0, st>>>(perm, n);
     GQP_LAUNCH_TRY(ctx);
-    if (nkeys == 0)
-        return 0;
+    if (nkeys == 0) return 0;
     size_t b = 0;
     if (need[0]) {
-        if (radix_temp_bytes<uint8_t>(ctx, n, &b) != 0)
-            return -1;
+        if (radix_temp_bytes<uint8_t>(ctx, n, &b) != 0) return -1;
         temp_bytes = b > temp_bytes ? b : temp_bytes;
     }
     if (need[1]) {
-        if (radix_temp_bytes<uint32_t>(ctx, n, &b) != 0)
-            return -1;
+        if (radix_temp_bytes<uint32_t>(ctx, n, &b) != 0) return -1;
         temp_bytes = b > temp_bytes ? b : temp_bytes;
     }
     if (need[2]) {
-        if (radix_temp_bytes<uint64_t>(ctx, n, &b) != 0)
-            return -1;
+        if (radix_temp_bytes<uint64_t>(ctx, n, &b) != 0) return -1;
         temp_bytes = b > temp_bytes ? b : temp_bytes;
     }
     DevBuf k0(ctx), k1(ctx), palt(ctx), temp(ctx);
@@ -164,8 +155,7 @@ extern "C" int prim_gpu_sort(PrimCtx *ctx, const PrimVec *keys, const uint8_t *d
             sort_key_kernel<uint8_t><<<grid, GQP_BLOCK, 0, st>>>(
                 key->data, key->valid, (int)key->type, dk, cur, n, kb.Current());
             GQP_LAUNCH_TRY(ctx);
-            if (radix_pass<uint8_t>(ctx, temp.p, temp.bytes, kb, vals, n, 8) != 0)
-                return -1;
+            if (radix_pass<uint8_t>(ctx, temp.p, temp.bytes, kb, vals, n, 8) != 0) return -1;
             break;
         }
         case 4: {
@@ -173,8 +163,7 @@ extern "C" int prim_gpu_sort(PrimCtx *ctx, const PrimVec *keys, const uint8_t *d
             sort_key_kernel<uint32_t><<<grid, GQP_BLOCK, 0, st>>>(
                 key->data, key->valid, (int)key->type, dk, cur, n, kb.Current());
             GQP_LAUNCH_TRY(ctx);
-            if (radix_pass<uint32_t>(ctx, temp.p, temp.bytes, kb, vals, n, 32) != 0)
-                return -1;
+            if (radix_pass<uint32_t>(ctx, temp.p, temp.bytes, kb, vals, n, 32) != 0) return -1;
             break;
         }
         default: {
@@ -182,8 +171,7 @@ extern "C" int prim_gpu_sort(PrimCtx *ctx, const PrimVec *keys, const uint8_t *d
             sort_key_kernel<uint64_t><<<grid, GQP_BLOCK, 0, st>>>(
                 key->data, key->valid, (int)key->type, dk, cur, n, kb.Current());
             GQP_LAUNCH_TRY(ctx);
-            if (radix_pass<uint64_t>(ctx, temp.p, temp.bytes, kb, vals, n, 64) != 0)
-                return -1;
+            if (radix_pass<uint64_t>(ctx, temp.p, temp.bytes, kb, vals, n, 64) != 0) return -1;
             break;
         }
         }
@@ -192,8 +180,7 @@ extern "C" int prim_gpu_sort(PrimCtx *ctx, const PrimVec *keys, const uint8_t *d
             sort_null_kernel<<<grid, GQP_BLOCK, 0, st>>>(key->valid, dk, vals.Current(), n,
                                                          kb.Current());
             GQP_LAUNCH_TRY(ctx);
-            if (radix_pass<uint8_t>(ctx, temp.p, temp.bytes, kb, vals, n, 1) != 0)
-                return -1;
+            if (radix_pass<uint8_t>(ctx, temp.p, temp.bytes, kb, vals, n, 1) != 0) return -1;
         }
     }
     if (vals.Current() != perm)
@@ -212,8 +199,7 @@ extern "C" int prim_gpu_sort(PrimCtx *ctx, const PrimVec *keys, const uint8_t *d
  * key that never matches (NULL or NaN), 1 otherwise. */
 static __device__ __forceinline__ int join_image(const void *d, const uint8_t *v, int type,
                                                  int64_t r, uint64_t *key) {
-    if (v && !v[r])
-        return 0;
+    if (v && !v[r]) return 0;
     switch (type) {
     case PRIM_U8:
         *key = ((const uint8_t *)d)[r];
@@ -226,15 +212,13 @@ static __device__ __forceinline__ int join_image(const void *d, const uint8_t *v
         return 1;
     case PRIM_F32: {
         const float f = ((const float *)d)[r];
-        if (f != f)
-            return 0;
+        if (f != f) return 0;
         *key = f == 0.0f ? 0u : __float_as_uint(f);
         return 1;
     }
     default: {
         const double f = ((const double *)d)[r];
-        if (f != f)
-            return 0;
+        if (f != f) return 0;
         *key = f == 0.0 ? 0ull : (uint64_t)__double_as_longlong(f);
         return 1;
     }
@@ -276,8 +260,7 @@ __global__ void join_keys_kernel(const void *d, int type, const int64_t *rows, i
 __global__ void join_insert_kernel(const uint64_t *ks, int64_t n, unsigned long long *slots,
                                    uint64_t mask) {
     for (int64_t t = GQP_GRID_START; t < n; t += GQP_GRID_STRIDE) {
-        if (t > 0 && ks[t] == ks[t - 1])
-            continue;
+        if (t > 0 && ks[t] == ks[t - 1]) continue;
         uint64_t h = join_hash(ks[t]) & mask;
         while (atomicCAS(&slots[h], JOIN_EMPTY, (unsigned long long)t) != JOIN_EMPTY)
             h = (h + 1) & mask;
@@ -289,8 +272,7 @@ __global__ void join_insert_kernel(const uint64_t *ks, int64_t n, unsigned long 
 __global__ void join_tail_kernel(const uint64_t *ks, int64_t n, const unsigned long long *slots,
                                  int64_t *ends, uint64_t mask) {
     for (int64_t t = GQP_GRID_START; t < n; t += GQP_GRID_STRIDE) {
-        if (t + 1 < n && ks[t + 1] == ks[t])
-            continue;
+        if (t + 1 < n && ks[t + 1] == ks[t]) continue;
         uint64_t h = join_hash(ks[t]) & mask;
         for (;;) {
             const unsigned long long s = slots[h];
@@ -317,8 +299,7 @@ __global__ void join_probe_kernel(const void *d, const uint8_t *v, int type, int
             uint64_t h = join_hash(key) & mask;
             for (;;) {
                 const unsigned long long s = slots[h];
-                if (s == JOIN_EMPTY)
-                    break;
+                if (s == JOIN_EMPTY) break;
                 if (ks[s] == key) {
                     s0 = (int64_t)s;
                     c = ends[h] - (int64_t)s;
@@ -387,20 +368,16 @@ static int bits_for(uint64_t x) {
  * out->n == 0. Returns 0 or -1. */
 extern "C" int prim_gpu_join(PrimCtx *ctx, const PrimVec *lkey, int64_t nl, const PrimVec *rkey,
                              int64_t nr, PrimPairs *out) {
-    if (prim_gpu_ctx_ok(ctx) != 0)
-        return -1;
+    if (prim_gpu_ctx_ok(ctx) != 0) return -1;
     if (!out || !lkey || !rkey || nl < 0 || nr < 0)
         return prim_gpu_fail(ctx, "join: bad arguments");
     out->n = 0;
     out->left = out->right = nullptr;
-    if (lkey->type != rkey->type)
-        return prim_gpu_fail(ctx, "join: key types differ");
+    if (lkey->type != rkey->type) return prim_gpu_fail(ctx, "join: key types differ");
     if ((int)lkey->type < PRIM_U8 || (int)lkey->type > PRIM_F64)
         return prim_gpu_fail(ctx, "join: bad key type %d", (int)lkey->type);
-    if (nl == 0 || nr == 0)
-        return 0;
-    if (!lkey->data || !rkey->data)
-        return prim_gpu_fail(ctx, "join: missing key data");
+    if (nl == 0 || nr == 0) return 0;
+    if (!lkey->data || !rkey->data) return prim_gpu_fail(ctx, "join: missing key data");
     cudaStream_t st = prim_gpu_stream(ctx);
     const int probe_left = nr <= nl;
     const PrimVec *bk = probe_left ? rkey : lkey, *pk = probe_left ? lkey : rkey;
@@ -410,19 +387,16 @@ extern "C" int prim_gpu_join(PrimCtx *ctx, const PrimVec *lkey, int64_t nl, cons
 
     /* 1. Compact and sort the build side. */
     DevBuf flags(ctx), rows(ctx), rows_alt(ctx), keys(ctx), keys_alt(ctx), temp(ctx);
-    if (flags.alloc((size_t)nb) != 0 || rows.alloc((size_t)nb * 8) != 0)
-        return -1;
+    if (flags.alloc((size_t)nb) != 0 || rows.alloc((size_t)nb * 8) != 0) return -1;
     join_flag_kernel<<<prim_gpu_grid(nb), GQP_BLOCK, 0, st>>>(bk->data, bk->valid, type, nb,
                                                               flags.as<uint8_t>());
     GQP_LAUNCH_TRY(ctx);
     int64_t nbv = 0;
     if (prim_gpu_util_select_rows(ctx, flags.as<uint8_t>(), nb, rows.as<int64_t>(), &nbv) != 0)
         return -1;
-    if (nbv == 0)
-        return 0;
+    if (nbv == 0) return 0;
     size_t temp_bytes = 0;
-    if (radix_temp_bytes<uint64_t>(ctx, nbv, &temp_bytes) != 0)
-        return -1;
+    if (radix_temp_bytes<uint64_t>(ctx, nbv, &temp_bytes) != 0) return -1;
     if (rows_alt.alloc((size_t)nbv * 8) != 0 || keys.alloc((size_t)nbv * 8) != 0 ||
         keys_alt.alloc((size_t)nbv * 8) != 0 || temp.alloc(temp_bytes) != 0)
         return -1;
@@ -431,16 +405,14 @@ extern "C" int prim_gpu_join(PrimCtx *ctx, const PrimVec *lkey, int64_t nl, cons
     GQP_LAUNCH_TRY(ctx);
     cub::DoubleBuffer<uint64_t> kb(keys.as<uint64_t>(), keys_alt.as<uint64_t>());
     cub::DoubleBuffer<int64_t> rb(rows.as<int64_t>(), rows_alt.as<int64_t>());
-    if (radix_pass<uint64_t>(ctx, temp.p, temp.bytes, kb, rb, nbv, key_bits) != 0)
-        return -1;
+    if (radix_pass<uint64_t>(ctx, temp.p, temp.bytes, kb, rb, nbv, key_bits) != 0) return -1;
     const uint64_t *ks = kb.Current();
     const int64_t *rs = rb.Current();
 
     /* 2. Hash table of distinct keys -> runs. */
     const uint64_t cap = pow2_at_least(2 * (uint64_t)nbv);
     DevBuf slots(ctx), ends(ctx);
-    if (slots.alloc(cap * 8) != 0 || ends.alloc(cap * 8) != 0)
-        return -1;
+    if (slots.alloc(cap * 8) != 0 || ends.alloc(cap * 8) != 0) return -1;
     GQP_CUDA_TRY(ctx, cudaMemsetAsync(slots.p, 0xff, cap * 8, st));
     join_insert_kernel<<<prim_gpu_grid(nbv), GQP_BLOCK, 0, st>>>(
         ks, nbv, slots.as<unsigned long long>(), cap - 1);
@@ -464,15 +436,12 @@ extern "C" int prim_gpu_join(PrimCtx *ctx, const PrimVec *lkey, int64_t nl, cons
     cv.data = cnt.p;
     cv.valid = nullptr;
     int64_t total = 0;
-    if (prim_gpu_scan(ctx, &cv, np, off.as<int64_t>(), &total) != 0)
-        return -1;
-    if (total == 0)
-        return 0;
+    if (prim_gpu_scan(ctx, &cv, np, off.as<int64_t>(), &total) != 0) return -1;
+    if (total == 0) return 0;
     if (total > INT64_MAX / 8)
         return prim_gpu_fail(ctx, "join: %lld pairs is too many", (long long)total);
     DevBuf left(ctx), right(ctx);
-    if (left.alloc((size_t)total * 8) != 0 || right.alloc((size_t)total * 8) != 0)
-        return -1;
+    if (left.alloc((size_t)total * 8) != 0 || right.alloc((size_t)total * 8) != 0) return -1;
     join_fill_kernel<<<prim_gpu_grid(total), GQP_BLOCK, 0, st>>>(
         off.as<int64_t>(), pstart.as<int64_t>(), np, rs, total, probe_left, left.as<int64_t>(),
         right.as<int64_t>());
@@ -482,8 +451,7 @@ extern "C" int prim_gpu_join(PrimCtx *ctx, const PrimVec *lkey, int64_t nl, cons
         /* Pairs are ordered by (j, i): a stable pass on i gives (i, j). */
         DevBuf left_alt(ctx), right_alt(ctx), temp2(ctx);
         size_t tb = 0;
-        if (radix_temp_bytes<uint64_t>(ctx, total, &tb) != 0)
-            return -1;
+        if (radix_temp_bytes<uint64_t>(ctx, total, &tb) != 0) return -1;
         if (left_alt.alloc((size_t)total * 8) != 0 || right_alt.alloc((size_t)total * 8) != 0 ||
             temp2.alloc(tb) != 0)
             return -1;
@@ -492,10 +460,8 @@ extern "C" int prim_gpu_join(PrimCtx *ctx, const PrimVec *lkey, int64_t nl, cons
         if (radix_pass<uint64_t>(ctx, temp2.p, temp2.bytes, lk, rv, total,
                                  bits_for((uint64_t)(nl - 1))) != 0)
             return -1;
-        if (lk.Current() != left.as<uint64_t>())
-            left.swap(left_alt);
-        if (rv.Current() != right.as<int64_t>())
-            right.swap(right_alt);
+        if (lk.Current() != left.as<uint64_t>()) left.swap(left_alt);
+        if (rv.Current() != right.as<int64_t>()) right.swap(right_alt);
     }
     out->n = total;
     out->left = (int64_t *)left.release();

@@ -30,14 +30,12 @@ static const int64_t SIZES[] = {0, 1, 255, 256, 257, 1023, 1025, (1 << 20) + 3};
 static uint64_t rng_s = 0x9e3779b97f4a7c15ull;
 
 /* Seeds the generator (deterministic runs). */
-static void rng_seed(uint64_t s)
-{
+static void rng_seed(uint64_t s) {
     rng_s = s * 0x9e3779b97f4a7c15ull + 1;
 }
 
 /* Returns the next 64 random bits (xorshift64*). */
-static uint64_t rnd(void)
-{
+static uint64_t rnd(void) {
     rng_s ^= rng_s >> 12;
     rng_s ^= rng_s << 25;
     rng_s ^= rng_s >> 27;
@@ -45,45 +43,38 @@ static uint64_t rnd(void)
 }
 
 /* Returns a random integer in lo..hi (inclusive, hi >= lo). */
-static int64_t rnd_range(int64_t lo, int64_t hi)
-{
+static int64_t rnd_range(int64_t lo, int64_t hi) {
     return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1));
 }
 
 /* Host allocator of the CPU twins' PrimCtx. */
-static void *host_alloc(void *ud, size_t bytes)
-{
+static void *host_alloc(void *ud, size_t bytes) {
     (void)ud;
     return malloc(bytes ? bytes : 1);
 }
 
 /* Host free of the CPU twins' PrimCtx. */
-static void host_free(void *ud, void *p)
-{
+static void host_free(void *ud, void *p) {
     (void)ud;
     free(p);
 }
 
 /* Device allocator of the GPU twins' PrimCtx: cudaMalloc, NULL on failure. */
-static void *dev_alloc(void *ud, size_t bytes)
-{
+static void *dev_alloc(void *ud, size_t bytes) {
     (void)ud;
     void *p = NULL;
-    if (cudaMalloc(&p, bytes ? bytes : 1) != cudaSuccess)
-        return NULL;
+    if (cudaMalloc(&p, bytes ? bytes : 1) != cudaSuccess) return NULL;
     return p;
 }
 
 /* Device free of the GPU twins' PrimCtx (cudaFree synchronizes). */
-static void dev_free(void *ud, void *p)
-{
+static void dev_free(void *ud, void *p) {
     (void)ud;
     cudaFree(p);
 }
 
 /* A PrimCtx for the CPU twins. */
-static PrimCtx hctx(void)
-{
+static PrimCtx hctx(void) {
     PrimCtx c;
     memset(&c, 0, sizeof c);
     c.nthreads = prim_ncores();
@@ -93,8 +84,7 @@ static PrimCtx hctx(void)
 }
 
 /* A PrimCtx for the GPU twins on stream st. */
-static PrimCtx dctx(cudaStream_t st)
-{
+static PrimCtx dctx(cudaStream_t st) {
     PrimCtx c;
     memset(&c, 0, sizeof c);
     c.nthreads = 1;
@@ -105,8 +95,7 @@ static PrimCtx dctx(cudaStream_t st)
 }
 
 /* Returns a new non-blocking stream (asserts on failure). */
-static cudaStream_t new_stream(void)
-{
+static cudaStream_t new_stream(void) {
     cudaStream_t st;
     cr_assert_eq(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), cudaSuccess,
                  "cudaStreamCreate");
@@ -114,15 +103,13 @@ static cudaStream_t new_stream(void)
 }
 
 /* Waits for st and asserts that no CUDA error is pending. */
-static void sync_ok(cudaStream_t st)
-{
+static void sync_ok(cudaStream_t st) {
     cudaError_t e = cudaStreamSynchronize(st);
     cr_assert_eq(e, cudaSuccess, "stream: %s", cudaGetErrorString(e));
 }
 
 /* Returns a device block of bytes (at least 1) holding a copy of h (if h). */
-static void *to_dev(const void *h, size_t bytes)
-{
+static void *to_dev(const void *h, size_t bytes) {
     void *d = NULL;
     cr_assert_eq(cudaMalloc(&d, bytes ? bytes : 1), cudaSuccess, "cudaMalloc %zu", bytes);
     if (h && bytes)
@@ -131,10 +118,8 @@ static void *to_dev(const void *h, size_t bytes)
 }
 
 /* Copies bytes from device d to host h. */
-static void to_host(void *h, const void *d, size_t bytes)
-{
-    if (bytes)
-        cr_assert_eq(cudaMemcpy(h, d, bytes, cudaMemcpyDeviceToHost), cudaSuccess, "D2H");
+static void to_host(void *h, const void *d, size_t bytes) {
+    if (bytes) cr_assert_eq(cudaMemcpy(h, d, bytes, cudaMemcpyDeviceToHost), cudaSuccess, "D2H");
 }
 
 /* A vector with a host copy (h) and a device copy (d) of the same data. */
@@ -145,17 +130,15 @@ typedef struct TVec {
 /* Fills n values of type t at data: integers in -range..range (U8:
  * 0..min(range, 255)); floats are such integers, half of them plus 0.25 or
  * 0.5 (exact in F32), zeros as -0.0 half the time. */
-static void fill_values(PrimType t, void *data, int64_t n, int64_t range)
-{
+static void fill_values(PrimType t, void *data, int64_t n, int64_t range) {
     for (int64_t i = 0; i < n; i++) {
         switch (t) {
         case PRIM_U8:
             ((uint8_t *)data)[i] = (uint8_t)rnd_range(0, range > 255 ? 255 : range);
             break;
         case PRIM_I32:
-            ((int32_t *)data)[i] =
-                (int32_t)rnd_range(-(range > INT32_MAX ? INT32_MAX : range),
-                                   range > INT32_MAX ? INT32_MAX : range);
+            ((int32_t *)data)[i] = (int32_t)rnd_range(-(range > INT32_MAX ? INT32_MAX : range),
+                                                      range > INT32_MAX ? INT32_MAX : range);
             break;
         case PRIM_I64:
             ((int64_t *)data)[i] = rnd_range(-range, range);
@@ -178,15 +161,13 @@ static void fill_values(PrimType t, void *data, int64_t n, int64_t range)
 }
 
 /* Fills n validity bytes, about one in null_every NULL (0: none). */
-static void fill_valid(uint8_t *v, int64_t n, int null_every)
-{
+static void fill_valid(uint8_t *v, int64_t n, int null_every) {
     for (int64_t i = 0; i < n; i++)
         v[i] = (uint8_t)(null_every > 0 ? (rnd() % (uint64_t)null_every) != 0 : 1);
 }
 
 /* Copies the host side of v to a fresh device side. */
-static void tvec_upload(TVec *v)
-{
+static void tvec_upload(TVec *v) {
     size_t w = prim_type_width(v->h.type);
     v->d = v->h;
     v->d.data = to_dev(v->h.data, (size_t)v->h.n * w);
@@ -196,8 +177,7 @@ static void tvec_upload(TVec *v)
 /* A random vector of n values (see fill_values), with about one NULL in
  * null_every rows when null_every > 0 (validity absent when 0), on host and
  * device. */
-static TVec tvec_rand(PrimType t, int64_t n, int null_every, int64_t range)
-{
+static TVec tvec_rand(PrimType t, int64_t n, int null_every, int64_t range) {
     TVec v;
     size_t w = prim_type_width(t);
     v.h.type = t;
@@ -217,8 +197,7 @@ static TVec tvec_rand(PrimType t, int64_t n, int null_every, int64_t range)
 
 /* A zero-filled vector of n values on host and device, with validity when
  * with_valid. */
-static TVec tvec_zero(PrimType t, int64_t n, int with_valid)
-{
+static TVec tvec_zero(PrimType t, int64_t n, int with_valid) {
     TVec v;
     size_t w = prim_type_width(t);
     v.h.type = t;
@@ -231,26 +210,21 @@ static TVec tvec_zero(PrimType t, int64_t n, int with_valid)
 }
 
 /* Copies the device side of v over its host side. */
-static void tvec_fetch(TVec *v)
-{
+static void tvec_fetch(TVec *v) {
     to_host(v->h.data, v->d.data, (size_t)v->h.n * prim_type_width(v->h.type));
-    if (v->h.valid)
-        to_host(v->h.valid, v->d.valid, (size_t)v->h.n);
+    if (v->h.valid) to_host(v->h.valid, v->d.valid, (size_t)v->h.n);
 }
 
 /* Frees both sides of v. */
-static void tvec_free(TVec *v)
-{
+static void tvec_free(TVec *v) {
     free(v->h.data);
     free(v->h.valid);
     cudaFree(v->d.data);
-    if (v->d.valid)
-        cudaFree(v->d.valid);
+    if (v->d.valid) cudaFree(v->d.valid);
 }
 
 /* Value i of x as a double (for messages and tolerant comparison). */
-static double vec_f(const PrimVec *x, int64_t i)
-{
+static double vec_f(const PrimVec *x, int64_t i) {
     switch (x->type) {
     case PRIM_U8:
         return ((const uint8_t *)x->data)[i];
@@ -267,8 +241,7 @@ static double vec_f(const PrimVec *x, int64_t i)
 
 /* 1 if value i of a and b (same type) are equal: integers exactly, floats
  * exactly (NaN equals NaN) or, with tol > 0, within tol relative. */
-static int vec_val_eq(const PrimVec *a, const PrimVec *b, int64_t i, double tol)
-{
+static int vec_val_eq(const PrimVec *a, const PrimVec *b, int64_t i, double tol) {
     switch (a->type) {
     case PRIM_U8:
         return ((const uint8_t *)a->data)[i] == ((const uint8_t *)b->data)[i];
@@ -278,10 +251,8 @@ static int vec_val_eq(const PrimVec *a, const PrimVec *b, int64_t i, double tol)
         return ((const int64_t *)a->data)[i] == ((const int64_t *)b->data)[i];
     default: {
         double x = vec_f(a, i), y = vec_f(b, i);
-        if (isnan(x) || isnan(y))
-            return isnan(x) && isnan(y);
-        if (x == y)
-            return 1;
+        if (isnan(x) || isnan(y)) return isnan(x) && isnan(y);
+        if (x == y) return 1;
         double m = fmax(fabs(x), fabs(y));
         return tol > 0 && fabs(x - y) <= tol * m + tol;
     }
@@ -291,8 +262,7 @@ static int vec_val_eq(const PrimVec *a, const PrimVec *b, int64_t i, double tol)
 /* Asserts that cpu and gpu (host copies) hold the same n values: validity
  * equal where either has it (absent = all valid), values equal where valid. */
 static void expect_vec_eq(const PrimVec *cpu, const PrimVec *gpu, int64_t n, double tol,
-                          const char *what)
-{
+                          const char *what) {
     for (int64_t i = 0; i < n; i++) {
         int va = cpu->valid ? cpu->valid[i] != 0 : 1;
         int vb = gpu->valid ? gpu->valid[i] != 0 : 1;
@@ -306,8 +276,7 @@ static void expect_vec_eq(const PrimVec *cpu, const PrimVec *gpu, int64_t n, dou
 }
 
 /* Asserts that two int64 arrays are equal. */
-static void expect_i64_eq(const int64_t *cpu, const int64_t *gpu, int64_t n, const char *what)
-{
+static void expect_i64_eq(const int64_t *cpu, const int64_t *gpu, int64_t n, const char *what) {
     for (int64_t i = 0; i < n; i++)
         if (cpu[i] != gpu[i])
             cr_assert_fail("%s: n=%lld row %lld: cpu %lld gpu %lld", what, (long long)n,
@@ -315,8 +284,7 @@ static void expect_i64_eq(const int64_t *cpu, const int64_t *gpu, int64_t n, con
 }
 
 /* Copies n int64 from the device into a fresh host array. */
-static int64_t *fetch_i64(const int64_t *d, int64_t n)
-{
+static int64_t *fetch_i64(const int64_t *d, int64_t n) {
     int64_t *h = malloc((size_t)n * sizeof(int64_t) + 1);
     cr_assert(h, "malloc");
     to_host(h, d, (size_t)n * sizeof(int64_t));
@@ -440,8 +408,7 @@ static PrimInstr P5[] = {
 #define NINSTR(p) ((int)(sizeof p / sizeof p[0]))
 
 /* The test programs; result register = last dst, result type as given. */
-static PrimProgram map_prog(int k)
-{
+static PrimProgram map_prog(int k) {
     PrimProgram p;
     memset(&p, 0, sizeof p);
     p.ninputs = MAP_NCOLS;
@@ -472,8 +439,7 @@ static PrimProgram map_prog(int k)
 /* Makes the five input columns of n rows: U8 0..3, I32 -20..20, I64
  * -1000..1000, F32 and F64 -20..20 (with fractions and -0.0), NULLs in
  * about one row in ten. */
-static void map_inputs(TVec *cols, int64_t n)
-{
+static void map_inputs(TVec *cols, int64_t n) {
     static const int64_t ranges[MAP_NCOLS] = {3, 20, 1000, 20, 20};
     for (int k = 0; k < MAP_NCOLS; k++)
         cols[k] = tvec_rand(ALL_TYPES[k], n, 10, ranges[k]);
@@ -482,8 +448,7 @@ static void map_inputs(TVec *cols, int64_t n)
 /* Runs program prog over cols with both twins into an out of type ot (with
  * validity when with_valid, as a filter when as_filter) and compares. */
 static void map_case(const PrimProgram *prog0, int as_filter, TVec *cols, int64_t n, PrimType ot,
-                     int with_valid, cudaStream_t st, const char *what)
-{
+                     int with_valid, cudaStream_t st, const char *what) {
     PrimProgram prog = *prog0;
     prog.as_filter = as_filter;
     PrimVec hin[MAP_NCOLS], din[MAP_NCOLS];
@@ -508,8 +473,7 @@ static void map_case(const PrimProgram *prog0, int as_filter, TVec *cols, int64_
 }
 
 /* Runs every program, output type and validity choice over n rows. */
-static void map_all(int64_t n, cudaStream_t st)
-{
+static void map_all(int64_t n, cudaStream_t st) {
     TVec cols[MAP_NCOLS];
     map_inputs(cols, n);
     for (int p = 0; p < MAP_NPROGS; p++) {
@@ -531,8 +495,7 @@ static void map_all(int64_t n, cudaStream_t st)
 /* Skips the calling test without a usable device or without CUDA. */
 #define GPU_TEST_PRELUDE()                                                                         \
     do {                                                                                           \
-        if (!prim_gpu_available())                                                                 \
-            cr_skip_test("no CUDA device");                                                        \
+        if (!prim_gpu_available()) cr_skip_test("no CUDA device");                                 \
     } while (0)
 
 /* The body of a GPU test: dropped (the test skips) without CUDA. */
@@ -542,8 +505,7 @@ static void map_all(int64_t n, cudaStream_t st)
 #define GPU_BODY(...) cr_skip_test("built without CUDA")
 #endif
 
-Test(prim_gpu, map_sizes)
-{
+Test(prim_gpu, map_sizes) {
     GPU_TEST_PRELUDE();
     GPU_BODY({
         rng_seed(1);
@@ -554,8 +516,7 @@ Test(prim_gpu, map_sizes)
     });
 }
 
-Test(prim_gpu, map_big, .timeout = 600)
-{
+Test(prim_gpu, map_big, .timeout = 600) {
     GPU_TEST_PRELUDE();
     GPU_BODY({
         rng_seed(2);
@@ -575,8 +536,7 @@ Test(prim_gpu, map_big, .timeout = 600)
 /* --------------------------------------------------------------- scan -- */
 
 /* Scans a random U8 / I32 / I64 vector of n values with both twins. */
-static void scan_case(PrimType t, int64_t n, int64_t range, cudaStream_t st)
-{
+static void scan_case(PrimType t, int64_t n, int64_t range, cudaStream_t st) {
     TVec in = tvec_rand(t, n, 0, range);
     int64_t *hc_out = malloc((size_t)n * 8 + 8);
     int64_t *d_out = to_dev(NULL, (size_t)n * 8);
@@ -596,8 +556,7 @@ static void scan_case(PrimType t, int64_t n, int64_t range, cudaStream_t st)
 }
 #endif
 
-Test(prim_gpu, scan)
-{
+Test(prim_gpu, scan) {
     GPU_TEST_PRELUDE();
     GPU_BODY({
         rng_seed(3);
@@ -621,14 +580,12 @@ Test(prim_gpu, scan)
  * injective idx into a dst of n + 7 rows (flags on every third call),
  * both twins from the same initial dst, and compares all of dst. */
 static void scatter_case(int t, int64_t n, int nullable, int dst_valid, int use_flags,
-                         cudaStream_t st)
-{
+                         cudaStream_t st) {
     PrimType dt = t < 0 ? PRIM_I64 : (PrimType)t;
     int64_t m = n + 7;
     TVec src;
     memset(&src, 0, sizeof src);
-    if (t >= 0)
-        src = tvec_rand(dt, n, nullable ? 5 : 0, 100);
+    if (t >= 0) src = tvec_rand(dt, n, nullable ? 5 : 0, 100);
     /* idx: the first n entries of a random permutation of 0..m-1. */
     int64_t *perm = malloc((size_t)m * 8);
     for (int64_t i = 0; i < m; i++)
@@ -665,19 +622,16 @@ static void scatter_case(int t, int64_t n, int nullable, int dst_valid, int use_
     expect_vec_eq(&c.h, &g.h, m, 0.0, msg);
     tvec_free(&c);
     tvec_free(&g);
-    if (t >= 0)
-        tvec_free(&src);
+    if (t >= 0) tvec_free(&src);
     free(perm);
     free(flags);
     cudaFree(d_idx);
-    if (d_flags)
-        cudaFree(d_flags);
+    if (d_flags) cudaFree(d_flags);
 }
 
 /* Gathers n rows from a random src of n + 3 rows of type t through random
  * indices (some -1 when dst has validity) and compares. */
-static void gather_case(PrimType t, int64_t n, int nullable, int dst_valid, cudaStream_t st)
-{
+static void gather_case(PrimType t, int64_t n, int nullable, int dst_valid, cudaStream_t st) {
     int64_t m = n + 3;
     TVec src = tvec_rand(t, m, nullable ? 5 : 0, 100);
     int64_t *idx = malloc((size_t)n * 8 + 8);
@@ -702,8 +656,7 @@ static void gather_case(PrimType t, int64_t n, int nullable, int dst_valid, cuda
 }
 #endif
 
-Test(prim_gpu, scatter)
-{
+Test(prim_gpu, scatter) {
     GPU_TEST_PRELUDE();
     GPU_BODY({
         rng_seed(4);
@@ -719,8 +672,7 @@ Test(prim_gpu, scatter)
     });
 }
 
-Test(prim_gpu, gather)
-{
+Test(prim_gpu, gather) {
     GPU_TEST_PRELUDE();
     GPU_BODY({
         rng_seed(5);
@@ -740,8 +692,7 @@ Test(prim_gpu, gather)
  * key; small ranges for many ties) with both twins and compares the
  * permutations (stable, so unique). */
 static void sort_case(int64_t n, int nkeys, const PrimType *types, const int *nullable,
-                      const uint8_t *desc, cudaStream_t st)
-{
+                      const uint8_t *desc, cudaStream_t st) {
     TVec keys[4];
     PrimVec hk[4], dk[4];
     int64_t range = n / 8 > 4 ? n / 8 : 4;
@@ -770,8 +721,7 @@ static void sort_case(int64_t n, int nkeys, const PrimType *types, const int *nu
 }
 #endif
 
-Test(prim_gpu, sort_one_key)
-{
+Test(prim_gpu, sort_one_key) {
     GPU_TEST_PRELUDE();
     GPU_BODY({
         rng_seed(6);
@@ -787,8 +737,7 @@ Test(prim_gpu, sort_one_key)
     });
 }
 
-Test(prim_gpu, sort_multi_key)
-{
+Test(prim_gpu, sort_multi_key) {
     GPU_TEST_PRELUDE();
     GPU_BODY({
         rng_seed(7);
@@ -812,8 +761,7 @@ Test(prim_gpu, sort_multi_key)
     });
 }
 
-Test(prim_gpu, sort_big, .timeout = 900)
-{
+Test(prim_gpu, sort_big, .timeout = 900) {
     GPU_TEST_PRELUDE();
     GPU_BODY({
         rng_seed(8);
@@ -840,16 +788,14 @@ Test(prim_gpu, sort_big, .timeout = 900)
 /* A key of n rows of type t made of runs: a NULL run first when nullable
  * (as sorted ascending input has), then values that step up at random rows
  * (about one step in every run_len rows). */
-static TVec run_key(PrimType t, int64_t n, int nullable, int run_len)
-{
+static TVec run_key(PrimType t, int64_t n, int nullable, int run_len) {
     TVec v = tvec_zero(t, n, nullable);
     int64_t nulls = nullable ? rnd_range(0, n / 4 + 1) : 0;
     double x = t == PRIM_U8 ? 0 : -50;
     for (int64_t i = 0; i < n; i++) {
         if (i > 0 && rnd() % (uint64_t)run_len == 0)
             x += t == PRIM_U8 ? 1 : (double)rnd_range(1, 3) * 0.5;
-        if (t == PRIM_U8 && x > 255)
-            x = 255;
+        if (t == PRIM_U8 && x > 255) x = 255;
         switch (t) {
         case PRIM_U8:
             ((uint8_t *)v.h.data)[i] = (uint8_t)x;
@@ -867,15 +813,13 @@ static TVec run_key(PrimType t, int64_t n, int nullable, int run_len)
             ((double *)v.h.data)[i] = x == 0.0 && (rnd() & 1) ? -0.0 : x;
             break;
         }
-        if (nullable)
-            v.h.valid[i] = i >= nulls;
+        if (nullable) v.h.valid[i] = i >= nulls;
     }
     /* Garbage under the NULLs must not split them. */
     for (int64_t i = 0; i < nulls && i < n; i++)
         fill_values(t, (char *)v.h.data + (size_t)i * prim_type_width(t), 1, 9);
     cudaFree(v.d.data);
-    if (v.d.valid)
-        cudaFree(v.d.valid);
+    if (v.d.valid) cudaFree(v.d.valid);
     tvec_upload(&v);
     return v;
 }
@@ -883,8 +827,7 @@ static TVec run_key(PrimType t, int64_t n, int nullable, int run_len)
 /* Segments of n rows over nkeys run keys with both twins; compares and
  * returns the CPU starts (host, caller frees) and their count. */
 static int64_t *segments_case(int64_t n, int nkeys, const PrimType *types, int nullable,
-                              int run_len, cudaStream_t st, int64_t *nseg_out)
-{
+                              int run_len, cudaStream_t st, int64_t *nseg_out) {
     TVec keys[3];
     PrimVec hk[3], dk[3];
     for (int k = 0; k < nkeys; k++) {
@@ -899,8 +842,8 @@ static int64_t *segments_case(int64_t n, int nkeys, const PrimType *types, int n
     cr_assert_eq(prim_cpu_segments(&hc, hk, nkeys, n, cs, &nc), 0, "cpu segments: %s", hc.err);
     cr_assert_eq(prim_gpu_segments(&dc, dk, nkeys, n, d_s, &ng), 0, "gpu segments: %s", dc.err);
     sync_ok(st);
-    cr_assert_eq(nc, ng, "segments n=%lld nkeys %d type %d: nseg cpu %lld gpu %lld",
-                 (long long)n, nkeys, nkeys ? (int)types[0] : -1, (long long)nc, (long long)ng);
+    cr_assert_eq(nc, ng, "segments n=%lld nkeys %d type %d: nseg cpu %lld gpu %lld", (long long)n,
+                 nkeys, nkeys ? (int)types[0] : -1, (long long)nc, (long long)ng);
     int64_t *g = fetch_i64(d_s, ng);
     expect_i64_eq(cs, g, nc, "segments starts");
     free(g);
@@ -913,9 +856,8 @@ static int64_t *segments_case(int64_t n, int nkeys, const PrimType *types, int n
 
 /* Runs aggregate agg over val (n rows) in the segments starts[0..nseg) with
  * both twins and compares (floating results within 1e-9 relative). */
-static void segreduce_case(PrimAgg agg, TVec *val, const int64_t *starts, int64_t nseg,
-                           int64_t n, cudaStream_t st)
-{
+static void segreduce_case(PrimAgg agg, TVec *val, const int64_t *starts, int64_t nseg, int64_t n,
+                           cudaStream_t st) {
     int isf = val->h.type == PRIM_F32 || val->h.type == PRIM_F64;
     PrimType ot = PRIM_I64;
     if (agg == AGG_AVG || ((agg == AGG_SUM || agg == AGG_MIN || agg == AGG_MAX) && isf))
@@ -930,8 +872,8 @@ static void segreduce_case(PrimAgg agg, TVec *val, const int64_t *starts, int64_
     sync_ok(st);
     tvec_fetch(&g);
     char msg[96];
-    snprintf(msg, sizeof msg, "segreduce agg %d type %d nseg %lld", (int)agg,
-             (int)val->h.type, (long long)nseg);
+    snprintf(msg, sizeof msg, "segreduce agg %d type %d nseg %lld", (int)agg, (int)val->h.type,
+             (long long)nseg);
     expect_vec_eq(&c.h, &g.h, nseg, 1e-9, msg);
     tvec_free(&c);
     tvec_free(&g);
@@ -939,8 +881,7 @@ static void segreduce_case(PrimAgg agg, TVec *val, const int64_t *starts, int64_
 }
 #endif
 
-Test(prim_gpu, segments)
-{
+Test(prim_gpu, segments) {
     GPU_TEST_PRELUDE();
     GPU_BODY({
         rng_seed(9);
@@ -960,8 +901,7 @@ Test(prim_gpu, segments)
     });
 }
 
-Test(prim_gpu, segreduce)
-{
+Test(prim_gpu, segreduce) {
     GPU_TEST_PRELUDE();
     GPU_BODY({
         rng_seed(10);
@@ -975,8 +915,7 @@ Test(prim_gpu, segreduce)
                 for (int nl = 0; nl < 2; nl++) {
                     TVec val = tvec_rand(ALL_TYPES[t], n, nl ? 4 : 0, 1000);
                     for (int a = AGG_COUNT_STAR; a <= AGG_AVG; a++) {
-                        if (nseg > 0)
-                            segreduce_case((PrimAgg)a, &val, starts, nseg, n, st);
+                        if (nseg > 0) segreduce_case((PrimAgg)a, &val, starts, nseg, n, st);
                         segreduce_case((PrimAgg)a, &val, global0, 1, n, st);
                         segreduce_case((PrimAgg)a, &val, global1, 1, n, st);
                     }
@@ -988,8 +927,7 @@ Test(prim_gpu, segreduce)
     });
 }
 
-Test(prim_gpu, segreduce_overflow)
-{
+Test(prim_gpu, segreduce_overflow) {
     GPU_TEST_PRELUDE();
     GPU_BODY({
         cudaStream_t st = new_stream();
@@ -1028,10 +966,8 @@ Test(prim_gpu, segreduce_overflow)
 /* --------------------------------------------------------- join/cross -- */
 
 /* Compares CPU pairs (host) with GPU pairs (device; freed here). */
-static void expect_pairs_eq(PrimPairs *c, PrimPairs *g, const char *what)
-{
-    cr_assert_eq(c->n, g->n, "%s: pairs cpu %lld gpu %lld", what, (long long)c->n,
-                 (long long)g->n);
+static void expect_pairs_eq(PrimPairs *c, PrimPairs *g, const char *what) {
+    cr_assert_eq(c->n, g->n, "%s: pairs cpu %lld gpu %lld", what, (long long)c->n, (long long)g->n);
     if (g->n == 0) {
         cr_assert(g->left == NULL && g->right == NULL, "%s: empty result not NULL", what);
         return;
@@ -1048,8 +984,7 @@ static void expect_pairs_eq(PrimPairs *c, PrimPairs *g, const char *what)
 /* Joins random keys of type t (nl and nr rows, values in -range..range,
  * NULLs, and NaN for floats) with both twins and compares the pairs. */
 static void join_case(PrimType t, int64_t nl, int64_t nr, int64_t range, int nullable,
-                      cudaStream_t st)
-{
+                      cudaStream_t st) {
     TVec l = tvec_rand(t, nl, nullable ? 7 : 0, range);
     TVec r = tvec_rand(t, nr, nullable ? 7 : 0, range);
     if (t == PRIM_F32 || t == PRIM_F64) {
@@ -1090,8 +1025,7 @@ static void join_case(PrimType t, int64_t nl, int64_t nr, int64_t range, int nul
 }
 #endif
 
-Test(prim_gpu, join, .timeout = 600)
-{
+Test(prim_gpu, join, .timeout = 600) {
     GPU_TEST_PRELUDE();
     GPU_BODY({
         rng_seed(11);
@@ -1113,8 +1047,7 @@ Test(prim_gpu, join, .timeout = 600)
     });
 }
 
-Test(prim_gpu, cross)
-{
+Test(prim_gpu, cross) {
     GPU_TEST_PRELUDE();
     GPU_BODY({
         cudaStream_t st = new_stream();
