@@ -38,7 +38,7 @@ say "host: $(nproc) cores, $(free -g | awk '/Mem/{print $2}') GiB; nvcc $(nvcc -
 
 # --- build ---
 T0=$(date +%s)
-cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_ARCHITECTURES=90 \
+cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_PREFIX_PATH=$PFX/usr -DCMAKE_LIBRARY_PATH=$PFX/usr/lib/x86_64-linux-gnu \
     > "$OUT/build.log" 2>&1 &&
     cmake --build build-gpu -j"$(nproc)" >> "$OUT/build.log" 2>&1
 RC=$?
