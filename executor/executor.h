@@ -49,6 +49,8 @@ void exec_pool_free(ExecHostPool *p);
 void *exec_pool_alloc(ExecHostPool *p, size_t bytes);
 /* Give a block back (blocks the pool did not hand out are free()d). */
 void exec_pool_release(ExecHostPool *p, void *ptr);
+/* on != 0: new large blocks are page-locked (call once a GPU is in use). */
+void exec_pool_set_pinned(ExecHostPool *p, int on);
 
 typedef struct ExecOptions {
     int nthreads;        /* CPU worker threads (>= 1) */

@@ -22,6 +22,7 @@ ExecDevice *gqp_device_session(gqp *db) {
     char err[512];
     db->dev = exec_device_open(0, err, sizeof err);
     if (!db->dev) gqp_set_error(db, GQP_DEVICE, "%s", err);
+    else exec_pool_set_pinned(db->pool, 1);
     return db->dev;
 }
 

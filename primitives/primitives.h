@@ -252,6 +252,10 @@ int prim_gpu_copy(void *dst, const void *src, size_t bytes, PrimCopyKind kind, v
                   char *err, size_t cap);
 /* Wait for everything issued on stream. */
 int prim_gpu_sync(void *stream, char *err, size_t cap);
+/* Page-locked host memory (cudaHostAlloc) for buffers that cross PCIe;
+ * NULL on failure. */
+void *prim_gpu_pinned_alloc(size_t bytes);
+void prim_gpu_pinned_free(void *p);
 /* Page-lock an existing host range (for table columns), or undo it. */
 int prim_gpu_host_register(void *p, size_t bytes, char *err, size_t cap);
 void prim_gpu_host_unregister(void *p);

@@ -204,3 +204,16 @@ done:
     cudaStreamDestroy(s);
     return rc;
 }
+
+extern "C" void *prim_gpu_pinned_alloc(size_t bytes) {
+    void *p = NULL;
+    if (cudaHostAlloc(&p, bytes ? bytes : 64, cudaHostAllocDefault) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return NULL;
+    }
+    return p;
+}
+
+extern "C" void prim_gpu_pinned_free(void *p) {
+    if (p) (void)cudaFreeHost(p);
+}

@@ -77,3 +77,10 @@ int prim_gpu_bandwidth(size_t bytes, double *d2d, double *h2d, double *d2h, char
     *d2d = *h2d = *d2h = 0;
     return no_cuda(err, cap);
 }
+void *prim_gpu_pinned_alloc(size_t bytes) {
+    (void)bytes;
+    return NULL;
+}
+void prim_gpu_pinned_free(void *p) {
+    (void)p;
+}
