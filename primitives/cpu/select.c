@@ -69,8 +69,14 @@ static void pass_write(void *arg, int t, int nt) {
     range_of(j->n, t, nt, &a, &b);
     int64_t *o = j->rowids + j->offs[t];
     const uint8_t *f = j->flags;
-    for (int64_t i = a; i < b; i++)
-        if (f[i]) *o++ = i;
+    /* branch-free: write every row id, advance only past selected ones; stop
+     * once this thread's count is written so no store lands in the next
+     * thread's range (a 50% predicate defeats the branch predictor) */
+    int64_t k = 0, cnt = j->counts[t];
+    for (int64_t i = a; i < b && k < cnt; i++) {
+        o[k] = i;
+        k += f[i] != 0;
+    }
 }
 
 int prim_cpu_select(PrimCtx *ctx, const PrimProgram *prog, const PrimVec *inputs, int64_t n,
