@@ -1,0 +1,182 @@
+/*
+ * cost.h -- the cost model of gqp's primitives and the placement optimizer.
+ *
+ * Every primitive has, per device, a cost of the form
+ *
+ *     time_us = fixed_us + (elems * ns_per_elem + bytes * ns_per_byte) / 1000
+ *
+ * where `bytes` is what the primitive reads and writes and `elems` its
+ * per-element work (per primitive below). Transfers cost
+ *
+ *     time_us = latency_us + bytes / bandwidth    (pinned and pageable differ)
+ *
+ *   primitive   bytes (read + written)                 elems
+ *   map         inputs + output, n rows                n * instructions
+ *   select      inputs + n flags + 8 * rows out        n * instructions
+ *   scan        n * width + 8n                         -
+ *   scatter     n flags + 8n offsets + 8 * rows out    -
+ *   gather      8 * rows out + 2 * width * rows out    -
+ *   sort        keys + 8n permutation                  n * key bytes (radix passes)
+ *   segments    keys + 8 * segments                    -
+ *   segreduce   8 * segments + width * n               -
+ *   join        keys of both sides + 16 * pairs        rows of both sides
+ *   cross       16 * pairs                             -
+ *   slice       2 * width * rows out                   -
+ *   to-text     -                                      n (CPU only)
+ *
+ * The constants live in a CostModel, read from YAML (`gqp calibrate` writes
+ * one) with compiled-in defaults for a 2-core CPU machine and for an H100.
+ * cost/ never executes a query; calibration runs the primitives on their
+ * own (calibrate.c).
+ */
+#ifndef GQP_COST_H
+#define GQP_COST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "planner/planner.h"
+
+/* The primitives a cost is kept for (a fused filter is CP_SELECT). */
+typedef enum CostPrimKind {
+    CP_MAP,
+    CP_SELECT,
+    CP_SCAN,
+    CP_SCATTER,
+    CP_GATHER,
+    CP_SORT,
+    CP_SEGMENTS,
+    CP_SEGREDUCE,
+    CP_JOIN,
+    CP_CROSS,
+    CP_SLICE,
+    CP_TOTEXT,
+    CP_COUNT
+} CostPrimKind;
+
+/* Name of a CostPrimKind as used in the YAML files ("map", "select", ...). */
+const char *cost_prim_name(CostPrimKind k);
+
+/* Constants of one primitive on one device. */
+typedef struct CostPrim {
+    double fixed_us;    /* per call: launch + sync (GPU), thread start (CPU) */
+    double ns_per_elem; /* per unit of work (see the table above) */
+    double ns_per_byte; /* 1 / bandwidth: 1 ns/B = 1 GB/s */
+} CostPrim;
+
+/* A host <-> device link. */
+typedef struct CostLink {
+    double latency_us;
+    double gbps;
+} CostLink;
+
+typedef struct CostModel {
+    char name[64];        /* "cpu-2core", "h100", or what calibration saw */
+    char source[512];     /* where the constants came from (file path / "built-in ...") */
+    CostPrim cpu[CP_COUNT];
+    CostPrim gpu[CP_COUNT];
+    CostLink h2d_pinned, d2h_pinned, h2d_pageable, d2h_pageable;
+    double gpu_sync_us;   /* the host waits for the device (a count, a D2H result) */
+    int cpu_threads;      /* threads the CPU constants were measured with */
+} CostModel;
+
+/* Compiled-in defaults. which: "cpu" (2-core machine, calibrated) or
+ * "h100" / "h200" (the CPU part of the H100 host from bench/results, the
+ * GPU part from the measured figures in docs/cost.md). Unknown names give
+ * the CPU defaults. */
+void cost_model_default(CostModel *m, const char *which);
+
+/* Load a YAML cost file over *m (keys absent from the file keep m's
+ * values, so start from cost_model_default). Returns 0, or -1 with a
+ * message naming the file, line and key in err. */
+int cost_model_load(CostModel *m, const char *path, char *err, size_t cap);
+
+/* Write m as YAML (the format cost_model_load reads). Returns 0 or -1. */
+int cost_model_write(const CostModel *m, const char *path, char *err, size_t cap);
+
+/* Pick and load the cost model: cost_file if not empty; else, by GPU name
+ * (gpu_name contains "H100" / "H200": configs/cost-h100.yaml /
+ * cost-h200.yaml), else configs/cost-cpu-2core.yaml, looked up in
+ * $GQP_COST_DIR and the build's configs/ folder; when no file is found the
+ * compiled-in defaults of the same name. m->source says what was used.
+ * Returns 0, or -1 with err when cost_file is given but cannot be read
+ * (m then holds the defaults). */
+int cost_model_select(CostModel *m, const char *cost_file, const char *gpu_name, char *err,
+                      size_t cap);
+
+/* -------------------------------------------------------- cost functions --
+ * Times in microseconds. */
+double cost_prim_us(const CostPrim *p, double elems, double bytes);
+/* Transfer of bytes over a link (0 bytes cost nothing). */
+double cost_link_us(const CostLink *l, double bytes);
+/* Estimated rows of value v (its own estimate, else its producer's). */
+int64_t cost_value_rows(const Dag *d, int v);
+/* Estimated bytes of value v (rows * width). */
+double cost_value_bytes(const Dag *d, int v);
+/* Compute time of node i on device dev, from the DAG's estimates. Sources
+ * and constants cost 0 here (their device copy is a transfer); DN_TOTEXT
+ * on the GPU and DN_TRANSFER cost 0. fused != 0: node i is a filter map
+ * run as one select with its scan and scatter. */
+double cost_node_us(const CostModel *m, const Dag *d, int i, DagDevice dev, int fused);
+
+/* ------------------------------------------------------------ placement -- */
+
+/* What the optimizer knows about the machine and the data. */
+typedef struct CostInputs {
+    int gpu_available; /* 0: every node on the CPU */
+    /* 1 if column `column` of t is resident in device memory (a copy there
+     * costs nothing); NULL = nothing resident. */
+    int (*resident)(void *ud, const CatTable *t, int column);
+    void *resident_ud;
+    int host_pinned;    /* intermediates live in page-locked host memory */
+    int force;          /* -1: choose; DEV_CPU / DEV_GPU: every node there */
+    int exhaustive_max; /* search every placement up to this many free nodes
+                           (0 = default 12; < 0 = never) */
+} CostInputs;
+
+/* Outcome of cost_place. */
+typedef struct CostPlan {
+    double total_us;     /* estimated time of the placement chosen */
+    double all_cpu_us;   /* estimated time of everything on the CPU */
+    double all_gpu_us;   /* ... everything on the GPU (0 without a GPU) */
+    int free_nodes;      /* nodes the search decided */
+    int exhaustive;      /* 1: every placement was tried */
+} CostPlan;
+
+/*
+ * Place every node of dag on DEV_CPU or DEV_GPU to minimise the estimated
+ * total time (compute + transfers), with data location as state: table
+ * columns are on the host (and on the device when in->resident says so),
+ * a value crosses PCIe once per direction it is needed in, results end on
+ * the host. DN_TOTEXT stays on the CPU. Fills each node's device,
+ * est_cost_cpu / est_cost_gpu / est_cost_xfer (milliseconds; xfer = the
+ * transfers this node's inputs need under the placement chosen) and
+ * reason (text in the DAG's arena). plan may be NULL. Returns 0, or -1
+ * with err (out of memory).
+ */
+int cost_place(Dag *dag, const CostModel *m, const CostInputs *in, CostPlan *plan, char *err,
+               size_t cap);
+
+/* Estimated total time in microseconds of dag under placement dev[0..nnodes)
+ * (the optimizer's objective; sources and constants placed on the GPU mean
+ * "copy through the column cache"). For tests and benchmarks. */
+double cost_dag_total(const Dag *dag, const CostModel *m, const CostInputs *in,
+                      const DagDevice *dev);
+
+/* ---------------------------------------------------------- calibration --
+ * Run microbenchmarks of every CPU primitive (with nthreads threads; 0 =
+ * all cores) at several sizes and, when a GPU is usable, of every GPU
+ * primitive and of the transfers; fit each primitive's constants by least
+ * squares and write them with the raw points as YAML to out_path. progress
+ * (may be NULL) receives one line per primitive. Returns 0 or -1 with err. */
+int cost_calibrate(const char *out_path, int nthreads, char *err, size_t cap);
+int cost_calibrate_ex(const char *out_path, int nthreads, int64_t max_rows,
+                      void (*progress)(void *ud, const char *line), void *ud, char *err,
+                      size_t cap);
+
+/* Least squares: beta[0..k) minimising sum_i (X[i*k..] . beta - y[i])^2,
+ * with every coefficient clamped at >= 0 (refitting without it). Returns 0,
+ * or -1 when the system is singular. */
+int cost_fit(const double *X, const double *y, int n, int k, double *beta);
+
+#endif /* GQP_COST_H */
