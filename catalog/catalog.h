@@ -194,4 +194,17 @@ void cat_format_date(int32_t days, char *buf);
  */
 int cat_gen_test(const char *dir, int64_t nrows, uint64_t seed, CatError *err);
 
+/*
+ * Generate the Star Schema Benchmark's tables (lineorder, customer,
+ * supplier, part, ddate) at scale factor sf (0 < sf <= 1000, fractional
+ * allowed), deterministic for seed and independent of the thread count,
+ * under dir (created if missing): dir/<table>.tbl ('|'-delimited with a
+ * trailing '|', as ssb-dbgen writes them), dir/bin/<table>/ binary-column
+ * folders, dir/gqp.yaml declaring the tables from bin/ and dir/gqp-tbl.yaml
+ * declaring them from the .tbl files. Keys, dates (YYYYMMDD), quantities and
+ * money are INT32, text is STRING. Uses all cores. Returns 0, or -1 with err
+ * set (files written before the error are left in place).
+ */
+int cat_gen_ssb(const char *dir, double sf, uint64_t seed, CatError *err);
+
 #endif /* GQP_CATALOG_H */

@@ -9,6 +9,7 @@
  *   gqp explain [-c config.yaml] [--device ...] [--threads N] [--analyze]
  *           [--format text|json|dot] (FILE | -e SQL | -)
  *   gqp gen test [--rows N] --out DIR [--seed S]
+ *   gqp gen ssb --sf N --out DIR [--seed S]
  *   gqp --version | --help
  *
  * Exit status: 0 on success, 1 on any error (message on stderr).
@@ -53,6 +54,7 @@ static void usage(FILE *f) {
           "  gqp explain [-c config.yaml] [--device auto|cpu|gpu] [--threads N] [--analyze]\n"
           "          [--format text|json|dot] (FILE | -e SQL | -)\n"
           "  gqp gen test [--rows N] --out DIR [--seed S]\n"
+          "  gqp gen ssb --sf N --out DIR [--seed S]\n"
           "  gqp --version\n"
           "  gqp --help\n"
           "\n"
@@ -669,13 +671,51 @@ static int parse_u64(const char *s, uint64_t *out) {
     return 0;
 }
 
-/* `gqp gen test`: write seed 004's demo table and its config. Returns the
- * exit status. */
+/* `gqp gen ssb`: write the Star Schema Benchmark's tables (.tbl, binary
+ * folders, gqp.yaml, gqp-tbl.yaml) at --sf N. Returns the exit status. */
+static int cmd_gen_ssb(int argc, char **argv) {
+    uint64_t seed = 1;
+    double sf = -1;
+    const char *dir = NULL;
+    for (int i = 3; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--sf") == 0) {
+            char *end = NULL;
+            sf = v ? strtod(v, &end) : -1;
+            if (!v || !*v || *end || !(sf > 0))
+                return usage_error("--sf needs a positive scale factor, got", v ? v : "nothing");
+        } else if (strcmp(a, "--seed") == 0) {
+            if (parse_u64(v, &seed) != 0)
+                return usage_error("--seed needs a number, got", v ? v : "nothing");
+        } else if (strcmp(a, "--out") == 0) {
+            if (!v) return usage_error("missing value for", a);
+            dir = v;
+        } else {
+            return usage_error("unknown option", a);
+        }
+        i++;
+    }
+    if (sf < 0) return usage_error("gen ssb needs --sf N", NULL);
+    if (!dir) return usage_error("gen ssb needs --out DIR", NULL);
+    char *err = NULL;
+    if (gqp_gen_ssb(dir, sf, seed, &err) != GQP_OK) {
+        print_error(err ? err : "gqp: gen ssb failed");
+        gqp_free(err);
+        return 1;
+    }
+    printf("wrote SSB SF %g (seed %" PRIu64 ") to %s: *.tbl, bin/, gqp.yaml, gqp-tbl.yaml\n", sf,
+           seed, dir);
+    return 0;
+}
+
+/* `gqp gen test`: write seed 004's demo table and its config (`gqp gen ssb`
+ * goes to cmd_gen_ssb). Returns the exit status. */
 static int cmd_gen(int argc, char **argv) {
+    if (argc >= 3 && strcmp(argv[2], "ssb") == 0) return cmd_gen_ssb(argc, argv);
     uint64_t rows = 1000000, seed = 4;
     const char *dir = NULL;
     if (argc < 3 || strcmp(argv[2], "test") != 0)
-        return usage_error("gen knows one table: gqp gen test --rows N --out DIR", NULL);
+        return usage_error("gen knows: gqp gen test --out DIR | gqp gen ssb --sf N --out DIR", NULL);
     for (int i = 3; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--rows") == 0) {

@@ -113,11 +113,14 @@ double cost_link_us(const CostLink *l, double bytes);
 int64_t cost_value_rows(const Dag *d, int v);
 /* Estimated bytes of value v (rows * width). */
 double cost_value_bytes(const Dag *d, int v);
-/* Compute time of node i on device dev, from the DAG's estimates. Sources
- * and constants cost 0 here (their device copy is a transfer); DN_TOTEXT
- * on the GPU and DN_TRANSFER cost 0. fused != 0: node i is a filter map
- * run as one select with its scan and scatter. */
-double cost_node_us(const CostModel *m, const Dag *d, int i, DagDevice dev, int fused);
+/* Compute time of node i on device dev, from the DAG's estimates. Sources,
+ * constants and DN_TRANSFER cost 0 here (a source's device copy is a
+ * transfer); DN_TOTEXT on the GPU costs 1e30 (it cannot run there). */
+double cost_node_us(const CostModel *m, const Dag *d, int i, DagDevice dev);
+/* Compute time of filter map `map` run as one select primitive together
+ * with its scan and scatter node `scatter` (whose estimate is the rows
+ * selected). */
+double cost_select_us(const CostModel *m, const Dag *d, int map, int scatter, DagDevice dev);
 
 /* ------------------------------------------------------------ placement -- */
 

@@ -112,9 +112,10 @@ static void ex_release(Exec *x, int v) {
     memset(r, 0, sizeof *r);
 }
 
-/* Make sure value v has a host copy (copying from the device and waiting
- * for it if needed). */
-static int ensure_host(Exec *x, int v) {
+/* Make sure value v has a host copy, copying from the device if needed;
+ * with wait = 0 the copy is only issued (the caller synchronizes the
+ * stream before reading it). */
+static int ensure_host_issue(Exec *x, int v, int wait) {
     RtVal *r = &x->vals[v];
     if (r->h.data || r->n == 0) {
         if (!r->h.data) {
@@ -137,10 +138,15 @@ static int ensure_host(Exec *x, int v) {
                       x->errcap) != 0 ||
         (r->d.valid && prim_gpu_copy(r->h.valid, r->d.valid, (size_t)r->n, PRIM_D2H,
                                      x->dev->stream, x->err, x->errcap) != 0) ||
-        prim_gpu_sync(x->dev->stream, x->err, x->errcap) != 0)
+        (wait && prim_gpu_sync(x->dev->stream, x->err, x->errcap) != 0))
         return -1;
     if (x->cur) x->cur->bytes_d2h += (int64_t)bytes + (r->d.valid ? r->n : 0);
     return 0;
+}
+
+/* Make sure value v has a host copy, waiting for the copy. */
+static int ensure_host(Exec *x, int v) {
+    return ensure_host_issue(x, v, 1);
 }
 
 /* Make sure value v has a device copy (copying from the host if needed). */
@@ -562,7 +568,8 @@ int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, ExecStats *stats
         x.hctx.err[0] = x.dctx.err[0] = 0;
         x.cur = n;
         double t0 = now_ms();
-        if (gpu) ev[2 * i] = prim_gpu_event_record(x.dev->stream);
+        int prof = gpu && opt && opt->profile;
+        if (prof) ev[2 * i] = prim_gpu_event_record(x.dev->stream);
         int fc = (opt && opt->no_fusion) ? -1 : fusable_filter(dag, i, nuse);
         if (fc >= 0) {
             /* the scan between map and scatter is the one node in that range */
@@ -577,7 +584,7 @@ int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, ExecStats *stats
         } else {
             rc = run_node(&x, i, gpu);
         }
-        if (gpu) ev[2 * i + 1] = prim_gpu_event_record(x.dev->stream);
+        if (prof) ev[2 * i + 1] = prim_gpu_event_record(x.dev->stream);
         n->ms = now_ms() - t0;
         if (rc == 0 && n->noutputs) n->rows_out = fc >= 0 ? n->rows_in : x.vals[n->outputs[0]].n;
         for (int k = 0; k < n->ninputs; k++)
@@ -595,6 +602,17 @@ int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, ExecStats *stats
         res->ncols = dag->nresults;
         res->cols = calloc((size_t)(dag->nresults ? dag->nresults : 1), sizeof(ExecColumn));
         if (!res->cols) rc = ex_fail(&x, "Execution Error: out of memory");
+        /* issue every result column's copy back, then wait once */
+        int issued = 0;
+        for (int r = 0; r < dag->nresults && rc == 0; r++) {
+            int v = dag->results[r];
+            if (x.vals[v].h.data || !x.vals[v].d.data) continue;
+            x.cur = &dag->nodes[dag->values[v].producer];
+            rc = ensure_host_issue(&x, v, 0);
+            issued = 1;
+        }
+        x.cur = NULL;
+        if (rc == 0 && issued) rc = prim_gpu_sync(x.dev->stream, x.err, x.errcap);
         for (int r = 0; r < dag->nresults && rc == 0; r++) {
             int v = dag->results[r];
             int dup = 0;

@@ -57,6 +57,8 @@ typedef struct ExecOptions {
     ExecDevice *dev;     /* NULL: every node must be placed on the CPU */
     ExecHostPool *pool;  /* host intermediates and results (may be NULL) */
     int no_fusion;       /* 1: run every node on its own (for tests) */
+    int profile;         /* 1: CUDA events around every GPU node (EXPLAIN ANALYZE);
+                            0: GPU node times are host-side issue times only */
 } ExecOptions;
 
 typedef struct ExecStats {

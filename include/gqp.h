@@ -177,6 +177,18 @@ int gqp_explain(gqp *db, const char *sql, int64_t nbytes, int flags, char **out)
  */
 int gqp_gen_test(const char *dir, int64_t nrows, uint64_t seed, char **errmsg);
 
+/*
+ * Write the Star Schema Benchmark's five tables (lineorder, customer,
+ * supplier, part, ddate) at scale factor sf (0 < sf <= 1000, fractional
+ * allowed), deterministic for `seed`, into directory dir (created if
+ * missing): <table>.tbl files, binary-column folders under dir/bin/,
+ * dir/gqp.yaml declaring the tables from the binary folders and
+ * dir/gqp-tbl.yaml declaring them from the .tbl files. On error returns
+ * GQP_ERROR and, if errmsg is not NULL, a message the caller frees with
+ * gqp_free().
+ */
+int gqp_gen_ssb(const char *dir, double sf, uint64_t seed, char **errmsg);
+
 /* Free memory that a gqp_* function documents as caller-owned. */
 void gqp_free(void *p);
 

@@ -39,6 +39,7 @@ struct gqp_stmt {
     int64_t changes;
     double exec_ms;
     ExecStats stats;
+    int profile;         /* EXPLAIN ANALYZE: time every GPU node with events */
     char text[64];
 };
 

@@ -60,7 +60,7 @@ static double wall_ms(void) {
 
 int gqp_run_select(gqp *db, gqp_stmt *st) {
     char err[1024];
-    ExecOptions opt = {db->nthreads, NULL, db->pool, 0};
+    ExecOptions opt = {db->nthreads, NULL, db->pool, 0, st->profile};
     place(db, st->dag); /* the device may have changed since prepare */
     int any_gpu = 0;
     for (int i = 0; i < st->dag->nnodes; i++) any_gpu |= st->dag->nodes[i].device == DEV_GPU;
@@ -86,6 +86,7 @@ int gqp_explain(gqp *db, const char *sql, int64_t nbytes, int flags, char **out)
         return gqp_set_error(db, GQP_ERROR, "Not implemented Error: EXPLAIN of a non-SELECT");
     }
     if (flags & GQP_EXPLAIN_ANALYZE) {
+        st->profile = 1;
         rc = gqp_step(st);
         if (rc != GQP_ROW && rc != GQP_DONE) {
             gqp_finalize(st);

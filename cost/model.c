@@ -1,0 +1,344 @@
+/*
+ * model.c -- the CostModel: compiled-in defaults, YAML load and write, and
+ * the choice of the file a session uses.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <yaml.h>
+
+#include "cost/cost.h"
+
+static const char *prim_names[CP_COUNT] = {"map",      "select",    "scan", "scatter",
+                                           "gather",   "sort",      "segments",
+                                           "segreduce", "join",     "cross", "slice",
+                                           "totext"};
+
+const char *cost_prim_name(CostPrimKind k) {
+    return (unsigned)k < CP_COUNT ? prim_names[k] : "?";
+}
+
+/* Set one primitive's constants; gbps 0 means no byte term. */
+static void set_prim(CostPrim *p, double fixed_us, double ns_per_elem, double gbps) {
+    p->fixed_us = fixed_us;
+    p->ns_per_elem = ns_per_elem;
+    p->ns_per_byte = gbps > 0 ? 1.0 / gbps : 0;
+}
+
+/* CPU constants of the 2-core development machine. TUNING: fitted by
+ * `gqp calibrate --threads 2` on the 2-core CI/dev VM (no GPU); the fits
+ * and raw points are in configs/cost-cpu-2core.yaml. */
+static void cpu_2core(CostModel *m) {
+    set_prim(&m->cpu[CP_MAP], 30, 0.35, 3.0);
+    set_prim(&m->cpu[CP_SELECT], 30, 0.35, 3.0);
+    set_prim(&m->cpu[CP_SCAN], 30, 0, 3.0);
+    set_prim(&m->cpu[CP_SCATTER], 30, 0, 3.0);
+    set_prim(&m->cpu[CP_GATHER], 30, 0, 2.0);
+    set_prim(&m->cpu[CP_SORT], 60, 1.5, 0);
+    set_prim(&m->cpu[CP_SEGMENTS], 30, 0, 2.5);
+    set_prim(&m->cpu[CP_SEGREDUCE], 30, 0, 3.0);
+    set_prim(&m->cpu[CP_JOIN], 60, 15.0, 2.0);
+    set_prim(&m->cpu[CP_CROSS], 30, 0, 2.0);
+    set_prim(&m->cpu[CP_SLICE], 2, 0, 4.0);
+    set_prim(&m->cpu[CP_TOTEXT], 5, 150, 0);
+    m->cpu_threads = 2;
+}
+
+/* CPU constants of the H100 host (16 threads). TUNING: from
+ * bench/results/seed004-h100-50M.md, gqp-cpu column: q11 (SUM over 50M
+ * floats, 14.6 ms) gives segreduce ~14 GB/s; q01/q12 (filter over 50M rows,
+ * ~50 ms) give select ~1 ns/row with two columns; q03 (gather of 32.6M rows
+ * x 3 columns in ~30 ms) gives gather ~16 GB/s. Sort and join scaled from
+ * the 2-core calibration by 8 (threads). */
+static void cpu_h100_host(CostModel *m) {
+    set_prim(&m->cpu[CP_MAP], 40, 0.08, 12.0);
+    set_prim(&m->cpu[CP_SELECT], 40, 0.08, 12.0);
+    set_prim(&m->cpu[CP_SCAN], 40, 0, 12.0);
+    set_prim(&m->cpu[CP_SCATTER], 40, 0, 12.0);
+    set_prim(&m->cpu[CP_GATHER], 40, 0, 16.0);
+    set_prim(&m->cpu[CP_SORT], 80, 0.2, 0);
+    set_prim(&m->cpu[CP_SEGMENTS], 40, 0, 12.0);
+    set_prim(&m->cpu[CP_SEGREDUCE], 40, 0, 14.0);
+    set_prim(&m->cpu[CP_JOIN], 80, 2.0, 12.0);
+    set_prim(&m->cpu[CP_CROSS], 40, 0, 12.0);
+    set_prim(&m->cpu[CP_SLICE], 2, 0, 10.0);
+    set_prim(&m->cpu[CP_TOTEXT], 5, 150, 0);
+    m->cpu_threads = 16;
+}
+
+/* GPU constants of an H100 (device_gbps: 3000 for H100, 4200 for H200).
+ * TUNING: device-to-device copy 2998 GB/s read+write (prim_gpu_bandwidth,
+ * bench/results/seed004-h100-5M.md); memory-bound kernels reached 1.3x of
+ * that floor on seed004 q03-q06, so streaming primitives get 0.75 of it and
+ * random-access ones (gather, join) 0.5; ~3.5 us per kernel launch and
+ * ~10 us per host synchronisation (measured on the H100 while building the
+ * GPU twins); primitives that return a count to the host (select, scan,
+ * segments, join) pay one synchronisation. Sort: cub::DeviceRadixSort moves
+ * key + 8-byte value per 8-bit pass, read and written. */
+static void gpu_hopper(CostModel *m, double device_gbps) {
+    double stream = 0.75 * device_gbps, random = 0.5 * device_gbps;
+    set_prim(&m->gpu[CP_MAP], 5, 0.0005, stream);
+    set_prim(&m->gpu[CP_SELECT], 15, 0.0005, stream);
+    set_prim(&m->gpu[CP_SCAN], 15, 0, stream);
+    set_prim(&m->gpu[CP_SCATTER], 4, 0, stream);
+    set_prim(&m->gpu[CP_GATHER], 4, 0, random);
+    set_prim(&m->gpu[CP_SORT], 40, 24.0 / stream, 0);
+    set_prim(&m->gpu[CP_SEGMENTS], 15, 0, stream);
+    set_prim(&m->gpu[CP_SEGREDUCE], 5, 0, stream);
+    set_prim(&m->gpu[CP_JOIN], 50, 0.05, random);
+    set_prim(&m->gpu[CP_CROSS], 5, 0, stream);
+    set_prim(&m->gpu[CP_SLICE], 4, 0, stream);
+    set_prim(&m->gpu[CP_TOTEXT], 0, 0, 0);
+    /* TUNING: pinned H2D 55.2 GB/s measured (prim_gpu_bandwidth, seed004
+     * results); D2H pinned assumed equal; pageable ~8 GB/s (driver-staged
+     * copies measured on the H100 host); 10 us = copy call + stream sync. */
+    m->h2d_pinned = (CostLink){10, 55.2};
+    m->d2h_pinned = (CostLink){10, 55.2};
+    m->h2d_pageable = (CostLink){12, 8.0};
+    m->d2h_pageable = (CostLink){12, 8.0};
+    m->gpu_sync_us = 10;
+}
+
+void cost_model_default(CostModel *m, const char *which) {
+    memset(m, 0, sizeof *m);
+    if (which && (strcasecmp(which, "h100") == 0 || strcasecmp(which, "h200") == 0)) {
+        int h200 = strcasecmp(which, "h200") == 0;
+        cpu_h100_host(m);
+        /* TUNING: H200 device copy ~4.2 TB/s (measured on the H200 host) */
+        gpu_hopper(m, h200 ? 4200 : 3000);
+        snprintf(m->name, sizeof m->name, "%s", h200 ? "h200" : "h100");
+    } else {
+        cpu_2core(m);
+        /* a GPU part so that a CPU-calibrated file still prices a GPU found
+         * later: the H100's */
+        gpu_hopper(m, 3000);
+        snprintf(m->name, sizeof m->name, "cpu-2core");
+    }
+    snprintf(m->source, sizeof m->source, "built-in %s defaults", m->name);
+}
+
+/* ------------------------------------------------------------- loading -- */
+
+typedef struct Ld {
+    const char *path;
+    char *err;
+    size_t cap;
+} Ld;
+
+/* Error at node n; returns -1. */
+static int ld_err(Ld *l, const yaml_node_t *n, const char *what, const char *key) {
+    snprintf(l->err, l->cap, "Cost Error: %s:%lu:%lu: %s '%s'", l->path,
+             n ? (unsigned long)n->start_mark.line + 1 : 0UL,
+             n ? (unsigned long)n->start_mark.column + 1 : 0UL, what, key);
+    return -1;
+}
+
+/* Number of scalar node n into *out. Returns 0 or -1 (error names key). */
+static int ld_num(Ld *l, const yaml_node_t *n, const char *key, double *out) {
+    if (n->type != YAML_SCALAR_NODE) return ld_err(l, n, "expected a number for", key);
+    char *end;
+    const char *s = (const char *)n->data.scalar.value;
+    double v = strtod(s, &end);
+    if (end == s || *end || v < 0) return ld_err(l, n, "expected a number >= 0 for", key);
+    *out = v;
+    return 0;
+}
+
+/* Each (key, value) of mapping n to fn; -1 if n is not a mapping or fn
+ * fails. */
+static int ld_map(Ld *l, yaml_document_t *doc, yaml_node_t *n, const char *key,
+                  int (*fn)(Ld *, yaml_document_t *, const char *, yaml_node_t *, void *),
+                  void *ud) {
+    if (n->type != YAML_MAPPING_NODE) return ld_err(l, n, "expected a mapping for", key);
+    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = yaml_document_get_node(doc, p->key);
+        yaml_node_t *v = yaml_document_get_node(doc, p->value);
+        if (!k || !v || k->type != YAML_SCALAR_NODE) return ld_err(l, k, "bad key in", key);
+        if (fn(l, doc, (const char *)k->data.scalar.value, v, ud) != 0) return -1;
+    }
+    return 0;
+}
+
+/* One key of a primitive's constants. */
+static int ld_prim_key(Ld *l, yaml_document_t *doc, const char *key, yaml_node_t *v, void *ud) {
+    CostPrim *p = ud;
+    double x;
+    if (ld_num(l, v, key, &x) != 0) return -1;
+    if (strcmp(key, "fixed_us") == 0) p->fixed_us = x;
+    else if (strcmp(key, "ns_per_elem") == 0) p->ns_per_elem = x;
+    else if (strcmp(key, "gbps") == 0) p->ns_per_byte = x > 0 ? 1.0 / x : 0;
+    else if (strcmp(key, "ns_per_byte") == 0) p->ns_per_byte = x;
+    else return ld_err(l, v, "unknown constant", key);
+    (void)doc;
+    return 0;
+}
+
+/* One primitive of a cpu: / gpu: section. */
+static int ld_prim(Ld *l, yaml_document_t *doc, const char *key, yaml_node_t *v, void *ud) {
+    CostPrim *arr = ud;
+    for (int k = 0; k < CP_COUNT; k++)
+        if (strcmp(key, prim_names[k]) == 0) return ld_map(l, doc, v, key, ld_prim_key, &arr[k]);
+    return ld_err(l, v, "unknown primitive", key);
+}
+
+/* One key of a link. */
+static int ld_link_key(Ld *l, yaml_document_t *doc, const char *key, yaml_node_t *v, void *ud) {
+    CostLink *k = ud;
+    double x;
+    if (ld_num(l, v, key, &x) != 0) return -1;
+    if (strcmp(key, "latency_us") == 0) k->latency_us = x;
+    else if (strcmp(key, "gbps") == 0) k->gbps = x;
+    else return ld_err(l, v, "unknown constant", key);
+    (void)doc;
+    return 0;
+}
+
+/* One link of the transfer: section. */
+static int ld_link(Ld *l, yaml_document_t *doc, const char *key, yaml_node_t *v, void *ud) {
+    CostModel *m = ud;
+    CostLink *k = strcmp(key, "h2d_pinned") == 0     ? &m->h2d_pinned
+                  : strcmp(key, "d2h_pinned") == 0   ? &m->d2h_pinned
+                  : strcmp(key, "h2d_pageable") == 0 ? &m->h2d_pageable
+                  : strcmp(key, "d2h_pageable") == 0 ? &m->d2h_pageable
+                                                      : NULL;
+    if (!k) return ld_err(l, v, "unknown link", key);
+    return ld_map(l, doc, v, key, ld_link_key, k);
+}
+
+/* One top-level key. Unknown keys (points, fits, notes) are ignored. */
+static int ld_top(Ld *l, yaml_document_t *doc, const char *key, yaml_node_t *v, void *ud) {
+    CostModel *m = ud;
+    double x;
+    if (strcmp(key, "cpu") == 0) return ld_map(l, doc, v, key, ld_prim, m->cpu);
+    if (strcmp(key, "gpu") == 0) return ld_map(l, doc, v, key, ld_prim, m->gpu);
+    if (strcmp(key, "transfer") == 0) return ld_map(l, doc, v, key, ld_link, m);
+    if (strcmp(key, "name") == 0 && v->type == YAML_SCALAR_NODE) {
+        snprintf(m->name, sizeof m->name, "%s", (const char *)v->data.scalar.value);
+        return 0;
+    }
+    if (strcmp(key, "gpu_sync_us") == 0) {
+        if (ld_num(l, v, key, &x) != 0) return -1;
+        m->gpu_sync_us = x;
+        return 0;
+    }
+    if (strcmp(key, "cpu_threads") == 0) {
+        if (ld_num(l, v, key, &x) != 0) return -1;
+        m->cpu_threads = (int)x;
+        return 0;
+    }
+    return 0;
+}
+
+int cost_model_load(CostModel *m, const char *path, char *err, size_t cap) {
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, cap, "Cost Error: cannot open cost file %s", path);
+        return -1;
+    }
+    yaml_parser_t parser;
+    yaml_document_t doc;
+    if (!yaml_parser_initialize(&parser)) {
+        fclose(f);
+        snprintf(err, cap, "Cost Error: out of memory");
+        return -1;
+    }
+    yaml_parser_set_input_file(&parser, f);
+    if (!yaml_parser_load(&parser, &doc)) {
+        snprintf(err, cap, "Cost Error: %s:%lu:%lu: %s", path,
+                 (unsigned long)parser.problem_mark.line + 1,
+                 (unsigned long)parser.problem_mark.column + 1,
+                 parser.problem ? parser.problem : "YAML syntax error");
+        yaml_parser_delete(&parser);
+        fclose(f);
+        return -1;
+    }
+    Ld l = {path, err, cap};
+    CostModel tmp = *m;
+    yaml_node_t *root = yaml_document_get_root_node(&doc);
+    int rc = root ? ld_map(&l, &doc, root, "cost file", ld_top, &tmp) : 0;
+    yaml_document_delete(&doc);
+    yaml_parser_delete(&parser);
+    fclose(f);
+    if (rc == 0) {
+        *m = tmp;
+        snprintf(m->source, sizeof m->source, "%s", path);
+    }
+    return rc;
+}
+
+/* ------------------------------------------------------------- writing -- */
+
+/* One primitive line of the YAML. */
+static void wr_prim(FILE *f, const char *name, const CostPrim *p) {
+    fprintf(f, "  %-10s {fixed_us: %.4g, ns_per_elem: %.4g, gbps: %.4g}\n", name, p->fixed_us,
+            p->ns_per_elem, p->ns_per_byte > 0 ? 1.0 / p->ns_per_byte : 0.0);
+}
+
+int cost_model_write(const CostModel *m, const char *path, char *err, size_t cap) {
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        snprintf(err, cap, "Cost Error: cannot write %s", path);
+        return -1;
+    }
+    fprintf(f, "# gqp cost model: time_us = fixed_us + (elems * ns_per_elem + bytes / gbps) / 1000\n"
+               "# (see cost/cost.h for what elems and bytes are per primitive)\n");
+    fprintf(f, "name: %s\ncpu_threads: %d\ngpu_sync_us: %.4g\n", m->name, m->cpu_threads,
+            m->gpu_sync_us);
+    fprintf(f, "transfer:\n");
+    const CostLink *ls[4] = {&m->h2d_pinned, &m->d2h_pinned, &m->h2d_pageable, &m->d2h_pageable};
+    const char *ln[4] = {"h2d_pinned", "d2h_pinned", "h2d_pageable", "d2h_pageable"};
+    for (int i = 0; i < 4; i++)
+        fprintf(f, "  %-13s {latency_us: %.4g, gbps: %.4g}\n", ln[i], ls[i]->latency_us,
+                ls[i]->gbps);
+    fprintf(f, "cpu:\n");
+    for (int k = 0; k < CP_COUNT; k++) wr_prim(f, prim_names[k], &m->cpu[k]);
+    fprintf(f, "gpu:\n");
+    for (int k = 0; k < CP_COUNT; k++) wr_prim(f, prim_names[k], &m->gpu[k]);
+    if (fclose(f) != 0) {
+        snprintf(err, cap, "Cost Error: cannot write %s", path);
+        return -1;
+    }
+    return 0;
+}
+
+/* ----------------------------------------------------------- selection -- */
+
+/* 1 if path names a readable file. */
+static int readable(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (f) fclose(f);
+    return f != NULL;
+}
+
+int cost_model_select(CostModel *m, const char *cost_file, const char *gpu_name, char *err,
+                      size_t cap) {
+    const char *which = "cpu", *file = "cost-cpu-2core.yaml";
+    if (gpu_name && strstr(gpu_name, "H200")) which = "h200", file = "cost-h200.yaml";
+    else if (gpu_name && strstr(gpu_name, "H100")) which = "h100", file = "cost-h100.yaml";
+    cost_model_default(m, which);
+    if (cost_file && cost_file[0]) {
+        if (cost_model_load(m, cost_file, err, cap) != 0) {
+            cost_model_default(m, which);
+            return -1;
+        }
+        return 0;
+    }
+    const char *dirs[2] = {getenv("GQP_COST_DIR"), NULL};
+#ifdef GQP_CONFIG_DIR
+    dirs[1] = GQP_CONFIG_DIR;
+#endif
+    char path[1024], lerr[256];
+    for (int pass = 0; pass < 2; pass++) {
+        /* an H200 without its own file uses the H100's, whose GPU constants
+         * are a lower bound */
+        const char *fname = pass == 0 ? file : strcmp(which, "h200") == 0 ? "cost-h100.yaml" : NULL;
+        if (!fname) break;
+        for (int d = 0; d < 2; d++) {
+            if (!dirs[d] || !dirs[d][0]) continue;
+            snprintf(path, sizeof path, "%s/%s", dirs[d], fname);
+            if (readable(path) && cost_model_load(m, path, lerr, sizeof lerr) == 0) return 0;
+        }
+    }
+    return 0;
+}
