@@ -10,6 +10,7 @@
  *           [--format text|json|dot] (FILE | -e SQL | -)
  *   gqp gen test [--rows N] --out DIR [--seed S]
  *   gqp gen ssb --sf N --out DIR [--seed S]
+ *   gqp calibrate [--out FILE] [--threads N] [--max-rows N]
  *   gqp --version | --help
  *
  * Exit status: 0 on success, 1 on any error (message on stderr).
@@ -55,6 +56,7 @@ static void usage(FILE *f) {
           "          [--format text|json|dot] (FILE | -e SQL | -)\n"
           "  gqp gen test [--rows N] --out DIR [--seed S]\n"
           "  gqp gen ssb --sf N --out DIR [--seed S]\n"
+          "  gqp calibrate [--out FILE] [--threads N] [--max-rows N]\n"
           "  gqp --version\n"
           "  gqp --help\n"
           "\n"
@@ -638,6 +640,8 @@ static int cmd_explain(int argc, char **argv) {
         free(sql);
         return 1;
     }
+    /* which cost model placed the nodes (stderr, so stdout stays the plan) */
+    fprintf(stderr, "cost model: %s\n", gqp_cost_model(db));
     int flags = o.analyze ? GQP_EXPLAIN_ANALYZE : 0;
     if (strcmp(o.format, "json") == 0)
         flags |= GQP_EXPLAIN_JSON;
@@ -668,6 +672,40 @@ static int parse_u64(const char *s, uint64_t *out) {
     unsigned long long v = strtoull(s, &end, 10);
     if (*end || errno) return -1;
     *out = (uint64_t)v;
+    return 0;
+}
+
+/* `gqp calibrate`: measure the primitives and transfers of this machine
+ * and write the cost model (default configs/cost-local.yaml). Returns the
+ * exit status. */
+static int cmd_calibrate(int argc, char **argv) {
+    const char *out = "configs/cost-local.yaml";
+    uint64_t threads = 0, max_rows = 0;
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--out") == 0) {
+            if (!v) return usage_error("missing value for", a);
+            out = v;
+        } else if (strcmp(a, "--threads") == 0) {
+            if (parse_u64(v, &threads) != 0 || threads > 4096)
+                return usage_error("--threads needs a count >= 0, got", v ? v : "nothing");
+        } else if (strcmp(a, "--max-rows") == 0) {
+            if (parse_u64(v, &max_rows) != 0 || max_rows < 1000 || max_rows > (uint64_t)INT64_MAX)
+                return usage_error("--max-rows needs a row count >= 1000, got", v ? v : "nothing");
+        } else {
+            return usage_error("unknown option", a);
+        }
+        i++;
+    }
+    fprintf(stderr, "calibrating (GPU %s); this takes a while...\n",
+            gqp_gpu_available() ? "available" : "not available: CPU only");
+    char *err = NULL;
+    if (gqp_calibrate_ex(out, (int)threads, (int64_t)max_rows, &err) != GQP_OK) {
+        print_error(err ? err : "gqp: calibrate failed");
+        gqp_free(err);
+        return 1;
+    }
+    printf("wrote %s\n", out);
     return 0;
 }
 
@@ -715,7 +753,7 @@ static int cmd_gen(int argc, char **argv) {
     uint64_t rows = 1000000, seed = 4;
     const char *dir = NULL;
     if (argc < 3 || strcmp(argv[2], "test") != 0)
-        return usage_error("gen knows: gqp gen test --out DIR | gqp gen ssb --sf N --out DIR", NULL);
+        return usage_error("gen knows: gen test --out DIR | gen ssb --sf N --out DIR", NULL);
     for (int i = 3; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--rows") == 0) {
@@ -763,5 +801,6 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "run") == 0) return cmd_run(argc, argv);
     if (strcmp(cmd, "explain") == 0) return cmd_explain(argc, argv);
     if (strcmp(cmd, "gen") == 0) return cmd_gen(argc, argv);
+    if (strcmp(cmd, "calibrate") == 0) return cmd_calibrate(argc, argv);
     return usage_error("unknown command", cmd);
 }

@@ -132,7 +132,8 @@ typedef struct CostInputs {
     int (*resident)(void *ud, const CatTable *t, int column);
     void *resident_ud;
     int host_pinned;    /* intermediates live in page-locked host memory */
-    int force;          /* -1: choose; DEV_CPU / DEV_GPU: every node there */
+    int force;          /* 0: choose; 1: every node on the CPU; 2: on the GPU
+                           (the values of gqp_device) */
     int exhaustive_max; /* search every placement up to this many free nodes
                            (0 = default 12; < 0 = never) */
 } CostInputs;

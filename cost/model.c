@@ -271,7 +271,8 @@ int cost_model_load(CostModel *m, const char *path, char *err, size_t cap) {
 
 /* One primitive line of the YAML. */
 static void wr_prim(FILE *f, const char *name, const CostPrim *p) {
-    fprintf(f, "  %-10s {fixed_us: %.4g, ns_per_elem: %.4g, gbps: %.4g}\n", name, p->fixed_us,
+    fprintf(f, "  %s:%*s{fixed_us: %.4g, ns_per_elem: %.4g, gbps: %.4g}\n", name,
+            (int)(11 - strlen(name)), "", p->fixed_us,
             p->ns_per_elem, p->ns_per_byte > 0 ? 1.0 / p->ns_per_byte : 0.0);
 }
 
@@ -289,7 +290,8 @@ int cost_model_write(const CostModel *m, const char *path, char *err, size_t cap
     const CostLink *ls[4] = {&m->h2d_pinned, &m->d2h_pinned, &m->h2d_pageable, &m->d2h_pageable};
     const char *ln[4] = {"h2d_pinned", "d2h_pinned", "h2d_pageable", "d2h_pageable"};
     for (int i = 0; i < 4; i++)
-        fprintf(f, "  %-13s {latency_us: %.4g, gbps: %.4g}\n", ln[i], ls[i]->latency_us,
+        fprintf(f, "  %s:%*s{latency_us: %.4g, gbps: %.4g}\n", ln[i], (int)(14 - strlen(ln[i])), "",
+                ls[i]->latency_us,
                 ls[i]->gbps);
     fprintf(f, "cpu:\n");
     for (int k = 0; k < CP_COUNT; k++) wr_prim(f, prim_names[k], &m->cpu[k]);

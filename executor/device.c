@@ -63,6 +63,13 @@ const char *exec_device_name(const ExecDevice *d) {
     return d ? d->name : "none";
 }
 
+int exec_device_resident(const ExecDevice *d, const void *h_data, int64_t n) {
+    if (!d) return 0;
+    for (int i = 0; i < d->ncache; i++)
+        if (d->cache[i].h_data == h_data && d->cache[i].n == n) return 1;
+    return 0;
+}
+
 int exec_cache_get(ExecDevice *d, const PrimVec *h, PrimVec *out, int64_t *h2d, char *err,
                    size_t cap) {
     d->tick++;

@@ -42,6 +42,9 @@ void exec_device_close(ExecDevice *dev);
 void exec_device_invalidate(ExecDevice *dev);
 /* Device description for EXPLAIN / logs. */
 const char *exec_device_name(const ExecDevice *dev);
+/* 1 if the host column at h_data (n rows) is resident in dev's column
+ * cache (a GPU read of it copies nothing), else 0; 0 when dev is NULL. */
+int exec_device_resident(const ExecDevice *dev, const void *h_data, int64_t n);
 
 ExecHostPool *exec_pool_new(size_t max_idle_bytes);
 void exec_pool_free(ExecHostPool *p);

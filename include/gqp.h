@@ -189,6 +189,24 @@ int gqp_gen_test(const char *dir, int64_t nrows, uint64_t seed, char **errmsg);
  */
 int gqp_gen_ssb(const char *dir, double sf, uint64_t seed, char **errmsg);
 
+/*
+ * Measure this machine for the cost model (`gqp calibrate`): time every
+ * CPU primitive (and, with a GPU, every GPU primitive and the PCIe
+ * transfers) at sizes from 1e3 to 1e7 rows, fit each primitive's constants
+ * and write them with the raw measurements as YAML to out_path (to be
+ * named by a config's `device: cost_file:` or put in configs/). Takes tens
+ * of seconds. On error returns GQP_ERROR (or GQP_DEVICE) and, if errmsg is
+ * not NULL, a message the caller frees with gqp_free().
+ */
+int gqp_calibrate(const char *out_path, char **errmsg);
+/* The same with nthreads CPU threads (0 = all cores) and sizes up to
+ * max_rows (0 = 10,000,000). */
+int gqp_calibrate_ex(const char *out_path, int nthreads, int64_t max_rows, char **errmsg);
+
+/* Where db's cost model came from: the cost file's path or "built-in ...
+ * defaults". Owned by db, valid until gqp_close(). */
+const char *gqp_cost_model(gqp *db);
+
 /* Free memory that a gqp_* function documents as caller-owned. */
 void gqp_free(void *p);
 

@@ -68,8 +68,9 @@ int gqp_open(const char *config_path, gqp **out) {
         CatError err;
         CatSettings settings;
         memset(&settings, 0, sizeof settings);
-        if (cat_load_config(db->cat, config_path, &settings, &err) != 0)
-            return gqp_set_error(db, GQP_ERROR, "%s", err.msg);
+        int lrc = cat_load_config(db->cat, config_path, &settings, &err);
+        snprintf(db->cost_file, sizeof db->cost_file, "%s", settings.cost_file);
+        if (lrc != 0) return gqp_set_error(db, GQP_ERROR, "%s", err.msg);
     }
     return GQP_OK;
 }
@@ -80,6 +81,7 @@ int gqp_close(gqp *db) {
     exec_device_close(db->dev);
     exec_pool_free(db->pool);
     cat_catalog_free(db->cat);
+    free(db->cost);
     free(db);
     return GQP_OK;
 }
@@ -102,6 +104,29 @@ int gqp_set_device(gqp *db, gqp_device device) {
                                                   : "gqp was built without CUDA");
     db->device = device;
     return GQP_OK;
+}
+
+const char *gqp_cost_model(gqp *db) {
+    if (!db) return "none";
+    const CostModel *m = gqp_cost(db);
+    return m ? m->source : "none (out of memory)";
+}
+
+int gqp_calibrate_ex(const char *out_path, int nthreads, int64_t max_rows, char **errmsg) {
+    char err[512];
+    if (errmsg) *errmsg = NULL;
+    if (!out_path) return GQP_MISUSE;
+    if (cost_calibrate_ex(out_path, nthreads, max_rows, NULL, NULL, err, sizeof err) == 0)
+        return GQP_OK;
+    if (errmsg) {
+        *errmsg = malloc(strlen(err) + 1);
+        if (*errmsg) strcpy(*errmsg, err);
+    }
+    return strncmp(err, "Device", 6) == 0 ? GQP_DEVICE : GQP_ERROR;
+}
+
+int gqp_calibrate(const char *out_path, char **errmsg) {
+    return gqp_calibrate_ex(out_path, 0, 0, errmsg);
 }
 
 int gqp_set_threads(gqp *db, int nthreads) {

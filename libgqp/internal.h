@@ -7,6 +7,7 @@
 
 #include "gqp.h"
 #include "catalog/catalog.h"
+#include "cost/cost.h"
 #include "executor/executor.h"
 #include "operators/operators.h"
 #include "planner/planner.h"
@@ -21,6 +22,10 @@ struct gqp {
     struct gqp_stmt *stmts; /* open statements */
     ExecDevice *dev;        /* GPU session, opened on first GPU use */
     ExecHostPool *pool;     /* host intermediates, reused across queries */
+    char cost_file[512];    /* config's device: cost_file ("" = by GPU name) */
+    CostModel *cost;        /* loaded on first placement (query.c) */
+    int test_gpu;           /* tests: 1 = place as if a GPU were present,
+                               2 = and every table column resident on it */
 };
 
 struct gqp_stmt {
@@ -55,6 +60,9 @@ ExecDevice *gqp_device_session(gqp *db);
 /* query.c */
 int gqp_plan_select(gqp *db, gqp_stmt *st, const AstSelect *sel);
 int gqp_run_select(gqp *db, gqp_stmt *st);
+/* The session's cost model, loaded on first use (see cost_model_select);
+ * never NULL unless out of memory. */
+const CostModel *gqp_cost(gqp *db);
 /* dml.c: CREATE TABLE, INSERT, SET, DROP */
 int gqp_run_other(gqp *db, gqp_stmt *st);
 

@@ -26,10 +26,41 @@ ExecDevice *gqp_device_session(gqp *db) {
     return db->dev;
 }
 
-/* Place every node. --device cpu|gpu forces one side; auto is the GPU when
- * one is usable, else the CPU (the cost model of issue 4 will decide per
- * node). */
+const CostModel *gqp_cost(gqp *db) {
+    if (db->cost) return db->cost;
+    db->cost = malloc(sizeof(CostModel));
+    if (!db->cost) return NULL;
+    char gname[256] = "", err[200];
+    if (prim_gpu_available()) prim_gpu_describe(gname, sizeof gname);
+    if (cost_model_select(db->cost, db->cost_file, gname, err, sizeof err) != 0)
+        snprintf(db->cost->source, sizeof db->cost->source, "built-in %s defaults (%s)",
+                 db->cost->name, err);
+    return db->cost;
+}
+
+/* Optimizer callback: 1 if column `column` of t is in the GPU session's
+ * column cache (ud: the gqp handle). */
+static int col_resident(void *ud, const CatTable *t, int column) {
+    gqp *db = ud;
+    if (db->test_gpu == 2) return 1;
+    return exec_device_resident(db->dev, t->cols[column].data, t->nrows);
+}
+
+/* Place every node. --device cpu|gpu forces one side; auto lets the cost
+ * model decide per node (cost/place.c; everything on the CPU without a
+ * GPU). The old uniform placement remains the fallback when the
+ * optimizer cannot run (out of memory). */
 static void place(gqp *db, Dag *dag) {
+    CostInputs in;
+    memset(&in, 0, sizeof in);
+    in.gpu_available = prim_gpu_available() || db->test_gpu;
+    in.resident = col_resident;
+    in.resident_ud = db;
+    in.host_pinned = in.gpu_available; /* the host pool pins once a GPU is used */
+    in.force = db->device == GQP_DEVICE_CPU ? 1 : db->device == GQP_DEVICE_GPU ? 2 : 0;
+    const CostModel *m = gqp_cost(db);
+    char err[256];
+    if (m && cost_place(dag, m, &in, NULL, err, sizeof err) == 0) return;
     DagDevice d = DEV_CPU;
     if (db->device == GQP_DEVICE_GPU ||
         (db->device == GQP_DEVICE_AUTO && prim_gpu_available()))

@@ -147,6 +147,30 @@ static void node_params(PlanBuf *b, const Dag *d, const DagNode *n) {
     (void)d;
 }
 
+/* Estimated bytes of n's outputs (estimated rows x width). */
+static long long est_bytes(const Dag *d, const DagNode *n) {
+    long long b = 0;
+    for (int k = 0; k < n->noutputs; k++) {
+        const DagValue *v = &d->values[n->outputs[k]];
+        int64_t r = v->est_rows > 0 ? v->est_rows : n->est_rows;
+        b += (long long)r * (long long)prim_type_width(v->type);
+    }
+    return b;
+}
+
+/* Placement estimates of n (costs in ms, reason), when placement ran. */
+static void node_costs(PlanBuf *b, const DagNode *n, int json) {
+    if (!n->reason) return;
+    if (json) {
+        plan_buf_printf(b, ", \"est_cost_cpu_ms\": %.6f, \"est_cost_gpu_ms\": %.6f, "
+                           "\"est_cost_xfer_ms\": %.6f, \"reason\": ",
+                        n->est_cost_cpu, n->est_cost_gpu, n->est_cost_xfer);
+        return;
+    }
+    plan_buf_printf(b, " cpu=%.3fms gpu=%.3fms xfer=%.3fms {%s}", n->est_cost_cpu,
+                    n->est_cost_gpu, n->est_cost_xfer, n->reason);
+}
+
 /* Text tree: result columns at the top, each node's inputs below it,
  * indented; a node already printed is referenced by its #id. */
 static void text_node(PlanBuf *b, const Dag *d, int id, int depth, uint8_t *seen, int analyze) {
@@ -164,7 +188,8 @@ static void text_node(PlanBuf *b, const Dag *d, int id, int depth, uint8_t *seen
     for (int k = 0; k < n->noutputs; k++)
         plan_buf_printf(b, "%sv%d:%s", k ? "," : "", n->outputs[k],
                         prim_type_names[d->values[n->outputs[k]].type]);
-    plan_buf_printf(b, "  est_rows=%lld", (long long)n->est_rows);
+    plan_buf_printf(b, "  est_rows=%lld est_bytes=%lld", (long long)n->est_rows, est_bytes(d, n));
+    node_costs(b, n, 0);
     if (analyze && n->fused_with >= 0) plan_buf_printf(b, "  (fused into #%d)", n->fused_with);
     if (analyze)
         plan_buf_printf(b, "  rows=%lld time=%.3fms", (long long)n->rows_out, n->ms);
@@ -225,7 +250,13 @@ char *plan_explain_json(const Dag *d, int analyze) {
         plan_buf_printf(&b, ", \"inputs\": [");
         for (int k = 0; k < n->ninputs; k++)
             plan_buf_printf(&b, "%s%d", k ? ", " : "", d->values[n->inputs[k]].producer);
-        plan_buf_printf(&b, "], \"est_rows\": %lld", (long long)n->est_rows);
+        plan_buf_printf(&b, "], \"est_rows\": %lld, \"est_bytes\": %lld", (long long)n->est_rows,
+                        est_bytes(d, n));
+        if (n->reason) {
+            node_costs(&b, n, 1);
+            json_str(&b, n->reason);
+        }
+        if (analyze && n->fused_with >= 0) plan_buf_printf(&b, ", \"fused_with\": %d", n->fused_with);
         if (analyze)
             plan_buf_printf(&b, ", \"rows\": %lld, \"ms\": %.6f, \"h2d_bytes\": %lld, \"d2h_bytes\": %lld",
                             (long long)n->rows_out, n->ms, (long long)n->bytes_h2d,
@@ -260,7 +291,16 @@ char *plan_explain_dot(const Dag *d, int analyze) {
             else plan_buf_printf(&b, "%c", *s);
         }
         free(p.s);
-        plan_buf_printf(&b, "\\nest_rows=%lld", (long long)n->est_rows);
+        plan_buf_printf(&b, "\\nest_rows=%lld est_bytes=%lld", (long long)n->est_rows,
+                        est_bytes(d, n));
+        if (n->reason) {
+            plan_buf_printf(&b, "\\ncpu=%.3fms gpu=%.3fms xfer=%.3fms\\n", n->est_cost_cpu,
+                            n->est_cost_gpu, n->est_cost_xfer);
+            for (const char *s = n->reason; *s; s++) {
+                if (*s == '"' || *s == '\\') plan_buf_printf(&b, "\\%c", *s);
+                else plan_buf_printf(&b, "%c", *s);
+            }
+        }
         if (analyze) plan_buf_printf(&b, " rows=%lld %.3fms", (long long)n->rows_out, n->ms);
         plan_buf_printf(&b, "\"%s];\n", n->device == DEV_GPU ? ", color=green" : "");
         for (int k = 0; k < n->ninputs; k++)

@@ -219,7 +219,8 @@ typedef struct DagNode {
     /* placement and estimates */
     DagDevice device;
     int64_t est_rows;
-    double est_cost_cpu, est_cost_gpu, est_cost_xfer;
+    double est_cost_cpu, est_cost_gpu, est_cost_xfer; /* ms (cost/place.c) */
+    char *reason;     /* why placement chose device (arena text), or NULL */
     /* measured (EXPLAIN ANALYZE) */
     double ms;
     int64_t rows_in, rows_out;

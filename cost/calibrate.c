@@ -1,0 +1,613 @@
+/*
+ * calibrate.c -- `gqp calibrate`: microbenchmarks of every primitive on
+ * each device at several sizes, a least-squares fit of each primitive's
+ * constants (slopes from the large sizes, the fixed cost from the
+ * smallest), and the
+ * transfers (pinned bandwidth from prim_gpu_bandwidth, pageable and
+ * small-copy latency timed here). The YAML it writes is what
+ * cost_model_load reads, plus the raw points.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cost/cost.h"
+
+#define MAX_POINTS 64
+
+typedef struct Point {
+    int gpu;
+    CostPrimKind prim;
+    int64_t rows;
+    double elems, bytes, us;
+} Point;
+
+typedef struct Cal {
+    Point pts[CP_COUNT * 2 * MAX_POINTS];
+    int npts;
+    PrimCtx h, d;
+    void *stream;
+    void (*progress)(void *ud, const char *line);
+    void *ud;
+} Cal;
+
+int cost_fit(const double *X, const double *y, int n, int k, double *beta) {
+    int active[8], na = k;
+    if (k > 8) return -1;
+    for (int j = 0; j < k; j++) active[j] = 1;
+    for (int iter = 0; iter < k + 1; iter++) {
+        double A[8][9];
+        int idx[8], m = 0;
+        for (int j = 0; j < k; j++)
+            if (active[j]) idx[m++] = j;
+        for (int a = 0; a < m; a++) {
+            for (int b = 0; b < m; b++) {
+                double s = 0;
+                for (int i = 0; i < n; i++) s += X[i * k + idx[a]] * X[i * k + idx[b]];
+                A[a][b] = s;
+            }
+            double s = 0;
+            for (int i = 0; i < n; i++) s += X[i * k + idx[a]] * y[i];
+            A[a][m] = s;
+        }
+        for (int c = 0; c < m; c++) { /* Gauss-Jordan with partial pivoting */
+            int piv = c;
+            for (int r = c + 1; r < m; r++)
+                if (fabs(A[r][c]) > fabs(A[piv][c])) piv = r;
+            if (fabs(A[piv][c]) < 1e-300) return -1;
+            for (int q = 0; q <= m; q++) {
+                double t = A[c][q];
+                A[c][q] = A[piv][q];
+                A[piv][q] = t;
+            }
+            for (int r = 0; r < m; r++) {
+                if (r == c) continue;
+                double f = A[r][c] / A[c][c];
+                for (int q = c; q <= m; q++) A[r][q] -= f * A[c][q];
+            }
+        }
+        for (int j = 0; j < k; j++) beta[j] = 0;
+        int neg = -1;
+        for (int a = 0; a < m; a++) {
+            beta[idx[a]] = A[a][m] / A[a][a];
+            if (beta[idx[a]] < 0 && (neg < 0 || beta[idx[a]] < beta[neg])) neg = idx[a];
+        }
+        if (neg < 0) return 0;
+        active[neg] = 0; /* clamp the most negative at 0 and refit */
+        if (--na == 0) {
+            for (int j = 0; j < k; j++) beta[j] = 0;
+            return 0;
+        }
+    }
+    return 0;
+}
+
+/* Wall clock in microseconds. */
+static double now_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+/* Host allocator for the CPU twins. */
+static void *h_alloc(void *ud, size_t bytes) {
+    (void)ud;
+    return malloc(bytes ? bytes : 1);
+}
+
+static void h_free(void *ud, void *p) {
+    (void)ud;
+    free(p);
+}
+
+/* Device allocator for the GPU twins (ud: the stream). */
+static void *d_alloc(void *ud, size_t bytes) {
+    return prim_gpu_malloc(bytes ? bytes : 1, ud);
+}
+
+static void d_free(void *ud, void *p) {
+    prim_gpu_free(p, ud);
+}
+
+/* The buffers of one size, on the host or the device. */
+typedef struct Bufs {
+    int64_t n;
+    int32_t *vals;  /* uniform 0..99 */
+    int64_t *keys;  /* a permutation of 0..n-1 (join keys, unique) */
+    uint8_t *flags; /* vals > 49 */
+    int64_t *offs;  /* scan of flags */
+    int64_t *idx;   /* random row ids */
+    int64_t *starts; /* segment starts, 1000 rows per segment */
+    int64_t nseg;
+    void *out;      /* 8n bytes */
+    uint8_t *outv;  /* n validity bytes */
+} Bufs;
+
+/* Free b (device memory when gpu). */
+static void bufs_free(Bufs *b, int gpu, void *stream) {
+    void *p[] = {b->vals, b->keys, b->flags, b->offs, b->idx, b->starts, b->out, b->outv};
+    for (size_t i = 0; i < sizeof p / sizeof *p; i++) {
+        if (gpu) prim_gpu_free(p[i], stream);
+        else free(p[i]);
+    }
+    memset(b, 0, sizeof *b);
+}
+
+/* Host buffers of n rows, deterministic contents. Returns 0 or -1. */
+static int bufs_host(Bufs *b, int64_t n) {
+    memset(b, 0, sizeof *b);
+    b->n = n;
+    size_t sn = (size_t)n;
+    b->vals = malloc(sn * 4);
+    b->keys = malloc(sn * 8);
+    b->flags = malloc(sn);
+    b->offs = malloc(sn * 8);
+    b->idx = malloc(sn * 8);
+    b->nseg = (n + 999) / 1000;
+    b->starts = malloc((size_t)b->nseg * 8);
+    b->out = malloc(sn * 8);
+    b->outv = malloc(sn);
+    if (!b->vals || !b->keys || !b->flags || !b->offs || !b->idx || !b->starts || !b->out ||
+        !b->outv) {
+        bufs_free(b, 0, NULL);
+        return -1;
+    }
+    uint64_t s = 0x9e3779b97f4a7c15ULL;
+    int64_t acc = 0;
+    for (int64_t i = 0; i < n; i++) {
+        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+        b->vals[i] = (int32_t)(s % 100);
+        b->flags[i] = b->vals[i] > 49;
+        b->offs[i] = acc;
+        acc += b->flags[i];
+        b->idx[i] = (int64_t)((s >> 20) % (uint64_t)n);
+        b->keys[i] = i;
+    }
+    for (int64_t i = n - 1; i > 0; i--) { /* shuffle the keys */
+        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+        int64_t j = (int64_t)(s % (uint64_t)(i + 1)), t = b->keys[i];
+        b->keys[i] = b->keys[j];
+        b->keys[j] = t;
+    }
+    for (int64_t g = 0; g < b->nseg; g++) b->starts[g] = g * 1000;
+    return 0;
+}
+
+/* Device copies of host buffers h. Returns 0 or -1. */
+static int bufs_dev(Bufs *d, const Bufs *h, void *stream, char *err, size_t cap) {
+    memset(d, 0, sizeof *d);
+    d->n = h->n;
+    d->nseg = h->nseg;
+    size_t sn = (size_t)h->n;
+    struct {
+        void **dst;
+        const void *src;
+        size_t bytes;
+    } c[] = {{(void **)&d->vals, h->vals, sn * 4},   {(void **)&d->keys, h->keys, sn * 8},
+             {(void **)&d->flags, h->flags, sn},     {(void **)&d->offs, h->offs, sn * 8},
+             {(void **)&d->idx, h->idx, sn * 8},     {(void **)&d->starts, h->starts, (size_t)h->nseg * 8},
+             {(void **)&d->out, NULL, sn * 8},       {(void **)&d->outv, NULL, sn}};
+    for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+        *c[i].dst = prim_gpu_malloc(c[i].bytes ? c[i].bytes : 1, stream);
+        if (!*c[i].dst) {
+            snprintf(err, cap, "Cost Error: out of device memory calibrating");
+            bufs_free(d, 1, stream);
+            return -1;
+        }
+        if (c[i].src &&
+            prim_gpu_copy(*c[i].dst, c[i].src, c[i].bytes, PRIM_H2D, stream, err, cap) != 0) {
+            bufs_free(d, 1, stream);
+            return -1;
+        }
+    }
+    return prim_gpu_sync(stream, err, cap);
+}
+
+/* Programs: short (col + 1: 3 ops), long (9 ops), filter (col > 49). */
+static const PrimInstr prog_short_code[] = {
+    {POP_COL, PRIM_REG_I, 0, 0, 0, 0, 0, 0, NULL, 0},
+    {POP_CONST, PRIM_REG_I, 1, 0, 0, 0, 1, 0, NULL, 0},
+    {POP_ADD, PRIM_REG_I, 2, 0, 1, 0, 0, 0, NULL, 0}};
+static const PrimInstr prog_long_code[] = {
+    {POP_COL, PRIM_REG_I, 0, 0, 0, 0, 0, 0, NULL, 0},
+    {POP_CONST, PRIM_REG_I, 1, 0, 0, 0, 3, 0, NULL, 0},
+    {POP_MUL, PRIM_REG_I, 2, 0, 1, 0, 0, 0, NULL, 0},
+    {POP_ADD, PRIM_REG_I, 3, 2, 0, 0, 0, 0, NULL, 0},
+    {POP_SUB, PRIM_REG_I, 4, 3, 1, 0, 0, 0, NULL, 0},
+    {POP_MUL, PRIM_REG_I, 5, 4, 4, 0, 0, 0, NULL, 0},
+    {POP_ADD, PRIM_REG_I, 6, 5, 2, 0, 0, 0, NULL, 0},
+    {POP_SUB, PRIM_REG_I, 7, 6, 0, 0, 0, 0, NULL, 0},
+    {POP_ADD, PRIM_REG_I, 8, 7, 1, 0, 0, 0, NULL, 0}};
+static const PrimInstr prog_filter_code[] = {
+    {POP_COL, PRIM_REG_I, 0, 0, 0, 0, 0, 0, NULL, 0},
+    {POP_CONST, PRIM_REG_I, 1, 0, 0, 0, 49, 0, NULL, 0},
+    {POP_GT, PRIM_REG_I, 2, 0, 1, 0, 0, 0, NULL, 0}};
+
+/* Run primitive p once on b (device gpu); 0 or -1. */
+static int run_prim(Cal *c, int gpu, CostPrimKind p, const Bufs *b, int variant) {
+    PrimCtx *ctx = gpu ? &c->d : &c->h;
+    int64_t n = b->n;
+    PrimVec v32 = {PRIM_I32, n, b->vals, NULL};
+    PrimVec v64 = {PRIM_I64, n, b->keys, NULL};
+    PrimVec f8 = {PRIM_U8, n, b->flags, NULL};
+    PrimVec o64 = {PRIM_I64, n, b->out, NULL};
+    PrimProgram sp = {3, prog_short_code, 3, 2, PRIM_REG_I, 1, 0};
+    PrimProgram lp = {9, prog_long_code, 9, 8, PRIM_REG_I, 1, 0};
+    PrimProgram fp = {3, prog_filter_code, 3, 2, PRIM_REG_I, 1, 1};
+    int64_t cnt = 0, tot = 0;
+    int rc = -1;
+    switch (p) {
+    case CP_MAP:
+        rc = gpu ? prim_gpu_map(ctx, variant ? &lp : &sp, &v32, n, &o64)
+                 : prim_cpu_map(ctx, variant ? &lp : &sp, &v32, n, &o64);
+        break;
+    case CP_SELECT:
+        rc = gpu ? prim_gpu_select(ctx, &fp, &v32, n, b->out, &cnt)
+                 : prim_cpu_select(ctx, &fp, &v32, n, b->out, &cnt);
+        break;
+    case CP_SCAN:
+        rc = gpu ? prim_gpu_scan(ctx, &f8, n, b->out, &tot) : prim_cpu_scan(ctx, &f8, n, b->out, &tot);
+        break;
+    case CP_SCATTER:
+        rc = gpu ? prim_gpu_scatter(ctx, NULL, b->flags, b->offs, n, &o64)
+                 : prim_cpu_scatter(ctx, NULL, b->flags, b->offs, n, &o64);
+        break;
+    case CP_GATHER: {
+        PrimVec o32 = {PRIM_I32, n, b->out, NULL};
+        rc = gpu ? prim_gpu_gather(ctx, &v32, b->idx, n, &o32)
+                 : prim_cpu_gather(ctx, &v32, b->idx, n, &o32);
+        break;
+    }
+    case CP_SORT: {
+        uint8_t desc = 0;
+        rc = gpu ? prim_gpu_sort(ctx, &v32, &desc, 1, n, b->out)
+                 : prim_cpu_sort(ctx, &v32, &desc, 1, n, b->out);
+        break;
+    }
+    case CP_SEGMENTS: {
+        int64_t nseg = 0;
+        rc = gpu ? prim_gpu_segments(ctx, &v32, 1, n, b->out, &nseg)
+                 : prim_cpu_segments(ctx, &v32, 1, n, b->out, &nseg);
+        break;
+    }
+    case CP_SEGREDUCE: {
+        PrimVec out = {PRIM_I64, b->nseg, b->out, b->outv};
+        rc = gpu ? prim_gpu_segreduce(ctx, AGG_SUM, &v32, b->starts, b->nseg, n, &out)
+                 : prim_cpu_segreduce(ctx, AGG_SUM, &v32, b->starts, b->nseg, n, &out);
+        break;
+    }
+    case CP_JOIN: {
+        PrimPairs pr = {0, NULL, NULL};
+        rc = gpu ? prim_gpu_join(ctx, &v64, n, &v64, n, &pr)
+                 : prim_cpu_join(ctx, &v64, n, &v64, n, &pr);
+        if (rc == 0) {
+            ctx->free(ctx->ud, pr.left);
+            ctx->free(ctx->ud, pr.right);
+        }
+        break;
+    }
+    case CP_CROSS: {
+        /* n pairs: sqrt(n) x sqrt(n) */
+        int64_t side = (int64_t)sqrt((double)n);
+        PrimPairs pr = {0, NULL, NULL};
+        rc = gpu ? prim_gpu_cross(ctx, side, side, &pr) : prim_cpu_cross(ctx, side, side, &pr);
+        if (rc == 0) {
+            ctx->free(ctx->ud, pr.left);
+            ctx->free(ctx->ud, pr.right);
+        }
+        break;
+    }
+    case CP_SLICE: {
+        char e[256];
+        if (gpu) rc = prim_gpu_copy(b->out, b->keys, (size_t)n * 8, PRIM_D2D, c->stream, e, sizeof e);
+        else {
+            memcpy(b->out, b->keys, (size_t)n * 8);
+            rc = 0;
+        }
+        break;
+    }
+    default: rc = 0; break;
+    }
+    (void)tot;
+    return rc;
+}
+
+/* Work and bytes of one run of p over n rows (the table in cost.h). */
+static void features(CostPrimKind p, int64_t n, int variant, double *elems, double *bytes) {
+    double r = (double)n;
+    *elems = 0;
+    switch (p) {
+    case CP_MAP: *elems = r * (variant ? 9 : 3), *bytes = r * 12; break;
+    case CP_SELECT: *elems = r * 3, *bytes = r * 5 + r * 0.5 * 8; break;
+    case CP_SCAN: *bytes = r * 9; break;
+    case CP_SCATTER: *bytes = r * 9 + r * 0.5 * 8; break;
+    case CP_GATHER: *bytes = r * (8 + 2 * 4); break;
+    case CP_SORT: *elems = r * 4, *bytes = r * 12; break;
+    case CP_SEGMENTS: *bytes = r * 4 + r * 8; break;
+    case CP_SEGREDUCE: *bytes = r / 1000 * 8 + r * 4 + r / 1000 * 8; break;
+    case CP_JOIN: *elems = 2 * r, *bytes = 2 * r * 8 + r * 16; break;
+    case CP_CROSS: {
+        double side = floor(sqrt(r));
+        *bytes = side * side * 16;
+        break;
+    }
+    case CP_SLICE: *bytes = r * 16; break;
+    default: *bytes = 0; break;
+    }
+}
+
+/* Median of v[0..k). */
+static double median(double *v, int k) {
+    for (int i = 1; i < k; i++)
+        for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
+            double t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+    return v[k / 2];
+}
+
+/* Time primitive p on b: a warm-up run, then the median of `reps` runs
+ * (CUDA events on the GPU). Returns microseconds, or -1 on error. */
+static double time_prim(Cal *c, int gpu, CostPrimKind p, const Bufs *b, int variant, int reps) {
+    double t[7];
+    if (run_prim(c, gpu, p, b, variant) != 0) return -1;
+    for (int r = 0; r < reps; r++) {
+        if (gpu) {
+            void *e0 = prim_gpu_event_record(c->stream);
+            int rc = run_prim(c, gpu, p, b, variant);
+            void *e1 = prim_gpu_event_record(c->stream);
+            float ms = rc == 0 ? prim_gpu_event_ms(e0, e1) : -1;
+            prim_gpu_event_destroy(e0);
+            prim_gpu_event_destroy(e1);
+            if (ms < 0) return -1;
+            t[r] = ms * 1e3;
+        } else {
+            double t0 = now_us();
+            if (run_prim(c, gpu, p, b, variant) != 0) return -1;
+            t[r] = now_us() - t0;
+        }
+    }
+    return median(t, reps);
+}
+
+/* Fit the points of (gpu, p) into cp. Features: map [1, elems, bytes];
+ * sort, join [1, elems]; the others [1, bytes]; select takes map's
+ * per-instruction cost (elem_ns) and fits [1, bytes] to the rest. Slopes
+ * come from the sizes >= 1e5 rows by plain least squares (so the largest,
+ * out-of-cache size dominates, as it does in placement decisions), the
+ * fixed cost from the smallest size. */
+static void fit_prim(const Cal *c, int gpu, CostPrimKind p, CostPrim *cp, double elem_ns) {
+    double X[MAX_POINTS * 3], y[MAX_POINTS], beta[3];
+    int n = 0, k = p == CP_MAP ? 3 : 2;
+    /* slopes from the sizes that leave the caches (>= 1e5 rows) when there
+     * are enough of them; the fixed cost from the smallest size below */
+    int64_t min_rows = INT64_MAX, nbig = 0;
+    for (int i = 0; i < c->npts; i++)
+        if (c->pts[i].gpu == gpu && c->pts[i].prim == p && c->pts[i].us > 0) {
+            if (c->pts[i].rows < min_rows) min_rows = c->pts[i].rows;
+            nbig += c->pts[i].rows >= 100000;
+        }
+    int64_t floor_rows = nbig >= k + (p == CP_MAP) ? 100000 : 0;
+    for (int i = 0; i < c->npts && n < MAX_POINTS; i++) {
+        const Point *q = &c->pts[i];
+        if (q->gpu != gpu || q->prim != p || q->us <= 0 || q->rows < floor_rows) continue;
+        double w = 1.0; /* absolute error: the largest size dominates the slopes */
+        X[n * k] = w;
+        if (k == 3) {
+            X[n * k + 1] = q->elems * w;
+            X[n * k + 2] = q->bytes * w;
+        } else {
+            X[n * k + 1] = (p == CP_SORT || p == CP_JOIN ? q->elems : q->bytes) * w;
+        }
+        y[n] = p == CP_SELECT ? q->us - q->elems * elem_ns / 1e3 : q->us;
+        n++;
+    }
+    if (n < k || cost_fit(X, y, n, k, beta) != 0) return; /* keep the defaults */
+    cp->fixed_us = beta[0];
+    if (k == 3) {
+        cp->ns_per_elem = beta[1] * 1e3;
+        cp->ns_per_byte = beta[2] * 1e3;
+    } else if (p == CP_SELECT) {
+        cp->ns_per_elem = elem_ns;
+        cp->ns_per_byte = beta[1] * 1e3;
+    } else if (p == CP_SORT || p == CP_JOIN) {
+        cp->ns_per_elem = beta[1] * 1e3;
+        cp->ns_per_byte = 0;
+    } else {
+        cp->ns_per_elem = 0;
+        cp->ns_per_byte = beta[1] * 1e3;
+    }
+    /* fixed cost: what the slopes leave of the smallest calls */
+    double fixed = -1;
+    for (int i = 0; i < c->npts; i++) {
+        const Point *q = &c->pts[i];
+        if (q->gpu != gpu || q->prim != p || q->rows != min_rows) continue;
+        double rest = q->us - (q->elems * cp->ns_per_elem + q->bytes * cp->ns_per_byte) / 1e3;
+        if (fixed < 0 || rest < fixed) fixed = rest;
+    }
+    if (fixed >= 0 || floor_rows > 0) cp->fixed_us = fixed > 0 ? fixed : 0;
+}
+
+/* Measure every primitive of one device at every size. Returns 0 or -1. */
+static int measure(Cal *c, int gpu, int64_t max_rows, char *err, size_t cap) {
+    static const int64_t sizes[] = {1000, 10000, 100000, 1000000, 10000000};
+    for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
+        int64_t n = sizes[s];
+        if (n > max_rows) break;
+        Bufs hb, db, *b = &hb;
+        if (bufs_host(&hb, n) != 0) {
+            snprintf(err, cap, "Cost Error: out of memory calibrating %lld rows", (long long)n);
+            return -1;
+        }
+        if (gpu) {
+            if (bufs_dev(&db, &hb, c->stream, err, cap) != 0) {
+                bufs_free(&hb, 0, NULL);
+                return -1;
+            }
+            b = &db;
+        }
+        int reps = n >= 10000000 ? 3 : n >= 1000000 ? 5 : 7;
+        for (int p = 0; p < CP_COUNT; p++) {
+            if (p == CP_TOTEXT) continue;
+            for (int variant = 0; variant < (p == CP_MAP ? 2 : 1); variant++) {
+                double us = time_prim(c, gpu, (CostPrimKind)p, b, variant, reps);
+                if (us < 0) {
+                    snprintf(err, cap, "Cost Error: %s %s at %lld rows failed: %s",
+                             gpu ? "GPU" : "CPU", cost_prim_name((CostPrimKind)p), (long long)n,
+                             gpu ? c->d.err : c->h.err);
+                    if (gpu) bufs_free(&db, 1, c->stream);
+                    bufs_free(&hb, 0, NULL);
+                    return -1;
+                }
+                if (c->npts < (int)(sizeof c->pts / sizeof *c->pts)) {
+                    Point *q = &c->pts[c->npts++];
+                    q->gpu = gpu;
+                    q->prim = (CostPrimKind)p;
+                    q->rows = n;
+                    q->us = us;
+                    features((CostPrimKind)p, n, variant, &q->elems, &q->bytes);
+                }
+                if (c->progress) {
+                    char line[160];
+                    snprintf(line, sizeof line, "%s %-9s %9lld rows%s %10.1f us", gpu ? "gpu" : "cpu",
+                             cost_prim_name((CostPrimKind)p), (long long)n,
+                             p == CP_MAP ? (variant ? " (9 ops)" : " (3 ops)") : "", us);
+                    c->progress(c->ud, line);
+                }
+            }
+        }
+        if (gpu) bufs_free(&db, 1, c->stream);
+        bufs_free(&hb, 0, NULL);
+    }
+    return 0;
+}
+
+/* Transfers: pinned bandwidth (prim_gpu_bandwidth), pageable bandwidth
+ * and small-copy latency (wall clock around copy + sync), host sync.
+ * Returns 0 or -1. */
+static int measure_links(Cal *c, CostModel *m, char *err, size_t cap) {
+    double d2d, h2d, d2h;
+    size_t big = (size_t)256 << 20;
+    if (prim_gpu_bandwidth(big, &d2d, &h2d, &d2h, err, cap) != 0) return -1;
+    m->h2d_pinned.gbps = h2d;
+    m->d2h_pinned.gbps = d2h;
+    void *dbuf = prim_gpu_malloc(big, c->stream);
+    char *hbuf = malloc(big);
+    void *pin = prim_gpu_pinned_alloc(64);
+    if (!dbuf || !hbuf || !pin) {
+        prim_gpu_free(dbuf, c->stream);
+        free(hbuf);
+        prim_gpu_pinned_free(pin);
+        snprintf(err, cap, "Cost Error: out of memory timing transfers");
+        return -1;
+    }
+    memset(hbuf, 1, big);
+    double t[5];
+    int rc = 0;
+    for (int dir = 0; dir < 2 && rc == 0; dir++) {
+        for (int r = 0; r < 5 && rc == 0; r++) { /* pageable bandwidth */
+            double t0 = now_us();
+            rc = prim_gpu_copy(dir ? hbuf : dbuf, dir ? dbuf : hbuf, big, dir ? PRIM_D2H : PRIM_H2D,
+                               c->stream, err, cap) |
+                 prim_gpu_sync(c->stream, err, cap);
+            t[r] = now_us() - t0;
+        }
+        double gbps = (double)big / (median(t, 5) * 1e3);
+        (dir ? &m->d2h_pageable : &m->h2d_pageable)->gbps = gbps;
+        for (int r = 0; r < 5 && rc == 0; r++) { /* latency: 8 bytes, pinned */
+            double t0 = now_us();
+            rc = prim_gpu_copy(dir ? pin : dbuf, dir ? dbuf : pin, 8, dir ? PRIM_D2H : PRIM_H2D,
+                               c->stream, err, cap) |
+                 prim_gpu_sync(c->stream, err, cap);
+            t[r] = now_us() - t0;
+        }
+        double lat = median(t, 5);
+        (dir ? &m->d2h_pinned : &m->h2d_pinned)->latency_us = lat;
+        (dir ? &m->d2h_pageable : &m->h2d_pageable)->latency_us = lat;
+    }
+    for (int r = 0; r < 5 && rc == 0; r++) { /* a sync of an idle stream */
+        double t0 = now_us();
+        rc = prim_gpu_sync(c->stream, err, cap);
+        t[r] = now_us() - t0;
+    }
+    if (rc == 0) m->gpu_sync_us = median(t, 5);
+    prim_gpu_free(dbuf, c->stream);
+    free(hbuf);
+    prim_gpu_pinned_free(pin);
+    return rc == 0 ? 0 : -1;
+}
+
+int cost_calibrate_ex(const char *out_path, int nthreads, int64_t max_rows,
+                      void (*progress)(void *ud, const char *line), void *ud, char *err,
+                      size_t cap) {
+    Cal *c = calloc(1, sizeof(Cal));
+    if (!c) {
+        snprintf(err, cap, "Cost Error: out of memory");
+        return -1;
+    }
+    if (nthreads <= 0) nthreads = prim_ncores();
+    if (max_rows <= 0) max_rows = 10000000;
+    c->progress = progress;
+    c->ud = ud;
+    c->h.nthreads = nthreads;
+    c->h.alloc = h_alloc;
+    c->h.free = h_free;
+    int gpu = prim_gpu_available();
+    char gname[256] = "";
+    if (gpu) prim_gpu_describe(gname, sizeof gname);
+    CostModel m;
+    cost_model_default(&m, strstr(gname, "H200") ? "h200" : strstr(gname, "H100") ? "h100" : "cpu");
+    int rc = measure(c, 0, max_rows, err, cap);
+    if (rc == 0 && gpu) {
+        c->stream = prim_gpu_stream_create();
+        c->d.nthreads = 1;
+        c->d.stream = c->stream;
+        c->d.alloc = d_alloc;
+        c->d.free = d_free;
+        c->d.ud = c->stream;
+        rc = c->stream ? measure(c, 1, max_rows, err, cap) : -1;
+        if (!c->stream) snprintf(err, cap, "Cost Error: cannot create a CUDA stream");
+        if (rc == 0) rc = measure_links(c, &m, err, cap);
+    }
+    if (rc == 0) {
+        for (int p = 0; p < CP_COUNT; p++) { /* map first: select uses its per-op cost */
+            fit_prim(c, 0, (CostPrimKind)p, &m.cpu[p], m.cpu[CP_MAP].ns_per_elem);
+            if (gpu) fit_prim(c, 1, (CostPrimKind)p, &m.gpu[p], m.gpu[CP_MAP].ns_per_elem);
+        }
+        m.cpu_threads = nthreads;
+        snprintf(m.name, sizeof m.name, "calibrated-%dthreads%s%s", nthreads, gpu ? "-" : "",
+                 gpu ? (strstr(gname, "H200") ? "h200" : strstr(gname, "H100") ? "h100" : "gpu")
+                     : "");
+        rc = cost_model_write(&m, out_path, err, cap);
+    }
+    if (rc == 0) {
+        FILE *f = fopen(out_path, "a");
+        if (!f) {
+            snprintf(err, cap, "Cost Error: cannot write %s", out_path);
+            rc = -1;
+        } else {
+            fprintf(f, "# calibrated with %d CPU threads%s%s; GPU part %s\n", nthreads,
+                    gpu ? " on " : "", gname,
+                    gpu ? "measured" : "not measured (no GPU): built-in H100 defaults");
+            fprintf(f, "points:  # raw measurements: median microseconds per call\n");
+            for (int i = 0; i < c->npts; i++) {
+                const Point *q = &c->pts[i];
+                fprintf(f, "  - {dev: %s, prim: %s, rows: %lld, elems: %.0f, bytes: %.0f, us: %.2f}\n",
+                        q->gpu ? "gpu" : "cpu", cost_prim_name(q->prim), (long long)q->rows,
+                        q->elems, q->bytes, q->us);
+            }
+            if (fclose(f) != 0) rc = -1;
+        }
+    }
+    if (c->stream) prim_gpu_stream_destroy(c->stream);
+    free(c);
+    return rc;
+}
+
+int cost_calibrate(const char *out_path, int nthreads, char *err, size_t cap) {
+    return cost_calibrate_ex(out_path, nthreads, 0, NULL, NULL, err, cap);
+}
