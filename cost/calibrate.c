@@ -37,7 +37,8 @@ typedef struct Cal {
 int cost_fit(const double *X, const double *y, int n, int k, double *beta) {
     int active[8], na = k;
     if (k > 8) return -1;
-    for (int j = 0; j < k; j++) active[j] = 1;
+    for (int j = 0; j < k; j++)
+        active[j] = 1;
     for (int iter = 0; iter < k + 1; iter++) {
         double A[8][9];
         int idx[8], m = 0;
@@ -46,11 +47,13 @@ int cost_fit(const double *X, const double *y, int n, int k, double *beta) {
         for (int a = 0; a < m; a++) {
             for (int b = 0; b < m; b++) {
                 double s = 0;
-                for (int i = 0; i < n; i++) s += X[i * k + idx[a]] * X[i * k + idx[b]];
+                for (int i = 0; i < n; i++)
+                    s += X[i * k + idx[a]] * X[i * k + idx[b]];
                 A[a][b] = s;
             }
             double s = 0;
-            for (int i = 0; i < n; i++) s += X[i * k + idx[a]] * y[i];
+            for (int i = 0; i < n; i++)
+                s += X[i * k + idx[a]] * y[i];
             A[a][m] = s;
         }
         for (int c = 0; c < m; c++) { /* Gauss-Jordan with partial pivoting */
@@ -66,10 +69,12 @@ int cost_fit(const double *X, const double *y, int n, int k, double *beta) {
             for (int r = 0; r < m; r++) {
                 if (r == c) continue;
                 double f = A[r][c] / A[c][c];
-                for (int q = c; q <= m; q++) A[r][q] -= f * A[c][q];
+                for (int q = c; q <= m; q++)
+                    A[r][q] -= f * A[c][q];
             }
         }
-        for (int j = 0; j < k; j++) beta[j] = 0;
+        for (int j = 0; j < k; j++)
+            beta[j] = 0;
         int neg = -1;
         for (int a = 0; a < m; a++) {
             beta[idx[a]] = A[a][m] / A[a][a];
@@ -78,7 +83,8 @@ int cost_fit(const double *X, const double *y, int n, int k, double *beta) {
         if (neg < 0) return 0;
         active[neg] = 0; /* clamp the most negative at 0 and refit */
         if (--na == 0) {
-            for (int j = 0; j < k; j++) beta[j] = 0;
+            for (int j = 0; j < k; j++)
+                beta[j] = 0;
             return 0;
         }
     }
@@ -115,23 +121,25 @@ static void d_free(void *ud, void *p) {
 /* The buffers of one size, on the host or the device. */
 typedef struct Bufs {
     int64_t n;
-    int32_t *vals;  /* uniform 0..99 */
-    int64_t *keys;  /* a permutation of 0..n-1 (join keys, unique) */
-    uint8_t *flags; /* vals > 49 */
-    int64_t *offs;  /* scan of flags */
-    int64_t *idx;   /* random row ids */
+    int32_t *vals;   /* uniform 0..99 */
+    int64_t *keys;   /* a permutation of 0..n-1 (join keys, unique) */
+    uint8_t *flags;  /* vals > 49 */
+    int64_t *offs;   /* scan of flags */
+    int64_t *idx;    /* random row ids */
     int64_t *starts; /* segment starts, 1000 rows per segment */
     int64_t nseg;
-    void *out;      /* 8n bytes */
-    uint8_t *outv;  /* n validity bytes */
+    void *out;     /* 8n bytes */
+    uint8_t *outv; /* n validity bytes */
 } Bufs;
 
 /* Free b (device memory when gpu). */
 static void bufs_free(Bufs *b, int gpu, void *stream) {
     void *p[] = {b->vals, b->keys, b->flags, b->offs, b->idx, b->starts, b->out, b->outv};
     for (size_t i = 0; i < sizeof p / sizeof *p; i++) {
-        if (gpu) prim_gpu_free(p[i], stream);
-        else free(p[i]);
+        if (gpu)
+            prim_gpu_free(p[i], stream);
+        else
+            free(p[i]);
     }
     memset(b, 0, sizeof *b);
 }
@@ -172,7 +180,8 @@ static int bufs_host(Bufs *b, int64_t n) {
         b->keys[i] = b->keys[j];
         b->keys[j] = t;
     }
-    for (int64_t g = 0; g < b->nseg; g++) b->starts[g] = g * 1000;
+    for (int64_t g = 0; g < b->nseg; g++)
+        b->starts[g] = g * 1000;
     return 0;
 }
 
@@ -186,10 +195,11 @@ static int bufs_dev(Bufs *d, const Bufs *h, void *stream, char *err, size_t cap)
         void **dst;
         const void *src;
         size_t bytes;
-    } c[] = {{(void **)&d->vals, h->vals, sn * 4},   {(void **)&d->keys, h->keys, sn * 8},
-             {(void **)&d->flags, h->flags, sn},     {(void **)&d->offs, h->offs, sn * 8},
-             {(void **)&d->idx, h->idx, sn * 8},     {(void **)&d->starts, h->starts, (size_t)h->nseg * 8},
-             {(void **)&d->out, NULL, sn * 8},       {(void **)&d->outv, NULL, sn}};
+    } c[] = {
+        {(void **)&d->vals, h->vals, sn * 4}, {(void **)&d->keys, h->keys, sn * 8},
+        {(void **)&d->flags, h->flags, sn},   {(void **)&d->offs, h->offs, sn * 8},
+        {(void **)&d->idx, h->idx, sn * 8},   {(void **)&d->starts, h->starts, (size_t)h->nseg * 8},
+        {(void **)&d->out, NULL, sn * 8},     {(void **)&d->outv, NULL, sn}};
     for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
         *c[i].dst = prim_gpu_malloc(c[i].bytes ? c[i].bytes : 1, stream);
         if (!*c[i].dst) {
@@ -207,24 +217,21 @@ static int bufs_dev(Bufs *d, const Bufs *h, void *stream, char *err, size_t cap)
 }
 
 /* Programs: short (col + 1: 3 ops), long (9 ops), filter (col > 49). */
-static const PrimInstr prog_short_code[] = {
-    {POP_COL, PRIM_REG_I, 0, 0, 0, 0, 0, 0, NULL, 0},
-    {POP_CONST, PRIM_REG_I, 1, 0, 0, 0, 1, 0, NULL, 0},
-    {POP_ADD, PRIM_REG_I, 2, 0, 1, 0, 0, 0, NULL, 0}};
-static const PrimInstr prog_long_code[] = {
-    {POP_COL, PRIM_REG_I, 0, 0, 0, 0, 0, 0, NULL, 0},
-    {POP_CONST, PRIM_REG_I, 1, 0, 0, 0, 3, 0, NULL, 0},
-    {POP_MUL, PRIM_REG_I, 2, 0, 1, 0, 0, 0, NULL, 0},
-    {POP_ADD, PRIM_REG_I, 3, 2, 0, 0, 0, 0, NULL, 0},
-    {POP_SUB, PRIM_REG_I, 4, 3, 1, 0, 0, 0, NULL, 0},
-    {POP_MUL, PRIM_REG_I, 5, 4, 4, 0, 0, 0, NULL, 0},
-    {POP_ADD, PRIM_REG_I, 6, 5, 2, 0, 0, 0, NULL, 0},
-    {POP_SUB, PRIM_REG_I, 7, 6, 0, 0, 0, 0, NULL, 0},
-    {POP_ADD, PRIM_REG_I, 8, 7, 1, 0, 0, 0, NULL, 0}};
-static const PrimInstr prog_filter_code[] = {
-    {POP_COL, PRIM_REG_I, 0, 0, 0, 0, 0, 0, NULL, 0},
-    {POP_CONST, PRIM_REG_I, 1, 0, 0, 0, 49, 0, NULL, 0},
-    {POP_GT, PRIM_REG_I, 2, 0, 1, 0, 0, 0, NULL, 0}};
+static const PrimInstr prog_short_code[] = {{POP_COL, PRIM_REG_I, 0, 0, 0, 0, 0, 0, NULL, 0},
+                                            {POP_CONST, PRIM_REG_I, 1, 0, 0, 0, 1, 0, NULL, 0},
+                                            {POP_ADD, PRIM_REG_I, 2, 0, 1, 0, 0, 0, NULL, 0}};
+static const PrimInstr prog_long_code[] = {{POP_COL, PRIM_REG_I, 0, 0, 0, 0, 0, 0, NULL, 0},
+                                           {POP_CONST, PRIM_REG_I, 1, 0, 0, 0, 3, 0, NULL, 0},
+                                           {POP_MUL, PRIM_REG_I, 2, 0, 1, 0, 0, 0, NULL, 0},
+                                           {POP_ADD, PRIM_REG_I, 3, 2, 0, 0, 0, 0, NULL, 0},
+                                           {POP_SUB, PRIM_REG_I, 4, 3, 1, 0, 0, 0, NULL, 0},
+                                           {POP_MUL, PRIM_REG_I, 5, 4, 4, 0, 0, 0, NULL, 0},
+                                           {POP_ADD, PRIM_REG_I, 6, 5, 2, 0, 0, 0, NULL, 0},
+                                           {POP_SUB, PRIM_REG_I, 7, 6, 0, 0, 0, 0, NULL, 0},
+                                           {POP_ADD, PRIM_REG_I, 8, 7, 1, 0, 0, 0, NULL, 0}};
+static const PrimInstr prog_filter_code[] = {{POP_COL, PRIM_REG_I, 0, 0, 0, 0, 0, 0, NULL, 0},
+                                             {POP_CONST, PRIM_REG_I, 1, 0, 0, 0, 49, 0, NULL, 0},
+                                             {POP_GT, PRIM_REG_I, 2, 0, 1, 0, 0, 0, NULL, 0}};
 
 /* Run primitive p once on b (device gpu); 0 or -1. */
 static int run_prim(Cal *c, int gpu, CostPrimKind p, const Bufs *b, int variant) {
@@ -249,7 +256,8 @@ static int run_prim(Cal *c, int gpu, CostPrimKind p, const Bufs *b, int variant)
                  : prim_cpu_select(ctx, &fp, &v32, n, b->out, &cnt);
         break;
     case CP_SCAN:
-        rc = gpu ? prim_gpu_scan(ctx, &f8, n, b->out, &tot) : prim_cpu_scan(ctx, &f8, n, b->out, &tot);
+        rc = gpu ? prim_gpu_scan(ctx, &f8, n, b->out, &tot)
+                 : prim_cpu_scan(ctx, &f8, n, b->out, &tot);
         break;
     case CP_SCATTER:
         rc = gpu ? prim_gpu_scatter(ctx, NULL, b->flags, b->offs, n, &o64)
@@ -302,14 +310,17 @@ static int run_prim(Cal *c, int gpu, CostPrimKind p, const Bufs *b, int variant)
     }
     case CP_SLICE: {
         char e[256];
-        if (gpu) rc = prim_gpu_copy(b->out, b->keys, (size_t)n * 8, PRIM_D2D, c->stream, e, sizeof e);
+        if (gpu)
+            rc = prim_gpu_copy(b->out, b->keys, (size_t)n * 8, PRIM_D2D, c->stream, e, sizeof e);
         else {
             memcpy(b->out, b->keys, (size_t)n * 8);
             rc = 0;
         }
         break;
     }
-    default: rc = 0; break;
+    default:
+        rc = 0;
+        break;
     }
     (void)tot;
     return rc;
@@ -320,22 +331,44 @@ static void features(CostPrimKind p, int64_t n, int variant, double *elems, doub
     double r = (double)n;
     *elems = 0;
     switch (p) {
-    case CP_MAP: *elems = r * (variant ? 9 : 3), *bytes = r * 12; break;
-    case CP_SELECT: *elems = r * 3, *bytes = r * 5 + r * 0.5 * 8; break;
-    case CP_SCAN: *bytes = r * 9; break;
-    case CP_SCATTER: *bytes = r * 9 + r * 0.5 * 8; break;
-    case CP_GATHER: *bytes = r * (8 + 2 * 4); break;
-    case CP_SORT: *elems = r * 4, *bytes = r * 12; break;
-    case CP_SEGMENTS: *bytes = r * 4 + r * 8; break;
-    case CP_SEGREDUCE: *bytes = r / 1000 * 8 + r * 4 + r / 1000 * 8; break;
-    case CP_JOIN: *elems = 2 * r, *bytes = 2 * r * 8 + r * 16; break;
+    case CP_MAP:
+        *elems = r * (variant ? 9 : 3), *bytes = r * 12;
+        break;
+    case CP_SELECT:
+        *elems = r * 3, *bytes = r * 5 + r * 0.5 * 8;
+        break;
+    case CP_SCAN:
+        *bytes = r * 9;
+        break;
+    case CP_SCATTER:
+        *bytes = r * 9 + r * 0.5 * 8;
+        break;
+    case CP_GATHER:
+        *bytes = r * (8 + 2 * 4);
+        break;
+    case CP_SORT:
+        *elems = r * 4, *bytes = r * 12;
+        break;
+    case CP_SEGMENTS:
+        *bytes = r * 4 + r * 8;
+        break;
+    case CP_SEGREDUCE:
+        *bytes = r / 1000 * 8 + r * 4 + r / 1000 * 8;
+        break;
+    case CP_JOIN:
+        *elems = 2 * r, *bytes = 2 * r * 8 + r * 16;
+        break;
     case CP_CROSS: {
         double side = floor(sqrt(r));
         *bytes = side * side * 16;
         break;
     }
-    case CP_SLICE: *bytes = r * 16; break;
-    default: *bytes = 0; break;
+    case CP_SLICE:
+        *bytes = r * 16;
+        break;
+    default:
+        *bytes = 0;
+        break;
     }
 }
 
@@ -473,8 +506,8 @@ static int measure(Cal *c, int gpu, int64_t max_rows, char *err, size_t cap) {
                 }
                 if (c->progress) {
                     char line[160];
-                    snprintf(line, sizeof line, "%s %-9s %9lld rows%s %10.1f us", gpu ? "gpu" : "cpu",
-                             cost_prim_name((CostPrimKind)p), (long long)n,
+                    snprintf(line, sizeof line, "%s %-9s %9lld rows%s %10.1f us",
+                             gpu ? "gpu" : "cpu", cost_prim_name((CostPrimKind)p), (long long)n,
                              p == CP_MAP ? (variant ? " (9 ops)" : " (3 ops)") : "", us);
                     c->progress(c->ud, line);
                 }
@@ -580,7 +613,9 @@ int cost_calibrate_ex(const char *out_path, int nthreads, int64_t max_rows,
         }
         m.cpu_threads = nthreads;
         snprintf(m.name, sizeof m.name, "calibrated-%dthreads%s%s", nthreads, gpu ? "-" : "",
-                 gpu ? (strstr(gname, "H200") ? "h200" : strstr(gname, "H100") ? "h100" : "gpu")
+                 gpu ? (strstr(gname, "H200")   ? "h200"
+                        : strstr(gname, "H100") ? "h100"
+                                                : "gpu")
                      : "");
         rc = cost_model_write(&m, out_path, err, cap);
     }
@@ -596,7 +631,8 @@ int cost_calibrate_ex(const char *out_path, int nthreads, int64_t max_rows,
             fprintf(f, "points:  # raw measurements: median microseconds per call\n");
             for (int i = 0; i < c->npts; i++) {
                 const Point *q = &c->pts[i];
-                fprintf(f, "  - {dev: %s, prim: %s, rows: %lld, elems: %.0f, bytes: %.0f, us: %.2f}\n",
+                fprintf(f,
+                        "  - {dev: %s, prim: %s, rows: %lld, elems: %.0f, bytes: %.0f, us: %.2f}\n",
                         q->gpu ? "gpu" : "cpu", cost_prim_name(q->prim), (long long)q->rows,
                         q->elems, q->bytes, q->us);
             }

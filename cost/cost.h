@@ -71,13 +71,13 @@ typedef struct CostLink {
 } CostLink;
 
 typedef struct CostModel {
-    char name[64];        /* "cpu-2core", "h100", or what calibration saw */
-    char source[512];     /* where the constants came from (file path / "built-in ...") */
+    char name[64];    /* "cpu-2core", "h100", or what calibration saw */
+    char source[512]; /* where the constants came from (file path / "built-in ...") */
     CostPrim cpu[CP_COUNT];
     CostPrim gpu[CP_COUNT];
     CostLink h2d_pinned, d2h_pinned, h2d_pageable, d2h_pageable;
-    double gpu_sync_us;   /* the host waits for the device (a count, a D2H result) */
-    int cpu_threads;      /* threads the CPU constants were measured with */
+    double gpu_sync_us; /* the host waits for the device (a count, a D2H result) */
+    int cpu_threads;    /* threads the CPU constants were measured with */
 } CostModel;
 
 /* Compiled-in defaults. which: "cpu" (2-core machine, calibrated) or
@@ -140,11 +140,11 @@ typedef struct CostInputs {
 
 /* Outcome of cost_place. */
 typedef struct CostPlan {
-    double total_us;     /* estimated time of the placement chosen */
-    double all_cpu_us;   /* estimated time of everything on the CPU */
-    double all_gpu_us;   /* ... everything on the GPU (0 without a GPU) */
-    int free_nodes;      /* nodes the search decided */
-    int exhaustive;      /* 1: every placement was tried */
+    double total_us;   /* estimated time of the placement chosen */
+    double all_cpu_us; /* estimated time of everything on the CPU */
+    double all_gpu_us; /* ... everything on the GPU (0 without a GPU) */
+    int free_nodes;    /* nodes the search decided */
+    int exhaustive;    /* 1: every placement was tried */
 } CostPlan;
 
 /*

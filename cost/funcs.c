@@ -42,7 +42,8 @@ static double map_rows(const Dag *d, const DagNode *n) {
 /* Bytes of all inputs of n over `rows` rows. */
 static double input_bytes(const Dag *d, const DagNode *n, double rows) {
     double b = 0;
-    for (int k = 0; k < n->ninputs; k++) b += width(d, n->inputs[k]) * rows;
+    for (int k = 0; k < n->ninputs; k++)
+        b += width(d, n->inputs[k]) * rows;
     return b;
 }
 
@@ -55,26 +56,31 @@ double cost_node_us(const CostModel *m, const Dag *d, int i, DagDevice dev) {
     switch (n->kind) {
     case DN_SOURCE:
     case DN_CONST:
-    case DN_TRANSFER: return 0;
+    case DN_TRANSFER:
+        return 0;
     case DN_MAP: {
         double rows = map_rows(d, n);
         double ops = n->prog.ninstr > 0 ? n->prog.ninstr : 1;
         return cost_prim_us(&c[CP_MAP], rows * ops, input_bytes(d, n, rows) + rows * ow);
     }
-    case DN_SCAN: return cost_prim_us(&c[CP_SCAN], 0, in0 * (width(d, n->inputs[0]) + 8));
-    case DN_SCATTER: return cost_prim_us(&c[CP_SCATTER], 0, in0 * 9 + out * 8);
+    case DN_SCAN:
+        return cost_prim_us(&c[CP_SCAN], 0, in0 * (width(d, n->inputs[0]) + 8));
+    case DN_SCATTER:
+        return cost_prim_us(&c[CP_SCATTER], 0, in0 * 9 + out * 8);
     case DN_GATHER: {
         double rows = n->ninputs > 1 ? (double)cost_value_rows(d, n->inputs[1]) : out;
         return cost_prim_us(&c[CP_GATHER], 0, rows * (8 + 2 * ow));
     }
     case DN_SORT: {
         double kb = 0;
-        for (int k = 0; k < n->ninputs; k++) kb += width(d, n->inputs[k]);
+        for (int k = 0; k < n->ninputs; k++)
+            kb += width(d, n->inputs[k]);
         return cost_prim_us(&c[CP_SORT], in0 * kb, in0 * (kb + 8));
     }
     case DN_SEGMENTS: {
         double kb = 0;
-        for (int k = 0; k < n->ninputs; k++) kb += width(d, n->inputs[k]);
+        for (int k = 0; k < n->ninputs; k++)
+            kb += width(d, n->inputs[k]);
         return cost_prim_us(&c[CP_SEGMENTS], 0, in0 * kb + out * 8);
     }
     case DN_SEGREDUCE: {
@@ -93,7 +99,8 @@ double cost_node_us(const CostModel *m, const Dag *d, int i, DagDevice dev) {
         double pairs = (double)(n->est_rows > 0 ? n->est_rows : 0);
         return cost_prim_us(&c[CP_CROSS], 0, pairs * 16);
     }
-    case DN_SLICE: return cost_prim_us(&c[CP_SLICE], 0, 2 * out * ow);
+    case DN_SLICE:
+        return cost_prim_us(&c[CP_SLICE], 0, 2 * out * ow);
     case DN_TOTEXT:
         if (dev == DEV_GPU) return 1e30;
         return cost_prim_us(&c[CP_TOTEXT], in0, 0);

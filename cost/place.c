@@ -38,11 +38,11 @@ typedef struct Prob {
     const CostModel *m;
     const CostInputs *in;
     int n;
-    double *u[2];      /* compute cost per node and device */
-    double *sel[2];    /* fused select cost of a filter map */
-    int *fscan, *fscat; /* filter map -> its scan / scatter, else -1 */
-    int *fmap;          /* scan / scatter -> its filter map, else -1 */
-    double *fetch;      /* source / const on the GPU */
+    double *u[2];        /* compute cost per node and device */
+    double *sel[2];      /* fused select cost of a filter map */
+    int *fscan, *fscat;  /* filter map -> its scan / scatter, else -1 */
+    int *fmap;           /* scan / scatter -> its filter map, else -1 */
+    double *fetch;       /* source / const on the GPU */
     int *cstart, *clist; /* data consumers of each value (CSR) */
     uint8_t *is_result;
     uint8_t *is_free;
@@ -179,7 +179,8 @@ static int prob_init(Prob *P, const Dag *d, const CostModel *m, const CostInputs
     P->is_free = calloc(sn, 1);
     P->free_idx = malloc(sn * sizeof(int));
     int nedges = 0;
-    for (int i = 0; i < n; i++) nedges += d->nodes[i].ninputs;
+    for (int i = 0; i < n; i++)
+        nedges += d->nodes[i].ninputs;
     P->clist = malloc(sizeof(int) * (size_t)(nedges ? nedges : 1));
     if (!P->u[0] || !P->u[1] || !P->sel[0] || !P->sel[1] || !P->fscan || !P->fscat || !P->fmap ||
         !P->fetch || !P->cstart || !P->is_result || !P->is_free || !P->free_idx || !P->clist) {
@@ -189,8 +190,10 @@ static int prob_init(Prob *P, const Dag *d, const CostModel *m, const CostInputs
     /* consumers of each value (a node reading a value twice counts once
      * per read; harmless) */
     for (int i = 0; i < n; i++)
-        for (int k = 0; k < d->nodes[i].ninputs; k++) P->cstart[d->nodes[i].inputs[k] + 1]++;
-    for (int v = 0; v < nv; v++) P->cstart[v + 1] += P->cstart[v];
+        for (int k = 0; k < d->nodes[i].ninputs; k++)
+            P->cstart[d->nodes[i].inputs[k] + 1]++;
+    for (int v = 0; v < nv; v++)
+        P->cstart[v + 1] += P->cstart[v];
     int *fill = calloc(sv, sizeof(int));
     if (!fill) {
         prob_free(P);
@@ -202,7 +205,8 @@ static int prob_init(Prob *P, const Dag *d, const CostModel *m, const CostInputs
             P->clist[P->cstart[v] + fill[v]++] = i;
         }
     free(fill);
-    for (int r = 0; r < d->nresults; r++) P->is_result[d->results[r]] = 1;
+    for (int r = 0; r < d->nresults; r++)
+        P->is_result[d->results[r]] = 1;
 
     /* uses per value as the executor counts them (inputs, len_from,
      * results), for the fusion pattern */
@@ -212,11 +216,14 @@ static int prob_init(Prob *P, const Dag *d, const CostModel *m, const CostInputs
         return -1;
     }
     for (int i = 0; i < n; i++) {
-        for (int k = 0; k < d->nodes[i].ninputs; k++) nuse[d->nodes[i].inputs[k]]++;
+        for (int k = 0; k < d->nodes[i].ninputs; k++)
+            nuse[d->nodes[i].inputs[k]]++;
         if (d->nodes[i].len_from >= 0) nuse[d->nodes[i].len_from]++;
     }
-    for (int r = 0; r < d->nresults; r++) nuse[d->results[r]]++;
-    for (int i = 0; i < n; i++) P->fscan[i] = P->fscat[i] = P->fmap[i] = -1;
+    for (int r = 0; r < d->nresults; r++)
+        nuse[d->results[r]]++;
+    for (int i = 0; i < n; i++)
+        P->fscan[i] = P->fscat[i] = P->fmap[i] = -1;
     for (int i = 0; i < n; i++) {
         const DagNode *mn = &d->nodes[i];
         if (mn->kind != DN_MAP || !mn->prog.as_filter || nuse[mn->outputs[0]] != 2) continue;
@@ -250,7 +257,8 @@ static int prob_init(Prob *P, const Dag *d, const CostModel *m, const CostInputs
         }
         if (nd->kind == DN_SOURCE) {
             int res = in->resident && in->resident(in->resident_ud, nd->table, nd->column);
-            P->fetch[i] = res ? 0 : cost_link_us(&m->h2d_pinned, cost_value_bytes(d, nd->outputs[0]));
+            P->fetch[i] =
+                res ? 0 : cost_link_us(&m->h2d_pinned, cost_value_bytes(d, nd->outputs[0]));
         } else if (nd->kind == DN_CONST) {
             P->fetch[i] = cost_link_us(&m->h2d_pinned, cost_value_bytes(d, nd->outputs[0]));
         }
@@ -312,7 +320,8 @@ static int dp(const Prob *P, DagDevice *dev) {
         for (int dv = 0; dv < 2; dv++) {
             double s = P->u[dv][i];
             if (dv == DEV_GPU && (nd->kind == DN_TOTEXT || nd->kind == DN_TRANSFER)) s = BIG;
-            for (int k = 0; k < nd->ninputs; k++) s += best[dv][nd->inputs[k]];
+            for (int k = 0; k < nd->ninputs; k++)
+                s += best[dv][nd->inputs[k]];
             c[dv][i] = s;
         }
         for (int k = 0; k < nd->noutputs; k++) {
@@ -321,7 +330,8 @@ static int dp(const Prob *P, DagDevice *dev) {
             best[1][v] = c[1][i] < c[0][i] + h2d_us(P, v) ? c[1][i] : c[0][i] + h2d_us(P, v);
         }
     }
-    for (int r = 0; r < d->nresults; r++) want[d->results[r]] |= 1;
+    for (int r = 0; r < d->nresults; r++)
+        want[d->results[r]] |= 1;
     for (int i = P->n - 1; i >= 0; i--) {
         const DagNode *nd = &d->nodes[i];
         double cost[2] = {c[0][i], c[1][i]};
@@ -331,7 +341,8 @@ static int dp(const Prob *P, DagDevice *dev) {
             if (want[v] & 1) cost[1] += d2h_us(P, v);
         }
         dev[i] = cost[1] < cost[0] ? DEV_GPU : DEV_CPU;
-        for (int k = 0; k < nd->ninputs; k++) want[nd->inputs[k]] |= dev[i] == DEV_GPU ? 2 : 1;
+        for (int k = 0; k < nd->ninputs; k++)
+            want[nd->inputs[k]] |= dev[i] == DEV_GPU ? 2 : 1;
     }
     derive(P, dev);
     rc = 0;
@@ -378,10 +389,12 @@ static double improve(const Prob *P, DagDevice *cur, DagDevice *cand) {
             changed |= try_keep(P, cur, &t, cand);
             for (int dv = 0; dv < 2; dv++) { /* prefix and suffix runs */
                 memcpy(cand, cur, bytes);
-                for (int q = 0; q <= k; q++) cand[P->free_idx[q]] = (DagDevice)dv;
+                for (int q = 0; q <= k; q++)
+                    cand[P->free_idx[q]] = (DagDevice)dv;
                 changed |= try_keep(P, cur, &t, cand);
                 memcpy(cand, cur, bytes);
-                for (int q = k; q < P->nfree; q++) cand[P->free_idx[q]] = (DagDevice)dv;
+                for (int q = k; q < P->nfree; q++)
+                    cand[P->free_idx[q]] = (DagDevice)dv;
                 changed |= try_keep(P, cur, &t, cand);
             }
         }
@@ -390,8 +403,8 @@ static double improve(const Prob *P, DagDevice *cur, DagDevice *cand) {
 }
 
 /* Reason text for node i under placement dev (cost tot), in the arena. */
-static void set_reason(const Prob *P, Dag *dag, int i, DagDevice *dev, double tot,
-                       DagDevice *cand, const double *xfer) {
+static void set_reason(const Prob *P, Dag *dag, int i, DagDevice *dev, double tot, DagDevice *cand,
+                       const double *xfer) {
     DagNode *nd = &dag->nodes[i];
     char buf[256];
     const char *on = dev[i] == DEV_GPU ? "GPU" : "CPU", *off = dev[i] == DEV_GPU ? "CPU" : "GPU";
@@ -403,9 +416,12 @@ static void set_reason(const Prob *P, Dag *dag, int i, DagDevice *dev, double to
     } else if (nd->kind == DN_TOTEXT) {
         snprintf(buf, sizeof buf, "to-text runs on the CPU only");
     } else if (nd->kind == DN_SOURCE) {
-        if (dev[i] == DEV_CPU) snprintf(buf, sizeof buf, "host column; no GPU reader");
-        else if (P->fetch[i] == 0) snprintf(buf, sizeof buf, "resident on the GPU");
-        else snprintf(buf, sizeof buf, "not resident: pinned copy %.3f ms", P->fetch[i] / 1e3);
+        if (dev[i] == DEV_CPU)
+            snprintf(buf, sizeof buf, "host column; no GPU reader");
+        else if (P->fetch[i] == 0)
+            snprintf(buf, sizeof buf, "resident on the GPU");
+        else
+            snprintf(buf, sizeof buf, "not resident: pinned copy %.3f ms", P->fetch[i] / 1e3);
     } else if (nd->kind == DN_CONST || nd->kind == DN_TRANSFER) {
         snprintf(buf, sizeof buf, "%s", dev[i] == DEV_GPU ? "read on the GPU" : "host");
     } else if (P->fmap[i] >= 0 && fused(P, dev, P->fmap[i])) {
@@ -419,7 +435,7 @@ static void set_reason(const Prob *P, Dag *dag, int i, DagDevice *dev, double to
         if (P->fscan[i] >= 0) cand[P->fscan[i]] = cand[P->fscat[i]] = cand[i];
         derive(P, cand);
         double delta = total(P, cand, NULL) - tot; /* >= 0 at an optimum */
-        double xdiff = delta - (other - mine);      /* extra transfer time of flipping */
+        double xdiff = delta - (other - mine);     /* extra transfer time of flipping */
         const char *pre = fz ? "select: " : "";
         if (other < mine)
             snprintf(buf, sizeof buf, "%stransfers %.3f ms > %s saving %.3f ms", pre, xdiff / 1e3,
@@ -458,21 +474,25 @@ int cost_place(Dag *dag, const CostModel *m, const CostInputs *in_, CostPlan *pl
     CostPlan pl;
     memset(&pl, 0, sizeof pl);
     pl.free_nodes = P.nfree;
-    for (int i = 0; i < P.n; i++) dev[i] = DEV_CPU;
+    for (int i = 0; i < P.n; i++)
+        dev[i] = DEV_CPU;
     derive(&P, dev);
     pl.all_cpu_us = total(&P, dev, NULL);
     if (in.gpu_available) {
-        for (int k = 0; k < P.nfree; k++) dev[P.free_idx[k]] = DEV_GPU;
+        for (int k = 0; k < P.nfree; k++)
+            dev[P.free_idx[k]] = DEV_GPU;
         derive(&P, dev);
         pl.all_gpu_us = total(&P, dev, NULL);
     }
     double t;
     if (in.force == 1 || in.force == 2) {
-        for (int k = 0; k < P.nfree; k++) dev[P.free_idx[k]] = in.force == 2 ? DEV_GPU : DEV_CPU;
+        for (int k = 0; k < P.nfree; k++)
+            dev[P.free_idx[k]] = in.force == 2 ? DEV_GPU : DEV_CPU;
         derive(&P, dev);
         t = total(&P, dev, NULL);
     } else if (!in.gpu_available || P.nfree == 0) {
-        for (int i = 0; i < P.n; i++) dev[i] = DEV_CPU;
+        for (int i = 0; i < P.n; i++)
+            dev[i] = DEV_CPU;
         derive(&P, dev);
         t = total(&P, dev, NULL);
     } else if (in.exhaustive_max > 0 && P.nfree <= in.exhaustive_max && P.nfree < 31) {
@@ -491,7 +511,8 @@ int cost_place(Dag *dag, const CostModel *m, const CostInputs *in_, CostPlan *pl
         /* restarts from the two uniform placements */
         DagDevice *alt = malloc(sn * sizeof(DagDevice));
         for (int dv = 0; alt && dv < 2; dv++) {
-            for (int i = 0; i < P.n; i++) alt[i] = (DagDevice)dv;
+            for (int i = 0; i < P.n; i++)
+                alt[i] = (DagDevice)dv;
             double ta = improve(&P, alt, cand);
             if (ta < t - 1e-9) {
                 t = ta;

@@ -1,5 +1,5 @@
 #!/bin/bash
-# gpu-check.sh [tests|bench|all] -- the one-call GPU workflow on the lent
+# gpu-check.sh [tests|prim|bench|all] -- the one-call GPU workflow on the lent
 # GPU machine (see docs/gpu.md). Prepares libyaml/Criterion/sqlite3 from the
 # .deb files carried in .debs/ and DuckDB from the wheel in .whl/, builds for
 # sm_90, then
@@ -82,6 +82,14 @@ if [ "$MODE" = tests ] || [ "$MODE" = all ]; then
     T0=$(date +%s)
     (cd $B && ctest -j8 --output-on-failure > "$OUT/ctest.log" 2>&1)
     say "ctest: rc=$? $(grep -a 'tests passed' "$OUT/ctest.log") ($(( $(date +%s) - T0 )) s)"
+fi
+
+if [ "$MODE" = prim ] || [ "$MODE" = bench ] || [ "$MODE" = all ]; then
+    # each GPU twin against CUB/Thrust called directly on the same input
+    T0=$(date +%s)
+    $B/bench_prim_gpu --n 67108864 --reps 20 > "$OUT/prim-gpu.md" 2>&1
+    say "bench_prim_gpu: rc=$? ($(( $(date +%s) - T0 )) s)"
+    cat "$OUT/prim-gpu.md"
 fi
 
 if [ "$MODE" = bench ] || [ "$MODE" = all ]; then
