@@ -123,8 +123,9 @@ def bench_gqp(build, cfg, device, threads, qs):
     return res
 
 
-def bench_duckdb(data, qs, threads):
-    """{name: (rows, median ms)} for DuckDB, or None if not importable."""
+def duckdb_load(data, threads):
+    """A DuckDB connection with the five tables read from data's .tbl files,
+    or None if duckdb is not importable."""
     try:
         import duckdb
     except ImportError:
@@ -141,6 +142,14 @@ def bench_duckdb(data, qs, threads):
             % (table, os.path.join(data, table + ".tbl"), spec))
     print("  duckdb loaded the .tbl files in %.1f s" % (time.perf_counter() - t0),
           file=sys.stderr)
+    return con
+
+
+def bench_duckdb(data, qs, threads):
+    """{name: (rows, median ms)} for DuckDB, or None if not importable."""
+    con = duckdb_load(data, threads)
+    if con is None:
+        return None
     res = {}
     for name, sql, _ in qs:
         times = []

@@ -104,6 +104,7 @@ static void *h_alloc(void *ud, size_t bytes) {
     return malloc(bytes ? bytes : 1);
 }
 
+/* Release of h_alloc. */
 static void h_free(void *ud, void *p) {
     (void)ud;
     free(p);
@@ -114,6 +115,7 @@ static void *d_alloc(void *ud, size_t bytes) {
     return prim_gpu_malloc(bytes ? bytes : 1, ud);
 }
 
+/* Release of d_alloc. */
 static void d_free(void *ud, void *p) {
     prim_gpu_free(p, ud);
 }

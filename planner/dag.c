@@ -256,7 +256,8 @@ char *plan_explain_json(const Dag *d, int analyze) {
             node_costs(&b, n, 1);
             json_str(&b, n->reason);
         }
-        if (analyze && n->fused_with >= 0) plan_buf_printf(&b, ", \"fused_with\": %d", n->fused_with);
+        if (analyze && n->fused_with >= 0)
+            plan_buf_printf(&b, ", \"fused_with\": %d", n->fused_with);
         if (analyze)
             plan_buf_printf(&b, ", \"rows\": %lld, \"ms\": %.6f, \"h2d_bytes\": %lld, \"d2h_bytes\": %lld",
                             (long long)n->rows_out, n->ms, (long long)n->bytes_h2d,

@@ -1,5 +1,5 @@
 #!/bin/bash
-# gpu-check.sh [tests|prim|bench|all] -- the one-call GPU workflow on the lent
+# gpu-check.sh [tests|prim|bench|ssb|all] -- the one-call GPU workflow on the lent
 # GPU machine (see docs/gpu.md). Prepares libyaml/Criterion/sqlite3 from the
 # .deb files carried in .debs/ and DuckDB from the wheel in .whl/, builds for
 # sm_90, then
@@ -13,7 +13,10 @@ MODE=${1:-all}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 OUT=${OUT:-$ROOT/gpu-out}
-mkdir -p "$OUT"
+# the device tool returns at most 8 files: logs go to $OUT/logs and are
+# packed into logs.tgz at the end; summary and tables stay at the top
+LOG=$OUT/logs
+mkdir -p "$OUT" "$LOG"
 SUM=$OUT/summary.txt
 : > "$SUM"
 say() { echo "$*" | tee -a "$SUM"; }
@@ -39,34 +42,34 @@ say "host: $(nproc) cores, $(free -g | awk '/Mem/{print $2}') GiB; nvcc $(nvcc -
 # --- build ---
 T0=$(date +%s)
 cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_PREFIX_PATH=$PFX/usr -DCMAKE_LIBRARY_PATH=$PFX/usr/lib/x86_64-linux-gnu \
-    > "$OUT/build.log" 2>&1 &&
-    cmake --build build-gpu -j"$(nproc)" >> "$OUT/build.log" 2>&1
+    > "$LOG/build.log" 2>&1 &&
+    cmake --build build-gpu -j"$(nproc)" >> "$LOG/build.log" 2>&1
 RC=$?
 say "build: rc=$RC in $(( $(date +%s) - T0 )) s"
-if [ $RC -ne 0 ]; then tail -40 "$OUT/build.log"; exit 1; fi
+if [ $RC -ne 0 ]; then tail -40 "$LOG/build.log"; exit 1; fi
 B=build-gpu
 
 if [ "$MODE" = tests ] || [ "$MODE" = all ]; then
     # 1. GPU twins against CPU twins
     T0=$(date +%s)
-    $B/tests/test_prim_gpu --jobs 1 --verbose > "$OUT/test_prim_gpu.log" 2>&1
-    say "test_prim_gpu: rc=$? $(grep -a 'Synthesis' "$OUT/test_prim_gpu.log" | tail -1) ($(( $(date +%s) - T0 )) s)"
+    $B/tests/test_prim_gpu --jobs 1 --verbose > "$LOG/test_prim_gpu.log" 2>&1
+    say "test_prim_gpu: rc=$? $(grep -a 'Synthesis' "$LOG/test_prim_gpu.log" | tail -1) ($(( $(date +%s) - T0 )) s)"
     # 2. compute-sanitizer memcheck over the GPU test binary (small sizes)
     T0=$(date +%s)
     GQP_GPU_TEST_SMALL=1 timeout 300 compute-sanitizer --tool memcheck --leak-check full \
-        $B/tests/test_prim_gpu --jobs 1 > "$OUT/sanitizer.log" 2>&1
-    say "compute-sanitizer: rc=$? $(grep -a 'ERROR SUMMARY' "$OUT/sanitizer.log" | tail -1) ($(( $(date +%s) - T0 )) s)"
+        $B/tests/test_prim_gpu --jobs 1 > "$LOG/sanitizer.log" 2>&1
+    say "compute-sanitizer: rc=$? $(grep -a 'ERROR SUMMARY' "$LOG/sanitizer.log" | tail -1) ($(( $(date +%s) - T0 )) s)"
     # 3. SQL suite under both placements
     for dev in gpu cpu; do
         T0=$(date +%s)
         GQP_SLT_DEVICE=$dev $B/tests/gqp_slt tests/sql/*.test \
-            shared/slt/select5.test > "$OUT/slt-$dev.log" 2>&1
+            shared/slt/select5.test > "$LOG/slt-$dev.log" 2>&1
         say "slt --device $dev: rc=$? ($(( $(date +%s) - T0 )) s)"
-        grep -a "records" "$OUT/slt-$dev.log" | sed 's/^/    /' | tee -a "$SUM" >/dev/null
+        grep -a "records" "$LOG/slt-$dev.log" | sed 's/^/    /' | tee -a "$SUM" >/dev/null
     done
     # 4. seed 004: 13 queries, gpu vs sqlite and gpu vs cpu
     T0=$(date +%s)
-    GQP_DEVICE=gpu sh tests/seed004/check.sh $B/gqp /tmp/seed004-gpu 1000000 > "$OUT/seed004-gpu.log" 2>&1
+    GQP_DEVICE=gpu sh tests/seed004/check.sh $B/gqp /tmp/seed004-gpu 1000000 > "$LOG/seed004-gpu.log" 2>&1
     say "seed004 check --device gpu (1M rows, vs sqlite3): rc=$? ($(( $(date +%s) - T0 )) s)"
     D=/tmp/seed004-gpu/data
     same=0; diff=0
@@ -77,11 +80,24 @@ if [ "$MODE" = tests ] || [ "$MODE" = all ]; then
     done
     say "seed004 gpu vs cpu byte-identical: $same same, $diff differ"
     GQP_DEVICE=gpu $B/gqp explain --analyze -c $D/gqp.yaml -e \
-        "SELECT id, uniformi, normali5 FROM test WHERE uniformi > 60 AND normali5 < 0" > "$OUT/explain-gpu.txt" 2>&1
-    # 5. everything through ctest (auto placement = GPU here)
+        "SELECT id, uniformi, normali5 FROM test WHERE uniformi > 60 AND normali5 < 0" > "$LOG/explain-gpu.txt" 2>&1
+    # 5. SSB: SF 0.1 against sqlite3 under cpu, auto and gpu; SF 1 against
+    #    DuckDB under gpu and cpu; the plans of Q2.1 and Q4.1
     T0=$(date +%s)
-    (cd $B && ctest -j8 --output-on-failure > "$OUT/ctest.log" 2>&1)
-    say "ctest: rc=$? $(grep -a 'tests passed' "$OUT/ctest.log") ($(( $(date +%s) - T0 )) s)"
+    sh tests/ssb/check.sh $B/gqp /tmp/ssb-check 0.1 > "$LOG/ssb-check-sf0.1.log" 2>&1
+    say "ssb check SF 0.1 vs sqlite3 (cpu, auto, gpu): rc=$? ($(( $(date +%s) - T0 )) s)"
+    T0=$(date +%s)
+    rm -rf /tmp/ssb-sf1 && $B/gqp gen ssb --sf 1 --out /tmp/ssb-sf1 > /dev/null 2>&1
+    python3 tests/ssb/check_duckdb.py $B/gqp /tmp/ssb-sf1 --device gpu,cpu > "$LOG/ssb-check-sf1.log" 2>&1
+    say "ssb check SF 1 vs DuckDB (gpu, cpu): rc=$? $(grep -c ' ok$' "$LOG/ssb-check-sf1.log") of 26 ok ($(( $(date +%s) - T0 )) s)"
+    for q in q2.1 q4.1; do
+        GQP_DEVICE=gpu $B/gqp explain --analyze -c /tmp/ssb-sf1/gqp.yaml tests/ssb/queries/$q.sql \
+            > "$LOG/explain-ssb-$q.txt" 2>&1
+    done
+    # 6. everything through ctest (auto placement = GPU here)
+    T0=$(date +%s)
+    (cd $B && ctest -j8 --output-on-failure > "$LOG/ctest.log" 2>&1)
+    say "ctest: rc=$? $(grep -a 'tests passed' "$LOG/ctest.log") ($(( $(date +%s) - T0 )) s)"
 fi
 
 if [ "$MODE" = prim ] || [ "$MODE" = bench ] || [ "$MODE" = all ]; then
@@ -101,10 +117,22 @@ if [ "$MODE" = bench ] || [ "$MODE" = all ]; then
         [ "$rows" -gt 10000000 ] && extra="--no-sqlite"
         PYTHONUNBUFFERED=1 python3 bench/seed004.py --rows "$rows" --build $B \
             --work /tmp/bench-work --device gpu,cpu --threads "$(nproc)" $extra \
-            > "$OUT/bench-$rows.md" 2> "$OUT/bench-$rows.log"
+            > "$OUT/bench-$rows.md" 2> "$LOG/bench-$rows.log"
         say "bench $rows rows: rc=$? ($(( $(date +%s) - T0 )) s)"
         cat "$OUT/bench-$rows.md"
     done
 fi
+if [ "$MODE" = ssb ] || [ "$MODE" = bench ] || [ "$MODE" = all ]; then
+    # SSB at SF 10 and 20, GPU vs DuckDB with all cores, floors (CPU twins
+    # only at SF 1: at SF 20 they would take most of a call)
+    T0=$(date +%s)
+    PYTHONUNBUFFERED=1 python3 bench/ssb.py ${GQP_SSB_SF:---sf 10 --sf 20} --build $B \
+        --work /tmp/ssb-bench --device gpu --threads "$(nproc)" --png "$OUT/ssb.png" \
+        > "$OUT/ssb-bench.md" 2> "$LOG/ssb-bench.log"
+    say "ssb bench: rc=$? ($(( $(date +%s) - T0 )) s)"
+    cat "$OUT/ssb-bench.md"
+fi
+
+tar czf "$OUT/logs.tgz" -C "$OUT" logs && rm -rf "$LOG"
 echo "==== summary ===="
 cat "$SUM"
