@@ -374,7 +374,12 @@ static double improve(const Prob *P, DagDevice *cur, DagDevice *cand) {
     size_t bytes = sizeof(DagDevice) * (size_t)P->n;
     derive(P, cur);
     double t = total(P, cur, NULL);
-    for (int round = 0, changed = 1; changed && round < 50; round++) {
+    /* TUNING: every candidate costs O(n); on large DAGs (select5's 64-way
+     * joins lower to ~500 nodes) the full search took seconds per query on
+     * the H100 machine, so big DAGs get two rounds of single flips only */
+    int big = P->nfree > 64;
+    int max_rounds = big ? 2 : 50;
+    for (int round = 0, changed = 1; changed && round < max_rounds; round++) {
         changed = 0;
         for (int k = 0; k < P->nfree; k++) {
             int i = P->free_idx[k];
@@ -387,7 +392,7 @@ static double improve(const Prob *P, DagDevice *cur, DagDevice *cand) {
                 cand[i] = cur[i] == DEV_GPU ? DEV_CPU : DEV_GPU;
             }
             changed |= try_keep(P, cur, &t, cand);
-            for (int dv = 0; dv < 2; dv++) { /* prefix and suffix runs */
+            for (int dv = 0; dv < 2 && !big; dv++) { /* prefix and suffix runs */
                 memcpy(cand, cur, bytes);
                 for (int q = 0; q <= k; q++)
                     cand[P->free_idx[q]] = (DagDevice)dv;
@@ -430,14 +435,20 @@ static void set_reason(const Prob *P, Dag *dag, int i, DagDevice *dev, double to
         int fz = fused(P, dev, i);
         double mine = fz ? P->sel[dev[i]][i] : P->u[dev[i]][i];
         double other = P->fscan[i] >= 0 ? P->sel[!dev[i]][i] : P->u[!dev[i]][i];
-        memcpy(cand, dev, sizeof(DagDevice) * (size_t)P->n);
-        cand[i] = dev[i] == DEV_GPU ? DEV_CPU : DEV_GPU;
-        if (P->fscan[i] >= 0) cand[P->fscan[i]] = cand[P->fscat[i]] = cand[i];
-        derive(P, cand);
-        double delta = total(P, cand, NULL) - tot; /* >= 0 at an optimum */
+        double delta = 0;
+        if (P->nfree <= 64) { /* the exact price of flipping this node */
+            memcpy(cand, dev, sizeof(DagDevice) * (size_t)P->n);
+            cand[i] = dev[i] == DEV_GPU ? DEV_CPU : DEV_GPU;
+            if (P->fscan[i] >= 0) cand[P->fscan[i]] = cand[P->fscat[i]] = cand[i];
+            derive(P, cand);
+            delta = total(P, cand, NULL) - tot; /* >= 0 at an optimum */
+        }
         double xdiff = delta - (other - mine);     /* extra transfer time of flipping */
         const char *pre = fz ? "select: " : "";
-        if (other < mine)
+        if (P->nfree > 64)
+            snprintf(buf, sizeof buf, "%s%s %.3f ms vs %s %.3f ms (DP placement over %d nodes)",
+                     pre, on, mine / 1e3, off, other / 1e3, P->nfree);
+        else if (other < mine)
             snprintf(buf, sizeof buf, "%stransfers %.3f ms > %s saving %.3f ms", pre, xdiff / 1e3,
                      off, (mine - other) / 1e3);
         else if (xfer[i] > 0)
@@ -507,13 +518,25 @@ int cost_place(Dag *dag, const CostModel *m, const CostInputs *in_, CostPlan *pl
             snprintf(err, cap, "Cost Error: out of memory");
             return -1;
         }
-        t = improve(&P, dev, cand);
-        /* restarts from the two uniform placements */
+        /* TUNING: local search costs O(n) per candidate; on large DAGs
+         * (select5's 64-way joins lower to ~500 nodes) it took ~20 ms per
+         * query, so beyond 64 free nodes the DP result only competes with
+         * the two uniform placements */
+        int big = P.nfree > 64;
+        t = big ? (derive(&P, dev), total(&P, dev, NULL)) : improve(&P, dev, cand);
+        /* restarts from the two uniform placements: the result is never
+         * worse than either */
         DagDevice *alt = malloc(sn * sizeof(DagDevice));
         for (int dv = 0; alt && dv < 2; dv++) {
             for (int i = 0; i < P.n; i++)
                 alt[i] = (DagDevice)dv;
-            double ta = improve(&P, alt, cand);
+            double ta;
+            if (big) {
+                derive(&P, alt);
+                ta = total(&P, alt, NULL);
+            } else {
+                ta = improve(&P, alt, cand);
+            }
             if (ta < t - 1e-9) {
                 t = ta;
                 memcpy(dev, alt, sizeof(DagDevice) * (size_t)P.n);

@@ -94,7 +94,11 @@ if [ "$MODE" = tests ] || [ "$MODE" = all ]; then
         GQP_DEVICE=gpu $B/gqp explain --analyze -c /tmp/ssb-sf1/gqp.yaml tests/ssb/queries/$q.sql \
             > "$LOG/explain-ssb-$q.txt" 2>&1
     done
-    # 6. everything through ctest (auto placement = GPU here)
+    # 6. calibrate the cost model on this GPU (configs/cost-<gpu>.yaml)
+    T0=$(date +%s)
+    $B/gqp calibrate --out "$OUT/cost-gpu.yaml" > "$LOG/calibrate.log" 2>&1
+    say "calibrate: rc=$? ($(( $(date +%s) - T0 )) s)"
+    # 7. everything through ctest (auto placement by the cost model)
     T0=$(date +%s)
     (cd $B && ctest -j8 --output-on-failure > "$LOG/ctest.log" 2>&1)
     say "ctest: rc=$? $(grep -a 'tests passed' "$LOG/ctest.log") ($(( $(date +%s) - T0 )) s)"
@@ -116,7 +120,7 @@ if [ "$MODE" = bench ] || [ "$MODE" = all ]; then
         extra=""
         [ "$rows" -gt 10000000 ] && extra="--no-sqlite"
         PYTHONUNBUFFERED=1 python3 bench/seed004.py --rows "$rows" --build $B \
-            --work /tmp/bench-work --device gpu,cpu --threads "$(nproc)" $extra \
+            --work /tmp/bench-work --device gpu,cpu,auto --threads "$(nproc)" $extra \
             > "$OUT/bench-$rows.md" 2> "$LOG/bench-$rows.log"
         say "bench $rows rows: rc=$? ($(( $(date +%s) - T0 )) s)"
         cat "$OUT/bench-$rows.md"
