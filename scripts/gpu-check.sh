@@ -1,5 +1,5 @@
 #!/bin/bash
-# gpu-check.sh [tests|prim|bench|ssb|all] -- the one-call GPU workflow on the lent
+# gpu-check.sh [tests|prim|bench|ssb|final|all] -- the one-call GPU workflow on the lent
 # GPU machine (see docs/gpu.md). Prepares libyaml/Criterion/sqlite3 from the
 # .deb files carried in .debs/ and DuckDB from the wheel in .whl/, builds for
 # sm_90, then
@@ -103,6 +103,15 @@ if [ "$MODE" = tests ] || [ "$MODE" = all ]; then
     (cd $B && ctest -j8 --output-on-failure > "$LOG/ctest.log" 2>&1)
     say "ctest: rc=$? $(grep -a 'tests passed' "$LOG/ctest.log") ($(( $(date +%s) - T0 )) s)"
 fi
+
+if [ "$MODE" = final ]; then
+    # the whole ctest under auto placement (the cost model decides per node)
+    T0=$(date +%s)
+    (cd $B && ctest -j8 --output-on-failure > "$LOG/ctest.log" 2>&1)
+    say "ctest: rc=$? $(grep -a 'tests passed' "$LOG/ctest.log") ($(( $(date +%s) - T0 )) s)"
+    $B/gqp calibrate --out "$OUT/cost-gpu.yaml" > "$LOG/calibrate.log" 2>&1
+fi
+[ "$MODE" = final ] && MODE=bench
 
 if [ "$MODE" = prim ] || [ "$MODE" = bench ] || [ "$MODE" = all ]; then
     # each GPU twin against CUB/Thrust called directly on the same input
