@@ -133,7 +133,42 @@ static void segr_range(PrimAgg agg, const PrimVec *val, int64_t lo, int64_t hi, 
     int64_t cnt = 0, isum = 0, imin = INT64_MAX, imax = INT64_MIN;
     double fs = 0, fc = 0, fmin = INFINITY, fmax = -INFINITY;
     int ovf = 0, wide = 1;
-    if (agg == AGG_COUNT) {
+    if (!vd && (agg == AGG_MIN || agg == AGG_MAX) &&
+        (val->type == PRIM_I32 || val->type == PRIM_I64)) {
+        /* fast path: no NULLs, integer MIN/MAX in a branch-free loop the
+         * compiler vectorizes (seed 004's Q13 spent 3x DuckDB's time in the
+         * general loop above) */
+        int64_t mn = INT64_MAX, mx = INT64_MIN;
+        if (val->type == PRIM_I32) {
+            const int32_t *v = (const int32_t *)val->data;
+            int32_t m32 = agg == AGG_MIN ? INT32_MAX : INT32_MIN;
+            if (agg == AGG_MIN)
+                for (int64_t i = lo; i < hi; i++) m32 = v[i] < m32 ? v[i] : m32;
+            else
+                for (int64_t i = lo; i < hi; i++) m32 = v[i] > m32 ? v[i] : m32;
+            mn = mx = m32;
+        } else {
+            const int64_t *v = (const int64_t *)val->data;
+            int64_t m = agg == AGG_MIN ? INT64_MAX : INT64_MIN;
+            if (agg == AGG_MIN)
+                for (int64_t i = lo; i < hi; i++) m = v[i] < m ? v[i] : m;
+            else
+                for (int64_t i = lo; i < hi; i++) m = v[i] > m ? v[i] : m;
+            mn = mx = m;
+        }
+        cnt = hi - lo;
+        if (agg == AGG_MIN) imin = mn;
+        else imax = mx;
+    } else if (!vd && agg == AGG_SUM && val->type == PRIM_I32) {
+        /* fast path: 32-bit values, at most SEGR_BLOCK of them, cannot
+         * overflow an int64 sum */
+        const int32_t *v = (const int32_t *)val->data;
+        int64_t sum = 0;
+        for (int64_t i = lo; i < hi; i++) sum += v[i];
+        isum = sum;
+        cnt = hi - lo;
+        wide = 0;
+    } else if (agg == AGG_COUNT) {
         if (!vd)
             cnt = hi - lo;
         else
