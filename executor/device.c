@@ -21,12 +21,16 @@ ExecDevice *exec_device_open(size_t budget_bytes, char *err, size_t cap) {
         snprintf(err, cap, "Device Error: out of memory");
         return NULL;
     }
-    d->stream = prim_gpu_stream_create();
-    if (!d->stream) {
-        free(d);
-        snprintf(err, cap, "Device Error: cannot create a CUDA stream");
-        return NULL;
+    for (int k = 0; k < EXEC_STREAMS; k++) {
+        d->streams[k] = prim_gpu_stream_create();
+        if (!d->streams[k]) {
+            for (int j = 0; j < k; j++) prim_gpu_stream_destroy(d->streams[j]);
+            free(d);
+            snprintf(err, cap, "Device Error: cannot create a CUDA stream");
+            return NULL;
+        }
     }
+    d->stream = d->streams[0];
     prim_gpu_describe(d->name, sizeof d->name);
     /* TUNING: 48 GiB (60% of an 80 GB H100) for resident columns leaves the
      * rest for intermediates; a choice, not a measurement. */
@@ -39,6 +43,7 @@ static void cache_drop(ExecDevice *d, int i) {
     ExecCacheEntry *e = &d->cache[i];
     prim_gpu_free(e->d_data, d->stream);
     prim_gpu_free(e->d_valid, d->stream);
+    prim_gpu_event_destroy(e->ready);
     if (e->pinned) prim_gpu_host_unregister((void *)e->h_data);
     d->cache_bytes -= e->bytes;
     d->cache[i] = d->cache[--d->ncache];
@@ -53,8 +58,8 @@ void exec_device_close(ExecDevice *d) {
     if (!d) return;
     exec_device_invalidate(d);
     char err[128];
-    prim_gpu_sync(d->stream, err, sizeof err);
-    prim_gpu_stream_destroy(d->stream);
+    prim_gpu_device_sync(err, sizeof err);
+    for (int k = 0; k < EXEC_STREAMS; k++) prim_gpu_stream_destroy(d->streams[k]);
     free(d->cache);
     free(d);
 }
@@ -70,14 +75,15 @@ int exec_device_resident(const ExecDevice *d, const void *h_data, int64_t n) {
     return 0;
 }
 
-int exec_cache_get(ExecDevice *d, const PrimVec *h, PrimVec *out, int64_t *h2d, char *err,
-                   size_t cap) {
+int exec_cache_get(ExecDevice *d, const PrimVec *h, PrimVec *out, int64_t *h2d, void *stream,
+                   char *err, size_t cap) {
     d->tick++;
     for (int i = 0; i < d->ncache; i++) {
         ExecCacheEntry *e = &d->cache[i];
         if (e->h_data == h->data && e->n == h->n && e->type == h->type) {
             e->last_use = d->tick;
             e->uses++;
+            if (prim_gpu_stream_wait(stream, e->ready, err, cap) != 0) return -1;
             *out = *h;
             out->data = e->d_data;
             out->valid = e->d_valid;
@@ -115,25 +121,26 @@ int exec_cache_get(ExecDevice *d, const PrimVec *h, PrimVec *out, int64_t *h2d, 
     /* page-lock the host column so the copy runs at pinned bandwidth; a
      * failure only costs speed */
     e.pinned = prim_gpu_host_register((void *)h->data, (size_t)h->n * w, perr, sizeof perr) == 0;
-    e.d_data = prim_gpu_malloc((size_t)h->n * w, d->stream);
-    e.d_valid = h->valid ? prim_gpu_malloc((size_t)h->n, d->stream) : NULL;
+    e.d_data = prim_gpu_malloc((size_t)h->n * w, stream);
+    e.d_valid = h->valid ? prim_gpu_malloc((size_t)h->n, stream) : NULL;
     if (!e.d_data || (h->valid && !e.d_valid)) {
-        prim_gpu_free(e.d_data, d->stream);
-        prim_gpu_free(e.d_valid, d->stream);
+        prim_gpu_free(e.d_data, stream);
+        prim_gpu_free(e.d_valid, stream);
         if (e.pinned) prim_gpu_host_unregister((void *)h->data);
         snprintf(err, cap, "Device Error: out of device memory caching a column of %lld rows",
                  (long long)h->n);
         return -1;
     }
-    if (prim_gpu_copy(e.d_data, h->data, (size_t)h->n * w, PRIM_H2D, d->stream, err, cap) != 0 ||
+    if (prim_gpu_copy(e.d_data, h->data, (size_t)h->n * w, PRIM_H2D, stream, err, cap) != 0 ||
         (h->valid &&
-         prim_gpu_copy(e.d_valid, h->valid, (size_t)h->n, PRIM_H2D, d->stream, err, cap) != 0)) {
-        prim_gpu_free(e.d_data, d->stream);
-        prim_gpu_free(e.d_valid, d->stream);
+         prim_gpu_copy(e.d_valid, h->valid, (size_t)h->n, PRIM_H2D, stream, err, cap) != 0)) {
+        prim_gpu_free(e.d_data, stream);
+        prim_gpu_free(e.d_valid, stream);
         if (e.pinned) prim_gpu_host_unregister((void *)h->data);
         return -1;
     }
     *h2d += (int64_t)bytes;
+    e.ready = prim_gpu_event_mark(stream);
     d->cache[d->ncache++] = e;
     d->cache_bytes += bytes;
     *out = *h;

@@ -26,6 +26,8 @@ typedef struct RtVal {
     int64_t total;  /* DN_SCAN: sum of the flags */
     int ready;
     const CatDict *rdict; /* STRING codes of a dictionary built at run time */
+    void *d_ready;        /* event after an implicit host->device copy ... */
+    void *d_stream;       /* ... issued on this stream */
 } RtVal;
 
 typedef struct Exec {
@@ -40,6 +42,12 @@ typedef struct Exec {
     DagNode *cur;
     CatDict **dicts; /* built at run time; handed to the result */
     int ndicts;
+    /* streams: every GPU node runs on stream node_stream[i] of the
+     * session; done[i] is an event marked after it, for consumers on other
+     * streams */
+    int *node_stream;
+    void **done;
+    void *cur_stream;
 } Exec;
 
 /* Host allocator of the CPU twins (ud: the ExecHostPool or NULL): 64-byte
@@ -54,13 +62,13 @@ static void host_free(void *ud, void *p) {
 
 /* Device allocator of the GPU twins: the stream-ordered pool. */
 static void *dev_alloc(void *ud, size_t bytes) {
-    ExecDevice *d = ud;
-    return prim_gpu_malloc(bytes, d->stream);
+    Exec *x = ud;
+    return prim_gpu_malloc(bytes, x->cur_stream);
 }
 
 static void dev_free(void *ud, void *p) {
-    ExecDevice *d = ud;
-    prim_gpu_free(p, d->stream);
+    Exec *x = ud;
+    prim_gpu_free(p, x->cur_stream);
 }
 
 /* Record an execution error; returns -1. */
@@ -81,8 +89,8 @@ static int ex_alloc(Exec *x, int v, int64_t n, int want_valid, int on_dev) {
     p->n = n;
     size_t bytes = (size_t)n * prim_type_width(p->type);
     if (on_dev) {
-        p->data = prim_gpu_malloc(bytes, x->dev->stream);
-        p->valid = want_valid ? prim_gpu_malloc((size_t)n, x->dev->stream) : NULL;
+        p->data = prim_gpu_malloc(bytes, x->cur_stream);
+        p->valid = want_valid ? prim_gpu_malloc((size_t)n, x->cur_stream) : NULL;
         r->d_owned = 1;
     } else {
         p->data = host_alloc(x->pool, bytes);
@@ -98,18 +106,47 @@ static int ex_alloc(Exec *x, int v, int64_t n, int want_valid, int on_dev) {
     return 0;
 }
 
-/* Release value v's copies that the executor owns. */
-static void ex_release(Exec *x, int v) {
+/* Stream of the node producing value v (the session's first stream for
+ * CPU producers). */
+static void *value_stream(Exec *x, int v) {
+    int p = x->dag->values[v].producer;
+    return x->dev->streams[x->node_stream[p] >= 0 ? x->node_stream[p] : 0];
+}
+
+/* Release value v's copies that the executor owns. Device memory is freed
+ * on the stream of node `at` (its last reader) after that stream has
+ * waited for every other GPU reader of v on another stream; at < 0 frees
+ * on the producer's stream (nothing read it, or the run is over). */
+static void ex_release_at(Exec *x, int v, int at) {
     RtVal *r = &x->vals[v];
     if (r->h_owned) {
         host_free(x->pool, r->h.data);
         host_free(x->pool, r->h.valid);
     }
     if (r->d_owned && x->dev) {
-        prim_gpu_free(r->d.data, x->dev->stream);
-        prim_gpu_free(r->d.valid, x->dev->stream);
+        void *s = (at >= 0 && x->node_stream[at] >= 0) ? x->dev->streams[x->node_stream[at]]
+                                                        : value_stream(x, v);
+        /* every GPU reader on another stream must be done first */
+        char e[128];
+        for (int c = 0; c < x->dag->nnodes; c++) {
+            const DagNode *n = &x->dag->nodes[c];
+            if (x->node_stream[c] < 0 || !x->done[c] || x->dev->streams[x->node_stream[c]] == s)
+                continue;
+            int reads = n->len_from == v;
+            for (int k = 0; k < n->ninputs && !reads; k++) reads = n->inputs[k] == v;
+            if (reads) prim_gpu_stream_wait(s, x->done[c], e, sizeof e);
+        }
+        prim_gpu_free(r->d.data, s);
+        prim_gpu_free(r->d.valid, s);
     }
+    prim_gpu_event_destroy(r->d_ready);
     memset(r, 0, sizeof *r);
+}
+
+/* Release value v (see ex_release_at), freeing device memory on its
+ * producer's stream. */
+static void ex_release(Exec *x, int v) {
+    ex_release_at(x, v, -1);
 }
 
 /* Make sure value v has a host copy, copying from the device if needed;
@@ -134,11 +171,11 @@ static int ensure_host_issue(Exec *x, int v, int wait) {
     r->h_owned = 1;
     if (!r->h.data || (r->d.valid && !r->h.valid))
         return ex_fail(x, "Execution Error: out of host memory");
-    if (prim_gpu_copy(r->h.data, r->d.data, bytes, PRIM_D2H, x->dev->stream, x->err,
-                      x->errcap) != 0 ||
-        (r->d.valid && prim_gpu_copy(r->h.valid, r->d.valid, (size_t)r->n, PRIM_D2H,
-                                     x->dev->stream, x->err, x->errcap) != 0) ||
-        (wait && prim_gpu_sync(x->dev->stream, x->err, x->errcap) != 0))
+    void *s = value_stream(x, v);
+    if (prim_gpu_copy(r->h.data, r->d.data, bytes, PRIM_D2H, s, x->err, x->errcap) != 0 ||
+        (r->d.valid && prim_gpu_copy(r->h.valid, r->d.valid, (size_t)r->n, PRIM_D2H, s, x->err,
+                                     x->errcap) != 0) ||
+        (wait && prim_gpu_sync(s, x->err, x->errcap) != 0))
         return -1;
     if (x->cur) x->cur->bytes_d2h += (int64_t)bytes + (r->d.valid ? r->n : 0);
     return 0;
@@ -152,21 +189,32 @@ static int ensure_host(Exec *x, int v) {
 /* Make sure value v has a device copy (copying from the host if needed). */
 static int ensure_dev(Exec *x, int v) {
     RtVal *r = &x->vals[v];
-    if (r->d.data) return 0;
+    if (r->d.data) {
+        /* copied on another stream by an earlier reader: wait for the copy */
+        if (r->d_ready && r->d_stream != x->cur_stream)
+            return prim_gpu_stream_wait(x->cur_stream, r->d_ready, x->err, x->errcap);
+        /* produced on another stream: wait for its producer */
+        int p = x->dag->values[v].producer;
+        if (x->node_stream[p] >= 0 && x->dev->streams[x->node_stream[p]] != x->cur_stream)
+            return prim_gpu_stream_wait(x->cur_stream, x->done[p], x->err, x->errcap);
+        return 0;
+    }
     if (!x->dev) return ex_fail(x, "Device Error: a GPU node without a GPU session");
     size_t bytes = (size_t)r->n * prim_type_width(r->h.type);
     r->d.type = r->h.type;
     r->d.n = r->n;
-    r->d.data = prim_gpu_malloc(bytes, x->dev->stream);
-    r->d.valid = r->h.valid ? prim_gpu_malloc((size_t)r->n, x->dev->stream) : NULL;
+    r->d.data = prim_gpu_malloc(bytes, x->cur_stream);
+    r->d.valid = r->h.valid ? prim_gpu_malloc((size_t)r->n, x->cur_stream) : NULL;
     r->d_owned = 1;
     if (!r->d.data || (r->h.valid && !r->d.valid))
         return ex_fail(x, "Device Error: out of device memory (%lld rows)", (long long)r->n);
-    if (prim_gpu_copy(r->d.data, r->h.data, bytes, PRIM_H2D, x->dev->stream, x->err,
+    if (prim_gpu_copy(r->d.data, r->h.data, bytes, PRIM_H2D, x->cur_stream, x->err,
                       x->errcap) != 0 ||
         (r->h.valid && prim_gpu_copy(r->d.valid, r->h.valid, (size_t)r->n, PRIM_H2D,
-                                     x->dev->stream, x->err, x->errcap) != 0))
+                                     x->cur_stream, x->err, x->errcap) != 0))
         return -1;
+    r->d_ready = prim_gpu_event_mark(x->cur_stream);
+    r->d_stream = x->cur_stream;
     if (x->cur) x->cur->bytes_h2d += (int64_t)bytes + (r->h.valid ? r->n : 0);
     return 0;
 }
@@ -256,7 +304,8 @@ static int run_node(Exec *x, int i, int gpu) {
         out->n = h.n;
         out->ready = 1;
         n->rows_in = h.n;
-        if (gpu && exec_cache_get(x->dev, &h, &out->d, &n->bytes_h2d, x->err, x->errcap) != 0)
+        if (gpu && exec_cache_get(x->dev, &h, &out->d, &n->bytes_h2d, x->cur_stream, x->err,
+                                  x->errcap) != 0)
             return -1;
         return 0;
     }
@@ -372,9 +421,9 @@ static int run_node(Exec *x, int i, int gpu) {
         out->rdict = x->vals[n->inputs[0]].rdict;
         if (gpu) {
             if (prim_gpu_copy(out->d.data, (char *)in[0].data + (size_t)off * w, (size_t)cnt * w,
-                              PRIM_D2D, x->dev->stream, x->err, x->errcap) != 0 ||
+                              PRIM_D2D, x->cur_stream, x->err, x->errcap) != 0 ||
                 (in[0].valid && prim_gpu_copy(out->d.valid, in[0].valid + off, (size_t)cnt,
-                                              PRIM_D2D, x->dev->stream, x->err, x->errcap) != 0))
+                                              PRIM_D2D, x->cur_stream, x->err, x->errcap) != 0))
                 return -1;
         } else {
             if (cnt) memcpy(out->h.data, (char *)in[0].data + (size_t)off * w, (size_t)cnt * w);
@@ -505,7 +554,8 @@ int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, ExecStats *stats
         x.dctx.stream = x.dev->stream;
         x.dctx.alloc = dev_alloc;
         x.dctx.free = dev_free;
-        x.dctx.ud = x.dev;
+        x.dctx.ud = &x;
+        x.cur_stream = x.dev->stream;
         prim_gpu_pool_peak(1);
     }
     x.vals = calloc((size_t)(dag->nvalues ? dag->nvalues : 1), sizeof(RtVal));
@@ -531,6 +581,37 @@ int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, ExecStats *stats
         }
     }
     for (int r = 0; r < dag->nresults; r++) x.last_use[dag->results[r]] = INT_MAX;
+
+    /* streams: a GPU node continues the stream of its first input's GPU
+     * producer unless another node already did (then a branch starts on
+     * the next stream); sources start branches */
+    x.node_stream = malloc(sizeof(int) * (size_t)(dag->nnodes ? dag->nnodes : 1));
+    x.done = calloc((size_t)(dag->nnodes ? dag->nnodes : 1), sizeof(void *));
+    uint8_t *passed = calloc((size_t)(dag->nnodes ? dag->nnodes : 1), 1);
+    if (!x.node_stream || !x.done || !passed) {
+        free(x.node_stream);
+        free(x.done);
+        free(passed);
+        free(x.vals);
+        free(x.last_use);
+        free(ev);
+        return ex_fail(&x, "Execution Error: out of memory");
+    }
+    int next_stream = 0;
+    for (int i = 0; i < dag->nnodes; i++) {
+        DagNode *n = &dag->nodes[i];
+        x.node_stream[i] = -1;
+        if (n->device != DEV_GPU || !x.dev) continue;
+        for (int k = 0; k < n->ninputs && x.node_stream[i] < 0; k++) {
+            int p = dag->values[n->inputs[k]].producer;
+            if (dag->nodes[p].device == DEV_GPU && !passed[p]) {
+                passed[p] = 1;
+                x.node_stream[i] = x.node_stream[p];
+            }
+        }
+        if (x.node_stream[i] < 0) x.node_stream[i] = next_stream++ % EXEC_STREAMS;
+    }
+    free(passed);
 
     /* consumers per value, for fusion decisions */
     int *nuse = calloc((size_t)(dag->nvalues ? dag->nvalues : 1), sizeof(int));
@@ -567,9 +648,13 @@ int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, ExecStats *stats
         }
         x.hctx.err[0] = x.dctx.err[0] = 0;
         x.cur = n;
+        if (gpu) {
+            x.cur_stream = x.dev->streams[x.node_stream[i]];
+            x.dctx.stream = x.cur_stream;
+        }
         double t0 = now_ms();
         int prof = gpu && opt && opt->profile;
-        if (prof) ev[2 * i] = prim_gpu_event_record(x.dev->stream);
+        if (prof) ev[2 * i] = prim_gpu_event_record(x.cur_stream);
         int fc = (opt && opt->no_fusion) ? -1 : fusable_filter(dag, i, nuse);
         if (fc >= 0) {
             /* the scan between map and scatter is the one node in that range */
@@ -577,22 +662,29 @@ int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, ExecStats *stats
                 if (dag->nodes[s].kind == DN_SCAN && dag->nodes[s].inputs[0] == n->outputs[0]) {
                     skip[s] = 1;
                     dag->nodes[s].fused_with = i;
+                    x.node_stream[s] = x.node_stream[i];
                 }
             skip[fc] = 1;
             dag->nodes[fc].fused_with = i;
+            /* the scatter's output is written here, on this node's stream */
+            x.node_stream[fc] = x.node_stream[i];
             rc = run_select(&x, i, fc, gpu);
         } else {
             rc = run_node(&x, i, gpu);
         }
-        if (prof) ev[2 * i + 1] = prim_gpu_event_record(x.dev->stream);
+        if (prof) ev[2 * i + 1] = prim_gpu_event_record(x.cur_stream);
+        if (gpu && rc == 0) {
+            x.done[i] = prim_gpu_event_mark(x.cur_stream);
+            if (fc >= 0) x.done[fc] = prim_gpu_event_mark(x.cur_stream);
+        }
         n->ms = now_ms() - t0;
         if (rc == 0 && n->noutputs) n->rows_out = fc >= 0 ? n->rows_in : x.vals[n->outputs[0]].n;
         for (int k = 0; k < n->ninputs; k++)
-            if (x.last_use[n->inputs[k]] == i) ex_release(&x, n->inputs[k]);
-        if (n->len_from >= 0 && x.last_use[n->len_from] == i) ex_release(&x, n->len_from);
+            if (x.last_use[n->inputs[k]] == i) ex_release_at(&x, n->inputs[k], i);
+        if (n->len_from >= 0 && x.last_use[n->len_from] == i) ex_release_at(&x, n->len_from, i);
         if (n->count_from >= 0) {
             int cv = dag->nodes[n->count_from].outputs[0];
-            if (x.last_use[cv] == i) ex_release(&x, cv);
+            if (x.last_use[cv] == i) ex_release_at(&x, cv, i);
         }
         for (int k = 0; k < n->noutputs; k++)
             if (x.last_use[n->outputs[k]] < 0) ex_release(&x, n->outputs[k]);
@@ -612,7 +704,7 @@ int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, ExecStats *stats
             issued = 1;
         }
         x.cur = NULL;
-        if (rc == 0 && issued) rc = prim_gpu_sync(x.dev->stream, x.err, x.errcap);
+        if (rc == 0 && issued) rc = prim_gpu_device_sync(x.err, x.errcap);
         for (int r = 0; r < dag->nresults && rc == 0; r++) {
             int v = dag->results[r];
             int dup = 0;
@@ -662,8 +754,11 @@ int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, ExecStats *stats
     for (int v = 0; v < dag->nvalues; v++) ex_release(&x, v);
     if (x.dev) {
         char e2[256];
-        prim_gpu_sync(x.dev->stream, e2, sizeof e2);
+        prim_gpu_device_sync(e2, sizeof e2);
+        for (int i = 0; i < dag->nnodes; i++) prim_gpu_event_destroy(x.done[i]);
     }
+    free(x.node_stream);
+    free(x.done);
     free(ev);
     free(nuse);
     free(skip);

@@ -16,10 +16,17 @@ typedef struct ExecCacheEntry {
     int64_t last_use;
     int64_t uses;
     int pinned;
+    void *ready;        /* event after the copy (other streams wait on it) */
 } ExecCacheEntry;
 
+/* Streams of a GPU session: independent branches of a DAG run on
+ * different ones. TUNING: 4 covers the widest branching of seed 004 and
+ * SSB plans (output gathers, dimension filters); not measured further. */
+#define EXEC_STREAMS 4
+
 struct ExecDevice {
-    void *stream;
+    void *stream;                  /* streams[0] */
+    void *streams[EXEC_STREAMS];
     char name[128];
     ExecCacheEntry *cache;
     int ncache, cap;
@@ -27,10 +34,11 @@ struct ExecDevice {
     int64_t tick;
 };
 
-/* Device copy of host column h from the cache (copied and pinned on a
- * miss, adding the bytes to *h2d). *out describes device memory owned by
- * the cache. Returns 0 or -1 with err. */
-int exec_cache_get(ExecDevice *d, const PrimVec *h, PrimVec *out, int64_t *h2d, char *err,
-                   size_t cap);
+/* Device copy of host column h from the cache (copied on `stream` and
+ * pinned on a miss, adding the bytes to *h2d; on a hit `stream` waits for
+ * the copy). *out describes device memory owned by the cache. Returns 0 or
+ * -1 with err. */
+int exec_cache_get(ExecDevice *d, const PrimVec *h, PrimVec *out, int64_t *h2d, void *stream,
+                   char *err, size_t cap);
 
 #endif

@@ -259,6 +259,10 @@ void prim_gpu_pinned_free(void *p);
 /* Page-lock an existing host range (for table columns), or undo it. */
 int prim_gpu_host_register(void *p, size_t bytes, char *err, size_t cap);
 void prim_gpu_host_unregister(void *p);
+/* Ordering events between streams: mark records a (non-timing) event on
+ * stream; wait makes stream wait for it. NULL events are ignored. */
+void *prim_gpu_event_mark(void *stream);
+int prim_gpu_stream_wait(void *stream, void *ev, char *err, size_t cap);
 /* Events for timing: record on stream, then milliseconds between two. */
 void *prim_gpu_event_record(void *stream);
 float prim_gpu_event_ms(void *start, void *stop); /* syncs on stop; -1 on error */

@@ -217,3 +217,23 @@ extern "C" void *prim_gpu_pinned_alloc(size_t bytes) {
 extern "C" void prim_gpu_pinned_free(void *p) {
     if (p) (void)cudaFreeHost(p);
 }
+
+extern "C" void *prim_gpu_event_mark(void *stream) {
+    cudaEvent_t e;
+    if (cudaEventCreateWithFlags(&e, cudaEventDisableTiming) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return NULL;
+    }
+    if (cudaEventRecord(e, (cudaStream_t)stream) != cudaSuccess) {
+        (void)cudaGetLastError();
+        (void)cudaEventDestroy(e);
+        return NULL;
+    }
+    return (void *)e;
+}
+
+extern "C" int prim_gpu_stream_wait(void *stream, void *ev, char *err, size_t cap) {
+    if (!ev) return 0;
+    return rt_check(cudaStreamWaitEvent((cudaStream_t)stream, (cudaEvent_t)ev, 0),
+                    "cudaStreamWaitEvent", err, cap);
+}
