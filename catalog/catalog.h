@@ -23,8 +23,8 @@ typedef enum CatType {
     CAT_INT64 = 2,
     CAT_FLOAT32 = 3,
     CAT_FLOAT64 = 4,
-    CAT_DATE = 5, /* int32 days since 1970-01-01 */
-    CAT_BOOL = 6, /* uint8_t 0/1 */
+    CAT_DATE = 5,  /* int32 days since 1970-01-01 */
+    CAT_BOOL = 6,  /* uint8_t 0/1 */
     CAT_STRING = 7 /* int32 codes into a sorted CatDict */
 } CatType;
 
@@ -65,18 +65,18 @@ void cat_dict_free(CatDict *d);
 typedef struct CatStats {
     int64_t rows;
     int64_t nulls;
-    int has_minmax;    /* 0 for empty / all-NULL columns */
-    double min, max;   /* numeric value (STRING: min/max code) */
-    int64_t distinct;  /* estimate (exact for STRING: dictionary size) */
+    int has_minmax;   /* 0 for empty / all-NULL columns */
+    double min, max;  /* numeric value (STRING: min/max code) */
+    int64_t distinct; /* estimate (exact for STRING: dictionary size) */
 } CatStats;
 
 typedef struct CatColumn {
     char *name;
     CatType type;
-    int64_t n;        /* rows (same as the table's) */
-    void *data;       /* n values of cat_type_width(type) bytes */
-    uint8_t *valid;   /* NULL = no NULLs; else one byte per row, 1 = value */
-    CatDict *dict;    /* STRING only */
+    int64_t n;      /* rows (same as the table's) */
+    void *data;     /* n values of cat_type_width(type) bytes */
+    uint8_t *valid; /* NULL = no NULLs; else one byte per row, 1 = value */
+    CatDict *dict;  /* STRING only */
     CatStats stats;
 } CatColumn;
 
@@ -85,7 +85,7 @@ typedef struct CatTable {
     int ncols;
     CatColumn *cols;
     int64_t nrows;
-    char *source;     /* file it was loaded from, or NULL */
+    char *source; /* file it was loaded from, or NULL */
 } CatTable;
 
 typedef struct Catalog {

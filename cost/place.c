@@ -443,7 +443,7 @@ static void set_reason(const Prob *P, Dag *dag, int i, DagDevice *dev, double to
             derive(P, cand);
             delta = total(P, cand, NULL) - tot; /* >= 0 at an optimum */
         }
-        double xdiff = delta - (other - mine);     /* extra transfer time of flipping */
+        double xdiff = delta - (other - mine); /* extra transfer time of flipping */
         const char *pre = fz ? "select: " : "";
         if (P->nfree > 64)
             snprintf(buf, sizeof buf, "%s%s %.3f ms vs %s %.3f ms (DP placement over %d nodes)",

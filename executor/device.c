@@ -24,7 +24,8 @@ ExecDevice *exec_device_open(size_t budget_bytes, char *err, size_t cap) {
     for (int k = 0; k < EXEC_STREAMS; k++) {
         d->streams[k] = prim_gpu_stream_create();
         if (!d->streams[k]) {
-            for (int j = 0; j < k; j++) prim_gpu_stream_destroy(d->streams[j]);
+            for (int j = 0; j < k; j++)
+                prim_gpu_stream_destroy(d->streams[j]);
             free(d);
             snprintf(err, cap, "Device Error: cannot create a CUDA stream");
             return NULL;
@@ -51,7 +52,8 @@ static void cache_drop(ExecDevice *d, int i) {
 
 void exec_device_invalidate(ExecDevice *d) {
     if (!d) return;
-    while (d->ncache) cache_drop(d, d->ncache - 1);
+    while (d->ncache)
+        cache_drop(d, d->ncache - 1);
 }
 
 void exec_device_close(ExecDevice *d) {
@@ -59,7 +61,8 @@ void exec_device_close(ExecDevice *d) {
     exec_device_invalidate(d);
     char err[128];
     prim_gpu_device_sync(err, sizeof err);
-    for (int k = 0; k < EXEC_STREAMS; k++) prim_gpu_stream_destroy(d->streams[k]);
+    for (int k = 0; k < EXEC_STREAMS; k++)
+        prim_gpu_stream_destroy(d->streams[k]);
     free(d->cache);
     free(d);
 }

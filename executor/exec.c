@@ -18,12 +18,12 @@
 #include "executor/exec_internal.h"
 
 typedef struct RtVal {
-    PrimVec h;      /* host copy (h.data NULL if none) */
-    PrimVec d;      /* device copy (d.data NULL if none) */
-    int h_owned;    /* h allocated by the executor */
-    int d_owned;    /* d allocated by the executor (not the column cache) */
-    int64_t n;      /* length */
-    int64_t total;  /* DN_SCAN: sum of the flags */
+    PrimVec h;     /* host copy (h.data NULL if none) */
+    PrimVec d;     /* device copy (d.data NULL if none) */
+    int h_owned;   /* h allocated by the executor */
+    int d_owned;   /* d allocated by the executor (not the column cache) */
+    int64_t n;     /* length */
+    int64_t total; /* DN_SCAN: sum of the flags */
     int ready;
     const CatDict *rdict; /* STRING codes of a dictionary built at run time */
     void *d_ready;        /* event after an implicit host->device copy ... */
@@ -125,7 +125,7 @@ static void ex_release_at(Exec *x, int v, int at) {
     }
     if (r->d_owned && x->dev) {
         void *s = (at >= 0 && x->node_stream[at] >= 0) ? x->dev->streams[x->node_stream[at]]
-                                                        : value_stream(x, v);
+                                                       : value_stream(x, v);
         /* every GPU reader on another stream must be done first */
         char e[128];
         for (int c = 0; c < x->dag->nnodes; c++) {
@@ -133,7 +133,8 @@ static void ex_release_at(Exec *x, int v, int at) {
             if (x->node_stream[c] < 0 || !x->done[c] || x->dev->streams[x->node_stream[c]] == s)
                 continue;
             int reads = n->len_from == v;
-            for (int k = 0; k < n->ninputs && !reads; k++) reads = n->inputs[k] == v;
+            for (int k = 0; k < n->ninputs && !reads; k++)
+                reads = n->inputs[k] == v;
             if (reads) prim_gpu_stream_wait(s, x->done[c], e, sizeof e);
         }
         prim_gpu_free(r->d.data, s);
@@ -208,10 +209,10 @@ static int ensure_dev(Exec *x, int v) {
     r->d_owned = 1;
     if (!r->d.data || (r->h.valid && !r->d.valid))
         return ex_fail(x, "Device Error: out of device memory (%lld rows)", (long long)r->n);
-    if (prim_gpu_copy(r->d.data, r->h.data, bytes, PRIM_H2D, x->cur_stream, x->err,
-                      x->errcap) != 0 ||
-        (r->h.valid && prim_gpu_copy(r->d.valid, r->h.valid, (size_t)r->n, PRIM_H2D,
-                                     x->cur_stream, x->err, x->errcap) != 0))
+    if (prim_gpu_copy(r->d.data, r->h.data, bytes, PRIM_H2D, x->cur_stream, x->err, x->errcap) !=
+            0 ||
+        (r->h.valid && prim_gpu_copy(r->d.valid, r->h.valid, (size_t)r->n, PRIM_H2D, x->cur_stream,
+                                     x->err, x->errcap) != 0))
         return -1;
     r->d_ready = prim_gpu_event_mark(x->cur_stream);
     r->d_stream = x->cur_stream;
@@ -260,12 +261,14 @@ static int to_text(Exec *x, const PrimVec *in, int64_t n, RtVal *out) {
     }
     for (int64_t i = 0; i < n; i++) {
         char *s = buf + i * 32;
-        if (in->valid && !in->valid[i]) s[0] = 0;
+        if (in->valid && !in->valid[i])
+            s[0] = 0;
         else if (in->type == PRIM_F64) {
             double f = ((const double *)in->data)[i];
             snprintf(s, 32, "%.15g", f);
             if (!strpbrk(s, ".eEn")) strcat(s, ".0");
-        } else snprintf(s, 32, "%lld", (long long)((const int64_t *)in->data)[i]);
+        } else
+            snprintf(s, 32, "%lld", (long long)((const int64_t *)in->data)[i]);
         strs[i] = s;
         lens[i] = strlen(s);
     }
@@ -321,7 +324,8 @@ static int run_node(Exec *x, int i, int gpu) {
         int want_valid = 0;
         if (!n->prog.as_filter) {
             want_valid = prog_makes_null(&n->prog);
-            for (int k = 0; k < n->ninputs; k++) want_valid |= in[k].valid != NULL;
+            for (int k = 0; k < n->ninputs; k++)
+                want_valid |= in[k].valid != NULL;
         }
         if (ex_alloc(x, o0, len, want_valid, gpu) != 0) return -1;
         n->rows_in = len;
@@ -447,8 +451,8 @@ static int run_node(Exec *x, int i, int gpu) {
         const char *m = ctx->err[0] ? ctx->err : "unknown error";
         if (strncmp(m, "Device Error", 12) == 0)
             return ex_fail(x, "%s (in %s node #%d)", m, plan_dag_kind_name(n->kind), i);
-        return ex_fail(x, "Execution Error: %s node #%d failed: %s", plan_dag_kind_name(n->kind),
-                       i, m);
+        return ex_fail(x, "Execution Error: %s node #%d failed: %s", plan_dag_kind_name(n->kind), i,
+                       m);
     }
     return 0;
 }
@@ -498,8 +502,8 @@ static int run_select(Exec *x, int i, int c, int gpu) {
     int rc = gpu ? prim_gpu_select(ctx, &m->prog, in, len, out->d.data, &count)
                  : prim_cpu_select(ctx, &m->prog, in, len, out->h.data, &count);
     if (rc != 0)
-        return ex_fail(x, "%s%s (fused filter #%d)", strncmp(ctx->err, "Device", 6) ? "Execution Error: " : "",
-                       ctx->err, i);
+        return ex_fail(x, "%s%s (fused filter #%d)",
+                       strncmp(ctx->err, "Device", 6) ? "Execution Error: " : "", ctx->err, i);
     out->n = count;
     (gpu ? &out->d : &out->h)->n = count;
     m->rows_in = len;
@@ -567,20 +571,23 @@ int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, ExecStats *stats
         free(ev);
         return ex_fail(&x, "Execution Error: out of memory");
     }
-    for (int v = 0; v < dag->nvalues; v++) x.last_use[v] = -1;
+    for (int v = 0; v < dag->nvalues; v++)
+        x.last_use[v] = -1;
     for (int i = 0; i < dag->nnodes; i++) {
         DagNode *n = &dag->nodes[i];
         n->ms = 0;
         n->rows_in = n->rows_out = 0;
         n->bytes_h2d = n->bytes_d2h = 0;
-        for (int k = 0; k < n->ninputs; k++) x.last_use[n->inputs[k]] = i;
+        for (int k = 0; k < n->ninputs; k++)
+            x.last_use[n->inputs[k]] = i;
         if (n->len_from >= 0 && x.last_use[n->len_from] < i) x.last_use[n->len_from] = i;
         if (n->count_from >= 0) {
             int cv = dag->nodes[n->count_from].outputs[0];
             if (x.last_use[cv] < i) x.last_use[cv] = i;
         }
     }
-    for (int r = 0; r < dag->nresults; r++) x.last_use[dag->results[r]] = INT_MAX;
+    for (int r = 0; r < dag->nresults; r++)
+        x.last_use[dag->results[r]] = INT_MAX;
 
     /* streams: a GPU node continues the stream of its first input's GPU
      * producer unless another node already did (then a branch starts on
@@ -627,10 +634,12 @@ int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, ExecStats *stats
     for (int i = 0; i < dag->nnodes; i++) {
         DagNode *n = &dag->nodes[i];
         n->fused_with = -1;
-        for (int k = 0; k < n->ninputs; k++) nuse[n->inputs[k]]++;
+        for (int k = 0; k < n->ninputs; k++)
+            nuse[n->inputs[k]]++;
         if (n->len_from >= 0) nuse[n->len_from]++;
     }
-    for (int r = 0; r < dag->nresults; r++) nuse[dag->results[r]]++;
+    for (int r = 0; r < dag->nresults; r++)
+        nuse[dag->results[r]]++;
 
     double t_start = now_ms();
     int rc = 0;
@@ -642,8 +651,7 @@ int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, ExecStats *stats
             continue;
         }
         if (gpu && !x.dev) {
-            rc = ex_fail(&x, "Device Error: node #%d is placed on the GPU but no GPU is usable",
-                         i);
+            rc = ex_fail(&x, "Device Error: node #%d is placed on the GPU but no GPU is usable", i);
             break;
         }
         x.hctx.err[0] = x.dctx.err[0] = 0;
@@ -727,7 +735,8 @@ int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, ExecStats *stats
         res->dicts = x.dicts;
         res->ndicts = x.ndicts;
     } else {
-        for (int k = 0; k < x.ndicts; k++) cat_dict_free(x.dicts[k]);
+        for (int k = 0; k < x.ndicts; k++)
+            cat_dict_free(x.dicts[k]);
         free(x.dicts);
     }
     if (x.dev && rc == 0) rc = prim_gpu_device_sync(x.err, x.errcap);
@@ -751,11 +760,13 @@ int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, ExecStats *stats
         }
         if (x.dev) stats->peak_device_bytes = prim_gpu_pool_peak(0);
     }
-    for (int v = 0; v < dag->nvalues; v++) ex_release(&x, v);
+    for (int v = 0; v < dag->nvalues; v++)
+        ex_release(&x, v);
     if (x.dev) {
         char e2[256];
         prim_gpu_device_sync(e2, sizeof e2);
-        for (int i = 0; i < dag->nnodes; i++) prim_gpu_event_destroy(x.done[i]);
+        for (int i = 0; i < dag->nnodes; i++)
+            prim_gpu_event_destroy(x.done[i]);
     }
     free(x.node_stream);
     free(x.done);
@@ -773,7 +784,8 @@ void exec_result_free(ExecResult *res) {
         exec_pool_release(res->pool, res->cols[i].vec.data);
         exec_pool_release(res->pool, res->cols[i].vec.valid);
     }
-    for (int k = 0; k < res->ndicts; k++) cat_dict_free(res->dicts[k]);
+    for (int k = 0; k < res->ndicts; k++)
+        cat_dict_free(res->dicts[k]);
     free(res->dicts);
     free(res->cols);
     memset(res, 0, sizeof *res);

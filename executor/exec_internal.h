@@ -16,7 +16,7 @@ typedef struct ExecCacheEntry {
     int64_t last_use;
     int64_t uses;
     int pinned;
-    void *ready;        /* event after the copy (other streams wait on it) */
+    void *ready; /* event after the copy (other streams wait on it) */
 } ExecCacheEntry;
 
 /* Streams of a GPU session: independent branches of a DAG run on
@@ -25,7 +25,7 @@ typedef struct ExecCacheEntry {
 #define EXEC_STREAMS 4
 
 struct ExecDevice {
-    void *stream;                  /* streams[0] */
+    void *stream; /* streams[0] */
     void *streams[EXEC_STREAMS];
     char name[128];
     ExecCacheEntry *cache;

@@ -15,7 +15,7 @@ typedef struct ExecHostPool ExecHostPool;
 
 /* One result column on the host. The executor result owns data/valid. */
 typedef struct ExecColumn {
-    PrimVec vec;         /* vec.n = rows */
+    PrimVec vec; /* vec.n = rows */
     CatType ltype;
     const CatDict *dict; /* STRING: codes refer to it (owned by plan or catalog) */
 } ExecColumn;
@@ -56,12 +56,12 @@ void exec_pool_release(ExecHostPool *p, void *ptr);
 void exec_pool_set_pinned(ExecHostPool *p, int on);
 
 typedef struct ExecOptions {
-    int nthreads;        /* CPU worker threads (>= 1) */
-    ExecDevice *dev;     /* NULL: every node must be placed on the CPU */
-    ExecHostPool *pool;  /* host intermediates and results (may be NULL) */
-    int no_fusion;       /* 1: run every node on its own (for tests) */
-    int profile;         /* 1: CUDA events around every GPU node (EXPLAIN ANALYZE);
-                            0: GPU node times are host-side issue times only */
+    int nthreads;       /* CPU worker threads (>= 1) */
+    ExecDevice *dev;    /* NULL: every node must be placed on the CPU */
+    ExecHostPool *pool; /* host intermediates and results (may be NULL) */
+    int no_fusion;      /* 1: run every node on its own (for tests) */
+    int profile;        /* 1: CUDA events around every GPU node (EXPLAIN ANALYZE);
+                           0: GPU node times are host-side issue times only */
 } ExecOptions;
 
 typedef struct ExecStats {

@@ -33,8 +33,10 @@ struct ExecHostPool {
 
 /* Free one block with the allocator it came from. */
 static void block_free(PoolBlock b) {
-    if (b.pinned) prim_gpu_pinned_free(b.p);
-    else free(b.p);
+    if (b.pinned)
+        prim_gpu_pinned_free(b.p);
+    else
+        free(b.p);
 }
 
 void exec_pool_set_pinned(ExecHostPool *p, int on) {
@@ -54,8 +56,10 @@ ExecHostPool *exec_pool_new(size_t max_idle_bytes) {
 
 void exec_pool_free(ExecHostPool *p) {
     if (!p) return;
-    for (int i = 0; i < p->nidle; i++) block_free(p->idle[i]);
-    for (int i = 0; i < p->nlive; i++) block_free(p->live[i]);
+    for (int i = 0; i < p->nidle; i++)
+        block_free(p->idle[i]);
+    for (int i = 0; i < p->nlive; i++)
+        block_free(p->live[i]);
     free(p->idle);
     free(p->live);
     pthread_mutex_destroy(&p->mu);
@@ -83,8 +87,7 @@ void *exec_pool_alloc(ExecHostPool *p, size_t bytes) {
     int best = -1;
     for (int i = 0; i < p->nidle; i++)
         if (p->idle[i].cap >= want && p->idle[i].cap <= want * 2 &&
-            p->idle[i].pinned >= p->pinned &&
-            (best < 0 || p->idle[i].cap < p->idle[best].cap))
+            p->idle[i].pinned >= p->pinned && (best < 0 || p->idle[i].cap < p->idle[best].cap))
             best = i;
     PoolBlock b = {NULL, 0, 0};
     if (best >= 0) {

@@ -77,7 +77,8 @@ int gqp_open(const char *config_path, gqp **out) {
 
 int gqp_close(gqp *db) {
     if (!db) return GQP_OK;
-    while (db->stmts) gqp_finalize(db->stmts);
+    while (db->stmts)
+        gqp_finalize(db->stmts);
     exec_device_close(db->dev);
     exec_pool_free(db->pool);
     cat_catalog_free(db->cat);
@@ -138,7 +139,8 @@ int gqp_set_threads(gqp *db, int nthreads) {
 /* Unlink st from its db's list of open statements. */
 static void stmt_unlink(gqp_stmt *st) {
     gqp_stmt **p = &st->db->stmts;
-    while (*p && *p != st) p = &(*p)->next;
+    while (*p && *p != st)
+        p = &(*p)->next;
     if (*p) *p = st->next;
 }
 
@@ -199,8 +201,12 @@ int gqp_step(gqp_stmt *st) {
         st->ran = 1;
         st->cursor = -1;
         switch (st->ast->kind) {
-        case STMT_SELECT: rc = gqp_run_select(db, st); break;
-        default: rc = gqp_run_other(db, st); break;
+        case STMT_SELECT:
+            rc = gqp_run_select(db, st);
+            break;
+        default:
+            rc = gqp_run_other(db, st);
+            break;
         }
         if (rc != GQP_OK) {
             st->ran = 0;
@@ -272,11 +278,21 @@ static void cur_num(const ExecColumn *c, int64_t row, int *isf, int64_t *i, doub
     *i = 0;
     *f = 0;
     switch (c->vec.type) {
-    case PRIM_U8: *i = ((const uint8_t *)c->vec.data)[row]; break;
-    case PRIM_I32: *i = ((const int32_t *)c->vec.data)[row]; break;
-    case PRIM_I64: *i = ((const int64_t *)c->vec.data)[row]; break;
-    case PRIM_F32: *isf = 1, *f = ((const float *)c->vec.data)[row]; break;
-    case PRIM_F64: *isf = 1, *f = ((const double *)c->vec.data)[row]; break;
+    case PRIM_U8:
+        *i = ((const uint8_t *)c->vec.data)[row];
+        break;
+    case PRIM_I32:
+        *i = ((const int32_t *)c->vec.data)[row];
+        break;
+    case PRIM_I64:
+        *i = ((const int64_t *)c->vec.data)[row];
+        break;
+    case PRIM_F32:
+        *isf = 1, *f = ((const float *)c->vec.data)[row];
+        break;
+    case PRIM_F64:
+        *isf = 1, *f = ((const double *)c->vec.data)[row];
+        break;
     }
 }
 
@@ -331,7 +347,8 @@ const char *gqp_column_text(gqp_stmt *st, int col) {
     if (!c || (c->vec.valid && !c->vec.valid[st->cursor])) return NULL;
     int64_t row = st->cursor;
     switch (c->ltype) {
-    case CAT_STRING: return cat_dict_str(c->dict, ((const int32_t *)c->vec.data)[row]);
+    case CAT_STRING:
+        return cat_dict_str(c->dict, ((const int32_t *)c->vec.data)[row]);
     case CAT_DATE: {
         int isf;
         int64_t i;
@@ -340,14 +357,17 @@ const char *gqp_column_text(gqp_stmt *st, int col) {
         cat_format_date((int32_t)i, st->text);
         return st->text;
     }
-    default: break;
+    default:
+        break;
     }
     int isf;
     int64_t i;
     double f;
     cur_num(c, row, &isf, &i, &f);
-    if (isf) gqp_format_real(f, c->vec.type == PRIM_F32 ? 9 : 15, st->text, sizeof st->text);
-    else snprintf(st->text, sizeof st->text, "%lld", (long long)i);
+    if (isf)
+        gqp_format_real(f, c->vec.type == PRIM_F32 ? 9 : 15, st->text, sizeof st->text);
+    else
+        snprintf(st->text, sizeof st->text, "%lld", (long long)i);
     return st->text;
 }
 

@@ -56,14 +56,15 @@ static int insert_map(gqp *db, gqp_stmt *st, CatTable *t, int *map, int width) {
                                  "Binder Error: table %s has %d columns but %d values were "
                                  "supplied",
                                  t->name, t->ncols, width);
-        for (int k = 0; k < t->ncols; k++) map[k] = k;
+        for (int k = 0; k < t->ncols; k++)
+            map[k] = k;
         return GQP_OK;
     }
     if (a->ninsert_cols != width)
-        return gqp_set_error(db, GQP_ERROR,
-                             "Binder Error: %d columns named but %d values supplied",
+        return gqp_set_error(db, GQP_ERROR, "Binder Error: %d columns named but %d values supplied",
                              a->ninsert_cols, width);
-    for (int k = 0; k < t->ncols; k++) map[k] = -1;
+    for (int k = 0; k < t->ncols; k++)
+        map[k] = -1;
     for (int i = 0; i < a->ninsert_cols; i++) {
         int c = cat_find_column(t, a->insert_cols[i]);
         if (c < 0)
@@ -98,8 +99,7 @@ static int run_insert_values(gqp *db, gqp_stmt *st, CatTable *t) {
             PlanError perr;
             memset(&perr, 0, sizeof perr);
             if (plan_bind_const(st->sql, e, arena, &be, &perr) != 0) {
-                rc = gqp_set_error_at(db, st->sql, st->sql_len, perr.offset, perr.stage,
-                                      perr.msg);
+                rc = gqp_set_error_at(db, st->sql, st->sql_len, perr.offset, perr.stage, perr.msg);
                 goto done;
             }
             if (plan_eval_const(be, v, arena) != 0) {
@@ -150,11 +150,21 @@ static int run_insert_select(gqp *db, gqp_stmt *st, CatTable *t) {
                 continue;
             }
             switch (c->vec.type) {
-            case PRIM_U8: v->kind = CAT_V_INT, v->i = ((uint8_t *)c->vec.data)[r]; break;
-            case PRIM_I32: v->kind = CAT_V_INT, v->i = ((int32_t *)c->vec.data)[r]; break;
-            case PRIM_I64: v->kind = CAT_V_INT, v->i = ((int64_t *)c->vec.data)[r]; break;
-            case PRIM_F32: v->kind = CAT_V_FLOAT, v->f = ((float *)c->vec.data)[r]; break;
-            case PRIM_F64: v->kind = CAT_V_FLOAT, v->f = ((double *)c->vec.data)[r]; break;
+            case PRIM_U8:
+                v->kind = CAT_V_INT, v->i = ((uint8_t *)c->vec.data)[r];
+                break;
+            case PRIM_I32:
+                v->kind = CAT_V_INT, v->i = ((int32_t *)c->vec.data)[r];
+                break;
+            case PRIM_I64:
+                v->kind = CAT_V_INT, v->i = ((int64_t *)c->vec.data)[r];
+                break;
+            case PRIM_F32:
+                v->kind = CAT_V_FLOAT, v->f = ((float *)c->vec.data)[r];
+                break;
+            case PRIM_F64:
+                v->kind = CAT_V_FLOAT, v->f = ((double *)c->vec.data)[r];
+                break;
             }
             if (c->ltype == CAT_STRING) {
                 v->kind = CAT_V_STR;
@@ -203,7 +213,8 @@ static int run_set(gqp *db, gqp_stmt *st) {
                                                      : GQP_DEVICE_AUTO;
         if (strcasecmp(v.s, "gpu") && strcasecmp(v.s, "cpu") && strcasecmp(v.s, "auto"))
             rc = gqp_set_error(db, GQP_ERROR, "Binder Error: device must be cpu, gpu or auto");
-        else rc = gqp_set_device(db, d);
+        else
+            rc = gqp_set_device(db, d);
     } else if (strcasecmp(a->set_name, "threads") == 0 && v.kind == CAT_V_INT) {
         rc = gqp_set_threads(db, (int)v.i);
     } else {
@@ -218,7 +229,8 @@ int gqp_run_other(gqp *db, gqp_stmt *st) {
     /* tables may change: columns cached on the GPU are stale */
     if (a->kind != STMT_SET) exec_device_invalidate(db->dev);
     switch (a->kind) {
-    case STMT_CREATE_TABLE: return run_create(db, st);
+    case STMT_CREATE_TABLE:
+        return run_create(db, st);
     case STMT_INSERT: {
         CatTable *t = cat_find_table(db->cat, a->table);
         if (!t) {
@@ -228,9 +240,11 @@ int gqp_run_other(gqp *db, gqp_stmt *st) {
         }
         return a->select ? run_insert_select(db, st, t) : run_insert_values(db, st, t);
     }
-    case STMT_SET: return run_set(db, st);
+    case STMT_SET:
+        return run_set(db, st);
     case STMT_DROP_TABLE:
         return gqp_set_error(db, GQP_ERROR, "Not implemented Error: DROP TABLE");
-    default: return gqp_set_error(db, GQP_ERROR, "Not implemented Error: statement");
+    default:
+        return gqp_set_error(db, GQP_ERROR, "Not implemented Error: statement");
     }
 }

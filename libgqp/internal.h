@@ -31,7 +31,7 @@ struct gqp {
 struct gqp_stmt {
     gqp *db;
     struct gqp_stmt *next;
-    const char *sql;     /* copy of the statement's text (plan arena) */
+    const char *sql; /* copy of the statement's text (plan arena) */
     int64_t sql_len;
     SqlArena *parse_arena;
     PlanArena *plan_arena;
@@ -44,7 +44,7 @@ struct gqp_stmt {
     int64_t changes;
     double exec_ms;
     ExecStats stats;
-    int profile;         /* EXPLAIN ANALYZE: time every GPU node with events */
+    int profile; /* EXPLAIN ANALYZE: time every GPU node with events */
     char text[64];
 };
 

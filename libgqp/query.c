@@ -21,8 +21,10 @@ ExecDevice *gqp_device_session(gqp *db) {
     if (db->dev) return db->dev;
     char err[512];
     db->dev = exec_device_open(0, err, sizeof err);
-    if (!db->dev) gqp_set_error(db, GQP_DEVICE, "%s", err);
-    else exec_pool_set_pinned(db->pool, 1);
+    if (!db->dev)
+        gqp_set_error(db, GQP_DEVICE, "%s", err);
+    else
+        exec_pool_set_pinned(db->pool, 1);
     return db->dev;
 }
 
@@ -62,8 +64,7 @@ static void place(gqp *db, Dag *dag) {
     char err[256];
     if (m && cost_place(dag, m, &in, NULL, err, sizeof err) == 0) return;
     DagDevice d = DEV_CPU;
-    if (db->device == GQP_DEVICE_GPU ||
-        (db->device == GQP_DEVICE_AUTO && prim_gpu_available()))
+    if (db->device == GQP_DEVICE_GPU || (db->device == GQP_DEVICE_AUTO && prim_gpu_available()))
         d = DEV_GPU;
     for (int i = 0; i < dag->nnodes; i++)
         dag->nodes[i].device = dag->nodes[i].kind == DN_TOTEXT ? DEV_CPU : d;
@@ -94,7 +95,8 @@ int gqp_run_select(gqp *db, gqp_stmt *st) {
     ExecOptions opt = {db->nthreads, NULL, db->pool, 0, st->profile};
     place(db, st->dag); /* the device may have changed since prepare */
     int any_gpu = 0;
-    for (int i = 0; i < st->dag->nnodes; i++) any_gpu |= st->dag->nodes[i].device == DEV_GPU;
+    for (int i = 0; i < st->dag->nnodes; i++)
+        any_gpu |= st->dag->nodes[i].device == DEV_GPU;
     if (any_gpu && !(opt.dev = gqp_device_session(db))) return GQP_DEVICE;
     exec_result_free(&st->res);
     double t0 = wall_ms();
@@ -133,8 +135,9 @@ int gqp_explain(gqp *db, const char *sql, int64_t nbytes, int flags, char **out)
         char *t = realloc(s, l + 256);
         if (t) {
             s = t;
-            snprintf(s + l, 256, "result rows: %lld, execution %.3f ms, h2d %lld B, d2h %lld B, "
-                                 "peak device memory %zu B\n",
+            snprintf(s + l, 256,
+                     "result rows: %lld, execution %.3f ms, h2d %lld B, d2h %lld B, "
+                     "peak device memory %zu B\n",
                      (long long)st->res.nrows, st->exec_ms, (long long)st->stats.bytes_h2d,
                      (long long)st->stats.bytes_d2h, st->stats.peak_device_bytes);
         }

@@ -123,7 +123,8 @@ int op_aggregate(Lower *L, LowState *st) {
             /* distinct (keys, arg) rows, then segments of their keys */
             int vals[DAG_MAX_IO + 1];
             if (ng + 1 > DAG_MAX_IO) return op_fail(L, "too many GROUP BY keys");
-            for (int k = 0; k < ng; k++) vals[k] = keys[k];
+            for (int k = 0; k < ng; k++)
+                vals[k] = keys[k];
             vals[ng] = op_expr(L, st, ag->arg, op_prim_type(ag->arg->type), 0);
             if (vals[ng] < 0 || dedupe(L, vals, ng + 1, st->est_rows) != 0) return -1;
             in[0] = group_starts(L, vals, ng, est_groups);
@@ -172,7 +173,8 @@ int op_aggregate(Lower *L, LowState *st) {
     s->col_value = cols;
     s->gathered = plan_alloc(L->arena, sizeof(int) * (size_t)(ng + na + 1));
     if (!s->gathered) return op_fail(L, "out of memory");
-    for (int c = 0; c < ng + na; c++) s->gathered[c] = cols[c];
+    for (int c = 0; c < ng + na; c++)
+        s->gathered[c] = cols[c];
     s->col_names = names;
     s->rowids = -1;
     s->joined = 1;

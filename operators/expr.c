@@ -15,11 +15,16 @@ PrimType op_prim_type(CatType t) {
     switch (t) {
     case CAT_INT32:
     case CAT_DATE:
-    case CAT_STRING: return PRIM_I32;
-    case CAT_FLOAT32: return PRIM_F32;
-    case CAT_FLOAT64: return PRIM_F64;
-    case CAT_BOOL: return PRIM_U8;
-    default: return PRIM_I64;
+    case CAT_STRING:
+        return PRIM_I32;
+    case CAT_FLOAT32:
+        return PRIM_F32;
+    case CAT_FLOAT64:
+        return PRIM_F64;
+    case CAT_BOOL:
+        return PRIM_U8;
+    default:
+        return PRIM_I64;
     }
 }
 
@@ -43,7 +48,7 @@ typedef struct Compiler {
     LowState *st;
     PrimInstr *code;
     int n, cap;
-    uint64_t used;   /* register bitmap */
+    uint64_t used; /* register bitmap */
     int maxreg;
     int inputs[DAG_MAX_IO];
     int in_slot[DAG_MAX_IO], in_col[DAG_MAX_IO];
@@ -114,11 +119,11 @@ static int input_index(Compiler *c, int slot, int col) {
     return c->ninputs++;
 }
 
-static const PrimOp arith_ops[] = {[OP_ADD] = POP_ADD, [OP_SUB] = POP_SUB, [OP_MUL] = POP_MUL,
-                                   [OP_DIV] = POP_DIV, [OP_MOD] = POP_MOD, [OP_EQ] = POP_EQ,
-                                   [OP_NE] = POP_NE,   [OP_LT] = POP_LT,   [OP_LE] = POP_LE,
-                                   [OP_GT] = POP_GT,   [OP_GE] = POP_GE,   [OP_AND] = POP_AND,
-                                   [OP_OR] = POP_OR};
+static const PrimOp arith_ops[] = {
+    [OP_ADD] = POP_ADD, [OP_SUB] = POP_SUB, [OP_MUL] = POP_MUL, [OP_DIV] = POP_DIV,
+    [OP_MOD] = POP_MOD, [OP_EQ] = POP_EQ,   [OP_NE] = POP_NE,   [OP_LT] = POP_LT,
+    [OP_LE] = POP_LE,   [OP_GT] = POP_GT,   [OP_GE] = POP_GE,   [OP_AND] = POP_AND,
+    [OP_OR] = POP_OR};
 
 /* Compile e; returns the register holding its value, or -1. */
 static int compile(Compiler *c, const BExpr *e) {
@@ -127,8 +132,8 @@ static int compile(Compiler *c, const BExpr *e) {
     switch (e->kind) {
     case BE_CONST: {
         int d = reg_alloc(c);
-        PrimInstr *in = emit(c, e->is_null || e->type == CAT_NULL ? POP_NULL : POP_CONST, t, d,
-                             0, 0, 0);
+        PrimInstr *in =
+            emit(c, e->is_null || e->type == CAT_NULL ? POP_NULL : POP_CONST, t, d, 0, 0, 0);
         if (!in) return -1;
         in->ival = e->ival;
         in->fval = e->fval;
@@ -145,8 +150,10 @@ static int compile(Compiler *c, const BExpr *e) {
     case BE_UNARY: {
         int a = compile(c, e->a);
         int d = reg_alloc(c);
-        if (e->op == OP_NEG) emit(c, POP_NEG, t, d, a, 0, 0);
-        else emit(c, POP_NOT, reg_t(e->a->type), d, a, 0, 0);
+        if (e->op == OP_NEG)
+            emit(c, POP_NEG, t, d, a, 0, 0);
+        else
+            emit(c, POP_NOT, reg_t(e->a->type), d, a, 0, 0);
         reg_free(c, a);
         return d;
     }
@@ -156,7 +163,8 @@ static int compile(Compiler *c, const BExpr *e) {
         int d = reg_alloc(c);
         int opt = (e->op >= OP_EQ && e->op <= OP_GE) ? reg_t(e->a->type) : t;
         if (e->op == OP_AND || e->op == OP_OR) opt = PRIM_REG_I;
-        if ((size_t)e->op >= sizeof arith_ops / sizeof *arith_ops || (!arith_ops[e->op] && e->op != OP_ADD)) {
+        if ((size_t)e->op >= sizeof arith_ops / sizeof *arith_ops ||
+            (!arith_ops[e->op] && e->op != OP_ADD)) {
             c->failed = 1;
             op_fail(c->L, "operator not supported in a map");
             return -1;
@@ -223,21 +231,26 @@ static int compile(Compiler *c, const BExpr *e) {
 
 /* Append text of e to b. */
 static void label(PlanBuf *b, Lower *L, const LowState *st, const BExpr *e) {
-    static const char *ops[] = {[OP_ADD] = "+", [OP_SUB] = "-",  [OP_MUL] = "*", [OP_DIV] = "/",
-                                [OP_MOD] = "%", [OP_EQ] = "=",   [OP_NE] = "<>", [OP_LT] = "<",
-                                [OP_LE] = "<=", [OP_GT] = ">",   [OP_GE] = ">=", [OP_AND] = "AND",
-                                [OP_OR] = "OR", [OP_CONCAT] = "||"};
+    static const char *ops[] = {
+        [OP_ADD] = "+", [OP_SUB] = "-",   [OP_MUL] = "*", [OP_DIV] = "/",    [OP_MOD] = "%",
+        [OP_EQ] = "=",  [OP_NE] = "<>",   [OP_LT] = "<",  [OP_LE] = "<=",    [OP_GT] = ">",
+        [OP_GE] = ">=", [OP_AND] = "AND", [OP_OR] = "OR", [OP_CONCAT] = "||"};
     switch (e->kind) {
     case BE_CONST:
-        if (e->is_null) plan_buf_printf(b, "NULL");
-        else if (e->type == CAT_STRING) plan_buf_printf(b, "'%s'", cat_dict_str(e->dict, e->ival));
-        else if (e->type == CAT_FLOAT32 || e->type == CAT_FLOAT64) plan_buf_printf(b, "%g", e->fval);
-        else plan_buf_printf(b, "%lld", (long long)e->ival);
+        if (e->is_null)
+            plan_buf_printf(b, "NULL");
+        else if (e->type == CAT_STRING)
+            plan_buf_printf(b, "'%s'", cat_dict_str(e->dict, e->ival));
+        else if (e->type == CAT_FLOAT32 || e->type == CAT_FLOAT64)
+            plan_buf_printf(b, "%g", e->fval);
+        else
+            plan_buf_printf(b, "%lld", (long long)e->ival);
         break;
     case BE_COL:
         if (st && e->slot >= 0 && e->slot < st->nslots && st->slots[e->slot].col_names)
             plan_buf_printf(b, "%s", st->slots[e->slot].col_names[e->col]);
-        else plan_buf_printf(b, "$%d.%d", e->slot, e->col);
+        else
+            plan_buf_printf(b, "$%d.%d", e->slot, e->col);
         break;
     case BE_UNARY:
         plan_buf_printf(b, e->op == OP_NEG ? "-" : "NOT ");
@@ -254,7 +267,9 @@ static void label(PlanBuf *b, Lower *L, const LowState *st, const BExpr *e) {
         label(b, L, st, e->a);
         plan_buf_printf(b, e->negated ? " IS NOT NULL" : " IS NULL");
         break;
-    case BE_TRUTH: label(b, L, st, e->a); break;
+    case BE_TRUTH:
+        label(b, L, st, e->a);
+        break;
     case BE_CASE:
         plan_buf_printf(b, "CASE WHEN ");
         label(b, L, st, e->a);
@@ -281,7 +296,9 @@ static void label(PlanBuf *b, Lower *L, const LowState *st, const BExpr *e) {
         label(b, L, st, e->a);
         plan_buf_printf(b, ")");
         break;
-    case BE_AGG: plan_buf_printf(b, "agg(...)"); break;
+    case BE_AGG:
+        plan_buf_printf(b, "agg(...)");
+        break;
     case BE_TOTEXT:
         plan_buf_printf(b, "CAST(");
         label(b, L, st, e->a);

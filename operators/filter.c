@@ -31,7 +31,8 @@ int op_filter(Lower *L, LowState *st, const BExpr *pred, double selectivity) {
         if (!s->joined) continue;
         s->rowids = s->rowids < 0 ? sel : op_gather(L, s->rowids, sel, est);
         if (s->rowids < 0) return -1;
-        for (int c = 0; c < s->ncols; c++) s->gathered[c] = -1;
+        for (int c = 0; c < s->ncols; c++)
+            s->gathered[c] = -1;
     }
     st->len_value = sel;
     return 0;

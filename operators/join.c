@@ -48,8 +48,10 @@ int op_join(Lower *L, LowState *st, int r, uint8_t *used) {
     for (int i = 0; i < b->npreds && pi < 0; i++) {
         const BPred *p = &b->preds[i];
         if (used[i] || !p->is_equi) continue;
-        if (p->rrel == r && (in_mask >> p->lrel & 1)) pi = i, lk = p->lkey, rk = p->rkey;
-        else if (p->lrel == r && (in_mask >> p->rrel & 1)) pi = i, lk = p->rkey, rk = p->lkey;
+        if (p->rrel == r && (in_mask >> p->lrel & 1))
+            pi = i, lk = p->lkey, rk = p->rkey;
+        else if (p->lrel == r && (in_mask >> p->rrel & 1))
+            pi = i, lk = p->rkey, rk = p->lkey;
     }
     int64_t est = st->est_rows * rs.est_rows;
     PrimType i64[2] = {PRIM_I64, PRIM_I64};
@@ -80,13 +82,15 @@ int op_join(Lower *L, LowState *st, int r, uint8_t *used) {
         if (!s->joined) continue;
         s->rowids = s->rowids < 0 ? li : op_gather(L, s->rowids, li, est);
         if (s->rowids < 0) return -1;
-        for (int c = 0; c < s->ncols; c++) s->gathered[c] = -1;
+        for (int c = 0; c < s->ncols; c++)
+            s->gathered[c] = -1;
     }
     st->slots[r] = rs.slots[r];
     LowSlot *s = &st->slots[r];
     s->rowids = s->rowids < 0 ? ri : op_gather(L, s->rowids, ri, est);
     if (s->rowids < 0) return -1;
-    for (int c = 0; c < s->ncols; c++) s->gathered[c] = -1;
+    for (int c = 0; c < s->ncols; c++)
+        s->gathered[c] = -1;
     st->est_rows = est;
     st->len_value = li;
 

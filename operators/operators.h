@@ -18,17 +18,17 @@
 typedef struct LowSlot {
     const CatTable *table; /* base relation, or NULL for computed columns */
     int ncols;
-    int *col_value;        /* value id of the full column (-1: source not yet created) */
-    int *gathered;         /* cache: value id of the column aligned to the state (-1) */
-    char **col_names;      /* for labels */
-    int rowids;            /* I64 row ids into the columns; -1 = identity */
-    int joined;            /* 1 once the slot is part of the state */
+    int *col_value;   /* value id of the full column (-1: source not yet created) */
+    int *gathered;    /* cache: value id of the column aligned to the state (-1) */
+    char **col_names; /* for labels */
+    int rowids;       /* I64 row ids into the columns; -1 = identity */
+    int joined;       /* 1 once the slot is part of the state */
 } LowSlot;
 
 typedef struct LowState {
     int nslots;
     LowSlot *slots;
-    int len_value;         /* a value whose runtime length is the state's row count */
+    int len_value; /* a value whose runtime length is the state's row count */
     int64_t est_rows;
 } LowState;
 

@@ -10,10 +10,12 @@ int op_sort(Lower *L, LowState *st, const int *outv, int pre_distinct) {
     int keys[DAG_MAX_IO];
     if (b->norder > DAG_MAX_IO) return op_fail(L, "too many ORDER BY keys");
     for (int k = 0; k < b->norder; k++) {
-        if (b->order_out[k] >= 0) keys[k] = outv[b->order_out[k]];
+        if (b->order_out[k] >= 0)
+            keys[k] = outv[b->order_out[k]];
         else if (pre_distinct)
             keys[k] = op_expr(L, st, b->order[k], op_prim_type(b->order[k]->type), 0);
-        else return op_fail(L, "ORDER BY term not in the select list");
+        else
+            return op_fail(L, "ORDER BY term not in the select list");
         if (keys[k] < 0) return -1;
     }
     PrimType i64 = PRIM_I64;
@@ -22,7 +24,8 @@ int op_sort(Lower *L, LowState *st, const int *outv, int pre_distinct) {
     DagNode *n = &L->dag->nodes[node];
     n->desc = plan_alloc(L->arena, (size_t)b->norder);
     if (!n->desc) return op_fail(L, "out of memory");
-    for (int k = 0; k < b->norder; k++) n->desc[k] = b->order_desc[k];
+    for (int k = 0; k < b->norder; k++)
+        n->desc[k] = b->order_desc[k];
     n->est_rows = st->est_rows;
     n->label = plan_strdup(L->arena, "order by");
     return plan_dag_out(L->dag, node, 0);

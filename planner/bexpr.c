@@ -141,8 +141,10 @@ int bx_unify_dicts(PlanArena *a, BExpr **x, BExpr **y) {
     BExpr *lx = bx_new(a, BE_LOOKUP, CAT_STRING, (*x)->pos);
     BExpr *ly = bx_new(a, BE_LOOKUP, CAT_STRING, (*y)->pos);
     if (!tx || !ty || !lx || !ly) goto oom;
-    for (int64_t i = 0; i < dx->n; i++) tx[i] = codes[i];
-    for (int64_t i = 0; i < dy->n; i++) ty[i] = codes[dx->n + i];
+    for (int64_t i = 0; i < dx->n; i++)
+        tx[i] = codes[i];
+    for (int64_t i = 0; i < dy->n; i++)
+        ty[i] = codes[dx->n + i];
     lx->a = *x;
     lx->table = tx;
     lx->table_n = dx->n;
@@ -205,9 +207,12 @@ int plan_eval_const(const BExpr *e, CatValue *out, PlanArena *arena) {
             return 0;
         }
         if (e->op == OP_NEG) {
-            if (v.kind == CAT_V_INT) v.i = -v.i;
-            else if (v.kind == CAT_V_FLOAT) v.f = -v.f;
-            else return -1;
+            if (v.kind == CAT_V_INT)
+                v.i = -v.i;
+            else if (v.kind == CAT_V_FLOAT)
+                v.f = -v.f;
+            else
+                return -1;
             *out = v;
             return 0;
         }
@@ -255,7 +260,7 @@ int plan_eval_const(const BExpr *e, CatValue *out, PlanArena *arena) {
                 out->f = e->op == OP_ADD ? fx + fy : e->op == OP_SUB ? fx - fy : fx * fy;
             } else {
                 out->kind = CAT_V_INT;
-                out->i = e->op == OP_ADD ? (int64_t)((uint64_t)x.i + (uint64_t)y.i)
+                out->i = e->op == OP_ADD   ? (int64_t)((uint64_t)x.i + (uint64_t)y.i)
                          : e->op == OP_SUB ? (int64_t)((uint64_t)x.i - (uint64_t)y.i)
                                            : (int64_t)((uint64_t)x.i * (uint64_t)y.i);
             }
@@ -326,11 +331,20 @@ double plan_selectivity(const BExpr *p, const BRel *rel) {
         c = pred_col(p->b, rel);
         k = p->a;
         switch (op) { /* mirror the comparison */
-        case OP_LT: op = OP_GT; break;
-        case OP_LE: op = OP_GE; break;
-        case OP_GT: op = OP_LT; break;
-        case OP_GE: op = OP_LE; break;
-        default: break;
+        case OP_LT:
+            op = OP_GT;
+            break;
+        case OP_LE:
+            op = OP_GE;
+            break;
+        case OP_GT:
+            op = OP_LT;
+            break;
+        case OP_GE:
+            op = OP_LE;
+            break;
+        default:
+            break;
         }
     }
     int ok;
@@ -340,17 +354,24 @@ double plan_selectivity(const BExpr *p, const BRel *rel) {
     double nd = c->stats.distinct > 0 ? (double)c->stats.distinct : 1.0;
     double span = hi - lo;
     double below; /* fraction of values < v */
-    if (span <= 0) below = v > lo ? 1.0 : 0.0;
-    else below = (v - lo) / span;
+    if (span <= 0)
+        below = v > lo ? 1.0 : 0.0;
+    else
+        below = (v - lo) / span;
     if (below < 0) below = 0;
     if (below > 1) below = 1;
     switch (op) {
-    case OP_EQ: return (v < lo || v > hi) ? 0.0 : 1.0 / nd;
-    case OP_NE: return 1.0 - 1.0 / nd;
+    case OP_EQ:
+        return (v < lo || v > hi) ? 0.0 : 1.0 / nd;
+    case OP_NE:
+        return 1.0 - 1.0 / nd;
     case OP_LT:
-    case OP_LE: return below;
+    case OP_LE:
+        return below;
     case OP_GT:
-    case OP_GE: return 1.0 - below;
-    default: return unknown;
+    case OP_GE:
+        return 1.0 - below;
+    default:
+        return unknown;
     }
 }

@@ -21,8 +21,8 @@ typedef struct BindCtx {
     PlanError *err;
     BSelect *b;
     const AstSelect *sel;
-    int in_agg;        /* binding an aggregate's argument */
-    int allow_totext;  /* the expression is a whole select-list item */
+    int in_agg;       /* binding an aggregate's argument */
+    int allow_totext; /* the expression is a whole select-list item */
 } BindCtx;
 
 /* Record a binder error at offset pos; always returns NULL for chaining. */
@@ -91,14 +91,15 @@ static BExpr *as_condition(BindCtx *bc, BExpr *x) {
 /* Cast numeric x to type t when its register class differs. */
 static BExpr *cast_to(BindCtx *bc, BExpr *x, CatType t) {
     if (!x) return NULL;
-    if (x->type == t || (bx_is_float(x->type) == bx_is_float(t) && x->type != CAT_NULL))
-        return x;
+    if (x->type == t || (bx_is_float(x->type) == bx_is_float(t) && x->type != CAT_NULL)) return x;
     if (x->kind == BE_CONST) {
         BExpr *c = bx_new(bc->arena, BE_CONST, t, x->pos);
         if (!c) return bind_oom(bc);
         c->is_null = x->is_null;
-        if (bx_is_float(t)) c->fval = bx_is_float(x->type) ? x->fval : (double)x->ival;
-        else c->ival = bx_is_float(x->type) ? (int64_t)x->fval : x->ival;
+        if (bx_is_float(t))
+            c->fval = bx_is_float(x->type) ? x->fval : (double)x->ival;
+        else
+            c->ival = bx_is_float(x->type) ? (int64_t)x->fval : x->ival;
         return c;
     }
     BExpr *c = bx_new(bc->arena, BE_CAST, t, x->pos);
@@ -128,8 +129,8 @@ static BExpr *bind_compare(BindCtx *bc, AstOp op, BExpr *x, BExpr *y, int64_t po
     if (y->type == CAT_NULL && x->type == CAT_STRING) y->type = CAT_STRING, y->dict = x->dict;
     if (x->type == CAT_STRING || y->type == CAT_STRING) {
         if (x->type != y->type)
-            return bind_fail(bc, "Binder", pos, "cannot compare %s with %s",
-                             cat_type_name(x->type), cat_type_name(y->type));
+            return bind_fail(bc, "Binder", pos, "cannot compare %s with %s", cat_type_name(x->type),
+                             cat_type_name(y->type));
         if (bx_unify_dicts(bc->arena, &x, &y) != 0) return bind_oom(bc);
     } else if (bx_is_float(x->type) || bx_is_float(y->type)) {
         x = cast_to(bc, x, CAT_FLOAT64);
@@ -167,7 +168,8 @@ static BExpr *bind_logic(BindCtx *bc, AstOp op, BExpr *x, BExpr *y, int64_t pos)
 static int like_match(const char *s, const char *p) {
     for (; *p; p++, s++) {
         if (*p == '%') {
-            while (*p == '%') p++;
+            while (*p == '%')
+                p++;
             if (!*p) return 1;
             for (; *s; s++)
                 if (like_match(s, p)) return 1;
@@ -186,7 +188,8 @@ static int unify_branches(BindCtx *bc, BExpr **br, int n, CatType *out) {
     int any_str = 0, any_num = 0, any_float = 0;
     for (int i = 0; i < n; i++) {
         if (br[i]->type == CAT_NULL) continue;
-        if (br[i]->type == CAT_STRING) any_str = 1;
+        if (br[i]->type == CAT_STRING)
+            any_str = 1;
         else {
             any_num = 1;
             if (bx_is_float(br[i]->type)) any_float = 1;
@@ -228,8 +231,10 @@ static int unify_branches(BindCtx *bc, BExpr **br, int n, CatType *out) {
             if (br[i]->type != CAT_NULL && br[i]->type != br[0]->type) same = 0;
         if (same && br[0]->type != CAT_NULL) t = br[0]->type;
         for (int i = 0; i < n; i++) {
-            if (br[i]->type == CAT_NULL) br[i]->type = t;
-            else if (br[i]->type != t) br[i] = cast_to(bc, br[i], t);
+            if (br[i]->type == CAT_NULL)
+                br[i]->type = t;
+            else if (br[i]->type != t)
+                br[i] = cast_to(bc, br[i], t);
             if (!br[i]) return -1;
             if (br[i]->type != t) br[i]->type = t; /* same register class */
         }
@@ -281,12 +286,18 @@ static BExpr *bind_func(BindCtx *bc, const AstExpr *e, int allow_agg) {
     const char *f = e->str;
     PrimAgg agg;
     int is_agg = 1;
-    if (strcasecmp(f, "count") == 0) agg = AGG_COUNT;
-    else if (strcasecmp(f, "sum") == 0) agg = AGG_SUM;
-    else if (strcasecmp(f, "avg") == 0) agg = AGG_AVG;
-    else if (strcasecmp(f, "min") == 0 && e->nlist == 1) agg = AGG_MIN;
-    else if (strcasecmp(f, "max") == 0 && e->nlist == 1) agg = AGG_MAX;
-    else is_agg = 0, agg = AGG_COUNT;
+    if (strcasecmp(f, "count") == 0)
+        agg = AGG_COUNT;
+    else if (strcasecmp(f, "sum") == 0)
+        agg = AGG_SUM;
+    else if (strcasecmp(f, "avg") == 0)
+        agg = AGG_AVG;
+    else if (strcasecmp(f, "min") == 0 && e->nlist == 1)
+        agg = AGG_MIN;
+    else if (strcasecmp(f, "max") == 0 && e->nlist == 1)
+        agg = AGG_MAX;
+    else
+        is_agg = 0, agg = AGG_COUNT;
     if (is_agg) {
         if (!allow_agg)
             return bind_fail(bc, "Binder", e->pos, "aggregate function %s is not allowed here", f);
@@ -296,14 +307,12 @@ static BExpr *bind_func(BindCtx *bc, const AstExpr *e, int allow_agg) {
         if (!x) return bind_oom(bc);
         x->agg = agg;
         if (e->nlist == 1 && e->list[0]->kind == AST_STAR) {
-            if (agg != AGG_COUNT)
-                return bind_fail(bc, "Binder", e->pos, "%s(*) is not allowed", f);
+            if (agg != AGG_COUNT) return bind_fail(bc, "Binder", e->pos, "%s(*) is not allowed", f);
             x->agg = AGG_COUNT_STAR;
             x->agg_star = 1;
             return x;
         }
-        if (e->nlist != 1)
-            return bind_fail(bc, "Binder", e->pos, "%s takes one argument", f);
+        if (e->nlist != 1) return bind_fail(bc, "Binder", e->pos, "%s takes one argument", f);
         bc->in_agg = 1;
         BExpr *arg = bind_expr(bc, e->list[0], 0);
         bc->in_agg = 0;
@@ -314,12 +323,18 @@ static BExpr *bind_func(BindCtx *bc, const AstExpr *e, int allow_agg) {
         x->a = arg;
         x->agg_distinct = e->distinct && agg != AGG_MIN && agg != AGG_MAX;
         switch (agg) {
-        case AGG_COUNT: x->type = CAT_INT64; break;
-        case AGG_SUM: x->type = bx_is_float(arg->type) ? CAT_FLOAT64 : CAT_INT64; break;
-        case AGG_AVG: x->type = CAT_FLOAT64; break;
+        case AGG_COUNT:
+            x->type = CAT_INT64;
+            break;
+        case AGG_SUM:
+            x->type = bx_is_float(arg->type) ? CAT_FLOAT64 : CAT_INT64;
+            break;
+        case AGG_AVG:
+            x->type = CAT_FLOAT64;
+            break;
         default:
-            x->type = arg->type == CAT_STRING ? CAT_STRING
-                      : arg->type == CAT_DATE ? CAT_DATE
+            x->type = arg->type == CAT_STRING  ? CAT_STRING
+                      : arg->type == CAT_DATE  ? CAT_DATE
                       : bx_is_float(arg->type) ? CAT_FLOAT64
                                                : CAT_INT64;
             x->dict = arg->dict;
@@ -416,9 +431,11 @@ static BExpr *bind_cast(BindCtx *bc, const AstExpr *e, int allow_agg) {
         int64_t *tab = plan_alloc(bc->arena, sizeof(int64_t) * (size_t)(d->n ? d->n : 1));
         BExpr *l = bx_new(bc->arena, BE_LOOKUP, CAT_INT64, e->pos);
         if (!tab || !l) return bind_oom(bc);
-        for (int64_t i = 0; i < d->n; i++) tab[i] = strtoll(cat_dict_str(d, i), NULL, 10);
-        if (x->kind == BE_CONST) return x->is_null ? bx_null(bc->arena, CAT_INT64, e->pos)
-                                                   : bx_int(bc->arena, CAT_INT64, tab[x->ival], e->pos);
+        for (int64_t i = 0; i < d->n; i++)
+            tab[i] = strtoll(cat_dict_str(d, i), NULL, 10);
+        if (x->kind == BE_CONST)
+            return x->is_null ? bx_null(bc->arena, CAT_INT64, e->pos)
+                              : bx_int(bc->arena, CAT_INT64, tab[x->ival], e->pos);
         l->a = x;
         l->table = tab;
         l->table_n = d->n;
@@ -447,19 +464,26 @@ static BExpr *bind_cast(BindCtx *bc, const AstExpr *e, int allow_agg) {
 static BExpr *bind_expr(BindCtx *bc, const AstExpr *e, int allow_agg) {
     PlanArena *A = bc->arena;
     switch (e->kind) {
-    case AST_INT: return bx_int(A, CAT_INT64, e->ival, e->pos);
-    case AST_FLOAT: return bx_float(A, e->fval, e->pos);
-    case AST_BOOL: return bx_int(A, CAT_BOOL, e->ival, e->pos);
-    case AST_DATE: return bx_int(A, CAT_DATE, e->ival, e->pos);
-    case AST_NULL: return bx_null(A, CAT_NULL, e->pos);
+    case AST_INT:
+        return bx_int(A, CAT_INT64, e->ival, e->pos);
+    case AST_FLOAT:
+        return bx_float(A, e->fval, e->pos);
+    case AST_BOOL:
+        return bx_int(A, CAT_BOOL, e->ival, e->pos);
+    case AST_DATE:
+        return bx_int(A, CAT_DATE, e->ival, e->pos);
+    case AST_NULL:
+        return bx_null(A, CAT_NULL, e->pos);
     case AST_STRING: {
         BExpr *x = bx_new(A, BE_CONST, CAT_STRING, e->pos);
         if (!x || !(x->dict = bx_literal_dict(A, e->str))) return bind_oom(bc);
         x->ival = 0;
         return x;
     }
-    case AST_COLUMN: return bind_column(bc, e);
-    case AST_STAR: return bind_fail(bc, "Binder", e->pos, "* is not allowed here");
+    case AST_COLUMN:
+        return bind_column(bc, e);
+    case AST_STAR:
+        return bind_fail(bc, "Binder", e->pos, "* is not allowed here");
     case AST_UNARY: {
         BExpr *x = bind_expr(bc, e->a, allow_agg);
         if (!x) return NULL;
@@ -476,8 +500,10 @@ static BExpr *bind_expr(BindCtx *bc, const AstExpr *e, int allow_agg) {
         if (!bx_is_numeric(x->type))
             return bind_fail(bc, "Binder", e->pos, "cannot negate %s", cat_type_name(x->type));
         if (x->kind == BE_CONST) {
-            if (bx_is_float(x->type)) x->fval = -x->fval;
-            else x->ival = (int64_t)(0 - (uint64_t)x->ival);
+            if (bx_is_float(x->type))
+                x->fval = -x->fval;
+            else
+                x->ival = (int64_t)(0 - (uint64_t)x->ival);
             if (x->type == CAT_BOOL) x->type = CAT_INT64;
             return x;
         }
@@ -498,15 +524,18 @@ static BExpr *bind_expr(BindCtx *bc, const AstExpr *e, int allow_agg) {
         case OP_SUB:
         case OP_MUL:
         case OP_DIV:
-        case OP_MOD: return bind_arith(bc, e->op, x, y, e->pos);
+        case OP_MOD:
+            return bind_arith(bc, e->op, x, y, e->pos);
         case OP_EQ:
         case OP_NE:
         case OP_LT:
         case OP_LE:
         case OP_GT:
-        case OP_GE: return bind_compare(bc, e->op, x, y, e->pos);
+        case OP_GE:
+            return bind_compare(bc, e->op, x, y, e->pos);
         case OP_AND:
-        case OP_OR: return bind_logic(bc, e->op, x, y, e->pos);
+        case OP_OR:
+            return bind_logic(bc, e->op, x, y, e->pos);
         default:
             return bind_fail(bc, "Not implemented", e->pos, "operator || (string concatenation)");
         }
@@ -576,9 +605,12 @@ static BExpr *bind_expr(BindCtx *bc, const AstExpr *e, int allow_agg) {
         l->table_n = d->n;
         return l;
     }
-    case AST_CASE: return bind_case(bc, e, allow_agg);
-    case AST_CAST: return bind_cast(bc, e, allow_agg);
-    case AST_FUNC: return bind_func(bc, e, allow_agg);
+    case AST_CASE:
+        return bind_case(bc, e, allow_agg);
+    case AST_CAST:
+        return bind_cast(bc, e, allow_agg);
+    case AST_FUNC:
+        return bind_func(bc, e, allow_agg);
     }
     return bind_fail(bc, "Binder", e->pos, "unsupported expression");
 }
@@ -665,7 +697,8 @@ static int split_conjuncts(BindCtx *bc, BExpr *e, BExpr ***list, int *n, int *ca
 static int single_rel(uint64_t m) {
     if (m == 0 || (m & (m - 1))) return -1;
     int r = 0;
-    while (!(m & 1)) m >>= 1, r++;
+    while (!(m & 1))
+        m >>= 1, r++;
     return r;
 }
 
@@ -903,7 +936,8 @@ int plan_bind_select(const Catalog *cat, const char *sql, const AstSelect *sel, 
         }
     }
     int any_agg = sel->ngroup > 0;
-    for (int i = 0; i < nitems; i++) any_agg |= has_agg_call(items[i]);
+    for (int i = 0; i < nitems; i++)
+        any_agg |= has_agg_call(items[i]);
     BExpr *having = NULL;
     if (sel->having) {
         having = as_condition(&bc, bind_expr(&bc, sel->having, 1));

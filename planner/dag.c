@@ -24,9 +24,9 @@ void plan_dag_free(Dag *d) {
     free(d);
 }
 
-static const char *kind_names[] = {"source",  "const",    "map",     "scan",     "scatter",
-                                   "gather",  "sort",     "segments", "segmented-reduce",
-                                   "join",    "cross",    "slice",   "transfer", "to-text"};
+static const char *kind_names[] = {
+    "source",           "const", "map",   "scan",  "scatter",  "gather", "sort", "segments",
+    "segmented-reduce", "join",  "cross", "slice", "transfer", "to-text"};
 
 /* Static name of a node kind. */
 const char *plan_dag_kind_name(DagKind k) {
@@ -44,7 +44,8 @@ int plan_dag_add(Dag *d, DagKind kind, const int *inputs, int ninputs, int noutp
     }
     if (d->nvalues + noutputs > d->capvalues) {
         int nc = d->capvalues ? d->capvalues * 2 : 64;
-        while (nc < d->nvalues + noutputs) nc *= 2;
+        while (nc < d->nvalues + noutputs)
+            nc *= 2;
         DagValue *nv = realloc(d->values, sizeof(DagValue) * (size_t)nc);
         if (!nv) return -1;
         d->values = nv;
@@ -98,7 +99,8 @@ void plan_buf_printf(PlanBuf *b, const char *fmt, ...) {
     }
     if (b->len + (size_t)need + 1 > b->cap) {
         size_t nc = b->cap ? b->cap * 2 : 1024;
-        while (nc < b->len + (size_t)need + 1) nc *= 2;
+        while (nc < b->len + (size_t)need + 1)
+            nc *= 2;
         char *ns = realloc(b->s, nc);
         if (!ns) {
             b->oom = 1;
@@ -139,7 +141,9 @@ static void node_params(PlanBuf *b, const Dag *d, const DagNode *n) {
         plan_buf_printf(b, "offset %lld limit %lld", (long long)n->slice_offset,
                         (long long)n->slice_limit);
         break;
-    case DN_CONST: plan_buf_printf(b, "%lld value%s", (long long)n->cn, n->cn == 1 ? "" : "s"); break;
+    case DN_CONST:
+        plan_buf_printf(b, "%lld value%s", (long long)n->cn, n->cn == 1 ? "" : "s");
+        break;
     default:
         if (n->label) plan_buf_printf(b, "%s", n->label);
         break;
@@ -162,20 +166,22 @@ static long long est_bytes(const Dag *d, const DagNode *n) {
 static void node_costs(PlanBuf *b, const DagNode *n, int json) {
     if (!n->reason) return;
     if (json) {
-        plan_buf_printf(b, ", \"est_cost_cpu_ms\": %.6f, \"est_cost_gpu_ms\": %.6f, "
-                           "\"est_cost_xfer_ms\": %.6f, \"reason\": ",
+        plan_buf_printf(b,
+                        ", \"est_cost_cpu_ms\": %.6f, \"est_cost_gpu_ms\": %.6f, "
+                        "\"est_cost_xfer_ms\": %.6f, \"reason\": ",
                         n->est_cost_cpu, n->est_cost_gpu, n->est_cost_xfer);
         return;
     }
-    plan_buf_printf(b, " cpu=%.3fms gpu=%.3fms xfer=%.3fms {%s}", n->est_cost_cpu,
-                    n->est_cost_gpu, n->est_cost_xfer, n->reason);
+    plan_buf_printf(b, " cpu=%.3fms gpu=%.3fms xfer=%.3fms {%s}", n->est_cost_cpu, n->est_cost_gpu,
+                    n->est_cost_xfer, n->reason);
 }
 
 /* Text tree: result columns at the top, each node's inputs below it,
  * indented; a node already printed is referenced by its #id. */
 static void text_node(PlanBuf *b, const Dag *d, int id, int depth, uint8_t *seen, int analyze) {
     const DagNode *n = &d->nodes[id];
-    for (int i = 0; i < depth; i++) plan_buf_printf(b, "  ");
+    for (int i = 0; i < depth; i++)
+        plan_buf_printf(b, "  ");
     plan_buf_printf(b, "#%d %s", id, plan_dag_kind_name(n->kind));
     if (seen[id]) {
         plan_buf_printf(b, " (see above)\n");
@@ -191,8 +197,7 @@ static void text_node(PlanBuf *b, const Dag *d, int id, int depth, uint8_t *seen
     plan_buf_printf(b, "  est_rows=%lld est_bytes=%lld", (long long)n->est_rows, est_bytes(d, n));
     node_costs(b, n, 0);
     if (analyze && n->fused_with >= 0) plan_buf_printf(b, "  (fused into #%d)", n->fused_with);
-    if (analyze)
-        plan_buf_printf(b, "  rows=%lld time=%.3fms", (long long)n->rows_out, n->ms);
+    if (analyze) plan_buf_printf(b, "  rows=%lld time=%.3fms", (long long)n->rows_out, n->ms);
     if (analyze && (n->bytes_h2d || n->bytes_d2h))
         plan_buf_printf(b, " h2d=%lldB d2h=%lldB", (long long)n->bytes_h2d,
                         (long long)n->bytes_d2h);
@@ -208,7 +213,8 @@ char *plan_explain_text(const Dag *d, int analyze) {
     uint8_t *seen = calloc((size_t)(d->nnodes ? d->nnodes : 1), 1);
     if (!seen) return NULL;
     double total = 0;
-    for (int i = 0; i < d->nnodes; i++) total += d->nodes[i].ms;
+    for (int i = 0; i < d->nnodes; i++)
+        total += d->nodes[i].ms;
     plan_buf_printf(&b, "primitive DAG: %d nodes, %d result column%s\n", d->nnodes, d->nresults,
                     d->nresults == 1 ? "" : "s");
     for (int r = 0; r < d->nresults; r++) {
@@ -228,9 +234,12 @@ char *plan_explain_text(const Dag *d, int analyze) {
 static void json_str(PlanBuf *b, const char *s) {
     plan_buf_printf(b, "\"");
     for (; s && *s; s++) {
-        if (*s == '"' || *s == '\\') plan_buf_printf(b, "\\%c", *s);
-        else if ((unsigned char)*s < 0x20) plan_buf_printf(b, "\\u%04x", *s);
-        else plan_buf_printf(b, "%c", *s);
+        if (*s == '"' || *s == '\\')
+            plan_buf_printf(b, "\\%c", *s);
+        else if ((unsigned char)*s < 0x20)
+            plan_buf_printf(b, "\\u%04x", *s);
+        else
+            plan_buf_printf(b, "%c", *s);
     }
     plan_buf_printf(b, "\"");
 }
@@ -259,9 +268,9 @@ char *plan_explain_json(const Dag *d, int analyze) {
         if (analyze && n->fused_with >= 0)
             plan_buf_printf(&b, ", \"fused_with\": %d", n->fused_with);
         if (analyze)
-            plan_buf_printf(&b, ", \"rows\": %lld, \"ms\": %.6f, \"h2d_bytes\": %lld, \"d2h_bytes\": %lld",
-                            (long long)n->rows_out, n->ms, (long long)n->bytes_h2d,
-                            (long long)n->bytes_d2h);
+            plan_buf_printf(
+                &b, ", \"rows\": %lld, \"ms\": %.6f, \"h2d_bytes\": %lld, \"d2h_bytes\": %lld",
+                (long long)n->rows_out, n->ms, (long long)n->bytes_h2d, (long long)n->bytes_d2h);
         plan_buf_printf(&b, "}");
     }
     plan_buf_printf(&b, "\n], \"results\": [");
@@ -288,8 +297,10 @@ char *plan_explain_dot(const Dag *d, int analyze) {
         plan_buf_printf(&b, "  n%d [label=\"#%d %s [%s]\\n", i, i, plan_dag_kind_name(n->kind),
                         n->device == DEV_GPU ? "gpu" : "cpu");
         for (const char *s = p.s; s && *s; s++) {
-            if (*s == '"' || *s == '\\') plan_buf_printf(&b, "\\%c", *s);
-            else plan_buf_printf(&b, "%c", *s);
+            if (*s == '"' || *s == '\\')
+                plan_buf_printf(&b, "\\%c", *s);
+            else
+                plan_buf_printf(&b, "%c", *s);
         }
         free(p.s);
         plan_buf_printf(&b, "\\nest_rows=%lld est_bytes=%lld", (long long)n->est_rows,
@@ -298,8 +309,10 @@ char *plan_explain_dot(const Dag *d, int analyze) {
             plan_buf_printf(&b, "\\ncpu=%.3fms gpu=%.3fms xfer=%.3fms\\n", n->est_cost_cpu,
                             n->est_cost_gpu, n->est_cost_xfer);
             for (const char *s = n->reason; *s; s++) {
-                if (*s == '"' || *s == '\\') plan_buf_printf(&b, "\\%c", *s);
-                else plan_buf_printf(&b, "%c", *s);
+                if (*s == '"' || *s == '\\')
+                    plan_buf_printf(&b, "\\%c", *s);
+                else
+                    plan_buf_printf(&b, "%c", *s);
             }
         }
         if (analyze) plan_buf_printf(&b, " rows=%lld %.3fms", (long long)n->rows_out, n->ms);

@@ -30,19 +30,19 @@ typedef struct PlanError {
  * on codes are comparisons on text; literals get one-entry dictionaries and
  * the binder unifies dictionaries with POP_LOOKUP remaps where two meet. */
 typedef enum BExprKind {
-    BE_CONST,   /* ival / fval by type; is_null for NULL */
-    BE_COL,     /* slot, col */
-    BE_UNARY,   /* op (OP_NEG, OP_NOT), a */
-    BE_BINARY,  /* op (arith, compare, AND, OR), a, b */
-    BE_ISNULL,  /* a; negated for IS NOT NULL */
-    BE_CASE,    /* a ? b : c (a boolean) */
-    BE_COALESCE,/* a if not NULL else b */
-    BE_CAST,    /* a converted to type (numeric <-> numeric) */
-    BE_TRUTH,   /* a != 0 as BOOL (numeric used as a condition) */
-    BE_LOOKUP,  /* table[a] (a is a STRING code): remaps and LIKE */
-    BE_AGG,     /* aggregate call (only before rewriting into the agg scope) */
-    BE_TOTEXT   /* CAST(number AS TEXT): a select-list output only; its
-                   dictionary is built when the query runs (dict NULL) */
+    BE_CONST,    /* ival / fval by type; is_null for NULL */
+    BE_COL,      /* slot, col */
+    BE_UNARY,    /* op (OP_NEG, OP_NOT), a */
+    BE_BINARY,   /* op (arith, compare, AND, OR), a, b */
+    BE_ISNULL,   /* a; negated for IS NOT NULL */
+    BE_CASE,     /* a ? b : c (a boolean) */
+    BE_COALESCE, /* a if not NULL else b */
+    BE_CAST,     /* a converted to type (numeric <-> numeric) */
+    BE_TRUTH,    /* a != 0 as BOOL (numeric used as a condition) */
+    BE_LOOKUP,   /* table[a] (a is a STRING code): remaps and LIKE */
+    BE_AGG,      /* aggregate call (only before rewriting into the agg scope) */
+    BE_TOTEXT    /* CAST(number AS TEXT): a select-list output only; its
+                    dictionary is built when the query runs (dict NULL) */
 } BExprKind;
 
 typedef struct BExpr {
@@ -57,18 +57,18 @@ typedef struct BExpr {
     struct BExpr *a, *b, *c;
     const int64_t *table; /* BE_LOOKUP, owned by the plan's arena */
     int64_t table_n;
-    const CatDict *dict;  /* STRING-typed expressions */
-    PrimAgg agg;          /* BE_AGG */
-    int agg_star;         /* COUNT(*) */
-    int agg_distinct;     /* COUNT(DISTINCT x) etc. */
-    int64_t pos;          /* source offset for messages */
+    const CatDict *dict; /* STRING-typed expressions */
+    PrimAgg agg;         /* BE_AGG */
+    int agg_star;        /* COUNT(*) */
+    int agg_distinct;    /* COUNT(DISTINCT x) etc. */
+    int64_t pos;         /* source offset for messages */
 } BExpr;
 
 /* A relation of the FROM list. */
 typedef struct BRel {
     CatTable *table;
-    char *alias;      /* name used for qualification (alias or table name) */
-    BExpr **filters;  /* conjuncts that read only this relation (pushed down) */
+    char *alias;     /* name used for qualification (alias or table name) */
+    BExpr **filters; /* conjuncts that read only this relation (pushed down) */
     int nfilters;
     int64_t est_rows; /* after its filters */
 } BRel;
@@ -87,7 +87,7 @@ typedef struct BPred {
 
 typedef struct BAgg {
     PrimAgg agg;
-    BExpr *arg;  /* NULL for COUNT(*) */
+    BExpr *arg; /* NULL for COUNT(*) */
     CatType type;
     int distinct; /* aggregate over the distinct non-NULL values of arg */
 } BAgg;
@@ -103,25 +103,25 @@ typedef struct BSelect {
     BRel *rels;
     int npreds;
     BPred *preds;
-    int *join_order;  /* permutation of 0..nrels-1 chosen by the rewriter */
+    int *join_order; /* permutation of 0..nrels-1 chosen by the rewriter */
 
-    int has_agg;      /* GROUP BY or any aggregate */
+    int has_agg; /* GROUP BY or any aggregate */
     int ngroup;
-    BExpr **group;    /* base scope */
+    BExpr **group; /* base scope */
     int naggs;
     BAgg *aggs;
-    BExpr *having;    /* agg scope */
+    BExpr *having; /* agg scope */
 
     int nout;
-    BExpr **out;      /* agg scope if has_agg else base scope */
+    BExpr **out; /* agg scope if has_agg else base scope */
     char **out_names;
     int distinct;
     int norder;
-    BExpr **order;    /* same scope as out */
+    BExpr **order; /* same scope as out */
     uint8_t *order_desc;
-    int *order_out;   /* index of the output column equal to the key, or -1 */
-    int64_t limit;    /* -1 = none */
-    int64_t offset;   /* 0 = none */
+    int *order_out; /* index of the output column equal to the key, or -1 */
+    int64_t limit;  /* -1 = none */
+    int64_t offset; /* 0 = none */
     int64_t est_groups;
 } BSelect;
 
@@ -169,29 +169,29 @@ double plan_selectivity(const BExpr *pred, const BRel *rel);
  * order is valid.
  */
 typedef enum DagKind {
-    DN_SOURCE,   /* a table column (host memory of the catalog) */
-    DN_CONST,    /* a small constant int64 vector (e.g. one segment start) */
-    DN_MAP,      /* expression program over input columns */
-    DN_SCAN,     /* exclusive prefix sum of flags -> offsets (+ total) */
-    DN_SCATTER,  /* compaction: row ids where flags, at offsets */
-    DN_GATHER,   /* dst[i] = src[idx[i]] */
-    DN_SORT,     /* keys -> permutation */
-    DN_SEGMENTS, /* sorted keys -> segment starts */
-    DN_SEGREDUCE,/* value + starts -> per-segment aggregate */
-    DN_JOIN,     /* equi-join -> (left ids, right ids) */
-    DN_CROSS,    /* cross product -> (left ids, right ids) */
-    DN_SLICE,    /* rows [offset, offset+limit) of a row-id sequence */
-    DN_TRANSFER, /* host <-> device copy (inserted by placement) */
-    DN_TOTEXT    /* numbers -> string codes into a dictionary built at run time (CPU) */
+    DN_SOURCE,    /* a table column (host memory of the catalog) */
+    DN_CONST,     /* a small constant int64 vector (e.g. one segment start) */
+    DN_MAP,       /* expression program over input columns */
+    DN_SCAN,      /* exclusive prefix sum of flags -> offsets (+ total) */
+    DN_SCATTER,   /* compaction: row ids where flags, at offsets */
+    DN_GATHER,    /* dst[i] = src[idx[i]] */
+    DN_SORT,      /* keys -> permutation */
+    DN_SEGMENTS,  /* sorted keys -> segment starts */
+    DN_SEGREDUCE, /* value + starts -> per-segment aggregate */
+    DN_JOIN,      /* equi-join -> (left ids, right ids) */
+    DN_CROSS,     /* cross product -> (left ids, right ids) */
+    DN_SLICE,     /* rows [offset, offset+limit) of a row-id sequence */
+    DN_TRANSFER,  /* host <-> device copy (inserted by placement) */
+    DN_TOTEXT     /* numbers -> string codes into a dictionary built at run time (CPU) */
 } DagKind;
 
 typedef enum DagDevice { DEV_CPU = 0, DEV_GPU = 1 } DagDevice;
 
 typedef struct DagValue {
-    int producer;     /* node index */
-    int slot;         /* which output of the producer */
+    int producer; /* node index */
+    int slot;     /* which output of the producer */
     PrimType type;
-    CatType ltype;    /* logical type (result columns) */
+    CatType ltype; /* logical type (result columns) */
     const CatDict *dict;
     int64_t est_rows;
 } DagValue;
@@ -201,31 +201,31 @@ typedef struct DagValue {
 typedef struct DagNode {
     DagKind kind;
     int ninputs;
-    int *inputs;      /* value ids */
+    int *inputs; /* value ids */
     int noutputs;
-    int outputs[2];   /* value ids */
-    int len_from;     /* value whose runtime length gives this node's n (map, slice) */
-    int count_from;   /* DN_SCATTER: the DN_SCAN node whose total sizes the output */
+    int outputs[2]; /* value ids */
+    int len_from;   /* value whose runtime length gives this node's n (map, slice) */
+    int count_from; /* DN_SCATTER: the DN_SCAN node whose total sizes the output */
     /* parameters */
-    const CatTable *table;      /* DN_SOURCE */
-    int column;                 /* DN_SOURCE */
-    PrimProgram prog;           /* DN_MAP */
-    char *label;                /* human text: predicate / expression / table.column */
-    uint8_t *desc;              /* DN_SORT */
-    PrimAgg agg;                /* DN_SEGREDUCE */
-    int64_t *cdata;             /* DN_CONST */
+    const CatTable *table; /* DN_SOURCE */
+    int column;            /* DN_SOURCE */
+    PrimProgram prog;      /* DN_MAP */
+    char *label;           /* human text: predicate / expression / table.column */
+    uint8_t *desc;         /* DN_SORT */
+    PrimAgg agg;           /* DN_SEGREDUCE */
+    int64_t *cdata;        /* DN_CONST */
     int64_t cn;
     int64_t slice_offset, slice_limit; /* DN_SLICE (-1 limit = all) */
     /* placement and estimates */
     DagDevice device;
     int64_t est_rows;
     double est_cost_cpu, est_cost_gpu, est_cost_xfer; /* ms (cost/place.c) */
-    char *reason;     /* why placement chose device (arena text), or NULL */
+    char *reason; /* why placement chose device (arena text), or NULL */
     /* measured (EXPLAIN ANALYZE) */
     double ms;
     int64_t rows_in, rows_out;
     int64_t bytes_h2d, bytes_d2h;
-    int fused_with;   /* -1 or the node it ran fused into */
+    int fused_with; /* -1 or the node it ran fused into */
 } DagNode;
 
 typedef struct Dag {
@@ -233,8 +233,8 @@ typedef struct Dag {
     DagNode *nodes;
     int nvalues, capvalues;
     DagValue *values;
-    int nresults;     /* result columns */
-    int *results;     /* value ids */
+    int nresults; /* result columns */
+    int *results; /* value ids */
     char **result_names;
     PlanArena *arena; /* owns labels, programs, constant data */
 } Dag;

@@ -28,9 +28,12 @@ static double join_estimate(const BSelect *b, uint64_t in, double cur, int r, in
         if (!p->is_equi) continue;
         int other;
         const BExpr *rk;
-        if (p->lrel == r && (in >> p->rrel & 1)) other = p->rrel, rk = p->lkey;
-        else if (p->rrel == r && (in >> p->lrel & 1)) other = p->lrel, rk = p->rkey;
-        else continue;
+        if (p->lrel == r && (in >> p->rrel & 1))
+            other = p->rrel, rk = p->lkey;
+        else if (p->rrel == r && (in >> p->lrel & 1))
+            other = p->lrel, rk = p->rkey;
+        else
+            continue;
         (void)other;
         double d = key_distinct(rk, &b->rels[r]);
         if (d < 1) d = 1;
@@ -44,7 +47,8 @@ void plan_rewrite(BSelect *b) {
     for (int r = 0; r < b->nrels; r++) {
         BRel *rel = &b->rels[r];
         double sel = 1.0;
-        for (int f = 0; f < rel->nfilters; f++) sel *= plan_selectivity(rel->filters[f], rel);
+        for (int f = 0; f < rel->nfilters; f++)
+            sel *= plan_selectivity(rel->filters[f], rel);
         double est = (double)rel->table->nrows * sel;
         rel->est_rows = (int64_t)(est + 0.5);
         if (rel->est_rows < 1 && rel->table->nrows > 0) rel->est_rows = 1;

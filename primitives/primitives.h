@@ -45,8 +45,8 @@ typedef struct PrimVec {
 } PrimVec;
 
 typedef struct PrimCtx {
-    int nthreads;   /* CPU twins: worker threads (>= 1) */
-    void *stream;   /* GPU twins: cudaStream_t (NULL = default stream) */
+    int nthreads; /* CPU twins: worker threads (>= 1) */
+    void *stream; /* GPU twins: cudaStream_t (NULL = default stream) */
     /* The executor's allocator: host memory for CPU twins, device memory for
      * GPU twins. Returns NULL on failure. */
     void *(*alloc)(void *ud, size_t bytes);
@@ -64,42 +64,43 @@ typedef struct PrimCtx {
  * logic, NOT x is (x == 0).
  */
 typedef enum PrimOp {
-    POP_COL,    /* dst = input column ival (converted to dst's type) */
-    POP_CONST,  /* dst = ival (type I) or fval (type F) */
-    POP_NULL,   /* dst = NULL */
-    POP_ADD,    /* dst = a + b, in type t (both operands already of type t) */
+    POP_COL,   /* dst = input column ival (converted to dst's type) */
+    POP_CONST, /* dst = ival (type I) or fval (type F) */
+    POP_NULL,  /* dst = NULL */
+    POP_ADD,   /* dst = a + b, in type t (both operands already of type t) */
     POP_SUB,
     POP_MUL,
-    POP_DIV,    /* I: truncating; NULL if b == 0 (also F, as SQLite) */
-    POP_MOD,    /* I: C remainder; F: fmod on truncated ints as SQLite; NULL if b == 0 */
-    POP_NEG,    /* dst = -a */
-    POP_I2F,    /* dst(F) = (double)a(I) */
-    POP_F2I,    /* dst(I) = (int64)a(F), truncating */
-    POP_EQ,     /* dst(I) = a == b compared in type t, 0/1 or NULL */
+    POP_DIV, /* I: truncating; NULL if b == 0 (also F, as SQLite) */
+    POP_MOD, /* I: C remainder; F: fmod on truncated ints as SQLite; NULL if b == 0 */
+    POP_NEG, /* dst = -a */
+    POP_I2F, /* dst(F) = (double)a(I) */
+    POP_F2I, /* dst(I) = (int64)a(F), truncating */
+    POP_EQ,  /* dst(I) = a == b compared in type t, 0/1 or NULL */
     POP_NE,
     POP_LT,
     POP_LE,
     POP_GT,
     POP_GE,
-    POP_AND,    /* three-valued; operands are I 0/1 (or any: nonzero = true) */
+    POP_AND, /* three-valued; operands are I 0/1 (or any: nonzero = true) */
     POP_OR,
     POP_NOT,    /* dst(I) = a == 0 (a of type t), NULL stays NULL */
     POP_ISNULL, /* dst(I) = a is NULL ? 1 : 0, never NULL */
     POP_NOTNULL,
-    POP_TRUTH,  /* dst(I) = a != 0 (a of type t), NULL stays NULL */
-    POP_CASE,   /* dst = (a not NULL and a != 0) ? b : c, all of type t except a (I) */
-    POP_LOOKUP, /* dst(I) = table[a] for 0 <= a < table_n (a of type I); NULL if a NULL
-                   or table value is INT64_MIN: dictionary remaps, LIKE per entry */
+    POP_TRUTH,   /* dst(I) = a != 0 (a of type t), NULL stays NULL */
+    POP_CASE,    /* dst = (a not NULL and a != 0) ? b : c, all of type t except a (I) */
+    POP_LOOKUP,  /* dst(I) = table[a] for 0 <= a < table_n (a of type I); NULL if a NULL
+                    or table value is INT64_MIN: dictionary remaps, LIKE per entry */
     POP_COALESCE /* dst = a if not NULL else b, in type t */
 } PrimOp;
 
 enum { PRIM_REG_I = 0, PRIM_REG_F = 1 };
 
 typedef struct PrimInstr {
-    uint8_t op;    /* PrimOp */
-    uint8_t t;     /* PRIM_REG_I / PRIM_REG_F: operand type (compare, arith), dst type (COL, CONST, CASE) */
+    uint8_t op; /* PrimOp */
+    uint8_t
+        t; /* PRIM_REG_I / PRIM_REG_F: operand type (compare, arith), dst type (COL, CONST, CASE) */
     int16_t dst, a, b, c;
-    int64_t ival;  /* POP_COL: input index; POP_CONST: value */
+    int64_t ival; /* POP_COL: input index; POP_CONST: value */
     double fval;
     const int64_t *table; /* POP_LOOKUP (host table; the GPU twin gets a device copy) */
     int64_t table_n;
@@ -108,11 +109,11 @@ typedef struct PrimInstr {
 typedef struct PrimProgram {
     int ninstr;
     const PrimInstr *code;
-    int nregs;        /* registers 0..nregs-1, at most PRIM_MAX_REGS */
-    int result;       /* register holding the result */
-    int result_t;     /* PRIM_REG_I / PRIM_REG_F */
-    int ninputs;      /* input columns the program reads */
-    int as_filter;    /* 1: out is PRIM_U8 flags, 1 where result is non-NULL and != 0 */
+    int nregs;     /* registers 0..nregs-1, at most PRIM_MAX_REGS */
+    int result;    /* register holding the result */
+    int result_t;  /* PRIM_REG_I / PRIM_REG_F */
+    int ninputs;   /* input columns the program reads */
+    int as_filter; /* 1: out is PRIM_U8 flags, 1 where result is non-NULL and != 0 */
 } PrimProgram;
 
 #define PRIM_MAX_REGS 64
@@ -150,8 +151,7 @@ int prim_cpu_scatter(PrimCtx *ctx, const PrimVec *src, const uint8_t *flags, con
 /* --------------------------------------------------------------- gather --
  * dst[i] = src[idx[i]] for i in 0..n-1; idx[i] < 0 gives NULL (dst->valid
  * must then be allocated). dst->valid (if not NULL) receives validity. */
-int prim_cpu_gather(PrimCtx *ctx, const PrimVec *src, const int64_t *idx, int64_t n,
-                    PrimVec *dst);
+int prim_cpu_gather(PrimCtx *ctx, const PrimVec *src, const int64_t *idx, int64_t n, PrimVec *dst);
 
 /* ----------------------------------------------------------------- sort --
  * perm[0..n) = the stable permutation that orders rows by keys[0..nkeys)
@@ -211,8 +211,7 @@ int prim_gpu_select(PrimCtx *ctx, const PrimProgram *prog, const PrimVec *inputs
                     int64_t *rowids, int64_t *count);
 int prim_gpu_scatter(PrimCtx *ctx, const PrimVec *src, const uint8_t *flags, const int64_t *idx,
                      int64_t n, PrimVec *dst);
-int prim_gpu_gather(PrimCtx *ctx, const PrimVec *src, const int64_t *idx, int64_t n,
-                    PrimVec *dst);
+int prim_gpu_gather(PrimCtx *ctx, const PrimVec *src, const int64_t *idx, int64_t n, PrimVec *dst);
 int prim_gpu_sort(PrimCtx *ctx, const PrimVec *keys, const uint8_t *desc, int nkeys, int64_t n,
                   int64_t *perm);
 int prim_gpu_segments(PrimCtx *ctx, const PrimVec *keys, int nkeys, int64_t n, int64_t *starts,
@@ -273,8 +272,7 @@ size_t prim_gpu_pool_peak(int reset);
 /* Measure bandwidths in GB/s with buffers of `bytes`: a device-to-device
  * copy counting bytes read + written, and pinned host->device and
  * device->host copies (median of 5 after a warm-up, CUDA events). */
-int prim_gpu_bandwidth(size_t bytes, double *d2d, double *h2d, double *d2h, char *err,
-                       size_t cap);
+int prim_gpu_bandwidth(size_t bytes, double *d2d, double *h2d, double *d2h, char *err, size_t cap);
 /* Device-wide synchronization and last error check (for the end of a run). */
 int prim_gpu_device_sync(char *err, size_t cap);
 

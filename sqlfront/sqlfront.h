@@ -33,9 +33,9 @@ typedef enum SqlTokKind {
 
 typedef struct SqlToken {
     SqlTokKind kind;
-    int64_t pos;   /* byte offset of the token's first char in the SQL text */
-    int64_t len;   /* bytes of the token in the SQL text */
-    int quoted;    /* TK_IDENT written as "name" (never a keyword) */
+    int64_t pos; /* byte offset of the token's first char in the SQL text */
+    int64_t len; /* bytes of the token in the SQL text */
+    int quoted;  /* TK_IDENT written as "name" (never a keyword) */
 } SqlToken;
 
 /* Next token starting at byte offset pos of sql[0..len) (skipping
@@ -44,60 +44,72 @@ SqlToken sql_next_token(const char *sql, int64_t len, int64_t pos);
 
 /* ---- AST ---- */
 typedef enum AstKind {
-    AST_INT,      /* ival */
-    AST_FLOAT,    /* fval */
-    AST_STRING,   /* str (unescaped, NUL-terminated) */
+    AST_INT,    /* ival */
+    AST_FLOAT,  /* fval */
+    AST_STRING, /* str (unescaped, NUL-terminated) */
     AST_NULL,
-    AST_DATE,     /* DATE 'yyyy-mm-dd': str holds the text, ival the days */
-    AST_BOOL,     /* TRUE / FALSE: ival 1 / 0 */
-    AST_COLUMN,   /* [table.]column: table may be NULL; name */
-    AST_STAR,     /* * or t.* in a select list (table may be NULL), or COUNT(*) arg */
-    AST_UNARY,    /* op in {OP_NEG, OP_NOT, OP_PLUS}, a */
-    AST_BINARY,   /* op, a, b */
-    AST_BETWEEN,  /* a BETWEEN b AND c; negated for NOT BETWEEN */
-    AST_IN,       /* a IN (list...); negated for NOT IN */
-    AST_ISNULL,   /* a IS NULL; negated for IS NOT NULL */
-    AST_LIKE,     /* a LIKE b; negated for NOT LIKE */
-    AST_CASE,     /* CASE [a] WHEN list[0] THEN list[1] WHEN list[2] THEN list[3] ... [ELSE b] END */
-    AST_CAST,     /* CAST(a AS type_name) */
-    AST_FUNC      /* name(list...) incl. COUNT(*) (list[0] is AST_STAR), distinct flag */
+    AST_DATE,    /* DATE 'yyyy-mm-dd': str holds the text, ival the days */
+    AST_BOOL,    /* TRUE / FALSE: ival 1 / 0 */
+    AST_COLUMN,  /* [table.]column: table may be NULL; name */
+    AST_STAR,    /* * or t.* in a select list (table may be NULL), or COUNT(*) arg */
+    AST_UNARY,   /* op in {OP_NEG, OP_NOT, OP_PLUS}, a */
+    AST_BINARY,  /* op, a, b */
+    AST_BETWEEN, /* a BETWEEN b AND c; negated for NOT BETWEEN */
+    AST_IN,      /* a IN (list...); negated for NOT IN */
+    AST_ISNULL,  /* a IS NULL; negated for IS NOT NULL */
+    AST_LIKE,    /* a LIKE b; negated for NOT LIKE */
+    AST_CASE,    /* CASE [a] WHEN list[0] THEN list[1] WHEN list[2] THEN list[3] ... [ELSE b] END */
+    AST_CAST,    /* CAST(a AS type_name) */
+    AST_FUNC     /* name(list...) incl. COUNT(*) (list[0] is AST_STAR), distinct flag */
 } AstKind;
 
 typedef enum AstOp {
     OP_NONE = 0,
-    OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD,
-    OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE,
-    OP_AND, OP_OR,
-    OP_NOT, OP_NEG, OP_PLUS,
+    OP_ADD,
+    OP_SUB,
+    OP_MUL,
+    OP_DIV,
+    OP_MOD,
+    OP_EQ,
+    OP_NE,
+    OP_LT,
+    OP_LE,
+    OP_GT,
+    OP_GE,
+    OP_AND,
+    OP_OR,
+    OP_NOT,
+    OP_NEG,
+    OP_PLUS,
     OP_CONCAT
 } AstOp;
 
 typedef struct AstExpr {
     AstKind kind;
     AstOp op;
-    int64_t pos;       /* byte offset where the expression starts */
-    int64_t end;       /* byte offset just past it (for column names like "a+b") */
+    int64_t pos; /* byte offset where the expression starts */
+    int64_t end; /* byte offset just past it (for column names like "a+b") */
     int64_t ival;
     double fval;
-    char *str;         /* literal text, column name, function name, CAST type name */
-    char *table;       /* AST_COLUMN / AST_STAR qualifier or NULL */
+    char *str;   /* literal text, column name, function name, CAST type name */
+    char *table; /* AST_COLUMN / AST_STAR qualifier or NULL */
     struct AstExpr *a, *b, *c;
     struct AstExpr **list;
     int nlist;
-    int negated;       /* NOT BETWEEN / NOT IN / IS NOT NULL / NOT LIKE */
-    int distinct;      /* COUNT(DISTINCT x) etc. */
+    int negated;  /* NOT BETWEEN / NOT IN / IS NOT NULL / NOT LIKE */
+    int distinct; /* COUNT(DISTINCT x) etc. */
 } AstExpr;
 
 typedef struct AstSelectItem {
     AstExpr *expr;
-    char *alias;       /* AS alias or NULL */
+    char *alias; /* AS alias or NULL */
 } AstSelectItem;
 
 typedef struct AstTableRef {
     char *name;
-    char *alias;       /* or NULL */
+    char *alias; /* or NULL */
     int64_t pos;
-    AstExpr *join_on;  /* ON condition for [INNER] JOIN; NULL for comma / first */
+    AstExpr *join_on; /* ON condition for [INNER] JOIN; NULL for comma / first */
 } AstTableRef;
 
 typedef struct AstOrderItem {
@@ -117,13 +129,13 @@ typedef struct AstSelect {
     AstExpr *having;
     AstOrderItem *order_by;
     int norder;
-    AstExpr *limit;    /* or NULL */
-    AstExpr *offset;   /* or NULL */
+    AstExpr *limit;  /* or NULL */
+    AstExpr *offset; /* or NULL */
 } AstSelect;
 
 typedef struct AstColumnDef {
     char *name;
-    char *type_name;   /* as written, e.g. "VARCHAR(40)", "INTEGER" */
+    char *type_name; /* as written, e.g. "VARCHAR(40)", "INTEGER" */
     int64_t pos;
 } AstColumnDef;
 
@@ -132,7 +144,7 @@ typedef enum AstStmtKind {
     STMT_CREATE_TABLE,
     STMT_INSERT,
     STMT_DROP_TABLE,
-    STMT_SET          /* SET name = value */
+    STMT_SET /* SET name = value */
 } AstStmtKind;
 
 typedef struct AstStmt {
@@ -148,7 +160,7 @@ typedef struct AstStmt {
     /* INSERT INTO t [(cols)] VALUES (row), (row)...  */
     char **insert_cols; /* or NULL for all columns in order */
     int ninsert_cols;
-    AstExpr ***rows;    /* rows[r][c] */
+    AstExpr ***rows; /* rows[r][c] */
     int64_t nrows;
     int row_width;
     /* SET name = value */
@@ -157,8 +169,8 @@ typedef struct AstStmt {
 } AstStmt;
 
 typedef struct SqlError {
-    char msg[512];     /* "syntax error at or near \"FORM\"" (no stage prefix) */
-    int64_t offset;    /* byte offset in the SQL text, -1 if none */
+    char msg[512];  /* "syntax error at or near \"FORM\"" (no stage prefix) */
+    int64_t offset; /* byte offset in the SQL text, -1 if none */
 } SqlError;
 
 /*

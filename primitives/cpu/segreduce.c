@@ -143,28 +143,35 @@ static void segr_range(PrimAgg agg, const PrimVec *val, int64_t lo, int64_t hi, 
             const int32_t *v = (const int32_t *)val->data;
             int32_t m32 = agg == AGG_MIN ? INT32_MAX : INT32_MIN;
             if (agg == AGG_MIN)
-                for (int64_t i = lo; i < hi; i++) m32 = v[i] < m32 ? v[i] : m32;
+                for (int64_t i = lo; i < hi; i++)
+                    m32 = v[i] < m32 ? v[i] : m32;
             else
-                for (int64_t i = lo; i < hi; i++) m32 = v[i] > m32 ? v[i] : m32;
+                for (int64_t i = lo; i < hi; i++)
+                    m32 = v[i] > m32 ? v[i] : m32;
             mn = mx = m32;
         } else {
             const int64_t *v = (const int64_t *)val->data;
             int64_t m = agg == AGG_MIN ? INT64_MAX : INT64_MIN;
             if (agg == AGG_MIN)
-                for (int64_t i = lo; i < hi; i++) m = v[i] < m ? v[i] : m;
+                for (int64_t i = lo; i < hi; i++)
+                    m = v[i] < m ? v[i] : m;
             else
-                for (int64_t i = lo; i < hi; i++) m = v[i] > m ? v[i] : m;
+                for (int64_t i = lo; i < hi; i++)
+                    m = v[i] > m ? v[i] : m;
             mn = mx = m;
         }
         cnt = hi - lo;
-        if (agg == AGG_MIN) imin = mn;
-        else imax = mx;
+        if (agg == AGG_MIN)
+            imin = mn;
+        else
+            imax = mx;
     } else if (!vd && agg == AGG_SUM && val->type == PRIM_I32) {
         /* fast path: 32-bit values, at most SEGR_BLOCK of them, cannot
          * overflow an int64 sum */
         const int32_t *v = (const int32_t *)val->data;
         int64_t sum = 0;
-        for (int64_t i = lo; i < hi; i++) sum += v[i];
+        for (int64_t i = lo; i < hi; i++)
+            sum += v[i];
         isum = sum;
         cnt = hi - lo;
         wide = 0;

@@ -58,7 +58,8 @@ static void pass_flags(void *arg, int t, int nt) {
     }
     int64_t c = 0;
     const uint8_t *f = j->flags + a;
-    for (int64_t i = 0; i < b - a; i++) c += f[i] != 0;
+    for (int64_t i = 0; i < b - a; i++)
+        c += f[i] != 0;
     j->counts[t] = c;
 }
 

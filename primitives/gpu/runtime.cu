@@ -82,8 +82,7 @@ extern "C" int prim_gpu_copy(void *dst, const void *src, size_t bytes, PrimCopyK
 }
 
 extern "C" int prim_gpu_sync(void *stream, char *err, size_t cap) {
-    return rt_check(cudaStreamSynchronize((cudaStream_t)stream), "cudaStreamSynchronize", err,
-                    cap);
+    return rt_check(cudaStreamSynchronize((cudaStream_t)stream), "cudaStreamSynchronize", err, cap);
 }
 
 extern "C" int prim_gpu_host_register(void *p, size_t bytes, char *err, size_t cap) {
@@ -148,8 +147,7 @@ extern "C" size_t prim_gpu_pool_peak(int reset) {
 
 /* Median of 5 timed copies (after one warm-up) of bytes from src to dst on
  * stream s; returns milliseconds or -1. */
-static float time_copy(void *dst, const void *src, size_t bytes, cudaMemcpyKind k,
-                       cudaStream_t s) {
+static float time_copy(void *dst, const void *src, size_t bytes, cudaMemcpyKind k, cudaStream_t s) {
     float t[5];
     cudaEvent_t a, b;
     if (cudaEventCreate(&a) != cudaSuccess || cudaEventCreate(&b) != cudaSuccess) return -1;

@@ -71,8 +71,7 @@ int prim_gpu_select(PrimCtx *ctx, const PrimProgram *prog, const PrimVec *inputs
     *count = 0;
     return no_cuda(ctx->err, sizeof ctx->err);
 }
-int prim_gpu_bandwidth(size_t bytes, double *d2d, double *h2d, double *d2h, char *err,
-                       size_t cap) {
+int prim_gpu_bandwidth(size_t bytes, double *d2d, double *h2d, double *d2h, char *err, size_t cap) {
     (void)bytes;
     *d2d = *h2d = *d2h = 0;
     return no_cuda(err, cap);

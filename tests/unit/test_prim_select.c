@@ -134,10 +134,12 @@ Test(prim_select, gpu_matches_cpu) {
         void *dv = prim_gpu_malloc((size_t)n, NULL);
         int64_t *dout = prim_gpu_malloc(sizeof(int64_t) * (size_t)(n ? n : 1), NULL);
         cr_assert(da && db && dv && dout);
-        cr_assert_eq(prim_gpu_copy(da, a, sizeof(int32_t) * (size_t)n, PRIM_H2D, NULL, err,
-                                   sizeof err), 0, "%s", err);
-        cr_assert_eq(prim_gpu_copy(db, b, sizeof(double) * (size_t)n, PRIM_H2D, NULL, err,
-                                   sizeof err), 0, "%s", err);
+        cr_assert_eq(
+            prim_gpu_copy(da, a, sizeof(int32_t) * (size_t)n, PRIM_H2D, NULL, err, sizeof err), 0,
+            "%s", err);
+        cr_assert_eq(
+            prim_gpu_copy(db, b, sizeof(double) * (size_t)n, PRIM_H2D, NULL, err, sizeof err), 0,
+            "%s", err);
         cr_assert_eq(prim_gpu_copy(dv, bv, (size_t)n, PRIM_H2D, NULL, err, sizeof err), 0, "%s",
                      err);
         PrimVec in[2] = {{PRIM_I32, n, da, NULL}, {PRIM_F64, n, db, dv}};
@@ -146,11 +148,11 @@ Test(prim_select, gpu_matches_cpu) {
         cr_assert_eq(prim_gpu_select(&ctx, &PROGRAM, in, n, dout, &ngot), 0, "%s", ctx.err);
         cr_assert_eq(ngot, nwant, "n=%lld", (long long)n);
         int64_t *got = malloc(sizeof(int64_t) * (size_t)(nwant ? nwant : 1));
-        cr_assert_eq(prim_gpu_copy(got, dout, sizeof(int64_t) * (size_t)nwant, PRIM_D2H, NULL,
-                                   err, sizeof err), 0, "%s", err);
+        cr_assert_eq(prim_gpu_copy(got, dout, sizeof(int64_t) * (size_t)nwant, PRIM_D2H, NULL, err,
+                                   sizeof err),
+                     0, "%s", err);
         cr_assert_eq(prim_gpu_sync(NULL, err, sizeof err), 0, "%s", err);
-        cr_assert(memcmp(got, want, sizeof(int64_t) * (size_t)nwant) == 0, "n=%lld",
-                  (long long)n);
+        cr_assert(memcmp(got, want, sizeof(int64_t) * (size_t)nwant) == 0, "n=%lld", (long long)n);
         prim_gpu_free(da, NULL);
         prim_gpu_free(db, NULL);
         prim_gpu_free(dv, NULL);
