@@ -2,7 +2,7 @@
  * bench_gqp.c -- time SQL queries with libgqp, the database opened once.
  *
  *   bench_gqp -c config.yaml [--device auto|cpu|gpu] [--threads N]
- *             [--repeat R] QUERY.sql...
+ *             [--repeat R] [--cold] QUERY.sql...
  *   bench_gqp --bandwidth      (GPU copy bandwidths in GB/s, for floors)
  *
  * For each query file: one warm-up run, then R timed runs (default 5). A run
@@ -11,6 +11,11 @@
  * stepped through, so printing costs nothing. Prints one line per query:
  *
  *   <file> rows=<n> exec_ms=<median gqp_exec_ms> wall_ms=<median prepare+run>
+ *
+ * --cold: no warm-up, and before every run (untimed) a throw-away
+ * `CREATE TABLE bench_cold_<k>`, which like any non-SET statement drops
+ * every column cached on the GPU (libgqp/dml.c), so each run finds the
+ * table on the host and pays page-locking and the PCIe copy.
  *
  * Exit 0, or 1 on any error (message on stderr).
  */
@@ -84,11 +89,24 @@ static int run_once(gqp *db, const char *sql, int64_t *rows, double *exec_ms, do
     return rc;
 }
 
+/* --cold: drop the GPU column cache by running a throw-away CREATE TABLE
+ * (any non-SET statement invalidates it). Returns GQP_OK or an error code. */
+static int drop_gpu_cache(gqp *db, int *k) {
+    char sql[64];
+    gqp_stmt *st = NULL;
+    snprintf(sql, sizeof sql, "CREATE TABLE bench_cold_%d (x INT32)", ++*k);
+    int rc = gqp_prepare(db, sql, -1, &st, NULL);
+    if (rc != GQP_OK) return rc;
+    rc = gqp_step(st);
+    gqp_finalize(st);
+    return rc == GQP_DONE || rc == GQP_ROW ? GQP_OK : rc;
+}
+
 /* Parse arguments, open the config once and time every query file. */
 int main(int argc, char **argv) {
     const char *config = NULL;
     gqp_device dev = GQP_DEVICE_AUTO;
-    int threads = -1, repeat = 5, first_query = 0;
+    int threads = -1, repeat = 5, first_query = 0, cold = 0, ncold = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-c") == 0 && i + 1 < argc) {
             config = argv[++i];
@@ -101,6 +119,8 @@ int main(int argc, char **argv) {
             threads = atoi(argv[++i]);
         } else if (strcmp(argv[i], "--repeat") == 0 && i + 1 < argc) {
             repeat = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--cold") == 0) {
+            cold = 1;
         } else if (strcmp(argv[i], "--bandwidth") == 0) {
             /* the floor's denominators: device copy and pinned transfers */
             double d2d, h2d, d2h;
@@ -119,7 +139,7 @@ int main(int argc, char **argv) {
     }
     if (!config || !first_query || repeat < 1 || repeat > MAX_REPEAT) {
         fprintf(stderr, "usage: bench_gqp -c config.yaml [--device auto|cpu|gpu] [--threads N] "
-                        "[--repeat R<=100] QUERY.sql...\n");
+                        "[--repeat R<=100] [--cold] QUERY.sql...\n");
         return 1;
     }
     gqp *db = NULL;
@@ -144,9 +164,11 @@ int main(int argc, char **argv) {
             status = 1;
             continue;
         }
-        int rc = run_once(db, sql, &rows, &exec[0], &wall[0]); /* warm-up */
-        for (int r = 0; rc == GQP_OK && r < repeat; r++)
-            rc = run_once(db, sql, &rows, &exec[r], &wall[r]);
+        int rc = cold ? GQP_OK : run_once(db, sql, &rows, &exec[0], &wall[0]); /* warm-up */
+        for (int r = 0; rc == GQP_OK && r < repeat; r++) {
+            if (cold) rc = drop_gpu_cache(db, &ncold);
+            if (rc == GQP_OK) rc = run_once(db, sql, &rows, &exec[r], &wall[r]);
+        }
         if (rc != GQP_OK) {
             fprintf(stderr, "%s: %s\n", argv[q], gqp_errmsg(db));
             status = 1;
