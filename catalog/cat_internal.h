@@ -49,6 +49,11 @@ CatTable *cat_table_new(const char *name, int ncols, const char *const *col_name
                         const CatType *col_types);
 /* Free a table and everything it owns; NULL is a no-op. */
 void cat_table_free(CatTable *t);
+
+/* Read all of path into a cat_host_alloc block, NUL-terminated. Returns it
+ * with *len set, or NULL with err set; when missing_ok and the file does
+ * not exist, NULL with *len = 0 and err untouched. */
+void *cat_read_file(const char *path, size_t *len, int missing_ok, CatError *err);
 /* Add t to cat (taking ownership). Returns 0, or -1 with err set when a
  * table of that name exists or memory runs out (t is then still the
  * caller's). */

@@ -20,46 +20,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Read all of `path` into a cat_host_alloc block (plus one zero byte).
- * Returns it with *len set, or NULL with err set; when missing_ok and the
- * file does not exist, returns NULL with *len = 0 and err untouched. */
-static void *read_all(const char *path, size_t *len, int missing_ok, CatError *err) {
-    *len = 0;
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) {
-        if (!(missing_ok && errno == ENOENT))
-            cat_err(err, "%s: cannot open: %s", path, strerror(errno));
-        return NULL;
-    }
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        cat_err(err, "%s: not a regular file", path);
-        close(fd);
-        return NULL;
-    }
-    size_t size = (size_t)st.st_size;
-    char *buf = cat_host_alloc(size + 1);
-    if (!buf) {
-        cat_err(err, "%s: out of memory reading %zu bytes", path, size);
-        close(fd);
-        return NULL;
-    }
-    size_t got = 0;
-    while (got < size) {
-        ssize_t r = read(fd, buf + got, size - got);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) {
-            cat_err(err, "%s: read failed: %s", path, r < 0 ? strerror(errno) : "unexpected end");
-            cat_host_free(buf);
-            close(fd);
-            return NULL;
-        }
-        got += (size_t)r;
-    }
-    close(fd);
-    *len = size;
-    return buf;
-}
 
 /* Turn the bytes of a .dict file (strings each ending in '\n') into a
  * dictionary, taking ownership of buf. Returns it, or NULL with err set
@@ -127,7 +87,7 @@ CatTable *cat_read_binary(const CatTableDef *def, CatError *err) {
         path = cat_concat3(def->source, "/", col->name);
         char *bin = path ? cat_concat3(path, ".bin", "") : NULL;
         if (!bin) goto oom;
-        void *data = read_all(bin, &len, 0, err);
+        void *data = cat_read_file(bin, &len, 0, err);
         if (!data) {
             free(bin);
             goto fail;
@@ -160,7 +120,7 @@ CatTable *cat_read_binary(const CatTableDef *def, CatError *err) {
                 ((uint8_t *)col->data)[i] = ((uint8_t *)col->data)[i] != 0;
         char *vpath = cat_concat3(path, ".valid", "");
         if (!vpath) goto oom;
-        uint8_t *valid = read_all(vpath, &len, 1, err);
+        uint8_t *valid = cat_read_file(vpath, &len, 1, err);
         if (!valid && len == 0 && access(vpath, F_OK) == 0) {
             free(vpath);
             goto fail;
@@ -188,7 +148,7 @@ CatTable *cat_read_binary(const CatTableDef *def, CatError *err) {
         if (col->type == CAT_STRING) {
             char *dpath = cat_concat3(path, ".dict", "");
             if (!dpath) goto oom;
-            char *dbuf = read_all(dpath, &len, 0, err);
+            char *dbuf = cat_read_file(dpath, &len, 0, err);
             if (!dbuf) {
                 free(dpath);
                 goto fail;

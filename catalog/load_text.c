@@ -352,44 +352,6 @@ static int count_header_fields(const TextJob *j, const char *p, const char *q) {
     return n;
 }
 
-/* Read the whole file into a malloc'ed, NUL-terminated buffer. Returns it
- * (caller frees) with *len set, or NULL with err set. */
-static char *read_file(const char *path, size_t *len, CatError *err) {
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) {
-        cat_err(err, "%s: cannot open: %s", path, strerror(errno));
-        return NULL;
-    }
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        cat_err(err, "%s: not a regular file", path);
-        close(fd);
-        return NULL;
-    }
-    size_t size = (size_t)st.st_size;
-    char *buf = malloc(size + 1);
-    if (!buf) {
-        cat_err(err, "%s: out of memory reading %zu bytes", path, size);
-        close(fd);
-        return NULL;
-    }
-    size_t got = 0;
-    while (got < size) {
-        ssize_t r = read(fd, buf + got, size - got);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) {
-            cat_err(err, "%s: read failed: %s", path, r < 0 ? strerror(errno) : "unexpected end");
-            free(buf);
-            close(fd);
-            return NULL;
-        }
-        got += (size_t)r;
-    }
-    close(fd);
-    buf[size] = '\0';
-    *len = size;
-    return buf;
-}
 
 /* Free the job's scratch arrays (not the table, not the buffer). */
 static void job_free(TextJob *j) {
@@ -414,7 +376,7 @@ CatTable *cat_read_text(const CatTableDef *def, CatError *err) {
     j.quoting = def->format == CAT_FMT_CSV;
     j.trailing_delim = def->format == CAT_FMT_TBL;
     j.delim = def->delimiter ? def->delimiter : (def->format == CAT_FMT_TBL ? '|' : ',');
-    j.buf = read_file(def->source, &j.len, err);
+    j.buf = cat_read_file(def->source, &j.len, 0, err);
     if (!j.buf) return NULL;
     pthread_mutex_init(&j.lock, NULL);
     if (j.len >= 3 && memcmp(j.buf, "\xEF\xBB\xBF", 3) == 0) j.body = 3; /* UTF-8 byte-order mark */
@@ -484,7 +446,7 @@ CatTable *cat_read_text(const CatTableDef *def, CatError *err) {
     memcpy(t->source, def->source, slen);
     job_free(&j);
     pthread_mutex_destroy(&j.lock);
-    free(j.buf);
+    cat_host_free(j.buf);
     return t;
 oom:
     cat_err(err, "%s: out of memory loading table '%s'", def->source, def->name);
@@ -492,6 +454,6 @@ fail:
     cat_table_free(t);
     job_free(&j);
     pthread_mutex_destroy(&j.lock);
-    free(j.buf);
+    cat_host_free(j.buf);
     return NULL;
 }

@@ -2,6 +2,7 @@
  * util.c -- error messages and the small thread helper of catalog/.
  */
 #include "catalog/cat_internal.h"
+#include <fcntl.h>
 
 #include <errno.h>
 #include <pthread.h>
@@ -133,4 +134,46 @@ char *cat_concat3(const char *a, const char *b, const char *c) {
     memcpy(p + la, b, lb);
     memcpy(p + la + lb, c, lc + 1);
     return p;
+}
+
+/* Read all of `path` into a cat_host_alloc block (NUL-terminated; free with cat_host_free).
+ * Returns it with *len set, or NULL with err set; when missing_ok and the
+ * file does not exist, returns NULL with *len = 0 and err untouched. */
+void *cat_read_file(const char *path, size_t *len, int missing_ok, CatError *err) {
+    *len = 0;
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) {
+        if (!(missing_ok && errno == ENOENT))
+            cat_err(err, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        cat_err(err, "%s: not a regular file", path);
+        close(fd);
+        return NULL;
+    }
+    size_t size = (size_t)st.st_size;
+    char *buf = cat_host_alloc(size + 1);
+    if (!buf) {
+        cat_err(err, "%s: out of memory reading %zu bytes", path, size);
+        close(fd);
+        return NULL;
+    }
+    size_t got = 0;
+    while (got < size) {
+        ssize_t r = read(fd, buf + got, size - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) {
+            cat_err(err, "%s: read failed: %s", path, r < 0 ? strerror(errno) : "unexpected end");
+            cat_host_free(buf);
+            close(fd);
+            return NULL;
+        }
+        got += (size_t)r;
+    }
+    close(fd);
+    buf[size] = '\0';
+    *len = size;
+    return buf;
 }

@@ -1,0 +1,442 @@
+#!/usr/bin/env python3
+"""Issue 4: does `--device auto` place queries as well as the better forced plan?
+
+    python3 bench/placement.py [--build build] [--work bench/work/placement]
+        [--sizes 1e3,1e4,...] [--threads N] [--out FILE.md] [--png FILE.png]
+        [--quick] [--repeat 5] [--cold-repeat 3] [--explain-max-rows 1e7]
+        [--join-matches 1]
+
+Sweep: table size x selectivity x data location x query shape, each timed
+with bench_gqp (median gqp_exec_ms: execution only, planning excluded, result
+materialized, not printed) under --device cpu, gpu (only with a GPU) and auto.
+
+* Data: `gqp gen test --rows N` once per size, plus a generated dimension
+  table `dim(k, w)` holding every uniformi value (-99..99) --join-matches
+  times, so each probe row of the join matches exactly that many rows.
+* Predicate `id < K` with K = round(sel x N): id is 0..N-1, so the
+  selectivity is exact (K = 0 where sel x N < 0.5, e.g. 0.01% of 1e3).
+* Shapes: filter-project, filtered aggregate, group-by, join (aggregated,
+  so the result is 2 values), order-by + LIMIT 100.
+* Location `resident`: one bench_gqp process per device and size, all
+  queries in it; under gpu and auto the process first runs a priming query
+  on the GPU (`SET device = 'gpu'`, a SUM over every column the sweep uses)
+  so that the columns are in the GPU column cache before auto plans, then
+  each query gets bench_gqp's warm-up and --repeat timed runs.
+* Location `host`: bench_gqp --cold: no warm-up, and before every timed run
+  a throw-away CREATE TABLE drops the GPU column cache, so each run pays
+  page-locking + the PCIe copy (median of --cold-repeat runs). A fresh
+  `bench_gqp --repeat 1` would not be cold (its warm-up caches the columns).
+  Forced CPU is also run --cold, so that both sides pay first-run costs
+  (no warm-up) alike.
+* Estimation error: for each case (sizes <= --explain-max-rows), a fresh
+  `gqp explain --analyze --format json --device auto` process (columns not
+  resident, so the plan and the measured times include the copies); per node
+  estimate = est_cost_<device>_ms + est_cost_xfer_ms, measured = ms (GPU
+  nodes timed with CUDA events). Nodes fused into a select (`fused_with`)
+  are skipped (the select's head carries their cost), as are nodes where
+  both estimate and measurement are below --est-min-ms. The process runs the
+  query once, so first-run costs (thread pool start, first touch of pages)
+  land in the first nodes; CUDA_MODULE_LOADING=EAGER keeps lazy kernel
+  loading out of the GPU nodes. The table also gives the median over nodes
+  measured >= 1 ms, where those costs are small.
+
+Prints the markdown report (also --out, rewritten after every size so a cut
+run keeps what it finished) and draws --png if matplotlib imports.
+Timings are reported, never asserted.
+"""
+import argparse
+import json
+import os
+import platform
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+SELS = [0.0001, 0.001, 0.01, 0.1, 0.5, 1.0]
+QUICK_SELS = [0.001, 0.1, 1.0]
+SIZES = [10**3, 10**4, 10**5, 10**6, 10**7, 10**8]
+QUICK_SIZES = [10**3, 10**4, 10**5]
+SHAPES = [
+    ("filter-project", "SELECT id, uniformi FROM test WHERE id < {K}"),
+    ("aggregate", "SELECT SUM(uniformi), COUNT(*) FROM test WHERE id < {K}"),
+    ("group-by", "SELECT normali5, COUNT(*), SUM(uniformf) FROM test WHERE id < {K} "
+                 "GROUP BY normali5"),
+    ("join", "SELECT COUNT(*), SUM(dim.w) FROM test JOIN dim ON test.uniformi = dim.k "
+             "WHERE test.id < {K}"),
+    ("order-by", "SELECT id, uniformf FROM test WHERE id < {K} ORDER BY uniformf LIMIT 100"),
+]
+PRIME = "SELECT SUM(id), SUM(uniformi), SUM(normali5), SUM(uniformf) FROM test"
+PRIME_DIM = "SELECT SUM(k), SUM(w) FROM dim"
+LOCS = ["resident", "host"]
+
+
+def pct(s):
+    return ("%g%%" % (s * 100))
+
+
+def fmt_n(n):
+    e = len(str(n)) - 1
+    return "1e%d" % e if n == 10**e else str(n)
+
+
+ENV = dict(os.environ, CUDA_MODULE_LOADING="EAGER")
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, env=ENV, **kw)
+
+
+def gpu_info(build):
+    """(has GPU, description)."""
+    p = run([os.path.join(build, "bench_gqp"), "--bandwidth"])
+    if p.returncode == 0 and "d2d_GBps" in p.stdout:
+        return True, p.stdout.strip()
+    return False, (p.stderr.strip() or p.stdout.strip() or "no GPU")
+
+
+def prepare_size(args, n, sels):
+    """Generate data + dim + config + query files for n rows; return (cfg, cases)
+    with cases = [(shape, sel, K, path)]."""
+    d = os.path.join(args.work, "data-%d" % n)
+    if not os.path.exists(os.path.join(d, "test.csv")):
+        t0 = time.time()
+        subprocess.run([os.path.join(args.build, "gqp"), "gen", "test", "--rows", str(n),
+                        "--out", d], check=True, stdout=subprocess.DEVNULL)
+        log("  gen %s rows: %.1f s" % (fmt_n(n), time.time() - t0))
+    with open(os.path.join(d, "dim.csv"), "w") as f:
+        f.write("k,w\n")
+        for m in range(args.join_matches):
+            for k in range(-99, 100):
+                f.write("%d,%d\n" % (k, k * 7 + m))
+    cfg = os.path.join(d, "placement.yaml")
+    base = open(os.path.join(d, "gqp.yaml")).read().rstrip() + "\n"
+    with open(cfg, "w") as f:
+        f.write(base + "  - name: dim\n    source: dim.csv\n    format: csv\n    header: true\n"
+                "    columns:\n      - {name: k, type: INT32}\n      - {name: w, type: INT32}\n")
+    qd = os.path.join(d, "q")
+    os.makedirs(qd, exist_ok=True)
+    cases = []
+    for shape, tmpl in SHAPES:
+        if args.shapes and shape not in args.shapes:
+            continue
+        for i, s in enumerate(sels):
+            k = int(round(s * n))
+            path = os.path.join(qd, "%s-s%d.sql" % (shape, i))
+            with open(path, "w") as f:
+                f.write(tmpl.format(K=k) + "\n")
+            cases.append((shape, s, k, path))
+    for name, sql in [("set-gpu", "SET device = 'gpu'"), ("set-auto", "SET device = 'auto'"),
+                      ("prime", PRIME), ("prime-dim", PRIME_DIM)]:
+        with open(os.path.join(qd, "_%s.sql" % name), "w") as f:
+            f.write(sql + "\n")
+    return cfg, cases, qd
+
+
+def bench(args, cfg, dev, files, cold=False, prime=None):
+    """{query path: exec_ms} from one bench_gqp process (missing on error)."""
+    cmd = [os.path.join(args.build, "bench_gqp"), "-c", cfg, "--device", dev,
+           "--threads", str(args.threads),
+           "--repeat", str(args.cold_repeat if cold else args.repeat)]
+    if cold:
+        cmd.append("--cold")
+    cmd += (prime or []) + files
+    t0 = time.time()
+    p = run(cmd)
+    res = {}
+    for line in p.stdout.splitlines():
+        m = re.match(r"(\S+) rows=(-?\d+) exec_ms=([\d.]+)", line)
+        if m:
+            res[m.group(1)] = float(m.group(3))
+    log("  bench %-4s %-8s %d queries: %.1f s%s" % (
+        dev, "host" if cold else "resident", len(files), time.time() - t0,
+        "" if p.returncode == 0 else "  (rc=%d: %s)" % (p.returncode, p.stderr.strip()[-300:])))
+    return res
+
+
+def explain(args, cfg, path):
+    """(nodes list, cost model line) from gqp explain --analyze --format json, or None."""
+    p = run([os.path.join(args.build, "gqp"), "explain", "-c", cfg, "--device", "auto",
+             "--threads", str(args.threads), "--analyze", "--format", "json", path])
+    if p.returncode != 0:
+        log("  explain %s failed: %s" % (path, p.stderr.strip()[-200:]))
+        return None
+    try:
+        j = json.loads(p.stdout)
+    except ValueError:
+        log("  explain %s: bad JSON" % path)
+        return None
+    m = re.search(r"cost model: (.*)", p.stderr)
+    return j["nodes"], (m.group(1).strip() if m else "?")
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def ratio_s(x):
+    return "%.2f" % x if x is not None else "n/a"
+
+
+def ms_s(x):
+    return "%.3f" % x if x is not None else "n/a"
+
+
+def report(args, st):
+    """The markdown report from the state dict st."""
+    R, has_gpu = st["rows"], st["has_gpu"]
+    out = ["# Placement sweep: auto vs forced CPU / GPU", ""]
+    out.append("host %s, %s, %d threads, %s; cost model %s; bench_gqp median gqp_exec_ms "
+               "(planning excluded), %d warm runs (resident) / %d cold runs (host); "
+               "join: every probe row matches %d dim row(s)." % (
+                   socket.gethostname(), cpu_model(), args.threads, time.strftime("%Y-%m-%d"),
+                   st.get("cost_model", "?"), args.repeat, args.cold_repeat, args.join_matches))
+    out.append("")
+    out.append("GPU: " + st["gpu_desc"] if has_gpu else
+               "**No GPU: the gpu columns are missing (n/a); auto is compared with forced CPU "
+               "only; `host` differs from `resident` only by first-run costs (nothing is "
+               "cached on a GPU).**")
+    out.append("")
+    # summary
+    rat = [(r["auto"] / min(v for v in (r["cpu"], r["gpu"]) if v is not None), r)
+           for r in R if r["auto"] is not None and r["cpu"] is not None]
+    rat = [(x, r) for x, r in rat if x == x]
+    out.append("## Summary")
+    out.append("")
+    if rat:
+        within = sum(1 for x, _ in rat if x <= 1.1)
+        slack = sum(1 for x, r in rat
+                    if r["auto"] <= 1.1 * min(v for v in (r["cpu"], r["gpu"]) if v is not None)
+                    + 0.02)
+        worst, wr = max(rat, key=lambda t: t[0])
+        out.append("- auto within 1.1x of the better forced plan: %d / %d cases (%.0f%%); "
+                   "within 1.1x + 0.02 ms: %d / %d (%.0f%%)" % (
+                       within, len(rat), 100.0 * within / len(rat), slack, len(rat),
+                       100.0 * slack / len(rat)))
+        out.append("- worst auto / min(forced): %.2fx (%s rows, %s, %s, %s: auto %s ms, cpu %s ms, "
+                   "gpu %s ms)" % (worst, fmt_n(wr["n"]), pct(wr["sel"]), wr["shape"], wr["loc"],
+                                   ms_s(wr["auto"]), ms_s(wr["cpu"]), ms_s(wr["gpu"])))
+        gm = statistics.geometric_mean([x for x, _ in rat if x > 0]) if any(
+            x > 0 for x, _ in rat) else float("nan")
+        out.append("- geometric mean auto / min(forced): %.3f" % gm)
+    else:
+        out.append("- no cases measured")
+    if not has_gpu:
+        out.append("- min(forced) is forced CPU alone (no GPU)")
+    out.append("")
+    # turning points
+    out.append("## Turning points (forced GPU faster than forced CPU)")
+    out.append("")
+    if not has_gpu:
+        out.append("n/a: no GPU.")
+    else:
+        sels = st["sels"]
+        out.append("Per cell: the smallest size at which GPU < CPU at that selectivity "
+                   "(— = never in the sweep). `first` = smallest size, then smallest "
+                   "selectivity there.")
+        out.append("")
+        hdr = "| shape | location | first |" + "".join(" %s |" % pct(s) for s in sels)
+        out += [hdr, "|" + "---|" * (3 + len(sels))]
+        for shape, _ in SHAPES:
+            for loc in LOCS:
+                rs = [r for r in R if r["shape"] == shape and r["loc"] == loc
+                      and r["gpu"] is not None and r["cpu"] is not None]
+                if not rs:
+                    continue
+                wins = sorted((r["n"], r["sel"]) for r in rs if r["gpu"] < r["cpu"])
+                cells = []
+                for s in sels:
+                    w = [n for n, s2 in wins if s2 == s]
+                    cells.append(fmt_n(w[0]) if w else "—")
+                first = "%s, %s" % (fmt_n(wins[0][0]), pct(wins[0][1])) if wins else "—"
+                out.append("| %s | %s | %s |" % (shape, loc, first) +
+                           "".join(" %s |" % c for c in cells))
+    out.append("")
+    # estimation error
+    out.append("## Estimated vs measured per primitive (auto, fresh process, columns on host)")
+    out.append("")
+    E = st["est"]
+    if not E:
+        out.append("no explain data")
+    else:
+        out.append("measured / estimated per node (estimate = est_cost on its device + "
+                   "est_cost_xfer_ms); nodes fused into a select and nodes under %.2f ms on "
+                   "both sides skipped. Goal: within 2x (0.5 .. 2)." % args.est_min_ms)
+        out.append("")
+        out += ["| primitive | device | nodes | median | min | max | share within 2x "
+                "| nodes >= 1 ms | median there | max there |",
+                "|---|---|---|---|---|---|---|---|---|---|"]
+        for key in sorted(E):
+            xs = [x for x, _ in E[key]]
+            big = [x for x, ms in E[key] if ms >= 1.0]
+            w2 = sum(1 for x in xs if 0.5 <= x <= 2)
+            out.append("| %s | %s | %d | %.2f | %.2f | %.2f | %.0f%% | %d | %s | %s |" % (
+                key[0], key[1], len(xs), statistics.median(xs), min(xs), max(xs),
+                100.0 * w2 / len(xs), len(big),
+                "%.2f" % statistics.median(big) if big else "n/a",
+                "%.2f" % max(big) if big else "n/a"))
+    out.append("")
+    # full table
+    out.append("## All cases (ms)")
+    out.append("")
+    out += ["| rows | sel | shape | location | cpu | gpu | auto | auto/min(forced) | gpu/cpu "
+            "| auto plan (cold) |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in R:
+        mf = min([v for v in (r["cpu"], r["gpu"]) if v is not None] or [None]) \
+            if r["cpu"] is not None or r["gpu"] is not None else None
+        a = r["auto"] / mf if r["auto"] is not None and mf else None
+        g = r["gpu"] / r["cpu"] if r["gpu"] is not None and r["cpu"] else None
+        out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            fmt_n(r["n"]), pct(r["sel"]), r["shape"], r["loc"], ms_s(r["cpu"]), ms_s(r["gpu"]),
+            ms_s(r["auto"]), ratio_s(a), ratio_s(g), r.get("plan", "")))
+    return "\n".join(out) + "\n"
+
+
+def cpu_model():
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def plot(args, st):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        log("matplotlib not importable: no PNG")
+        return
+    R = [r for r in st["rows"] if r["gpu"] is not None and r["cpu"]]
+    if not R:
+        log("no GPU timings: no PNG")
+        return
+    shapes = [s for s, _ in SHAPES if any(r["shape"] == s for r in R)]
+    fig, axes = plt.subplots(1, len(shapes), figsize=(4.2 * len(shapes), 4), squeeze=False)
+    sizes = sorted({r["n"] for r in R})
+    cmap = plt.get_cmap("viridis")
+    for ax, shape in zip(axes[0], shapes):
+        for i, n in enumerate(sizes):
+            for loc, ls in (("resident", "-"), ("host", "--")):
+                pts = sorted((max(r["sel"], 1e-6), r["gpu"] / r["cpu"]) for r in R
+                             if r["shape"] == shape and r["n"] == n and r["loc"] == loc)
+                if pts:
+                    ax.plot([p[0] for p in pts], [p[1] for p in pts], ls, marker="o", ms=3,
+                            color=cmap(i / max(1, len(sizes) - 1)),
+                            label="%s %s" % (fmt_n(n), loc))
+        ax.axhline(1.0, color="grey", lw=0.8)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_title(shape)
+        ax.set_xlabel("selectivity")
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0][0].set_ylabel("GPU time / CPU time (< 1: GPU faster)")
+    axes[0][-1].legend(fontsize=6, loc="best")
+    fig.suptitle("forced GPU / forced CPU (solid: resident, dashed: host)")
+    fig.tight_layout()
+    fig.savefig(args.png, dpi=120)
+    log("wrote " + args.png)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--work", default=os.path.join(HERE, "work", "placement"))
+    ap.add_argument("--sizes", help="comma list, e.g. 1e3,1e5,1e7")
+    ap.add_argument("--sels", help="comma list of fractions, e.g. 0.001,0.5")
+    ap.add_argument("--shapes", help="comma list of " + ",".join(s for s, _ in SHAPES))
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--repeat", type=int, default=5, help="timed warm runs per query")
+    ap.add_argument("--cold-repeat", type=int, default=3, help="timed cold runs per query")
+    ap.add_argument("--explain-max-rows", type=float, default=1e7,
+                    help="explain --analyze (one process per case) only up to this size")
+    ap.add_argument("--est-min-ms", type=float, default=0.05,
+                    help="estimation error: skip nodes with est and measured both below")
+    ap.add_argument("--join-matches", type=int, default=1, help="dim rows per probe row")
+    ap.add_argument("--no-gpu", action="store_true", help="skip the GPU even if present")
+    ap.add_argument("--out", help="write the report here (markdown)")
+    ap.add_argument("--png", help="write the GPU/CPU ratio figure here")
+    ap.add_argument("--quick", action="store_true", help="sizes 1e3..1e5, 3 selectivities")
+    args = ap.parse_args()
+    args.build = os.path.abspath(args.build)
+    args.work = os.path.abspath(args.work)
+    sizes = [int(float(x)) for x in args.sizes.split(",")] if args.sizes else (
+        QUICK_SIZES if args.quick else SIZES)
+    sels = [float(x) for x in args.sels.split(",")] if args.sels else (
+        QUICK_SELS if args.quick else SELS)
+    args.shapes = args.shapes.split(",") if args.shapes else None
+    os.makedirs(args.work, exist_ok=True)
+
+    has_gpu, desc = (False, "disabled (--no-gpu)") if args.no_gpu else gpu_info(args.build)
+    log("GPU: " + (desc if has_gpu else "none (%s): running cpu and auto only" % desc))
+    st = {"rows": [], "est": {}, "has_gpu": has_gpu, "gpu_desc": desc, "sels": sels}
+    t_all = time.time()
+    for n in sizes:
+        log("size %s" % fmt_n(n))
+        cfg, cases, qd = prepare_size(args, n, sels)
+        files = [c[3] for c in cases]
+        q = lambda name: os.path.join(qd, "_%s.sql" % name)
+        prime = [q("set-gpu"), q("prime"), q("prime-dim")]
+        t = {("cpu", "resident"): bench(args, cfg, "cpu", files)}
+        t[("cpu", "host")] = bench(args, cfg, "cpu", files, cold=True)
+        if has_gpu:
+            t[("gpu", "resident")] = bench(args, cfg, "gpu", files, prime=prime)
+            t[("gpu", "host")] = bench(args, cfg, "gpu", files, cold=True)
+            t[("auto", "resident")] = bench(args, cfg, "auto", files,
+                                            prime=prime + [q("set-auto")])
+        else:
+            t[("auto", "resident")] = bench(args, cfg, "auto", files)
+        t[("auto", "host")] = bench(args, cfg, "auto", files, cold=True)
+        plans = {}
+        if n <= args.explain_max_rows:
+            t0 = time.time()
+            for shape, s, k, path in cases:
+                e = explain(args, cfg, path)
+                if not e:
+                    continue
+                nodes, st["cost_model"] = e
+                ng = sum(1 for nd in nodes if nd.get("device") == "gpu")
+                plans[path] = "%d/%d gpu" % (ng, len(nodes))
+                for nd in nodes:
+                    if nd.get("fused_with", -1) >= 0:
+                        continue
+                    dev = nd.get("device", "cpu")
+                    est = nd.get("est_cost_%s_ms" % dev, 0.0) + nd.get("est_cost_xfer_ms", 0.0)
+                    ms = nd.get("ms")
+                    if ms is None or max(est, ms) < args.est_min_ms or est <= 0 or ms <= 0:
+                        continue
+                    st["est"].setdefault((nd["kind"], dev), []).append((ms / est, ms))
+            log("  explain --analyze %d cases: %.1f s" % (len(cases), time.time() - t0))
+        for shape, s, k, path in cases:
+            for loc in LOCS:
+                st["rows"].append({
+                    "n": n, "sel": s, "K": k, "shape": shape, "loc": loc,
+                    "cpu": t[("cpu", loc)].get(path),
+                    "gpu": t[("gpu", loc)].get(path) if has_gpu else None,
+                    "auto": t[("auto", loc)].get(path),
+                    "plan": plans.get(path, ""),
+                })
+        if args.out:
+            with open(args.out, "w") as f:
+                f.write(report(args, st))
+    text = report(args, st)
+    print(text)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text)
+        log("wrote " + args.out)
+    if args.png:
+        plot(args, st)
+    log("total %.1f s" % (time.time() - t_all))
+
+
+if __name__ == "__main__":
+    main()
