@@ -227,7 +227,8 @@ def report(args, st):
     else:
         out.append("- no cases measured")
     if not has_gpu:
-        out.append("- min(forced) is forced CPU alone (no GPU)")
+        out.append("- min(forced) is forced CPU alone (no GPU): auto and cpu run the same "
+                   "all-CPU plan, so these ratios measure run-to-run noise only")
     out.append("")
     # turning points
     out.append("## Turning points (forced GPU faster than forced CPU)")

@@ -1,5 +1,5 @@
 #!/bin/bash
-# gpu-check.sh [tests|prim|bench|ssb|final|all] -- the one-call GPU workflow on the lent
+# gpu-check.sh [tests|prim|bench|ssb|final|placement|all] -- the one-call GPU workflow on the lent
 # GPU machine (see docs/gpu.md). Prepares libyaml/Criterion/sqlite3 from the
 # .deb files carried in .debs/ and DuckDB from the wheel in .whl/, builds for
 # sm_90, then
@@ -135,6 +135,17 @@ if [ "$MODE" = bench ] || [ "$MODE" = all ]; then
         cat "$OUT/bench-$rows.md"
     done
 fi
+if [ "$MODE" = placement ]; then
+    # issue 4's sweep: sizes x selectivities x residency x shapes, forced cpu,
+    # forced gpu and auto (estimated 7-8 min up to 1e8 rows; split with
+    # GQP_PLACEMENT_ARGS="--sizes 1e3,1e4,1e5,1e6,1e7" if a call runs short)
+    T0=$(date +%s)
+    PYTHONUNBUFFERED=1 python3 bench/placement.py --build $B --work /tmp/placement \
+        --threads "$(nproc)" --out "$OUT/placement.md" --png "$OUT/placement.png" \
+        ${GQP_PLACEMENT_ARGS:-} > "$LOG/placement.log" 2>&1
+    say "placement sweep: rc=$? ($(( $(date +%s) - T0 )) s)"
+fi
+
 if [ "$MODE" = ssb ] || [ "$MODE" = bench ] || [ "$MODE" = all ]; then
     # SSB at SF 10 and 20, GPU vs DuckDB with all cores, floors (CPU twins
     # only at SF 1: at SF 20 they would take most of a call)
