@@ -694,6 +694,12 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: gqp_slt [--device cpu|gpu|auto] [--show N] [--verbose] FILE...\n");
         return 2;
     }
+    /* --device gpu where no GPU is usable: the run is skipped, not failed
+     * (exit 77, ctest's SKIP_RETURN_CODE) */
+    if (device == GQP_DEVICE_GPU && !gqp_gpu_available()) {
+        printf("gqp_slt: no usable GPU; skipped\n");
+        return 77;
+    }
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--device") == 0 || strcmp(argv[i], "--show") == 0) {
             i++;
