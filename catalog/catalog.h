@@ -180,6 +180,10 @@ void cat_host_free(void *p);
 
 /* Parse 'yyyy-mm-dd' into days since 1970-01-01; -1 on malformed. */
 int cat_parse_date(const char *s, size_t len, int32_t *days);
+/* Text of a REAL the way SQLite prints it: `digits` significant digits
+ * (15 for doubles), ".0" added when the text would read as an integer
+ * ("2.0", "1.0e+20"), negative zero as "0.0". */
+void cat_format_real(double f, int digits, char *buf, size_t cap);
 /* Format days as yyyy-mm-dd into buf (>= 11 bytes). */
 void cat_format_date(int32_t days, char *buf);
 

@@ -3,6 +3,8 @@
  */
 #include "catalog/cat_internal.h"
 
+#include <math.h>
+
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -191,4 +193,28 @@ void cat_format_date(int32_t days, char *buf) {
         memcpy(buf, tmp, n);
         buf[n] = '\0';
     }
+}
+
+void cat_format_real(double f, int digits, char *buf, size_t cap) {
+    if (isnan(f)) {
+        snprintf(buf, cap, "NaN");
+        return;
+    }
+    if (isinf(f)) {
+        snprintf(buf, cap, f > 0 ? "Inf" : "-Inf");
+        return;
+    }
+    if (f == 0) f = 0; /* -0.0 prints as 0.0 */
+    char tmp[64];
+    snprintf(tmp, sizeof tmp, "%.*g", digits, f);
+    char *e = strpbrk(tmp, "eE");
+    if (!strchr(tmp, '.')) {
+        /* "2" -> "2.0", "1e+20" -> "1.0e+20" */
+        char out[72];
+        if (e) snprintf(out, sizeof out, "%.*s.0%s", (int)(e - tmp), tmp, e);
+        else snprintf(out, sizeof out, "%s.0", tmp);
+        snprintf(buf, cap, "%s", out);
+        return;
+    }
+    snprintf(buf, cap, "%s", tmp);
 }

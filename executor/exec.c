@@ -245,9 +245,10 @@ static double now_ms(void) {
 }
 
 /* Text of every value of in (SQLite's formatting: integers in decimal,
- * reals with 15 significant digits) into a dictionary built now, and each
+ * reals with 15 significant digits, DATE days (date != 0) as yyyy-mm-dd)
+ * into a dictionary built now, and each
  * row's code into out. The dictionary joins x->dicts. */
-static int to_text(Exec *x, const PrimVec *in, int64_t n, RtVal *out) {
+static int to_text(Exec *x, const PrimVec *in, int64_t n, int date, RtVal *out) {
     char *buf = malloc((size_t)(n ? n : 1) * 32);
     const char **strs = malloc(sizeof(char *) * (size_t)(n ? n : 1));
     size_t *lens = malloc(sizeof(size_t) * (size_t)(n ? n : 1));
@@ -263,11 +264,11 @@ static int to_text(Exec *x, const PrimVec *in, int64_t n, RtVal *out) {
         char *s = buf + i * 32;
         if (in->valid && !in->valid[i])
             s[0] = 0;
-        else if (in->type == PRIM_F64) {
-            double f = ((const double *)in->data)[i];
-            snprintf(s, 32, "%.15g", f);
-            if (!strpbrk(s, ".eEn")) strcat(s, ".0");
-        } else
+        else if (in->type == PRIM_F64)
+            cat_format_real(((const double *)in->data)[i], 15, s, 32);
+        else if (date)
+            cat_format_date((int32_t)((const int64_t *)in->data)[i], s);
+        else
             snprintf(s, 32, "%lld", (long long)((const int64_t *)in->data)[i]);
         strs[i] = s;
         lens[i] = strlen(s);
@@ -442,7 +443,7 @@ static int run_node(Exec *x, int i, int gpu) {
         int64_t len = in[0].n;
         if (ex_alloc(x, o0, len, in[0].valid != NULL, 0) != 0) return -1;
         n->rows_in = len;
-        rc = to_text(x, &in[0], len, out);
+        rc = to_text(x, &in[0], len, n->totext_date, out);
         break;
     }
     }

@@ -200,6 +200,17 @@ int gqp_step(gqp_stmt *st) {
         int rc;
         st->ran = 1;
         st->cursor = -1;
+        if (st->ast->kind == STMT_SELECT && st->version != db->version) {
+            /* a table changed since prepare (dictionaries and row counts
+             * the plan captured are gone): plan again from the AST */
+            plan_dag_free(st->dag);
+            st->dag = NULL;
+            rc = gqp_plan_select(db, st, st->ast->select);
+            if (rc != GQP_OK) {
+                st->ran = 0;
+                return rc;
+            }
+        }
         switch (st->ast->kind) {
         case STMT_SELECT:
             rc = gqp_run_select(db, st);
@@ -324,24 +335,6 @@ double gqp_column_double(gqp_stmt *st, int col) {
     return isf ? f : (double)i;
 }
 
-/* Format a double the way SQLite prints a REAL: %.15g, with ".0" added
- * when the text would read as an integer. */
-void gqp_format_real(double f, int digits, char *buf, size_t cap) {
-    if (isnan(f)) {
-        snprintf(buf, cap, "NaN");
-        return;
-    }
-    if (isinf(f)) {
-        snprintf(buf, cap, f > 0 ? "Inf" : "-Inf");
-        return;
-    }
-    snprintf(buf, cap, "%.*g", digits, f);
-    if (!strpbrk(buf, ".eEn")) {
-        size_t l = strlen(buf);
-        if (l + 3 <= cap) memcpy(buf + l, ".0", 3);
-    }
-}
-
 const char *gqp_column_text(gqp_stmt *st, int col) {
     const ExecColumn *c = cur_col(st, col);
     if (!c || (c->vec.valid && !c->vec.valid[st->cursor])) return NULL;
@@ -365,7 +358,7 @@ const char *gqp_column_text(gqp_stmt *st, int col) {
     double f;
     cur_num(c, row, &isf, &i, &f);
     if (isf)
-        gqp_format_real(f, c->vec.type == PRIM_F32 ? 9 : 15, st->text, sizeof st->text);
+        cat_format_real(f, c->vec.type == PRIM_F32 ? 9 : 15, st->text, sizeof st->text);
     else
         snprintf(st->text, sizeof st->text, "%lld", (long long)i);
     return st->text;

@@ -228,6 +228,7 @@ int gqp_run_other(gqp *db, gqp_stmt *st) {
     const AstStmt *a = st->ast;
     /* tables may change: columns cached on the GPU are stale */
     if (a->kind != STMT_SET) exec_device_invalidate(db->dev);
+    if (a->kind != STMT_SET) db->version++; /* prepared plans must re-bind */
     switch (a->kind) {
     case STMT_CREATE_TABLE:
         return run_create(db, st);

@@ -14,6 +14,7 @@
 #include "sqlfront/sqlfront.h"
 
 struct gqp {
+    uint64_t version; /* bumped by every CREATE / INSERT: plans of older versions are stale */
     Catalog *cat;
     gqp_device device;
     int nthreads;
@@ -29,6 +30,7 @@ struct gqp {
 };
 
 struct gqp_stmt {
+    uint64_t version; /* db->version the plan was made against */
     gqp *db;
     struct gqp_stmt *next;
     const char *sql; /* copy of the statement's text (plan arena) */
@@ -52,7 +54,6 @@ int gqp_set_error(gqp *db, int rc, const char *fmt, ...);
 int gqp_set_error_at(gqp *db, const char *sql, int64_t len, int64_t offset, const char *stage,
                      const char *msg);
 void gqp_stmt_destroy(gqp_stmt *st);
-void gqp_format_real(double f, int digits, char *buf, size_t cap);
 int gqp_build_has_cuda(void);
 /* The GPU session of db, opened on first use; NULL with db's error set. */
 ExecDevice *gqp_device_session(gqp *db);

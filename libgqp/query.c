@@ -81,6 +81,7 @@ int gqp_plan_select(gqp *db, gqp_stmt *st, const AstSelect *sel) {
     if (op_lower_select(st->bound, st->dag, &perr) != 0)
         return gqp_set_error_at(db, st->sql, st->sql_len, perr.offset, perr.stage, perr.msg);
     place(db, st->dag);
+    st->version = db->version;
     return GQP_OK;
 }
 

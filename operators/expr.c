@@ -190,9 +190,13 @@ static int compile(Compiler *c, const BExpr *e) {
     }
     case BE_CASE:
     case BE_COALESCE: {
-        int a = compile(c, e->a);
-        int b = compile(c, e->b);
+        /* the nested part of a CASE / COALESCE chain first (c, resp. b),
+         * so each level holds one register while the deeper ones compile:
+         * a 60-branch CASE fits in the 64 registers */
         int cc = e->kind == BE_CASE ? compile(c, e->c) : -1;
+        int b = e->kind == BE_COALESCE ? compile(c, e->b) : -1;
+        int a = compile(c, e->a);
+        if (e->kind == BE_CASE) b = compile(c, e->b);
         int d = reg_alloc(c);
         emit(c, e->kind == BE_CASE ? POP_CASE : POP_COALESCE, t, d, a, b, cc < 0 ? 0 : cc);
         reg_free(c, a);

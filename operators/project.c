@@ -21,6 +21,7 @@ int op_project(Lower *L, LowState *st, int *out) {
             int node = plan_dag_add(L->dag, DN_TOTEXT, &v, 1, 1, &i32);
             if (node < 0) return op_fail(L, "out of memory");
             L->dag->nodes[node].est_rows = st->est_rows;
+            L->dag->nodes[node].totext_date = e->a->type == CAT_DATE;
             L->dag->nodes[node].label = op_expr_label(L, st, e);
             out[i] = plan_dag_out(L->dag, node, 0);
             L->dag->values[out[i]].ltype = CAT_STRING;

@@ -182,7 +182,6 @@ oom:
 /* Evaluate a column-free bound expression to a literal value. Returns 0,
  * or -1 if e reads columns or is not foldable. */
 int plan_eval_const(const BExpr *e, CatValue *out, PlanArena *arena) {
-    (void)arena;
     memset(out, 0, sizeof *out);
     switch (e->kind) {
     case BE_CONST:
@@ -194,6 +193,14 @@ int plan_eval_const(const BExpr *e, CatValue *out, PlanArena *arena) {
         } else if (bx_is_float(e->type)) {
             out->kind = CAT_V_FLOAT;
             out->f = e->fval;
+        } else if (e->type == CAT_DATE && arena) {
+            /* a DATE literal goes to the catalog as its text, which any
+             * DATE or STRING column accepts */
+            char *buf = plan_alloc(arena, 16);
+            if (!buf) return -1;
+            cat_format_date((int32_t)e->ival, buf);
+            out->kind = CAT_V_STR;
+            out->s = buf;
         } else {
             out->kind = CAT_V_INT;
             out->i = e->ival;

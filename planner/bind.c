@@ -23,6 +23,7 @@ typedef struct BindCtx {
     const AstSelect *sel;
     int in_agg;       /* binding an aggregate's argument */
     int allow_totext; /* the expression is a whole select-list item */
+    int *item_pos;    /* select item i (as written) -> its output column after * expansion */
 } BindCtx;
 
 /* Record a binder error at offset pos; always returns NULL for chaining. */
@@ -236,7 +237,15 @@ static int unify_branches(BindCtx *bc, BExpr **br, int n, CatType *out) {
             else if (br[i]->type != t)
                 br[i] = cast_to(bc, br[i], t);
             if (!br[i]) return -1;
-            if (br[i]->type != t) br[i]->type = t; /* same register class */
+            if (br[i]->type != t) {
+                /* same register class (INT32 -> INT64, FLOAT32 -> FLOAT64):
+                 * wrap rather than retype, the node may be a shared column
+                 * reference that GROUP BY matching compares by type */
+                BExpr *c = bx_new(bc->arena, BE_CAST, t, br[i]->pos);
+                if (!c) return bind_oom(bc), -1;
+                c->a = br[i];
+                br[i] = c;
+            }
         }
     }
     *out = t;
@@ -411,6 +420,8 @@ static BExpr *bind_cast(BindCtx *bc, const AstExpr *e, int allow_agg) {
         return bind_fail(bc, "Binder", e->pos, "unknown type \"%s\"", e->str);
     if (t == CAT_STRING) {
         if (x->type == CAT_STRING || x->type == CAT_NULL) {
+            if (x->type == CAT_NULL && !(x->dict = bx_literal_dict(bc->arena, "")))
+                return bind_oom(bc);
             x->type = CAT_STRING;
             return x;
         }
@@ -827,10 +838,12 @@ static int bind_items(BindCtx *bc, BExpr ***items, char ***names, int *n) {
     }
     *items = plan_alloc(bc->arena, sizeof(BExpr *) * (size_t)(cap ? cap : 1));
     *names = plan_alloc(bc->arena, sizeof(char *) * (size_t)(cap ? cap : 1));
-    if (!*items || !*names) return bind_oom(bc), -1;
+    bc->item_pos = plan_alloc(bc->arena, sizeof(int) * (size_t)(s->nitems ? s->nitems : 1));
+    if (!*items || !*names || !bc->item_pos) return bind_oom(bc), -1;
     *n = 0;
     for (int i = 0; i < s->nitems; i++) {
         const AstExpr *e = s->items[i].expr;
+        bc->item_pos[i] = *n; /* a * item starts its columns here */
         if (e->kind == AST_STAR) {
             for (int r = 0; r < b->nrels; r++) {
                 if (e->table && strcasecmp(e->table, b->rels[r].alias) != 0) continue;
@@ -869,16 +882,26 @@ static int item_ref(BindCtx *bc, const AstExpr *e, char **names, int n, int by_a
         return (int)e->ival - 1;
     }
     if (by_alias && e->kind == AST_COLUMN && !e->table) {
-        for (int i = 0; i < bc->sel->nitems && i < n; i++)
-            if (bc->sel->items[i].alias && strcasecmp(bc->sel->items[i].alias, e->str) == 0)
-                return i;
+        for (int i = 0; i < bc->sel->nitems; i++)
+            if (bc->sel->items[i].alias && strcasecmp(bc->sel->items[i].alias, e->str) == 0 &&
+                bc->item_pos[i] < n)
+                return bc->item_pos[i];
     }
     return -1;
 }
 
+/* 1 if e names a column of some FROM relation (GROUP BY prefers those to
+ * select-list aliases, as SQLite does). */
+static int is_from_column(BindCtx *bc, const AstExpr *e) {
+    if (e->kind != AST_COLUMN || e->table) return 0;
+    for (int r = 0; r < bc->b->nrels; r++)
+        if (cat_find_column(bc->b->rels[r].table, e->str) >= 0) return 1;
+    return 0;
+}
+
 int plan_bind_select(const Catalog *cat, const char *sql, const AstSelect *sel, PlanArena *arena,
                      BSelect **out, PlanError *err) {
-    BindCtx bc = {cat, sql, arena, err, NULL, sel, 0, 0};
+    BindCtx bc = {cat, sql, arena, err, NULL, sel, 0, 0, NULL};
     err->offset = -1;
     BSelect *b = plan_alloc(arena, sizeof(BSelect));
     if (!b) return bind_oom(&bc), -1;
@@ -918,7 +941,8 @@ int plan_bind_select(const Catalog *cat, const char *sql, const AstSelect *sel, 
         b->group = plan_alloc(arena, sizeof(BExpr *) * (size_t)sel->ngroup);
         if (!b->group) return bind_oom(&bc), -1;
         for (int i = 0; i < sel->ngroup; i++) {
-            int r = item_ref(&bc, sel->group_by[i], names, nitems, 1);
+            int r = item_ref(&bc, sel->group_by[i], names, nitems,
+                             !is_from_column(&bc, sel->group_by[i]));
             if (r == -2) return -1;
             BExpr *g = r >= 0 ? items[r] : bind_expr(&bc, sel->group_by[i], 0);
             if (!g) return -1;
@@ -1009,7 +1033,7 @@ int plan_bind_const(const char *sql, const AstExpr *ast, PlanArena *arena, BExpr
                     PlanError *err) {
     BSelect empty;
     memset(&empty, 0, sizeof empty);
-    BindCtx bc = {NULL, sql, arena, err, &empty, NULL, 0, 0};
+    BindCtx bc = {NULL, sql, arena, err, &empty, NULL, 0, 0, NULL};
     err->offset = -1;
     *out = bind_expr(&bc, ast, 0);
     return *out ? 0 : -1;

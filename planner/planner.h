@@ -216,6 +216,7 @@ typedef struct DagNode {
     int64_t *cdata;        /* DN_CONST */
     int64_t cn;
     int64_t slice_offset, slice_limit; /* DN_SLICE (-1 limit = all) */
+    int totext_date;                   /* DN_TOTEXT: the input is DATE days */
     /* placement and estimates */
     DagDevice device;
     int64_t est_rows;
