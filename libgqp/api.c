@@ -70,6 +70,7 @@ int gqp_open(const char *config_path, gqp **out) {
         memset(&settings, 0, sizeof settings);
         int lrc = cat_load_config(db->cat, config_path, &settings, &err);
         snprintf(db->cost_file, sizeof db->cost_file, "%s", settings.cost_file);
+        db->gpu_cache_bytes = settings.gpu_cache_bytes;
         if (lrc != 0) return gqp_set_error(db, GQP_ERROR, "%s", err.msg);
     }
     return GQP_OK;

@@ -23,6 +23,7 @@ struct gqp {
     struct gqp_stmt *stmts; /* open statements */
     ExecDevice *dev;        /* GPU session, opened on first GPU use */
     ExecHostPool *pool;     /* host intermediates, reused across queries */
+    int64_t gpu_cache_bytes; /* config device: gpu_cache_bytes (0 = default) */
     char cost_file[512];    /* config's device: cost_file ("" = by GPU name) */
     CostModel *cost;        /* loaded on first placement (query.c) */
     int test_gpu;           /* tests: 1 = place as if a GPU were present,

@@ -20,7 +20,7 @@ int gqp_build_has_cuda(void) {
 ExecDevice *gqp_device_session(gqp *db) {
     if (db->dev) return db->dev;
     char err[512];
-    db->dev = exec_device_open(0, err, sizeof err);
+    db->dev = exec_device_open((size_t)db->gpu_cache_bytes, err, sizeof err);
     if (!db->dev)
         gqp_set_error(db, GQP_DEVICE, "%s", err);
     else
