@@ -47,13 +47,14 @@ Timings are reported, never asserted.
 import argparse
 import json
 import os
-import platform
 import re
 import socket
 import statistics
 import subprocess
 import sys
 import time
+
+import benchlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -194,7 +195,7 @@ def report(args, st):
     out.append("host %s, %s, %d threads, %s; cost model %s; bench_gqp median gqp_exec_ms "
                "(planning excluded), %d warm runs (resident) / %d cold runs (host); "
                "join: every probe row matches %d dim row(s)." % (
-                   socket.gethostname(), cpu_model(), args.threads, time.strftime("%Y-%m-%d"),
+                   socket.gethostname(), benchlib.cpu_model(), args.threads, time.strftime("%Y-%m-%d"),
                    st.get("cost_model", "?"), args.repeat, args.cold_repeat, args.join_matches))
     out.append("")
     out.append("GPU: " + st["gpu_desc"] if has_gpu else
@@ -296,16 +297,6 @@ def report(args, st):
             fmt_n(r["n"]), pct(r["sel"]), r["shape"], r["loc"], ms_s(r["cpu"]), ms_s(r["gpu"]),
             ms_s(r["auto"]), ratio_s(a), ratio_s(g), r.get("plan", "")))
     return "\n".join(out) + "\n"
-
-
-def cpu_model():
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def plot(args, st):

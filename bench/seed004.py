@@ -20,13 +20,14 @@ bench/results/seed004-<host>.md. Timings are reported, never asserted.
 """
 import argparse
 import os
-import platform
 import re
 import socket
 import statistics
 import subprocess
 import sys
 import time
+
+import benchlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -72,32 +73,14 @@ def floor_bytes(sql, rows, result_rows):
     return 4 * len(ref) * rows + rb, rb
 
 
-def bandwidth(build):
-    """(d2d GB/s counting read + write, pinned h2d GB/s) or None."""
-    exe = os.path.join(build, "bench_gqp")
-    try:
-        out = subprocess.run([exe, "--bandwidth"], capture_output=True, text=True).stdout
-    except OSError:
-        return None
-    m = re.search(r"d2d_GBps=([\d.]+) h2d_pinned_GBps=([\d.]+)", out)
-    return (float(m.group(1)), float(m.group(2))) if m else None
-
-
 def bench_gqp(args, cfg, qs):
     """{name: (rows or None, median ms)} for gqp."""
     res = {}
     bench = os.path.join(args.build, "bench_gqp")
     common = ["--device", args.cur_device, "--threads", str(args.threads)]
     if os.access(bench, os.X_OK):
-        cmd = [bench, "-c", cfg] + common + ["--repeat", "5"] + [p for _, _, p in qs]
-        out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-        for line in out.splitlines():
-            m = re.match(r"(\S+) rows=(-?\d+) exec_ms=([\d.]+)", line)
-            if m:
-                name = os.path.basename(m.group(1))[:-4]
-                rows = int(m.group(2))
-                res[name] = (rows if rows >= 0 else None, float(m.group(3)))
-        return res
+        return benchlib.bench_gqp(args.build, cfg, args.cur_device, args.threads,
+                                  [p for _, _, p in qs], check=True)
     gqp = os.path.join(args.build, "gqp")
     for name, sql, _ in qs:
         script = (sql + ";\n") * 6
@@ -148,28 +131,7 @@ def bench_duckdb(csv, qs, threads):
             "'uniformf':'FLOAT','normalf5':'FLOAT','normalf20':'FLOAT'}")
     con.execute("CREATE TABLE test AS SELECT * FROM read_csv('%s', header=true, columns=%s)"
                 % (csv, cols))
-    res = {}
-    for name, sql, _ in qs:
-        times = []
-        for i in range(6):
-            t0 = time.perf_counter()
-            con.execute("CREATE OR REPLACE TEMP TABLE r AS " + sql)
-            if i:
-                times.append((time.perf_counter() - t0) * 1e3)
-        rows = con.execute("SELECT COUNT(*) FROM r").fetchone()[0]
-        res[name] = (rows, statistics.median(times))
-    return res
-
-
-def cpu_model():
-    """The CPU model name from /proc/cpuinfo, or the platform string."""
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
+    return benchlib.duckdb_times(con, qs)
 
 
 def main():
@@ -193,7 +155,7 @@ def main():
         print("gqp --device %s ..." % dev, file=sys.stderr)
         args.cur_device = dev
         g[dev] = bench_gqp(args, cfg, qs)
-    bw = bandwidth(args.build) if "gpu" in devices else None
+    bw = benchlib.bandwidth(args.build) if "gpu" in devices else None
     s = {}
     if not args.no_sqlite:
         print("sqlite3 ...", file=sys.stderr)
@@ -213,7 +175,7 @@ def main():
         "",
         "host %s, %s, %d threads, gqp --device %s; %s; sqlite3 %s; duckdb %s. "
         "Median ms; results materialized, not printed." % (
-            host, cpu_model(), args.threads, args.device, time.strftime("%Y-%m-%d"),
+            host, benchlib.cpu_model(), args.threads, args.device, time.strftime("%Y-%m-%d"),
             (subprocess.run(["sqlite3", "--version"], capture_output=True,
                             text=True).stdout.split() or ["?"])[0] if not args.no_sqlite
             else "skipped",

@@ -27,13 +27,13 @@ several SFs are run). Timings are reported, never asserted.
 import argparse
 import math
 import os
-import platform
 import re
 import socket
-import statistics
 import subprocess
 import sys
 import time
+
+import benchlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -95,32 +95,9 @@ def lo_columns(sql):
     return sorted(set(re.findall(r"\blo_\w+", sql.lower())))
 
 
-def bandwidth(build):
-    """d2d GB/s (read + write counted) from bench_gqp --bandwidth, or None."""
-    exe = os.path.join(build, "bench_gqp")
-    try:
-        out = subprocess.run([exe, "--bandwidth"], capture_output=True, text=True).stdout
-    except OSError:
-        return None
-    m = re.search(r"d2d_GBps=([\d.]+)", out)
-    return float(m.group(1)) if m else None
-
-
 def bench_gqp(build, cfg, device, threads, qs):
     """{name: (rows, median ms)} for gqp on one device."""
-    bench = os.path.join(build, "bench_gqp")
-    cmd = [bench, "-c", cfg, "--device", device, "--threads", str(threads), "--repeat", "5"]
-    p = subprocess.run(cmd + [q for _, _, q in qs], capture_output=True, text=True)
-    if p.returncode != 0:
-        print("bench_gqp --device %s failed: %s" % (device, p.stderr.strip()), file=sys.stderr)
-    res = {}
-    for line in p.stdout.splitlines():
-        m = re.match(r"(\S+) rows=(-?\d+) exec_ms=([\d.]+)", line)
-        if m:
-            name = os.path.basename(m.group(1))[:-4]
-            rows = int(m.group(2))
-            res[name] = (rows if rows >= 0 else None, float(m.group(3)))
-    return res
+    return benchlib.bench_gqp(build, cfg, device, threads, [q for _, _, q in qs])
 
 
 def duckdb_load(data, threads):
@@ -150,28 +127,7 @@ def bench_duckdb(data, qs, threads):
     con = duckdb_load(data, threads)
     if con is None:
         return None
-    res = {}
-    for name, sql, _ in qs:
-        times = []
-        for i in range(6):
-            t0 = time.perf_counter()
-            con.execute("CREATE OR REPLACE TEMP TABLE r AS " + sql)
-            if i:
-                times.append((time.perf_counter() - t0) * 1e3)
-        rows = con.execute("SELECT COUNT(*) FROM r").fetchone()[0]
-        res[name] = (rows, statistics.median(times))
-    return res
-
-
-def cpu_model():
-    """The CPU model name from /proc/cpuinfo, or the platform string."""
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
+    return benchlib.duckdb_times(con, qs)
 
 
 def geomean(xs):
@@ -197,7 +153,7 @@ def report(args, sf, nrows, devices, g, d, bw, qs):
         "",
         "host %s, %s, %d threads, gqp --device %s; %s; duckdb %s. Median ms of 5 runs "
         "after a warm-up; results materialized, not printed." % (
-            host, cpu_model(), args.threads, ",".join(devices), time.strftime("%Y-%m-%d"),
+            host, benchlib.cpu_model(), args.threads, ",".join(devices), time.strftime("%Y-%m-%d"),
             __import__("duckdb").__version__ if d is not None else "skipped"),
         "",
         "Floor = lineorder columns read (4 bytes × rows each) / %s device copy bandwidth "
@@ -287,7 +243,8 @@ def main():
 
     qs = queries()
     os.makedirs(args.work, exist_ok=True)
-    bw = bandwidth(args.build) if "gpu" in devices or "auto" in devices else None
+    bw = benchlib.bandwidth(args.build) if "gpu" in devices or "auto" in devices else None
+    bw = bw[0] if bw else None  # the floor reads lineorder: device copy bandwidth
     for sf in sfs:
         data = gen_data(os.path.join(args.build, "gqp"), sf, args.work)
         cfg = os.path.join(data, "gqp.yaml")
