@@ -54,6 +54,14 @@ void cat_table_free(CatTable *t);
  * with *len set, or NULL with err set; when missing_ok and the file does
  * not exist, NULL with *len = 0 and err untouched. */
 void *cat_read_file(const char *path, size_t *len, int missing_ok, CatError *err);
+
+/* Helpers of the data generators (gen_test.c, gen_ssb.c). */
+/* splitmix64 step: a bijective mix of x (per-row deterministic streams). */
+uint64_t cat_splitmix64(uint64_t x);
+/* Write integer v in decimal at p; returns the new end. */
+char *cat_put_int(char *p, int64_t v);
+/* Write n bytes of text to a new file at path. Returns 0 or -1 with err. */
+int cat_write_text(const char *path, const char *text, size_t n, CatError *err);
 /* Add t to cat (taking ownership). Returns 0, or -1 with err set when a
  * table of that name exists or memory runs out (t is then still the
  * caller's). */

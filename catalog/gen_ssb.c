@@ -55,18 +55,10 @@
 /* Hash salts per table, so tables draw independent streams. */
 enum { SALT_LO = 1, SALT_CUST = 2, SALT_SUPP = 3, SALT_PART = 4 };
 
-/* splitmix64 step: a bijective mix of x. */
-static uint64_t splitmix(uint64_t x) {
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
-
 /* 64 random bits for (seed, table salt, row, stream). */
 static uint64_t rnd(uint64_t seed, unsigned salt, int64_t row, unsigned stream) {
-    return splitmix(splitmix(seed ^ ((uint64_t)salt << 48) ^ ((uint64_t)stream << 56)) ^
-                    (uint64_t)row);
+    return cat_splitmix64(cat_splitmix64(seed ^ ((uint64_t)salt << 48) ^ ((uint64_t)stream << 56)) ^
+                          (uint64_t)row);
 }
 
 /* Uniform integer in [lo, hi] from the high 32 bits of h. */
@@ -144,21 +136,6 @@ static int32_t part_price(int64_t partkey) {
     return (int32_t)(90000 + (partkey / 10) % 20001 + 100 * (partkey % 1000));
 }
 
-/* Write integer v in decimal at p; returns the new end. */
-static char *put_int(char *p, int64_t v) {
-    char tmp[24];
-    int n = 0;
-    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-    if (v < 0) *p++ = '-';
-    do {
-        tmp[n++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    while (n)
-        *p++ = tmp[--n];
-    return p;
-}
-
 /* Copy NUL-terminated s to p; returns the new end. */
 static char *put_str(char *p, const char *s) {
     size_t n = strlen(s);
@@ -177,15 +154,6 @@ static int pwrite_all(int fd, const void *buf, size_t n, int64_t off) {
         n -= (size_t)w;
         off += w;
     }
-    return 0;
-}
-
-/* Write text to a new file at path. Returns 0 or -1 with err set. */
-static int write_text(const char *path, const char *text, size_t n, CatError *err) {
-    FILE *f = fopen(path, "wb");
-    if (!f) return cat_err(err, "%s: cannot create: %s", path, strerror(errno));
-    int bad = n && fwrite(text, 1, n, f) != n;
-    if (fclose(f) != 0 || bad) return cat_err(err, "%s: write failed: %s", path, strerror(errno));
     return 0;
 }
 
@@ -620,7 +588,7 @@ static void lo_gen_worker(void *arg, int i) {
             else if (c == 16)
                 p = put_str(p, SHIPMODES[col[c][k]]);
             else
-                p = put_int(p, col[c][k]);
+                p = cat_put_int(p, col[c][k]);
             *p++ = '|';
         }
         *p++ = '\n';
@@ -719,7 +687,7 @@ static int gen_lineorder(const char *dir, uint64_t seed, SsbSizes sz, const Cale
         path = base ? cat_concat3(base, ".dict", "") : NULL;
         free(base);
         if (!path) goto oom;
-        if (write_text(path, buf, len, err) != 0) goto done;
+        if (cat_write_text(path, buf, len, err) != 0) goto done;
         free(path);
         path = NULL;
     }
@@ -781,7 +749,7 @@ static int write_config(const char *dir, int binary, double sf, uint64_t seed, C
     yaml_table(buf, sizeof buf, &len, "ddate", binary, 17, DATE_COLS, DATE_TYPES);
     char *path = cat_concat3(dir, "/", binary ? "gqp.yaml" : "gqp-tbl.yaml");
     if (!path) return cat_err(err, "cat_gen_ssb: out of memory");
-    int rc = write_text(path, buf, len, err);
+    int rc = cat_write_text(path, buf, len, err);
     free(path);
     return rc;
 }

@@ -32,17 +32,9 @@
 /* Upper bound on the text of one row. */
 #define GEN_MAX_ROW_BYTES 128
 
-/* splitmix64 step: a bijective mix of x. */
-static uint64_t splitmix(uint64_t x) {
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
-
 /* 64 random bits for (seed, row, stream). */
 static uint64_t rnd(uint64_t seed, int64_t row, unsigned stream) {
-    return splitmix(splitmix(seed ^ ((uint64_t)stream << 56)) ^ (uint64_t)row);
+    return cat_splitmix64(cat_splitmix64(seed ^ ((uint64_t)stream << 56)) ^ (uint64_t)row);
 }
 
 /* Uniform double in (0, 1] from 53 random bits. */
@@ -56,21 +48,6 @@ static double normal(uint64_t seed, int64_t row, unsigned col) {
     return sqrt(-2.0 * log(u1)) * cos(6.283185307179586476925 * u2);
 }
 
-/* Write integer v in decimal at p; returns the new end. */
-static char *put_int(char *p, int64_t v) {
-    char tmp[24];
-    int n = 0;
-    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-    if (v < 0) *p++ = '-';
-    do {
-        tmp[n++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    while (n)
-        *p++ = tmp[--n];
-    return p;
-}
-
 /* Write k/1024 exactly in decimal (no trailing zeros; integers without a
  * point) at p; returns the new end. */
 static char *put_k1024(char *p, int64_t k) {
@@ -78,7 +55,7 @@ static char *put_k1024(char *p, int64_t k) {
         *p++ = '-';
         k = -k;
     }
-    p = put_int(p, k >> 10);
+    p = cat_put_int(p, k >> 10);
     int64_t frac = k & 1023;
     if (frac) {
         uint64_t dec = (uint64_t)frac * 9765625u; /* frac / 1024 * 1e10 */
@@ -113,13 +90,13 @@ static void gen_worker(void *arg, int i) {
     int64_t hi = j->first + j->rows * (i + 1) / j->nthreads;
     char *p = j->buf[i];
     for (int64_t r = lo; r < hi; r++) {
-        p = put_int(p, r);
+        p = cat_put_int(p, r);
         *p++ = ',';
-        p = put_int(p, (int64_t)(((rnd(j->seed, r, 100) >> 32) * 199) >> 32) - 99);
+        p = cat_put_int(p, (int64_t)(((rnd(j->seed, r, 100) >> 32) * 199) >> 32) - 99);
         *p++ = ',';
-        p = put_int(p, llround(5.0 * normal(j->seed, r, 2)));
+        p = cat_put_int(p, llround(5.0 * normal(j->seed, r, 2)));
         *p++ = ',';
-        p = put_int(p, llround(20.0 * normal(j->seed, r, 3)));
+        p = cat_put_int(p, llround(20.0 * normal(j->seed, r, 3)));
         *p++ = ',';
         int64_t k = llround((-99.0 + 198.0 * unit(rnd(j->seed, r, 101))) * 1024.0);
         if (k < -99 * 1024) k = -99 * 1024;
@@ -132,15 +109,6 @@ static void gen_worker(void *arg, int i) {
         *p++ = '\n';
     }
     j->used[i] = (size_t)(p - j->buf[i]);
-}
-
-/* Write text to a new file at path. Returns 0 or -1 with err set. */
-static int write_text(const char *path, const char *text, CatError *err) {
-    FILE *f = fopen(path, "w");
-    if (!f) return cat_err(err, "%s: cannot create: %s", path, strerror(errno));
-    int bad = fputs(text, f) < 0;
-    if (fclose(f) != 0 || bad) return cat_err(err, "%s: write failed: %s", path, strerror(errno));
-    return 0;
 }
 
 /* Generate dir/test.csv and dir/gqp.yaml (dir created if missing); see
@@ -203,7 +171,7 @@ int cat_gen_test(const char *dir, int64_t nrows, uint64_t seed, CatError *err) {
     int bad = fclose(f) != 0;
     f = NULL;
     if (bad) goto write_fail;
-    rc = write_text(yml, yaml, err);
+    rc = cat_write_text(yml, yaml, strlen(yaml), err);
     goto done;
 write_fail:
     cat_err(err, "%s: write failed: %s", csv, strerror(errno));

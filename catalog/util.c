@@ -177,3 +177,32 @@ void *cat_read_file(const char *path, size_t *len, int missing_ok, CatError *err
     *len = size;
     return buf;
 }
+
+uint64_t cat_splitmix64(uint64_t x) {
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+char *cat_put_int(char *p, int64_t v) {
+    char tmp[24];
+    int n = 0;
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    if (v < 0) *p++ = '-';
+    do {
+        tmp[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    while (n)
+        *p++ = tmp[--n];
+    return p;
+}
+
+int cat_write_text(const char *path, const char *text, size_t n, CatError *err) {
+    FILE *f = fopen(path, "wb");
+    if (!f) return cat_err(err, "%s: cannot create: %s", path, strerror(errno));
+    int bad = n && fwrite(text, 1, n, f) != n;
+    if (fclose(f) != 0 || bad) return cat_err(err, "%s: write failed: %s", path, strerror(errno));
+    return 0;
+}
