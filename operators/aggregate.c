@@ -45,17 +45,11 @@ static int dedupe(Lower *L, int *vals, int n, int64_t est) {
 
 /* Segment starts of the (sorted) group keys vals[0..n), or one segment. */
 static int group_starts(Lower *L, const int *keys, int n, int64_t est) {
+    if (!n) return op_zero_row(L, "one segment");
     PrimType i64 = PRIM_I64;
-    int node = plan_dag_add(L->dag, n ? DN_SEGMENTS : DN_CONST, keys, n, 1, &i64);
+    int node = plan_dag_add(L->dag, DN_SEGMENTS, keys, n, 1, &i64);
     if (node < 0) return op_fail(L, "out of memory");
-    DagNode *d = &L->dag->nodes[node];
-    d->est_rows = est;
-    if (!n) {
-        d->cdata = plan_alloc(L->arena, sizeof(int64_t));
-        if (!d->cdata) return op_fail(L, "out of memory");
-        d->cn = 1;
-        d->label = plan_strdup(L->arena, "one segment");
-    }
+    L->dag->nodes[node].est_rows = est;
     return plan_dag_out(L->dag, node, 0);
 }
 
@@ -101,17 +95,8 @@ int op_aggregate(Lower *L, LowState *st) {
         for (int k = 0; k < ng; k++)
             if ((cols[k] = op_gather(L, sorted[k], starts, est_groups)) < 0) return -1;
         nrows_ref = perm;
-    } else {
-        PrimType i64 = PRIM_I64;
-        int c = plan_dag_add(L->dag, DN_CONST, NULL, 0, 1, &i64);
-        if (c < 0) return op_fail(L, "out of memory");
-        DagNode *n = &L->dag->nodes[c];
-        n->cdata = plan_alloc(L->arena, sizeof(int64_t));
-        if (!n->cdata) return op_fail(L, "out of memory");
-        n->cn = 1;
-        n->est_rows = 1;
-        n->label = plan_strdup(L->arena, "one segment");
-        starts = plan_dag_out(L->dag, c, 0);
+    } else if ((starts = group_starts(L, NULL, 0, 1)) < 0) {
+        return -1;
     }
     for (int a = 0; a < na; a++) {
         const BAgg *ag = &b->aggs[a];

@@ -28,17 +28,9 @@ int op_join(Lower *L, LowState *st, int r, uint8_t *used) {
     if (!rs.slots) return op_fail(L, "out of memory");
     if (op_scan(L, &rs, r) != 0) return -1;
     if (rel->nfilters) {
-        BExpr *p = rel->filters[0];
-        for (int f = 1; f < rel->nfilters; f++) {
-            BExpr *x = plan_alloc(L->arena, sizeof(BExpr));
-            if (!x) return op_fail(L, "out of memory");
-            x->kind = BE_BINARY;
-            x->type = CAT_BOOL;
-            x->op = OP_AND;
-            x->a = p;
-            x->b = rel->filters[f];
-            p = x;
-        }
+        BExpr *p = NULL;
+        for (int f = 0; f < rel->nfilters; f++)
+            if (!(p = op_and(L, p, rel->filters[f]))) return op_fail(L, "out of memory");
         double sel = (double)rel->est_rows / (double)(rel->table->nrows ? rel->table->nrows : 1);
         if (op_filter(L, &rs, p, sel) != 0) return -1;
     }
@@ -100,18 +92,7 @@ int op_join(Lower *L, LowState *st, int r, uint8_t *used) {
     for (int i = 0; i < b->npreds; i++) {
         if (used[i] || (b->preds[i].rels & ~in_mask)) continue;
         used[i] = 1;
-        if (!acc) {
-            acc = b->preds[i].expr;
-            continue;
-        }
-        BExpr *x = plan_alloc(L->arena, sizeof(BExpr));
-        if (!x) return op_fail(L, "out of memory");
-        x->kind = BE_BINARY;
-        x->type = CAT_BOOL;
-        x->op = OP_AND;
-        x->a = acc;
-        x->b = b->preds[i].expr;
-        acc = x;
+        if (!(acc = op_and(L, acc, b->preds[i].expr))) return op_fail(L, "out of memory");
     }
     if (acc && op_filter(L, st, acc, 0.25) != 0) return -1;
     return 0;

@@ -57,28 +57,27 @@ static int state_init(Lower *L, LowState *st, int nslots) {
     return st->slots ? 0 : op_fail(L, "out of memory");
 }
 
+BExpr *op_and(Lower *L, BExpr *acc, BExpr *x) {
+    if (!acc) return x;
+    BExpr *e = plan_alloc(L->arena, sizeof(BExpr));
+    if (!e) return NULL;
+    e->kind = BE_BINARY;
+    e->type = CAT_BOOL;
+    e->op = OP_AND;
+    e->a = acc;
+    e->b = x;
+    return e;
+}
+
 /* Combine expressions list[0..n) with AND into one tree (arena). */
 static BExpr *and_all(Lower *L, BExpr *const *list, int n) {
     BExpr *acc = NULL;
-    for (int i = 0; i < n; i++) {
-        if (!acc) {
-            acc = list[i];
-            continue;
-        }
-        BExpr *x = plan_alloc(L->arena, sizeof(BExpr));
-        if (!x) return NULL;
-        x->kind = BE_BINARY;
-        x->type = CAT_BOOL;
-        x->op = OP_AND;
-        x->a = acc;
-        x->b = list[i];
-        acc = x;
-    }
+    for (int i = 0; i < n; i++)
+        if (!(acc = op_and(L, acc, list[i]))) return NULL;
     return acc;
 }
 
-/* A one-row constant vector (for SELECT without FROM). */
-static int one_row(Lower *L) {
+int op_zero_row(Lower *L, const char *label) {
     PrimType t = PRIM_I64;
     int node = plan_dag_add(L->dag, DN_CONST, NULL, 0, 1, &t);
     if (node < 0) return op_fail(L, "out of memory");
@@ -87,6 +86,7 @@ static int one_row(Lower *L) {
     if (!n->cdata) return op_fail(L, "out of memory");
     n->cn = 1;
     n->est_rows = 1;
+    if (label) n->label = plan_strdup(L->arena, label);
     return plan_dag_out(L->dag, node, 0);
 }
 
@@ -96,7 +96,7 @@ int op_lower_select(const BSelect *b, Dag *dag, PlanError *err) {
     LowState st;
     if (b->nrels == 0) {
         if (state_init(&L, &st, 0) != 0) return -1;
-        st.len_value = one_row(&L);
+        st.len_value = op_zero_row(&L, NULL);
         st.est_rows = 1;
         if (st.len_value < 0) return -1;
     } else {

@@ -58,6 +58,12 @@ int op_expr(Lower *L, LowState *st, const BExpr *e, PrimType out_type, int as_fi
 int op_convert(Lower *L, int v, PrimType t);
 /* Text of a bound expression for EXPLAIN labels (arena-allocated). */
 char *op_expr_label(Lower *L, const LowState *st, const BExpr *e);
+/* acc AND x as a new bound node (acc NULL: x itself); NULL when out of
+ * memory. Builds the one predicate a filter node evaluates. */
+BExpr *op_and(Lower *L, BExpr *acc, BExpr *x);
+/* A one-row int64 constant 0: the length of SELECT without FROM, and the
+ * start of the single segment of a global aggregate. Value id or -1. */
+int op_zero_row(Lower *L, const char *label);
 /* Gather value v through index vector idx. */
 int op_gather(Lower *L, int v, int idx, int64_t est_rows);
 

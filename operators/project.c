@@ -4,18 +4,14 @@
  * columns it reads.
  */
 #include "operators/operators.h"
-
-/* 1 if t is stored as a float. */
-static int bx_is_float_type(CatType t) {
-    return t == CAT_FLOAT32 || t == CAT_FLOAT64;
-}
+#include "planner/bexpr.h"
 
 int op_project(Lower *L, LowState *st, int *out) {
     const BSelect *b = L->b;
     for (int i = 0; i < b->nout; i++) {
         const BExpr *e = b->out[i];
         if (e->kind == BE_TOTEXT) {
-            int v = op_expr(L, st, e->a, bx_is_float_type(e->a->type) ? PRIM_F64 : PRIM_I64, 0);
+            int v = op_expr(L, st, e->a, bx_is_float(e->a->type) ? PRIM_F64 : PRIM_I64, 0);
             if (v < 0) return -1;
             PrimType i32 = PRIM_I32;
             int node = plan_dag_add(L->dag, DN_TOTEXT, &v, 1, 1, &i32);
