@@ -48,6 +48,7 @@ static void cache_drop(ExecDevice *d, int i) {
     if (e->pinned) prim_gpu_host_unregister((void *)e->h_data);
     d->cache_bytes -= e->bytes;
     d->cache[i] = d->cache[--d->ncache];
+    d->epoch++;
 }
 
 void exec_device_invalidate(ExecDevice *d) {
@@ -65,6 +66,10 @@ void exec_device_close(ExecDevice *d) {
         prim_gpu_stream_destroy(d->streams[k]);
     free(d->cache);
     free(d);
+}
+
+int64_t exec_device_epoch(const ExecDevice *d) {
+    return d ? d->epoch : 0;
 }
 
 const char *exec_device_name(const ExecDevice *d) {
@@ -145,6 +150,7 @@ int exec_cache_get(ExecDevice *d, const PrimVec *h, PrimVec *out, int64_t *h2d, 
     *h2d += (int64_t)bytes;
     e.ready = prim_gpu_event_mark(stream);
     d->cache[d->ncache++] = e;
+    d->epoch++;
     d->cache_bytes += bytes;
     *out = *h;
     out->data = e.d_data;

@@ -32,6 +32,7 @@ struct ExecDevice {
     int ncache, cap;
     size_t cache_bytes, budget;
     int64_t tick;
+    int64_t epoch; /* bumped whenever the set of cached columns changes */
 };
 
 /* Device copy of host column h from the cache (copied on `stream` and

@@ -40,6 +40,10 @@ ExecDevice *exec_device_open(size_t budget_bytes, char *err, size_t cap);
 void exec_device_close(ExecDevice *dev);
 /* Forget every cached column (tables changed). */
 void exec_device_invalidate(ExecDevice *dev);
+/* A number that changes whenever a column enters or leaves the GPU column
+ * cache (0 without a session): placements made at an older epoch priced
+ * residency that may no longer hold. */
+int64_t exec_device_epoch(const ExecDevice *dev);
 /* Device description for EXPLAIN / logs. */
 const char *exec_device_name(const ExecDevice *dev);
 /* 1 if the host column at h_data (n rows) is resident in dev's column

@@ -32,6 +32,8 @@ struct gqp {
 
 struct gqp_stmt {
     uint64_t version; /* db->version the plan was made against */
+    int placed_device;     /* db->device the DAG was placed for (-1: not placed) */
+    int64_t placed_epoch;  /* GPU column cache epoch it was placed at */
     gqp *db;
     struct gqp_stmt *next;
     const char *sql; /* copy of the statement's text (plan arena) */

@@ -81,6 +81,8 @@ int gqp_plan_select(gqp *db, gqp_stmt *st, const AstSelect *sel) {
     if (op_lower_select(st->bound, st->dag, &perr) != 0)
         return gqp_set_error_at(db, st->sql, st->sql_len, perr.offset, perr.stage, perr.msg);
     place(db, st->dag);
+    st->placed_device = (int)db->device;
+    st->placed_epoch = exec_device_epoch(db->dev);
     st->version = db->version;
     return GQP_OK;
 }
@@ -94,7 +96,14 @@ static double wall_ms(void) {
 int gqp_run_select(gqp *db, gqp_stmt *st) {
     char err[1024];
     ExecOptions opt = {db->nthreads, NULL, db->pool, 0, st->profile};
-    place(db, st->dag); /* the device may have changed since prepare */
+    /* place again only if what the placement priced has changed since
+     * prepare: the device setting, or which columns are resident */
+    if (st->placed_device != (int)db->device ||
+        st->placed_epoch != exec_device_epoch(db->dev)) {
+        place(db, st->dag);
+        st->placed_device = (int)db->device;
+        st->placed_epoch = exec_device_epoch(db->dev);
+    }
     int any_gpu = 0;
     for (int i = 0; i < st->dag->nnodes; i++)
         any_gpu |= st->dag->nodes[i].device == DEV_GPU;
