@@ -47,6 +47,7 @@ typedef struct Exec {
      * streams */
     int *node_stream;
     void **done;
+    int *last_reader; /* [v * EXEC_STREAMS + k]: last GPU node on stream k reading v, or -1 */
     void *cur_stream;
 } Exec;
 
@@ -126,16 +127,13 @@ static void ex_release_at(Exec *x, int v, int at) {
     if (r->d_owned && x->dev) {
         void *s = (at >= 0 && x->node_stream[at] >= 0) ? x->dev->streams[x->node_stream[at]]
                                                        : value_stream(x, v);
-        /* every GPU reader on another stream must be done first */
+        /* every GPU reader on another stream must be done first: nodes of
+         * one stream complete in order, so its last reader suffices */
         char e[128];
-        for (int c = 0; c < x->dag->nnodes; c++) {
-            const DagNode *n = &x->dag->nodes[c];
-            if (x->node_stream[c] < 0 || !x->done[c] || x->dev->streams[x->node_stream[c]] == s)
-                continue;
-            int reads = n->len_from == v;
-            for (int k = 0; k < n->ninputs && !reads; k++)
-                reads = n->inputs[k] == v;
-            if (reads) prim_gpu_stream_wait(s, x->done[c], e, sizeof e);
+        for (int k = 0; k < EXEC_STREAMS; k++) {
+            int c = x->last_reader[(size_t)v * EXEC_STREAMS + (size_t)k];
+            if (c >= 0 && x->done[c] && x->dev->streams[k] != s)
+                prim_gpu_stream_wait(s, x->done[c], e, sizeof e);
         }
         prim_gpu_free(r->d.data, s);
         prim_gpu_free(r->d.valid, s);
@@ -596,9 +594,11 @@ int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, ExecStats *stats
     x.node_stream = malloc(sizeof(int) * (size_t)(dag->nnodes ? dag->nnodes : 1));
     x.done = calloc((size_t)(dag->nnodes ? dag->nnodes : 1), sizeof(void *));
     uint8_t *passed = calloc((size_t)(dag->nnodes ? dag->nnodes : 1), 1);
-    if (!x.node_stream || !x.done || !passed) {
+    x.last_reader = malloc(sizeof(int) * (size_t)(dag->nvalues ? dag->nvalues : 1) * EXEC_STREAMS);
+    if (!x.node_stream || !x.done || !passed || !x.last_reader) {
         free(x.node_stream);
         free(x.done);
+        free(x.last_reader);
         free(passed);
         free(x.vals);
         free(x.last_use);
@@ -620,6 +620,16 @@ int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, ExecStats *stats
         if (x.node_stream[i] < 0) x.node_stream[i] = next_stream++ % EXEC_STREAMS;
     }
     free(passed);
+    for (size_t k = 0; k < (size_t)dag->nvalues * EXEC_STREAMS; k++)
+        x.last_reader[k] = -1;
+    for (int i = 0; i < dag->nnodes; i++) {
+        const DagNode *n = &dag->nodes[i];
+        if (x.node_stream[i] < 0) continue;
+        for (int k = 0; k < n->ninputs; k++)
+            x.last_reader[(size_t)n->inputs[k] * EXEC_STREAMS + (size_t)x.node_stream[i]] = i;
+        if (n->len_from >= 0)
+            x.last_reader[(size_t)n->len_from * EXEC_STREAMS + (size_t)x.node_stream[i]] = i;
+    }
 
     /* consumers per value, for fusion decisions */
     int *nuse = calloc((size_t)(dag->nvalues ? dag->nvalues : 1), sizeof(int));
@@ -627,6 +637,9 @@ int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, ExecStats *stats
     if (!nuse || !skip) {
         free(nuse);
         free(skip);
+        free(x.node_stream);
+        free(x.done);
+        free(x.last_reader);
         free(x.vals);
         free(x.last_use);
         free(ev);
@@ -771,6 +784,7 @@ int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, ExecStats *stats
     }
     free(x.node_stream);
     free(x.done);
+    free(x.last_reader);
     free(ev);
     free(nuse);
     free(skip);
