@@ -282,19 +282,25 @@ static int to_text(Exec *x, const PrimVec *in, int64_t n, int date, RtVal *out) 
     return 0;
 }
 
+/* Make node n's inputs available on its side (copying across PCIe where
+ * needed) and describe them in in[0..ninputs). Returns 0 or -1. */
+static int load_inputs(Exec *x, const DagNode *n, int gpu, PrimVec *in) {
+    for (int k = 0; k < n->ninputs && k < DAG_MAX_IO; k++) {
+        int v = n->inputs[k];
+        if ((gpu ? ensure_dev(x, v) : ensure_host(x, v)) != 0) return -1;
+        in[k] = gpu ? x->vals[v].d : x->vals[v].h;
+        in[k].n = x->vals[v].n;
+    }
+    return 0;
+}
+
 /* Run node i on the CPU (gpu = 0) or the GPU (gpu = 1). */
 static int run_node(Exec *x, int i, int gpu) {
     DagNode *n = &x->dag->nodes[i];
     PrimCtx *ctx = gpu ? &x->dctx : &x->hctx;
     int o0 = n->noutputs > 0 ? n->outputs[0] : -1;
     PrimVec in[DAG_MAX_IO];
-    if (n->kind != DN_SOURCE && n->kind != DN_CONST)
-        for (int k = 0; k < n->ninputs && k < DAG_MAX_IO; k++) {
-            int v = n->inputs[k];
-            if ((gpu ? ensure_dev(x, v) : ensure_host(x, v)) != 0) return -1;
-            in[k] = gpu ? x->vals[v].d : x->vals[v].h;
-            in[k].n = x->vals[v].n;
-        }
+    if (n->kind != DN_SOURCE && n->kind != DN_CONST && load_inputs(x, n, gpu, in) != 0) return -1;
     RtVal *out = o0 >= 0 ? &x->vals[o0] : NULL;
 #define OUTV (gpu ? &out->d : &out->h)
     int rc = 0;
@@ -487,12 +493,7 @@ static int run_select(Exec *x, int i, int c, int gpu) {
     DagNode *m = &x->dag->nodes[i];
     PrimCtx *ctx = gpu ? &x->dctx : &x->hctx;
     PrimVec in[DAG_MAX_IO];
-    for (int k = 0; k < m->ninputs; k++) {
-        int v = m->inputs[k];
-        if ((gpu ? ensure_dev(x, v) : ensure_host(x, v)) != 0) return -1;
-        in[k] = gpu ? x->vals[v].d : x->vals[v].h;
-        in[k].n = x->vals[v].n;
-    }
+    if (load_inputs(x, m, gpu, in) != 0) return -1;
     int64_t len = m->len_from >= 0 ? x->vals[m->len_from].n : in[0].n;
     int o = x->dag->nodes[c].outputs[0];
     if (ex_alloc(x, o, len, 0, gpu) != 0) return -1;
