@@ -32,7 +32,6 @@ ExecDevice *exec_device_open(size_t budget_bytes, char *err, size_t cap) {
         }
     }
     d->stream = d->streams[0];
-    prim_gpu_describe(d->name, sizeof d->name);
     /* TUNING: 48 GiB (60% of an 80 GB H100) for resident columns leaves the
      * rest for intermediates; a choice, not a measurement. */
     d->budget = budget_bytes ? budget_bytes : (size_t)48 << 30;
@@ -70,10 +69,6 @@ void exec_device_close(ExecDevice *d) {
 
 int64_t exec_device_epoch(const ExecDevice *d) {
     return d ? d->epoch : 0;
-}
-
-const char *exec_device_name(const ExecDevice *d) {
-    return d ? d->name : "none";
 }
 
 int exec_device_resident(const ExecDevice *d, const void *h_data, int64_t n) {

@@ -27,7 +27,6 @@ typedef struct ExecCacheEntry {
 struct ExecDevice {
     void *stream; /* streams[0] */
     void *streams[EXEC_STREAMS];
-    char name[128];
     ExecCacheEntry *cache;
     int ncache, cap;
     size_t cache_bytes, budget;

@@ -44,8 +44,6 @@ void exec_device_invalidate(ExecDevice *dev);
  * cache (0 without a session): placements made at an older epoch priced
  * residency that may no longer hold. */
 int64_t exec_device_epoch(const ExecDevice *dev);
-/* Device description for EXPLAIN / logs. */
-const char *exec_device_name(const ExecDevice *dev);
 /* 1 if the host column at h_data (n rows) is resident in dev's column
  * cache (a GPU read of it copies nothing), else 0; 0 when dev is NULL. */
 int exec_device_resident(const ExecDevice *dev, const void *h_data, int64_t n);
