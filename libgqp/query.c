@@ -78,7 +78,7 @@ int gqp_plan_select(gqp *db, gqp_stmt *st, const AstSelect *sel) {
         return gqp_set_error_at(db, st->sql, st->sql_len, perr.offset, perr.stage, perr.msg);
     st->dag = plan_dag_new(st->plan_arena);
     if (!st->dag) return gqp_set_error(db, GQP_NOMEM, "out of memory");
-    if (op_lower_select(st->bound, st->dag, &perr) != 0)
+    if (op_lower_select(st->bound, NULL, st->dag, &perr) != 0)
         return gqp_set_error_at(db, st->sql, st->sql_len, perr.offset, perr.stage, perr.msg);
     place(db, st->dag);
     st->placed_device = (int)db->device;

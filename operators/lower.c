@@ -90,8 +90,8 @@ int op_zero_row(Lower *L, const char *label) {
     return plan_dag_out(L->dag, node, 0);
 }
 
-int op_lower_select(const BSelect *b, Dag *dag, PlanError *err) {
-    Lower L = {dag, dag->arena, b, err};
+int op_lower_select(const BSelect *b, const LowerOpts *opts, Dag *dag, PlanError *err) {
+    Lower L = {dag, dag->arena, b, err, opts};
     err->offset = -1;
     LowState st;
     if (b->nrels == 0) {

@@ -32,16 +32,35 @@ typedef struct LowState {
     int64_t est_rows;
 } LowState;
 
+/* Choices the lowering leaves to its caller (libgqp passes the cost
+ * model's estimates; operators/ does not depend on cost/). */
+typedef enum LowerAgg {
+    LOWER_AGG_AUTO = 0, /* the cheaper of sort and dense by agg_cost */
+    LOWER_AGG_SORT = 1, /* always sort + segmented reduce */
+    LOWER_AGG_DENSE = 2 /* the dense path wherever it applies */
+} LowerAgg;
+
+typedef struct LowerOpts {
+    LowerAgg agg;
+    /* Estimated microseconds of the sort (dense = 0) or dense (dense = 1)
+     * plan of an aggregation of shape s on the cheaper device; NULL: dense
+     * wherever it applies. */
+    double (*agg_cost)(void *ud, int dense, const PlanAggShape *s);
+    void *ud;
+} LowerOpts;
+
 typedef struct Lower {
     Dag *dag;
     PlanArena *arena;
     const BSelect *b;
     PlanError *err;
+    const LowerOpts *opts;
 } Lower;
 
-/* Lower a bound SELECT into dag (results and result names set). Returns 0
- * or -1 with err filled. */
-int op_lower_select(const BSelect *b, Dag *dag, PlanError *err);
+/* Lower a bound SELECT into dag (results and result names set). opts may
+ * be NULL (automatic choices without costs). Returns 0 or -1 with err
+ * filled. */
+int op_lower_select(const BSelect *b, const LowerOpts *opts, Dag *dag, PlanError *err);
 
 /* --- shared helpers (lower.c, expr.c) --- */
 PrimType op_prim_type(CatType t);

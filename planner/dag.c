@@ -26,7 +26,7 @@ void plan_dag_free(Dag *d) {
 
 static const char *kind_names[] = {
     "source",           "const", "map",   "scan",  "scatter",  "gather", "sort", "segments",
-    "segmented-reduce", "join",  "cross", "slice", "transfer", "to-text"};
+    "segmented-reduce", "join",  "cross", "slice", "transfer", "to-text", "keymap", "dense-aggregate"};
 
 /* Static name of a node kind. */
 const char *plan_dag_kind_name(DagKind k) {
@@ -35,6 +35,7 @@ const char *plan_dag_kind_name(DagKind k) {
 
 int plan_dag_add(Dag *d, DagKind kind, const int *inputs, int ninputs, int noutputs,
                  const PrimType *out_types) {
+    if (noutputs > DAG_MAX_OUT || ninputs > DAG_MAX_IO) return -1;
     if (d->nnodes == d->capnodes) {
         int nc = d->capnodes ? d->capnodes * 2 : 64;
         DagNode *nn = realloc(d->nodes, sizeof(DagNode) * (size_t)nc);

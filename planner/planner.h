@@ -162,6 +162,26 @@ int plan_bexpr_equal(const BExpr *x, const BExpr *y);
 /* Estimated selectivity of a predicate over one relation (0..1). */
 double plan_selectivity(const BExpr *pred, const BRel *rel);
 
+/* ------------------------------------------------- aggregation choice --
+ * The shape of a GROUP BY / aggregate block as the lowering sees it, for
+ * the cost model to price its two plans (cost_agg_plan_us):
+ *   sort:  hash joins producing `joined` pairs, gathers of keys and values,
+ *          sort + segments + one segmented reduce per aggregate;
+ *   dense: one keymap per dimension, then one fused pass over the `scanned`
+ *          fact rows (dense-aggregate) into `groups` slots, then the
+ *          non-empty groups selected and decoded. */
+typedef struct PlanAggShape {
+    double scanned;    /* fact rows the fused pass reads */
+    double fact_bytes; /* bytes per fact row it reads (filters, keys, values) */
+    double joined;     /* rows entering the aggregation (after joins and filters) */
+    int ndims;
+    double dim_rows;  /* selected dimension rows, all dimensions */
+    double dim_range; /* keymap slots, all dimensions */
+    int nkeys, naggs;
+    double groups;     /* dense table slots (product of key cardinalities) */
+    double est_groups; /* estimated non-empty groups */
+} PlanAggShape;
+
 /* ------------------------------------------------------------------ DAG --
  * A node is one primitive over vectors. Values are the vectors that flow
  * along the edges; each has one producer. Nodes are created in
@@ -182,7 +202,9 @@ typedef enum DagKind {
     DN_CROSS,     /* cross product -> (left ids, right ids) */
     DN_SLICE,     /* rows [offset, offset+limit) of a row-id sequence */
     DN_TRANSFER,  /* host <-> device copy (inserted by placement) */
-    DN_TOTEXT     /* numbers -> string codes into a dictionary built at run time (CPU) */
+    DN_TOTEXT,    /* numbers -> string codes into a dictionary built at run time (CPU) */
+    DN_KEYMAP,    /* dimension keys (+ row ids) -> direct-address map key -> row */
+    DN_DENSEAGG   /* fused filter -> star-join probe -> dense group aggregate */
 } DagKind;
 
 typedef enum DagDevice { DEV_CPU = 0, DEV_GPU = 1 } DagDevice;
@@ -197,13 +219,14 @@ typedef struct DagValue {
 } DagValue;
 
 #define DAG_MAX_IO 64
+#define DAG_MAX_OUT PRIM_DA_NOUT(PRIM_DA_MAX)
 
 typedef struct DagNode {
     DagKind kind;
     int ninputs;
     int *inputs; /* value ids */
     int noutputs;
-    int outputs[2]; /* value ids */
+    int outputs[DAG_MAX_OUT]; /* value ids */
     int len_from;   /* value whose runtime length gives this node's n (map, slice) */
     int count_from; /* DN_SCATTER: the DN_SCAN node whose total sizes the output */
     /* parameters */
@@ -217,6 +240,8 @@ typedef struct DagNode {
     int64_t cn;
     int64_t slice_offset, slice_limit; /* DN_SLICE (-1 limit = all) */
     int totext_date;                   /* DN_TOTEXT: the input is DATE days */
+    int64_t km_min, km_range;          /* DN_KEYMAP: key range (output length km_range) */
+    const PrimDenseAgg *dagg;          /* DN_DENSEAGG: the spec (arena); output length ngroups */
     /* placement and estimates */
     DagDevice device;
     int64_t est_rows;

@@ -199,6 +199,72 @@ int prim_cpu_join(PrimCtx *ctx, const PrimVec *lkey, int64_t nl, const PrimVec *
  * prim_cpu_join's. */
 int prim_cpu_cross(PrimCtx *ctx, int64_t nl, int64_t nr, PrimPairs *out);
 
+/* --------------------------------------------------------------- keymap --
+ * Direct-address map of a (filtered) dimension by its key, the build side
+ * of a star join on a dense integer key: out[0..range) (I64, caller-
+ * allocated) = -1, then for every i in 0..n-1 whose key (I32 or I64) is
+ * not NULL and lies in [kmin, kmin + range): out[key[i] - kmin] =
+ * rows ? rows[i] : i. The planner uses it only on unique keys; should two
+ * rows share a key anyway, the larger row id wins (the same on both twins). */
+int prim_cpu_keymap(PrimCtx *ctx, const PrimVec *key, const int64_t *rows, int64_t n, int64_t kmin,
+                    int64_t range, int64_t *out);
+
+/* ------------------------------------------------------------- denseagg --
+ * Filter -> star-join probe -> GROUP BY aggregation fused into one pass
+ * over the rows of a fact table, accumulating into a dense table of
+ * ngroups groups (direct addressing by group code: the "few groups" hash
+ * aggregation, and the fused probe + aggregate of ../shared/DESIGN.md §3).
+ * Every column is an input vector in[k]; the spec names them by index.
+ *
+ * For each fact row r (r = in[rows].data[i] for i < n when rows >= 0, else
+ * r = i for i < n):
+ *  1. range filters: for each f < nranges the row is dropped unless
+ *     in[range_col[f]][r] is not NULL and range_lo[f] <= it <= range_hi[f];
+ *  2. joins: for each dimension d < ndims, k = in[dim_fk[d]][r]; the row is
+ *     dropped if k is NULL, k - dim_kmin[d] is outside [0, dim_range[d]) or
+ *     m = in[dim_map[d]][k - dim_kmin[d]] (a keymap, I64) is -1; otherwise
+ *     the row joins dimension row rd[d] = m;
+ *  3. group code: for each key j < nkeys, v = in[key_col[j]] at row r
+ *     (key_dim[j] == -1) or at rd[key_dim[j]]; code_j = 0 if v is NULL,
+ *     else v - key_min[j] + 1 (the planner guarantees 1 <= code_j <
+ *     key_card[j]); g = sum_j code_j * stride_j with the last key's stride
+ *     1 and stride_j = stride_{j+1} * key_card[j+1] (so ascending g is
+ *     ascending key order with NULLs first, like a sort);
+ *  4. aggregates: for each a < naggs, the value is nothing (val_a[a] == -1,
+ *     COUNT(*)), in[val_a[a]][r], or in[val_a[a]][r] OP in[val_b[a]][r] with
+ *     val_op[a] one of '+', '-', '*' (wrapping int64; NULL if either is
+ *     NULL).
+ * Outputs (caller-allocated, ngroups I64 values each, no validity):
+ *   out[0]         rows per group;
+ *   out[1 + 2a]    AGG_COUNT_STAR / AGG_COUNT: count of non-NULL values
+ *                  (COUNT(*): rows), AGG_SUM: wrapping int64 sum, AGG_MIN /
+ *                  AGG_MAX: min / max (INT64_MAX / INT64_MIN if none);
+ *   out[2 + 2a]    non-NULL values of aggregate a.
+ * Only integer inputs (U8, I32, I64). AVG is SUM / count, done by the
+ * caller. Results do not depend on thread count or order. */
+#define PRIM_DA_MAX 8 /* ranges, dimensions, keys and aggregates, each */
+typedef struct PrimDenseAgg {
+    int rows; /* input index of I64 fact row ids, or -1 */
+    int nranges;
+    int range_col[PRIM_DA_MAX];
+    int64_t range_lo[PRIM_DA_MAX], range_hi[PRIM_DA_MAX];
+    int ndims;
+    int dim_fk[PRIM_DA_MAX], dim_map[PRIM_DA_MAX];
+    int64_t dim_kmin[PRIM_DA_MAX], dim_range[PRIM_DA_MAX];
+    int nkeys;
+    int key_col[PRIM_DA_MAX], key_dim[PRIM_DA_MAX];
+    int64_t key_min[PRIM_DA_MAX], key_card[PRIM_DA_MAX];
+    int naggs;
+    PrimAgg agg[PRIM_DA_MAX];
+    int val_a[PRIM_DA_MAX], val_b[PRIM_DA_MAX];
+    char val_op[PRIM_DA_MAX];
+    int64_t ngroups; /* product of key_card (1 without keys) */
+} PrimDenseAgg;
+/* Number of outputs of a denseagg with naggs aggregates. */
+#define PRIM_DA_NOUT(naggs) (1 + 2 * (naggs))
+int prim_cpu_denseagg(PrimCtx *ctx, const PrimDenseAgg *spec, const PrimVec *in, int64_t n,
+                      PrimVec *out);
+
 /* ------------------------------------------------------------ GPU twins --
  * Same contracts with device pointers; declared here so the executor can
  * dispatch on a node's placement. In a build without CUDA they return -1
@@ -221,6 +287,10 @@ int prim_gpu_segreduce(PrimCtx *ctx, PrimAgg agg, const PrimVec *val, const int6
 int prim_gpu_join(PrimCtx *ctx, const PrimVec *lkey, int64_t nl, const PrimVec *rkey, int64_t nr,
                   PrimPairs *out);
 int prim_gpu_cross(PrimCtx *ctx, int64_t nl, int64_t nr, PrimPairs *out);
+int prim_gpu_keymap(PrimCtx *ctx, const PrimVec *key, const int64_t *rows, int64_t n, int64_t kmin,
+                    int64_t range, int64_t *out);
+int prim_gpu_denseagg(PrimCtx *ctx, const PrimDenseAgg *spec, const PrimVec *in, int64_t n,
+                      PrimVec *out);
 
 /* CPU worker helper shared by the CPU twins: run fn(arg, t, nthreads) on
  * nthreads threads (t = 0..nthreads-1) and wait. Returns 0 or -1. */
