@@ -31,8 +31,12 @@
  *   | segreduce 1 seg  | 8n read                                 |
  *   | segreduce N/1000 | 8n + 8 nseg read, 8 nseg written        |
  *   | join             | 4n + 4 nb read, 16 x pairs written      |
+ *   | denseagg Q1.1    | 4 x 4n read (the map stays in L2)       |
  *
- * Join has no direct equivalent and reports gqp only. Without a device it
+ * Join has no direct equivalent and reports gqp only. Neither has
+ * denseagg: its "direct" column is the floor instead, the time to move its
+ * 16n bytes at the device copy bandwidth that prim_gpu_bandwidth measures
+ * (read + write bytes per second), so gqp/direct is the distance to it. Without a device it
  * prints "no CUDA device" and exits 0; otherwise it exits 1 if anything
  * failed or any check mismatched.
  */
@@ -753,6 +757,108 @@ done:
     dev_free(b, d_b);
 }
 
+/* ----------------------------------------------------------- denseagg -- */
+
+/* Days of the date dimension of the denseagg benchmark (7 years). */
+#define DA_DAYS 2556
+
+/* Arguments of run_denseagg: the spec, its inputs and its outputs. */
+typedef struct DenseArg {
+    PrimDenseAgg spec;
+    PrimVec in[5];
+    PrimVec out[3];
+} DenseArg;
+
+/* One denseagg twin call. */
+static int run_denseagg(Bench *b, void *arg) {
+    DenseArg *a = arg;
+    return prim_gpu_denseagg(&b->ctx, &a->spec, a->in, b->n, a->out);
+}
+
+/* denseagg on SSB Q1.1's shape: four int32 columns of n rows (price
+ * 90000..10^7, discount 0..10, quantity 1..50, order date 0..2555),
+ * SUM(price * discount) WHERE discount BETWEEN 1 AND 3 AND quantity < 25
+ * AND the date joins a keymap holding one year's 365 days; one group.
+ * Checked against the host's count and sum; the floor (direct column) is
+ * 16n bytes at the measured copy bandwidth. */
+static void bench_denseagg(Bench *b) {
+    const int64_t n = b->n;
+    uint64_t seed = 6;
+    DenseArg a;
+    memset(&a, 0, sizeof a);
+    int32_t *h_c[4] = {NULL, NULL, NULL, NULL}, *d_c[4] = {NULL, NULL, NULL, NULL};
+    int64_t *h_map = host_alloc(b, DA_DAYS * sizeof(int64_t));
+    int64_t *d_map = dev_alloc(b, DA_DAYS * sizeof(int64_t)), *d_out = dev_alloc(b, 3 * 8);
+    int64_t h_out[3] = {-1, -1, -1}, rows = 0;
+    uint64_t sum = 0;
+    if (!h_map || !d_map || !d_out) goto done;
+    for (int k = 0; k < 4; ++k) {
+        h_c[k] = host_alloc(b, (size_t)n * 4);
+        d_c[k] = dev_alloc(b, (size_t)n * 4);
+        if (!h_c[k] || !d_c[k]) goto done;
+    }
+    for (int64_t d = 0; d < DA_DAYS; ++d)
+        h_map[d] = d >= 365 && d < 730 ? d : -1;
+    for (int64_t i = 0; i < n; ++i) {
+        h_c[0][i] = 90000 + (int32_t)rng_below(&seed, 9910001);
+        h_c[1][i] = (int32_t)rng_below(&seed, 11);
+        h_c[2][i] = 1 + (int32_t)rng_below(&seed, 50);
+        h_c[3][i] = (int32_t)rng_below(&seed, DA_DAYS);
+        if (h_c[1][i] >= 1 && h_c[1][i] <= 3 && h_c[2][i] < 25 && h_map[h_c[3][i]] >= 0) {
+            sum += (uint64_t)h_c[0][i] * (uint64_t)h_c[1][i];
+            rows++;
+        }
+    }
+    for (int k = 0; k < 4; ++k)
+        if (copy_sync(b, d_c[k], h_c[k], (size_t)n * 4, PRIM_H2D) != 0) goto done;
+    if (copy_sync(b, d_map, h_map, DA_DAYS * sizeof(int64_t), PRIM_H2D) != 0) goto done;
+    for (int k = 0; k < 4; ++k)
+        a.in[k] = (PrimVec){PRIM_I32, n, d_c[k], NULL};
+    a.in[4] = (PrimVec){PRIM_I64, DA_DAYS, d_map, NULL};
+    for (int k = 0; k < 3; ++k)
+        a.out[k] = (PrimVec){PRIM_I64, 1, d_out + k, NULL};
+    PrimDenseAgg *s = &a.spec;
+    s->rows = -1;
+    s->nranges = 2;
+    s->range_col[0] = 1;
+    s->range_lo[0] = 1;
+    s->range_hi[0] = 3;
+    s->range_col[1] = 2;
+    s->range_lo[1] = INT64_MIN;
+    s->range_hi[1] = 24;
+    s->ndims = 1;
+    s->dim_fk[0] = 3;
+    s->dim_map[0] = 4;
+    s->dim_kmin[0] = 0;
+    s->dim_range[0] = DA_DAYS;
+    s->naggs = 1;
+    s->agg[0] = AGG_SUM;
+    s->val_a[0] = 0;
+    s->val_b[0] = 1;
+    s->val_op[0] = '*';
+    s->ngroups = 1;
+    const float g = time_twin(b, "denseagg", run_denseagg, NULL, &a);
+    char err[256];
+    double d2d = 0, h2d = 0, d2h = 0;
+    float floor_ms = -1;
+    if (prim_gpu_bandwidth((size_t)256 << 20, &d2d, &h2d, &d2h, err, sizeof err) == 0 && d2d > 0)
+        floor_ms = (float)(16.0 * (double)n / (d2d * 1e6));
+    else
+        direct_done(b, "denseagg floor", -1, err);
+    int ok = -1;
+    if (g >= 0 && copy_sync(b, h_out, d_out, sizeof h_out, PRIM_D2H) == 0)
+        ok = h_out[0] == rows && (uint64_t)h_out[1] == sum && h_out[2] == rows;
+    table_row(b, "denseagg Q1.1 (direct = floor)", n, g, floor_ms, 1, 16.0 * (double)n, ok);
+done:
+    for (int k = 0; k < 4; ++k) {
+        free(h_c[k]);
+        dev_free(b, d_c[k]);
+    }
+    free(h_map);
+    dev_free(b, d_map);
+    dev_free(b, d_out);
+}
+
 /* ---------------------------------------------------------------- main -- */
 
 /* Prints the usage line to stderr; returns 2. */
@@ -810,6 +916,7 @@ int main(int argc, char **argv) {
     bench_sort(&b);
     bench_segreduce_all(&b);
     bench_join(&b);
+    bench_denseagg(&b);
 
     char err[256];
     if (prim_gpu_device_sync(err, sizeof err) != 0) {

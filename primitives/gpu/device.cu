@@ -1,10 +1,12 @@
 /*
  * device.cu -- GPU twins without CUB: device detection, map (the register
- * program in one kernel), scatter, gather and cross. Contracts are the CPU
- * twins' in primitives/primitives.h, with device pointers; all work is issued
- * on ctx->stream and nothing here synchronizes the host.
+ * program in one kernel), scatter, gather, cross, keymap and denseagg (the
+ * fused filter -> star-join probe -> dense GROUP BY kernel). Contracts are
+ * the CPU twins' in primitives/primitives.h, with device pointers; all work
+ * is issued on ctx->stream and nothing here synchronizes the host.
  */
 #include <stdint.h>
+#include <string.h>
 
 #include "primitives/gpu/gpu_util.cuh"
 
@@ -632,4 +634,506 @@ extern "C" int prim_gpu_cross(PrimCtx *ctx, int64_t nl, int64_t nr, PrimPairs *o
     out->left = (int64_t *)left.release();
     out->right = (int64_t *)right.release();
     return 0;
+}
+
+/* --------------------------------------------------------------- keymap -- */
+
+/* An integer column as the keymap and denseagg kernels read it. */
+struct DaCol {
+    const void *data;
+    const uint8_t *valid; /* NULL: no NULLs */
+    int type;             /* PRIM_U8 / PRIM_I32 / PRIM_I64 */
+};
+
+/* The kernel view of host-side vector v (device pointers). */
+static DaCol da_col(const PrimVec &v) {
+    DaCol c;
+    c.data = v.data;
+    c.valid = v.valid;
+    c.type = (int)v.type;
+    return c;
+}
+
+/* Value r of integer column c as int64, through the read-only cache. */
+static __device__ __forceinline__ int64_t da_ld(const DaCol &c, int64_t r) {
+    switch (c.type) {
+    case PRIM_U8:
+        return __ldg((const unsigned char *)c.data + r);
+    case PRIM_I32:
+        return __ldg((const int *)c.data + r);
+    default:
+        return __ldg((const long long *)c.data + r);
+    }
+}
+
+/* 1 when lo <= v < lo + span (span >= 0), exactly (the CPU twin's da_in). */
+static __device__ __forceinline__ bool da_in(int64_t v, int64_t lo, int64_t span) {
+    return v >= lo && (uint64_t)v - (uint64_t)lo < (uint64_t)span;
+}
+
+/* out[key[i] - kmin] = max(out[...], rows ? rows[i] : i) for every i < n
+ * whose key is present and in [kmin, kmin + range). out was set to -1. */
+__global__ void keymap_kernel(DaCol key, const int64_t *rows, int64_t n, int64_t kmin,
+                              int64_t range, int64_t *out) {
+    for (int64_t i = GQP_GRID_START; i < n; i += GQP_GRID_STRIDE) {
+        if (key.valid && !key.valid[i]) continue;
+        const int64_t v = da_ld(key, i);
+        if (!da_in(v, kmin, range)) continue;
+        const long long row = rows ? (long long)rows[i] : (long long)i;
+        atomicMax((long long *)out + ((uint64_t)v - (uint64_t)kmin), row);
+    }
+}
+
+/* GPU twin of prim_cpu_keymap (device pointers): a memset to -1, then one
+ * scatter kernel where an atomic max makes the larger row id win a shared
+ * slot, as on the CPU. key may be U8, I32 or I64. Asynchronous. Returns 0
+ * or -1. */
+extern "C" int prim_gpu_keymap(PrimCtx *ctx, const PrimVec *key, const int64_t *rows, int64_t n,
+                               int64_t kmin, int64_t range, int64_t *out) {
+    if (!ctx) return -1;
+    if (!key || n < 0 || range < 0 || (range > 0 && !out) || (n > 0 && !key->data))
+        return prim_gpu_fail(ctx, "keymap: bad arguments");
+    if (key->type != PRIM_U8 && key->type != PRIM_I32 && key->type != PRIM_I64)
+        return prim_gpu_fail(ctx, "keymap: key type %d (integers only)", (int)key->type);
+    if (range == 0) return 0;
+    cudaStream_t st = prim_gpu_stream(ctx);
+    GQP_CUDA_TRY(ctx, cudaMemsetAsync(out, 0xff, (size_t)range * sizeof(int64_t), st));
+    if (n == 0) return 0;
+    keymap_kernel<<<prim_gpu_grid(n), GQP_BLOCK, 0, st>>>(da_col(*key), rows, n, kmin, range, out);
+    GQP_LAUNCH_TRY(ctx);
+    return 0;
+}
+
+/* ------------------------------------------------------------- denseagg -- */
+
+/* The spec check both twins share (primitives/cpu/denseagg.c): validates
+ * spec, inputs and outputs and fills the keys' strides. Returns 0 or -1. */
+extern "C" int prim_denseagg_check(PrimCtx *ctx, const PrimDenseAgg *s, const PrimVec *in,
+                                   int64_t n, const PrimVec *out, int64_t *stride);
+
+/* Rows per thread per tile: each column is loaded for DA_ITEMS rows at once
+ * (independent loads in flight), Crystal's blocked tile. TUNING: 4 keeps the
+ * 1-group kernel under 64 registers; not measured yet. */
+#define DA_ITEMS 4
+#define DA_TILE ((int64_t)GQP_BLOCK * DA_ITEMS)
+#define DA_NOUT_MAX PRIM_DA_NOUT(PRIM_DA_MAX)
+/* Largest per-block shared table set (bytes, one copy) of mode 1. TUNING:
+ * 32 KiB leaves room for 7 blocks of 256 threads per H100 SM. */
+#define DA_SMEM_MAX 32768
+
+/* How an output combines values. */
+enum { DA_ADD = 0, DA_MIN = 1, DA_MAX = 2 };
+
+/* Kernel arguments of denseagg (by value, about 2 KiB; every pointer is
+ * device memory). Accumulation modes (template parameter MODE):
+ *   0  ngroups == 1: registers, warp shuffles, one atomic per block/output
+ *   1  nout * ngroups * 8 <= DA_SMEM_MAX: ncopies shared-memory table sets
+ *      per block (warp w uses set w % ncopies), flushed with global atomics
+ *   2  otherwise: global atomics on the outputs */
+struct DaArgs {
+    int64_t n, ngroups;
+    const int64_t *rows; /* fact row ids, or NULL for row = i */
+    int nranges, ndims, nkeys, naggs, nout, ncopies;
+    DaCol range[PRIM_DA_MAX];
+    int64_t lo[PRIM_DA_MAX], hi[PRIM_DA_MAX];
+    DaCol fk[PRIM_DA_MAX];
+    const int64_t *map[PRIM_DA_MAX];
+    int64_t kmin[PRIM_DA_MAX], krange[PRIM_DA_MAX];
+    DaCol key[PRIM_DA_MAX];
+    int key_dim[PRIM_DA_MAX];
+    int64_t key_min[PRIM_DA_MAX], key_span[PRIM_DA_MAX], stride[PRIM_DA_MAX];
+    DaCol va[PRIM_DA_MAX], vb[PRIM_DA_MAX];
+    int agg[PRIM_DA_MAX], has_a[PRIM_DA_MAX], has_b[PRIM_DA_MAX];
+    char op[PRIM_DA_MAX];
+    int kind[DA_NOUT_MAX];
+    long long init[DA_NOUT_MAX];
+    long long *out[DA_NOUT_MAX];
+};
+
+/* v[k] = c at rows r[k] and p[k] = (live[k] and that value is not NULL), for
+ * k < R; rows that are not live are not loaded (v = 0). STREAM marks fact
+ * columns, read once: loaded evict-first so that keymaps and dimension
+ * columns stay in L2. */
+template <int R, bool STREAM>
+static __device__ __forceinline__ void da_tile(const DaCol &c, const int64_t (&r)[R],
+                                               const bool (&live)[R], int64_t (&v)[R],
+                                               bool (&p)[R]) {
+#pragma unroll
+    for (int k = 0; k < R; ++k)
+        v[k] = 0;
+    switch (c.type) {
+    case PRIM_U8:
+#pragma unroll
+        for (int k = 0; k < R; ++k)
+            if (live[k])
+                v[k] = STREAM ? __ldcs((const unsigned char *)c.data + r[k])
+                              : __ldg((const unsigned char *)c.data + r[k]);
+        break;
+    case PRIM_I32:
+#pragma unroll
+        for (int k = 0; k < R; ++k)
+            if (live[k])
+                v[k] =
+                    STREAM ? __ldcs((const int *)c.data + r[k]) : __ldg((const int *)c.data + r[k]);
+        break;
+    default:
+#pragma unroll
+        for (int k = 0; k < R; ++k)
+            if (live[k])
+                v[k] = STREAM ? __ldcs((const long long *)c.data + r[k])
+                              : __ldg((const long long *)c.data + r[k]);
+        break;
+    }
+    if (c.valid) {
+#pragma unroll
+        for (int k = 0; k < R; ++k)
+            p[k] = live[k] && (STREAM ? __ldcs((const unsigned char *)c.valid + r[k])
+                                      : __ldg((const unsigned char *)c.valid + r[k])) != 0;
+    } else {
+#pragma unroll
+        for (int k = 0; k < R; ++k)
+            p[k] = live[k];
+    }
+}
+
+/* Adds key j's code to g[k] for the live rows (values at rows rr[k] of the
+ * key's column: fact rows or dimension rows); a code outside the key's
+ * cardinality drops the row (as on the CPU). */
+template <int R, bool STREAM>
+static __device__ __forceinline__ void da_key(const DaArgs &a, int j, const int64_t (&rr)[R],
+                                              bool (&ok)[R], int64_t (&g)[R]) {
+    int64_t v[R];
+    bool p[R];
+    da_tile<R, STREAM>(a.key[j], rr, ok, v, p);
+    const int64_t kmn = a.key_min[j], span = a.key_span[j], st = a.stride[j];
+#pragma unroll
+    for (int k = 0; k < R; ++k) {
+        if (!ok[k]) continue;
+        int64_t code = 0;
+        if (p[k]) {
+            if (!da_in(v[k], kmn, span)) {
+                ok[k] = false;
+                continue;
+            }
+            code = (int64_t)((uint64_t)v[k] - (uint64_t)kmn) + 1;
+        }
+        g[k] += code * st;
+    }
+}
+
+/* x combined with y by kind. */
+static __device__ __forceinline__ long long da_comb(int kind, long long x, long long y) {
+    if (kind == DA_ADD) return (long long)((unsigned long long)x + (unsigned long long)y);
+    if (kind == DA_MIN) return y < x ? y : x;
+    return y > x ? y : x;
+}
+
+/* Atomically folds v into *p (global or shared memory) by kind. */
+static __device__ __forceinline__ void da_atomic(long long *p, int kind, long long v) {
+    if (kind == DA_ADD)
+        atomicAdd((unsigned long long *)p, (unsigned long long)v);
+    else if (kind == DA_MIN)
+        atomicMin(p, v);
+    else
+        atomicMax(p, v);
+}
+
+/* Mode 0's end: reduces every thread's NOUT register accumulators over the
+ * block (warp shuffles, then shared memory) and folds the block's result
+ * into the outputs with one global atomic each, unless the block counted no
+ * rows. Every thread of the block must call it. */
+template <int NOUT>
+static __device__ __forceinline__ void da_block_flush(const DaArgs &a, long long (&acc)[NOUT]) {
+    __shared__ long long red[GQP_BLOCK / 32][NOUT];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+    for (int o = 0; o < NOUT; ++o) {
+        if (o >= a.nout) break;
+        const int kind = a.kind[o];
+        long long x = acc[o];
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1)
+            x = da_comb(kind, x, __shfl_down_sync(0xffffffffu, x, off));
+        if (lane == 0) red[warp][o] = x;
+    }
+    __syncthreads();
+    if (threadIdx.x < (unsigned)a.nout) {
+        const int o = threadIdx.x, kind = a.kind[o];
+        long long x = red[0][o], cnt = red[0][0];
+        for (int w = 1; w < GQP_BLOCK / 32; ++w) {
+            x = da_comb(kind, x, red[w][o]);
+            cnt += red[w][0];
+        }
+        if (cnt > 0) da_atomic(a.out[o], kind, x);
+    }
+}
+
+/* The fused filter -> probe -> group -> aggregate pass of prim_gpu_denseagg
+ * over tiles of DA_TILE rows (grid-stride over tiles). Per tile, every
+ * thread holds DA_ITEMS rows (row base + k * GQP_BLOCK + tid: coalesced) and
+ * works column at a time: each range filter, probe and key loads its column
+ * only for the rows still alive, so a row stops costing loads as soon as it
+ * fails. MODE as DaArgs describes; MAXA >= naggs bounds the aggregates
+ * (mode 0 keeps 1 + 2 MAXA register accumulators). */
+template <int MODE, int MAXA>
+__global__ void __launch_bounds__(GQP_BLOCK) denseagg_kernel(const DaArgs a) {
+    constexpr int R = DA_ITEMS, NOUT = PRIM_DA_NOUT(MAXA);
+    extern __shared__ long long da_smem[];
+    long long *tab = nullptr;
+    const int64_t E = (int64_t)a.nout * a.ngroups; /* entries of one table set */
+    if (MODE == 1) {
+        for (int64_t e = threadIdx.x; e < E * a.ncopies; e += blockDim.x)
+            da_smem[e] = a.init[(e % E) / a.ngroups];
+        __syncthreads();
+        tab = da_smem + (int64_t)((threadIdx.x >> 5) % a.ncopies) * E;
+    }
+    long long acc[NOUT];
+#pragma unroll
+    for (int o = 0; o < NOUT; ++o)
+        acc[o] = o < a.nout ? a.init[o] : 0;
+
+    for (int64_t base = (int64_t)blockIdx.x * DA_TILE; base < a.n;
+         base += (int64_t)gridDim.x * DA_TILE) {
+        int64_t r[R], g[R];
+        bool ok[R];
+#pragma unroll
+        for (int k = 0; k < R; ++k) {
+            r[k] = base + (int64_t)k * GQP_BLOCK + threadIdx.x;
+            ok[k] = r[k] < a.n;
+            g[k] = 0;
+        }
+        if (a.rows) {
+#pragma unroll
+            for (int k = 0; k < R; ++k)
+                if (ok[k]) r[k] = __ldcs((const long long *)a.rows + r[k]);
+        }
+        /* 1. range filters */
+        for (int f = 0; f < a.nranges; ++f) {
+            int64_t v[R];
+            bool p[R];
+            da_tile<R, true>(a.range[f], r, ok, v, p);
+            const int64_t lo = a.lo[f], hi = a.hi[f];
+#pragma unroll
+            for (int k = 0; k < R; ++k)
+                ok[k] = p[k] && v[k] >= lo && v[k] <= hi;
+        }
+        /* 2. probes, each followed by the keys on its dimension */
+        for (int d = 0; d < a.ndims; ++d) {
+            int64_t v[R], rd[R];
+            bool p[R];
+            da_tile<R, true>(a.fk[d], r, ok, v, p);
+            const int64_t kmin = a.kmin[d], kr = a.krange[d];
+            const long long *map = (const long long *)a.map[d];
+#pragma unroll
+            for (int k = 0; k < R; ++k) {
+                const bool in = p[k] && da_in(v[k], kmin, kr);
+                rd[k] = in ? __ldg(map + ((uint64_t)v[k] - (uint64_t)kmin)) : -1;
+                ok[k] = in && rd[k] >= 0;
+            }
+            for (int j = 0; j < a.nkeys; ++j)
+                if (a.key_dim[j] == d) da_key<R, false>(a, j, rd, ok, g);
+        }
+        /* 3. keys on fact columns */
+        for (int j = 0; j < a.nkeys; ++j)
+            if (a.key_dim[j] == -1) da_key<R, true>(a, j, r, ok, g);
+                /* 4. aggregates */
+#pragma unroll
+        for (int k = 0; k < R; ++k) {
+            if (!ok[k]) continue;
+            if (MODE == 0)
+                acc[0] += 1;
+            else if (MODE == 1)
+                atomicAdd((unsigned long long *)&tab[g[k]], 1ull);
+            else
+                atomicAdd((unsigned long long *)&a.out[0][g[k]], 1ull);
+        }
+#pragma unroll
+        for (int q = 0; q < MAXA; ++q) {
+            if (q >= a.naggs) break;
+            int64_t v[R];
+            bool p[R];
+            if (a.has_a[q]) {
+                da_tile<R, true>(a.va[q], r, ok, v, p);
+                if (a.has_b[q]) {
+                    int64_t u[R];
+                    bool pu[R];
+                    da_tile<R, true>(a.vb[q], r, ok, u, pu);
+                    const char op = a.op[q];
+#pragma unroll
+                    for (int k = 0; k < R; ++k) {
+                        const uint64_t x = (uint64_t)v[k], y = (uint64_t)u[k];
+                        v[k] = (int64_t)(op == '+' ? x + y : op == '-' ? x - y : x * y);
+                        p[k] = p[k] && pu[k];
+                    }
+                }
+            } else {
+#pragma unroll
+                for (int k = 0; k < R; ++k) {
+                    v[k] = 0;
+                    p[k] = ok[k];
+                }
+            }
+            const int ag = a.agg[q], kind = a.kind[1 + 2 * q];
+#pragma unroll
+            for (int k = 0; k < R; ++k) {
+                if (!ok[k]) continue;
+                const bool take = ag == AGG_COUNT_STAR || p[k];
+                const long long x = (ag == AGG_COUNT_STAR || ag == AGG_COUNT) ? 1 : v[k];
+                if (MODE == 0) {
+                    if (take) acc[1 + 2 * q] = da_comb(kind, acc[1 + 2 * q], x);
+                    acc[2 + 2 * q] += p[k];
+                } else {
+                    long long *t1, *t2;
+                    if (MODE == 1) {
+                        t1 = tab + (int64_t)(1 + 2 * q) * a.ngroups + g[k];
+                        t2 = tab + (int64_t)(2 + 2 * q) * a.ngroups + g[k];
+                    } else {
+                        t1 = a.out[1 + 2 * q] + g[k];
+                        t2 = a.out[2 + 2 * q] + g[k];
+                    }
+                    if (take) da_atomic(t1, kind, x);
+                    if (p[k]) atomicAdd((unsigned long long *)t2, 1ull);
+                }
+            }
+        }
+    }
+
+    if (MODE == 0) {
+        da_block_flush<NOUT>(a, acc);
+    } else if (MODE == 1) {
+        __syncthreads();
+        for (int64_t e = threadIdx.x; e < E; e += blockDim.x) {
+            const int o = (int)(e / a.ngroups);
+            const int64_t grp = e - (int64_t)o * a.ngroups;
+            long long cnt = 0;
+            for (int c = 0; c < a.ncopies; ++c)
+                cnt += da_smem[(int64_t)c * E + grp];
+            if (cnt == 0) continue; /* no row of this block fell into the group */
+            const int kind = a.kind[o];
+            long long x = da_smem[e];
+            for (int c = 1; c < a.ncopies; ++c)
+                x = da_comb(kind, x, da_smem[(int64_t)c * E + e]);
+            da_atomic(a.out[o] + grp, kind, x);
+        }
+    }
+}
+
+/* out[o][g] = init[o] for every output o and group g. */
+__global__ void denseagg_init(const DaArgs a) {
+    for (int64_t g = GQP_GRID_START; g < a.ngroups; g += GQP_GRID_STRIDE)
+        for (int o = 0; o < a.nout; ++o)
+            a.out[o][g] = a.init[o];
+}
+
+/* Number of SMs of the current device, queried once per device. Returns 0
+ * or -1. */
+static int da_sm_count(PrimCtx *ctx, int *sms) {
+    static int cached[64];
+    int dev = 0;
+    GQP_CUDA_TRY(ctx, cudaGetDevice(&dev));
+    if (dev >= 0 && dev < 64 && cached[dev] > 0) {
+        *sms = cached[dev];
+        return 0;
+    }
+    GQP_CUDA_TRY(ctx, cudaDeviceGetAttribute(sms, cudaDevAttrMultiProcessorCount, dev));
+    if (*sms < 1) *sms = 1;
+    if (dev >= 0 && dev < 64) cached[dev] = *sms;
+    return 0;
+}
+
+/* Launches denseagg_kernel<MODE, MAXA> with smem bytes of dynamic shared
+ * memory: as many blocks as fit on the device at once (occupancy times SM
+ * count), no more than there are tiles. Returns 0 or -1. */
+template <int MODE, int MAXA> static int da_launch(PrimCtx *ctx, const DaArgs &a, size_t smem) {
+    int sms = 0, per_sm = 0;
+    if (da_sm_count(ctx, &sms) != 0) return -1;
+    GQP_CUDA_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                          &per_sm, denseagg_kernel<MODE, MAXA>, GQP_BLOCK, smem));
+    if (per_sm < 1) per_sm = 1;
+    const int64_t tiles = (a.n + DA_TILE - 1) / DA_TILE;
+    int64_t grid = (int64_t)sms * per_sm;
+    if (grid > tiles) grid = tiles;
+    if (grid < 1) grid = 1;
+    denseagg_kernel<MODE, MAXA><<<(unsigned)grid, GQP_BLOCK, smem, prim_gpu_stream(ctx)>>>(a);
+    GQP_LAUNCH_TRY(ctx);
+    return 0;
+}
+
+/* GPU twin of prim_cpu_denseagg (device pointers in the vectors; spec, in
+ * and out are host arrays). One init kernel sets the outputs to their
+ * identities, then one fused kernel (mode 0, 1 or 2 by the table size, see
+ * DaArgs) accumulates with integer atomics, so the result does not depend
+ * on scheduling. The spec travels as a kernel argument: no device
+ * temporaries, no host synchronization. Returns 0 or -1. */
+extern "C" int prim_gpu_denseagg(PrimCtx *ctx, const PrimDenseAgg *spec, const PrimVec *in,
+                                 int64_t n, PrimVec *out) {
+    if (!ctx) return -1;
+    DaArgs a;
+    memset(&a, 0, sizeof a);
+    if (prim_denseagg_check(ctx, spec, in, n, out, a.stride) != 0) return -1;
+    const PrimDenseAgg *s = spec;
+    a.n = n;
+    a.ngroups = s->ngroups;
+    a.rows = s->rows >= 0 ? (const int64_t *)in[s->rows].data : nullptr;
+    a.nranges = s->nranges;
+    a.ndims = s->ndims;
+    a.nkeys = s->nkeys;
+    a.naggs = s->naggs;
+    a.nout = PRIM_DA_NOUT(s->naggs);
+    for (int f = 0; f < s->nranges; ++f) {
+        a.range[f] = da_col(in[s->range_col[f]]);
+        a.lo[f] = s->range_lo[f];
+        a.hi[f] = s->range_hi[f];
+    }
+    for (int d = 0; d < s->ndims; ++d) {
+        a.fk[d] = da_col(in[s->dim_fk[d]]);
+        a.map[d] = (const int64_t *)in[s->dim_map[d]].data;
+        a.kmin[d] = s->dim_kmin[d];
+        a.krange[d] = s->dim_range[d];
+    }
+    for (int j = 0; j < s->nkeys; ++j) {
+        a.key[j] = da_col(in[s->key_col[j]]);
+        a.key_dim[j] = s->key_dim[j];
+        a.key_min[j] = s->key_min[j];
+        a.key_span[j] = s->key_card[j] - 1;
+    }
+    a.kind[0] = DA_ADD;
+    a.init[0] = 0;
+    a.out[0] = (long long *)out[0].data;
+    for (int q = 0; q < s->naggs; ++q) {
+        a.agg[q] = (int)s->agg[q];
+        a.has_a[q] = s->val_a[q] >= 0;
+        a.has_b[q] = a.has_a[q] && s->val_b[q] >= 0;
+        if (a.has_a[q]) a.va[q] = da_col(in[s->val_a[q]]);
+        if (a.has_b[q]) a.vb[q] = da_col(in[s->val_b[q]]);
+        a.op[q] = s->val_op[q];
+        const int kind = s->agg[q] == AGG_MIN ? DA_MIN : s->agg[q] == AGG_MAX ? DA_MAX : DA_ADD;
+        a.kind[1 + 2 * q] = kind;
+        a.init[1 + 2 * q] = kind == DA_MIN ? INT64_MAX : kind == DA_MAX ? INT64_MIN : 0;
+        a.kind[2 + 2 * q] = DA_ADD;
+        a.init[2 + 2 * q] = 0;
+        a.out[1 + 2 * q] = (long long *)out[1 + 2 * q].data;
+        a.out[2 + 2 * q] = (long long *)out[2 + 2 * q].data;
+    }
+    cudaStream_t st = prim_gpu_stream(ctx);
+    denseagg_init<<<prim_gpu_grid(a.ngroups), GQP_BLOCK, 0, st>>>(a);
+    GQP_LAUNCH_TRY(ctx);
+    if (n == 0) return 0;
+
+    if (a.ngroups == 1) {
+        if (a.naggs <= 1) return da_launch<0, 1>(ctx, a, 0);
+        if (a.naggs <= 2) return da_launch<0, 2>(ctx, a, 0);
+        if (a.naggs <= 4) return da_launch<0, 4>(ctx, a, 0);
+        return da_launch<0, PRIM_DA_MAX>(ctx, a, 0);
+    }
+    const int64_t set_bytes = a.ngroups <= DA_SMEM_MAX
+                                  ? a.ngroups * a.nout * (int64_t)sizeof(long long)
+                                  : DA_SMEM_MAX + 1;
+    if (set_bytes <= DA_SMEM_MAX) {
+        int copies = (int)(DA_SMEM_MAX / set_bytes);
+        if (copies > GQP_BLOCK / 32) copies = GQP_BLOCK / 32;
+        a.ncopies = copies;
+        return da_launch<1, PRIM_DA_MAX>(ctx, a, (size_t)(set_bytes * copies));
+    }
+    return da_launch<2, PRIM_DA_MAX>(ctx, a, 0);
 }

@@ -69,3 +69,15 @@ int prim_gpu_join(PrimCtx *ctx, const PrimVec *lkey, int64_t nl, const PrimVec *
 int prim_gpu_cross(PrimCtx *ctx, int64_t nl, int64_t nr, PrimPairs *out) {
     return no_cuda(ctx);
 }
+
+/* Always -1 with "built without CUDA" in ctx->err. */
+int prim_gpu_keymap(PrimCtx *ctx, const PrimVec *key, const int64_t *rows, int64_t n, int64_t kmin,
+                    int64_t range, int64_t *out) {
+    return no_cuda(ctx);
+}
+
+/* Always -1 with "built without CUDA" in ctx->err. */
+int prim_gpu_denseagg(PrimCtx *ctx, const PrimDenseAgg *spec, const PrimVec *in, int64_t n,
+                      PrimVec *out) {
+    return no_cuda(ctx);
+}

@@ -1349,3 +1349,464 @@ Test(join, cross_product) {
     PrimPairs out;
     cr_expect_eq(prim_cpu_cross(&c, INT64_MAX / 2, 3, &out), -1, "overflowing product");
 }
+
+/* ---------------------------------------------------- keymap / denseagg -- */
+
+/* Reference keymap: out[0..range) = -1, then the larger row id per key. */
+static void ref_keymap(const PrimVec *key, const int64_t *rows, int64_t n, int64_t kmin,
+                       int64_t range, int64_t *out) {
+    for (int64_t k = 0; k < range; k++)
+        out[k] = -1;
+    for (int64_t i = 0; i < n; i++) {
+        if (is_null(key, i)) continue;
+        int64_t v = get_i(key, i);
+        if (v < kmin || v - kmin >= range) continue;
+        int64_t row = rows ? rows[i] : i;
+        if (row > out[v - kmin]) out[v - kmin] = row;
+    }
+}
+
+Test(keymap, duplicates_out_of_range_nulls, .timeout = 120) {
+    const int64_t ns[] = {0, 1, 7, 1025, 100000, 300000};
+    const PrimType types[] = {PRIM_U8, PRIM_I32, PRIM_I64};
+    for (size_t s = 0; s < sizeof ns / sizeof ns[0]; s++)
+        for (int t = 0; t < 3; t++)
+            for (int with_rows = 0; with_rows < 2; with_rows++) {
+                int64_t n = ns[s], kmin = types[t] == PRIM_U8 ? 10 : -500;
+                int64_t range = types[t] == PRIM_U8 ? 200 : n / 2 + 50;
+                /* keys spill past both ends of the range; about n / range
+                 * rows share each key */
+                PrimVec key = rand_vec(types[t], n, kmin - 5, kmin + range + 5, 10);
+                int64_t *rows = NULL;
+                if (with_rows) {
+                    rows = malloc(sizeof(int64_t) * (size_t)(n + 1));
+                    for (int64_t i = 0; i < n; i++)
+                        rows[i] = rnd_in(0, 3 * n);
+                }
+                int64_t *want = malloc(sizeof(int64_t) * (size_t)range);
+                ref_keymap(&key, rows, n, kmin, range, want);
+                for (int nt = 1; nt <= 4; nt += 3) {
+                    int64_t *got = malloc(sizeof(int64_t) * (size_t)range);
+                    memset(got, 0x5a, sizeof(int64_t) * (size_t)range);
+                    PrimCtx c = mkctx(nt);
+                    cr_assert_eq(prim_cpu_keymap(&c, &key, rows, n, kmin, range, got), 0, "%s",
+                                 c.err);
+                    int64_t bad = 0;
+                    for (int64_t k = 0; k < range; k++)
+                        bad += got[k] != want[k];
+                    cr_expect_eq(bad, 0, "keymap type %d n %lld rows %d nt %d", types[t],
+                                 (long long)n, with_rows, nt);
+                    free(got);
+                }
+                free(want);
+                free(rows);
+                free_vec(&key);
+            }
+    /* an explicit duplicate: the larger row id wins, whatever the order */
+    int32_t k3[4] = {5, 6, 5, 99};
+    uint8_t v3[4] = {1, 1, 1, 0};
+    PrimVec key = {PRIM_I32, 4, k3, v3};
+    int64_t rows[4] = {40, 41, 7, 3}, out[3];
+    PrimCtx c = mkctx(1);
+    cr_assert_eq(prim_cpu_keymap(&c, &key, rows, 4, 4, 3, out), 0, "%s", c.err);
+    cr_expect(out[0] == -1 && out[1] == 40 && out[2] == 41, "%lld %lld %lld", (long long)out[0],
+              (long long)out[1], (long long)out[2]);
+    PrimVec fkey = {PRIM_F64, 4, k3, NULL};
+    cr_expect_eq(prim_cpu_keymap(&c, &fkey, NULL, 4, 0, 3, out), -1);
+    cr_expect_eq(prim_cpu_keymap(&c, &key, NULL, 4, 0, -1, out), -1);
+}
+
+/* Maximum inputs of a generated denseagg case. */
+#define DA_MAXIN 32
+
+/* A random denseagg case: inputs (malloc'd vectors), spec, row count. */
+typedef struct DaCase {
+    PrimVec in[DA_MAXIN];
+    int nin;
+    PrimDenseAgg s;
+    int64_t n;
+} DaCase;
+
+/* Appends v to c's inputs; returns its index. */
+static int da_add(DaCase *c, PrimVec v) {
+    cr_assert_lt(c->nin, DA_MAXIN);
+    c->in[c->nin] = v;
+    return c->nin++;
+}
+
+/* A group-key column of n values with codes 1..card-1 (values from kmin),
+ * about 5% NULLs and, when stray, about 0.5% values just outside the range
+ * (the twins drop those rows). card == 1: all NULL but the strays. */
+static PrimVec da_key_vec(PrimType t, int64_t n, int64_t kmin, int64_t card, int stray) {
+    PrimVec v = rand_vec(t, n, kmin, card > 1 ? kmin + card - 2 : kmin, 5);
+    for (int64_t i = 0; i < n; i++) {
+        if (card == 1) v.valid[i] = 0;
+        if (stray && rnd() % 200 == 0) {
+            int64_t x = rnd() & 1 ? kmin - 1 : kmin + card - 1;
+            if (t == PRIM_I32)
+                ((int32_t *)v.data)[i] = (int32_t)x;
+            else
+                ((int64_t *)v.data)[i] = x;
+            v.valid[i] = 1;
+        }
+    }
+    return v;
+}
+
+/* Builds a random case over nf fact rows. gclass: 0 one group, 1 a few
+ * (<= ~200), 2 a few thousand, 3 about 500,000 groups. with_rows: the fact
+ * rows come through an I64 row-id input (n = 3/4 nf, repeats allowed). */
+static void da_case(DaCase *c, int64_t nf, int gclass, int with_rows) {
+    memset(c, 0, sizeof *c);
+    PrimDenseAgg *s = &c->s;
+    static const PrimType ity[3] = {PRIM_U8, PRIM_I32, PRIM_I64};
+    /* six fact value columns: small ranges, one wide I64 (wrapping sums and
+     * products), NULLs in some */
+    int fact[6];
+    for (int k = 0; k < 6; k++) {
+        PrimType t = ity[rnd() % 3];
+        int64_t lo = t == PRIM_U8 ? 0 : -40, hi = t == PRIM_U8 ? 60 : 100;
+        if (k == 5) {
+            t = PRIM_I64;
+            lo = INT64_MIN / 4;
+            hi = INT64_MAX / 4;
+        }
+        fact[k] = da_add(c, rand_vec(t, nf, lo, hi, rnd() % 2 ? 8 : -1));
+    }
+    c->n = nf;
+    s->rows = -1;
+    if (with_rows) {
+        c->n = nf * 3 / 4;
+        PrimVec r = alloc_vec(PRIM_I64, c->n, 0);
+        for (int64_t i = 0; i < c->n; i++)
+            ((int64_t *)r.data)[i] = rnd_in(0, nf - 1);
+        s->rows = da_add(c, r);
+    }
+    s->nranges = (int)(rnd() % 4);
+    for (int f = 0; f < s->nranges; f++) {
+        int k = (int)(rnd() % 5);
+        s->range_col[f] = fact[k];
+        s->range_lo[f] = rnd_in(-40, 30);
+        s->range_hi[f] = s->range_lo[f] + rnd_in(rnd() % 8 ? 30 : -5, 120);
+    }
+    s->ndims = (int)(rnd() % 4);
+    int64_t dn[PRIM_DA_MAX];
+    for (int d = 0; d < s->ndims; d++) {
+        /* dimension of dn rows with keys kbase + gap * row, about 85% of
+         * its rows surviving its filter */
+        dn[d] = rnd_in(1, 3000);
+        int64_t gap = 1 + (int64_t)(rnd() % 2), kbase = rnd_in(-1000, 1000), range = gap * dn[d];
+        PrimVec dkey = alloc_vec(PRIM_I64, dn[d], 0);
+        int64_t *rows = malloc(sizeof(int64_t) * (size_t)dn[d]), nsel = 0;
+        for (int64_t i = 0; i < dn[d]; i++) {
+            ((int64_t *)dkey.data)[i] = kbase + gap * i;
+            if (rnd() % 100 < 85) rows[nsel++] = i;
+        }
+        /* the map takes the filtered rows' keys */
+        PrimVec skey = alloc_vec(PRIM_I64, nsel, 0);
+        for (int64_t i = 0; i < nsel; i++)
+            ((int64_t *)skey.data)[i] = ((int64_t *)dkey.data)[rows[i]];
+        PrimVec map = alloc_vec(PRIM_I64, range, 0);
+        PrimCtx kc = mkctx(1);
+        cr_assert_eq(prim_cpu_keymap(&kc, &skey, rows, nsel, kbase, range, map.data), 0, "%s",
+                     kc.err);
+        free_vec(&dkey);
+        free_vec(&skey);
+        free(rows);
+        s->dim_map[d] = da_add(c, map);
+        s->dim_kmin[d] = kbase;
+        s->dim_range[d] = range;
+        s->dim_fk[d] = da_add(c, rand_vec(rnd() % 2 ? PRIM_I32 : PRIM_I64, nf, kbase - 3,
+                                          kbase + range + 3, rnd() % 2 ? 3 : -1));
+    }
+    s->nkeys = gclass == 0 ? (int)(rnd() % 2) : 1 + (int)(rnd() % 3);
+    static const int64_t mid[4] = {0, 5000, 70, 17}, big[4] = {0, 500000, 700, 80};
+    s->ngroups = 1;
+    for (int j = 0; j < s->nkeys; j++) {
+        int64_t card = gclass == 0   ? 1
+                       : gclass == 1 ? rnd_in(2, 6)
+                       : gclass == 2 ? mid[s->nkeys]
+                                     : big[s->nkeys];
+        s->key_card[j] = card;
+        s->key_min[j] = rnd_in(-100, 100);
+        s->key_dim[j] = s->ndims > 0 && rnd() % 2 ? (int)(rnd() % (uint64_t)s->ndims) : -1;
+        int64_t len = s->key_dim[j] >= 0 ? dn[s->key_dim[j]] : nf;
+        s->key_col[j] = da_add(c, da_key_vec(rnd() % 2 ? PRIM_I32 : PRIM_I64, len, s->key_min[j],
+                                             card, (int)(rnd() % 2)));
+        s->ngroups *= card;
+    }
+    s->naggs = (int)(rnd() % 7);
+    static const char ops[3] = {'+', '-', '*'};
+    for (int a = 0; a < s->naggs; a++) {
+        s->agg[a] = (PrimAgg)(rnd() % 5);
+        int novalue = (s->agg[a] == AGG_COUNT_STAR || s->agg[a] == AGG_COUNT) && rnd() % 2;
+        s->val_a[a] = novalue ? -1 : fact[rnd() % 6];
+        s->val_b[a] = !novalue && rnd() % 2 ? fact[rnd() % 6] : -1;
+        s->val_op[a] = ops[rnd() % 3];
+    }
+}
+
+/* Frees a case's inputs. */
+static void da_case_free(DaCase *c) {
+    for (int k = 0; k < c->nin; k++)
+        free_vec(&c->in[k]);
+}
+
+/* Allocates the PRIM_DA_NOUT(naggs) outputs of c (ngroups values each). */
+static void da_outs(const DaCase *c, PrimVec *out) {
+    for (int k = 0; k < PRIM_DA_NOUT(c->s.naggs); k++)
+        out[k] = alloc_vec(PRIM_I64, c->s.ngroups, 0);
+}
+
+/* Reference denseagg: the header's four steps, one row at a time. */
+static void ref_denseagg(const DaCase *c, PrimVec *out) {
+    const PrimDenseAgg *s = &c->s;
+    const PrimVec *in = c->in;
+    int64_t *o[PRIM_DA_NOUT(PRIM_DA_MAX)];
+    for (int k = 0; k < PRIM_DA_NOUT(s->naggs); k++) {
+        o[k] = out[k].data;
+        int64_t init = 0;
+        if (k % 2 == 1 && s->agg[k / 2] == AGG_MIN) init = INT64_MAX;
+        if (k % 2 == 1 && s->agg[k / 2] == AGG_MAX) init = INT64_MIN;
+        for (int64_t g = 0; g < s->ngroups; g++)
+            o[k][g] = init;
+    }
+    for (int64_t i = 0; i < c->n; i++) {
+        int64_t r = s->rows >= 0 ? ((int64_t *)in[s->rows].data)[i] : i;
+        int keep = 1;
+        for (int f = 0; f < s->nranges && keep; f++) {
+            const PrimVec *v = &in[s->range_col[f]];
+            keep = !is_null(v, r) && get_i(v, r) >= s->range_lo[f] && get_i(v, r) <= s->range_hi[f];
+        }
+        int64_t rd[PRIM_DA_MAX];
+        for (int d = 0; d < s->ndims && keep; d++) {
+            const PrimVec *fk = &in[s->dim_fk[d]];
+            if (is_null(fk, r)) {
+                keep = 0;
+                break;
+            }
+            int64_t k = get_i(fk, r) - s->dim_kmin[d];
+            keep = k >= 0 && k < s->dim_range[d] && ((int64_t *)in[s->dim_map[d]].data)[k] != -1;
+            if (keep) rd[d] = ((int64_t *)in[s->dim_map[d]].data)[k];
+        }
+        int64_t g = 0, stride = 1;
+        for (int j = s->nkeys - 1; j >= 0 && keep; j--) {
+            const PrimVec *v = &in[s->key_col[j]];
+            int64_t at = s->key_dim[j] < 0 ? r : rd[s->key_dim[j]];
+            int64_t code = is_null(v, at) ? 0 : get_i(v, at) - s->key_min[j] + 1;
+            keep = code >= 0 && code < s->key_card[j] && (code > 0 || is_null(v, at));
+            g += code * stride;
+            stride *= s->key_card[j];
+        }
+        if (!keep) continue;
+        o[0][g]++;
+        for (int a = 0; a < s->naggs; a++) {
+            int present = 1;
+            int64_t x = 0;
+            if (s->val_a[a] >= 0) {
+                const PrimVec *va = &in[s->val_a[a]];
+                present = !is_null(va, r);
+                x = get_i(va, r);
+                if (s->val_b[a] >= 0) {
+                    const PrimVec *vb = &in[s->val_b[a]];
+                    present = present && !is_null(vb, r);
+                    uint64_t p = (uint64_t)x, q = (uint64_t)get_i(vb, r);
+                    char op = s->val_op[a];
+                    x = (int64_t)(op == '+' ? p + q : op == '-' ? p - q : p * q);
+                }
+            }
+            int64_t *acc = &o[1 + 2 * a][g];
+            o[2 + 2 * a][g] += present;
+            switch (s->agg[a]) {
+            case AGG_COUNT_STAR:
+                (*acc)++;
+                break;
+            case AGG_COUNT:
+                *acc += present;
+                break;
+            case AGG_SUM:
+                if (present) *acc = (int64_t)((uint64_t)*acc + (uint64_t)x);
+                break;
+            case AGG_MIN:
+                if (present && x < *acc) *acc = x;
+                break;
+            default:
+                if (present && x > *acc) *acc = x;
+                break;
+            }
+        }
+    }
+}
+
+/* Runs case c with 1 and 4 threads against the reference; returns the
+ * number of mismatching outputs. */
+static int da_check(const DaCase *c, const char *what) {
+    int nout = PRIM_DA_NOUT(c->s.naggs), bad = 0;
+    PrimVec want[PRIM_DA_NOUT(PRIM_DA_MAX)], got[PRIM_DA_NOUT(PRIM_DA_MAX)];
+    da_outs(c, want);
+    ref_denseagg(c, want);
+    for (int nt = 1; nt <= 4; nt += 3) {
+        da_outs(c, got);
+        PrimCtx ctx = mkctx(nt);
+        long live = g_live;
+        cr_assert_eq(prim_cpu_denseagg(&ctx, &c->s, c->in, c->n, got), 0, "%s: %s", what, ctx.err);
+        cr_expect_eq(g_live, live, "denseagg leaked");
+        for (int k = 0; k < nout; k++)
+            if (memcmp(got[k].data, want[k].data, sizeof(int64_t) * (size_t)c->s.ngroups) != 0) {
+                if (bad++ == 0)
+                    cr_log_error("%s nt %d: output %d differs (n %lld, %lld groups)", what, nt, k,
+                                 (long long)c->n, (long long)c->s.ngroups);
+            }
+        for (int k = 0; k < nout; k++)
+            free_vec(&got[k]);
+    }
+    for (int k = 0; k < nout; k++)
+        free_vec(&want[k]);
+    return bad;
+}
+
+Test(denseagg, random_specs_vs_reference, .timeout = 600) {
+    const int64_t ns[] = {0, 1, 1025, 100000, 300000};
+    int iter = 0;
+    for (size_t s = 0; s < sizeof ns / sizeof ns[0]; s++)
+        for (int gclass = 0; gclass < 4; gclass++)
+            for (int rep = 0; rep < (ns[s] >= 100000 ? 3 : 6); rep++) {
+                if (gclass == 3 && ns[s] < 100000 && rep > 0) continue;
+                DaCase c;
+                da_case(&c, ns[s], gclass, rep % 2);
+                char what[96];
+                snprintf(what, sizeof what,
+                         "case %d: n %lld gclass %d rows %d: %d ranges %d dims %d keys %d aggs",
+                         iter++, (long long)ns[s], gclass, rep % 2, c.s.nranges, c.s.ndims,
+                         c.s.nkeys, c.s.naggs);
+                cr_expect_eq(da_check(&c, what), 0, "%s", what);
+                da_case_free(&c);
+            }
+}
+
+Test(denseagg, q11_shape_and_empty_groups) {
+    /* SUM(a * b) over rows with 1 <= b <= 3 and q < 25 whose date joins */
+    int64_t n = 200000;
+    int32_t *a = malloc(4 * (size_t)n), *b = malloc(4 * (size_t)n), *q = malloc(4 * (size_t)n),
+            *dt = malloc(4 * (size_t)n);
+    int64_t map[10], want = 0, rows = 0;
+    for (int k = 0; k < 10; k++)
+        map[k] = k % 3 == 0 ? -1 : k;
+    for (int64_t i = 0; i < n; i++) {
+        a[i] = (int32_t)rnd_in(90000, 10000000);
+        b[i] = (int32_t)rnd_in(0, 10);
+        q[i] = (int32_t)rnd_in(1, 50);
+        dt[i] = (int32_t)rnd_in(100, 109);
+        if (b[i] >= 1 && b[i] <= 3 && q[i] <= 24 && map[dt[i] - 100] >= 0) {
+            want += (int64_t)a[i] * b[i];
+            rows++;
+        }
+    }
+    PrimVec in[5] = {{PRIM_I32, n, a, NULL},
+                     {PRIM_I32, n, b, NULL},
+                     {PRIM_I32, n, q, NULL},
+                     {PRIM_I32, n, dt, NULL},
+                     {PRIM_I64, 10, map, NULL}};
+    PrimDenseAgg s;
+    memset(&s, 0, sizeof s);
+    s.rows = -1;
+    s.nranges = 2;
+    s.range_col[0] = 1, s.range_lo[0] = 1, s.range_hi[0] = 3;
+    s.range_col[1] = 2, s.range_lo[1] = INT64_MIN, s.range_hi[1] = 24;
+    s.ndims = 1;
+    s.dim_fk[0] = 3, s.dim_map[0] = 4, s.dim_kmin[0] = 100, s.dim_range[0] = 10;
+    s.naggs = 2;
+    s.agg[0] = AGG_SUM, s.val_a[0] = 0, s.val_b[0] = 1, s.val_op[0] = '*';
+    s.agg[1] = AGG_MIN, s.val_a[1] = 2, s.val_b[1] = -1;
+    s.ngroups = 1;
+    int64_t o[5];
+    PrimVec out[5];
+    for (int k = 0; k < 5; k++)
+        out[k] = (PrimVec){PRIM_I64, 1, &o[k], NULL};
+    for (int nt = 1; nt <= 8; nt *= 2) {
+        PrimCtx c = mkctx(nt);
+        cr_assert_eq(prim_cpu_denseagg(&c, &s, in, n, out), 0, "%s", c.err);
+        cr_expect(o[0] == rows && o[1] == want && o[2] == rows && o[3] == 1 && o[4] == rows,
+                  "nt %d: rows %lld sum %lld (want %lld, %lld) min %lld", nt, (long long)o[0],
+                  (long long)o[1], (long long)rows, (long long)want, (long long)o[3]);
+    }
+    /* no row passes: counts 0, MIN stays INT64_MAX */
+    s.range_lo[0] = 50, s.range_hi[0] = 60;
+    PrimCtx c = mkctx(4);
+    cr_assert_eq(prim_cpu_denseagg(&c, &s, in, n, out), 0, "%s", c.err);
+    cr_expect(o[0] == 0 && o[1] == 0 && o[2] == 0 && o[3] == INT64_MAX && o[4] == 0);
+    free(a);
+    free(b);
+    free(q);
+    free(dt);
+}
+
+Test(denseagg, bad_specs) {
+    int32_t v[4] = {1, 2, 3, 4};
+    double f[4] = {1, 2, 3, 4};
+    int64_t map[4] = {0, 1, 2, 3};
+    PrimVec in[3] = {{PRIM_I32, 4, v, NULL}, {PRIM_F64, 4, f, NULL}, {PRIM_I64, 4, map, NULL}};
+    int64_t o[3][4];
+    PrimVec out[3];
+    for (int k = 0; k < 3; k++)
+        out[k] = (PrimVec){PRIM_I64, 4, o[k], NULL};
+    PrimDenseAgg good;
+    memset(&good, 0, sizeof good);
+    good.rows = -1;
+    good.naggs = 1;
+    good.agg[0] = AGG_SUM;
+    good.val_a[0] = 0;
+    good.val_b[0] = -1;
+    good.ngroups = 1;
+    PrimCtx c = mkctx(1);
+    cr_assert_eq(prim_cpu_denseagg(&c, &good, in, 4, out), 0, "%s", c.err);
+    cr_expect_eq(o[1][0], 10);
+    PrimDenseAgg s;
+    for (int k = 0; k < 11; k++) {
+        s = good;
+        switch (k) {
+        case 0:
+            s.nranges = PRIM_DA_MAX + 1;
+            break;
+        case 1:
+            s.ngroups = 0;
+            break;
+        case 2:
+            s.val_a[0] = 1; /* F64 value */
+            break;
+        case 3:
+            s.agg[0] = AGG_AVG;
+            break;
+        case 4:
+            s.val_b[0] = 0;
+            s.val_op[0] = '/';
+            break;
+        case 5:
+            s.nkeys = 1; /* card 3, but ngroups 1 */
+            s.key_col[0] = 0, s.key_dim[0] = -1, s.key_card[0] = 3;
+            break;
+        case 6:
+            s.ndims = 1; /* the map is not I64 */
+            s.dim_fk[0] = 0, s.dim_map[0] = 0, s.dim_range[0] = 4;
+            break;
+        case 7:
+            s.ndims = 1; /* range longer than the map */
+            s.dim_fk[0] = 0, s.dim_map[0] = 2, s.dim_range[0] = 5;
+            break;
+        case 8:
+            s.rows = 0; /* row ids must be I64 */
+            break;
+        case 9:
+            s.val_a[0] = -1; /* SUM of nothing */
+            break;
+        default:
+            s.naggs = -1;
+            break;
+        }
+        c.err[0] = 0;
+        cr_expect_eq(prim_cpu_denseagg(&c, &s, in, 4, out), -1, "bad spec %d accepted", k);
+        cr_expect(strstr(c.err, "denseagg") != NULL, "spec %d: %s", k, c.err);
+    }
+    PrimVec wrong[3] = {out[0], {PRIM_I32, 4, o[1], NULL}, out[2]};
+    cr_expect_eq(prim_cpu_denseagg(&c, &good, in, 4, wrong), -1, "I32 output accepted");
+}

@@ -1068,3 +1068,382 @@ Test(prim_gpu, cross) {
         cudaStreamDestroy(st);
     });
 }
+
+#ifdef GQP_HAVE_CUDA
+/* ---------------------------------------------------- keymap / denseagg -- */
+
+/* A host vector of n integer values (U8, I32, I64) uniform in lo..hi (U8:
+ * the low byte), about null_pct percent NULLs (no validity when
+ * null_pct < 0). Freed with dh_free. */
+static PrimVec dh_vec(PrimType t, int64_t n, int64_t lo, int64_t hi, int null_pct) {
+    PrimVec v;
+    v.type = t;
+    v.n = n;
+    v.data = malloc(prim_type_width(t) * (size_t)n + 8);
+    v.valid = null_pct >= 0 ? malloc((size_t)n + 1) : NULL;
+    cr_assert(v.data && (null_pct < 0 || v.valid), "malloc");
+    for (int64_t i = 0; i < n; i++) {
+        int64_t x = rnd_range(lo, hi);
+        if (t == PRIM_U8)
+            ((uint8_t *)v.data)[i] = (uint8_t)(x & 255);
+        else if (t == PRIM_I32)
+            ((int32_t *)v.data)[i] = (int32_t)x;
+        else
+            ((int64_t *)v.data)[i] = x;
+        if (v.valid) v.valid[i] = (int)(rnd() % 100) >= null_pct;
+    }
+    return v;
+}
+
+/* A zeroed host vector of n values of type t, with validity if asked. */
+static PrimVec dh_zero(PrimType t, int64_t n, int with_valid) {
+    PrimVec v;
+    v.type = t;
+    v.n = n;
+    v.data = calloc((size_t)n + 1, prim_type_width(t));
+    v.valid = with_valid ? calloc((size_t)n + 1, 1) : NULL;
+    cr_assert(v.data && (!with_valid || v.valid), "calloc");
+    return v;
+}
+
+/* Frees a host vector from dh_vec / dh_zero. */
+static void dh_free(PrimVec *v) {
+    free(v->data);
+    free(v->valid);
+    v->data = NULL;
+    v->valid = NULL;
+}
+
+/* A device copy of host vector h (cudaFree its data and valid). */
+static PrimVec dh_upload(const PrimVec *h) {
+    PrimVec d = *h;
+    d.data = to_dev(h->data, (size_t)h->n * prim_type_width(h->type));
+    d.valid = h->valid ? to_dev(h->valid, (size_t)h->n) : NULL;
+    return d;
+}
+
+/* Frees a device vector from dh_upload. */
+static void dd_free(PrimVec *d) {
+    cudaFree(d->data);
+    if (d->valid) cudaFree(d->valid);
+}
+
+/* Builds a keymap over n random keys of type t (NULLs, duplicates, keys on
+ * both sides of the range, row ids through rows when with_rows) with both
+ * twins and compares. */
+static void keymap_case(PrimType t, int64_t n, int with_rows, cudaStream_t st) {
+    int64_t kmin = t == PRIM_U8 ? 10 : -500;
+    int64_t range = t == PRIM_U8 ? 200 : n / 2 + 50;
+    PrimVec hk = dh_vec(t, n, kmin - 5, kmin + range + 5, 10);
+    PrimVec dk = dh_upload(&hk);
+    int64_t *hrows = NULL, *drows = NULL;
+    if (with_rows) {
+        hrows = malloc(sizeof(int64_t) * (size_t)n + 8);
+        for (int64_t i = 0; i < n; i++)
+            hrows[i] = rnd_range(0, 3 * n);
+        drows = to_dev(hrows, sizeof(int64_t) * (size_t)n);
+    }
+    int64_t *cm = malloc(sizeof(int64_t) * (size_t)range);
+    int64_t *dm = to_dev(NULL, sizeof(int64_t) * (size_t)range);
+    PrimCtx hc = hctx(), dc = dctx(st);
+    cr_assert_eq(prim_cpu_keymap(&hc, &hk, hrows, n, kmin, range, cm), 0, "cpu keymap: %s", hc.err);
+    cr_assert_eq(prim_gpu_keymap(&dc, &dk, drows, n, kmin, range, dm), 0, "gpu keymap: %s", dc.err);
+    sync_ok(st);
+    int64_t *g = fetch_i64(dm, range);
+    char msg[64];
+    snprintf(msg, sizeof msg, "keymap type %d rows %d", (int)t, with_rows);
+    expect_i64_eq(cm, g, range, msg);
+    free(g);
+    free(cm);
+    cudaFree(dm);
+    free(hrows);
+    if (drows) cudaFree(drows);
+    dh_free(&hk);
+    dd_free(&dk);
+}
+
+/* Maximum inputs of a generated denseagg case. */
+#define DA_MAXIN 32
+
+/* A random denseagg case: inputs (malloc'd vectors), spec, row count. */
+typedef struct DaCase {
+    PrimVec in[DA_MAXIN];
+    int nin;
+    PrimDenseAgg s;
+    int64_t n;
+} DaCase;
+
+/* Appends v to c's inputs; returns its index. */
+static int da_add(DaCase *c, PrimVec v) {
+    cr_assert_lt(c->nin, DA_MAXIN);
+    c->in[c->nin] = v;
+    return c->nin++;
+}
+
+/* A group-key column of n values with codes 1..card-1 (values from kmin),
+ * about 5% NULLs and, when stray, about 0.5% values just outside the range
+ * (the twins drop those rows). card == 1: all NULL but the strays. */
+static PrimVec da_key_vec(PrimType t, int64_t n, int64_t kmin, int64_t card, int stray) {
+    PrimVec v = dh_vec(t, n, kmin, card > 1 ? kmin + card - 2 : kmin, 5);
+    for (int64_t i = 0; i < n; i++) {
+        if (card == 1) v.valid[i] = 0;
+        if (stray && rnd() % 200 == 0) {
+            int64_t x = rnd() & 1 ? kmin - 1 : kmin + card - 1;
+            if (t == PRIM_I32)
+                ((int32_t *)v.data)[i] = (int32_t)x;
+            else
+                ((int64_t *)v.data)[i] = x;
+            v.valid[i] = 1;
+        }
+    }
+    return v;
+}
+
+/* Builds a random case over nf fact rows. gclass: 0 one group, 1 a few
+ * (<= ~200), 2 a few thousand, 3 about 500,000 groups. with_rows: the fact
+ * rows come through an I64 row-id input (n = 3/4 nf, repeats allowed). */
+static void da_case(DaCase *c, int64_t nf, int gclass, int with_rows) {
+    memset(c, 0, sizeof *c);
+    PrimDenseAgg *s = &c->s;
+    static const PrimType ity[3] = {PRIM_U8, PRIM_I32, PRIM_I64};
+    /* six fact value columns: small ranges, one wide I64 (wrapping sums and
+     * products), NULLs in some */
+    int fact[6];
+    for (int k = 0; k < 6; k++) {
+        PrimType t = ity[rnd() % 3];
+        int64_t lo = t == PRIM_U8 ? 0 : -40, hi = t == PRIM_U8 ? 60 : 100;
+        if (k == 5) {
+            t = PRIM_I64;
+            lo = INT64_MIN / 4;
+            hi = INT64_MAX / 4;
+        }
+        fact[k] = da_add(c, dh_vec(t, nf, lo, hi, rnd() % 2 ? 8 : -1));
+    }
+    c->n = nf;
+    s->rows = -1;
+    if (with_rows) {
+        c->n = nf * 3 / 4;
+        PrimVec r = dh_zero(PRIM_I64, c->n, 0);
+        for (int64_t i = 0; i < c->n; i++)
+            ((int64_t *)r.data)[i] = rnd_range(0, nf - 1);
+        s->rows = da_add(c, r);
+    }
+    s->nranges = (int)(rnd() % 4);
+    for (int f = 0; f < s->nranges; f++) {
+        int k = (int)(rnd() % 5);
+        s->range_col[f] = fact[k];
+        s->range_lo[f] = rnd_range(-40, 30);
+        s->range_hi[f] = s->range_lo[f] + rnd_range(rnd() % 8 ? 30 : -5, 120);
+    }
+    s->ndims = (int)(rnd() % 4);
+    int64_t dn[PRIM_DA_MAX];
+    for (int d = 0; d < s->ndims; d++) {
+        /* dimension of dn rows with keys kbase + gap * row, about 85% of
+         * its rows surviving its filter */
+        dn[d] = rnd_range(1, 3000);
+        int64_t gap = 1 + (int64_t)(rnd() % 2), kbase = rnd_range(-1000, 1000), range = gap * dn[d];
+        PrimVec dkey = dh_zero(PRIM_I64, dn[d], 0);
+        int64_t *rows = malloc(sizeof(int64_t) * (size_t)dn[d]), nsel = 0;
+        for (int64_t i = 0; i < dn[d]; i++) {
+            ((int64_t *)dkey.data)[i] = kbase + gap * i;
+            if (rnd() % 100 < 85) rows[nsel++] = i;
+        }
+        /* the map takes the filtered rows' keys */
+        PrimVec skey = dh_zero(PRIM_I64, nsel, 0);
+        for (int64_t i = 0; i < nsel; i++)
+            ((int64_t *)skey.data)[i] = ((int64_t *)dkey.data)[rows[i]];
+        PrimVec map = dh_zero(PRIM_I64, range, 0);
+        PrimCtx kc = hctx();
+        cr_assert_eq(prim_cpu_keymap(&kc, &skey, rows, nsel, kbase, range, map.data), 0, "%s",
+                     kc.err);
+        dh_free(&dkey);
+        dh_free(&skey);
+        free(rows);
+        s->dim_map[d] = da_add(c, map);
+        s->dim_kmin[d] = kbase;
+        s->dim_range[d] = range;
+        s->dim_fk[d] = da_add(c, dh_vec(rnd() % 2 ? PRIM_I32 : PRIM_I64, nf, kbase - 3,
+                                        kbase + range + 3, rnd() % 2 ? 3 : -1));
+    }
+    s->nkeys = gclass == 0 ? (int)(rnd() % 2) : 1 + (int)(rnd() % 3);
+    static const int64_t mid[4] = {0, 5000, 70, 17}, big[4] = {0, 500000, 700, 80};
+    s->ngroups = 1;
+    for (int j = 0; j < s->nkeys; j++) {
+        int64_t card = gclass == 0   ? 1
+                       : gclass == 1 ? rnd_range(2, 6)
+                       : gclass == 2 ? mid[s->nkeys]
+                                     : big[s->nkeys];
+        s->key_card[j] = card;
+        s->key_min[j] = rnd_range(-100, 100);
+        s->key_dim[j] = s->ndims > 0 && rnd() % 2 ? (int)(rnd() % (uint64_t)s->ndims) : -1;
+        int64_t len = s->key_dim[j] >= 0 ? dn[s->key_dim[j]] : nf;
+        s->key_col[j] = da_add(c, da_key_vec(rnd() % 2 ? PRIM_I32 : PRIM_I64, len, s->key_min[j],
+                                             card, (int)(rnd() % 2)));
+        s->ngroups *= card;
+    }
+    s->naggs = (int)(rnd() % 7);
+    static const char ops[3] = {'+', '-', '*'};
+    for (int a = 0; a < s->naggs; a++) {
+        s->agg[a] = (PrimAgg)(rnd() % 5);
+        int novalue = (s->agg[a] == AGG_COUNT_STAR || s->agg[a] == AGG_COUNT) && rnd() % 2;
+        s->val_a[a] = novalue ? -1 : fact[rnd() % 6];
+        s->val_b[a] = !novalue && rnd() % 2 ? fact[rnd() % 6] : -1;
+        s->val_op[a] = ops[rnd() % 3];
+    }
+}
+
+/* Frees a case's host inputs. */
+static void da_case_free(DaCase *c) {
+    for (int k = 0; k < c->nin; k++)
+        dh_free(&c->in[k]);
+}
+
+/* Runs case c with both twins (GPU outputs prefilled with garbage, so the
+ * GPU twin's initialization is checked too) and compares every output. */
+static void denseagg_case(DaCase *c, cudaStream_t st, const char *what) {
+    const int nout = PRIM_DA_NOUT(c->s.naggs);
+    const int64_t ng = c->s.ngroups;
+    PrimVec din[DA_MAXIN], hout[PRIM_DA_NOUT(PRIM_DA_MAX)], dout[PRIM_DA_NOUT(PRIM_DA_MAX)];
+    for (int k = 0; k < c->nin; k++)
+        din[k] = dh_upload(&c->in[k]);
+    for (int k = 0; k < nout; k++) {
+        hout[k] = dh_zero(PRIM_I64, ng, 0);
+        dout[k] = hout[k];
+        dout[k].data = to_dev(NULL, sizeof(int64_t) * (size_t)ng);
+        cr_assert_eq(cudaMemset(dout[k].data, 0x5a, sizeof(int64_t) * (size_t)ng), cudaSuccess);
+    }
+    PrimCtx hc = hctx(), dc = dctx(st);
+    cr_assert_eq(prim_cpu_denseagg(&hc, &c->s, c->in, c->n, hout), 0, "%s: cpu: %s", what, hc.err);
+    cr_assert_eq(prim_gpu_denseagg(&dc, &c->s, din, c->n, dout), 0, "%s: gpu: %s", what, dc.err);
+    sync_ok(st);
+    for (int k = 0; k < nout; k++) {
+        int64_t *g = fetch_i64(dout[k].data, ng);
+        char msg[160];
+        snprintf(msg, sizeof msg, "%s: output %d", what, k);
+        expect_i64_eq(hout[k].data, g, ng, msg);
+        free(g);
+        dh_free(&hout[k]);
+        cudaFree(dout[k].data);
+    }
+    for (int k = 0; k < c->nin; k++)
+        dd_free(&din[k]);
+}
+
+/* A Q1.1-shaped case over n rows: SUM(price * discount) WHERE discount in
+ * 1..3 AND quantity < 25 AND the order date joins a date keymap (1993's
+ * days of a 7-year dimension); 4 I32 columns, one group. */
+static void q11_case(DaCase *c, int64_t n) {
+    memset(c, 0, sizeof *c);
+    PrimVec price = dh_vec(PRIM_I32, n, 90000, 10000000, -1);
+    PrimVec disc = dh_vec(PRIM_I32, n, 0, 10, -1);
+    PrimVec qty = dh_vec(PRIM_I32, n, 1, 50, -1);
+    PrimVec date = dh_vec(PRIM_I32, n, 0, 2555, -1);
+    PrimVec map = dh_zero(PRIM_I64, 2556, 0);
+    for (int64_t k = 0; k < 2556; k++)
+        ((int64_t *)map.data)[k] = k >= 365 && k < 730 ? k : -1;
+    c->in[0] = price, c->in[1] = disc, c->in[2] = qty, c->in[3] = date, c->in[4] = map;
+    c->nin = 5;
+    c->n = n;
+    PrimDenseAgg *s = &c->s;
+    s->rows = -1;
+    s->nranges = 2;
+    s->range_col[0] = 1, s->range_lo[0] = 1, s->range_hi[0] = 3;
+    s->range_col[1] = 2, s->range_lo[1] = INT64_MIN, s->range_hi[1] = 24;
+    s->ndims = 1;
+    s->dim_fk[0] = 3, s->dim_map[0] = 4, s->dim_kmin[0] = 0, s->dim_range[0] = 2556;
+    s->naggs = 1;
+    s->agg[0] = AGG_SUM, s->val_a[0] = 0, s->val_b[0] = 1, s->val_op[0] = '*';
+    s->ngroups = 1;
+}
+#endif
+
+Test(prim_gpu, keymap) {
+    GPU_TEST_PRELUDE();
+    GPU_BODY({
+        rng_seed(12);
+        cudaStream_t st = new_stream();
+        const PrimType kt[3] = {PRIM_U8, PRIM_I32, PRIM_I64};
+        for (int s = 0; s < NSIZES; s++)
+            for (int t = 0; t < 3; t++)
+                for (int r = 0; r < 2; r++)
+                    keymap_case(kt[t], SIZES[s], r, st);
+        cudaStreamDestroy(st);
+    });
+}
+
+Test(prim_gpu, denseagg, .timeout = 600) {
+    GPU_TEST_PRELUDE();
+    GPU_BODY({
+        rng_seed(13);
+        cudaStream_t st = new_stream();
+        int iter = 0;
+        for (int s = 0; s < NSIZES; s++)
+            for (int gclass = 0; gclass < 4; gclass++)
+                for (int rep = 0; rep < 4; rep++) {
+                    DaCase c;
+                    da_case(&c, SIZES[s], gclass, rep % 2);
+                    char what[128];
+                    snprintf(what, sizeof what,
+                             "case %d: n %lld gclass %d rows %d: %d ranges %d dims %d keys %d "
+                             "aggs %lld groups",
+                             iter++, (long long)SIZES[s], gclass, rep % 2, c.s.nranges, c.s.ndims,
+                             c.s.nkeys, c.s.naggs, (long long)c.s.ngroups);
+                    denseagg_case(&c, st, what);
+                    da_case_free(&c);
+                }
+        DaCase q;
+        q11_case(&q, BIG_N);
+        denseagg_case(&q, st, "Q1.1 shape");
+        da_case_free(&q);
+        cudaStreamDestroy(st);
+    });
+}
+
+Test(prim_gpu, denseagg_errors) {
+    GPU_TEST_PRELUDE();
+    GPU_BODY({
+        cudaStream_t st = new_stream();
+        PrimVec hf = dh_vec(PRIM_I32, 4, 0, 9, -1);
+        PrimVec df = dh_upload(&hf);
+        df.type = PRIM_F32; /* not an integer column */
+        int64_t *d_o = to_dev(NULL, 3 * sizeof(int64_t));
+        PrimVec out[3] = {
+            {PRIM_I64, 1, d_o, NULL}, {PRIM_I64, 1, d_o + 1, NULL}, {PRIM_I64, 1, d_o + 2, NULL}};
+        PrimDenseAgg s;
+        memset(&s, 0, sizeof s);
+        s.rows = -1;
+        s.naggs = 1;
+        s.agg[0] = AGG_SUM;
+        s.val_a[0] = 0;
+        s.val_b[0] = -1;
+        s.ngroups = 1;
+        PrimCtx dc = dctx(st);
+        cr_expect_eq(prim_gpu_denseagg(&dc, &s, &df, 4, out), -1, "F32 value accepted");
+        cr_expect(strstr(dc.err, "denseagg") != NULL, "%s", dc.err);
+        df.type = PRIM_I32;
+        s.ngroups = 0;
+        cr_expect_eq(prim_gpu_denseagg(&dc, &s, &df, 4, out), -1, "0 groups accepted");
+        s.ngroups = 1;
+        s.naggs = PRIM_DA_MAX + 1;
+        cr_expect_eq(prim_gpu_denseagg(&dc, &s, &df, 4, out), -1, "9 aggregates accepted");
+        s.naggs = 1;
+        cr_assert_eq(prim_gpu_denseagg(&dc, &s, &df, 4, out), 0, "%s", dc.err);
+        sync_ok(st);
+        int64_t *g = fetch_i64(d_o, 3);
+        int64_t sum = 0;
+        for (int i = 0; i < 4; i++)
+            sum += ((int32_t *)hf.data)[i];
+        cr_expect(g[0] == 4 && g[1] == sum && g[2] == 4, "%lld %lld %lld", (long long)g[0],
+                  (long long)g[1], (long long)g[2]);
+        PrimVec fk = df;
+        fk.type = PRIM_F64;
+        int64_t *d_m = to_dev(NULL, 8);
+        cr_expect_eq(prim_gpu_keymap(&dc, &fk, NULL, 4, 0, 1, d_m), -1, "F64 key accepted");
+        free(g);
+        cudaFree(d_m);
+        cudaFree(d_o);
+        dd_free(&df);
+        dh_free(&hf);
+        cudaStreamDestroy(st);
+    });
+}
