@@ -62,12 +62,41 @@ int64_t cat_dict_lower_bound(const CatDict *d, const char *s, size_t len);
 CatDict *cat_dict_build(const char *const *strs, const size_t *lens, int64_t n, int32_t *codes);
 void cat_dict_free(CatDict *d);
 
+/*
+ * An equi-depth histogram of a column's non-NULL values (STRING: codes),
+ * built from a deterministic sample of at most CAT_HIST_SAMPLE of them (all
+ * of them in smaller columns). Its bounds are the sample's values at ranks
+ * 0, 1/B, 2/B, ..., 1 of the way through (B = CAT_HIST_BUCKETS), duplicates
+ * merged, so a value frequent enough to fill a bucket is a bound and its
+ * frequency is known exactly (in the sample):
+ *
+ *   val[k]      bound k, ascending and distinct; val[0] / val[n-1] are the
+ *               smallest / largest sampled value
+ *   lt[k]       fraction of sampled values <  val[k] (lt[0] = 0)
+ *   le[k]       fraction of sampled values <= val[k] (le[n-1] = 1)
+ *   gap_ndv[k]  distinct sampled values strictly between val[k] and
+ *               val[k+1] (0 for k = n-1); their share is lt[k+1] - le[k]
+ *
+ * One malloc block (the arrays follow the struct), owned by the column's
+ * CatStats and released with free().
+ */
+#define CAT_HIST_BUCKETS 64
+#define CAT_HIST_SAMPLE 65536
+typedef struct CatHist {
+    int n;           /* bounds, 1 .. CAT_HIST_BUCKETS + 1 */
+    int64_t nsample; /* non-NULL values sampled */
+    int64_t ndv;     /* distinct values among them */
+    double *val, *lt, *le, *gap_ndv;
+} CatHist;
+
 typedef struct CatStats {
     int64_t rows;
     int64_t nulls;
     int has_minmax;   /* 0 for empty / all-NULL columns */
     double min, max;  /* numeric value (STRING: min/max code) */
     int64_t distinct; /* estimate (exact for STRING: dictionary size) */
+    CatHist *hist;    /* NULL when the column has no non-NULL value (or out
+                         of memory); owned, freed with the column */
 } CatStats;
 
 typedef struct CatColumn {

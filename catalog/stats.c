@@ -1,7 +1,8 @@
 /*
- * stats.c -- per-column statistics: rows, NULLs, min, max and a distinct
+ * stats.c -- per-column statistics: rows, NULLs, min, max, a distinct
  * count (exact below 2 * KMV_K distinct values, a K-minimum-values estimate
- * above; exact dictionary size for STRING).
+ * above; exact dictionary size for STRING) and an equi-depth histogram from
+ * a deterministic sample (see CatHist in catalog.h).
  */
 #include "catalog/cat_internal.h"
 
@@ -130,8 +131,165 @@ static uint64_t hash_at(const CatColumn *c, int64_t i) {
     }
 }
 
-/* Recompute c->stats from its data, validity and dictionary. On allocation
- * failure the distinct count falls back to the non-NULL row count. */
+/* ------------------------------------------------------------ histogram -- */
+
+/* Order-preserving key of a double (no NaN): flip all bits of negatives,
+ * set the sign bit of the rest, so unsigned order is numeric order. */
+static uint64_t dbl_key(double d) {
+    uint64_t b;
+    memcpy(&b, &d, sizeof b);
+    return (b >> 63) ? ~b : b | 0x8000000000000000ull;
+}
+
+/* Inverse of dbl_key(). */
+static double key_dbl(uint64_t k) {
+    uint64_t b = (k >> 63) ? k & 0x7FFFFFFFFFFFFFFFull : ~k;
+    double d;
+    memcpy(&d, &b, sizeof d);
+    return d;
+}
+
+/* Sort keys[0..n) ascending with an LSD radix sort of 8-bit digits, using
+ * tmp (n entries) as scratch. One pass counts every digit; a digit all keys
+ * share (the high bytes of small integers, the low ones of integers held
+ * as doubles) costs no move. */
+static void radix_sort_u64(uint64_t *keys, uint64_t *tmp, int64_t n) {
+    static const int ndig = 8;
+    int64_t count[8][256];
+    memset(count, 0, sizeof count);
+    for (int64_t i = 0; i < n; i++)
+        for (int d = 0; d < ndig; d++)
+            count[d][(keys[i] >> (8 * d)) & 0xFF]++;
+    for (int d = 0; d < ndig; d++) {
+        int shift = 8 * d;
+        if (count[d][(keys[0] >> shift) & 0xFF] == n) continue;
+        int64_t pos = 0;
+        for (int b = 0; b < 256; b++) {
+            int64_t c = count[d][b];
+            count[d][b] = pos;
+            pos += c;
+        }
+        for (int64_t i = 0; i < n; i++)
+            tmp[count[d][(keys[i] >> shift) & 0xFF]++] = keys[i];
+        memcpy(keys, tmp, (size_t)n * sizeof *keys);
+    }
+}
+
+/* 1 if row i of c is a non-NULL, non-NaN value; its value (-0.0 folded into
+ * 0.0) in *v. */
+static int sample_at(const CatColumn *c, int64_t i, double *v) {
+    if (c->valid && !c->valid[i]) return 0;
+    double d = value_at(c, i);
+    if (d != d) return 0;
+    *v = d == 0 ? 0 : d;
+    return 1;
+}
+
+/* TUNING: rows tried per stratum before giving it up as NULL; columns that
+ * are mostly NULL get a smaller sample rather than a longer scan. */
+#define SAMPLE_PROBES 8
+
+/* TUNING: strata ahead whose row is prefetched (each is a cache miss).
+ * Measured on SSB SF 1 lineorder (6M rows, 17 columns, one thread): the
+ * histograms add ~40 ms of CPU to ~450 ms of stats without, ~20 ms with. */
+#define SAMPLE_AHEAD 16
+
+/* The row sampled first from stratum j of CAT_HIST_SAMPLE strata over n >
+ * CAT_HIST_SAMPLE rows: rows [j n / S, (j + 1) n / S) at a hashed offset
+ * (not splitmix64's own step, j + golden ratio: data generators use it). */
+static int64_t sample_row(int64_t n, int64_t j) {
+    int64_t lo = j * n / CAT_HIST_SAMPLE, len = (j + 1) * n / CAT_HIST_SAMPLE - lo;
+    uint64_t h = mix64((uint64_t)j * 0xD6E8FEB86659FD93ull ^ 0x2545F4914F6CDD1Dull);
+    return lo + (int64_t)(h % (uint64_t)len);
+}
+
+/* Write the keys (dbl_key) of a deterministic sample of c's non-NULL,
+ * non-NaN values into keys (CAT_HIST_SAMPLE entries) and return how many.
+ * Columns of at most CAT_HIST_SAMPLE rows give every value. Longer ones are
+ * cut into CAT_HIST_SAMPLE equal strata of rows and give one value from
+ * each, at an offset hashed from the stratum number (a jittered systematic
+ * sample: no period of the data lines up with it, and sorted data is
+ * covered evenly); a NULL there moves on to the next rows of the stratum.
+ * Cost O(CAT_HIST_SAMPLE * SAMPLE_PROBES), independent of c->n. */
+static int64_t sample_keys(const CatColumn *c, uint64_t *keys) {
+    int64_t ns = 0;
+    double v;
+    if (c->n <= CAT_HIST_SAMPLE) {
+        for (int64_t i = 0; i < c->n; i++)
+            if (sample_at(c, i, &v)) keys[ns++] = dbl_key(v);
+        return ns;
+    }
+    size_t w = cat_type_width(c->type);
+    for (int64_t j = 0; j < CAT_HIST_SAMPLE; j++) {
+        if (j + SAMPLE_AHEAD < CAT_HIST_SAMPLE)
+            __builtin_prefetch((const char *)c->data +
+                               (size_t)sample_row(c->n, j + SAMPLE_AHEAD) * w);
+        int64_t lo = j * c->n / CAT_HIST_SAMPLE, len = (j + 1) * c->n / CAT_HIST_SAMPLE - lo;
+        int64_t off = sample_row(c->n, j) - lo;
+        for (int p = 0; p < SAMPLE_PROBES && p < len; p++) {
+            if (sample_at(c, lo + (off + p) % len, &v)) {
+                keys[ns++] = dbl_key(v);
+                break;
+            }
+        }
+    }
+    return ns;
+}
+
+/* Equi-depth histogram of the ns > 0 sampled keys (sorted in place, tmp is
+ * scratch of ns entries): bounds at ranks b * ns / B for b = 0 .. B - 1 and
+ * ns - 1, duplicates merged, with the exact sample fractions below and up
+ * to each bound and the distinct counts between bounds (CatHist). Returns a
+ * malloc'ed block the caller owns, or NULL when out of memory. */
+static CatHist *hist_build(uint64_t *keys, uint64_t *tmp, int64_t ns) {
+    radix_sort_u64(keys, tmp, ns);
+    double bound[CAT_HIST_BUCKETS + 1];
+    int n = 0;
+    for (int b = 0; b <= CAT_HIST_BUCKETS; b++) {
+        int64_t r = b == CAT_HIST_BUCKETS ? ns - 1 : (int64_t)b * ns / CAT_HIST_BUCKETS;
+        double v = key_dbl(keys[r]);
+        if (n == 0 || v != bound[n - 1]) bound[n++] = v;
+    }
+    CatHist *h = malloc(sizeof *h + 4 * (size_t)n * sizeof(double));
+    if (!h) return NULL;
+    h->n = n;
+    h->nsample = ns;
+    h->val = (double *)(h + 1);
+    h->lt = h->val + n;
+    h->le = h->lt + n;
+    h->gap_ndv = h->le + n;
+    int64_t i = 0, ndv = 0;
+    for (int k = 0; k < n; k++) {
+        int64_t d = 0; /* distinct keys between bound k - 1 and bound k */
+        for (; i < ns && key_dbl(keys[i]) < bound[k]; i++)
+            d += i == 0 || keys[i] != keys[i - 1];
+        if (k > 0) h->gap_ndv[k - 1] = (double)d;
+        ndv += d + 1;
+        h->val[k] = bound[k];
+        h->lt[k] = (double)i / (double)ns;
+        while (i < ns && key_dbl(keys[i]) == bound[k])
+            i++;
+        h->le[k] = (double)i / (double)ns;
+    }
+    h->gap_ndv[n - 1] = 0;
+    h->ndv = ndv;
+    return h;
+}
+
+/* The histogram of c (see sample_keys and hist_build), or NULL when c has
+ * no non-NULL value or memory runs out. The caller owns it. */
+static CatHist *column_hist(const CatColumn *c) {
+    uint64_t *keys = malloc(2 * (size_t)CAT_HIST_SAMPLE * sizeof *keys);
+    if (!keys) return NULL;
+    int64_t ns = sample_keys(c, keys);
+    CatHist *h = ns > 0 ? hist_build(keys, keys + CAT_HIST_SAMPLE, ns) : NULL;
+    free(keys);
+    return h;
+}
+
+/* Recompute c->stats from its data, validity and dictionary, releasing the
+ * previous histogram. On allocation failure the distinct count falls back
+ * to the non-NULL row count and the histogram is left out (NULL). */
 void cat_column_stats(CatColumn *c) {
     CatStats s = {0};
     s.rows = c->n;
@@ -175,6 +333,8 @@ void cat_column_stats(CatColumn *c) {
     if (s.distinct < 1 && nonnull > 0) s.distinct = 1;
     free(k.slots);
     free(scratch);
+    if (nonnull > 0) s.hist = column_hist(c);
+    free(c->stats.hist);
     c->stats = s;
 }
 

@@ -80,7 +80,8 @@ CatTable *cat_table_new(const char *name, int ncols, const char *const *col_name
     return t;
 }
 
-/* Free t, its columns and their arrays and dictionaries; NULL is a no-op. */
+/* Free t, its columns and their arrays, dictionaries and histograms; NULL
+ * is a no-op. */
 void cat_table_free(CatTable *t) {
     if (!t) return;
     if (t->cols) {
@@ -90,6 +91,7 @@ void cat_table_free(CatTable *t) {
             cat_host_free(c->data);
             cat_host_free(c->valid);
             cat_dict_free(c->dict);
+            free(c->stats.hist);
         }
     }
     free(t->cols);

@@ -300,85 +300,373 @@ static double const_num(const BExpr *e, int *ok) {
     return bx_is_float(e->type) ? e->fval : (double)e->ival;
 }
 
-/* The column of rel that e is, or NULL. Looks through LOOKUP remaps. */
+/* The column of rel that e is, or NULL. Looks through CASTs. */
 static const CatColumn *pred_col(const BExpr *e, const BRel *rel) {
     if (e && e->kind == BE_CAST) e = e->a;
     if (!e || e->kind != BE_COL || e->col < 0 || e->col >= rel->table->ncols) return NULL;
     return &rel->table->cols[e->col];
 }
 
+/* A comparison `column op constant` over one column of rel, the column on
+ * the left (a constant on the left mirrors op) and the constant in the
+ * column's own value space: STRING constants, which the binder compares
+ * through a LOOKUP into a unified dictionary, are mapped back to codes of
+ * the column's dictionary (a range bound to the first code on its side; an
+ * absent string under = or <> sets `absent`). */
+typedef struct ColCmp {
+    const CatColumn *c;
+    AstOp op;   /* OP_EQ OP_NE OP_LT OP_LE OP_GT OP_GE */
+    double v;   /* the constant */
+    int isnull; /* the constant is NULL: the comparison is never true */
+    int absent; /* STRING = / <> with a string not in the dictionary */
+} ColCmp;
+
+/* 1 if op is < <= > >=. */
+static int is_range_op(AstOp op) {
+    return op == OP_LT || op == OP_LE || op == OP_GT || op == OP_GE;
+}
+
+/* The comparison with its operands swapped: a < b is b > a. */
+static AstOp mirror_op(AstOp op) {
+    switch (op) {
+    case OP_LT:
+        return OP_GT;
+    case OP_LE:
+        return OP_GE;
+    case OP_GT:
+        return OP_LT;
+    case OP_GE:
+        return OP_LE;
+    default:
+        return op;
+    }
+}
+
+/* First index i of the ascending table[0..n) with table[i] > v (strict)
+ * or >= v; n if none. */
+static int64_t lookup_bound(const int64_t *table, int64_t n, int64_t v, int strict) {
+    int64_t lo = 0, hi = n;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (strict ? table[mid] <= v : table[mid] < v)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The column of rel under e, through a CAST, or through a LOOKUP whose
+ * table maps that STRING column's codes (*lookup set to the LOOKUP, else
+ * NULL); NULL if e is not one. */
+static const CatColumn *cmp_col(const BExpr *e, const BRel *rel, const BExpr **lookup) {
+    *lookup = NULL;
+    if (e && e->kind == BE_LOOKUP && e->table && e->a && e->a->kind == BE_COL) {
+        const CatColumn *c = pred_col(e->a, rel);
+        if (!c || c->type != CAT_STRING || !c->dict || e->table_n != c->dict->n) return NULL;
+        *lookup = e;
+        return c;
+    }
+    return pred_col(e, rel);
+}
+
+/* Fill *out if p compares a column of rel with a constant; returns 1, or 0
+ * when p is anything else. */
+static int col_cmp(const BExpr *p, const BRel *rel, ColCmp *out) {
+    if (!p || p->kind != BE_BINARY || !(p->op == OP_EQ || p->op == OP_NE || is_range_op(p->op)))
+        return 0;
+    const BExpr *lk;
+    const BExpr *k = p->b;
+    AstOp op = p->op;
+    const CatColumn *c = cmp_col(p->a, rel, &lk);
+    if (!c) {
+        c = cmp_col(p->b, rel, &lk);
+        k = p->a;
+        op = mirror_op(op);
+    }
+    if (!c || !k || k->kind != BE_CONST) return 0;
+    memset(out, 0, sizeof *out);
+    out->c = c;
+    out->op = op;
+    if (k->is_null) {
+        out->isnull = 1;
+        return 1;
+    }
+    if (!lk) {
+        int ok;
+        out->v = const_num(k, &ok);
+        return ok;
+    }
+    /* LOOKUP(col) op u: codes below lb map below u, codes from ub above it */
+    int64_t lb = lookup_bound(lk->table, lk->table_n, k->ival, 0);
+    int64_t ub = lookup_bound(lk->table, lk->table_n, k->ival, 1);
+    switch (op) {
+    case OP_EQ:
+    case OP_NE:
+        out->v = (double)lb;
+        out->absent = lb == ub;
+        break;
+    case OP_LT: /* code < lb */
+        out->v = (double)lb;
+        break;
+    case OP_LE: /* code < ub */
+        out->op = OP_LT;
+        out->v = (double)ub;
+        break;
+    case OP_GT: /* code >= ub */
+        out->op = OP_GE;
+        out->v = (double)ub;
+        break;
+    default: /* OP_GE: code >= lb */
+        out->v = (double)lb;
+        break;
+    }
+    return 1;
+}
+
+/* 1 if c holds whole numbers (integers, dates, booleans, string codes). */
+static int col_integral(const CatColumn *c) {
+    return c->type != CAT_FLOAT32 && c->type != CAT_FLOAT64;
+}
+
+/* Fraction of c's rows that are not NULL (1 when c is empty). */
+static double nonnull_frac(const CatColumn *c) {
+    if (c->stats.rows <= 0) return 1.0;
+    return (double)(c->stats.rows - c->stats.nulls) / (double)c->stats.rows;
+}
+
+/* Index of the last histogram bound <= v, or -1 if v is below them all. */
+static int hist_find(const CatHist *h, double v) {
+    int lo = 0, hi = h->n; /* answer in [lo - 1, hi - 1] */
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (h->val[mid] <= v)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo - 1;
+}
+
+/*
+ * Fraction of c's non-NULL values below v (at most v when incl), in 0..1.
+ * With a histogram: exact (in its sample) at a bound; between bounds k and
+ * k + 1 the share of values strictly between them, lt[k+1] - le[k], spread
+ * evenly over the gap (over its whole numbers for an integral column, where
+ * x <= v is x < floor(v) + 1 and x < v is x < ceil(v)). Without one: linear
+ * between min and max, incl ignored.
+ */
+static double frac_below(const CatColumn *c, double v, int incl) {
+    const CatHist *h = c->stats.hist;
+    if (!h) {
+        double lo = c->stats.min, span = c->stats.max - c->stats.min;
+        double below = span <= 0 ? (v > lo ? 1.0 : 0.0) : (v - lo) / span;
+        return below < 0 ? 0 : below > 1 ? 1 : below;
+    }
+    int integral = col_integral(c);
+    if (integral) {
+        v = incl ? floor(v) + 1 : ceil(v);
+        incl = 0;
+    }
+    int k = hist_find(h, v);
+    if (k < 0) return 0.0;
+    if (h->val[k] == v) return incl ? h->le[k] : h->lt[k];
+    if (k == h->n - 1) return 1.0;
+    double a = h->val[k], b = h->val[k + 1];
+    double t = integral ? (b - a > 1 ? (v - a - 1) / (b - a - 1) : 0) : (v - a) / (b - a);
+    if (t < 0) t = 0;
+    if (t > 1) t = 1;
+    return h->le[k] + (h->lt[k + 1] - h->le[k]) * t;
+}
+
+/*
+ * Fraction of c's non-NULL values equal to v. 0 outside [min, max] (and for
+ * a fraction in an integral column). With a histogram: a bound seen at
+ * least twice in the sample has its sampled frequency; any other value gets
+ * its bucket's share divided by the bucket's distinct values -- the sampled
+ * ones scaled by distinct / (distinct in the sample), since a sample misses
+ * rare values. Without one: 1 / distinct.
+ */
+static double frac_equal(const CatColumn *c, double v) {
+    const CatStats *st = &c->stats;
+    if (!st->has_minmax || v < st->min || v > st->max) return 0.0;
+    if (col_integral(c) && v != floor(v)) return 0.0;
+    double nd = st->distinct > 0 ? (double)st->distinct : 1.0;
+    const CatHist *h = st->hist;
+    if (!h) return 1.0 / nd;
+    int k = hist_find(h, v);
+    if (k < 0 || (k == h->n - 1 && v > h->val[k])) return 1.0 / nd;
+    double ns = (double)h->nsample;
+    if (h->val[k] == v && (h->le[k] - h->lt[k]) * ns >= 1.5) return h->le[k] - h->lt[k];
+    if (k == h->n - 1) k--; /* a singleton top bound: the bucket below it */
+    if (k < 0) return 1.0 / nd;
+    /* bucket [val[k], val[k+1]): the bound itself unless it is frequent */
+    double share = h->lt[k + 1] - h->le[k], vals = h->gap_ndv[k];
+    if ((h->le[k] - h->lt[k]) * ns < 1.5) share += h->le[k] - h->lt[k], vals += 1;
+    double scale = 1.0;
+    if (h->ndv > h->n && nd > (double)h->n) scale = (nd - h->n) / (double)(h->ndv - h->n);
+    if (scale < 1) scale = 1;
+    if (vals < 1) return share > 0 ? share : 1.0 / nd;
+    return share / (vals * scale);
+}
+
+/* A range lo .. hi of a column (each end open or closed; +-inf when
+ * unbounded). */
+typedef struct ColRange {
+    double lo, hi;
+    int lo_incl, hi_incl;
+} ColRange;
+
+/* The whole line. */
+static ColRange range_all(void) {
+    ColRange r = {-INFINITY, INFINITY, 0, 0};
+    return r;
+}
+
+/* Narrow r by the range comparison `x op v`. */
+static void range_apply(ColRange *r, AstOp op, double v) {
+    switch (op) {
+    case OP_LT:
+    case OP_LE:
+        if (v < r->hi || (v == r->hi && op == OP_LT)) r->hi = v, r->hi_incl = op == OP_LE;
+        break;
+    default: /* OP_GT, OP_GE */
+        if (v > r->lo || (v == r->lo && op == OP_GT)) r->lo = v, r->lo_incl = op == OP_GE;
+        break;
+    }
+}
+
+/* Narrow r to its intersection with s. */
+static void range_meet(ColRange *r, const ColRange *s) {
+    if (s->lo > r->lo || (s->lo == r->lo && !s->lo_incl)) r->lo = s->lo, r->lo_incl = s->lo_incl;
+    if (s->hi < r->hi || (s->hi == r->hi && !s->hi_incl)) r->hi = s->hi, r->hi_incl = s->hi_incl;
+}
+
+/* Fraction of all rows of c whose value lies in r (NULLs never do). */
+static double range_sel(const CatColumn *c, const ColRange *r) {
+    if (r->lo > r->hi) return 0.0;
+    double hi = r->hi == INFINITY ? 1.0 : frac_below(c, r->hi, r->hi_incl);
+    double lo = r->lo == -INFINITY ? 0.0 : frac_below(c, r->lo, !r->lo_incl);
+    double f = hi - lo;
+    return (f > 0 ? f : 0.0) * nonnull_frac(c);
+}
+
+/* Fraction of all rows satisfying the comparison x (NULLs never do). */
+static double cmp_sel(const ColCmp *x) {
+    const CatColumn *c = x->c;
+    if (x->isnull) return 0.0;
+    if (!c->stats.has_minmax)
+        return c->stats.rows > 0 && c->stats.nulls == c->stats.rows ? 0 : 1.0 / 3.0;
+    double nn = nonnull_frac(c);
+    if (x->op == OP_EQ) return x->absent ? 0.0 : nn * frac_equal(c, x->v);
+    if (x->op == OP_NE) return x->absent ? nn : nn * (1.0 - frac_equal(c, x->v));
+    ColRange r = range_all();
+    range_apply(&r, x->op, x->v);
+    return range_sel(c, &r);
+}
+
+/* If p is a range comparison of a column of rel with a constant, or an AND
+ * of two on the same column (BETWEEN), set *c and *r to that column and
+ * range and return 1; else 0. */
+static int col_range(const BExpr *p, const BRel *rel, const CatColumn **c, ColRange *r) {
+    ColCmp x;
+    if (p && p->kind == BE_BINARY && p->op == OP_AND) {
+        if (!col_range(p->a, rel, c, r)) return 0;
+        const CatColumn *c2;
+        ColRange r2;
+        if (!col_range(p->b, rel, &c2, &r2) || c2 != *c) return 0;
+        range_meet(r, &r2);
+        return 1;
+    }
+    if (!col_cmp(p, rel, &x) || x.isnull || !is_range_op(x.op) || !x.c->stats.has_minmax) return 0;
+    *c = x.c;
+    *r = range_all();
+    range_apply(r, x.op, x.v);
+    return 1;
+}
+
 /*
  * Estimated fraction of rel's rows that satisfy pred, from the column
- * statistics: equality 1/distinct, ranges by linear interpolation between
- * min and max, AND as a product, OR by inclusion-exclusion; 1/3 where
- * nothing is known (the textbook default).
+ * statistics (NULLs satisfy no comparison):
+ *
+ *   col = k, col <> k      frac_equal (histogram bound or bucket; else
+ *                          1/distinct) times the non-NULL fraction
+ *   col < k, <=, >, >=     frac_below (histogram; else linear between min
+ *   and ranges (BETWEEN)   and max) times the non-NULL fraction
+ *   NOT p                  1 - sel(p); non-NULL fraction - sel(p) when p is
+ *                          one of the above
+ *   col (as a condition)   col <> 0
+ *   IS [NOT] NULL          the NULL fraction
+ *   AND / OR               product / inclusion-exclusion (independence),
+ *                          except an AND of ranges on one column, which is
+ *                          their intersection
+ *   anything else          1/3 (the textbook default)
+ *
+ * When pred is one of rel->filters and a range over a column that earlier
+ * filters of rel also bound, the result is conditional on them: sel(all
+ * those ranges) / sel(the earlier ones). The product over rel->filters
+ * (plan_rewrite) then estimates x >= a AND x <= b, a top-level BETWEEN that
+ * the binder split into two conjuncts, as the range rather than as two
+ * independent predicates.
  */
 double plan_selectivity(const BExpr *p, const BRel *rel) {
     const double unknown = 1.0 / 3.0;
     if (!p) return 1.0;
-    if (p->kind == BE_TRUTH) return plan_selectivity(p->a, rel);
-    if (p->kind == BE_UNARY && p->op == OP_NOT) return 1.0 - plan_selectivity(p->a, rel);
+    const CatColumn *c;
+    if (p->kind == BE_TRUTH || p->kind == BE_COL) {
+        c = pred_col(p->kind == BE_TRUTH ? p->a : p, rel);
+        if (!c) return p->kind == BE_TRUTH ? plan_selectivity(p->a, rel) : unknown;
+        if (!c->stats.has_minmax)
+            return c->stats.rows > 0 && c->stats.nulls == c->stats.rows ? 0 : unknown;
+        return nonnull_frac(c) * (1.0 - frac_equal(c, 0.0));
+    }
+    if (p->kind == BE_UNARY && p->op == OP_NOT) {
+        ColCmp x;
+        ColRange r;
+        double s = plan_selectivity(p->a, rel);
+        if (col_cmp(p->a, rel, &x)) {
+            if (x.isnull) return 0.0;
+            c = x.c;
+        } else if (!col_range(p->a, rel, &c, &r)) {
+            c = NULL;
+        }
+        double f = (c ? nonnull_frac(c) : 1.0) - s;
+        return f > 0 ? f : 0.0;
+    }
     if (p->kind == BE_ISNULL) {
-        const CatColumn *c = pred_col(p->a, rel);
+        c = pred_col(p->a, rel);
         if (!c || c->stats.rows == 0) return 0.1;
         double f = (double)c->stats.nulls / (double)c->stats.rows;
         return p->negated ? 1.0 - f : f;
     }
-    if (p->kind == BE_LOOKUP) return unknown;
     if (p->kind != BE_BINARY) return unknown;
+    ColRange r;
+    if (col_range(p, rel, &c, &r)) {
+        double s = range_sel(c, &r);
+        /* a top-level filter: conditional on the earlier ranges on c */
+        int idx = -1;
+        for (int f = 0; f < rel->nfilters && idx < 0; f++)
+            if (rel->filters[f] == p) idx = f;
+        ColRange before = range_all();
+        int bounded = 0;
+        for (int f = 0; f < idx; f++) {
+            const CatColumn *c2;
+            ColRange r2;
+            if (!col_range(rel->filters[f], rel, &c2, &r2) || c2 != c) continue;
+            range_meet(&before, &r2);
+            bounded = 1;
+        }
+        if (!bounded) return s;
+        double sb = range_sel(c, &before);
+        range_meet(&before, &r);
+        return sb > 0 ? range_sel(c, &before) / sb : 0.0;
+    }
     if (p->op == OP_AND) return plan_selectivity(p->a, rel) * plan_selectivity(p->b, rel);
     if (p->op == OP_OR) {
         double a = plan_selectivity(p->a, rel), b = plan_selectivity(p->b, rel);
         return a + b - a * b;
     }
-    const CatColumn *c = pred_col(p->a, rel);
-    const BExpr *k = p->b;
-    AstOp op = p->op;
-    if (!c) {
-        c = pred_col(p->b, rel);
-        k = p->a;
-        switch (op) { /* mirror the comparison */
-        case OP_LT:
-            op = OP_GT;
-            break;
-        case OP_LE:
-            op = OP_GE;
-            break;
-        case OP_GT:
-            op = OP_LT;
-            break;
-        case OP_GE:
-            op = OP_LE;
-            break;
-        default:
-            break;
-        }
-    }
-    int ok;
-    double v = const_num(k, &ok);
-    if (!c || !ok || !c->stats.has_minmax) return unknown;
-    double lo = c->stats.min, hi = c->stats.max;
-    double nd = c->stats.distinct > 0 ? (double)c->stats.distinct : 1.0;
-    double span = hi - lo;
-    double below; /* fraction of values < v */
-    if (span <= 0)
-        below = v > lo ? 1.0 : 0.0;
-    else
-        below = (v - lo) / span;
-    if (below < 0) below = 0;
-    if (below > 1) below = 1;
-    switch (op) {
-    case OP_EQ:
-        return (v < lo || v > hi) ? 0.0 : 1.0 / nd;
-    case OP_NE:
-        return 1.0 - 1.0 / nd;
-    case OP_LT:
-    case OP_LE:
-        return below;
-    case OP_GT:
-    case OP_GE:
-        return 1.0 - below;
-    default:
-        return unknown;
-    }
+    ColCmp x;
+    if (!col_cmp(p, rel, &x)) return unknown;
+    return cmp_sel(&x);
 }

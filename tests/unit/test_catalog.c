@@ -1,6 +1,7 @@
 /*
  * test_catalog.c -- unit tests of catalog/: dictionaries, types, dates,
- * loading (CSV, .tbl, binary, YAML), errors, INSERT, stats, cat_gen_test.
+ * loading (CSV, .tbl, binary, YAML), errors, INSERT, stats and histograms,
+ * cat_gen_test.
  *
  * Expected values come from the data the test itself writes, from
  * independent brute-force references (qsort, strtod, a day-by-day calendar)
@@ -780,6 +781,192 @@ Test(catalog, stats_against_brute_force) {
     cr_assert_eq(k->distinct, 1000); /* exact for few distinct values */
     cr_assert_eq(k->min, 0);
     cr_assert_eq(k->max, 999);
+    cat_catalog_free(c);
+}
+
+/* Fraction of the n non-NULL values of column c (as doubles) that are < v,
+ * or <= v when incl: a brute-force reference for histogram bounds. */
+static double true_frac(const CatColumn *c, double v, int incl) {
+    int64_t hit = 0, nn = 0;
+    for (int64_t i = 0; i < c->n; i++) {
+        if (c->valid && !c->valid[i]) continue;
+        double x;
+        switch (c->type) {
+        case CAT_FLOAT32:
+            x = ((const float *)c->data)[i];
+            break;
+        case CAT_FLOAT64:
+            x = ((const double *)c->data)[i];
+            break;
+        case CAT_INT64:
+            x = (double)((const int64_t *)c->data)[i];
+            break;
+        case CAT_BOOL:
+            x = ((const uint8_t *)c->data)[i];
+            break;
+        default:
+            x = ((const int32_t *)c->data)[i];
+            break;
+        }
+        nn++;
+        hit += incl ? x <= v : x < v;
+    }
+    return nn ? (double)hit / (double)nn : 0;
+}
+
+/* Shape invariants of a histogram (CatHist in catalog.h) over column c. */
+static void check_hist_shape(const CatColumn *c) {
+    const CatHist *h = c->stats.hist;
+    cr_assert_not_null(h, "%s: no histogram", c->name);
+    cr_assert(h->n >= 1 && h->n <= CAT_HIST_BUCKETS + 1, "%s: %d bounds", c->name, h->n);
+    cr_assert(h->nsample >= 1 && h->nsample <= CAT_HIST_SAMPLE, "%s", c->name);
+    cr_assert(h->ndv >= h->n && h->ndv <= h->nsample, "%s", c->name);
+    cr_assert_eq(h->lt[0], 0, "%s", c->name);
+    cr_assert_eq(h->le[h->n - 1], 1, "%s", c->name);
+    cr_assert(h->val[0] >= c->stats.min && h->val[h->n - 1] <= c->stats.max, "%s", c->name);
+    for (int k = 0; k < h->n; k++) {
+        cr_assert(h->lt[k] < h->le[k], "%s bound %d", c->name, k);
+        if (k + 1 < h->n) {
+            cr_assert(h->val[k] < h->val[k + 1], "%s bound %d", c->name, k);
+            cr_assert(h->le[k] <= h->lt[k + 1], "%s bound %d", c->name, k);
+            /* equi-depth: no bucket holds much more than 1/B of the values
+             * besides the bounds' own frequent values */
+            cr_assert(h->lt[k + 1] - h->le[k] <= 1.0 / CAT_HIST_BUCKETS + 1e-9, "%s bucket %d",
+                      c->name, k);
+        }
+    }
+}
+
+Test(catalog, histogram_matches_the_data_of_sampled_columns) {
+    enum { N = 300000 }; /* more rows than CAT_HIST_SAMPLE: sampled */
+    CatError e;
+    cr_assert_eq(cat_gen_test(tmpdir, N, 7, &e), 0, "%s", e.msg);
+    Catalog *c = cat_catalog_new();
+    cr_assert_eq(cat_load_config(c, tpath("gqp.yaml"), NULL, &e), 0, "%s", e.msg);
+    CatTable *t = cat_find_table(c, "test");
+    cr_assert_not_null(t);
+    for (int k = 0; k < t->ncols; k++) {
+        const CatColumn *col = &t->cols[k];
+        check_hist_shape(col);
+        const CatHist *h = col->stats.hist;
+        cr_assert(h->nsample > CAT_HIST_SAMPLE * 99 / 100, "%s: %lld sampled", col->name,
+                  (long long)h->nsample);
+        /* At every bound the sample's fractions are within a few standard
+         * errors (sqrt(1/4 / 65536) = 0.002) of the column's. */
+        for (int b = 0; b < h->n; b++) {
+            double lt = true_frac(col, h->val[b], 0), le = true_frac(col, h->val[b], 1);
+            cr_assert(fabs(h->lt[b] - lt) < 0.01, "%s bound %g: lt %g, true %g", col->name,
+                      h->val[b], h->lt[b], lt);
+            cr_assert(fabs(h->le[b] - le) < 0.01, "%s bound %g: le %g, true %g", col->name,
+                      h->val[b], h->le[b], le);
+        }
+    }
+    /* normali5 has ~45 distinct values: every value holding more than a
+     * bucket's worth (1/64) of the rows is a bound; |v| <= 8 hold over 2%
+     * each. */
+    const CatHist *h5 = t->cols[2].stats.hist;
+    for (int v = -8; v <= 8; v++) {
+        int found = 0;
+        for (int b = 0; b < h5->n; b++)
+            found |= h5->val[b] == v;
+        cr_assert(found, "normali5 value %d is not a bound", v);
+    }
+    /* Deterministic: a second load gives the same histograms. */
+    Catalog *c2 = cat_catalog_new();
+    cr_assert_eq(cat_load_config(c2, tpath("gqp.yaml"), NULL, &e), 0, "%s", e.msg);
+    CatTable *t2 = cat_find_table(c2, "test");
+    for (int k = 0; k < t->ncols; k++) {
+        const CatHist *a = t->cols[k].stats.hist, *b = t2->cols[k].stats.hist;
+        cr_assert_eq(a->n, b->n);
+        cr_assert_eq(a->nsample, b->nsample);
+        cr_assert_eq(memcmp(a->val, b->val, 4 * (size_t)a->n * sizeof(double)), 0, "%s",
+                     t->cols[k].name);
+    }
+    cat_catalog_free(c2);
+    cat_catalog_free(c);
+}
+
+Test(catalog, histogram_is_exact_for_small_columns_and_skips_nulls) {
+    enum { N = 50000 }; /* at most CAT_HIST_SAMPLE rows: every value is sampled */
+    FILE *f = fopen(tpath("h.csv"), "w");
+    cr_assert_not_null(f);
+    int64_t nonnull = 0;
+    for (int i = 0; i < N; i++) {
+        /* v: skewed (40% are 1000, the rest spread over 0..96), NULL in every
+         * third row; s: a string, 70% "a" */
+        unsigned r = (unsigned)i * 2654435761u;
+        if (i % 3 == 0)
+            fputs(",", f);
+        else {
+            fprintf(f, "%d,", r % 10 < 4 ? 1000 : (int)(r >> 8) % 97);
+            nonnull++;
+        }
+        fprintf(f, "%s\n", (r >> 4) % 10 < 7 ? "a" : (r >> 12) % 2 ? "b" : "zz");
+    }
+    fclose(f);
+    put("gqp.yaml", "tables:\n  - name: h\n    source: h.csv\n"
+                    "    columns: [{name: v, type: INT32}, {name: s, type: STRING}]\n");
+    CatError e;
+    int rc;
+    Catalog *c = load("gqp.yaml", &rc, &e);
+    cr_assert_eq(rc, 0, "%s", e.msg);
+    CatTable *t = cat_find_table(c, "h");
+    const CatColumn *v = &t->cols[0], *s = &t->cols[1];
+    check_hist_shape(v);
+    check_hist_shape(s);
+    cr_assert_eq(v->stats.hist->nsample, nonnull);
+    cr_assert_eq(s->stats.hist->nsample, N);
+    for (int k = 0; k < 2; k++) {
+        const CatColumn *col = &t->cols[k];
+        const CatHist *h = col->stats.hist;
+        for (int b = 0; b < h->n; b++) {
+            cr_assert(fabs(h->lt[b] - true_frac(col, h->val[b], 0)) < 1e-12, "%s", col->name);
+            cr_assert(fabs(h->le[b] - true_frac(col, h->val[b], 1)) < 1e-12, "%s", col->name);
+        }
+    }
+    /* the frequent values are bounds, with their exact frequency */
+    const CatHist *hv = v->stats.hist;
+    cr_assert_eq(hv->val[hv->n - 1], 1000);
+    cr_assert(fabs((hv->le[hv->n - 1] - hv->lt[hv->n - 1]) - (1 - true_frac(v, 999, 1))) < 1e-12);
+    const CatHist *hs = s->stats.hist; /* codes: a = 0, b = 1, zz = 2 */
+    cr_assert_eq(hs->n, 3);
+    cr_assert(fabs(hs->le[0] - true_frac(s, 0, 1)) < 1e-12);
+    cat_catalog_free(c);
+}
+
+Test(catalog, histogram_follows_create_and_insert) {
+    CatError e;
+    Catalog *c = cat_catalog_new();
+    const char *names[] = {"x", "y"};
+    CatType types[] = {CAT_FLOAT64, CAT_INT64};
+    cr_assert_eq(cat_create_table(c, "t", 2, names, types, &e), 0, "%s", e.msg);
+    CatTable *t = cat_find_table(c, "t");
+    cr_assert_null(t->cols[0].stats.hist); /* no rows */
+    enum { R = 1000 };
+    CatValue *v = calloc(2 * R, sizeof *v);
+    for (int i = 0; i < R; i++) {
+        v[2 * i] = (CatValue){.kind = CAT_V_FLOAT, .f = i < R / 2 ? 0.5 : 100.0 + i};
+        v[2 * i + 1] = (CatValue){.kind = CAT_V_NULL};
+    }
+    cr_assert_eq(cat_insert_rows(t, R, v, &e), 0, "%s", e.msg);
+    check_hist_shape(&t->cols[0]);
+    cr_assert_null(t->cols[1].stats.hist); /* all NULL */
+    const CatHist *h = t->cols[0].stats.hist;
+    cr_assert_eq(h->nsample, R);
+    cr_assert_eq(h->val[0], 0.5);
+    cr_assert_eq(h->le[0], 0.5);
+    /* a second INSERT replaces the histogram (the old one is freed: the
+     * ASan build checks) */
+    for (int i = 0; i < R; i++)
+        v[2 * i] = (CatValue){.kind = CAT_V_FLOAT, .f = -1.0 * i};
+    cr_assert_eq(cat_insert_rows(t, R, v, &e), 0, "%s", e.msg);
+    check_hist_shape(&t->cols[0]);
+    h = t->cols[0].stats.hist;
+    cr_assert_eq(h->nsample, 2 * R);
+    cr_assert_eq(h->val[0], -(R - 1));
+    cr_assert(fabs(h->lt[0]) < 1e-12);
+    cr_assert(fabs(h->le[h->n - 1] - 1) < 1e-12);
+    free(v);
     cat_catalog_free(c);
 }
 

@@ -1,0 +1,302 @@
+/*
+ * test_planner.c -- unit tests of planner/: cardinality estimates of
+ * single-table filters (plan_selectivity through plan_bind_select and
+ * plan_rewrite) against the true row counts.
+ *
+ * Expected values are counted by the test from the loaded column data,
+ * never taken from gqp's own output. The "old" estimates the tests compare
+ * against are the uniform formulas (linear between min and max, 1/distinct)
+ * computed here from the column's min, max and distinct count.
+ */
+#include "catalog/catalog.h"
+#include "planner/planner.h"
+#include "sqlfront/sqlfront.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char tmpdir[256];
+
+/* Criterion fixture: a fresh temporary folder per test. */
+static void setup(void) {
+    strcpy(tmpdir, "/tmp/gqp_plan_XXXXXX");
+    cr_assert_not_null(mkdtemp(tmpdir));
+}
+
+/* Criterion fixture: remove the temporary folder. */
+static void teardown(void) {
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    if (system(cmd) != 0) cr_log_warn("could not remove %s", tmpdir);
+}
+
+TestSuite(estimate, .init = setup, .fini = teardown);
+
+/* Path of `name` inside the test's folder, in a static rotating buffer. */
+static const char *tpath(const char *name) {
+    static char bufs[4][512];
+    static int k;
+    char *b = bufs[k++ % 4];
+    snprintf(b, 512, "%s/%s", tmpdir, name);
+    return b;
+}
+
+/* Load the catalog of the test folder's gqp.yaml; the caller frees it. */
+static Catalog *load(void) {
+    Catalog *c = cat_catalog_new();
+    CatError e;
+    cr_assert_not_null(c);
+    cr_assert_eq(cat_load_config(c, tpath("gqp.yaml"), NULL, &e), 0, "%s", e.msg);
+    return c;
+}
+
+/* The planner's estimated rows of `SELECT * FROM table WHERE where`
+ * (the scan's est_rows after its pushed-down filters). */
+static int64_t est_rows(const Catalog *cat, const char *table, const char *where) {
+    char sql[512];
+    snprintf(sql, sizeof sql, "SELECT * FROM %s WHERE %s", table, where);
+    SqlArena *sa = sql_arena_new();
+    PlanArena *pa = plan_arena_new();
+    cr_assert(sa && pa);
+    AstStmt *st = NULL;
+    int64_t next;
+    SqlError serr;
+    cr_assert_eq(sql_parse_one(sql, (int64_t)strlen(sql), 0, sa, &st, &next, &serr), 0, "%s: %s",
+                 sql, serr.msg);
+    cr_assert(st && st->select, "%s", sql);
+    BSelect *b = NULL;
+    PlanError perr;
+    memset(&perr, 0, sizeof perr);
+    cr_assert_eq(plan_bind_select(cat, sql, st->select, pa, &b, &perr), 0, "%s: %s", sql, perr.msg);
+    cr_assert_eq(b->nrels, 1);
+    int64_t est = b->rels[0].est_rows;
+    plan_arena_free(pa);
+    sql_arena_free(sa);
+    return est;
+}
+
+/* Value of row i of a numeric column as a double; 0 with *isnull set for
+ * NULL. */
+static double value(const CatColumn *c, int64_t i, int *isnull) {
+    *isnull = c->valid && !c->valid[i];
+    switch (c->type) {
+    case CAT_FLOAT32:
+        return ((const float *)c->data)[i];
+    case CAT_FLOAT64:
+        return ((const double *)c->data)[i];
+    case CAT_INT64:
+        return (double)((const int64_t *)c->data)[i];
+    default:
+        return ((const int32_t *)c->data)[i];
+    }
+}
+
+/* Rows of t whose column `col` is non-NULL and in the range lo .. hi (each
+ * end inclusive when its flag is set; +-INFINITY for none). */
+static int64_t count_range(const CatTable *t, const char *col, double lo, int lo_incl, double hi,
+                           int hi_incl) {
+    int k = cat_find_column(t, col);
+    cr_assert(k >= 0, "%s", col);
+    int64_t n = 0;
+    for (int64_t i = 0; i < t->nrows; i++) {
+        int isnull;
+        double x = value(&t->cols[k], i, &isnull);
+        if (isnull) continue;
+        n += (lo_incl ? x >= lo : x > lo) && (hi_incl ? x <= hi : x < hi);
+    }
+    return n;
+}
+
+/* Non-NULL rows of column col. */
+static int64_t count_nonnull(const CatTable *t, const char *col) {
+    return count_range(t, col, -INFINITY, 0, INFINITY, 0);
+}
+
+/* The uniform estimate of `col < v` the planner used before histograms:
+ * linear between the column's min and max. */
+static double uniform_below(const CatTable *t, const char *col, double v) {
+    const CatStats *s = &t->cols[cat_find_column(t, col)].stats;
+    double f = (v - s->min) / (s->max - s->min);
+    return f < 0 ? 0 : f > 1 ? 1 : f;
+}
+
+/* One estimate checked against the truth: |est - truth| <= tol * rows, and
+ * when old >= 0 (the uniform estimate as a fraction) the uniform estimate
+ * was at least three times further off. */
+static void check(const Catalog *cat, const CatTable *t, const char *where, int64_t truth,
+                  double tol, double old) {
+    int64_t est = est_rows(cat, t->name, where);
+    double n = (double)t->nrows;
+    double err = fabs((double)est - (double)truth) / n;
+    cr_log_info("%-40s est %8lld  true %8lld  uniform %8.0f", where, (long long)est,
+                (long long)truth, old >= 0 ? old * n : -1.0);
+    cr_expect(err <= tol, "%s: estimated %lld rows, true %lld (tolerance %g of %lld)", where,
+              (long long)est, (long long)truth, tol, (long long)t->nrows);
+    if (old >= 0)
+        cr_expect(fabs(old * n - (double)truth) / n > 3 * err &&
+                      fabs(old * n - (double)truth) / n > tol,
+                  "%s: the uniform estimate %.0f was not far from the truth %lld", where, old * n,
+                  (long long)truth);
+}
+
+/* Like check() with a tolerance relative to the truth (equality). */
+static void check_rel(const Catalog *cat, const CatTable *t, const char *where, int64_t truth,
+                      double rel_tol, double old) {
+    int64_t est = est_rows(cat, t->name, where);
+    double n = (double)t->nrows;
+    cr_log_info("%-40s est %8lld  true %8lld  uniform %8.0f", where, (long long)est,
+                (long long)truth, old >= 0 ? old * n : -1.0);
+    cr_expect(fabs((double)est - (double)truth) <= rel_tol * (double)truth,
+              "%s: estimated %lld rows, true %lld", where, (long long)est, (long long)truth);
+    if (old >= 0)
+        cr_expect(fabs(old * n - (double)truth) > 2 * rel_tol * (double)truth,
+                  "%s: the uniform estimate %.0f was not far from the truth %lld", where, old * n,
+                  (long long)truth);
+}
+
+/* 1 / distinct of column col: the old equality estimate. */
+static double uniform_eq(const CatTable *t, const char *col) {
+    return 1.0 / (double)t->cols[cat_find_column(t, col)].stats.distinct;
+}
+
+enum { NGEN = 300000 }; /* rows of the generated table: more than CAT_HIST_SAMPLE */
+
+Test(estimate, ranges_over_normal_columns) {
+    CatError e;
+    cr_assert_eq(cat_gen_test(tmpdir, NGEN, 3, &e), 0, "%s", e.msg);
+    Catalog *c = load();
+    const CatTable *t = cat_find_table(c, "test");
+    const double inf = INFINITY;
+    check(c, t, "normali5 < 0", count_range(t, "normali5", -inf, 0, 0, 0), 0.01,
+          uniform_below(t, "normali5", 0));
+    check(c, t, "0 > normali5", count_range(t, "normali5", -inf, 0, 0, 0), 0.01, -1);
+    check(c, t, "normali5 <= -3", count_range(t, "normali5", -inf, 0, -3, 1), 0.01,
+          uniform_below(t, "normali5", -3));
+    check(c, t, "normali5 < 0.5", count_range(t, "normali5", -inf, 0, 0.5, 0), 0.01, -1);
+    check(c, t, "normali20 >= 30", count_range(t, "normali20", 30, 1, inf, 0), 0.01,
+          1 - uniform_below(t, "normali20", 30));
+    check(c, t, "normalf5 > 2.5", count_range(t, "normalf5", 2.5, 0, inf, 0), 0.01,
+          1 - uniform_below(t, "normalf5", 2.5));
+    check(c, t, "normalf5 <= -10", count_range(t, "normalf5", -inf, 0, -10, 1), 0.01,
+          uniform_below(t, "normalf5", -10));
+    /* BETWEEN binds as two conjuncts; the old estimate multiplied them */
+    check(c, t, "normalf20 BETWEEN -5 AND 5", count_range(t, "normalf20", -5, 1, 5, 1), 0.01,
+          (1 - uniform_below(t, "normalf20", -5)) * uniform_below(t, "normalf20", 5));
+    check(c, t, "normali20 >= 10 AND normali20 <= 25", count_range(t, "normali20", 10, 1, 25, 1),
+          0.01, -1);
+    check(c, t, "normalf20 NOT BETWEEN -5 AND 5",
+          t->nrows - count_range(t, "normalf20", -5, 1, 5, 1), 0.01, -1);
+    check(c, t, "normali5 > 3 OR normali5 < -100", count_range(t, "normali5", 3, 0, inf, 0), 0.01,
+          -1);
+    cat_catalog_free(c);
+}
+
+Test(estimate, equality_over_normal_columns) {
+    CatError e;
+    cr_assert_eq(cat_gen_test(tmpdir, NGEN, 3, &e), 0, "%s", e.msg);
+    Catalog *c = load();
+    const CatTable *t = cat_find_table(c, "test");
+    check_rel(c, t, "normali5 = 0", count_range(t, "normali5", 0, 1, 0, 1), 0.1,
+              uniform_eq(t, "normali5"));
+    check_rel(c, t, "normali5 = -4", count_range(t, "normali5", -4, 1, -4, 1), 0.1,
+              uniform_eq(t, "normali5"));
+    check_rel(c, t, "normali20 = 5", count_range(t, "normali20", 5, 1, 5, 1), 0.15,
+              uniform_eq(t, "normali20"));
+    check(c, t, "normali5 <> 0", t->nrows - count_range(t, "normali5", 0, 1, 0, 1), 0.01, -1);
+    /* a value beyond the extremes matches nothing (est_rows is at least 1) */
+    cr_expect_leq(est_rows(c, t->name, "normali5 = 1000"), 1);
+    /* a fraction never equals an integer column */
+    cr_expect_leq(est_rows(c, t->name, "normali5 = 0.5"), 1);
+    cat_catalog_free(c);
+}
+
+Test(estimate, uniform_columns_unchanged) {
+    CatError e;
+    cr_assert_eq(cat_gen_test(tmpdir, NGEN, 3, &e), 0, "%s", e.msg);
+    Catalog *c = load();
+    const CatTable *t = cat_find_table(c, "test");
+    double n = (double)t->nrows;
+    const double inf = INFINITY;
+    struct {
+        const char *where, *col;
+        double lo, hi;
+        int lo_incl, hi_incl;
+    } cases[] = {
+        {"uniformi < 10", "uniformi", -inf, 10, 0, 0},
+        {"uniformi >= -50", "uniformi", -50, inf, 1, 0},
+        {"uniformf < 25.5", "uniformf", -inf, 25.5, 0, 0},
+        {"uniformf > -90", "uniformf", -90, inf, 0, 0},
+        {"uniformi BETWEEN -20 AND 20", "uniformi", -20, 20, 1, 1},
+        {"uniformf BETWEEN 0 AND 50", "uniformf", 0, 50, 1, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int64_t truth = count_range(t, cases[i].col, cases[i].lo, cases[i].lo_incl, cases[i].hi,
+                                    cases[i].hi_incl);
+        check(c, t, cases[i].where, truth, 0.01, -1);
+        /* the uniform formula, for the range: still what the planner says */
+        double lo = cases[i].lo == -inf ? 0 : uniform_below(t, cases[i].col, cases[i].lo);
+        double hi = cases[i].hi == inf ? 1 : uniform_below(t, cases[i].col, cases[i].hi);
+        int64_t est = est_rows(c, t->name, cases[i].where);
+        cr_expect(fabs((double)est - (hi - lo) * n) <= 0.01 * n, "%s: %lld vs uniform %.0f",
+                  cases[i].where, (long long)est, (hi - lo) * n);
+    }
+    int64_t truth = count_range(t, "uniformi", 7, 1, 7, 1);
+    check_rel(c, t, "uniformi = 7", truth, 0.1, -1);
+    cr_expect(fabs((double)est_rows(c, t->name, "uniformi = 7") - n * uniform_eq(t, "uniformi")) <=
+                  0.1 * (double)truth,
+              "uniformi = 7 moved away from 1 / distinct");
+    cat_catalog_free(c);
+}
+
+Test(estimate, nulls_skew_and_strings) {
+    enum { N = 200000 };
+    FILE *f = fopen(tpath("h.csv"), "w");
+    cr_assert_not_null(f);
+    for (int i = 0; i < N; i++) {
+        /* v: 30% NULL; of the rest half are 1000, half spread over 0..96;
+         * s: 70% "a", then "b", "c", "zz" */
+        unsigned r = (unsigned)i * 2654435761u ^ (unsigned)i >> 3;
+        if (r % 10 < 3)
+            fputs(",", f);
+        else
+            fprintf(f, "%d,", (r >> 8) % 2 ? 1000 : (int)((r >> 9) % 97));
+        unsigned q = (r >> 16) % 20;
+        fprintf(f, "%s\n", q < 14 ? "a" : q < 17 ? "b" : q < 19 ? "c" : "zz");
+    }
+    fclose(f);
+    f = fopen(tpath("gqp.yaml"), "w");
+    fputs("tables:\n  - name: h\n    source: h.csv\n"
+          "    columns: [{name: v, type: INT32}, {name: s, type: STRING}]\n",
+          f);
+    fclose(f);
+    Catalog *c = load();
+    const CatTable *t = cat_find_table(c, "h");
+    const double inf = INFINITY;
+    int64_t nn = count_nonnull(t, "v");
+    int64_t below = count_range(t, "v", -inf, 0, 50, 0);
+    double nulls = (double)(N - nn) / N;
+    check(c, t, "v < 50", below, 0.01, uniform_below(t, "v", 50));
+    check(c, t, "NOT (v < 50)", nn - below, 0.01, -1);
+    check(c, t, "v >= 50", nn - below, 0.01, -1);
+    check(c, t, "v IS NULL", N - nn, 0.001, -1);
+    check_rel(c, t, "v = 1000", count_range(t, "v", 1000, 1, 1000, 1), 0.05,
+              (1 - nulls) * uniform_eq(t, "v"));
+    check(c, t, "v <> 1000", nn - count_range(t, "v", 1000, 1, 1000, 1), 0.01, -1);
+    check_rel(c, t, "v = 40", count_range(t, "v", 40, 1, 40, 1), 0.25, -1);
+    cr_expect_leq(est_rows(c, "h", "v < NULL"), 1);
+    /* strings compare by code: a = 0, b = 1, c = 2, zz = 3 */
+    int64_t a = count_range(t, "s", 0, 1, 0, 1), ab = count_range(t, "s", 0, 1, 1, 1);
+    check_rel(c, t, "s = 'a'", a, 0.05, uniform_eq(t, "s"));
+    check(c, t, "s < 'b'", a, 0.01, -1);
+    check(c, t, "s <= 'b'", ab, 0.01, -1);
+    check(c, t, "s > 'b'", N - ab, 0.01, -1);
+    check(c, t, "s >= 'bb'", N - ab, 0.01, -1); /* 'bb' is not in the dictionary */
+    check(c, t, "'b' > s", a, 0.01, -1);
+    cr_expect_leq(est_rows(c, "h", "s = 'nope'"), 1);
+    check(c, t, "s <> 'nope'", N, 0.001, -1);
+    cat_catalog_free(c);
+}
