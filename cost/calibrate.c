@@ -132,11 +132,20 @@ typedef struct Bufs {
     int64_t nseg;
     void *out;     /* 8n bytes */
     uint8_t *outv; /* n validity bytes */
+    /* dense-aggregate: a dimension of CAL_DIM rows keyed 0..CAL_DIM-1 */
+    int64_t *dmap;  /* its keymap: row i, every tenth key filtered out (-1) */
+    int32_t *dattr; /* its group key: row % 7 */
+    int64_t *dout;  /* PRIM_DA_NOUT(1) outputs of CAL_GROUPS groups */
 } Bufs;
+
+/* The dense-aggregate benchmark's dimension rows and group slots. */
+#define CAL_DIM 100
+#define CAL_GROUPS 8
 
 /* Free b (device memory when gpu). */
 static void bufs_free(Bufs *b, int gpu, void *stream) {
-    void *p[] = {b->vals, b->keys, b->flags, b->offs, b->idx, b->starts, b->out, b->outv};
+    void *p[] = {b->vals, b->keys, b->flags, b->offs,  b->idx, b->starts,
+                 b->out,  b->outv, b->dmap,  b->dattr, b->dout};
     for (size_t i = 0; i < sizeof p / sizeof *p; i++) {
         if (gpu)
             prim_gpu_free(p[i], stream);
@@ -160,10 +169,17 @@ static int bufs_host(Bufs *b, int64_t n) {
     b->starts = malloc((size_t)b->nseg * 8);
     b->out = malloc(sn * 8);
     b->outv = malloc(sn);
+    b->dmap = malloc(CAL_DIM * 8);
+    b->dattr = malloc(CAL_DIM * 4);
+    b->dout = malloc(PRIM_DA_NOUT(1) * CAL_GROUPS * 8);
     if (!b->vals || !b->keys || !b->flags || !b->offs || !b->idx || !b->starts || !b->out ||
-        !b->outv) {
+        !b->outv || !b->dmap || !b->dattr || !b->dout) {
         bufs_free(b, 0, NULL);
         return -1;
+    }
+    for (int i = 0; i < CAL_DIM; i++) {
+        b->dmap[i] = i % 10 == 9 ? -1 : i;
+        b->dattr[i] = i % 7;
     }
     uint64_t s = 0x9e3779b97f4a7c15ULL;
     int64_t acc = 0;
@@ -197,11 +213,17 @@ static int bufs_dev(Bufs *d, const Bufs *h, void *stream, char *err, size_t cap)
         void **dst;
         const void *src;
         size_t bytes;
-    } c[] = {
-        {(void **)&d->vals, h->vals, sn * 4}, {(void **)&d->keys, h->keys, sn * 8},
-        {(void **)&d->flags, h->flags, sn},   {(void **)&d->offs, h->offs, sn * 8},
-        {(void **)&d->idx, h->idx, sn * 8},   {(void **)&d->starts, h->starts, (size_t)h->nseg * 8},
-        {(void **)&d->out, NULL, sn * 8},     {(void **)&d->outv, NULL, sn}};
+    } c[] = {{(void **)&d->vals, h->vals, sn * 4},
+             {(void **)&d->keys, h->keys, sn * 8},
+             {(void **)&d->flags, h->flags, sn},
+             {(void **)&d->offs, h->offs, sn * 8},
+             {(void **)&d->idx, h->idx, sn * 8},
+             {(void **)&d->starts, h->starts, (size_t)h->nseg * 8},
+             {(void **)&d->out, NULL, sn * 8},
+             {(void **)&d->outv, NULL, sn},
+             {(void **)&d->dmap, h->dmap, CAL_DIM * 8},
+             {(void **)&d->dattr, h->dattr, CAL_DIM * 4},
+             {(void **)&d->dout, NULL, PRIM_DA_NOUT(1) * CAL_GROUPS * 8}};
     for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
         *c[i].dst = prim_gpu_malloc(c[i].bytes ? c[i].bytes : 1, stream);
         if (!*c[i].dst) {
@@ -234,6 +256,36 @@ static const PrimInstr prog_long_code[] = {{POP_COL, PRIM_REG_I, 0, 0, 0, 0, 0, 
 static const PrimInstr prog_filter_code[] = {{POP_COL, PRIM_REG_I, 0, 0, 0, 0, 0, 0, NULL, 0},
                                              {POP_CONST, PRIM_REG_I, 1, 0, 0, 0, 49, 0, NULL, 0},
                                              {POP_GT, PRIM_REG_I, 2, 0, 1, 0, 0, 0, NULL, 0}};
+
+/* The dense-aggregate benchmark over b: rows whose vals lie in [10, 99],
+ * joined through the keymap dmap on vals (ndims times: 1 or 3
+ * dimensions), grouped by the dimension's dattr, SUM(keys). Inputs: 0
+ * vals, 1 keys, 2 dmap, 3 dattr. */
+static void cal_dense_spec(PrimDenseAgg *s, int ndims) {
+    memset(s, 0, sizeof *s);
+    s->rows = -1;
+    s->nranges = 1;
+    s->range_col[0] = 0;
+    s->range_lo[0] = 10;
+    s->range_hi[0] = 99;
+    s->ndims = ndims;
+    for (int d = 0; d < ndims; d++) {
+        s->dim_fk[d] = 0;
+        s->dim_map[d] = 2;
+        s->dim_kmin[d] = 0;
+        s->dim_range[d] = CAL_DIM;
+    }
+    s->nkeys = 1;
+    s->key_col[0] = 3;
+    s->key_dim[0] = 0;
+    s->key_min[0] = 0;
+    s->key_card[0] = CAL_GROUPS; /* codes 1..7, 0 for NULL */
+    s->naggs = 1;
+    s->agg[0] = AGG_SUM;
+    s->val_a[0] = 1;
+    s->val_b[0] = -1;
+    s->ngroups = CAL_GROUPS;
+}
 
 /* Run primitive p once on b (device gpu); 0 or -1. */
 static int run_prim(Cal *c, int gpu, CostPrimKind p, const Bufs *b, int variant) {
@@ -310,6 +362,22 @@ static int run_prim(Cal *c, int gpu, CostPrimKind p, const Bufs *b, int variant)
         }
         break;
     }
+    case CP_KEYMAP:
+        rc = gpu ? prim_gpu_keymap(ctx, &v64, b->idx, n, 0, n, b->out)
+                 : prim_cpu_keymap(ctx, &v64, b->idx, n, 0, n, b->out);
+        break;
+    case CP_DENSEAGG: {
+        PrimDenseAgg spec;
+        cal_dense_spec(&spec, variant ? 3 : 1);
+        PrimVec in[4] = {
+            v32, v64, {PRIM_I64, CAL_DIM, b->dmap, NULL}, {PRIM_I32, CAL_DIM, b->dattr, NULL}};
+        PrimVec out[PRIM_DA_NOUT(1)];
+        for (int k = 0; k < PRIM_DA_NOUT(1); k++)
+            out[k] = (PrimVec){PRIM_I64, CAL_GROUPS, b->dout + k * CAL_GROUPS, NULL};
+        rc = gpu ? prim_gpu_denseagg(ctx, &spec, in, n, out)
+                 : prim_cpu_denseagg(ctx, &spec, in, n, out);
+        break;
+    }
     case CP_SLICE: {
         char e[256];
         if (gpu)
@@ -368,6 +436,13 @@ static void features(CostPrimKind p, int64_t n, int variant, double *elems, doub
     case CP_SLICE:
         *bytes = r * 16;
         break;
+    case CP_KEYMAP: /* fill, I64 keys, row ids, slot writes */
+        *bytes = r * 8 + r * (8 + 8 + 8);
+        break;
+    case CP_DENSEAGG: /* fact columns vals (I32) and keys (I64), the table */
+        *elems = r * (1 + (variant ? 3 : 1));
+        *bytes = r * 12 + (double)CAL_GROUPS * 8 * PRIM_DA_NOUT(1);
+        break;
     default:
         *bytes = 0;
         break;
@@ -409,15 +484,16 @@ static double time_prim(Cal *c, int gpu, CostPrimKind p, const Bufs *b, int vari
     return median(t, reps);
 }
 
-/* Fit the points of (gpu, p) into cp. Features: map [1, elems, bytes];
- * sort, join [1, elems]; the others [1, bytes]; select takes map's
+/* Fit the points of (gpu, p) into cp. Features: map and denseagg [1,
+ * elems, bytes] (two variants each, so the two slopes separate); sort,
+ * join [1, elems]; the others [1, bytes]; select takes map's
  * per-instruction cost (elem_ns) and fits [1, bytes] to the rest. Slopes
  * come from the sizes >= 1e5 rows by plain least squares (so the largest,
  * out-of-cache size dominates, as it does in placement decisions), the
  * fixed cost from the smallest size. */
 static void fit_prim(const Cal *c, int gpu, CostPrimKind p, CostPrim *cp, double elem_ns) {
     double X[MAX_POINTS * 3], y[MAX_POINTS], beta[3];
-    int n = 0, k = p == CP_MAP ? 3 : 2;
+    int n = 0, k = p == CP_MAP || p == CP_DENSEAGG ? 3 : 2;
     /* slopes from the sizes that leave the caches (>= 1e5 rows) when there
      * are enough of them; the fixed cost from the smallest size below */
     int64_t min_rows = INT64_MAX, nbig = 0;
@@ -426,7 +502,7 @@ static void fit_prim(const Cal *c, int gpu, CostPrimKind p, CostPrim *cp, double
             if (c->pts[i].rows < min_rows) min_rows = c->pts[i].rows;
             nbig += c->pts[i].rows >= 100000;
         }
-    int64_t floor_rows = nbig >= k + (p == CP_MAP) ? 100000 : 0;
+    int64_t floor_rows = nbig >= k + (k == 3) ? 100000 : 0;
     for (int i = 0; i < c->npts && n < MAX_POINTS; i++) {
         const Point *q = &c->pts[i];
         if (q->gpu != gpu || q->prim != p || q->us <= 0 || q->rows < floor_rows) continue;
@@ -488,7 +564,8 @@ static int measure(Cal *c, int gpu, int64_t max_rows, char *err, size_t cap) {
         int reps = n >= 10000000 ? 3 : n >= 1000000 ? 5 : 7;
         for (int p = 0; p < CP_COUNT; p++) {
             if (p == CP_TOTEXT) continue;
-            for (int variant = 0; variant < (p == CP_MAP ? 2 : 1); variant++) {
+            int nvar = p == CP_MAP || p == CP_DENSEAGG ? 2 : 1;
+            for (int variant = 0; variant < nvar; variant++) {
                 double us = time_prim(c, gpu, (CostPrimKind)p, b, variant, reps);
                 if (us < 0) {
                     snprintf(err, cap, "Cost Error: %s %s at %lld rows failed: %s",
@@ -508,9 +585,12 @@ static int measure(Cal *c, int gpu, int64_t max_rows, char *err, size_t cap) {
                 }
                 if (c->progress) {
                     char line[160];
+                    const char *var = p == CP_MAP        ? (variant ? " (9 ops)" : " (3 ops)")
+                                      : p == CP_DENSEAGG ? (variant ? " (3 dims)" : " (1 dim)")
+                                                         : "";
                     snprintf(line, sizeof line, "%s %-9s %9lld rows%s %10.1f us",
                              gpu ? "gpu" : "cpu", cost_prim_name((CostPrimKind)p), (long long)n,
-                             p == CP_MAP ? (variant ? " (9 ops)" : " (3 ops)") : "", us);
+                             var, us);
                     c->progress(c->ud, line);
                 }
             }

@@ -23,6 +23,14 @@
  *   cross       16 * pairs                             -
  *   slice       2 * width * rows out                   -
  *   to-text     -                                      n (CPU only)
+ *   keymap      8 * range (fill) + n * (input widths   -
+ *               + 8) (keys, row ids, one slot write)
+ *   denseagg    rows scanned * fact-side input widths  rows scanned * (1 + dims)
+ *               + 8 * groups * outputs                 (filter/accumulate + probes)
+ *
+ * (denseagg's fact-side inputs are the row ids and the columns read at the
+ * fact row: range filters, foreign keys, fact keys, aggregate operands;
+ * keymaps and dimension keys are read through the probes.)
  *
  * The constants live in a CostModel, read from YAML (`gqp calibrate` writes
  * one) with compiled-in defaults for a 2-core CPU machine and for an H100.
@@ -51,6 +59,8 @@ typedef enum CostPrimKind {
     CP_CROSS,
     CP_SLICE,
     CP_TOTEXT,
+    CP_KEYMAP,
+    CP_DENSEAGG,
     CP_COUNT
 } CostPrimKind;
 
@@ -121,6 +131,18 @@ double cost_node_us(const CostModel *m, const Dag *d, int i, DagDevice dev);
  * with its scan and scatter node `scatter` (whose estimate is the rows
  * selected). */
 double cost_select_us(const CostModel *m, const Dag *d, int map, int scatter, DagDevice dev);
+
+/* Estimated time in microseconds of a GROUP BY / aggregate block of shape
+ * s under its sort plan (dense = 0: fact filter, hash joins with their
+ * gathers, key and value gathers, sort, permutation gathers, segments, one
+ * segmented reduce per aggregate, key gathers of the groups) or its dense
+ * plan (dense = 1: one keymap per dimension, one dense-aggregate pass, a
+ * select of the non-empty groups and the gathers of their keys and
+ * aggregates), all on one device, priced with the per-primitive constants
+ * cost_node_us uses: the smaller of the CPU and (gpu_ok != 0) the GPU.
+ * Transfers are not priced (both plans read the same columns and return
+ * est_groups rows). docs/cost.md lists the nodes counted. */
+double cost_agg_plan_us(const CostModel *m, int dense, const PlanAggShape *s, int gpu_ok);
 
 /* ------------------------------------------------------------ placement -- */
 

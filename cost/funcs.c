@@ -3,6 +3,10 @@
  * node's estimated rows and its values' types (the table in cost.h says
  * which bytes and elements each primitive is charged for), and transfers.
  */
+#include <string.h>
+
+#include <math.h>
+
 #include "cost/cost.h"
 
 double cost_prim_us(const CostPrim *p, double elems, double bytes) {
@@ -17,7 +21,11 @@ double cost_link_us(const CostLink *l, double bytes) {
 int64_t cost_value_rows(const Dag *d, int v) {
     if (v < 0 || v >= d->nvalues) return 0;
     int64_t r = d->values[v].est_rows;
-    if (r <= 0) r = d->nodes[d->values[v].producer].est_rows;
+    const DagNode *p = &d->nodes[d->values[v].producer];
+    /* outputs whose length is a parameter, not an estimate */
+    if (r <= 0 && p->kind == DN_KEYMAP) r = p->km_range;
+    if (r <= 0 && p->kind == DN_DENSEAGG && p->dagg) r = p->dagg->ngroups;
+    if (r <= 0) r = p->est_rows;
     return r > 0 ? r : 0;
 }
 
@@ -45,6 +53,48 @@ static double input_bytes(const Dag *d, const DagNode *n, double rows) {
     for (int k = 0; k < n->ninputs; k++)
         b += width(d, n->inputs[k]) * rows;
     return b;
+}
+
+/* Compute time of dense-aggregate node n with the constants c (the table
+ * in cost.h): the fact rows it scans (its row-id input, else its first
+ * input) times the widths of the inputs it reads at the fact row, plus the
+ * dense table; a filter/accumulate step and one probe per dimension per
+ * row. Without a spec every input counts as fact-side. */
+static double denseagg_us(const CostPrim *c, const Dag *d, const DagNode *n) {
+    const PrimDenseAgg *s = n->dagg;
+    int ni = n->ninputs < DAG_MAX_IO ? n->ninputs : DAG_MAX_IO;
+    uint8_t fact[DAG_MAX_IO] = {0};
+    double rows = ni > 0 ? (double)cost_value_rows(d, n->inputs[0]) : 0;
+    double groups = n->noutputs > 0 ? (double)cost_value_rows(d, n->outputs[0]) : 0;
+    int ndims = 0;
+    if (s) {
+        if (s->rows >= 0 && s->rows < ni) {
+            rows = (double)cost_value_rows(d, n->inputs[s->rows]);
+            fact[s->rows] = 1;
+        }
+        int idx[4 * PRIM_DA_MAX], nidx = 0;
+        for (int f = 0; f < s->nranges && f < PRIM_DA_MAX; f++)
+            idx[nidx++] = s->range_col[f];
+        for (int k = 0; k < s->ndims && k < PRIM_DA_MAX; k++)
+            idx[nidx++] = s->dim_fk[k];
+        for (int j = 0; j < s->nkeys && j < PRIM_DA_MAX; j++)
+            if (s->key_dim[j] < 0) idx[nidx++] = s->key_col[j];
+        for (int a = 0; a < s->naggs && a < PRIM_DA_MAX; a++) {
+            idx[nidx++] = s->val_a[a];
+            if (s->val_op[a] == '+' || s->val_op[a] == '-' || s->val_op[a] == '*')
+                idx[nidx++] = s->val_b[a];
+        }
+        for (int k = 0; k < nidx; k++)
+            if (idx[k] >= 0 && idx[k] < ni) fact[idx[k]] = 1;
+        ndims = s->ndims;
+        groups = (double)s->ngroups;
+    } else {
+        memset(fact, 1, (size_t)ni);
+    }
+    double fw = 0;
+    for (int k = 0; k < ni; k++)
+        if (fact[k]) fw += width(d, n->inputs[k]);
+    return cost_prim_us(&c[CP_DENSEAGG], rows * (1 + ndims), rows * fw + groups * 8 * n->noutputs);
 }
 
 double cost_node_us(const CostModel *m, const Dag *d, int i, DagDevice dev) {
@@ -104,8 +154,80 @@ double cost_node_us(const CostModel *m, const Dag *d, int i, DagDevice dev) {
     case DN_TOTEXT:
         if (dev == DEV_GPU) return 1e30;
         return cost_prim_us(&c[CP_TOTEXT], in0, 0);
+    case DN_KEYMAP: {
+        double range = n->km_range > 0 ? (double)n->km_range : out;
+        return cost_prim_us(&c[CP_KEYMAP], 0, range * 8 + input_bytes(d, n, in0) + in0 * 8);
+    }
+    case DN_DENSEAGG:
+        return denseagg_us(c, d, n);
     }
     return 0;
+}
+
+/* Widths the aggregation-plan estimate assumes: keys (dimension keys,
+ * group keys: INT32, DATE, string codes), aggregate values (INT64,
+ * DECIMAL) and row ids. */
+#define AGG_KW 4.0
+#define AGG_VW 8.0
+#define AGG_ID 8.0
+
+/* Gather of rows values of width w (the table in cost.h). */
+static double gather_us(const CostPrim *c, double rows, double w) {
+    return cost_prim_us(&c[CP_GATHER], 0, rows * (AGG_ID + 2 * w));
+}
+
+/* The sort plan of shape s on the device of constants c (docs/cost.md). */
+static double agg_sort_us(const CostPrim *c, const PlanAggShape *s) {
+    double S = s->scanned, J = s->joined, G = s->est_groups;
+    int nd = s->ndims, nk = s->nkeys, na = s->naggs;
+    /* the fact filter: one select reading the fact columns (3 ops a row) */
+    double F = s->filtered > J ? s->filtered : J;
+    double t = cost_prim_us(&c[CP_SELECT], S * 3, S * s->fact_bytes + S + F * AGG_ID);
+    for (int k = 0; k < nd; k++) {
+        /* the first join probes every filtered fact row; later ones fewer,
+         * down to J (geometric steps: each dimension filters a share) */
+        double P = F * pow(J / (F > 0 ? F : 1), (double)k / nd);
+        double O = F * pow(J / (F > 0 ? F : 1), (double)(k + 1) / nd);
+        double build = s->dim_rows / nd;
+        t += gather_us(c, P, AGG_KW); /* the foreign key at the probe rows */
+        t += cost_prim_us(&c[CP_JOIN], P + build, (P + build) * AGG_KW + O * 16);
+        t += (k + 2) * gather_us(c, O, AGG_ID); /* every slot's row ids through the pairs */
+    }
+    t += nk * gather_us(c, J, AGG_KW) + na * gather_us(c, J, AGG_VW);
+    if (nk > 0) {
+        double kb = nk * AGG_KW;
+        t += cost_prim_us(&c[CP_SORT], J * kb, J * (kb + 8));
+        t += nk * gather_us(c, J, AGG_KW) + na * gather_us(c, J, AGG_VW);
+        t += cost_prim_us(&c[CP_SEGMENTS], 0, J * kb + G * 8);
+    }
+    t += na * cost_prim_us(&c[CP_SEGREDUCE], 0, G * 8 + J * AGG_VW + G * 8);
+    t += nk * gather_us(c, G, AGG_KW);
+    return t;
+}
+
+/* The dense plan of shape s on the device of constants c (docs/cost.md). */
+static double agg_dense_us(const CostPrim *c, const PlanAggShape *s) {
+    double S = s->scanned, G = s->est_groups, slots = s->groups;
+    int nd = s->ndims, nk = s->nkeys, na = s->naggs;
+    double t = 0;
+    if (nd > 0) /* one keymap per dimension: keys, row ids, slot writes */
+        t += nd * cost_prim_us(&c[CP_KEYMAP], 0,
+                               (s->dim_range * 8 + s->dim_rows * (AGG_KW + AGG_ID + 8)) / nd);
+    t += cost_prim_us(&c[CP_DENSEAGG], S * (1 + nd),
+                      S * s->fact_bytes + slots * 8 * PRIM_DA_NOUT(na));
+    /* the non-empty groups (rows per group > 0), then keys and aggregates */
+    t += cost_prim_us(&c[CP_SELECT], slots * 3, slots * 8 + slots + G * AGG_ID);
+    t += (nk + na) * gather_us(c, G, AGG_VW);
+    return t;
+}
+
+double cost_agg_plan_us(const CostModel *m, int dense, const PlanAggShape *s, int gpu_ok) {
+    double best = dense ? agg_dense_us(m->cpu, s) : agg_sort_us(m->cpu, s);
+    if (gpu_ok) {
+        double g = dense ? agg_dense_us(m->gpu, s) : agg_sort_us(m->gpu, s);
+        if (g < best) best = g;
+    }
+    return best;
 }
 
 double cost_select_us(const CostModel *m, const Dag *d, int map, int scatter, DagDevice dev) {

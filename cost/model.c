@@ -2,6 +2,7 @@
  * model.c -- the CostModel: compiled-in defaults, YAML load and write, and
  * the choice of the file a session uses.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,9 +11,9 @@
 
 #include "cost/cost.h"
 
-static const char *prim_names[CP_COUNT] = {"map",    "select", "scan",     "scatter",
-                                           "gather", "sort",   "segments", "segreduce",
-                                           "join",   "cross",  "slice",    "totext"};
+static const char *prim_names[CP_COUNT] = {"map",   "select",   "scan",      "scatter", "gather",
+                                           "sort",  "segments", "segreduce", "join",    "cross",
+                                           "slice", "totext",   "keymap",    "denseagg"};
 
 const char *cost_prim_name(CostPrimKind k) {
     return (unsigned)k < CP_COUNT ? prim_names[k] : "?";
@@ -23,6 +24,37 @@ static void set_prim(CostPrim *p, double fixed_us, double ns_per_elem, double gb
     p->fixed_us = fixed_us;
     p->ns_per_elem = ns_per_elem;
     p->ns_per_byte = gbps > 0 ? 1.0 / gbps : 0;
+}
+
+/* Keymap constants of one device estimated from the other primitives'
+ * (set first). TUNING: not measured when these defaults
+ * were written (`gqp calibrate` measures it): a keymap is a fill plus a
+ * scatter of row ids by key, so scatter's constants. */
+static void estimate_keymap(CostPrim *c) {
+    c[CP_KEYMAP] = c[CP_SCATTER];
+}
+
+/* Dense-aggregate constants of one device (gpu: 0 CPU, 1 GPU) estimated
+ * from map's and join's. TUNING: not
+ * measured when these defaults were written (`gqp calibrate` measures
+ * it): the pass streams its fact columns like a map (map's fixed cost and
+ * bandwidth) and pays per row and per probe. A probe reads a small,
+ * usually cache-resident direct-address array: on the CPU about 4 map
+ * instructions (bounds check, load, test, accumulate), not a hash join's
+ * per-row cost, which is dominated by misses on a table the size of the
+ * build side; on the GPU one map instruction per probe: keymaps stay in
+ * L2 and the pass is bandwidth-bound (bench_prim_gpu on the H100: a Q1.1
+ * shape, 16 bytes a row, at 1880 GB/s, i.e. at map's bandwidth, not at a
+ * hash join's per-row cost). */
+static void estimate_denseagg(CostPrim *c, int gpu) {
+    c[CP_DENSEAGG] = c[CP_MAP];
+    c[CP_DENSEAGG].ns_per_elem = (gpu ? 1 : 4) * c[CP_MAP].ns_per_elem;
+}
+
+/* Both estimates for one device. */
+static void dense_estimates(CostPrim *c, int gpu) {
+    estimate_keymap(c);
+    estimate_denseagg(c, gpu);
 }
 
 /* CPU constants of the 2-core development machine. TUNING: fitted by
@@ -43,6 +75,7 @@ static void cpu_2core(CostModel *m) {
     /* TUNING: not calibrated (the executor's text formatting): ~150 ns per
      * snprintf'ed value, a guess */
     set_prim(&m->cpu[CP_TOTEXT], 5, 150, 0);
+    dense_estimates(m->cpu, 0);
     m->cpu_threads = 2;
 }
 
@@ -65,6 +98,7 @@ static void cpu_h100_host(CostModel *m) {
     set_prim(&m->cpu[CP_CROSS], 40, 0, 12.0);
     set_prim(&m->cpu[CP_SLICE], 2, 0, 10.0);
     set_prim(&m->cpu[CP_TOTEXT], 5, 150, 0);
+    dense_estimates(m->cpu, 0);
     m->cpu_threads = 16;
 }
 
@@ -91,6 +125,7 @@ static void gpu_hopper(CostModel *m, double device_gbps) {
     set_prim(&m->gpu[CP_CROSS], 5, 0, stream);
     set_prim(&m->gpu[CP_SLICE], 4, 0, stream);
     set_prim(&m->gpu[CP_TOTEXT], 0, 0, 0);
+    dense_estimates(m->gpu, 1);
     /* TUNING: pinned H2D 55.2 GB/s measured (prim_gpu_bandwidth, seed004
      * results); D2H pinned assumed equal; pageable ~8 GB/s (driver-staged
      * copies measured on the H100 host); 10 us = copy call + stream sync. */
@@ -125,7 +160,14 @@ typedef struct Ld {
     const char *path;
     char *err;
     size_t cap;
+    uint8_t seen[2][CP_COUNT]; /* primitives the file set, per device */
 } Ld;
+
+/* The cpu: or gpu: section being read. */
+typedef struct LdPrims {
+    CostPrim *arr;
+    uint8_t *seen;
+} LdPrims;
 
 /* Error at node n; returns -1. */
 static int ld_err(Ld *l, const yaml_node_t *n, const char *what, const char *key) {
@@ -182,9 +224,12 @@ static int ld_prim_key(Ld *l, yaml_document_t *doc, const char *key, yaml_node_t
 
 /* One primitive of a cpu: / gpu: section. */
 static int ld_prim(Ld *l, yaml_document_t *doc, const char *key, yaml_node_t *v, void *ud) {
-    CostPrim *arr = ud;
+    LdPrims *lp = ud;
     for (int k = 0; k < CP_COUNT; k++)
-        if (strcmp(key, prim_names[k]) == 0) return ld_map(l, doc, v, key, ld_prim_key, &arr[k]);
+        if (strcmp(key, prim_names[k]) == 0) {
+            lp->seen[k] = 1;
+            return ld_map(l, doc, v, key, ld_prim_key, &lp->arr[k]);
+        }
     return ld_err(l, v, "unknown primitive", key);
 }
 
@@ -219,8 +264,11 @@ static int ld_link(Ld *l, yaml_document_t *doc, const char *key, yaml_node_t *v,
 static int ld_top(Ld *l, yaml_document_t *doc, const char *key, yaml_node_t *v, void *ud) {
     CostModel *m = ud;
     double x;
-    if (strcmp(key, "cpu") == 0) return ld_map(l, doc, v, key, ld_prim, m->cpu);
-    if (strcmp(key, "gpu") == 0) return ld_map(l, doc, v, key, ld_prim, m->gpu);
+    if (strcmp(key, "cpu") == 0 || strcmp(key, "gpu") == 0) {
+        int g = key[0] == 'g';
+        LdPrims lp = {g ? m->gpu : m->cpu, l->seen[g]};
+        return ld_map(l, doc, v, key, ld_prim, &lp);
+    }
     if (strcmp(key, "transfer") == 0) return ld_map(l, doc, v, key, ld_link, m);
     if (strcmp(key, "name") == 0 && v->type == YAML_SCALAR_NODE) {
         snprintf(m->name, sizeof m->name, "%s", (const char *)v->data.scalar.value);
@@ -262,10 +310,22 @@ int cost_model_load(CostModel *m, const char *path, char *err, size_t cap) {
         fclose(f);
         return -1;
     }
-    Ld l = {path, err, cap};
+    Ld l;
+    memset(&l, 0, sizeof l);
+    l.path = path;
+    l.err = err;
+    l.cap = cap;
     CostModel tmp = *m;
     yaml_node_t *root = yaml_document_get_root_node(&doc);
     int rc = root ? ld_map(&l, &doc, root, "cost file", ld_top, &tmp) : 0;
+    /* a file from before keymap / denseagg existed: estimate them from the
+     * file's own constants rather than mix in defaults of another machine */
+    for (int g = 0; g < 2 && rc == 0; g++) {
+        CostPrim *arr = g ? tmp.gpu : tmp.cpu;
+        if (!l.seen[g][CP_KEYMAP] && l.seen[g][CP_SCATTER]) estimate_keymap(arr);
+        if (!l.seen[g][CP_DENSEAGG] && (l.seen[g][CP_MAP] || l.seen[g][CP_JOIN]))
+            estimate_denseagg(arr, g);
+    }
     yaml_document_delete(&doc);
     yaml_parser_delete(&parser);
     fclose(f);

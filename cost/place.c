@@ -15,7 +15,11 @@
  *     one select primitive (exec.c's fusable_filter).
  * Sources and constants are not searched: they go to the GPU exactly when
  * a consumer runs there (a cached copy is never dearer than a pageable
- * one). DN_TOTEXT stays on the CPU.
+ * one). DN_TOTEXT stays on the CPU. Every other kind is searched on both
+ * devices, keymaps and dense-aggregates included: their inputs (a keymap
+ * built on one side, probed on the other) cross PCIe like any value, and
+ * each of a dense-aggregate's outputs is copied on its own (one copy and,
+ * back to the host, one wait per output, as the executor does).
  *
  * Search: every placement of the free nodes when there are at most
  * exhaustive_max (default 12); otherwise a dynamic programme in

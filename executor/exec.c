@@ -294,6 +294,34 @@ static int load_inputs(Exec *x, const DagNode *n, int gpu, PrimVec *in) {
     return 0;
 }
 
+/* 0 if dense-aggregate spec s fits node n: every input index it names is
+ * one of n's inputs, the counts are within PRIM_DA_MAX, the node has
+ * PRIM_DA_NOUT(naggs) outputs and there is a fact-length column to take
+ * the row count from; -1 otherwise (a lowering bug, reported as such). */
+static int dagg_check(const PrimDenseAgg *s, const DagNode *n) {
+    if (!s || s->nranges < 0 || s->nranges > PRIM_DA_MAX || s->ndims < 0 ||
+        s->ndims > PRIM_DA_MAX || s->nkeys < 0 || s->nkeys > PRIM_DA_MAX || s->naggs < 0 ||
+        s->naggs > PRIM_DA_MAX || s->ngroups < 0 || n->noutputs != PRIM_DA_NOUT(s->naggs) ||
+        n->ninputs < 1 || n->ninputs > DAG_MAX_IO || s->rows >= n->ninputs)
+        return -1;
+    int ni = n->ninputs;
+#define DA_IN(k) ((k) >= 0 && (k) < ni)
+    for (int f = 0; f < s->nranges; f++)
+        if (!DA_IN(s->range_col[f])) return -1;
+    for (int d = 0; d < s->ndims; d++)
+        if (!DA_IN(s->dim_fk[d]) || !DA_IN(s->dim_map[d])) return -1;
+    for (int j = 0; j < s->nkeys; j++)
+        if (!DA_IN(s->key_col[j]) || s->key_dim[j] < -1 || s->key_dim[j] >= s->ndims) return -1;
+    for (int a = 0; a < s->naggs; a++) {
+        int op = s->val_op[a] == '+' || s->val_op[a] == '-' || s->val_op[a] == '*';
+        if ((s->val_a[a] != -1 && !DA_IN(s->val_a[a])) || (op && !DA_IN(s->val_b[a])) ||
+            (op && s->val_a[a] == -1))
+            return -1;
+    }
+#undef DA_IN
+    return 0;
+}
+
 /* Run node i on the CPU (gpu = 0) or the GPU (gpu = 1). */
 static int run_node(Exec *x, int i, int gpu) {
     DagNode *n = &x->dag->nodes[i];
@@ -438,6 +466,43 @@ static int run_node(Exec *x, int i, int gpu) {
             if (cnt) memcpy(out->h.data, (char *)in[0].data + (size_t)off * w, (size_t)cnt * w);
             if (cnt && in[0].valid) memcpy(out->h.valid, in[0].valid + off, (size_t)cnt);
         }
+        break;
+    }
+    case DN_KEYMAP: {
+        /* in[0]: keys of the selected dimension rows; in[1] (optional):
+         * their row ids in the dimension table */
+        int64_t len = in[0].n;
+        if (n->ninputs > 1 && in[1].n != len)
+            return ex_fail(x, "Execution Error: keymap node #%d has %lld keys but %lld row ids", i,
+                           (long long)len, (long long)in[1].n);
+        if (n->km_range < 0 || x->dag->values[o0].type != PRIM_I64)
+            return ex_fail(x, "Execution Error: keymap node #%d needs an I64 output of range >= 0",
+                           i);
+        if (ex_alloc(x, o0, n->km_range, 0, gpu) != 0) return -1;
+        n->rows_in = len;
+        const int64_t *rows = n->ninputs > 1 ? in[1].data : NULL;
+        rc = gpu ? prim_gpu_keymap(ctx, &in[0], rows, len, n->km_min, n->km_range, out->d.data)
+                 : prim_cpu_keymap(ctx, &in[0], rows, len, n->km_min, n->km_range, out->h.data);
+        break;
+    }
+    case DN_DENSEAGG: {
+        const PrimDenseAgg *s = n->dagg;
+        if (dagg_check(s, n) != 0)
+            return ex_fail(x, "Execution Error: dense-aggregate node #%d has a bad spec", i);
+        /* fact rows: the row-id input, else the first (fact-length) input */
+        int64_t len = s->rows >= 0 ? in[s->rows].n : in[0].n;
+        PrimVec outs[DAG_MAX_OUT];
+        for (int k = 0; k < n->noutputs; k++)
+            if (x->dag->values[n->outputs[k]].type != PRIM_I64)
+                return ex_fail(x, "Execution Error: dense-aggregate node #%d output %d is not I64",
+                               i, k);
+        for (int k = 0; k < n->noutputs; k++) {
+            if (ex_alloc(x, n->outputs[k], s->ngroups, 0, gpu) != 0) return -1;
+            outs[k] = gpu ? x->vals[n->outputs[k]].d : x->vals[n->outputs[k]].h;
+        }
+        n->rows_in = len;
+        rc = gpu ? prim_gpu_denseagg(ctx, s, in, len, outs)
+                 : prim_cpu_denseagg(ctx, s, in, len, outs);
         break;
     }
     case DN_TRANSFER:

@@ -24,9 +24,10 @@ void plan_dag_free(Dag *d) {
     free(d);
 }
 
-static const char *kind_names[] = {
-    "source",           "const", "map",   "scan",  "scatter",  "gather", "sort", "segments",
-    "segmented-reduce", "join",  "cross", "slice", "transfer", "to-text", "keymap", "dense-aggregate"};
+static const char *kind_names[] = {"source",           "const",   "map",    "scan",
+                                   "scatter",          "gather",  "sort",   "segments",
+                                   "segmented-reduce", "join",    "cross",  "slice",
+                                   "transfer",         "to-text", "keymap", "dense-aggregate"};
 
 /* Static name of a node kind. */
 const char *plan_dag_kind_name(DagKind k) {
@@ -145,6 +146,18 @@ static void node_params(PlanBuf *b, const Dag *d, const DagNode *n) {
     case DN_CONST:
         plan_buf_printf(b, "%lld value%s", (long long)n->cn, n->cn == 1 ? "" : "s");
         break;
+    case DN_KEYMAP:
+        plan_buf_printf(b, "keys [%lld, %lld)%s%s", (long long)n->km_min,
+                        (long long)(n->km_min + n->km_range), n->label ? " " : "",
+                        n->label ? n->label : "");
+        break;
+    case DN_DENSEAGG: {
+        long long ng = n->dagg ? (long long)n->dagg->ngroups : 0;
+        plan_buf_printf(b, "%s%s%lld group%s", n->label ? n->label : "", n->label ? " [" : "", ng,
+                        ng == 1 ? "" : "s");
+        if (n->label) plan_buf_printf(b, "]");
+        break;
+    }
     default:
         if (n->label) plan_buf_printf(b, "%s", n->label);
         break;

@@ -45,17 +45,54 @@ static int add_source(Dag *d, int col, int64_t rows) {
     return s;
 }
 
-/* Add node of kind k reading inputs, with one or two outputs. */
+/* Dense-aggregate specs of the tests, by number of inputs: one input:
+ * a range filter and a group key on it, COUNT(*) and SUM; two inputs: the
+ * same, plus a probe of the second input (a keymap) by the first. */
+static PrimDenseAgg test_dagg[2];
+static const PrimDenseAgg *dagg_spec(int nin) {
+    PrimDenseAgg *s = &test_dagg[nin > 1];
+    memset(s, 0, sizeof *s);
+    s->rows = -1;
+    s->nranges = 1;
+    s->range_hi[0] = 1000;
+    if (nin > 1) {
+        s->ndims = 1;
+        s->dim_map[0] = 1;
+        s->dim_range[0] = 1000;
+    }
+    s->nkeys = 1;
+    s->key_dim[0] = -1;
+    s->key_card[0] = 1024;
+    s->naggs = 2;
+    s->agg[0] = AGG_COUNT_STAR;
+    s->val_a[0] = s->val_b[0] = -1;
+    s->agg[1] = AGG_SUM;
+    s->val_b[1] = -1;
+    s->ngroups = 1024;
+    return s;
+}
+
+/* Add node of kind k reading inputs, with its outputs (two for joins,
+ * PRIM_DA_NOUT(2) for dense-aggregates, else one); a keymap's range is
+ * rows. */
 static int add_node(Dag *d, DagKind k, const int *in, int nin, int64_t rows) {
-    PrimType t[2] = {PRIM_I64, PRIM_I64};
+    PrimType t[DAG_MAX_OUT];
+    for (int j = 0; j < DAG_MAX_OUT; j++)
+        t[j] = PRIM_I64;
     if (k == DN_MAP) t[0] = PRIM_I32;
-    int n = plan_dag_add(d, k, in, nin, k == DN_JOIN || k == DN_CROSS ? 2 : 1, t);
+    int nout = k == DN_JOIN || k == DN_CROSS ? 2 : k == DN_DENSEAGG ? PRIM_DA_NOUT(2) : 1;
+    int n = plan_dag_add(d, k, in, nin, nout, t);
     if (k == DN_MAP) {
         d->nodes[n].prog.ninstr = 3;
         d->nodes[n].prog.code = map_code;
         d->nodes[n].prog.ninputs = nin;
     }
+    if (k == DN_KEYMAP) d->nodes[n].km_range = rows;
+    if (k == DN_DENSEAGG) d->nodes[n].dagg = dagg_spec(nin);
     set_rows(d, n, rows);
+    if (k == DN_DENSEAGG)
+        for (int j = 0; j < nout; j++)
+            d->values[d->nodes[n].outputs[j]].est_rows = d->nodes[n].dagg->ngroups;
     return n;
 }
 
@@ -65,8 +102,8 @@ Test(cost, node_costs_grow_with_rows) {
     CostModel m[2];
     cost_model_default(&m[0], "cpu");
     cost_model_default(&m[1], "h100");
-    DagKind kinds[] = {DN_MAP,      DN_SCAN,      DN_SCATTER, DN_GATHER, DN_SORT,
-                       DN_SEGMENTS, DN_SEGREDUCE, DN_JOIN,    DN_CROSS,  DN_SLICE};
+    DagKind kinds[] = {DN_MAP,       DN_SCAN, DN_SCATTER, DN_GATHER, DN_SORT,   DN_SEGMENTS,
+                       DN_SEGREDUCE, DN_JOIN, DN_CROSS,   DN_SLICE,  DN_KEYMAP, DN_DENSEAGG};
     for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++)
         for (int mi = 0; mi < 2; mi++)
             for (int dev = 0; dev < 2; dev++) {
@@ -88,6 +125,87 @@ Test(cost, node_costs_grow_with_rows) {
                     plan_arena_free(a);
                 }
             }
+}
+
+/* The dense plan of an aggregate wins on a large fact table with few
+ * groups (SSB-like: 6M rows, one dimension, 7 groups, a selective or no
+ * filter) and loses when the dense table is huge next to the rows (1,000
+ * rows into 1e7 slots; with a GPU, which fills 1e7 slots in ~0.1 ms, about
+ * the fixed costs of the sort plan's kernels, into 1e8), on both shipped
+ * models. */
+Test(cost, agg_plan_dense_vs_sort) {
+    const char *models[] = {"cpu", "h100"};
+    PlanAggShape few = {.scanned = 6e6,
+                        .fact_bytes = 16,
+                        .joined = 1.2e5,
+                        .ndims = 1,
+                        .dim_rows = 2556,
+                        .dim_range = 2557,
+                        .nkeys = 1,
+                        .naggs = 1,
+                        .groups = 8,
+                        .est_groups = 7};
+    PlanAggShape all = few;
+    all.joined = 6e6;
+    PlanAggShape huge = {.scanned = 1000,
+                         .fact_bytes = 16,
+                         .joined = 1000,
+                         .ndims = 2,
+                         .dim_rows = 2000,
+                         .dim_range = 2000,
+                         .nkeys = 2,
+                         .naggs = 1,
+                         .groups = 1e7,
+                         .est_groups = 1000};
+    for (int mi = 0; mi < 2; mi++)
+        for (int gpu = 0; gpu < 2; gpu++) {
+            CostModel m;
+            cost_model_default(&m, models[mi]);
+            const PlanAggShape *dense_wins[] = {&few, &all};
+            for (int k = 0; k < 2; k++) {
+                double ds = cost_agg_plan_us(&m, 1, dense_wins[k], gpu);
+                double ss = cost_agg_plan_us(&m, 0, dense_wins[k], gpu);
+                cr_assert(ds > 0 && ds < ss, "%s gpu=%d %s: dense %g us, sort %g us", m.name, gpu,
+                          k ? "no filter" : "selective", ds, ss);
+            }
+            huge.groups = gpu ? 1e8 : 1e7;
+            double dh = cost_agg_plan_us(&m, 1, &huge, gpu);
+            double sh = cost_agg_plan_us(&m, 0, &huge, gpu);
+            cr_assert(sh > 0 && sh < dh, "%s gpu=%d huge: dense %g us, sort %g us", m.name, gpu, dh,
+                      sh);
+            /* a GPU never makes a plan dearer: the cheaper device is taken */
+            if (gpu) cr_assert(dh <= cost_agg_plan_us(&m, 1, &huge, 0));
+        }
+}
+
+/* A keymap's and a dense-aggregate's costs follow their parameters: the
+ * keymap's range and the dense table's groups and dimensions. */
+Test(cost, keymap_and_denseagg_parameters) {
+    CostModel m;
+    cost_model_default(&m, "cpu");
+    PlanArena *a = plan_arena_new();
+    Dag *d = plan_dag_new(a);
+    int s0 = add_source(d, 0, 1000000), s1 = add_source(d, 1, 1000);
+    int fk = plan_dag_out(d, s0, 0), dk = plan_dag_out(d, s1, 0);
+    int km = add_node(d, DN_KEYMAP, &dk, 1, 1000);
+    double small = cost_node_us(&m, d, km, DEV_CPU);
+    d->nodes[km].km_range = 100000000;
+    d->values[d->nodes[km].outputs[0]].est_rows = 0; /* the range sizes the output */
+    cr_assert_eq(cost_value_rows(d, d->nodes[km].outputs[0]), 100000000);
+    cr_assert(cost_node_us(&m, d, km, DEV_CPU) > 10 * small);
+    int in[2] = {fk, plan_dag_out(d, km, 0)};
+    int da = add_node(d, DN_DENSEAGG, in, 2, 1000000);
+    cr_assert_eq(d->nodes[da].noutputs, PRIM_DA_NOUT(2));
+    double one_dim = cost_node_us(&m, d, da, DEV_CPU);
+    PrimDenseAgg wide = *d->nodes[da].dagg;
+    wide.ngroups = 100000000;
+    d->nodes[da].dagg = &wide;
+    cr_assert(cost_node_us(&m, d, da, DEV_CPU) > 10 * one_dim);
+    PrimDenseAgg nodim = *dagg_spec(1);
+    d->nodes[da].dagg = &nodim;
+    cr_assert(cost_node_us(&m, d, da, DEV_CPU) < one_dim, "a probe costs something");
+    plan_dag_free(d);
+    plan_arena_free(a);
 }
 
 Test(cost, transfers_pinned_faster_than_pageable) {
@@ -156,6 +274,39 @@ Test(cost, yaml_round_trip_and_shipped_files) {
     }
 }
 
+/* A cost file without keymap / denseagg (written before they existed)
+ * gets them estimated from its own scatter, map and join; one that names
+ * them keeps its values. */
+Test(cost, yaml_without_dense_primitives) {
+    char path[] = "/tmp/gqp-cost-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    close(fd);
+    FILE *f = fopen(path, "w");
+    fputs("cpu:\n  scatter: {fixed_us: 1, gbps: 4}\n  map: {fixed_us: 2, ns_per_elem: 0.5, "
+          "gbps: 10}\n",
+          f);
+    fclose(f);
+    CostModel r, def;
+    char err[512];
+    cost_model_default(&r, "h100");
+    cost_model_default(&def, "h100");
+    cr_assert_eq(cost_model_load(&r, path, err, sizeof err), 0, "%s", err);
+    cr_assert_float_eq(r.cpu[CP_KEYMAP].fixed_us, 1, 1e-12);
+    cr_assert_float_eq(r.cpu[CP_KEYMAP].ns_per_byte, 0.25, 1e-12);
+    cr_assert_float_eq(r.cpu[CP_DENSEAGG].fixed_us, 2, 1e-12);
+    cr_assert_float_eq(r.cpu[CP_DENSEAGG].ns_per_byte, 0.1, 1e-12);
+    cr_assert_float_eq(r.cpu[CP_DENSEAGG].ns_per_elem, 2.0, 1e-12);
+    cr_assert_float_eq(r.gpu[CP_DENSEAGG].ns_per_elem, def.gpu[CP_DENSEAGG].ns_per_elem, 1e-12);
+    f = fopen(path, "w");
+    fputs("cpu:\n  map: {fixed_us: 2}\n  denseagg: {fixed_us: 7, ns_per_elem: 3, gbps: 5}\n", f);
+    fclose(f);
+    cr_assert_eq(cost_model_load(&r, path, err, sizeof err), 0, "%s", err);
+    cr_assert_float_eq(r.cpu[CP_DENSEAGG].fixed_us, 7, 1e-12);
+    cr_assert_float_eq(r.cpu[CP_DENSEAGG].ns_per_elem, 3, 1e-12);
+    unlink(path);
+}
+
 /* ---------------------------------------------- optimizer = brute force -- */
 
 /* Residency of the random tests: even columns are resident. */
@@ -174,11 +325,12 @@ static Dag *random_dag(PlanArena *a, int nfree) {
         int64_t rows = (int64_t)1 << (rnd() % 27);
         add_source(d, s, rows);
     }
-    DagKind kinds[] = {DN_MAP, DN_GATHER, DN_SORT, DN_SEGREDUCE, DN_JOIN, DN_SCAN, DN_SLICE};
+    DagKind kinds[] = {DN_MAP,  DN_GATHER, DN_SORT,   DN_SEGREDUCE, DN_JOIN,
+                       DN_SCAN, DN_SLICE,  DN_KEYMAP, DN_DENSEAGG};
     for (int i = 0; i < nfree; i++) {
         DagKind k = kinds[rnd() % (sizeof kinds / sizeof *kinds)];
         int nin = (k == DN_GATHER || k == DN_JOIN || k == DN_SEGREDUCE) ? 2
-                  : k == DN_MAP                                         ? 1 + (int)(rnd() % 2)
+                  : k == DN_MAP || k == DN_KEYMAP || k == DN_DENSEAGG   ? 1 + (int)(rnd() % 2)
                                                                         : 1;
         int in[2];
         for (int j = 0; j < nin; j++) {
@@ -416,7 +568,8 @@ Test(place, cold_table_tiny_result_follows_the_model) {
     cr_assert(count_on(st, DEV_GPU) > 0);
     gqp_finalize(st);
     /* PCIe at 10 MB/s: the copy costs 160 ms, everything stays on the CPU
-     * and the filter says why */
+     * and the node reading the columns says why (the filter, or the
+     * dense-aggregate the filter and COUNT(*) lower to as one pass) */
     db->cost->h2d_pinned.gbps = db->cost->h2d_pageable.gbps = 0.01;
     st = plan(q);
     cpu = dag_cost(st, 0), gpu = dag_cost(st, 1), got = dag_cost(st, -1);
@@ -426,7 +579,7 @@ Test(place, cold_table_tiny_result_follows_the_model) {
     int why = 0;
     for (int i = 0; i < st->dag->nnodes; i++) {
         DagNode *n = &st->dag->nodes[i];
-        if (n->kind == DN_MAP && n->prog.as_filter)
+        if ((n->kind == DN_MAP && n->prog.as_filter) || n->kind == DN_DENSEAGG)
             why = strstr(n->reason, "transfers") && strstr(n->reason, "GPU saving");
     }
     cr_assert(why, "the filter's reason names the transfer");
