@@ -72,7 +72,8 @@ static char *slurp(const char *path) {
 /* Run sql once: prepare, execute (first step), count rows. Writes the row
  * count, gqp_exec_ms and wall milliseconds. Returns GQP_OK or an error code
  * (message in gqp_errmsg(db)). */
-static int run_once(gqp *db, const char *sql, int64_t *rows, double *exec_ms, double *wall_ms) {
+static int run_once(gqp *db, const char *sql, int64_t *rows, double *exec_ms, double *wall_ms,
+                    int64_t *peak) {
     gqp_stmt *st = NULL;
     double t0 = now_ms();
     int rc = gqp_prepare(db, sql, -1, &st, NULL);
@@ -83,6 +84,7 @@ static int run_once(gqp *db, const char *sql, int64_t *rows, double *exec_ms, do
         *rows = rc == GQP_DONE ? 0 : gqp_result_rows(st);
         *wall_ms = now_ms() - t0;
         *exec_ms = gqp_exec_ms(st);
+        if (gqp_peak_device_bytes(st) > *peak) *peak = gqp_peak_device_bytes(st);
         rc = GQP_OK;
     }
     gqp_finalize(st);
@@ -158,23 +160,23 @@ int main(int argc, char **argv) {
     for (int q = first_query; q < argc; q++) {
         char *sql = slurp(argv[q]);
         double exec[MAX_REPEAT], wall[MAX_REPEAT];
-        int64_t rows = 0;
+        int64_t rows = 0, peak = 0;
         if (!sql) {
             fprintf(stderr, "cannot read %s\n", argv[q]);
             status = 1;
             continue;
         }
-        int rc = cold ? GQP_OK : run_once(db, sql, &rows, &exec[0], &wall[0]); /* warm-up */
+        int rc = cold ? GQP_OK : run_once(db, sql, &rows, &exec[0], &wall[0], &peak); /* warm-up */
         for (int r = 0; rc == GQP_OK && r < repeat; r++) {
             if (cold) rc = drop_gpu_cache(db, &ncold);
-            if (rc == GQP_OK) rc = run_once(db, sql, &rows, &exec[r], &wall[r]);
+            if (rc == GQP_OK) rc = run_once(db, sql, &rows, &exec[r], &wall[r], &peak);
         }
         if (rc != GQP_OK) {
             fprintf(stderr, "%s: %s\n", argv[q], gqp_errmsg(db));
             status = 1;
         } else {
-            printf("%s rows=%lld exec_ms=%.3f wall_ms=%.3f\n", argv[q], (long long)rows,
-                   median(exec, repeat), median(wall, repeat));
+            printf("%s rows=%lld exec_ms=%.3f wall_ms=%.3f peak_dev_bytes=%lld\n", argv[q],
+                   (long long)rows, median(exec, repeat), median(wall, repeat), (long long)peak);
             fflush(stdout);
         }
         free(sql);

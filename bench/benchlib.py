@@ -33,13 +33,20 @@ def bandwidth(build):
     return (float(m.group(1)), float(m.group(2))) if m else None
 
 
-def bench_gqp(build, cfg, device, threads, paths, repeat=5, check=False):
+def bench_gqp(build, cfg, device, threads, paths, repeat=5, check=False, peaks=None):
+    # a device may carry the aggregation plan: "gpu-sort" = --device gpu with
+    # GQP_AGGREGATE=sort (the plan before the fused dense-aggregate)
+    env = None
+    if "-" in device:
+        device, agg = device.split("-", 1)
+        env = dict(os.environ, GQP_AGGREGATE=agg)
     """{query file name without .sql: (rows or None, median exec ms)} from one
     bench_gqp process (config opened once, warm-up, `repeat` timed runs).
-    check=True raises on failure; otherwise it is reported on stderr."""
+    check=True raises on failure; otherwise it is reported on stderr. A dict
+    `peaks` receives {name: peak device bytes over the runs}."""
     cmd = [os.path.join(build, "bench_gqp"), "-c", cfg, "--device", device,
            "--threads", str(threads), "--repeat", str(repeat)] + list(paths)
-    p = subprocess.run(cmd, capture_output=True, text=True, check=check)
+    p = subprocess.run(cmd, capture_output=True, text=True, check=check, env=env)
     if p.returncode != 0:
         print("bench_gqp --device %s failed: %s" % (device, p.stderr.strip()), file=sys.stderr)
     res = {}
@@ -47,8 +54,11 @@ def bench_gqp(build, cfg, device, threads, paths, repeat=5, check=False):
         m = re.match(r"(\S+) rows=(-?\d+) exec_ms=([\d.]+)", line)
         if m:
             rows = int(m.group(2))
-            res[os.path.basename(m.group(1))[:-4]] = (rows if rows >= 0 else None,
-                                                      float(m.group(3)))
+            name = os.path.basename(m.group(1))[:-4]
+            res[name] = (rows if rows >= 0 else None, float(m.group(3)))
+            pk = re.search(r"peak_dev_bytes=(\d+)", line)
+            if peaks is not None and pk:
+                peaks[name] = int(pk.group(1))
     return res
 
 

@@ -95,9 +95,9 @@ def lo_columns(sql):
     return sorted(set(re.findall(r"\blo_\w+", sql.lower())))
 
 
-def bench_gqp(build, cfg, device, threads, qs):
-    """{name: (rows, median ms)} for gqp on one device."""
-    return benchlib.bench_gqp(build, cfg, device, threads, [q for _, _, q in qs])
+def bench_gqp(build, cfg, device, threads, qs, peaks=None):
+    """{name: (rows, median ms)} for gqp on one device (peaks: see benchlib)."""
+    return benchlib.bench_gqp(build, cfg, device, threads, [q for _, _, q in qs], peaks=peaks)
 
 
 def duckdb_load(data, threads):
@@ -144,7 +144,7 @@ def ratio(a, b):
     return "%.2f×" % (a / b) if a is not None and b else "n/a"
 
 
-def report(args, sf, nrows, devices, g, d, bw, qs):
+def report(args, sf, nrows, devices, g, d, bw, qs, peaks=None):
     """(markdown text, per-query rows for the chart) for one SF."""
     host = socket.gethostname()
     first = devices[0]
@@ -163,6 +163,8 @@ def report(args, sf, nrows, devices, g, d, bw, qs):
     ]
     hdr = "| query | rows |" + "".join(" gqp-%s ms |" % dv for dv in devices)
     hdr += " duckdb ms | duckdb/gqp-%s | floor ms | gqp-%s/floor |" % (first, first)
+    if peaks:
+        hdr += " peak device MB |"
     out += [hdr, "|" + "---|" * (hdr.count("|") - 1)]
     cols = {dv: [] for dv in devices}
     dks, rts, fls, gfs, chart = [], [], [], [], []
@@ -179,6 +181,9 @@ def report(args, sf, nrows, devices, g, d, bw, qs):
             cols[dv].append(t)
             line += " %s |" % ms(t)
         line += " %s | %s | %s | %s |" % (ms(dt), ratio(dt, gt), ms(fl), ratio(gt, fl))
+        if peaks:
+            pk = peaks.get(name)
+            line += " %s |" % ("%.0f" % (pk / 1e6) if pk else "n/a")
         out.append(line)
         dks.append(dt)
         rts.append(dt / gt if dt and gt else None)
@@ -190,6 +195,8 @@ def report(args, sf, nrows, devices, g, d, bw, qs):
     gf = geomean(gfs)
     line += " %s | %s | %s | %s |" % (ms(geomean(dks)), "%.2f×" % gm if gm else "n/a",
                                       ms(geomean(fls)), "%.2f×" % gf if gf else "n/a")
+    if peaks:
+        line += " |"
     out.append(line)
     return "\n".join(out) + "\n", chart
 
@@ -243,20 +250,24 @@ def main():
 
     qs = queries()
     os.makedirs(args.work, exist_ok=True)
-    bw = benchlib.bandwidth(args.build) if "gpu" in devices or "auto" in devices else None
+    gpu_used = any(dv.split("-")[0] in ("gpu", "auto") for dv in devices)
+    bw = benchlib.bandwidth(args.build) if gpu_used else None
     bw = bw[0] if bw else None  # the floor reads lineorder: device copy bandwidth
     for sf in sfs:
         data = gen_data(os.path.join(args.build, "gqp"), sf, args.work)
         cfg = os.path.join(data, "gqp.yaml")
         g = {}
+        peaks = {}
         for dv in devices:
             print("gqp --device %s, SF %s ..." % (dv, sf_name(sf)), file=sys.stderr)
-            g[dv] = bench_gqp(args.build, cfg, dv, args.threads, qs)
+            g[dv] = bench_gqp(args.build, cfg, dv, args.threads, qs,
+                              peaks=peaks if dv == devices[0] else None)
         d = None
         if not args.no_duckdb:
             print("duckdb, SF %s ..." % sf_name(sf), file=sys.stderr)
             d = bench_duckdb(data, qs, args.threads)
-        text, chart = report(args, sf, lineorder_rows(data), devices, g, d, bw, qs)
+        text, chart = report(args, sf, lineorder_rows(data), devices, g, d, bw, qs,
+                             peaks if any(peaks.values()) else None)
         print(text)
         if args.out:
             os.makedirs(os.path.join(HERE, "results"), exist_ok=True)

@@ -155,6 +155,10 @@ int64_t gqp_changes(gqp_stmt *stmt);
 /* Execution time of the last run of stmt in milliseconds (planning
  * excluded), for --timer. */
 double gqp_exec_ms(gqp_stmt *stmt);
+/* Peak device memory in bytes during the last run of stmt (the executor's
+ * device pool: intermediates, plus columns the run brought to the GPU); 0
+ * when the run used no GPU. */
+int64_t gqp_peak_device_bytes(gqp_stmt *stmt);
 
 /* Explain flags. */
 #define GQP_EXPLAIN_ANALYZE 1 /* run the query and add measured figures */

@@ -60,6 +60,11 @@ int gqp_open(const char *config_path, gqp **out) {
     const char *env = getenv("GQP_DEVICE");
     if (env && strcasecmp(env, "cpu") == 0) db->device = GQP_DEVICE_CPU;
     if (env && strcasecmp(env, "gpu") == 0) db->device = GQP_DEVICE_GPU;
+    /* GQP_AGGREGATE=sort|dense|auto: the aggregation plan (tests) */
+    env = getenv("GQP_AGGREGATE");
+    db->agg_mode = LOWER_AGG_AUTO;
+    if (env && strcasecmp(env, "sort") == 0) db->agg_mode = LOWER_AGG_SORT;
+    if (env && strcasecmp(env, "dense") == 0) db->agg_mode = LOWER_AGG_DENSE;
     db->nthreads = prim_ncores();
     db->err_offset = -1;
     snprintf(db->errmsg, sizeof db->errmsg, "not an error");
@@ -389,6 +394,10 @@ int64_t gqp_changes(gqp_stmt *st) {
 
 double gqp_exec_ms(gqp_stmt *st) {
     return st ? st->exec_ms : 0;
+}
+
+int64_t gqp_peak_device_bytes(gqp_stmt *st) {
+    return st ? (int64_t)st->stats.peak_device_bytes : 0;
 }
 
 int gqp_gen_test(const char *dir, int64_t nrows, uint64_t seed, char **errmsg) {

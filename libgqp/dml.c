@@ -193,7 +193,8 @@ done:
     return rc;
 }
 
-/* SET device = 'cpu'|'gpu'|'auto' ; SET threads = N */
+/* SET device = 'cpu'|'gpu'|'auto' ; SET aggregate = 'auto'|'sort'|'dense' ;
+ * SET threads = N */
 static int run_set(gqp *db, gqp_stmt *st) {
     const AstStmt *a = st->ast;
     PlanArena *arena = plan_arena_new();
@@ -215,6 +216,18 @@ static int run_set(gqp *db, gqp_stmt *st) {
             rc = gqp_set_error(db, GQP_ERROR, "Binder Error: device must be cpu, gpu or auto");
         else
             rc = gqp_set_device(db, d);
+    } else if (strcasecmp(a->set_name, "aggregate") == 0 && v.kind == CAT_V_STR) {
+        int m = strcasecmp(v.s, "sort") == 0    ? LOWER_AGG_SORT
+                : strcasecmp(v.s, "dense") == 0 ? LOWER_AGG_DENSE
+                : strcasecmp(v.s, "auto") == 0  ? LOWER_AGG_AUTO
+                                                : -1;
+        if (m < 0) {
+            rc =
+                gqp_set_error(db, GQP_ERROR, "Binder Error: aggregate must be auto, sort or dense");
+        } else {
+            db->agg_mode = m;
+            db->version++; /* prepared statements lower again */
+        }
     } else if (strcasecmp(a->set_name, "threads") == 0 && v.kind == CAT_V_INT) {
         rc = gqp_set_threads(db, (int)v.i);
     } else {

@@ -18,22 +18,23 @@ struct gqp {
     Catalog *cat;
     gqp_device device;
     int nthreads;
+    int agg_mode; /* LowerAgg: SET aggregate = 'auto' | 'sort' | 'dense' */
     char errmsg[2048];
     int64_t err_offset;
-    struct gqp_stmt *stmts; /* open statements */
-    ExecDevice *dev;        /* GPU session, opened on first GPU use */
-    ExecHostPool *pool;     /* host intermediates, reused across queries */
+    struct gqp_stmt *stmts;  /* open statements */
+    ExecDevice *dev;         /* GPU session, opened on first GPU use */
+    ExecHostPool *pool;      /* host intermediates, reused across queries */
     int64_t gpu_cache_bytes; /* config device: gpu_cache_bytes (0 = default) */
-    char cost_file[512];    /* config's device: cost_file ("" = by GPU name) */
-    CostModel *cost;        /* loaded on first placement (query.c) */
-    int test_gpu;           /* tests: 1 = place as if a GPU were present,
-                               2 = and every table column resident on it */
+    char cost_file[512];     /* config's device: cost_file ("" = by GPU name) */
+    CostModel *cost;         /* loaded on first placement (query.c) */
+    int test_gpu;            /* tests: 1 = place as if a GPU were present,
+                                2 = and every table column resident on it */
 };
 
 struct gqp_stmt {
-    uint64_t version; /* db->version the plan was made against */
-    int placed_device;     /* db->device the DAG was placed for (-1: not placed) */
-    int64_t placed_epoch;  /* GPU column cache epoch it was placed at */
+    uint64_t version;     /* db->version the plan was made against */
+    int placed_device;    /* db->device the DAG was placed for (-1: not placed) */
+    int64_t placed_epoch; /* GPU column cache epoch it was placed at */
     gqp *db;
     struct gqp_stmt *next;
     const char *sql; /* copy of the statement's text (plan arena) */

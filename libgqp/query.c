@@ -70,6 +70,16 @@ static void place(gqp *db, Dag *dag) {
         dag->nodes[i].device = dag->nodes[i].kind == DN_TOTEXT ? DEV_CPU : d;
 }
 
+/* The lowering's question to the cost model: the estimated time of the
+ * sort or the dense plan of an aggregation (ud: the gqp handle). */
+static double agg_cost(void *ud, int dense, const PlanAggShape *s) {
+    gqp *db = ud;
+    const CostModel *m = gqp_cost(db);
+    if (!m) return dense ? 0 : 1;
+    int gpu = db->device != GQP_DEVICE_CPU && (prim_gpu_available() || db->test_gpu);
+    return cost_agg_plan_us(m, dense, s, gpu);
+}
+
 /* Bind and lower sel into st->dag. The SQL text must still be valid. */
 int gqp_plan_select(gqp *db, gqp_stmt *st, const AstSelect *sel) {
     PlanError perr;
@@ -78,7 +88,8 @@ int gqp_plan_select(gqp *db, gqp_stmt *st, const AstSelect *sel) {
         return gqp_set_error_at(db, st->sql, st->sql_len, perr.offset, perr.stage, perr.msg);
     st->dag = plan_dag_new(st->plan_arena);
     if (!st->dag) return gqp_set_error(db, GQP_NOMEM, "out of memory");
-    if (op_lower_select(st->bound, NULL, st->dag, &perr) != 0)
+    LowerOpts opts = {(LowerAgg)db->agg_mode, agg_cost, db};
+    if (op_lower_select(st->bound, &opts, st->dag, &perr) != 0)
         return gqp_set_error_at(db, st->sql, st->sql_len, perr.offset, perr.stage, perr.msg);
     place(db, st->dag);
     st->placed_device = (int)db->device;
@@ -98,8 +109,7 @@ int gqp_run_select(gqp *db, gqp_stmt *st) {
     ExecOptions opt = {db->nthreads, NULL, db->pool, 0, st->profile};
     /* place again only if what the placement priced has changed since
      * prepare: the device setting, or which columns are resident */
-    if (st->placed_device != (int)db->device ||
-        st->placed_epoch != exec_device_epoch(db->dev)) {
+    if (st->placed_device != (int)db->device || st->placed_epoch != exec_device_epoch(db->dev)) {
         place(db, st->dag);
         st->placed_device = (int)db->device;
         st->placed_epoch = exec_device_epoch(db->dev);

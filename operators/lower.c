@@ -101,6 +101,9 @@ int op_lower_select(const BSelect *b, const LowerOpts *opts, Dag *dag, PlanError
         if (st.len_value < 0) return -1;
     } else {
         if (state_init(&L, &st, b->nrels) != 0) return -1;
+        int dense = b->has_agg ? op_dense_aggregate(&L, &st) : 0;
+        if (dense < 0) return -1;
+        if (dense) goto aggregated;
         uint8_t *used = plan_alloc(L.arena, (size_t)(b->npreds ? b->npreds : 1));
         if (!used) return op_fail(&L, "out of memory");
         int first = b->join_order[0];
@@ -115,6 +118,7 @@ int op_lower_select(const BSelect *b, const LowerOpts *opts, Dag *dag, PlanError
             if (op_join(&L, &st, b->join_order[k], used) != 0) return -1;
     }
     if (b->has_agg && op_aggregate(&L, &st) != 0) return -1;
+aggregated:
     if (b->having && op_filter(&L, &st, b->having, 0.5) != 0) return -1;
 
     int nout = b->nout;

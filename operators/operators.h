@@ -96,6 +96,12 @@ int op_filter(Lower *L, LowState *st, const BExpr *pred, double selectivity);
  * that connect them (or a cross product), then the predicates that become
  * evaluable. */
 int op_join(Lower *L, LowState *st, int r, uint8_t *pred_used);
+/* denseagg.c: if the block is a star (or one table) whose aggregation fits
+ * a dense table and the dense plan is chosen (LowerOpts), lower FROM ..
+ * GROUP BY as keymaps + one fused dense-aggregate and replace st (which has
+ * b->nrels empty slots) by the grouped state; returns 1. Returns 0 with
+ * nothing added when it does not apply or is not chosen, -1 on error. */
+int op_dense_aggregate(Lower *L, LowState *st);
 /* aggregate.c: replace st by the grouped state (keys, then aggregates). */
 int op_aggregate(Lower *L, LowState *st);
 /* project.c: values of the select list over st into out[0..nout). */

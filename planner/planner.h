@@ -173,6 +173,7 @@ double plan_selectivity(const BExpr *pred, const BRel *rel);
 typedef struct PlanAggShape {
     double scanned;    /* fact rows the fused pass reads */
     double fact_bytes; /* bytes per fact row it reads (filters, keys, values) */
+    double filtered;   /* fact rows after the fact's own filters (the first probe) */
     double joined;     /* rows entering the aggregation (after joins and filters) */
     int ndims;
     double dim_rows;  /* selected dimension rows, all dimensions */
@@ -227,8 +228,8 @@ typedef struct DagNode {
     int *inputs; /* value ids */
     int noutputs;
     int outputs[DAG_MAX_OUT]; /* value ids */
-    int len_from;   /* value whose runtime length gives this node's n (map, slice) */
-    int count_from; /* DN_SCATTER: the DN_SCAN node whose total sizes the output */
+    int len_from;             /* value whose runtime length gives this node's n (map, slice) */
+    int count_from;           /* DN_SCATTER: the DN_SCAN node whose total sizes the output */
     /* parameters */
     const CatTable *table; /* DN_SOURCE */
     int column;            /* DN_SOURCE */
