@@ -385,17 +385,16 @@ static int dense_build(Lower *L, LowState *st, const DensePlan *p, const char *w
         if (!ds->gathered) return op_fail(L, "out of memory");
         for (int c = 0; c < ds->ncols; c++)
             ds->gathered[c] = -1;
+        /* the keymap reads every dimension row's key and the filter's
+         * flags: no compaction (and no host-side count) in between */
+        int kin[2] = {op_column(L, &rs, r, p->dim_keycol[d]), -1};
+        if (kin[0] < 0) return -1;
         if (rel->nfilters) {
             BExpr *pr = NULL;
             for (int i = 0; i < rel->nfilters; i++)
                 if (!(pr = op_and(L, pr, rel->filters[i]))) return op_fail(L, "out of memory");
-            double sel =
-                (double)rel->est_rows / (double)(rel->table->nrows ? rel->table->nrows : 1);
-            if (op_filter(L, &rs, pr, sel) != 0) return -1;
+            if ((kin[1] = op_expr(L, &rs, pr, PRIM_U8, 1)) < 0) return -1;
         }
-        int kv = op_column(L, &rs, r, p->dim_keycol[d]);
-        if (kv < 0) return -1;
-        int kin[2] = {kv, rs.slots[r].rowids};
         PrimType i64 = PRIM_I64;
         int km = plan_dag_add(L->dag, DN_KEYMAP, kin, kin[1] >= 0 ? 2 : 1, 1, &i64);
         if (km < 0) return op_fail(L, "out of memory");

@@ -208,6 +208,11 @@ int prim_cpu_cross(PrimCtx *ctx, int64_t nl, int64_t nr, PrimPairs *out);
  * rows share a key anyway, the larger row id wins (the same on both twins). */
 int prim_cpu_keymap(PrimCtx *ctx, const PrimVec *key, const int64_t *rows, int64_t n, int64_t kmin,
                     int64_t range, int64_t *out);
+/* The same over a whole dimension with its filter as flags (U8, n values):
+ * only rows i with flags[i] != 0 enter, as out[key[i] - kmin] = i. Saves
+ * the compaction (and its host-side count) between filter and keymap. */
+int prim_cpu_keymap_where(PrimCtx *ctx, const PrimVec *key, const uint8_t *flags, int64_t n,
+                          int64_t kmin, int64_t range, int64_t *out);
 
 /* ------------------------------------------------------------- denseagg --
  * Filter -> star-join probe -> GROUP BY aggregation fused into one pass
@@ -289,6 +294,8 @@ int prim_gpu_join(PrimCtx *ctx, const PrimVec *lkey, int64_t nl, const PrimVec *
 int prim_gpu_cross(PrimCtx *ctx, int64_t nl, int64_t nr, PrimPairs *out);
 int prim_gpu_keymap(PrimCtx *ctx, const PrimVec *key, const int64_t *rows, int64_t n, int64_t kmin,
                     int64_t range, int64_t *out);
+int prim_gpu_keymap_where(PrimCtx *ctx, const PrimVec *key, const uint8_t *flags, int64_t n,
+                          int64_t kmin, int64_t range, int64_t *out);
 int prim_gpu_denseagg(PrimCtx *ctx, const PrimDenseAgg *spec, const PrimVec *in, int64_t n,
                       PrimVec *out);
 

@@ -150,8 +150,11 @@ if [ "$MODE" = ssb ] || [ "$MODE" = bench ] || [ "$MODE" = all ]; then
     # SSB at SF 10 and 20, GPU vs DuckDB with all cores, floors (CPU twins
     # only at SF 1: at SF 20 they would take most of a call)
     T0=$(date +%s)
+    # gpu: the plan auto-chooses per aggregation; gpu-sort: forced sort +
+    # segmented reduce (the plan before the fused dense-aggregate)
     PYTHONUNBUFFERED=1 python3 bench/ssb.py ${GQP_SSB_SF:---sf 10 --sf 20} --build $B \
-        --work /tmp/ssb-bench --device gpu --threads "$(nproc)" --png "$OUT/ssb.png" \
+        --work /tmp/ssb-bench --device ${GQP_SSB_DEVICES:-gpu,gpu-sort} --threads "$(nproc)" \
+        --png "$OUT/ssb.png" \
         > "$OUT/ssb-bench.md" 2> "$LOG/ssb-bench.log"
     say "ssb bench: rc=$? ($(( $(date +%s) - T0 )) s)"
     cat "$OUT/ssb-bench.md"

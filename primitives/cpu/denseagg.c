@@ -459,6 +459,7 @@ int prim_cpu_denseagg(PrimCtx *ctx, const PrimDenseAgg *spec, const PrimVec *in,
 typedef struct KmJob {
     const PrimVec *key;
     const int64_t *rows;
+    const uint8_t *flags;
     int64_t n, kmin, range;
     int64_t *out;
 } KmJob;
@@ -477,7 +478,7 @@ static void km_scatter(void *arg, int t, int nt) {
     KmJob *J = arg;
     const int atomic = nt > 1;
     for (int64_t i = J->n * t / nt, e = J->n * (t + 1) / nt; i < e; i++) {
-        if (da_null(J->key, i)) continue;
+        if ((J->flags && !J->flags[i]) || da_null(J->key, i)) continue;
         int64_t v = da_get(J->key, i);
         if (!da_in(v, J->kmin, J->range)) continue;
         int64_t *p = &J->out[(uint64_t)v - (uint64_t)J->kmin];
@@ -490,14 +491,15 @@ static void km_scatter(void *arg, int t, int nt) {
 }
 
 /* See primitives.h. key may be U8, I32 or I64. Returns 0, or -1 with a message in ctx->err. */
-int prim_cpu_keymap(PrimCtx *ctx, const PrimVec *key, const int64_t *rows, int64_t n, int64_t kmin,
-                    int64_t range, int64_t *out) {
+/* The twins' common body: rows and flags may each be NULL. */
+static int keymap(PrimCtx *ctx, const PrimVec *key, const int64_t *rows, const uint8_t *flags,
+                  int64_t n, int64_t kmin, int64_t range, int64_t *out) {
     if (!key || n < 0 || range < 0 || (range > 0 && !out) || (n > 0 && !key->data))
         return da_err(ctx, "keymap", "bad arguments");
     if (!da_int_type(key->type))
         return da_err(ctx, "keymap", "key type %d (integers only)", (int)key->type);
     if (range == 0) return 0;
-    KmJob J = {key, rows, n, kmin, range, out};
+    KmJob J = {key, rows, flags, n, kmin, range, out};
     int nt = ctx->nthreads < 1 ? 1 : ctx->nthreads;
     if (nt > DA_MAX_THREADS) nt = DA_MAX_THREADS;
     int ft = range < DA_PAR_MIN_ROWS ? 1 : nt;
@@ -505,4 +507,16 @@ int prim_cpu_keymap(PrimCtx *ctx, const PrimVec *key, const int64_t *rows, int64
     if (prim_parallel(ft, km_fill, &J) != 0 || prim_parallel(nt, km_scatter, &J) != 0)
         return da_err(ctx, "keymap", "cannot start worker threads");
     return 0;
+}
+
+int prim_cpu_keymap(PrimCtx *ctx, const PrimVec *key, const int64_t *rows, int64_t n, int64_t kmin,
+                    int64_t range, int64_t *out) {
+    return keymap(ctx, key, rows, NULL, n, kmin, range, out);
+}
+
+/* See primitives.h. Returns 0, or -1 with a message in ctx->err. */
+int prim_cpu_keymap_where(PrimCtx *ctx, const PrimVec *key, const uint8_t *flags, int64_t n,
+                          int64_t kmin, int64_t range, int64_t *out) {
+    if (n > 0 && !flags) return da_err(ctx, "keymap", "bad arguments");
+    return keymap(ctx, key, NULL, flags, n, kmin, range, out);
 }

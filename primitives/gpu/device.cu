@@ -6,6 +6,7 @@
  * is issued on ctx->stream and nothing here synchronizes the host.
  */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "primitives/gpu/gpu_util.cuh"
@@ -643,6 +644,7 @@ struct DaCol {
     const void *data;
     const uint8_t *valid; /* NULL: no NULLs */
     int type;             /* PRIM_U8 / PRIM_I32 / PRIM_I64 */
+    int once;             /* a fact column read by this role only: may stream */
 };
 
 /* The kernel view of host-side vector v (device pointers). */
@@ -651,6 +653,7 @@ static DaCol da_col(const PrimVec &v) {
     c.data = v.data;
     c.valid = v.valid;
     c.type = (int)v.type;
+    c.once = 1;
     return c;
 }
 
@@ -673,10 +676,10 @@ static __device__ __forceinline__ bool da_in(int64_t v, int64_t lo, int64_t span
 
 /* out[key[i] - kmin] = max(out[...], rows ? rows[i] : i) for every i < n
  * whose key is present and in [kmin, kmin + range). out was set to -1. */
-__global__ void keymap_kernel(DaCol key, const int64_t *rows, int64_t n, int64_t kmin,
-                              int64_t range, int64_t *out) {
+__global__ void keymap_kernel(DaCol key, const int64_t *rows, const uint8_t *flags, int64_t n,
+                              int64_t kmin, int64_t range, int64_t *out) {
     for (int64_t i = GQP_GRID_START; i < n; i += GQP_GRID_STRIDE) {
-        if (key.valid && !key.valid[i]) continue;
+        if ((flags && !flags[i]) || (key.valid && !key.valid[i])) continue;
         const int64_t v = da_ld(key, i);
         if (!da_in(v, kmin, range)) continue;
         const long long row = rows ? (long long)rows[i] : (long long)i;
@@ -688,8 +691,9 @@ __global__ void keymap_kernel(DaCol key, const int64_t *rows, int64_t n, int64_t
  * scatter kernel where an atomic max makes the larger row id win a shared
  * slot, as on the CPU. key may be U8, I32 or I64. Asynchronous. Returns 0
  * or -1. */
-extern "C" int prim_gpu_keymap(PrimCtx *ctx, const PrimVec *key, const int64_t *rows, int64_t n,
-                               int64_t kmin, int64_t range, int64_t *out) {
+/* The twins' common body: rows and flags may each be NULL. */
+static int gpu_keymap(PrimCtx *ctx, const PrimVec *key, const int64_t *rows, const uint8_t *flags,
+                      int64_t n, int64_t kmin, int64_t range, int64_t *out) {
     if (!ctx) return -1;
     if (!key || n < 0 || range < 0 || (range > 0 && !out) || (n > 0 && !key->data))
         return prim_gpu_fail(ctx, "keymap: bad arguments");
@@ -699,9 +703,21 @@ extern "C" int prim_gpu_keymap(PrimCtx *ctx, const PrimVec *key, const int64_t *
     cudaStream_t st = prim_gpu_stream(ctx);
     GQP_CUDA_TRY(ctx, cudaMemsetAsync(out, 0xff, (size_t)range * sizeof(int64_t), st));
     if (n == 0) return 0;
-    keymap_kernel<<<prim_gpu_grid(n), GQP_BLOCK, 0, st>>>(da_col(*key), rows, n, kmin, range, out);
+    keymap_kernel<<<prim_gpu_grid(n), GQP_BLOCK, 0, st>>>(da_col(*key), rows, flags, n, kmin, range,
+                                                          out);
     GQP_LAUNCH_TRY(ctx);
     return 0;
+}
+
+extern "C" int prim_gpu_keymap(PrimCtx *ctx, const PrimVec *key, const int64_t *rows, int64_t n,
+                               int64_t kmin, int64_t range, int64_t *out) {
+    return gpu_keymap(ctx, key, rows, nullptr, n, kmin, range, out);
+}
+
+extern "C" int prim_gpu_keymap_where(PrimCtx *ctx, const PrimVec *key, const uint8_t *flags,
+                                     int64_t n, int64_t kmin, int64_t range, int64_t *out) {
+    if (ctx && n > 0 && !flags) return prim_gpu_fail(ctx, "keymap: bad arguments");
+    return gpu_keymap(ctx, key, nullptr, flags, n, kmin, range, out);
 }
 
 /* ------------------------------------------------------------- denseagg -- */
@@ -712,10 +728,11 @@ extern "C" int prim_denseagg_check(PrimCtx *ctx, const PrimDenseAgg *s, const Pr
                                    int64_t n, const PrimVec *out, int64_t *stride);
 
 /* Rows per thread per tile: each column is loaded for DA_ITEMS rows at once
- * (independent loads in flight), Crystal's blocked tile. TUNING: 4 keeps the
- * 1-group kernel under 64 registers; not measured yet. */
+ * (independent loads in flight), Crystal's blocked tile. TUNING: measured
+ * on the H100 (bench_prim_gpu, Q1.1 shape, 2^26 rows): 4 rows 0.575 ms, 8
+ * rows 0.805 ms (more registers, fewer resident blocks). */
 #define DA_ITEMS 4
-#define DA_TILE ((int64_t)GQP_BLOCK * DA_ITEMS)
+#define DA_TILE(R) ((int64_t)GQP_BLOCK * (R))
 #define DA_NOUT_MAX PRIM_DA_NOUT(PRIM_DA_MAX)
 /* Largest per-block shared table set (bytes, one copy) of mode 1. TUNING:
  * 32 KiB leaves room for 7 blocks of 256 threads per H100 SM. */
@@ -758,6 +775,9 @@ template <int R, bool STREAM>
 static __device__ __forceinline__ void da_tile(const DaCol &c, const int64_t (&r)[R],
                                                const bool (&live)[R], int64_t (&v)[R],
                                                bool (&p)[R]) {
+    /* a column read in two roles (a range and a value) stays cached for
+     * the second read; one read once streams past L2 */
+    const bool stream = STREAM && c.once;
 #pragma unroll
     for (int k = 0; k < R; ++k)
         v[k] = 0;
@@ -766,7 +786,7 @@ static __device__ __forceinline__ void da_tile(const DaCol &c, const int64_t (&r
 #pragma unroll
         for (int k = 0; k < R; ++k)
             if (live[k])
-                v[k] = STREAM ? __ldcs((const unsigned char *)c.data + r[k])
+                v[k] = stream ? __ldcs((const unsigned char *)c.data + r[k])
                               : __ldg((const unsigned char *)c.data + r[k]);
         break;
     case PRIM_I32:
@@ -774,20 +794,20 @@ static __device__ __forceinline__ void da_tile(const DaCol &c, const int64_t (&r
         for (int k = 0; k < R; ++k)
             if (live[k])
                 v[k] =
-                    STREAM ? __ldcs((const int *)c.data + r[k]) : __ldg((const int *)c.data + r[k]);
+                    stream ? __ldcs((const int *)c.data + r[k]) : __ldg((const int *)c.data + r[k]);
         break;
     default:
 #pragma unroll
         for (int k = 0; k < R; ++k)
             if (live[k])
-                v[k] = STREAM ? __ldcs((const long long *)c.data + r[k])
+                v[k] = stream ? __ldcs((const long long *)c.data + r[k])
                               : __ldg((const long long *)c.data + r[k]);
         break;
     }
     if (c.valid) {
 #pragma unroll
         for (int k = 0; k < R; ++k)
-            p[k] = live[k] && (STREAM ? __ldcs((const unsigned char *)c.valid + r[k])
+            p[k] = live[k] && (stream ? __ldcs((const unsigned char *)c.valid + r[k])
                                       : __ldg((const unsigned char *)c.valid + r[k])) != 0;
     } else {
 #pragma unroll
@@ -875,9 +895,9 @@ static __device__ __forceinline__ void da_block_flush(const DaArgs &a, long long
  * only for the rows still alive, so a row stops costing loads as soon as it
  * fails. MODE as DaArgs describes; MAXA >= naggs bounds the aggregates
  * (mode 0 keeps 1 + 2 MAXA register accumulators). */
-template <int MODE, int MAXA>
+template <int MODE, int MAXA, int R>
 __global__ void __launch_bounds__(GQP_BLOCK) denseagg_kernel(const DaArgs a) {
-    constexpr int R = DA_ITEMS, NOUT = PRIM_DA_NOUT(MAXA);
+    constexpr int NOUT = PRIM_DA_NOUT(MAXA);
     extern __shared__ long long da_smem[];
     long long *tab = nullptr;
     const int64_t E = (int64_t)a.nout * a.ngroups; /* entries of one table set */
@@ -892,8 +912,8 @@ __global__ void __launch_bounds__(GQP_BLOCK) denseagg_kernel(const DaArgs a) {
     for (int o = 0; o < NOUT; ++o)
         acc[o] = o < a.nout ? a.init[o] : 0;
 
-    for (int64_t base = (int64_t)blockIdx.x * DA_TILE; base < a.n;
-         base += (int64_t)gridDim.x * DA_TILE) {
+    for (int64_t base = (int64_t)blockIdx.x * DA_TILE(R); base < a.n;
+         base += (int64_t)gridDim.x * DA_TILE(R)) {
         int64_t r[R], g[R];
         bool ok[R];
 #pragma unroll
@@ -1041,20 +1061,21 @@ static int da_sm_count(PrimCtx *ctx, int *sms) {
     return 0;
 }
 
-/* Launches denseagg_kernel<MODE, MAXA> with smem bytes of dynamic shared
+/* Launches denseagg_kernel<MODE, MAXA, R> with smem bytes of dynamic shared
  * memory: as many blocks as fit on the device at once (occupancy times SM
  * count), no more than there are tiles. Returns 0 or -1. */
-template <int MODE, int MAXA> static int da_launch(PrimCtx *ctx, const DaArgs &a, size_t smem) {
+template <int MODE, int MAXA, int R = DA_ITEMS>
+static int da_launch(PrimCtx *ctx, const DaArgs &a, size_t smem) {
     int sms = 0, per_sm = 0;
     if (da_sm_count(ctx, &sms) != 0) return -1;
     GQP_CUDA_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                          &per_sm, denseagg_kernel<MODE, MAXA>, GQP_BLOCK, smem));
+                          &per_sm, denseagg_kernel<MODE, MAXA, R>, GQP_BLOCK, smem));
     if (per_sm < 1) per_sm = 1;
-    const int64_t tiles = (a.n + DA_TILE - 1) / DA_TILE;
+    const int64_t tiles = (a.n + DA_TILE(R) - 1) / DA_TILE(R);
     int64_t grid = (int64_t)sms * per_sm;
     if (grid > tiles) grid = tiles;
     if (grid < 1) grid = 1;
-    denseagg_kernel<MODE, MAXA><<<(unsigned)grid, GQP_BLOCK, smem, prim_gpu_stream(ctx)>>>(a);
+    denseagg_kernel<MODE, MAXA, R><<<(unsigned)grid, GQP_BLOCK, smem, prim_gpu_stream(ctx)>>>(a);
     GQP_LAUNCH_TRY(ctx);
     return 0;
 }
@@ -1114,6 +1135,25 @@ extern "C" int prim_gpu_denseagg(PrimCtx *ctx, const PrimDenseAgg *spec, const P
         a.init[2 + 2 * q] = 0;
         a.out[1 + 2 * q] = (long long *)out[1 + 2 * q].data;
         a.out[2 + 2 * q] = (long long *)out[2 + 2 * q].data;
+    }
+    /* fact columns read in more than one role are loaded cached, not
+     * streamed (Q1.1 reads lo_discount as a filter and as a value) */
+    {
+        DaCol *roles[5 * PRIM_DA_MAX];
+        int nr = 0;
+        for (int f = 0; f < a.nranges; ++f)
+            roles[nr++] = &a.range[f];
+        for (int d = 0; d < a.ndims; ++d)
+            roles[nr++] = &a.fk[d];
+        for (int j = 0; j < a.nkeys; ++j)
+            if (a.key_dim[j] == -1) roles[nr++] = &a.key[j];
+        for (int q = 0; q < a.naggs; ++q) {
+            if (a.has_a[q]) roles[nr++] = &a.va[q];
+            if (a.has_b[q]) roles[nr++] = &a.vb[q];
+        }
+        for (int x = 0; x < nr; ++x)
+            for (int y = 0; y < nr; ++y)
+                if (x != y && roles[x]->data == roles[y]->data) roles[x]->once = 0;
     }
     cudaStream_t st = prim_gpu_stream(ctx);
     denseagg_init<<<prim_gpu_grid(a.ngroups), GQP_BLOCK, 0, st>>>(a);

@@ -77,6 +77,12 @@ int prim_gpu_keymap(PrimCtx *ctx, const PrimVec *key, const int64_t *rows, int64
 }
 
 /* Always -1 with "built without CUDA" in ctx->err. */
+int prim_gpu_keymap_where(PrimCtx *ctx, const PrimVec *key, const uint8_t *flags, int64_t n,
+                          int64_t kmin, int64_t range, int64_t *out) {
+    return no_cuda(ctx);
+}
+
+/* Always -1 with "built without CUDA" in ctx->err. */
 int prim_gpu_denseagg(PrimCtx *ctx, const PrimDenseAgg *spec, const PrimVec *in, int64_t n,
                       PrimVec *out) {
     return no_cuda(ctx);

@@ -1402,6 +1402,36 @@ Test(keymap, duplicates_out_of_range_nulls, .timeout = 120) {
                 free(rows);
                 free_vec(&key);
             }
+    /* keymap_where: the rows whose flag is set enter as their own index */
+    for (size_t s = 0; s < sizeof ns / sizeof ns[0]; s++) {
+        int64_t n = ns[s], kmin = -500, range = n / 2 + 50;
+        PrimVec key = rand_vec(PRIM_I32, n, kmin - 5, kmin + range + 5, 10);
+        uint8_t *flags = malloc((size_t)n + 1);
+        int64_t *want = malloc(sizeof(int64_t) * (size_t)range);
+        for (int64_t i = 0; i < n; i++)
+            flags[i] = rnd_in(0, 1) == 0;
+        for (int64_t k = 0; k < range; k++)
+            want[k] = -1;
+        for (int64_t i = 0; i < n; i++) {
+            if (!flags[i] || is_null(&key, i)) continue;
+            int64_t v = get_i(&key, i);
+            if (v >= kmin && v - kmin < range && i > want[v - kmin]) want[v - kmin] = i;
+        }
+        for (int nt = 1; nt <= 4; nt += 3) {
+            int64_t *got = malloc(sizeof(int64_t) * (size_t)range);
+            PrimCtx c = mkctx(nt);
+            cr_assert_eq(prim_cpu_keymap_where(&c, &key, flags, n, kmin, range, got), 0, "%s",
+                         c.err);
+            int64_t bad = 0;
+            for (int64_t k = 0; k < range; k++)
+                bad += got[k] != want[k];
+            cr_expect_eq(bad, 0, "keymap_where n %lld nt %d", (long long)n, nt);
+            free(got);
+        }
+        free(flags);
+        free(want);
+        free_vec(&key);
+    }
     /* an explicit duplicate: the larger row id wins, whatever the order */
     int32_t k3[4] = {5, 6, 5, 99};
     uint8_t v3[4] = {1, 1, 1, 0};

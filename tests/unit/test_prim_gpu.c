@@ -1137,7 +1137,13 @@ static void keymap_case(PrimType t, int64_t n, int with_rows, cudaStream_t st) {
     PrimVec hk = dh_vec(t, n, kmin - 5, kmin + range + 5, 10);
     PrimVec dk = dh_upload(&hk);
     int64_t *hrows = NULL, *drows = NULL;
-    if (with_rows) {
+    uint8_t *hflags = NULL, *dflags = NULL;
+    if (with_rows == 2) { /* keymap_where: a filter's flags instead of row ids */
+        hflags = malloc((size_t)n + 8);
+        for (int64_t i = 0; i < n; i++)
+            hflags[i] = rnd_range(0, 2) == 0;
+        dflags = to_dev(hflags, (size_t)n);
+    } else if (with_rows) {
         hrows = malloc(sizeof(int64_t) * (size_t)n + 8);
         for (int64_t i = 0; i < n; i++)
             hrows[i] = rnd_range(0, 3 * n);
@@ -1146,8 +1152,17 @@ static void keymap_case(PrimType t, int64_t n, int with_rows, cudaStream_t st) {
     int64_t *cm = malloc(sizeof(int64_t) * (size_t)range);
     int64_t *dm = to_dev(NULL, sizeof(int64_t) * (size_t)range);
     PrimCtx hc = hctx(), dc = dctx(st);
-    cr_assert_eq(prim_cpu_keymap(&hc, &hk, hrows, n, kmin, range, cm), 0, "cpu keymap: %s", hc.err);
-    cr_assert_eq(prim_gpu_keymap(&dc, &dk, drows, n, kmin, range, dm), 0, "gpu keymap: %s", dc.err);
+    if (hflags) {
+        cr_assert_eq(prim_cpu_keymap_where(&hc, &hk, hflags, n, kmin, range, cm), 0,
+                     "cpu keymap_where: %s", hc.err);
+        cr_assert_eq(prim_gpu_keymap_where(&dc, &dk, dflags, n, kmin, range, dm), 0,
+                     "gpu keymap_where: %s", dc.err);
+    } else {
+        cr_assert_eq(prim_cpu_keymap(&hc, &hk, hrows, n, kmin, range, cm), 0, "cpu keymap: %s",
+                     hc.err);
+        cr_assert_eq(prim_gpu_keymap(&dc, &dk, drows, n, kmin, range, dm), 0, "gpu keymap: %s",
+                     dc.err);
+    }
     sync_ok(st);
     int64_t *g = fetch_i64(dm, range);
     char msg[64];
@@ -1158,6 +1173,8 @@ static void keymap_case(PrimType t, int64_t n, int with_rows, cudaStream_t st) {
     cudaFree(dm);
     free(hrows);
     if (drows) cudaFree(drows);
+    free(hflags);
+    if (dflags) cudaFree(dflags);
     dh_free(&hk);
     dd_free(&dk);
 }
@@ -1365,7 +1382,7 @@ Test(prim_gpu, keymap) {
         const PrimType kt[3] = {PRIM_U8, PRIM_I32, PRIM_I64};
         for (int s = 0; s < NSIZES; s++)
             for (int t = 0; t < 3; t++)
-                for (int r = 0; r < 2; r++)
+                for (int r = 0; r < 3; r++)
                     keymap_case(kt[t], SIZES[s], r, st);
         cudaStreamDestroy(st);
     });
