@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "primitives/primitives.h"
+#include "denseagg_cases.h"
 
 /* ------------------------------------------------------------ harness -- */
 
@@ -1446,141 +1447,8 @@ Test(keymap, duplicates_out_of_range_nulls, .timeout = 120) {
     cr_expect_eq(prim_cpu_keymap(&c, &key, NULL, 4, 0, -1, out), -1);
 }
 
-/* Maximum inputs of a generated denseagg case. */
-#define DA_MAXIN 32
-
-/* A random denseagg case: inputs (malloc'd vectors), spec, row count. */
-typedef struct DaCase {
-    PrimVec in[DA_MAXIN];
-    int nin;
-    PrimDenseAgg s;
-    int64_t n;
-} DaCase;
-
-/* Appends v to c's inputs; returns its index. */
-static int da_add(DaCase *c, PrimVec v) {
-    cr_assert_lt(c->nin, DA_MAXIN);
-    c->in[c->nin] = v;
-    return c->nin++;
-}
-
-/* A group-key column of n values with codes 1..card-1 (values from kmin),
- * about 5% NULLs and, when stray, about 0.5% values just outside the range
- * (the twins drop those rows). card == 1: all NULL but the strays. */
-static PrimVec da_key_vec(PrimType t, int64_t n, int64_t kmin, int64_t card, int stray) {
-    PrimVec v = rand_vec(t, n, kmin, card > 1 ? kmin + card - 2 : kmin, 5);
-    for (int64_t i = 0; i < n; i++) {
-        if (card == 1) v.valid[i] = 0;
-        if (stray && rnd() % 200 == 0) {
-            int64_t x = rnd() & 1 ? kmin - 1 : kmin + card - 1;
-            if (t == PRIM_I32)
-                ((int32_t *)v.data)[i] = (int32_t)x;
-            else
-                ((int64_t *)v.data)[i] = x;
-            v.valid[i] = 1;
-        }
-    }
-    return v;
-}
-
-/* Builds a random case over nf fact rows. gclass: 0 one group, 1 a few
- * (<= ~200), 2 a few thousand, 3 about 500,000 groups. with_rows: the fact
- * rows come through an I64 row-id input (n = 3/4 nf, repeats allowed). */
-static void da_case(DaCase *c, int64_t nf, int gclass, int with_rows) {
-    memset(c, 0, sizeof *c);
-    PrimDenseAgg *s = &c->s;
-    static const PrimType ity[3] = {PRIM_U8, PRIM_I32, PRIM_I64};
-    /* six fact value columns: small ranges, one wide I64 (wrapping sums and
-     * products), NULLs in some */
-    int fact[6];
-    for (int k = 0; k < 6; k++) {
-        PrimType t = ity[rnd() % 3];
-        int64_t lo = t == PRIM_U8 ? 0 : -40, hi = t == PRIM_U8 ? 60 : 100;
-        if (k == 5) {
-            t = PRIM_I64;
-            lo = INT64_MIN / 4;
-            hi = INT64_MAX / 4;
-        }
-        fact[k] = da_add(c, rand_vec(t, nf, lo, hi, rnd() % 2 ? 8 : -1));
-    }
-    c->n = nf;
-    s->rows = -1;
-    if (with_rows) {
-        c->n = nf * 3 / 4;
-        PrimVec r = alloc_vec(PRIM_I64, c->n, 0);
-        for (int64_t i = 0; i < c->n; i++)
-            ((int64_t *)r.data)[i] = rnd_in(0, nf - 1);
-        s->rows = da_add(c, r);
-    }
-    s->nranges = (int)(rnd() % 4);
-    for (int f = 0; f < s->nranges; f++) {
-        int k = (int)(rnd() % 5);
-        s->range_col[f] = fact[k];
-        s->range_lo[f] = rnd_in(-40, 30);
-        s->range_hi[f] = s->range_lo[f] + rnd_in(rnd() % 8 ? 30 : -5, 120);
-    }
-    s->ndims = (int)(rnd() % 4);
-    int64_t dn[PRIM_DA_MAX];
-    for (int d = 0; d < s->ndims; d++) {
-        /* dimension of dn rows with keys kbase + gap * row, about 85% of
-         * its rows surviving its filter */
-        dn[d] = rnd_in(1, 3000);
-        int64_t gap = 1 + (int64_t)(rnd() % 2), kbase = rnd_in(-1000, 1000), range = gap * dn[d];
-        PrimVec dkey = alloc_vec(PRIM_I64, dn[d], 0);
-        int64_t *rows = malloc(sizeof(int64_t) * (size_t)dn[d]), nsel = 0;
-        for (int64_t i = 0; i < dn[d]; i++) {
-            ((int64_t *)dkey.data)[i] = kbase + gap * i;
-            if (rnd() % 100 < 85) rows[nsel++] = i;
-        }
-        /* the map takes the filtered rows' keys */
-        PrimVec skey = alloc_vec(PRIM_I64, nsel, 0);
-        for (int64_t i = 0; i < nsel; i++)
-            ((int64_t *)skey.data)[i] = ((int64_t *)dkey.data)[rows[i]];
-        PrimVec map = alloc_vec(PRIM_I64, range, 0);
-        PrimCtx kc = mkctx(1);
-        cr_assert_eq(prim_cpu_keymap(&kc, &skey, rows, nsel, kbase, range, map.data), 0, "%s",
-                     kc.err);
-        free_vec(&dkey);
-        free_vec(&skey);
-        free(rows);
-        s->dim_map[d] = da_add(c, map);
-        s->dim_kmin[d] = kbase;
-        s->dim_range[d] = range;
-        s->dim_fk[d] = da_add(c, rand_vec(rnd() % 2 ? PRIM_I32 : PRIM_I64, nf, kbase - 3,
-                                          kbase + range + 3, rnd() % 2 ? 3 : -1));
-    }
-    s->nkeys = gclass == 0 ? (int)(rnd() % 2) : 1 + (int)(rnd() % 3);
-    static const int64_t mid[4] = {0, 5000, 70, 17}, big[4] = {0, 500000, 700, 80};
-    s->ngroups = 1;
-    for (int j = 0; j < s->nkeys; j++) {
-        int64_t card = gclass == 0   ? 1
-                       : gclass == 1 ? rnd_in(2, 6)
-                       : gclass == 2 ? mid[s->nkeys]
-                                     : big[s->nkeys];
-        s->key_card[j] = card;
-        s->key_min[j] = rnd_in(-100, 100);
-        s->key_dim[j] = s->ndims > 0 && rnd() % 2 ? (int)(rnd() % (uint64_t)s->ndims) : -1;
-        int64_t len = s->key_dim[j] >= 0 ? dn[s->key_dim[j]] : nf;
-        s->key_col[j] = da_add(c, da_key_vec(rnd() % 2 ? PRIM_I32 : PRIM_I64, len, s->key_min[j],
-                                             card, (int)(rnd() % 2)));
-        s->ngroups *= card;
-    }
-    s->naggs = (int)(rnd() % 7);
-    static const char ops[3] = {'+', '-', '*'};
-    for (int a = 0; a < s->naggs; a++) {
-        s->agg[a] = (PrimAgg)(rnd() % 5);
-        int novalue = (s->agg[a] == AGG_COUNT_STAR || s->agg[a] == AGG_COUNT) && rnd() % 2;
-        s->val_a[a] = novalue ? -1 : fact[rnd() % 6];
-        s->val_b[a] = !novalue && rnd() % 2 ? fact[rnd() % 6] : -1;
-        s->val_op[a] = ops[rnd() % 3];
-    }
-}
-
-/* Frees a case's inputs. */
-static void da_case_free(DaCase *c) {
-    for (int k = 0; k < c->nin; k++)
-        free_vec(&c->in[k]);
-}
+/* The random source of the shared denseagg cases (denseagg_cases.h). */
+static const DaRand DA_RAND = {rnd, rand_vec};
 
 /* Allocates the PRIM_DA_NOUT(naggs) outputs of c (ngroups values each). */
 static void da_outs(const DaCase *c, PrimVec *out) {
@@ -1703,7 +1571,7 @@ Test(denseagg, random_specs_vs_reference, .timeout = 600) {
             for (int rep = 0; rep < (ns[s] >= 100000 ? 3 : 6); rep++) {
                 if (gclass == 3 && ns[s] < 100000 && rep > 0) continue;
                 DaCase c;
-                da_case(&c, ns[s], gclass, rep % 2);
+                da_case(&c, &DA_RAND, ns[s], gclass, rep % 2);
                 char what[96];
                 snprintf(what, sizeof what,
                          "case %d: n %lld gclass %d rows %d: %d ranges %d dims %d keys %d aggs",
