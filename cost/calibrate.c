@@ -32,6 +32,8 @@ typedef struct Cal {
     void *stream;
     void (*progress)(void *ud, const char *line);
     void *ud;
+    double cache_mb[2]; /* CPU last-level cache, GPU L2 (miss() in cost.h) */
+    double spawn_us;    /* one parallel pass on the CPU (cost.h), 0 with one thread */
 } Cal;
 
 int cost_fit(const double *X, const double *y, int n, int k, double *beta) {
@@ -130,8 +132,11 @@ typedef struct Bufs {
     int64_t *idx;    /* random row ids */
     int64_t *starts; /* segment starts, 1000 rows per segment */
     int64_t nseg;
-    void *out;     /* 8n bytes */
-    uint8_t *outv; /* n validity bytes */
+    int32_t *skeys; /* sorted group keys: row / 1000 (segments `starts`) */
+    float *fvals;   /* random floats in [-128, 128) (compensated SUM, sort keys) */
+    int32_t *bkeys; /* a small join build side: CAL_DIM keys 0..CAL_DIM-1 */
+    void *out;      /* 8n bytes */
+    uint8_t *outv;  /* n validity bytes */
     /* dense-aggregate: a dimension of CAL_DIM rows keyed 0..CAL_DIM-1 */
     int64_t *dmap;  /* its keymap: row i, every tenth key filtered out (-1) */
     int32_t *dattr; /* its group key: row % 7 */
@@ -144,8 +149,8 @@ typedef struct Bufs {
 
 /* Free b (device memory when gpu). */
 static void bufs_free(Bufs *b, int gpu, void *stream) {
-    void *p[] = {b->vals, b->keys, b->flags, b->offs,  b->idx, b->starts,
-                 b->out,  b->outv, b->dmap,  b->dattr, b->dout};
+    void *p[] = {b->vals,  b->keys,  b->flags, b->offs, b->idx,  b->starts, b->skeys,
+                 b->fvals, b->bkeys, b->out,   b->outv, b->dmap, b->dattr,  b->dout};
     for (size_t i = 0; i < sizeof p / sizeof *p; i++) {
         if (gpu)
             prim_gpu_free(p[i], stream);
@@ -167,25 +172,31 @@ static int bufs_host(Bufs *b, int64_t n) {
     b->idx = malloc(sn * 8);
     b->nseg = (n + 999) / 1000;
     b->starts = malloc((size_t)b->nseg * 8);
+    b->skeys = malloc(sn * 4);
+    b->fvals = malloc(sn * 4);
+    b->bkeys = malloc(CAL_DIM * 4);
     b->out = malloc(sn * 8);
     b->outv = malloc(sn);
     b->dmap = malloc(CAL_DIM * 8);
     b->dattr = malloc(CAL_DIM * 4);
     b->dout = malloc(PRIM_DA_NOUT(1) * CAL_GROUPS * 8);
-    if (!b->vals || !b->keys || !b->flags || !b->offs || !b->idx || !b->starts || !b->out ||
-        !b->outv || !b->dmap || !b->dattr || !b->dout) {
+    if (!b->vals || !b->keys || !b->flags || !b->offs || !b->idx || !b->starts || !b->skeys ||
+        !b->fvals || !b->bkeys || !b->out || !b->outv || !b->dmap || !b->dattr || !b->dout) {
         bufs_free(b, 0, NULL);
         return -1;
     }
     for (int i = 0; i < CAL_DIM; i++) {
         b->dmap[i] = i % 10 == 9 ? -1 : i;
         b->dattr[i] = i % 7;
+        b->bkeys[i] = i;
     }
     uint64_t s = 0x9e3779b97f4a7c15ULL;
     int64_t acc = 0;
     for (int64_t i = 0; i < n; i++) {
         s ^= s << 13, s ^= s >> 7, s ^= s << 17;
         b->vals[i] = (int32_t)(s % 100);
+        b->fvals[i] = (float)(s >> 40) / 65536.0f - 128.0f; /* -128 .. 128, 24 bits */
+        b->skeys[i] = (int32_t)(i / 1000);
         b->flags[i] = b->vals[i] > 49;
         b->offs[i] = acc;
         acc += b->flags[i];
@@ -219,6 +230,9 @@ static int bufs_dev(Bufs *d, const Bufs *h, void *stream, char *err, size_t cap)
              {(void **)&d->offs, h->offs, sn * 8},
              {(void **)&d->idx, h->idx, sn * 8},
              {(void **)&d->starts, h->starts, (size_t)h->nseg * 8},
+             {(void **)&d->skeys, h->skeys, sn * 4},
+             {(void **)&d->fvals, h->fvals, sn * 4},
+             {(void **)&d->bkeys, h->bkeys, CAL_DIM * 4},
              {(void **)&d->out, NULL, sn * 8},
              {(void **)&d->outv, NULL, sn},
              {(void **)&d->dmap, h->dmap, CAL_DIM * 8},
@@ -258,9 +272,10 @@ static const PrimInstr prog_filter_code[] = {{POP_COL, PRIM_REG_I, 0, 0, 0, 0, 0
                                              {POP_GT, PRIM_REG_I, 2, 0, 1, 0, 0, 0, NULL, 0}};
 
 /* The dense-aggregate benchmark over b: rows whose vals lie in [10, 99],
- * joined through the keymap dmap on vals (ndims times: 1 or 3
- * dimensions), grouped by the dimension's dattr, SUM(keys). Inputs: 0
- * vals, 1 keys, 2 dmap, 3 dattr. */
+ * joined through the keymap dmap on vals (ndims times: 0 or 3
+ * dimensions), grouped by the dimension's dattr (no key and one group
+ * without dimensions: a filtered SUM), SUM(keys). Inputs: 0 vals, 1 keys,
+ * 2 dmap, 3 dattr. */
 static void cal_dense_spec(PrimDenseAgg *s, int ndims) {
     memset(s, 0, sizeof *s);
     s->rows = -1;
@@ -275,7 +290,7 @@ static void cal_dense_spec(PrimDenseAgg *s, int ndims) {
         s->dim_kmin[d] = 0;
         s->dim_range[d] = CAL_DIM;
     }
-    s->nkeys = 1;
+    s->nkeys = ndims > 0;
     s->key_col[0] = 3;
     s->key_dim[0] = 0;
     s->key_min[0] = 0;
@@ -284,7 +299,7 @@ static void cal_dense_spec(PrimDenseAgg *s, int ndims) {
     s->agg[0] = AGG_SUM;
     s->val_a[0] = 1;
     s->val_b[0] = -1;
-    s->ngroups = CAL_GROUPS;
+    s->ngroups = ndims > 0 ? CAL_GROUPS : 1;
 }
 
 /* Run primitive p once on b (device gpu); 0 or -1. */
@@ -318,33 +333,52 @@ static int run_prim(Cal *c, int gpu, CostPrimKind p, const Bufs *b, int variant)
                  : prim_cpu_scatter(ctx, NULL, b->flags, b->offs, n, &o64);
         break;
     case CP_GATHER: {
+        /* variant 0: ascending row ids (a filter's), 1: random ones */
         PrimVec o32 = {PRIM_I32, n, b->out, NULL};
-        rc = gpu ? prim_gpu_gather(ctx, &v32, b->idx, n, &o32)
-                 : prim_cpu_gather(ctx, &v32, b->idx, n, &o32);
+        const int64_t *ids = variant ? b->idx : b->offs;
+        rc = gpu ? prim_gpu_gather(ctx, &v32, ids, n, &o32)
+                 : prim_cpu_gather(ctx, &v32, ids, n, &o32);
         break;
     }
     case CP_SORT: {
+        /* FLOAT keys: every byte varies, so no radix pass is skipped (vals'
+         * 0..99 would leave three of four byte passes out) */
         uint8_t desc = 0;
-        rc = gpu ? prim_gpu_sort(ctx, &v32, &desc, 1, n, b->out)
-                 : prim_cpu_sort(ctx, &v32, &desc, 1, n, b->out);
+        PrimVec f32 = {PRIM_F32, n, b->fvals, NULL};
+        rc = gpu ? prim_gpu_sort(ctx, &f32, &desc, 1, n, b->out)
+                 : prim_cpu_sort(ctx, &f32, &desc, 1, n, b->out);
         break;
     }
     case CP_SEGMENTS: {
+        /* variant 0: sorted keys, 1000 rows a segment (a GROUP BY); 1:
+         * random keys, a segment almost every row */
         int64_t nseg = 0;
-        rc = gpu ? prim_gpu_segments(ctx, &v32, 1, n, b->out, &nseg)
-                 : prim_cpu_segments(ctx, &v32, 1, n, b->out, &nseg);
+        PrimVec k32 = {PRIM_I32, n, variant ? b->vals : b->skeys, NULL};
+        rc = gpu ? prim_gpu_segments(ctx, &k32, 1, n, b->out, &nseg)
+                 : prim_cpu_segments(ctx, &k32, 1, n, b->out, &nseg);
         break;
     }
     case CP_SEGREDUCE: {
-        PrimVec out = {PRIM_I64, b->nseg, b->out, b->outv};
-        rc = gpu ? prim_gpu_segreduce(ctx, AGG_SUM, &v32, b->starts, b->nseg, n, &out)
-                 : prim_cpu_segreduce(ctx, AGG_SUM, &v32, b->starts, b->nseg, n, &out);
+        /* variant 0: SUM of INT32 (a plain sum), 1: of FLOAT (compensated) */
+        PrimVec f32 = {PRIM_F32, n, b->fvals, NULL};
+        PrimVec out = {variant ? PRIM_F64 : PRIM_I64, b->nseg, b->out, b->outv};
+        const PrimVec *val = variant ? &f32 : &v32;
+        rc = gpu ? prim_gpu_segreduce(ctx, AGG_SUM, val, b->starts, b->nseg, n, &out)
+                 : prim_cpu_segreduce(ctx, AGG_SUM, val, b->starts, b->nseg, n, &out);
         break;
     }
     case CP_JOIN: {
+        /* variant 0: n probe rows (vals) against a CAL_DIM-row build side
+         * (a dimension, cache-resident), one match each; 1: n unique keys
+         * against the same n keys (a table out of the cache) */
         PrimPairs pr = {0, NULL, NULL};
-        rc = gpu ? prim_gpu_join(ctx, &v64, n, &v64, n, &pr)
-                 : prim_cpu_join(ctx, &v64, n, &v64, n, &pr);
+        PrimVec bk = {PRIM_I32, CAL_DIM, b->bkeys, NULL};
+        if (variant)
+            rc = gpu ? prim_gpu_join(ctx, &v64, n, &v64, n, &pr)
+                     : prim_cpu_join(ctx, &v64, n, &v64, n, &pr);
+        else
+            rc = gpu ? prim_gpu_join(ctx, &bk, CAL_DIM, &v32, n, &pr)
+                     : prim_cpu_join(ctx, &bk, CAL_DIM, &v32, n, &pr);
         if (rc == 0) {
             ctx->free(ctx->ud, pr.left);
             ctx->free(ctx->ud, pr.right);
@@ -368,7 +402,7 @@ static int run_prim(Cal *c, int gpu, CostPrimKind p, const Bufs *b, int variant)
         break;
     case CP_DENSEAGG: {
         PrimDenseAgg spec;
-        cal_dense_spec(&spec, variant ? 3 : 1);
+        cal_dense_spec(&spec, variant ? 3 : 0);
         PrimVec in[4] = {
             v32, v64, {PRIM_I64, CAL_DIM, b->dmap, NULL}, {PRIM_I32, CAL_DIM, b->dattr, NULL}};
         PrimVec out[PRIM_DA_NOUT(1)];
@@ -396,8 +430,10 @@ static int run_prim(Cal *c, int gpu, CostPrimKind p, const Bufs *b, int variant)
     return rc;
 }
 
-/* Work and bytes of one run of p over n rows (the table in cost.h). */
-static void features(CostPrimKind p, int64_t n, int variant, double *elems, double *bytes) {
+/* Work and bytes of one run of p over n rows (the table in cost.h), on a
+ * device with a cache of cache_mb MiB. */
+static void features(CostPrimKind p, int64_t n, int variant, double cache_mb, double *elems,
+                     double *bytes) {
     double r = (double)n;
     *elems = 0;
     switch (p) {
@@ -413,20 +449,30 @@ static void features(CostPrimKind p, int64_t n, int variant, double *elems, doub
     case CP_SCATTER:
         *bytes = r * 9 + r * 0.5 * 8;
         break;
-    case CP_GATHER:
+    case CP_GATHER: /* INT32 values from n rows */
+        *elems = variant ? r * cost_miss_share(r * 4, cache_mb) : 0;
         *bytes = r * (8 + 2 * 4);
         break;
     case CP_SORT:
         *elems = r * 4, *bytes = r * 12;
         break;
-    case CP_SEGMENTS:
-        *bytes = r * 4 + r * 8;
+    case CP_SEGMENTS: { /* one INT32 key; random keys 0..99 differ 99% of the time */
+        double segs = variant ? 0.99 * r : ceil(r / 1000);
+        *elems = r + segs, *bytes = r * 4 + segs * 8;
         break;
+    }
     case CP_SEGREDUCE:
+        *elems = variant ? r : 0;
         *bytes = r / 1000 * 8 + r * 4 + r / 1000 * 8;
         break;
-    case CP_JOIN:
-        *elems = 2 * r, *bytes = 2 * r * 8 + r * 16;
+    case CP_JOIN: /* the smaller side's table: 32 bytes a row */
+        if (variant) {
+            *elems = 2 * r;
+            *bytes = 2 * r * (8 + 64 * cost_miss_share(32 * r, cache_mb)) + r * 16;
+        } else {
+            *elems = r + CAL_DIM;
+            *bytes = (r + CAL_DIM) * (4 + 64 * cost_miss_share(32 * CAL_DIM, cache_mb)) + r * 16;
+        }
         break;
     case CP_CROSS: {
         double side = floor(sqrt(r));
@@ -440,7 +486,7 @@ static void features(CostPrimKind p, int64_t n, int variant, double *elems, doub
         *bytes = r * 8 + r * (8 + 8 + 8);
         break;
     case CP_DENSEAGG: /* fact columns vals (I32) and keys (I64), the table */
-        *elems = r * (1 + (variant ? 3 : 1));
+        *elems = 0.9 * r * (1 + (variant ? 3 : 0)); /* 90% pass the range filter */
         *bytes = r * 12 + (double)CAL_GROUPS * 8 * PRIM_DA_NOUT(1);
         break;
     default:
@@ -460,10 +506,12 @@ static double median(double *v, int k) {
     return v[k / 2];
 }
 
-/* Time primitive p on b: a warm-up run, then the median of `reps` runs
- * (CUDA events on the GPU). Returns microseconds, or -1 on error. */
+/* Time primitive p on b: a warm-up run, then the fastest of `reps` runs
+ * (CUDA events on the GPU): other processes on a shared machine only ever
+ * add time, and on the 2-core VM they moved medians by up to 2x between
+ * calibrations. Returns microseconds, or -1 on error. */
 static double time_prim(Cal *c, int gpu, CostPrimKind p, const Bufs *b, int variant, int reps) {
-    double t[7];
+    double t[15];
     if (run_prim(c, gpu, p, b, variant) != 0) return -1;
     for (int r = 0; r < reps; r++) {
         if (gpu) {
@@ -481,19 +529,29 @@ static double time_prim(Cal *c, int gpu, CostPrimKind p, const Bufs *b, int vari
             t[r] = now_us() - t0;
         }
     }
-    return median(t, reps);
+    double best = t[0];
+    for (int r = 1; r < reps; r++)
+        if (t[r] < best) best = t[r];
+    return best;
 }
 
-/* Fit the points of (gpu, p) into cp. Features: map and denseagg [1,
- * elems, bytes] (two variants each, so the two slopes separate); sort,
- * join [1, elems]; the others [1, bytes]; select takes map's
+/* 1 if p is timed in two variants and fitted with both slopes. */
+static int two_slopes(CostPrimKind p) {
+    return p == CP_MAP || p == CP_DENSEAGG || p == CP_GATHER || p == CP_SEGMENTS ||
+           p == CP_SEGREDUCE || p == CP_JOIN;
+}
+
+/* Fit the points of (gpu, p) into cp. Features: map, denseagg, gather,
+ * segments, segreduce and join [1, elems, bytes] (two variants each, so
+ * the two slopes separate); sort [1, elems]; the others [1, bytes];
+ * select takes map's
  * per-instruction cost (elem_ns) and fits [1, bytes] to the rest. Slopes
  * come from the sizes >= 1e5 rows by plain least squares (so the largest,
  * out-of-cache size dominates, as it does in placement decisions), the
  * fixed cost from the smallest size. */
 static void fit_prim(const Cal *c, int gpu, CostPrimKind p, CostPrim *cp, double elem_ns) {
     double X[MAX_POINTS * 3], y[MAX_POINTS], beta[3];
-    int n = 0, k = p == CP_MAP || p == CP_DENSEAGG ? 3 : 2;
+    int n = 0, k = two_slopes(p) ? 3 : 2;
     /* slopes from the sizes that leave the caches (>= 1e5 rows) when there
      * are enough of them; the fixed cost from the smallest size below */
     int64_t min_rows = INT64_MAX, nbig = 0;
@@ -512,9 +570,11 @@ static void fit_prim(const Cal *c, int gpu, CostPrimKind p, CostPrim *cp, double
             X[n * k + 1] = q->elems * w;
             X[n * k + 2] = q->bytes * w;
         } else {
-            X[n * k + 1] = (p == CP_SORT || p == CP_JOIN ? q->elems : q->bytes) * w;
+            X[n * k + 1] = (p == CP_SORT ? q->elems : q->bytes) * w;
         }
         y[n] = p == CP_SELECT ? q->us - q->elems * elem_ns / 1e3 : q->us;
+        if (!gpu && q->rows >= COST_PAR_MIN_ROWS) /* thread starts are priced apart */
+            y[n] -= c->spawn_us * cost_cpu_passes(p, 4);
         n++;
     }
     if (n < k || cost_fit(X, y, n, k, beta) != 0) return; /* keep the defaults */
@@ -525,7 +585,7 @@ static void fit_prim(const Cal *c, int gpu, CostPrimKind p, CostPrim *cp, double
     } else if (p == CP_SELECT) {
         cp->ns_per_elem = elem_ns;
         cp->ns_per_byte = beta[1] * 1e3;
-    } else if (p == CP_SORT || p == CP_JOIN) {
+    } else if (p == CP_SORT) {
         cp->ns_per_elem = beta[1] * 1e3;
         cp->ns_per_byte = 0;
     } else {
@@ -541,6 +601,55 @@ static void fit_prim(const Cal *c, int gpu, CostPrimKind p, CostPrim *cp, double
         if (fixed < 0 || rest < fixed) fixed = rest;
     }
     if (fixed >= 0 || floor_rows > 0) cp->fixed_us = fixed > 0 ? fixed : 0;
+}
+
+/* Size in MiB of the largest CPU cache Linux reports for cpu0 (sysfs
+ * cache/index*: the level with the highest number), or fallback when none
+ * can be read. */
+static double cpu_cache_mb(double fallback) {
+    double best = 0;
+    int best_level = -1;
+    for (int i = 0; i < 8; i++) {
+        char path[96], buf[32];
+        int level = -1;
+        double kib = 0;
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+        FILE *f = fopen(path, "r");
+        if (!f) continue;
+        if (fgets(buf, sizeof buf, f)) level = atoi(buf);
+        fclose(f);
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+        f = fopen(path, "r");
+        if (!f) continue;
+        if (fgets(buf, sizeof buf, f)) {
+            char *end;
+            kib = strtod(buf, &end);
+            if (*end == 'M') kib *= 1024;
+        }
+        fclose(f);
+        if (level > best_level && kib > 0) best_level = level, best = kib / 1024;
+    }
+    return best > 0 ? best : fallback;
+}
+
+/* prim_parallel body that does nothing. */
+static void noop_pass(void *arg, int t, int nt) {
+    (void)arg, (void)t, (void)nt;
+}
+
+/* Median microseconds of one empty parallel pass with nthreads threads
+ * (thread start and join; 0 with one thread), or -1 when threads cannot
+ * start. */
+static double time_spawn(int nthreads) {
+    double t[31];
+    if (nthreads <= 1) return 0;
+    if (prim_parallel(nthreads, noop_pass, NULL) != 0) return -1;
+    for (int r = 0; r < 31; r++) {
+        double t0 = now_us();
+        if (prim_parallel(nthreads, noop_pass, NULL) != 0) return -1;
+        t[r] = now_us() - t0;
+    }
+    return median(t, 31);
 }
 
 /* Measure every primitive of one device at every size. Returns 0 or -1. */
@@ -561,10 +670,10 @@ static int measure(Cal *c, int gpu, int64_t max_rows, char *err, size_t cap) {
             }
             b = &db;
         }
-        int reps = n >= 10000000 ? 3 : n >= 1000000 ? 5 : 7;
+        int reps = n >= 10000000 ? 5 : n >= 1000000 ? 9 : 15;
         for (int p = 0; p < CP_COUNT; p++) {
             if (p == CP_TOTEXT) continue;
-            int nvar = p == CP_MAP || p == CP_DENSEAGG ? 2 : 1;
+            int nvar = two_slopes((CostPrimKind)p) ? 2 : 1;
             for (int variant = 0; variant < nvar; variant++) {
                 double us = time_prim(c, gpu, (CostPrimKind)p, b, variant, reps);
                 if (us < 0) {
@@ -581,13 +690,18 @@ static int measure(Cal *c, int gpu, int64_t max_rows, char *err, size_t cap) {
                     q->prim = (CostPrimKind)p;
                     q->rows = n;
                     q->us = us;
-                    features((CostPrimKind)p, n, variant, &q->elems, &q->bytes);
+                    features((CostPrimKind)p, n, variant, c->cache_mb[gpu], &q->elems, &q->bytes);
                 }
                 if (c->progress) {
                     char line[160];
-                    const char *var = p == CP_MAP        ? (variant ? " (9 ops)" : " (3 ops)")
-                                      : p == CP_DENSEAGG ? (variant ? " (3 dims)" : " (1 dim)")
-                                                         : "";
+                    static const char *vn[CP_COUNT][2] = {
+                        [CP_MAP] = {" (3 ops)", " (9 ops)"},
+                        [CP_DENSEAGG] = {" (0 dims)", " (3 dims)"},
+                        [CP_GATHER] = {" (ascending)", " (random)"},
+                        [CP_SEGMENTS] = {" (sorted)", " (random)"},
+                        [CP_SEGREDUCE] = {" (int)", " (float)"},
+                        [CP_JOIN] = {" (small build)", " (n x n)"}};
+                    const char *var = vn[p][variant] ? vn[p][variant] : "";
                     snprintf(line, sizeof line, "%s %-9s %9lld rows%s %10.1f us",
                              gpu ? "gpu" : "cpu", cost_prim_name((CostPrimKind)p), (long long)n,
                              var, us);
@@ -676,6 +790,12 @@ int cost_calibrate_ex(const char *out_path, int nthreads, int64_t max_rows,
     if (gpu) prim_gpu_describe(gname, sizeof gname);
     CostModel m;
     cost_model_default(&m, strstr(gname, "H200") ? "h200" : strstr(gname, "H100") ? "h100" : "cpu");
+    m.cpu_cache_mb = cpu_cache_mb(m.cpu_cache_mb);
+    c->cache_mb[0] = m.cpu_cache_mb;
+    c->cache_mb[1] = m.gpu_cache_mb;
+    c->spawn_us = time_spawn(nthreads);
+    if (c->spawn_us < 0) c->spawn_us = m.cpu_spawn_us;
+    m.cpu_spawn_us = c->spawn_us;
     int rc = measure(c, 0, max_rows, err, cap);
     if (rc == 0 && gpu) {
         c->stream = prim_gpu_stream_create();
@@ -710,7 +830,7 @@ int cost_calibrate_ex(const char *out_path, int nthreads, int64_t max_rows,
             fprintf(f, "# calibrated with %d CPU threads%s%s; GPU part %s\n", nthreads,
                     gpu ? " on " : "", gname,
                     gpu ? "measured" : "not measured (no GPU): built-in H100 defaults");
-            fprintf(f, "points:  # raw measurements: median microseconds per call\n");
+            fprintf(f, "points:  # raw measurements: fastest microseconds per call\n");
             for (int i = 0; i < c->npts; i++) {
                 const Point *q = &c->pts[i];
                 fprintf(f,

@@ -15,22 +15,43 @@
  *   select      inputs + n flags + 8 * rows out        n * instructions
  *   scan        n * width + 8n                         -
  *   scatter     n flags + 8n offsets + 8 * rows out    -
- *   gather      8 * rows out + 2 * width * rows out    -
+ *   gather      8 * rows out + 2 * width * rows out    rows out * miss(source bytes)
+ *                                                      when the row ids are random
  *   sort        keys + 8n permutation                  n * key bytes (radix passes)
- *   segments    keys + 8 * segments                    -
- *   segreduce   8 * segments + width * n               -
+ *   segments    keys + 8 * segments                    n * keys + segments
+ *   segreduce   8 * segments + width * n               n when compensated (float SUM,
+ *                                                      AVG), else 0
  *   join        keys of both sides + 16 * pairs        rows of both sides
+ *               + 64 * rows of both sides * miss(32 * smaller side)
  *   cross       16 * pairs                             -
  *   slice       2 * width * rows out                   -
  *   to-text     -                                      n (CPU only)
  *   keymap      8 * range (fill) + n * (input widths   -
  *               + 8) (keys, row ids, one slot write)
- *   denseagg    rows scanned * fact-side input widths  rows scanned * (1 + dims)
- *               + 8 * groups * outputs                 (filter/accumulate + probes)
+ *   denseagg    rows scanned * fact-side input widths  rows passing the range filters
+ *               + 8 * groups * outputs                 * (1 + dims) (accumulate +
+ *                                                      probes); a node: rows scanned
  *
  * (denseagg's fact-side inputs are the row ids and the columns read at the
  * fact row: range filters, foreign keys, fact keys, aggregate operands;
  * keymaps and dimension keys are read through the probes.)
+ *
+ * Random accesses: miss(S) = S / (S + cache bytes) is the share of random
+ * reads into a structure of S bytes that leave the last-level cache (the
+ * model's cpu_cache_mb / gpu_cache_mb). A gather's row ids are random when
+ * they come from a sort, a gather, or the right side of a join; a filter's
+ * row ids, segment starts and a join's left side ascend, and such a gather
+ * streams (elems 0). A join's hash table and its row groups take about 32
+ * bytes per row of the smaller side; a probe that misses moves a 64-byte
+ * line, while a small build side (a dimension of a few hundred rows) stays
+ * in the cache and a probe costs only its per-row work.
+ *
+ * Thread starts: a CPU primitive over at least COST_PAR_MIN_ROWS rows with
+ * more than one thread starts its threads once per parallel pass
+ * (prim_parallel creates and joins them each time); each start costs
+ * cpu_spawn_us, on top of fixed_us (which the single-threaded small calls
+ * measure). Passes: select, scan, segments, keymap, denseagg 2; join 3;
+ * sort 2 + 2 per key byte; the others 1 (slice, to-text 0).
  *
  * The constants live in a CostModel, read from YAML (`gqp calibrate` writes
  * one) with compiled-in defaults for a 2-core CPU machine and for an H100.
@@ -86,8 +107,11 @@ typedef struct CostModel {
     CostPrim cpu[CP_COUNT];
     CostPrim gpu[CP_COUNT];
     CostLink h2d_pinned, d2h_pinned, h2d_pageable, d2h_pageable;
-    double gpu_sync_us; /* the host waits for the device (a count, a D2H result) */
-    int cpu_threads;    /* threads the CPU constants were measured with */
+    double gpu_sync_us;  /* the host waits for the device (a count, a D2H result) */
+    double cpu_spawn_us; /* a parallel pass of a CPU primitive: thread start + join */
+    double cpu_cache_mb; /* last-level cache (miss() in the table above) */
+    double gpu_cache_mb; /* the GPU's L2 */
+    int cpu_threads;     /* threads the CPU constants were measured with */
 } CostModel;
 
 /* Compiled-in defaults. which: "cpu" (2-core machine, calibrated) or
@@ -117,6 +141,17 @@ int cost_model_select(CostModel *m, const char *cost_file, const char *gpu_name,
 /* -------------------------------------------------------- cost functions --
  * Times in microseconds. */
 double cost_prim_us(const CostPrim *p, double elems, double bytes);
+/* Rows from which the CPU primitives run in parallel (their
+ * *_PAR_MIN_ROWS). */
+#define COST_PAR_MIN_ROWS 65536
+
+/* Parallel passes (thread starts) of one call of CPU primitive k whose
+ * keys take key_bytes bytes a row (sort only; the table above). */
+int cost_cpu_passes(CostPrimKind k, double key_bytes);
+
+/* Share of random reads into a structure of `bytes` bytes that miss a
+ * cache of cache_mb MiB: bytes / (bytes + cache), 0 for no bytes. */
+double cost_miss_share(double bytes, double cache_mb);
 /* Transfer of bytes over a link (0 bytes cost nothing). */
 double cost_link_us(const CostLink *l, double bytes);
 /* Estimated rows of value v (its own estimate, else its producer's). */

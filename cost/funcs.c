@@ -13,6 +13,12 @@ double cost_prim_us(const CostPrim *p, double elems, double bytes) {
     return p->fixed_us + (elems * p->ns_per_elem + bytes * p->ns_per_byte) / 1000.0;
 }
 
+double cost_miss_share(double bytes, double cache_mb) {
+    if (bytes <= 0) return 0;
+    double c = cache_mb > 0 ? cache_mb * 1048576.0 : 0;
+    return bytes / (bytes + c);
+}
+
 double cost_link_us(const CostLink *l, double bytes) {
     if (bytes <= 0) return 0;
     return l->latency_us + (l->gbps > 0 ? bytes / (l->gbps * 1e3) : 0);
@@ -53,6 +59,61 @@ static double input_bytes(const Dag *d, const DagNode *n, double rows) {
     for (int k = 0; k < n->ninputs; k++)
         b += width(d, n->inputs[k]) * rows;
     return b;
+}
+
+int cost_cpu_passes(CostPrimKind k, double key_bytes) {
+    switch (k) {
+    case CP_SELECT:
+    case CP_SCAN:
+    case CP_SEGMENTS:
+    case CP_KEYMAP:
+    case CP_DENSEAGG:
+        return 2;
+    case CP_JOIN:
+        return 3;
+    case CP_SORT:
+        return 2 + 2 * (int)(key_bytes > 0 ? key_bytes : 1);
+    case CP_SLICE:
+    case CP_TOTEXT:
+        return 0;
+    default:
+        return 1;
+    }
+}
+
+/* Thread starts of CPU primitive k over rows rows (cost.h): 0 on the GPU,
+ * with one thread, or below COST_PAR_MIN_ROWS. */
+static double spawn_us(const CostModel *m, DagDevice dev, CostPrimKind k, double rows,
+                       double key_bytes) {
+    if (dev == DEV_GPU || m->cpu_threads <= 1 || rows < COST_PAR_MIN_ROWS) return 0;
+    return m->cpu_spawn_us * cost_cpu_passes(k, key_bytes);
+}
+
+/* 1 if the row ids in value v are in no useful order (a sort's
+ * permutation, ids gathered through one, a join's right side), 0 if they
+ * ascend (a filter's row ids, segment starts, a join's or cross product's
+ * left side; cost.h). */
+static int random_ids(const Dag *d, int v) {
+    if (v < 0 || v >= d->nvalues) return 0;
+    const DagNode *p = &d->nodes[d->values[v].producer];
+    switch (p->kind) {
+    case DN_SORT:
+    case DN_GATHER:
+        return 1;
+    case DN_JOIN:
+        return p->noutputs > 1 && p->outputs[1] == v;
+    default:
+        return 0;
+    }
+}
+
+/* 1 if segmented reduce n runs the compensated (Neumaier) sum per row: a
+ * float SUM or AVG, or an integer AVG (segreduce.c). */
+static int compensated(const Dag *d, const DagNode *n) {
+    if (n->ninputs < 2) return 0;
+    PrimType t = d->values[n->inputs[1]].type;
+    if (n->agg == AGG_AVG) return 1;
+    return n->agg == AGG_SUM && (t == PRIM_F32 || t == PRIM_F64);
 }
 
 /* Compute time of dense-aggregate node n with the constants c (the table
@@ -97,9 +158,59 @@ static double denseagg_us(const CostPrim *c, const Dag *d, const DagNode *n) {
     return cost_prim_us(&c[CP_DENSEAGG], rows * (1 + ndims), rows * fw + groups * 8 * n->noutputs);
 }
 
-double cost_node_us(const CostModel *m, const Dag *d, int i, DagDevice dev) {
+/* A hash join of l and r rows with keys of kw bytes emitting pairs pairs,
+ * with the constants c (the table in cost.h): per row of both sides its
+ * work, its key, and a 64-byte line for the share of probes that miss a
+ * table of 32 bytes per row of the smaller side. */
+static double join_us(const CostPrim *c, double cache_mb, double l, double r, double kw,
+                      double pairs) {
+    double miss = cost_miss_share(32 * (l < r ? l : r), cache_mb);
+    return cost_prim_us(&c[CP_JOIN], l + r, (l + r) * (kw + 64 * miss) + pairs * 16);
+}
+
+/* The primitive node n runs (CP_COUNT for none) and, for a sort, its key
+ * bytes a row in *kb. */
+static CostPrimKind node_prim(const Dag *d, const DagNode *n, double *kb) {
+    *kb = 0;
+    switch (n->kind) {
+    case DN_MAP:
+        return CP_MAP;
+    case DN_SCAN:
+        return CP_SCAN;
+    case DN_SCATTER:
+        return CP_SCATTER;
+    case DN_GATHER:
+        return CP_GATHER;
+    case DN_SORT:
+        for (int k = 0; k < n->ninputs; k++)
+            *kb += width(d, n->inputs[k]);
+        return CP_SORT;
+    case DN_SEGMENTS:
+        return CP_SEGMENTS;
+    case DN_SEGREDUCE:
+        return CP_SEGREDUCE;
+    case DN_JOIN:
+        return CP_JOIN;
+    case DN_CROSS:
+        return CP_CROSS;
+    case DN_SLICE:
+        return CP_SLICE;
+    case DN_TOTEXT:
+        return CP_TOTEXT;
+    case DN_KEYMAP:
+        return CP_KEYMAP;
+    case DN_DENSEAGG:
+        return CP_DENSEAGG;
+    default:
+        return CP_COUNT;
+    }
+}
+
+/* Compute time of node i on dev without thread starts (cost_node_us). */
+static double node_compute_us(const CostModel *m, const Dag *d, int i, DagDevice dev) {
     const DagNode *n = &d->nodes[i];
     const CostPrim *c = dev == DEV_GPU ? m->gpu : m->cpu;
+    double cache_mb = dev == DEV_GPU ? m->gpu_cache_mb : m->cpu_cache_mb;
     double in0 = n->ninputs > 0 ? (double)cost_value_rows(d, n->inputs[0]) : 0;
     double out = n->noutputs > 0 ? (double)cost_value_rows(d, n->outputs[0]) : 0;
     double ow = n->noutputs > 0 ? width(d, n->outputs[0]) : 0;
@@ -119,7 +230,10 @@ double cost_node_us(const CostModel *m, const Dag *d, int i, DagDevice dev) {
         return cost_prim_us(&c[CP_SCATTER], 0, in0 * 9 + out * 8);
     case DN_GATHER: {
         double rows = n->ninputs > 1 ? (double)cost_value_rows(d, n->inputs[1]) : out;
-        return cost_prim_us(&c[CP_GATHER], 0, rows * (8 + 2 * ow));
+        double miss = n->ninputs > 1 && random_ids(d, n->inputs[1])
+                          ? cost_miss_share(cost_value_bytes(d, n->inputs[0]), cache_mb)
+                          : 0;
+        return cost_prim_us(&c[CP_GATHER], rows * miss, rows * (8 + 2 * ow));
     }
     case DN_SORT: {
         double kb = 0;
@@ -131,19 +245,20 @@ double cost_node_us(const CostModel *m, const Dag *d, int i, DagDevice dev) {
         double kb = 0;
         for (int k = 0; k < n->ninputs; k++)
             kb += width(d, n->inputs[k]);
-        return cost_prim_us(&c[CP_SEGMENTS], 0, in0 * kb + out * 8);
+        return cost_prim_us(&c[CP_SEGMENTS], in0 * n->ninputs + out, in0 * kb + out * 8);
     }
     case DN_SEGREDUCE: {
         double rows = n->ninputs > 1 ? (double)cost_value_rows(d, n->inputs[1])
                                      : (double)cost_value_rows(d, n->len_from);
         double vw = n->ninputs > 1 ? width(d, n->inputs[1]) : 0;
-        return cost_prim_us(&c[CP_SEGREDUCE], 0, in0 * 8 + rows * vw + out * ow);
+        return cost_prim_us(&c[CP_SEGREDUCE], compensated(d, n) ? rows : 0,
+                            in0 * 8 + rows * vw + out * ow);
     }
     case DN_JOIN: {
         double nr = n->ninputs > 1 ? (double)cost_value_rows(d, n->inputs[1]) : 0;
         double kw = n->ninputs > 0 ? width(d, n->inputs[0]) : 8;
         double pairs = (double)(n->est_rows > 0 ? n->est_rows : 0);
-        return cost_prim_us(&c[CP_JOIN], in0 + nr, (in0 + nr) * kw + pairs * 16);
+        return join_us(c, cache_mb, in0, nr, kw, pairs);
     }
     case DN_CROSS: {
         double pairs = (double)(n->est_rows > 0 ? n->est_rows : 0);
@@ -164,6 +279,27 @@ double cost_node_us(const CostModel *m, const Dag *d, int i, DagDevice dev) {
     return 0;
 }
 
+double cost_node_us(const CostModel *m, const Dag *d, int i, DagDevice dev) {
+    const DagNode *n = &d->nodes[i];
+    double t = node_compute_us(m, d, i, dev), kb;
+    CostPrimKind k = node_prim(d, n, &kb);
+    if (k == CP_COUNT || t >= 1e30) return t;
+    /* the rows the primitive splits over threads: a gather's row ids, a
+     * segmented reduce's values, a map's length; else its largest input */
+    double rows = 0;
+    if (k == CP_GATHER || k == CP_SEGREDUCE)
+        rows = n->ninputs > 1     ? (double)cost_value_rows(d, n->inputs[1])
+               : n->len_from >= 0 ? (double)cost_value_rows(d, n->len_from)
+                                  : 0;
+    else if (k == CP_MAP)
+        rows = map_rows(d, n);
+    else
+        for (int j = 0; j < n->ninputs; j++)
+            if ((double)cost_value_rows(d, n->inputs[j]) > rows)
+                rows = (double)cost_value_rows(d, n->inputs[j]);
+    return t + spawn_us(m, dev, k, rows, kb);
+}
+
 /* Widths the aggregation-plan estimate assumes: keys (dimension keys,
  * group keys: INT32, DATE, string codes), aggregate values (INT64,
  * DECIMAL) and row ids. */
@@ -171,13 +307,22 @@ double cost_node_us(const CostModel *m, const Dag *d, int i, DagDevice dev) {
 #define AGG_VW 8.0
 #define AGG_ID 8.0
 
-/* Gather of rows values of width w (the table in cost.h). */
+/* Gather of rows values of width w (the table in cost.h) through
+ * ascending row ids. */
 static double gather_us(const CostPrim *c, double rows, double w) {
     return cost_prim_us(&c[CP_GATHER], 0, rows * (AGG_ID + 2 * w));
 }
 
+/* Gather of rows values of width w from src_rows rows through random row
+ * ids (a permutation, a join's right side), with a cache of cache_mb. */
+static double gather_rand_us(const CostPrim *c, double cache_mb, double rows, double w,
+                             double src_rows) {
+    double miss = cost_miss_share(src_rows * w, cache_mb);
+    return cost_prim_us(&c[CP_GATHER], rows * miss, rows * (AGG_ID + 2 * w));
+}
+
 /* The sort plan of shape s on the device of constants c (docs/cost.md). */
-static double agg_sort_us(const CostPrim *c, const PlanAggShape *s) {
+static double agg_sort_us(const CostPrim *c, double cache_mb, const PlanAggShape *s) {
     double S = s->scanned, J = s->joined, G = s->est_groups;
     int nd = s->ndims, nk = s->nkeys, na = s->naggs;
     /* the fact filter: one select reading the fact columns (3 ops a row) */
@@ -190,15 +335,17 @@ static double agg_sort_us(const CostPrim *c, const PlanAggShape *s) {
         double O = F * pow(J / (F > 0 ? F : 1), (double)(k + 1) / nd);
         double build = s->dim_rows / nd;
         t += gather_us(c, P, AGG_KW); /* the foreign key at the probe rows */
-        t += cost_prim_us(&c[CP_JOIN], P + build, (P + build) * AGG_KW + O * 16);
+        t += join_us(c, cache_mb, P, build, AGG_KW, O);
         t += (k + 2) * gather_us(c, O, AGG_ID); /* every slot's row ids through the pairs */
     }
     t += nk * gather_us(c, J, AGG_KW) + na * gather_us(c, J, AGG_VW);
     if (nk > 0) {
         double kb = nk * AGG_KW;
         t += cost_prim_us(&c[CP_SORT], J * kb, J * (kb + 8));
-        t += nk * gather_us(c, J, AGG_KW) + na * gather_us(c, J, AGG_VW);
-        t += cost_prim_us(&c[CP_SEGMENTS], 0, J * kb + G * 8);
+        /* through the permutation: random row ids */
+        t += nk * gather_rand_us(c, cache_mb, J, AGG_KW, J) +
+             na * gather_rand_us(c, cache_mb, J, AGG_VW, J);
+        t += cost_prim_us(&c[CP_SEGMENTS], J * nk + G, J * kb + G * 8);
     }
     t += na * cost_prim_us(&c[CP_SEGREDUCE], 0, G * 8 + J * AGG_VW + G * 8);
     t += nk * gather_us(c, G, AGG_KW);
@@ -213,7 +360,11 @@ static double agg_dense_us(const CostPrim *c, const PlanAggShape *s) {
     if (nd > 0) /* one keymap per dimension: keys, row ids, slot writes */
         t += nd * cost_prim_us(&c[CP_KEYMAP], 0,
                                (s->dim_range * 8 + s->dim_rows * (AGG_KW + AGG_ID + 8)) / nd);
-    t += cost_prim_us(&c[CP_DENSEAGG], S * (1 + nd),
+    /* elems: the rows that pass the fact filters (the scan is the bytes);
+     * as in the sort plan, at least the joined rows */
+    double F = s->filtered > s->joined ? s->filtered : s->joined;
+    if (F > S || F <= 0) F = S;
+    t += cost_prim_us(&c[CP_DENSEAGG], F * (1 + nd),
                       S * s->fact_bytes + slots * 8 * PRIM_DA_NOUT(na));
     /* the non-empty groups (rows per group > 0), then keys and aggregates */
     t += cost_prim_us(&c[CP_SELECT], slots * 3, slots * 8 + slots + G * AGG_ID);
@@ -222,9 +373,9 @@ static double agg_dense_us(const CostPrim *c, const PlanAggShape *s) {
 }
 
 double cost_agg_plan_us(const CostModel *m, int dense, const PlanAggShape *s, int gpu_ok) {
-    double best = dense ? agg_dense_us(m->cpu, s) : agg_sort_us(m->cpu, s);
+    double best = dense ? agg_dense_us(m->cpu, s) : agg_sort_us(m->cpu, m->cpu_cache_mb, s);
     if (gpu_ok) {
-        double g = dense ? agg_dense_us(m->gpu, s) : agg_sort_us(m->gpu, s);
+        double g = dense ? agg_dense_us(m->gpu, s) : agg_sort_us(m->gpu, m->gpu_cache_mb, s);
         if (g < best) best = g;
     }
     return best;
@@ -236,5 +387,6 @@ double cost_select_us(const CostModel *m, const Dag *d, int map, int scatter, Da
     double rows = map_rows(d, n);
     double ops = n->prog.ninstr > 0 ? n->prog.ninstr : 1;
     double sel = (double)cost_value_rows(d, d->nodes[scatter].outputs[0]);
-    return cost_prim_us(&c[CP_SELECT], rows * ops, input_bytes(d, n, rows) + rows + sel * 8);
+    return cost_prim_us(&c[CP_SELECT], rows * ops, input_bytes(d, n, rows) + rows + sel * 8) +
+           spawn_us(m, dev, CP_SELECT, rows, 0);
 }

@@ -127,6 +127,47 @@ Test(cost, node_costs_grow_with_rows) {
             }
 }
 
+/* The shapes issue 4 fixed on the CPU model: a gather through a sort's
+ * permutation from a column larger than the cache costs more than one
+ * through a filter's ascending row ids; a join against a 200-row
+ * dimension costs less per row than one of two 1e6-row sides; a float SUM
+ * (compensated) costs more than an integer one; thread starts are charged
+ * from 65,536 rows only. */
+Test(cost, cpu_shapes_of_gather_join_segreduce) {
+    CostModel m;
+    cost_model_default(&m, "cpu");
+    PlanArena *a = plan_arena_new();
+    Dag *d = plan_dag_new(a);
+    int64_t n = 10000000;
+    int s0 = add_source(d, 0, n), s1 = add_source(d, 1, n), s2 = add_source(d, 2, 200);
+    int v0 = plan_dag_out(d, s0, 0), v1 = plan_dag_out(d, s1, 0), v2 = plan_dag_out(d, s2, 0);
+    int sc = add_node(d, DN_SCATTER, (int[]){v0, v0}, 2, n);
+    int so = add_node(d, DN_SORT, (int[]){v1}, 1, n);
+    int g_seq = add_node(d, DN_GATHER, (int[]){v1, plan_dag_out(d, sc, 0)}, 2, n);
+    int g_rnd = add_node(d, DN_GATHER, (int[]){v1, plan_dag_out(d, so, 0)}, 2, n);
+    cr_assert(cost_node_us(&m, d, g_rnd, DEV_CPU) > 1.5 * cost_node_us(&m, d, g_seq, DEV_CPU));
+    int j_small = add_node(d, DN_JOIN, (int[]){v2, v0}, 2, n);
+    int j_big = add_node(d, DN_JOIN, (int[]){v1, v0}, 2, n);
+    cr_assert(cost_node_us(&m, d, j_small, DEV_CPU) < 0.8 * cost_node_us(&m, d, j_big, DEV_CPU));
+    int seg = add_node(d, DN_SEGMENTS, (int[]){v1}, 1, 50);
+    int r_int = add_node(d, DN_SEGREDUCE, (int[]){plan_dag_out(d, seg, 0), v1}, 2, 50);
+    d->nodes[r_int].agg = AGG_SUM;
+    int fsrc = add_source(d, 3, n);
+    d->values[plan_dag_out(d, fsrc, 0)].type = PRIM_F32;
+    int r_flt = add_node(d, DN_SEGREDUCE,
+                         (int[]){plan_dag_out(d, seg, 0), plan_dag_out(d, fsrc, 0)}, 2, 50);
+    d->nodes[r_flt].agg = AGG_SUM;
+    cr_assert(cost_node_us(&m, d, r_flt, DEV_CPU) > cost_node_us(&m, d, r_int, DEV_CPU));
+    /* a thread start is charged at 1e7 rows and not at 1,000 */
+    int t0 = add_source(d, 4, 1000);
+    int g_small =
+        add_node(d, DN_GATHER, (int[]){plan_dag_out(d, t0, 0), plan_dag_out(d, t0, 0)}, 2, 1000);
+    cr_assert(cost_node_us(&m, d, g_small, DEV_CPU) < m.cpu_spawn_us);
+    cr_assert(cost_node_us(&m, d, g_seq, DEV_CPU) > m.cpu_spawn_us);
+    plan_dag_free(d);
+    plan_arena_free(a);
+}
+
 /* The dense plan of an aggregate wins on a large fact table with few
  * groups (SSB-like: 6M rows, one dimension, 7 groups, a selective or no
  * filter) and loses when the dense table is huge next to the rows (1,000
@@ -244,6 +285,8 @@ Test(cost, yaml_round_trip_and_shipped_files) {
     cost_model_default(&m, "h100");
     m.cpu[CP_SORT].fixed_us = 123.5;
     m.h2d_pageable.gbps = 7.25;
+    m.cpu_spawn_us = 17.5;
+    m.cpu_cache_mb = 12;
     char path[] = "/tmp/gqp-cost-XXXXXX";
     int fd = mkstemp(path);
     cr_assert(fd >= 0);
@@ -254,6 +297,9 @@ Test(cost, yaml_round_trip_and_shipped_files) {
     cr_assert_eq(cost_model_load(&r, path, err, sizeof err), 0, "%s", err);
     cr_assert_float_eq(r.cpu[CP_SORT].fixed_us, 123.5, 1e-9);
     cr_assert_float_eq(r.h2d_pageable.gbps, 7.25, 1e-9);
+    cr_assert_float_eq(r.cpu_spawn_us, 17.5, 1e-9);
+    cr_assert_float_eq(r.cpu_cache_mb, 12, 1e-9);
+    cr_assert_float_eq(r.gpu_cache_mb, m.gpu_cache_mb, 1e-9);
     cr_assert_float_eq(r.gpu[CP_MAP].ns_per_byte, m.gpu[CP_MAP].ns_per_byte, 1e-6);
     FILE *f = fopen(path, "w");
     fputs("cpu:\n  mapp: {fixed_us: 1}\n", f);
