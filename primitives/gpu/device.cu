@@ -644,7 +644,6 @@ struct DaCol {
     const void *data;
     const uint8_t *valid; /* NULL: no NULLs */
     int type;             /* PRIM_U8 / PRIM_I32 / PRIM_I64 */
-    int once;             /* a fact column read by this role only: may stream */
 };
 
 /* The kernel view of host-side vector v (device pointers). */
@@ -653,7 +652,6 @@ static DaCol da_col(const PrimVec &v) {
     c.data = v.data;
     c.valid = v.valid;
     c.type = (int)v.type;
-    c.once = 1;
     return c;
 }
 
@@ -730,7 +728,10 @@ extern "C" int prim_denseagg_check(PrimCtx *ctx, const PrimDenseAgg *s, const Pr
 /* Rows per thread per tile: each column is loaded for DA_ITEMS rows at once
  * (independent loads in flight), Crystal's blocked tile. TUNING: measured
  * on the H100 (bench_prim_gpu, Q1.1 shape, 2^26 rows): 4 rows 0.575 ms, 8
- * rows 0.805 ms (more registers, fewer resident blocks). */
+ * rows 0.805 ms (more registers, fewer resident blocks). Loading a fact
+ * column read in two roles (Q1.1's lo_discount) through the cache instead
+ * of streaming it was predicted to save a fifth of the traffic and measured
+ * 0.758 ms (slower): not kept. */
 #define DA_ITEMS 4
 #define DA_TILE(R) ((int64_t)GQP_BLOCK * (R))
 #define DA_NOUT_MAX PRIM_DA_NOUT(PRIM_DA_MAX)
@@ -775,9 +776,7 @@ template <int R, bool STREAM>
 static __device__ __forceinline__ void da_tile(const DaCol &c, const int64_t (&r)[R],
                                                const bool (&live)[R], int64_t (&v)[R],
                                                bool (&p)[R]) {
-    /* a column read in two roles (a range and a value) stays cached for
-     * the second read; one read once streams past L2 */
-    const bool stream = STREAM && c.once;
+    const bool stream = STREAM;
 #pragma unroll
     for (int k = 0; k < R; ++k)
         v[k] = 0;
@@ -1135,25 +1134,6 @@ extern "C" int prim_gpu_denseagg(PrimCtx *ctx, const PrimDenseAgg *spec, const P
         a.init[2 + 2 * q] = 0;
         a.out[1 + 2 * q] = (long long *)out[1 + 2 * q].data;
         a.out[2 + 2 * q] = (long long *)out[2 + 2 * q].data;
-    }
-    /* fact columns read in more than one role are loaded cached, not
-     * streamed (Q1.1 reads lo_discount as a filter and as a value) */
-    {
-        DaCol *roles[5 * PRIM_DA_MAX];
-        int nr = 0;
-        for (int f = 0; f < a.nranges; ++f)
-            roles[nr++] = &a.range[f];
-        for (int d = 0; d < a.ndims; ++d)
-            roles[nr++] = &a.fk[d];
-        for (int j = 0; j < a.nkeys; ++j)
-            if (a.key_dim[j] == -1) roles[nr++] = &a.key[j];
-        for (int q = 0; q < a.naggs; ++q) {
-            if (a.has_a[q]) roles[nr++] = &a.va[q];
-            if (a.has_b[q]) roles[nr++] = &a.vb[q];
-        }
-        for (int x = 0; x < nr; ++x)
-            for (int y = 0; y < nr; ++y)
-                if (x != y && roles[x]->data == roles[y]->data) roles[x]->once = 0;
     }
     cudaStream_t st = prim_gpu_stream(ctx);
     denseagg_init<<<prim_gpu_grid(a.ngroups), GQP_BLOCK, 0, st>>>(a);

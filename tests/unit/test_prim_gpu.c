@@ -1197,6 +1197,9 @@ static void denseagg_case(DaCase *c, cudaStream_t st, const char *what) {
         dout[k].data = to_dev(NULL, sizeof(int64_t) * (size_t)ng);
         cr_assert_eq(cudaMemset(dout[k].data, 0x5a, sizeof(int64_t) * (size_t)ng), cudaSuccess);
     }
+    /* the garbage must land before the twin runs: cudaMemset is on the
+     * legacy stream, which a non-blocking stream does not wait for */
+    cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess);
     PrimCtx hc = hctx(), dc = dctx(st);
     cr_assert_eq(prim_cpu_denseagg(&hc, &c->s, c->in, c->n, hout), 0, "%s: cpu: %s", what, hc.err);
     cr_assert_eq(prim_gpu_denseagg(&dc, &c->s, din, c->n, dout), 0, "%s: gpu: %s", what, dc.err);
