@@ -193,15 +193,20 @@ typedef struct CostInputs {
                            (the values of gqp_device) */
     int exhaustive_max; /* search every placement up to this many free nodes
                            (0 = default 12; < 0 = never) */
+    /* > 0: keep a plan that mixes devices only when it is estimated at
+     * most this fraction of the better uniform plan (libgqp: 0.8); 0 = the
+     * plain optimum (tests compare it with brute force) */
+    double mixed_margin;
 } CostInputs;
 
 /* Outcome of cost_place. */
 typedef struct CostPlan {
-    double total_us;   /* estimated time of the placement chosen */
-    double all_cpu_us; /* estimated time of everything on the CPU */
-    double all_gpu_us; /* ... everything on the GPU (0 without a GPU) */
-    int free_nodes;    /* nodes the search decided */
-    int exhaustive;    /* 1: every placement was tried */
+    double total_us;       /* estimated time of the placement chosen */
+    double all_cpu_us;     /* estimated time of everything on the CPU */
+    double all_gpu_us;     /* ... everything on the GPU (0 without a GPU) */
+    int free_nodes;        /* nodes the search decided */
+    int exhaustive;        /* 1: every placement was tried */
+    int uniform_by_margin; /* 1: a mixed optimum lost to CostInputs.mixed_margin */
 } CostPlan;
 
 /*

@@ -552,6 +552,24 @@ int cost_place(Dag *dag, const CostModel *m, const CostInputs *in_, CostPlan *pl
         }
         free(alt);
     }
+    if (!in.force && in.gpu_available && in.mixed_margin > 0 && P.nfree > 0) {
+        /* TUNING: every crossing costs more than the model sees (stream
+         * syncs, waking the other side); in the placement sweep on the H100
+         * most of auto's misses were mixed plans slower than the better
+         * uniform one, so a mixed plan must be estimated clearly cheaper */
+        int ngpu = 0;
+        for (int k = 0; k < P.nfree; k++)
+            ngpu += dev[P.free_idx[k]] == DEV_GPU;
+        double best = pl.all_gpu_us < pl.all_cpu_us ? pl.all_gpu_us : pl.all_cpu_us;
+        if (ngpu > 0 && ngpu < P.nfree && t > in.mixed_margin * best) {
+            DagDevice u = pl.all_gpu_us < pl.all_cpu_us ? DEV_GPU : DEV_CPU;
+            for (int k = 0; k < P.nfree; k++)
+                dev[P.free_idx[k]] = u;
+            derive(&P, dev);
+            t = total(&P, dev, NULL);
+            pl.uniform_by_margin = 1;
+        }
+    }
     total(&P, dev, xfer);
     for (int i = 0; i < P.n; i++) {
         DagNode *nd = &dag->nodes[i];

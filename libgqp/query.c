@@ -60,6 +60,7 @@ static void place(gqp *db, Dag *dag) {
     in.resident_ud = db;
     in.host_pinned = in.gpu_available; /* the host pool pins once a GPU is used */
     in.force = db->device == GQP_DEVICE_CPU ? 1 : db->device == GQP_DEVICE_GPU ? 2 : 0;
+    in.mixed_margin = 0.8; /* see cost/place.c: mixed plans must clearly win */
     const CostModel *m = gqp_cost(db);
     char err[256];
     if (m && cost_place(dag, m, &in, NULL, err, sizeof err) == 0) return;
