@@ -6,7 +6,13 @@
 #   tests: the GPU unit tests, compute-sanitizer memcheck over them, the SQL
 #          suite (tests/sql, select5, seed 004) under --device gpu and cpu,
 #          and the whole ctest run;
-#   bench: the seed-004 benchmark (gqp GPU / gqp CPU / SQLite / DuckDB).
+#   prim:  each GPU twin against CUB/Thrust (bench_prim_gpu);
+#   bench: prim, the seed-004 benchmark (gqp GPU / CPU / auto / SQLite /
+#          DuckDB; GQP_BENCH_ROWS sets the sizes) and ssb;
+#   ssb:   SSB SF 10 and 20 (GQP_SSB_SF) under GQP_SSB_DEVICES (default
+#          gpu,gpu-sort: the chosen aggregation plan and the sort plan);
+#   final: ctest + calibrate, then bench; placement: bench/placement.py;
+#   any other word (e.g. none): prepare and build only.
 # Logs and tables go to $OUT (or ./gpu-out); a summary is printed last.
 set -u
 MODE=${1:-all}
