@@ -267,6 +267,30 @@ static void da_rows(const DaJob *J, int64_t lo, int64_t hi, int64_t *const *T) {
     const PrimDenseAgg *s = J->s;
     const PrimVec *in = J->in;
     int64_t r[DA_BATCH], g[DA_BATCH], rd[DA_BATCH];
+    /* one group, nothing filtered, every aggregate COUNT(*) or a plain
+     * column without NULLs: whole batches fold in registers, no row list */
+    int whole = !J->shared && s->ngroups == 1 && s->rows < 0 && s->nranges == 0 && s->ndims == 0 &&
+                s->nkeys == 0;
+    for (int a = 0; a < s->naggs && whole; a++) {
+        const PrimVec *va = s->val_a[a] >= 0 ? &in[s->val_a[a]] : NULL;
+        whole = s->agg[a] == AGG_COUNT_STAR ||
+                (va && s->val_b[a] < 0 && !va->valid &&
+                 (s->agg[a] == AGG_SUM || s->agg[a] == AGG_MIN || s->agg[a] == AGG_MAX));
+    }
+    if (whole) {
+        for (int64_t b0 = lo; b0 < hi; b0 += DA_BATCH) {
+            int m = (int)(hi - b0 < DA_BATCH ? hi - b0 : DA_BATCH);
+            T[0][0] += m;
+            for (int a = 0; a < s->naggs; a++) {
+                if (s->agg[a] == AGG_COUNT_STAR)
+                    T[1 + 2 * a][0] += m;
+                else
+                    da_fold1(&in[s->val_a[a]], NULL, b0, m, J->kind[1 + 2 * a], &T[1 + 2 * a][0]);
+                T[2 + 2 * a][0] += m;
+            }
+        }
+        return;
+    }
     for (int64_t b0 = lo; b0 < hi; b0 += DA_BATCH) {
         int m = (int)(hi - b0 < DA_BATCH ? hi - b0 : DA_BATCH);
         if (s->rows >= 0) {
