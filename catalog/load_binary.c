@@ -20,7 +20,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-
 /* Turn the bytes of a .dict file (strings each ending in '\n') into a
  * dictionary, taking ownership of buf. Returns it, or NULL with err set
  * (missing final newline, unsorted or repeated strings, out of memory). */

@@ -352,7 +352,6 @@ static int count_header_fields(const TextJob *j, const char *p, const char *q) {
     return n;
 }
 
-
 /* Free the job's scratch arrays (not the table, not the buffer). */
 static void job_free(TextJob *j) {
     if (j->sptr)

@@ -211,8 +211,10 @@ void cat_format_real(double f, int digits, char *buf, size_t cap) {
     if (!strchr(tmp, '.')) {
         /* "2" -> "2.0", "1e+20" -> "1.0e+20" */
         char out[72];
-        if (e) snprintf(out, sizeof out, "%.*s.0%s", (int)(e - tmp), tmp, e);
-        else snprintf(out, sizeof out, "%s.0", tmp);
+        if (e)
+            snprintf(out, sizeof out, "%.*s.0%s", (int)(e - tmp), tmp, e);
+        else
+            snprintf(out, sizeof out, "%s.0", tmp);
         snprintf(buf, cap, "%s", out);
         return;
     }
