@@ -476,23 +476,22 @@ static int run_node(Exec *x, int i, int gpu) {
         if (n->ninputs > 1 && in[1].n != len)
             return ex_fail(x, "Execution Error: keymap node #%d has %lld keys but %lld row ids", i,
                            (long long)len, (long long)in[1].n);
-        if (n->ninputs > 1 && in[1].type == PRIM_U8) {
-            if (ex_alloc(x, o0, n->km_range, 0, gpu) != 0) return -1;
-            n->rows_in = len;
-            rc = gpu ? prim_gpu_keymap_where(ctx, &in[0], in[1].data, len, n->km_min, n->km_range,
-                                             out->d.data)
-                     : prim_cpu_keymap_where(ctx, &in[0], in[1].data, len, n->km_min, n->km_range,
-                                             out->h.data);
-            break;
-        }
         if (n->km_range < 0 || x->dag->values[o0].type != PRIM_I64)
             return ex_fail(x, "Execution Error: keymap node #%d needs an I64 output of range >= 0",
                            i);
         if (ex_alloc(x, o0, n->km_range, 0, gpu) != 0) return -1;
         n->rows_in = len;
-        const int64_t *rows = n->ninputs > 1 ? in[1].data : NULL;
-        rc = gpu ? prim_gpu_keymap(ctx, &in[0], rows, len, n->km_min, n->km_range, out->d.data)
-                 : prim_cpu_keymap(ctx, &in[0], rows, len, n->km_min, n->km_range, out->h.data);
+        int64_t *km = gpu ? out->d.data : out->h.data;
+        if (n->ninputs > 1 && in[1].type == PRIM_U8) {
+            rc = gpu ? prim_gpu_keymap_where(ctx, &in[0], in[1].data, len, n->km_min, n->km_range,
+                                             km)
+                     : prim_cpu_keymap_where(ctx, &in[0], in[1].data, len, n->km_min, n->km_range,
+                                             km);
+        } else {
+            const int64_t *rows = n->ninputs > 1 ? in[1].data : NULL;
+            rc = gpu ? prim_gpu_keymap(ctx, &in[0], rows, len, n->km_min, n->km_range, km)
+                     : prim_cpu_keymap(ctx, &in[0], rows, len, n->km_min, n->km_range, km);
+        }
         break;
     }
     case DN_DENSEAGG: {

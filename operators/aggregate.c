@@ -154,15 +154,7 @@ int op_aggregate(Lower *L, LowState *st) {
     /* the new state: one slot of computed columns */
     LowSlot *s = plan_alloc(L->arena, sizeof(LowSlot));
     if (!s) return op_fail(L, "out of memory");
-    s->ncols = ng + na;
-    s->col_value = cols;
-    s->gathered = plan_alloc(L->arena, sizeof(int) * (size_t)(ng + na + 1));
-    if (!s->gathered) return op_fail(L, "out of memory");
-    for (int c = 0; c < ng + na; c++)
-        s->gathered[c] = cols[c];
-    s->col_names = names;
-    s->rowids = -1;
-    s->joined = 1;
+    if (op_computed_slot(L, s, cols, names, ng + na) != 0) return -1;
     st->nslots = 1;
     st->slots = s;
     st->len_value = ng + na > 0 ? cols[0] : starts;

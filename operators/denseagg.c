@@ -245,43 +245,6 @@ static int dense_applies(Lower *L, DensePlan *p) {
     return 1;
 }
 
-/* Value of column col of slot, unfiltered (the table's source column). */
-static int full_col(Lower *L, LowState *st, int slot, int col) {
-    LowSlot *s = &st->slots[slot];
-    int saved = s->rowids, g = s->gathered[col];
-    s->rowids = -1;
-    s->gathered[col] = -1;
-    int v = op_column(L, st, slot, col);
-    s->rowids = saved;
-    s->gathered[col] = g;
-    return v;
-}
-
-/* A slot of relation r in st without any column read yet (op_scan reads
- * the first column to give the state a length; the fact may not need it). */
-static int bare_slot(Lower *L, LowState *st, int r) {
-    const BRel *rel = &L->b->rels[r];
-    LowSlot *s = &st->slots[r];
-    int nc = rel->table->ncols;
-    s->table = rel->table;
-    s->ncols = nc;
-    s->col_value = plan_alloc(L->arena, sizeof(int) * (size_t)nc);
-    s->gathered = plan_alloc(L->arena, sizeof(int) * (size_t)nc);
-    s->col_names = plan_alloc(L->arena, sizeof(char *) * (size_t)nc);
-    if (!s->col_value || !s->gathered || !s->col_names) return op_fail(L, "out of memory");
-    for (int c = 0; c < nc; c++) {
-        s->col_value[c] = s->gathered[c] = -1;
-        PlanBuf b = {0};
-        plan_buf_printf(&b, "%s.%s", rel->alias, rel->table->cols[c].name);
-        s->col_names[c] = plan_strdup(L->arena, b.s ? b.s : "?");
-        free(b.s);
-    }
-    s->rowids = -1;
-    s->joined = 1;
-    st->est_rows = rel->table->nrows;
-    return 0;
-}
-
 /* Index of value v among ins[0..*n), appending it. */
 static int add_input(int *ins, int *n, int v) {
     for (int i = 0; i < *n; i++)
@@ -318,7 +281,7 @@ static int dense_build(Lower *L, LowState *st, const DensePlan *p, const char *w
     PlanBuf lb = {0};
 
     /* the fact state: unfiltered, no column read yet */
-    if (bare_slot(L, st, f) != 0) return -1;
+    if (op_table_slot(L, st, f) != 0) return -1;
     /* its first input fixes the pass's length: the first column it reads */
     int first = -1;
     if (p->ndims)
@@ -328,7 +291,7 @@ static int dense_build(Lower *L, LowState *st, const DensePlan *p, const char *w
     for (int a = 0; a < b->naggs && first < 0; a++)
         if (b->aggs[a].arg && b->aggs[a].arg->kind == BE_COL) first = b->aggs[a].arg->col;
     if (first < 0) first = 0;
-    int v0 = full_col(L, st, f, first);
+    int v0 = op_source(L, &st->slots[f], first);
     if (v0 < 0) return -1;
     st->len_value = v0;
     add_input(ins, &nin, v0);
@@ -356,7 +319,7 @@ static int dense_build(Lower *L, LowState *st, const DensePlan *p, const char *w
     }
     spec->nranges = p->nranges;
     for (int r = 0; r < p->nranges; r++) {
-        int v = full_col(L, st, f, p->range_col[r]);
+        int v = op_source(L, &st->slots[f], p->range_col[r]);
         if (v < 0) return -1;
         spec->range_col[r] = add_input(ins, &nin, v);
         spec->range_lo[r] = p->range_lo[r];
@@ -365,35 +328,26 @@ static int dense_build(Lower *L, LowState *st, const DensePlan *p, const char *w
                         (long long)p->range_lo[r], (long long)p->range_hi[r]);
     }
 
-    /* dimensions: filtered on their own, then a keymap */
+    /* dimensions: a keymap each, of the rows their own filter keeps */
     spec->ndims = p->ndims;
     for (int d = 0; d < p->ndims; d++) {
         int r = p->dim_rel[d];
         const BRel *rel = &b->rels[r];
-        if (op_scan(L, st, r) != 0) return -1;
-        /* op_scan gave st the dimension's length: rs takes it, st keeps the fact's */
-        LowState rs = *st;
-        rs.slots = plan_alloc(L->arena, sizeof(LowSlot) * (size_t)b->nrels);
-        if (!rs.slots) return op_fail(L, "out of memory");
-        memcpy(rs.slots, st->slots, sizeof(LowSlot) * (size_t)b->nrels);
-        for (int k = 0; k < b->nrels; k++)
-            rs.slots[k].joined = k == r;
-        st->len_value = v0;
-        st->est_rows = b->rels[f].table->nrows;
-        LowSlot *ds = &rs.slots[r];
-        ds->gathered = plan_alloc(L->arena, sizeof(int) * (size_t)ds->ncols);
-        if (!ds->gathered) return op_fail(L, "out of memory");
-        for (int c = 0; c < ds->ncols; c++)
-            ds->gathered[c] = -1;
         /* the keymap reads every dimension row's key and the filter's
-         * flags: no compaction (and no host-side count) in between */
-        int kin[2] = {op_column(L, &rs, r, p->dim_keycol[d]), -1};
+         * flags: no compaction (and no host-side count) in between; the
+         * filter runs over the dimension's rows (ds), st keeps the fact's */
+        if (op_table_slot(L, st, r) != 0) return -1;
+        st->est_rows = b->rels[f].table->nrows;
+        int kin[2] = {op_source(L, &st->slots[r], p->dim_keycol[d]), -1};
         if (kin[0] < 0) return -1;
         if (rel->nfilters) {
+            LowState ds = *st;
+            ds.len_value = kin[0];
+            ds.est_rows = rel->table->nrows;
             BExpr *pr = NULL;
             for (int i = 0; i < rel->nfilters; i++)
                 if (!(pr = op_and(L, pr, rel->filters[i]))) return op_fail(L, "out of memory");
-            if ((kin[1] = op_expr(L, &rs, pr, PRIM_U8, 1)) < 0) return -1;
+            if ((kin[1] = op_expr(L, &ds, pr, PRIM_U8, 1)) < 0) return -1;
         }
         PrimType i64 = PRIM_I64;
         int km = plan_dag_add(L->dag, DN_KEYMAP, kin, kin[1] >= 0 ? 2 : 1, 1, &i64);
@@ -404,19 +358,17 @@ static int dense_build(Lower *L, LowState *st, const DensePlan *p, const char *w
         kn->km_range = (int64_t)(kc->stats.max - kc->stats.min) + 1;
         kn->est_rows = kn->km_range;
         PlanBuf kl = {0};
-        plan_buf_printf(&kl, "%s -> row", rs.slots[r].col_names[p->dim_keycol[d]]);
+        plan_buf_printf(&kl, "%s -> row", st->slots[r].col_names[p->dim_keycol[d]]);
         kn->label = plan_strdup(L->arena, kl.s ? kl.s : "");
         free(kl.s);
         int mv = plan_dag_out(L->dag, km, 0);
         L->dag->values[mv].est_rows = kn->km_range;
-        int fk = full_col(L, st, f, p->dim_fkcol[d]);
+        int fk = op_source(L, &st->slots[f], p->dim_fkcol[d]);
         if (fk < 0) return -1;
         spec->dim_fk[d] = add_input(ins, &nin, fk);
         spec->dim_map[d] = add_input(ins, &nin, mv);
         spec->dim_kmin[d] = kn->km_min;
         spec->dim_range[d] = kn->km_range;
-        /* the dimension's slot stays for the group keys (full columns) */
-        st->slots[r] = rs.slots[r];
         plan_buf_printf(&lb, " probe %s,", rel->alias);
     }
 
@@ -424,7 +376,7 @@ static int dense_build(Lower *L, LowState *st, const DensePlan *p, const char *w
     spec->nkeys = b->ngroup;
     for (int k = 0; k < b->ngroup; k++) {
         const BExpr *g = b->group[k];
-        int v = full_col(L, st, g->slot, g->col);
+        int v = op_source(L, &st->slots[g->slot], g->col);
         if (v < 0) return -1;
         spec->key_col[k] = add_input(ins, &nin, v);
         spec->key_dim[k] = g->slot == f ? -1 : dim_index(p, g->slot);
@@ -451,13 +403,13 @@ static int dense_build(Lower *L, LowState *st, const DensePlan *p, const char *w
         }
         int va;
         if (plain_col(b, x) && (y || is_int_type(x->type)))
-            va = full_col(L, st, f, x->col);
+            va = op_source(L, &st->slots[f], x->col);
         else
             va = op_expr(L, st, e, PRIM_I64, 0), y = NULL, spec->val_op[a] = 0;
         if (va < 0) return -1;
         spec->val_a[a] = add_input(ins, &nin, va);
         if (y) {
-            int vb = full_col(L, st, f, y->col);
+            int vb = op_source(L, &st->slots[f], y->col);
             if (vb < 0) return -1;
             spec->val_b[a] = add_input(ins, &nin, vb);
         }
@@ -490,19 +442,16 @@ static int dense_build(Lower *L, LowState *st, const DensePlan *p, const char *w
     rt.slots = plan_alloc(L->arena, sizeof(LowSlot) * 2);
     if (!rt.slots) return op_fail(L, "out of memory");
     LowSlot *raw = &rt.slots[0];
-    raw->ncols = nout;
-    raw->col_value = plan_alloc(L->arena, sizeof(int) * (size_t)nout);
-    raw->gathered = plan_alloc(L->arena, sizeof(int) * (size_t)nout);
-    raw->col_names = plan_alloc(L->arena, sizeof(char *) * (size_t)nout);
-    if (!raw->col_value || !raw->gathered || !raw->col_names) return op_fail(L, "out of memory");
+    int *rawv = plan_alloc(L->arena, sizeof(int) * (size_t)nout);
+    char **rawn = plan_alloc(L->arena, sizeof(char *) * (size_t)nout);
+    if (!rawv || !rawn) return op_fail(L, "out of memory");
     for (int k = 0; k < nout; k++) {
-        raw->col_value[k] = raw->gathered[k] = plan_dag_out(L->dag, node, k);
-        L->dag->values[raw->col_value[k]].est_rows = p->groups;
-        L->dag->values[raw->col_value[k]].ltype = CAT_INT64;
-        raw->col_names[k] = k == 0 ? "rows" : (k % 2) ? "acc" : "values";
+        rawv[k] = plan_dag_out(L->dag, node, k);
+        L->dag->values[rawv[k]].est_rows = p->groups;
+        L->dag->values[rawv[k]].ltype = CAT_INT64;
+        rawn[k] = k == 0 ? "rows" : (k % 2) ? "acc" : "values";
     }
-    raw->rowids = -1;
-    raw->joined = 1;
+    if (op_computed_slot(L, raw, rawv, rawn, nout) != 0) return -1;
     rt.len_value = raw->col_value[0];
     rt.est_rows = p->groups;
     int64_t est = (int64_t)p->shape.est_groups;
@@ -513,16 +462,11 @@ static int dense_build(Lower *L, LowState *st, const DensePlan *p, const char *w
         BExpr *gt = zero && cnt ? bx_bin(L->arena, OP_GT, CAT_BOOL, cnt, zero, -1) : NULL;
         if (!gt) return op_fail(L, "out of memory");
         if (op_filter(L, &rt, gt, (double)est / (double)p->groups) != 0) return -1;
-        LowSlot *gs = &rt.slots[1];
-        gs->ncols = 1;
-        gs->col_value = plan_alloc(L->arena, sizeof(int));
-        gs->gathered = plan_alloc(L->arena, sizeof(int));
-        gs->col_names = plan_alloc(L->arena, sizeof(char *));
-        if (!gs->col_value || !gs->gathered || !gs->col_names) return op_fail(L, "out of memory");
-        gs->col_value[0] = gs->gathered[0] = raw->rowids;
-        gs->col_names[0] = "group id";
-        gs->rowids = -1;
-        gs->joined = 1;
+        static char *gid_name[1] = {"group id"};
+        int *gid = plan_alloc(L->arena, sizeof(int));
+        if (!gid) return op_fail(L, "out of memory");
+        gid[0] = raw->rowids;
+        if (op_computed_slot(L, &rt.slots[1], gid, gid_name, 1) != 0) return -1;
     }
 
     /* the aggregated state: keys decoded from the group id, then aggregates */
@@ -589,15 +533,7 @@ static int dense_build(Lower *L, LowState *st, const DensePlan *p, const char *w
     }
     LowSlot *s = plan_alloc(L->arena, sizeof(LowSlot));
     if (!s) return op_fail(L, "out of memory");
-    s->ncols = ng + na;
-    s->col_value = cols;
-    s->gathered = plan_alloc(L->arena, sizeof(int) * (size_t)(ng + na + 1));
-    if (!s->gathered) return op_fail(L, "out of memory");
-    for (int c = 0; c < ng + na; c++)
-        s->gathered[c] = cols[c];
-    s->col_names = names;
-    s->rowids = -1;
-    s->joined = 1;
+    if (op_computed_slot(L, s, cols, names, ng + na) != 0) return -1;
     st->nslots = 1;
     st->slots = s;
     st->len_value = ng + na > 0 ? cols[0] : rt.len_value;

@@ -23,29 +23,44 @@ int op_gather(Lower *L, int v, int idx, int64_t est_rows) {
     return out;
 }
 
+int op_source(Lower *L, LowSlot *s, int col) {
+    if (s->col_value[col] >= 0) return s->col_value[col];
+    const CatColumn *c = &s->table->cols[col];
+    PrimType t = op_prim_type(c->type);
+    int node = plan_dag_add(L->dag, DN_SOURCE, NULL, 0, 1, &t);
+    if (node < 0) return op_fail(L, "out of memory");
+    DagNode *n = &L->dag->nodes[node];
+    n->table = s->table;
+    n->column = col;
+    n->est_rows = s->table->nrows;
+    int v = plan_dag_out(L->dag, node, 0);
+    L->dag->values[v].ltype = c->type;
+    L->dag->values[v].dict = c->dict;
+    L->dag->values[v].est_rows = s->table->nrows;
+    s->col_value[col] = v;
+    return v;
+}
+
 int op_column(Lower *L, LowState *st, int slot, int col) {
     LowSlot *s = &st->slots[slot];
     if (s->gathered[col] >= 0) return s->gathered[col];
-    if (s->col_value[col] < 0) {
-        /* base table column: a source node */
-        const CatColumn *c = &s->table->cols[col];
-        PrimType t = op_prim_type(c->type);
-        int node = plan_dag_add(L->dag, DN_SOURCE, NULL, 0, 1, &t);
-        if (node < 0) return op_fail(L, "out of memory");
-        DagNode *n = &L->dag->nodes[node];
-        n->table = s->table;
-        n->column = col;
-        n->est_rows = s->table->nrows;
-        int v = plan_dag_out(L->dag, node, 0);
-        L->dag->values[v].ltype = c->type;
-        L->dag->values[v].dict = c->dict;
-        L->dag->values[v].est_rows = s->table->nrows;
-        s->col_value[col] = v;
-    }
-    int v = s->col_value[col];
-    if (s->rowids >= 0) v = op_gather(L, v, s->rowids, st->est_rows);
+    int v = op_source(L, s, col);
+    if (v >= 0 && s->rowids >= 0) v = op_gather(L, v, s->rowids, st->est_rows);
     if (v >= 0) s->gathered[col] = v;
     return v;
+}
+
+int op_computed_slot(Lower *L, LowSlot *s, int *cols, char **names, int n) {
+    memset(s, 0, sizeof *s);
+    s->ncols = n;
+    s->col_value = cols;
+    s->gathered = plan_alloc(L->arena, sizeof(int) * (size_t)(n + 1));
+    if (!s->gathered) return op_fail(L, "out of memory");
+    memcpy(s->gathered, cols, sizeof(int) * (size_t)n);
+    s->col_names = names;
+    s->rowids = -1;
+    s->joined = 1;
+    return 0;
 }
 
 /* Allocate the slot arrays of st for nslots slots. Returns 0 or -1. */

@@ -69,6 +69,12 @@ int op_fail(Lower *L, const char *fmt, ...);
 /* Value of column col of slot aligned to the state's rows (gathering
  * through the slot's row ids if needed); -1 on failure. */
 int op_column(Lower *L, LowState *st, int slot, int col);
+/* The table column col of slot s itself (its source node), whatever rows
+ * the slot selects; -1 on failure. */
+int op_source(Lower *L, LowSlot *s, int col);
+/* Make *s a slot of the n computed columns cols (aligned to the state, no
+ * row ids; names for labels). Returns 0 or -1. */
+int op_computed_slot(Lower *L, LowSlot *s, int *cols, char **names, int n);
 /* Value of expression e over the state: a plain column is returned as is
  * (when its type matches), anything else becomes one map node evaluating
  * the whole tree. out_type is the vector type; as_filter makes U8 flags. */
@@ -89,6 +95,9 @@ int op_gather(Lower *L, int v, int idx, int64_t est_rows);
 /* --- operators --- */
 /* scan.c: a state over FROM relation r (identity row ids). */
 int op_scan(Lower *L, LowState *st, int r);
+/* scan.c: slot r of st over relation r's table, identity row ids, no
+ * column read yet (op_scan then reads column 0 for the state's length). */
+int op_table_slot(Lower *L, LowState *st, int r);
 /* filter.c: keep the rows of st where pred is true (map -> scan -> scatter,
  * then row ids gathered). */
 int op_filter(Lower *L, LowState *st, const BExpr *pred, double selectivity);

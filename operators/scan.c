@@ -8,7 +8,7 @@
 
 #include "operators/operators.h"
 
-int op_scan(Lower *L, LowState *st, int r) {
+int op_table_slot(Lower *L, LowState *st, int r) {
     const BRel *rel = &L->b->rels[r];
     LowSlot *s = &st->slots[r];
     int nc = rel->table->ncols;
@@ -29,6 +29,11 @@ int op_scan(Lower *L, LowState *st, int r) {
     s->rowids = -1;
     s->joined = 1;
     st->est_rows = rel->table->nrows;
+    return 0;
+}
+
+int op_scan(Lower *L, LowState *st, int r) {
+    if (op_table_slot(L, st, r) != 0) return -1;
     /* the state's length: its first column (a source node) */
     st->len_value = op_column(L, st, r, 0);
     return st->len_value < 0 ? -1 : 0;

@@ -269,6 +269,11 @@ typedef struct PrimDenseAgg {
 #define PRIM_DA_NOUT(naggs) (1 + 2 * (naggs))
 int prim_cpu_denseagg(PrimCtx *ctx, const PrimDenseAgg *spec, const PrimVec *in, int64_t n,
                       PrimVec *out);
+/* The spec check both twins run first (primitives/cpu/denseagg.c):
+ * validates spec, inputs and outputs against the contract above and fills
+ * stride[0..nkeys) with the keys' strides. Returns 0, or -1 with a message. */
+int prim_denseagg_check(PrimCtx *ctx, const PrimDenseAgg *spec, const PrimVec *in, int64_t n,
+                        const PrimVec *out, int64_t *stride);
 
 /* ------------------------------------------------------------ GPU twins --
  * Same contracts with device pointers; declared here so the executor can

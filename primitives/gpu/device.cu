@@ -720,11 +720,6 @@ extern "C" int prim_gpu_keymap_where(PrimCtx *ctx, const PrimVec *key, const uin
 
 /* ------------------------------------------------------------- denseagg -- */
 
-/* The spec check both twins share (primitives/cpu/denseagg.c): validates
- * spec, inputs and outputs and fills the keys' strides. Returns 0 or -1. */
-extern "C" int prim_denseagg_check(PrimCtx *ctx, const PrimDenseAgg *s, const PrimVec *in,
-                                   int64_t n, const PrimVec *out, int64_t *stride);
-
 /* Rows per thread per tile: each column is loaded for DA_ITEMS rows at once
  * (independent loads in flight), Crystal's blocked tile. TUNING: measured
  * on the H100 (bench_prim_gpu, Q1.1 shape, 2^26 rows): 4 rows 0.575 ms, 8
@@ -894,9 +889,9 @@ static __device__ __forceinline__ void da_block_flush(const DaArgs &a, long long
  * only for the rows still alive, so a row stops costing loads as soon as it
  * fails. MODE as DaArgs describes; MAXA >= naggs bounds the aggregates
  * (mode 0 keeps 1 + 2 MAXA register accumulators). */
-template <int MODE, int MAXA, int R>
+template <int MODE, int MAXA>
 __global__ void __launch_bounds__(GQP_BLOCK) denseagg_kernel(const DaArgs a) {
-    constexpr int NOUT = PRIM_DA_NOUT(MAXA);
+    constexpr int R = DA_ITEMS, NOUT = PRIM_DA_NOUT(MAXA);
     extern __shared__ long long da_smem[];
     long long *tab = nullptr;
     const int64_t E = (int64_t)a.nout * a.ngroups; /* entries of one table set */
@@ -1060,21 +1055,21 @@ static int da_sm_count(PrimCtx *ctx, int *sms) {
     return 0;
 }
 
-/* Launches denseagg_kernel<MODE, MAXA, R> with smem bytes of dynamic shared
+/* Launches denseagg_kernel<MODE, MAXA> with smem bytes of dynamic shared
  * memory: as many blocks as fit on the device at once (occupancy times SM
  * count), no more than there are tiles. Returns 0 or -1. */
-template <int MODE, int MAXA, int R = DA_ITEMS>
-static int da_launch(PrimCtx *ctx, const DaArgs &a, size_t smem) {
+template <int MODE, int MAXA> static int da_launch(PrimCtx *ctx, const DaArgs &a, size_t smem) {
+    constexpr int R = DA_ITEMS;
     int sms = 0, per_sm = 0;
     if (da_sm_count(ctx, &sms) != 0) return -1;
     GQP_CUDA_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                          &per_sm, denseagg_kernel<MODE, MAXA, R>, GQP_BLOCK, smem));
+                          &per_sm, denseagg_kernel<MODE, MAXA>, GQP_BLOCK, smem));
     if (per_sm < 1) per_sm = 1;
     const int64_t tiles = (a.n + DA_TILE(R) - 1) / DA_TILE(R);
     int64_t grid = (int64_t)sms * per_sm;
     if (grid > tiles) grid = tiles;
     if (grid < 1) grid = 1;
-    denseagg_kernel<MODE, MAXA, R><<<(unsigned)grid, GQP_BLOCK, smem, prim_gpu_stream(ctx)>>>(a);
+    denseagg_kernel<MODE, MAXA><<<(unsigned)grid, GQP_BLOCK, smem, prim_gpu_stream(ctx)>>>(a);
     GQP_LAUNCH_TRY(ctx);
     return 0;
 }
