@@ -1,21 +1,35 @@
 /*
  * bench_gqp.c -- time SQL queries with libgqp, the database opened once.
  *
- *   bench_gqp -c config.yaml [--device auto|cpu|gpu] [--threads N]
- *             [--repeat R] [--cold] QUERY.sql...
+ *   bench_gqp -c config.yaml [--device auto|cpu|gpu[,...]] [--threads N]
+ *             [--repeat R] [--cold] [--explain-dir DIR] QUERY.sql...
  *   bench_gqp --bandwidth      (GPU copy bandwidths in GB/s, for floors)
  *
- * For each query file: one warm-up run, then R timed runs (default 5). A run
+ * For each query file and each device of the list: one warm-up run, then R
+ * timed runs (default 5). With several devices (e.g. cpu,gpu,auto) the runs
+ * interleave -- warm-ups first, then round r runs every device once -- so
+ * the devices are compared in one process under the same conditions. A run
  * is prepare + the first gqp_step (which executes the whole query and
  * materializes its result); rows are counted with gqp_result_rows(), not
- * stepped through, so printing costs nothing. Prints one line per query:
+ * stepped through, so printing costs nothing. Prints one line per query and
+ * device:
  *
  *   <file> rows=<n> exec_ms=<median gqp_exec_ms> wall_ms=<median prepare+run>
+ *       peak_dev_bytes=<max> device=<d> gpu_nodes=<g>/<nodes>
  *
- * --cold: no warm-up, and before every run (untimed) a throw-away
+ * (gpu_nodes: the placement of the last timed run.)
+ *
+ * --cold: before every timed run (untimed) a throw-away
  * `CREATE TABLE bench_cold_<k>`, which like any non-SET statement drops
  * every column cached on the GPU (libgqp/dml.c), so each run finds the
- * table on the host and pays page-locking and the PCIe copy.
+ * table on the host and pays page-locking and the PCIe copy. The warm-up
+ * still runs (thread pool, first touch of host pages, kernel loading are
+ * once-per-process costs, not the data's location).
+ *
+ * --explain-dir DIR: after a query's timed runs, per device, one
+ * `EXPLAIN --analyze --format json` run in this warm process (after a cache
+ * drop under --cold), written to DIR/<query file name>.<device>.json: the
+ * per-node estimates beside measured times.
  *
  * Exit 0, or 1 on any error (message on stderr).
  */
@@ -70,10 +84,11 @@ static char *slurp(const char *path) {
 }
 
 /* Run sql once: prepare, execute (first step), count rows. Writes the row
- * count, gqp_exec_ms and wall milliseconds. Returns GQP_OK or an error code
+ * count, gqp_exec_ms and wall milliseconds, the peak device bytes (a
+ * maximum) and (if not NULL) the plan's GPU and total node counts. Returns GQP_OK or an error code
  * (message in gqp_errmsg(db)). */
 static int run_once(gqp *db, const char *sql, int64_t *rows, double *exec_ms, double *wall_ms,
-                    int64_t *peak) {
+                    int64_t *peak, int *gpu_nodes, int *nnodes) {
     gqp_stmt *st = NULL;
     double t0 = now_ms();
     int rc = gqp_prepare(db, sql, -1, &st, NULL);
@@ -85,6 +100,7 @@ static int run_once(gqp *db, const char *sql, int64_t *rows, double *exec_ms, do
         *wall_ms = now_ms() - t0;
         *exec_ms = gqp_exec_ms(st);
         if (gqp_peak_device_bytes(st) > *peak) *peak = gqp_peak_device_bytes(st);
+        if (gpu_nodes) *gpu_nodes = gqp_gpu_nodes(st, nnodes);
         rc = GQP_OK;
     }
     gqp_finalize(st);
@@ -104,25 +120,52 @@ static int drop_gpu_cache(gqp *db, int *k) {
     return rc == GQP_DONE || rc == GQP_ROW ? GQP_OK : rc;
 }
 
+/* Write `text` to dir/<base name of query>.<device>.json. Returns 0 or -1. */
+static int write_explain(const char *dir, const char *query, const char *dev, const char *text) {
+    const char *b = strrchr(query, '/');
+    b = b ? b + 1 : query;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s.%s.json", dir, b, dev);
+    FILE *f = fopen(path, "w");
+    if (!f) return -1;
+    int ok = fputs(text, f) >= 0;
+    return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+#define MAX_DEVS 3
+
 /* Parse arguments, open the config once and time every query file. */
 int main(int argc, char **argv) {
-    const char *config = NULL;
-    gqp_device dev = GQP_DEVICE_AUTO;
+    const char *config = NULL, *explain_dir = NULL;
+    gqp_device devs[MAX_DEVS] = {GQP_DEVICE_AUTO};
+    const char *dev_names[MAX_DEVS] = {"auto"};
+    int ndev = 1;
     int threads = -1, repeat = 5, first_query = 0, cold = 0, ncold = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-c") == 0 && i + 1 < argc) {
             config = argv[++i];
         } else if (strcmp(argv[i], "--device") == 0 && i + 1 < argc) {
-            const char *d = argv[++i];
-            dev = strcmp(d, "cpu") == 0   ? GQP_DEVICE_CPU
-                  : strcmp(d, "gpu") == 0 ? GQP_DEVICE_GPU
-                                          : GQP_DEVICE_AUTO;
+            char *list = argv[++i], *save = NULL;
+            ndev = 0;
+            for (char *d = strtok_r(list, ",", &save); d; d = strtok_r(NULL, ",", &save)) {
+                if (ndev == MAX_DEVS || (strcmp(d, "cpu") && strcmp(d, "gpu") && strcmp(d, "auto"))) {
+                    fprintf(stderr, "bench_gqp: --device takes up to %d of auto, cpu, gpu\n",
+                            MAX_DEVS);
+                    return 1;
+                }
+                dev_names[ndev] = d;
+                devs[ndev++] = strcmp(d, "cpu") == 0   ? GQP_DEVICE_CPU
+                               : strcmp(d, "gpu") == 0 ? GQP_DEVICE_GPU
+                                                       : GQP_DEVICE_AUTO;
+            }
         } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
             threads = atoi(argv[++i]);
         } else if (strcmp(argv[i], "--repeat") == 0 && i + 1 < argc) {
             repeat = atoi(argv[++i]);
         } else if (strcmp(argv[i], "--cold") == 0) {
             cold = 1;
+        } else if (strcmp(argv[i], "--explain-dir") == 0 && i + 1 < argc) {
+            explain_dir = argv[++i];
         } else if (strcmp(argv[i], "--bandwidth") == 0) {
             /* the floor's denominators: device copy and pinned transfers */
             double d2d, h2d, d2h;
@@ -139,9 +182,10 @@ int main(int argc, char **argv) {
             break;
         }
     }
-    if (!config || !first_query || repeat < 1 || repeat > MAX_REPEAT) {
-        fprintf(stderr, "usage: bench_gqp -c config.yaml [--device auto|cpu|gpu] [--threads N] "
-                        "[--repeat R<=100] [--cold] QUERY.sql...\n");
+    if (!config || !first_query || ndev < 1 || repeat < 1 || repeat > MAX_REPEAT) {
+        fprintf(stderr, "usage: bench_gqp -c config.yaml [--device auto|cpu|gpu[,...]] "
+                        "[--threads N] [--repeat R<=100] [--cold] [--explain-dir DIR] "
+                        "QUERY.sql...\n");
         return 1;
     }
     gqp *db = NULL;
@@ -150,33 +194,59 @@ int main(int argc, char **argv) {
         gqp_close(db);
         return 1;
     }
-    if (gqp_set_device(db, dev) != GQP_OK ||
-        (threads >= 0 && gqp_set_threads(db, threads) != GQP_OK)) {
+    int rc0 = threads >= 0 ? gqp_set_threads(db, threads) : GQP_OK;
+    for (int k = 0; k < ndev && rc0 == GQP_OK; k++)
+        rc0 = gqp_set_device(db, devs[k]); /* each device usable */
+    if (rc0 != GQP_OK) {
         fprintf(stderr, "%s\n", gqp_errmsg(db));
         gqp_close(db);
         return 1;
     }
+    printf("# cost model: %s\n", gqp_cost_model(db));
     int status = 0;
     for (int q = first_query; q < argc; q++) {
         char *sql = slurp(argv[q]);
-        double exec[MAX_REPEAT], wall[MAX_REPEAT];
-        int64_t rows = 0, peak = 0;
+        double exec[MAX_DEVS][MAX_REPEAT], wall[MAX_DEVS][MAX_REPEAT];
+        int64_t rows[MAX_DEVS] = {0}, peak[MAX_DEVS] = {0};
+        int gnodes[MAX_DEVS] = {0}, nnodes[MAX_DEVS] = {0};
         if (!sql) {
             fprintf(stderr, "cannot read %s\n", argv[q]);
             status = 1;
             continue;
         }
-        int rc = cold ? GQP_OK : run_once(db, sql, &rows, &exec[0], &wall[0], &peak); /* warm-up */
-        for (int r = 0; rc == GQP_OK && r < repeat; r++) {
-            if (cold) rc = drop_gpu_cache(db, &ncold);
-            if (rc == GQP_OK) rc = run_once(db, sql, &rows, &exec[r], &wall[r], &peak);
+        int rc = GQP_OK;
+        for (int k = 0; k < ndev && rc == GQP_OK; k++) /* warm-ups */
+            if ((rc = gqp_set_device(db, devs[k])) == GQP_OK)
+                rc = run_once(db, sql, &rows[k], &exec[k][0], &wall[k][0], &peak[k], NULL, NULL);
+        for (int r = 0; rc == GQP_OK && r < repeat; r++)
+            for (int k = 0; k < ndev && rc == GQP_OK; k++) {
+                rc = gqp_set_device(db, devs[k]);
+                if (rc == GQP_OK && cold) rc = drop_gpu_cache(db, &ncold);
+                if (rc == GQP_OK)
+                    rc = run_once(db, sql, &rows[k], &exec[k][r], &wall[k][r], &peak[k],
+                                  &gnodes[k], &nnodes[k]);
+            }
+        for (int k = 0; explain_dir && k < ndev && rc == GQP_OK; k++) {
+            char *text = NULL;
+            rc = gqp_set_device(db, devs[k]);
+            if (rc == GQP_OK && cold) rc = drop_gpu_cache(db, &ncold);
+            if (rc == GQP_OK)
+                rc = gqp_explain(db, sql, -1, GQP_EXPLAIN_ANALYZE | GQP_EXPLAIN_JSON, &text);
+            if (rc == GQP_OK && write_explain(explain_dir, argv[q], dev_names[k], text) != 0)
+                fprintf(stderr, "%s: cannot write the explain file into %s\n", argv[q],
+                        explain_dir);
+            gqp_free(text);
         }
         if (rc != GQP_OK) {
             fprintf(stderr, "%s: %s\n", argv[q], gqp_errmsg(db));
             status = 1;
         } else {
-            printf("%s rows=%lld exec_ms=%.3f wall_ms=%.3f peak_dev_bytes=%lld\n", argv[q],
-                   (long long)rows, median(exec, repeat), median(wall, repeat), (long long)peak);
+            for (int k = 0; k < ndev; k++)
+                printf("%s rows=%lld exec_ms=%.3f wall_ms=%.3f peak_dev_bytes=%lld device=%s "
+                       "gpu_nodes=%d/%d\n",
+                       argv[q], (long long)rows[k], median(exec[k], repeat),
+                       median(wall[k], repeat), (long long)peak[k], dev_names[k], gnodes[k],
+                       nnodes[k]);
             fflush(stdout);
         }
         free(sql);

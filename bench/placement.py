@@ -8,7 +8,12 @@
 
 Sweep: table size x selectivity x data location x query shape, each timed
 with bench_gqp (median gqp_exec_ms: execution only, planning excluded, result
-materialized, not printed) under --device cpu, gpu (only with a GPU) and auto.
+materialized, not printed; 3x the repeats up to 1e5 rows, where runs are
+short and noisy) under --device cpu, gpu (only with a GPU) and auto,
+interleaved in one process (`bench_gqp --device cpu,gpu,auto`: per query a
+warm-up on each device, then each round runs every device once), so the
+three are compared under the same conditions and the ratio auto / forced
+measures the placement, not process-to-process noise.
 
 * Data: `gqp gen test --rows N` once per size, plus a generated dimension
   table `dim(k, w)` holding every uniformi value (-99..99) --join-matches
@@ -17,28 +22,20 @@ materialized, not printed) under --device cpu, gpu (only with a GPU) and auto.
   selectivity is exact (K = 0 where sel x N < 0.5, e.g. 0.01% of 1e3).
 * Shapes: filter-project, filtered aggregate, group-by, join (aggregated,
   so the result is 2 values), order-by + LIMIT 100.
-* Location `resident`: one bench_gqp process per device and size, all
-  queries in it; under gpu and auto the process first runs a priming query
-  on the GPU (`SET device = 'gpu'`, a SUM over every column the sweep uses)
-  so that the columns are in the GPU column cache before auto plans, then
-  each query gets bench_gqp's warm-up and --repeat timed runs.
-* Location `host`: bench_gqp --cold: no warm-up, and before every timed run
-  a throw-away CREATE TABLE drops the GPU column cache, so each run pays
-  page-locking + the PCIe copy (median of --cold-repeat runs). A fresh
-  `bench_gqp --repeat 1` would not be cold (its warm-up caches the columns).
-  Forced CPU is also run --cold, so that both sides pay first-run costs
-  (no warm-up) alike.
-* Estimation error: for each case (sizes <= --explain-max-rows), a fresh
-  `gqp explain --analyze --format json --device auto` process (columns not
-  resident, so the plan and the measured times include the copies); per node
-  estimate = est_cost_<device>_ms + est_cost_xfer_ms, measured = ms (GPU
-  nodes timed with CUDA events). Nodes fused into a select (`fused_with`)
-  are skipped (the select's head carries their cost), as are nodes where
-  both estimate and measurement are below --est-min-ms. The process runs the
-  query once, so first-run costs (thread pool start, first touch of pages)
-  land in the first nodes; CUDA_MODULE_LOADING=EAGER keeps lazy kernel
-  loading out of the GPU nodes. The table also gives the median over nodes
-  measured >= 1 ms, where those costs are small.
+* Location `resident`: the process first runs priming queries (a SUM over
+  every column the sweep uses, which its gpu run brings into the GPU column
+  cache), so every column is resident when auto plans.
+* Location `host`: bench_gqp --cold: before every timed run a throw-away
+  CREATE TABLE drops the GPU column cache, so each run of a GPU plan pays
+  page-locking + the PCIe copy of the columns it reads.
+* The plan auto ran (GPU nodes / nodes) is recorded from the timed runs.
+* Estimation error: bench_gqp --explain-dir writes, per query and device,
+  `EXPLAIN --analyze --format json` run in the same warm process (after a
+  cache drop under `host`); per node, estimate = est_cost_<device>_ms +
+  est_cost_xfer_ms, measured = ms (GPU nodes timed with CUDA events). Nodes
+  fused into a select (`fused_with`) are skipped (the select's head carries
+  their cost), as are nodes where both estimate and measurement are below
+  --est-min-ms.
 
 Prints the markdown report (also --out, rewritten after every size so a cut
 run keeps what it finished) and draws --png if matplotlib imports.
@@ -139,41 +136,41 @@ def prepare_size(args, n, sels):
     return cfg, cases, qd
 
 
-def bench(args, cfg, dev, files, cold=False, prime=None):
-    """{query path: exec_ms} from one bench_gqp process (missing on error)."""
-    cmd = [os.path.join(args.build, "bench_gqp"), "-c", cfg, "--device", dev,
+def bench(args, cfg, devs, files, cold=False, explain_dir=None, more=False):
+    """{(device, query path): (exec_ms, "g/n" GPU nodes)} from one bench_gqp
+    process running the devices interleaved (missing on error)."""
+    cmd = [os.path.join(args.build, "bench_gqp"), "-c", cfg, "--device", ",".join(devs),
            "--threads", str(args.threads),
-           "--repeat", str(args.cold_repeat if cold else args.repeat)]
+           "--repeat", str((args.cold_repeat if cold else args.repeat) * (3 if more else 1))]
     if cold:
         cmd.append("--cold")
-    cmd += (prime or []) + files
+    if explain_dir:
+        os.makedirs(explain_dir, exist_ok=True)
+        cmd += ["--explain-dir", explain_dir]
+    cmd += files
     t0 = time.time()
     p = run(cmd)
     res = {}
     for line in p.stdout.splitlines():
-        m = re.match(r"(\S+) rows=(-?\d+) exec_ms=([\d.]+)", line)
+        if line.startswith("# cost model: "):
+            args.cost_model = line[len("# cost model: "):].strip()
+        m = re.match(r"(\S+) rows=(-?\d+) exec_ms=([\d.]+).* device=(\w+) gpu_nodes=(\d+/\d+)",
+                     line)
         if m:
-            res[m.group(1)] = float(m.group(3))
-    log("  bench %-4s %-8s %d queries: %.1f s%s" % (
-        dev, "host" if cold else "resident", len(files), time.time() - t0,
+            res[(m.group(4), m.group(1))] = (float(m.group(3)), m.group(5))
+    log("  bench %-12s %-8s %d queries: %.1f s%s" % (
+        ",".join(devs), "host" if cold else "resident", len(files), time.time() - t0,
         "" if p.returncode == 0 else "  (rc=%d: %s)" % (p.returncode, p.stderr.strip()[-300:])))
     return res
 
 
-def explain(args, cfg, path):
-    """(nodes list, cost model line) from gqp explain --analyze --format json, or None."""
-    p = run([os.path.join(args.build, "gqp"), "explain", "-c", cfg, "--device", "auto",
-             "--threads", str(args.threads), "--analyze", "--format", "json", path])
-    if p.returncode != 0:
-        log("  explain %s failed: %s" % (path, p.stderr.strip()[-200:]))
-        return None
+def explain_nodes(path):
+    """The nodes of one --explain-dir JSON file, or None."""
     try:
-        j = json.loads(p.stdout)
-    except ValueError:
-        log("  explain %s: bad JSON" % path)
+        with open(path) as f:
+            return json.load(f).get("nodes", [])
+    except (OSError, ValueError):
         return None
-    m = re.search(r"cost model: (.*)", p.stderr)
-    return j["nodes"], (m.group(1).strip() if m else "?")
 
 
 def log(msg):
@@ -196,7 +193,7 @@ def report(args, st):
                "(planning excluded), %d warm runs (resident) / %d cold runs (host); "
                "join: every probe row matches %d dim row(s)." % (
                    socket.gethostname(), benchlib.cpu_model(), args.threads, time.strftime("%Y-%m-%d"),
-                   st.get("cost_model", "?"), args.repeat, args.cold_repeat, args.join_matches))
+                   getattr(args, "cost_model", "?"), args.repeat, args.cold_repeat, args.join_matches))
     out.append("")
     out.append("GPU: " + st["gpu_desc"] if has_gpu else
                "**No GPU: the gpu columns are missing (n/a); auto is compared with forced CPU "
@@ -260,7 +257,7 @@ def report(args, st):
                            "".join(" %s |" % c for c in cells))
     out.append("")
     # estimation error
-    out.append("## Estimated vs measured per primitive (auto, fresh process, columns on host)")
+    out.append("## Estimated vs measured per primitive (cpu, gpu and auto runs, both locations)")
     out.append("")
     E = st["est"]
     if not E:
@@ -287,7 +284,7 @@ def report(args, st):
     out.append("## All cases (ms)")
     out.append("")
     out += ["| rows | sel | shape | location | cpu | gpu | auto | auto/min(forced) | gpu/cpu "
-            "| auto plan (cold) |", "|---|---|---|---|---|---|---|---|---|---|"]
+            "| auto plan |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in R:
         mf = min([v for v in (r["cpu"], r["gpu"]) if v is not None] or [None]) \
             if r["cpu"] is not None or r["gpu"] is not None else None
@@ -375,46 +372,40 @@ def main():
         log("size %s" % fmt_n(n))
         cfg, cases, qd = prepare_size(args, n, sels)
         files = [c[3] for c in cases]
-        q = lambda name: os.path.join(qd, "_%s.sql" % name)
-        prime = [q("set-gpu"), q("prime"), q("prime-dim")]
-        t = {("cpu", "resident"): bench(args, cfg, "cpu", files)}
-        t[("cpu", "host")] = bench(args, cfg, "cpu", files, cold=True)
-        if has_gpu:
-            t[("gpu", "resident")] = bench(args, cfg, "gpu", files, prime=prime)
-            t[("gpu", "host")] = bench(args, cfg, "gpu", files, cold=True)
-            t[("auto", "resident")] = bench(args, cfg, "auto", files,
-                                            prime=prime + [q("set-auto")])
-        else:
-            t[("auto", "resident")] = bench(args, cfg, "auto", files)
-        t[("auto", "host")] = bench(args, cfg, "auto", files, cold=True)
-        plans = {}
-        if n <= args.explain_max_rows:
-            t0 = time.time()
+        prime = [os.path.join(qd, "_%s.sql" % name) for name in ("prime", "prime-dim")]
+        devs = ["cpu", "gpu", "auto"] if has_gpu else ["cpu", "auto"]
+        t = {}
+        small = n <= 10**5  # noisy sub-0.1 ms runs: more repeats
+        for loc in LOCS:
+            exd = os.path.join(args.work, "explain-%d-%s" % (n, loc)) \
+                if n <= args.explain_max_rows else None
+            t[loc] = bench(args, cfg, devs, (prime if loc == "resident" else []) + files,
+                           cold=loc == "host", explain_dir=exd, more=small)
+            if not exd:
+                continue
             for shape, s, k, path in cases:
-                e = explain(args, cfg, path)
-                if not e:
-                    continue
-                nodes, st["cost_model"] = e
-                ng = sum(1 for nd in nodes if nd.get("device") == "gpu")
-                plans[path] = "%d/%d gpu" % (ng, len(nodes))
-                for nd in nodes:
-                    if nd.get("fused_with", -1) >= 0:
-                        continue
-                    dev = nd.get("device", "cpu")
-                    est = nd.get("est_cost_%s_ms" % dev, 0.0) + nd.get("est_cost_xfer_ms", 0.0)
-                    ms = nd.get("ms")
-                    if ms is None or max(est, ms) < args.est_min_ms or est <= 0 or ms <= 0:
-                        continue
-                    st["est"].setdefault((nd["kind"], dev), []).append((ms / est, ms))
-            log("  explain --analyze %d cases: %.1f s" % (len(cases), time.time() - t0))
+                for dev in devs:
+                    nodes = explain_nodes(os.path.join(exd, "%s.%s.json" % (
+                        os.path.basename(path), dev)))
+                    for nd in nodes or []:
+                        if nd.get("fused_with", -1) >= 0:
+                            continue
+                        nd_dev = nd.get("device", "cpu")
+                        est = nd.get("est_cost_%s_ms" % nd_dev, 0.0) + nd.get("est_cost_xfer_ms",
+                                                                              0.0)
+                        ms = nd.get("ms")
+                        if ms is None or max(est, ms) < args.est_min_ms or est <= 0 or ms <= 0:
+                            continue
+                        st["est"].setdefault((nd["kind"], nd_dev), []).append((ms / est, ms))
         for shape, s, k, path in cases:
             for loc in LOCS:
+                g = lambda dev: t[loc].get((dev, path), (None, ""))
                 st["rows"].append({
                     "n": n, "sel": s, "K": k, "shape": shape, "loc": loc,
-                    "cpu": t[("cpu", loc)].get(path),
-                    "gpu": t[("gpu", loc)].get(path) if has_gpu else None,
-                    "auto": t[("auto", loc)].get(path),
-                    "plan": plans.get(path, ""),
+                    "cpu": g("cpu")[0],
+                    "gpu": g("gpu")[0] if has_gpu else None,
+                    "auto": g("auto")[0],
+                    "plan": g("auto")[1] + " gpu" if g("auto")[1] else "",
                 })
         if args.out:
             with open(args.out, "w") as f:

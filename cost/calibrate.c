@@ -4,7 +4,9 @@
  * constants (slopes from the large sizes, the fixed cost from the
  * smallest), and the
  * transfers (pinned bandwidth from prim_gpu_bandwidth, pageable and
- * small-copy latency timed here). The YAML it writes is what
+ * small-copy latency timed here, and the two ways a cold table column
+ * reaches the GPU -- a pageable copy, or page-lock + pinned copy -- timed
+ * at sizes from 64 KiB to 256 MiB and fitted as latency + bytes / rate). The YAML it writes is what
  * cost_model_load reads, plus the raw points.
  */
 #include <math.h>
@@ -25,9 +27,19 @@ typedef struct Point {
     double elems, bytes, us;
 } Point;
 
+/* One timed host-to-device copy of a cold column (measure_links). */
+typedef struct LinkPoint {
+    const char *link; /* "h2d_pageable" or "h2d_lock" */
+    double bytes, us;
+} LinkPoint;
+
+#define MAX_LINK_POINTS 32
+
 typedef struct Cal {
     Point pts[CP_COUNT * 2 * MAX_POINTS];
     int npts;
+    LinkPoint lpts[MAX_LINK_POINTS];
+    int nlpts;
     PrimCtx h, d;
     void *stream;
     void (*progress)(void *ud, const char *line);
@@ -758,6 +770,37 @@ static int measure_links(Cal *c, CostModel *m, char *err, size_t cap) {
         (dir ? &m->d2h_pinned : &m->h2d_pinned)->latency_us = lat;
         (dir ? &m->d2h_pageable : &m->h2d_pageable)->latency_us = lat;
     }
+    /* a cold column: pageable copy, or page-lock + pinned copy (the
+     * unlock, at eviction, is not on a query's path and is not timed);
+     * fitted by relative error, latency + bytes / rate */
+    double lx[2][16 * 2], ly[2][16];
+    int nl = 0;
+    for (size_t b = (size_t)64 << 10; b <= big && rc == 0 && nl < 16; b *= 4, nl++) {
+        for (int way = 0; way < 2 && rc == 0; way++) {
+            for (int r = 0; r < 3 && rc == 0; r++) {
+                double t0 = now_us();
+                if (way == 1) rc = prim_gpu_host_register(hbuf, b, err, cap);
+                if (rc == 0)
+                    rc = prim_gpu_copy(dbuf, hbuf, b, PRIM_H2D, c->stream, err, cap) |
+                         prim_gpu_sync(c->stream, err, cap);
+                t[r] = now_us() - t0;
+                if (way == 1) prim_gpu_host_unregister(hbuf);
+            }
+            double us = median(t, 3);
+            lx[way][2 * nl] = 1.0 / us;
+            lx[way][2 * nl + 1] = (double)b / us;
+            ly[way][nl] = 1.0;
+            if (c->nlpts < MAX_LINK_POINTS)
+                c->lpts[c->nlpts++] = (LinkPoint){way ? "h2d_lock" : "h2d_pageable", (double)b, us};
+        }
+    }
+    for (int way = 0; way < 2 && rc == 0 && nl >= 2; way++) {
+        double beta[2];
+        if (cost_fit(lx[way], ly[way], nl, 2, beta) != 0 || beta[1] <= 0) continue;
+        CostLink *l = way ? &m->h2d_lock : &m->h2d_pageable;
+        l->latency_us = beta[0];
+        l->gbps = 1.0 / (beta[1] * 1e3);
+    }
     for (int r = 0; r < 5 && rc == 0; r++) { /* a sync of an idle stream */
         double t0 = now_us();
         rc = prim_gpu_sync(c->stream, err, cap);
@@ -838,6 +881,11 @@ int cost_calibrate_ex(const char *out_path, int nthreads, int64_t max_rows,
                         q->gpu ? "gpu" : "cpu", cost_prim_name(q->prim), (long long)q->rows,
                         q->elems, q->bytes, q->us);
             }
+            if (c->nlpts)
+                fprintf(f, "link_points:  # cold-column copies: median microseconds of 3\n");
+            for (int i = 0; i < c->nlpts; i++)
+                fprintf(f, "  - {link: %s, bytes: %.0f, us: %.2f}\n", c->lpts[i].link,
+                        c->lpts[i].bytes, c->lpts[i].us);
             if (fclose(f) != 0) rc = -1;
         }
     }

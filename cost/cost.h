@@ -107,6 +107,9 @@ typedef struct CostModel {
     CostPrim cpu[CP_COUNT];
     CostPrim gpu[CP_COUNT];
     CostLink h2d_pinned, d2h_pinned, h2d_pageable, d2h_pageable;
+    /* a table column that is not resident: page-lock its host range, then
+     * the pinned copy (the executor's column-cache fill; cost_fetch_us) */
+    CostLink h2d_lock;
     double gpu_sync_us;  /* the host waits for the device (a count, a D2H result) */
     double cpu_spawn_us; /* a parallel pass of a CPU primitive: thread start + join */
     double cpu_cache_mb; /* last-level cache (miss() in the table above) */
@@ -154,6 +157,15 @@ int cost_cpu_passes(CostPrimKind k, double key_bytes);
 double cost_miss_share(double bytes, double cache_mb);
 /* Transfer of bytes over a link (0 bytes cost nothing). */
 double cost_link_us(const CostLink *l, double bytes);
+/* Smallest column (bytes) for which page-locking it and copying pinned
+ * (h2d_lock) is cheaper than a pageable copy; SIZE_MAX when it never is.
+ * The executor's column cache locks exactly the columns of at least this
+ * size (libgqp passes it down), so the model and the executor agree. */
+size_t cost_lock_min_bytes(const CostModel *m);
+/* Time to bring a non-resident table column of `bytes` to the GPU the way
+ * the executor does: a pageable copy below cost_lock_min_bytes, else
+ * page-lock + pinned copy. */
+double cost_fetch_us(const CostModel *m, double bytes);
 /* Estimated rows of value v (its own estimate, else its producer's). */
 int64_t cost_value_rows(const Dag *d, int v);
 /* Estimated bytes of value v (rows * width). */
@@ -188,6 +200,13 @@ typedef struct CostInputs {
      * costs nothing); NULL = nothing resident. */
     int (*resident)(void *ud, const CatTable *t, int column);
     void *resident_ud;
+    /* how many earlier queries of the session read column `column` of t
+     * (resident_ud; NULL = none). A column that is not resident is priced
+     * at its copy divided by 1 + that count: the copy stays cached, so a
+     * column read again and again is worth bringing over once the work the
+     * CPU did instead adds up to the copy (ski rental: never more than
+     * twice the better of always and never copying). */
+    int (*reads)(void *ud, const CatTable *t, int column);
     int host_pinned;    /* intermediates live in page-locked host memory */
     int force;          /* 0: choose; 1: every node on the CPU; 2: on the GPU
                            (the values of gqp_device) */

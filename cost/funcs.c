@@ -7,6 +7,8 @@
 
 #include <math.h>
 
+#include <stdint.h>
+
 #include "cost/cost.h"
 
 double cost_prim_us(const CostPrim *p, double elems, double bytes) {
@@ -22,6 +24,24 @@ double cost_miss_share(double bytes, double cache_mb) {
 double cost_link_us(const CostLink *l, double bytes) {
     if (bytes <= 0) return 0;
     return l->latency_us + (l->gbps > 0 ? bytes / (l->gbps * 1e3) : 0);
+}
+
+size_t cost_lock_min_bytes(const CostModel *m) {
+    const CostLink *l = &m->h2d_lock, *p = &m->h2d_pageable;
+    if (l->gbps <= 0) return SIZE_MAX; /* no lock figures: never lock */
+    if (p->gbps <= 0) return 0;
+    /* l->lat + B / l->bw <= p->lat + B / p->bw */
+    double per_b = 1.0 / (p->gbps * 1e3) - 1.0 / (l->gbps * 1e3); /* us a byte saved */
+    double extra = l->latency_us - p->latency_us;
+    if (extra <= 0) return 0;
+    if (per_b <= 0) return SIZE_MAX;
+    double b = extra / per_b;
+    return b >= 1e18 ? SIZE_MAX : (size_t)b + 1;
+}
+
+double cost_fetch_us(const CostModel *m, double bytes) {
+    return bytes < (double)cost_lock_min_bytes(m) ? cost_link_us(&m->h2d_pageable, bytes)
+                                                  : cost_link_us(&m->h2d_lock, bytes);
 }
 
 int64_t cost_value_rows(const Dag *d, int v) {

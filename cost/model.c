@@ -146,6 +146,9 @@ static void gpu_hopper(CostModel *m, double device_gbps) {
     m->d2h_pinned = (CostLink){10, 55.2};
     m->h2d_pageable = (CostLink){12, 8.0};
     m->d2h_pageable = (CostLink){12, 8.0};
+    /* TUNING: page-lock + pinned copy of a cold column; replaced by the
+     * shipped calibration (configs/cost-h100.yaml, measure_links) */
+    m->h2d_lock = (CostLink){60, 15.0};
     m->gpu_sync_us = 10;
     /* TUNING: H100 and H200 both have a 50 MiB L2 (NVIDIA's specification) */
     m->gpu_cache_mb = 50;
@@ -270,6 +273,7 @@ static int ld_link(Ld *l, yaml_document_t *doc, const char *key, yaml_node_t *v,
                   : strcmp(key, "d2h_pinned") == 0   ? &m->d2h_pinned
                   : strcmp(key, "h2d_pageable") == 0 ? &m->h2d_pageable
                   : strcmp(key, "d2h_pageable") == 0 ? &m->d2h_pageable
+                  : strcmp(key, "h2d_lock") == 0     ? &m->h2d_lock
                                                      : NULL;
     if (!k) return ld_err(l, v, "unknown link", key);
     return ld_map(l, doc, v, key, ld_link_key, k);
@@ -384,9 +388,10 @@ int cost_model_write(const CostModel *m, const char *path, char *err, size_t cap
     fprintf(f, "cpu_spawn_us: %.4g\ncpu_cache_mb: %.4g\ngpu_cache_mb: %.4g\n", m->cpu_spawn_us,
             m->cpu_cache_mb, m->gpu_cache_mb);
     fprintf(f, "transfer:\n");
-    const CostLink *ls[4] = {&m->h2d_pinned, &m->d2h_pinned, &m->h2d_pageable, &m->d2h_pageable};
-    const char *ln[4] = {"h2d_pinned", "d2h_pinned", "h2d_pageable", "d2h_pageable"};
-    for (int i = 0; i < 4; i++)
+    const CostLink *ls[5] = {&m->h2d_pinned, &m->d2h_pinned, &m->h2d_pageable, &m->d2h_pageable,
+                             &m->h2d_lock};
+    const char *ln[5] = {"h2d_pinned", "d2h_pinned", "h2d_pageable", "d2h_pageable", "h2d_lock"};
+    for (int i = 0; i < 5; i++)
         fprintf(f, "  %s:%*s{latency_us: %.4g, gbps: %.4g}\n", ln[i], (int)(14 - strlen(ln[i])), "",
                 ls[i]->latency_us, ls[i]->gbps);
     fprintf(f, "cpu:\n");

@@ -6,8 +6,8 @@
  * executor does:
  *   - a node's output lives on the device it ran on; a source (table
  *     column) is always on the host, and placing it on the GPU means
- *     "fetch it through the column cache" (free when resident, else a
- *     pinned copy, as if amortized over the session); a constant placed
+ *     "fetch it through the column cache" (free when resident, else the
+ *     copy, shared with the earlier queries that read the column); a constant placed
  *     on the GPU is a tiny copy;
  *   - a value is copied at most once per direction, when a consumer on the
  *     other side (or the result, which must end on the host) needs it;
@@ -262,14 +262,14 @@ static int prob_init(Prob *P, const Dag *d, const CostModel *m, const CostInputs
         }
         if (nd->kind == DN_SOURCE) {
             int res = in->resident && in->resident(in->resident_ud, nd->table, nd->column);
-            /* a column that is not resident is page-locked and copied once,
-             * then stays cached for the session's later queries: priced at
-             * the pinned rate, i.e. as if amortized. (Pricing it at the
-             * pageable rate, what a single cold run pays, made auto keep
-             * seed 004's 5M-row filters on the CPU forever: 5.3 ms instead
-             * of 0.3 ms on the H100, as the columns never became resident.) */
-            P->fetch[i] =
-                res ? 0 : cost_link_us(&m->h2d_pinned, cost_value_bytes(d, nd->outputs[0]));
+            /* a column that is not resident is copied as the executor's
+             * column cache does it (cost_fetch_us: page-locked and pinned
+             * above the crossover, else pageable), the copy shared with the
+             * earlier queries that read it (CostInputs.reads) */
+            int rd = in->reads ? in->reads(in->resident_ud, nd->table, nd->column) : 0;
+            P->fetch[i] = res ? 0
+                              : cost_fetch_us(m, cost_value_bytes(d, nd->outputs[0])) /
+                                    (1.0 + (rd > 0 ? rd : 0));
         } else if (nd->kind == DN_CONST) {
             P->fetch[i] = cost_link_us(&m->h2d_pinned, cost_value_bytes(d, nd->outputs[0]));
         }
@@ -437,7 +437,7 @@ static void set_reason(const Prob *P, Dag *dag, int i, DagDevice *dev, double to
         else if (P->fetch[i] == 0)
             snprintf(buf, sizeof buf, "resident on the GPU");
         else
-            snprintf(buf, sizeof buf, "not resident: pinned copy %.3f ms", P->fetch[i] / 1e3);
+            snprintf(buf, sizeof buf, "not resident: copy %.3f ms", P->fetch[i] / 1e3);
     } else if (nd->kind == DN_CONST || nd->kind == DN_TRANSFER) {
         snprintf(buf, sizeof buf, "%s", dev[i] == DEV_GPU ? "read on the GPU" : "host");
     } else if (P->fmap[i] >= 0 && fused(P, dev, P->fmap[i])) {

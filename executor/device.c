@@ -1,7 +1,8 @@
 /*
  * device.c -- the GPU session of the executor: one stream, and the cache of
  * table columns resident in device memory. A column is copied on first use
- * (its host range page-locked first, so the copy runs at pinned bandwidth)
+ * (its host range page-locked first when it is large enough for that to pay,
+ * so the copy runs at pinned bandwidth)
  * and stays resident across queries until the byte budget forces the least
  * recently used column out.
  */
@@ -36,6 +37,10 @@ ExecDevice *exec_device_open(size_t budget_bytes, char *err, size_t cap) {
      * rest for intermediates; a choice, not a measurement. */
     d->budget = budget_bytes ? budget_bytes : (size_t)48 << 30;
     return d;
+}
+
+void exec_device_set_lock_min(ExecDevice *d, size_t bytes) {
+    if (d) d->lock_min = bytes;
 }
 
 /* Drop cache entry i (device memory freed, host range unpinned). */
@@ -121,9 +126,10 @@ int exec_cache_get(ExecDevice *d, const PrimVec *h, PrimVec *out, int64_t *h2d, 
     e.last_use = d->tick;
     e.uses = 1;
     char perr[256];
-    /* page-lock the host column so the copy runs at pinned bandwidth; a
-     * failure only costs speed */
-    e.pinned = prim_gpu_host_register((void *)h->data, (size_t)h->n * w, perr, sizeof perr) == 0;
+    /* page-lock the host column so the copy runs at pinned bandwidth (when
+     * that beats a pageable copy: lock_min); a failure only costs speed */
+    e.pinned = bytes >= d->lock_min &&
+               prim_gpu_host_register((void *)h->data, (size_t)h->n * w, perr, sizeof perr) == 0;
     e.d_data = prim_gpu_malloc((size_t)h->n * w, stream);
     e.d_valid = h->valid ? prim_gpu_malloc((size_t)h->n, stream) : NULL;
     if (!e.d_data || (h->valid && !e.d_valid)) {

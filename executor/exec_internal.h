@@ -30,6 +30,8 @@ struct ExecDevice {
     ExecCacheEntry *cache;
     int ncache, cap;
     size_t cache_bytes, budget;
+    size_t lock_min; /* columns of at least this many bytes are page-locked
+                        before their copy (exec_device_set_lock_min) */
     int64_t tick;
     int64_t epoch; /* bumped whenever the set of cached columns changes */
 };

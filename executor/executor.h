@@ -38,6 +38,11 @@ typedef struct ExecDevice ExecDevice;
  * budget_bytes: column cache budget (0 = 60% of device memory). */
 ExecDevice *exec_device_open(size_t budget_bytes, char *err, size_t cap);
 void exec_device_close(ExecDevice *dev);
+/* Page-lock a column before copying it into the cache only when it has at
+ * least `bytes` bytes (smaller ones are copied pageable, which is cheaper
+ * than locking them; libgqp passes cost_lock_min_bytes). Default 0: lock
+ * every column. */
+void exec_device_set_lock_min(ExecDevice *dev, size_t bytes);
 /* Forget every cached column (tables changed). */
 void exec_device_invalidate(ExecDevice *dev);
 /* A number that changes whenever a column enters or leaves the GPU column

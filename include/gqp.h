@@ -159,6 +159,10 @@ double gqp_exec_ms(gqp_stmt *stmt);
  * device pool: intermediates, plus columns the run brought to the GPU); 0
  * when the run used no GPU. */
 int64_t gqp_peak_device_bytes(gqp_stmt *stmt);
+/* Nodes of stmt's plan placed on the GPU when it last ran (or, before its
+ * first run, when it was prepared); *nnodes (if not NULL) receives the
+ * plan's node count. 0 for statements without a plan. */
+int gqp_gpu_nodes(gqp_stmt *stmt, int *nnodes);
 
 /* Explain flags. */
 #define GQP_EXPLAIN_ANALYZE 1 /* run the query and add measured figures */

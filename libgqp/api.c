@@ -89,6 +89,7 @@ int gqp_close(gqp *db) {
     exec_pool_free(db->pool);
     cat_catalog_free(db->cat);
     free(db->cost);
+    free(db->reads);
     free(db);
     return GQP_OK;
 }
@@ -398,6 +399,14 @@ double gqp_exec_ms(gqp_stmt *st) {
 
 int64_t gqp_peak_device_bytes(gqp_stmt *st) {
     return st ? (int64_t)st->stats.peak_device_bytes : 0;
+}
+
+int gqp_gpu_nodes(gqp_stmt *st, int *nnodes) {
+    int g = 0, n = st && st->dag ? st->dag->nnodes : 0;
+    for (int i = 0; i < n; i++)
+        g += st->dag->nodes[i].device == DEV_GPU;
+    if (nnodes) *nnodes = n;
+    return g;
 }
 
 int gqp_gen_test(const char *dir, int64_t nrows, uint64_t seed, char **errmsg) {

@@ -13,6 +13,18 @@
 #include "planner/planner.h"
 #include "sqlfront/sqlfront.h"
 
+/* How many queries of the session read one table column (query.c). */
+typedef struct GqpColReads {
+    const void *data; /* the column's host data */
+    int64_t n;
+    int reads;     /* capped at GQP_READS_CAP */
+    uint64_t last; /* the query (db->nqueries) that counted it last */
+} GqpColReads;
+
+/* Reads counted per column: beyond this many, a copy's share (1/(1+reads))
+ * barely changes, and the count stops (so plans stop being re-placed). */
+#define GQP_READS_CAP 8
+
 struct gqp {
     uint64_t version; /* bumped by every CREATE / INSERT: plans of older versions are stale */
     Catalog *cat;
@@ -29,12 +41,17 @@ struct gqp {
     CostModel *cost;         /* loaded on first placement (query.c) */
     int test_gpu;            /* tests: 1 = place as if a GPU were present,
                                 2 = and every table column resident on it */
+    GqpColReads *reads;      /* columns read since the GPU cache was last reset */
+    int nreads, cap_reads;
+    uint64_t nqueries;    /* SELECTs executed */
+    uint64_t reads_epoch; /* bumped whenever a count in `reads` changes */
 };
 
 struct gqp_stmt {
-    uint64_t version;     /* db->version the plan was made against */
-    int placed_device;    /* db->device the DAG was placed for (-1: not placed) */
-    int64_t placed_epoch; /* GPU column cache epoch it was placed at */
+    uint64_t version;      /* db->version the plan was made against */
+    int placed_device;     /* db->device the DAG was placed for (-1: not placed) */
+    int64_t placed_epoch;  /* GPU column cache epoch it was placed at */
+    uint64_t placed_reads; /* db->reads_epoch it was placed at */
     gqp *db;
     struct gqp_stmt *next;
     const char *sql; /* copy of the statement's text (plan arena) */
@@ -68,6 +85,8 @@ int gqp_run_select(gqp *db, gqp_stmt *st);
 /* The session's cost model, loaded on first use (see cost_model_select);
  * never NULL unless out of memory. */
 const CostModel *gqp_cost(gqp *db);
+/* Forget the per-column read counts (the GPU column cache was reset). */
+void gqp_forget_reads(gqp *db);
 /* dml.c: CREATE TABLE, INSERT, SET, DROP */
 int gqp_run_other(gqp *db, gqp_stmt *st);
 

@@ -23,8 +23,11 @@ ExecDevice *gqp_device_session(gqp *db) {
     db->dev = exec_device_open((size_t)db->gpu_cache_bytes, err, sizeof err);
     if (!db->dev)
         gqp_set_error(db, GQP_DEVICE, "%s", err);
-    else
+    else {
         exec_pool_set_pinned(db->pool, 1);
+        const CostModel *m = gqp_cost(db);
+        if (m) exec_device_set_lock_min(db->dev, cost_lock_min_bytes(m));
+    }
     return db->dev;
 }
 
@@ -48,6 +51,51 @@ static int col_resident(void *ud, const CatTable *t, int column) {
     return exec_device_resident(db->dev, t->cols[column].data, t->nrows);
 }
 
+/* The column's entry in db->reads, or NULL. */
+static GqpColReads *reads_find(gqp *db, const void *data, int64_t n) {
+    for (int i = 0; i < db->nreads; i++)
+        if (db->reads[i].data == data && db->reads[i].n == n) return &db->reads[i];
+    return NULL;
+}
+
+/* Optimizer callback: how many earlier queries read column `column` of t
+ * since the GPU cache was last reset (ud: the gqp handle). */
+static int col_reads(void *ud, const CatTable *t, int column) {
+    GqpColReads *r = reads_find(ud, t->cols[column].data, t->nrows);
+    return r ? r->reads : 0;
+}
+
+/* Count one read of every table column dag reads (once per query). */
+static void count_reads(gqp *db, const Dag *dag) {
+    db->nqueries++;
+    for (int i = 0; i < dag->nnodes; i++) {
+        const DagNode *nd = &dag->nodes[i];
+        if (nd->kind != DN_SOURCE || !nd->table) continue;
+        const void *data = nd->table->cols[nd->column].data;
+        GqpColReads *r = reads_find(db, data, nd->table->nrows);
+        if (!r) {
+            if (db->nreads == db->cap_reads) {
+                int nc = db->cap_reads ? 2 * db->cap_reads : 16;
+                GqpColReads *g = realloc(db->reads, sizeof *g * (size_t)nc);
+                if (!g) return; /* only a pricing hint is lost */
+                db->reads = g;
+                db->cap_reads = nc;
+            }
+            r = &db->reads[db->nreads++];
+            *r = (GqpColReads){data, nd->table->nrows, 0, 0};
+        }
+        if (r->last == db->nqueries || r->reads >= GQP_READS_CAP) continue;
+        r->last = db->nqueries;
+        r->reads++;
+        db->reads_epoch++;
+    }
+}
+
+void gqp_forget_reads(gqp *db) {
+    if (db->nreads) db->reads_epoch++;
+    db->nreads = 0;
+}
+
 /* Place every node. --device cpu|gpu forces one side; auto lets the cost
  * model decide per node (cost/place.c; everything on the CPU without a
  * GPU). The old uniform placement remains the fallback when the
@@ -58,6 +106,7 @@ static void place(gqp *db, Dag *dag) {
     in.gpu_available = prim_gpu_available() || db->test_gpu;
     in.resident = col_resident;
     in.resident_ud = db;
+    in.reads = col_reads;
     in.host_pinned = in.gpu_available; /* the host pool pins once a GPU is used */
     in.force = db->device == GQP_DEVICE_CPU ? 1 : db->device == GQP_DEVICE_GPU ? 2 : 0;
     in.mixed_margin = 0.8; /* see cost/place.c: mixed plans must clearly win */
@@ -95,6 +144,7 @@ int gqp_plan_select(gqp *db, gqp_stmt *st, const AstSelect *sel) {
     place(db, st->dag);
     st->placed_device = (int)db->device;
     st->placed_epoch = exec_device_epoch(db->dev);
+    st->placed_reads = db->reads_epoch;
     st->version = db->version;
     return GQP_OK;
 }
@@ -109,11 +159,14 @@ int gqp_run_select(gqp *db, gqp_stmt *st) {
     char err[1024];
     ExecOptions opt = {db->nthreads, NULL, db->pool, 0, st->profile};
     /* place again only if what the placement priced has changed since
-     * prepare: the device setting, or which columns are resident */
-    if (st->placed_device != (int)db->device || st->placed_epoch != exec_device_epoch(db->dev)) {
+     * prepare: the device setting, which columns are resident, or how
+     * often the columns were read */
+    if (st->placed_device != (int)db->device || st->placed_epoch != exec_device_epoch(db->dev) ||
+        st->placed_reads != db->reads_epoch) {
         place(db, st->dag);
         st->placed_device = (int)db->device;
         st->placed_epoch = exec_device_epoch(db->dev);
+        st->placed_reads = db->reads_epoch;
     }
     int any_gpu = 0;
     for (int i = 0; i < st->dag->nnodes; i++)
@@ -125,6 +178,7 @@ int gqp_run_select(gqp *db, gqp_stmt *st) {
         return gqp_set_error(db, strncmp(err, "Device", 6) == 0 ? GQP_DEVICE : GQP_ERROR, "%s",
                              err);
     st->exec_ms = wall_ms() - t0;
+    count_reads(db, st->dag);
     return GQP_OK;
 }
 

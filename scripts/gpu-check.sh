@@ -11,7 +11,9 @@
 #          DuckDB; GQP_BENCH_ROWS sets the sizes) and ssb;
 #   ssb:   SSB SF 10 and 20 (GQP_SSB_SF) under GQP_SSB_DEVICES (default
 #          gpu,gpu-sort: the chosen aggregation plan and the sort plan);
-#   final: ctest + calibrate, then bench; placement: bench/placement.py;
+#   final: ctest + calibrate, then bench; placement: calibrate, then
+#          bench/placement.py with that cost file (placement-shipped: with
+#          the configs/ one);
 #   any other word (e.g. none): prepare and build only.
 # Logs and tables go to $OUT (or ./gpu-out); a summary is printed last.
 set -u
@@ -141,15 +143,29 @@ if [ "$MODE" = bench ] || [ "$MODE" = all ]; then
         cat "$OUT/bench-$rows.md"
     done
 fi
-if [ "$MODE" = placement ]; then
+if [ "$MODE" = placement ] || [ "$MODE" = placement-shipped ]; then
     # issue 4's sweep: sizes x selectivities x residency x shapes, forced cpu,
-    # forced gpu and auto (estimated 7-8 min up to 1e8 rows; split with
-    # GQP_PLACEMENT_ARGS="--sizes 1e3,1e4,1e5,1e6,1e7" if a call runs short)
+    # forced gpu and auto interleaved in one process per size and location
+    # (GQP_PLACEMENT_ARGS="--sizes 1e3,1e4,1e5,1e6,1e7" if a call runs short).
+    # placement: calibrate this machine first and sweep with that cost file
+    # (returned as $OUT/cost-<gpu>.yaml); placement-shipped: the configs/ one
+    if [ "$MODE" = placement ]; then
+        T0=$(date +%s)
+        G=h100
+        nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 && G=h200
+        mkdir -p /tmp/cal
+        $B/gqp calibrate --out /tmp/cal/cost-$G.yaml > "$LOG/calibrate.log" 2>&1
+        say "calibrate: rc=$? ($(( $(date +%s) - T0 )) s)"
+        cp /tmp/cal/cost-$G.yaml "$OUT/"
+        export GQP_COST_DIR=/tmp/cal
+    fi
     T0=$(date +%s)
     PYTHONUNBUFFERED=1 python3 bench/placement.py --build $B --work /tmp/placement \
         --threads "$(nproc)" --out "$OUT/placement.md" --png "$OUT/placement.png" \
         ${GQP_PLACEMENT_ARGS:-} > "$LOG/placement.log" 2>&1
     say "placement sweep: rc=$? ($(( $(date +%s) - T0 )) s)"
+    grep -A4 "^## Summary" "$OUT/placement.md" | tee -a "$SUM"
+    tar czf "$OUT/explain.tgz" -C /tmp/placement $(cd /tmp/placement && ls -d explain-* 2>/dev/null)
 fi
 
 if [ "$MODE" = ssb ] || [ "$MODE" = bench ] || [ "$MODE" = all ]; then
