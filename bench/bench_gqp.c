@@ -7,8 +7,9 @@
  *
  * For each query file and each device of the list: one warm-up run, then R
  * timed runs (default 5). With several devices (e.g. cpu,gpu,auto) the runs
- * interleave -- warm-ups first, then round r runs every device once -- so
- * the devices are compared in one process under the same conditions. A run
+ * interleave -- warm-ups first, then round r runs every device once,
+ * starting at device r mod the count -- so the devices are compared in one
+ * process under the same conditions. A run
  * is prepare + the first gqp_step (which executes the whole query and
  * materializes its result); rows are counted with gqp_result_rows(), not
  * stepped through, so printing costs nothing. Prints one line per query and
@@ -219,7 +220,11 @@ int main(int argc, char **argv) {
             if ((rc = gqp_set_device(db, devs[k])) == GQP_OK)
                 rc = run_once(db, sql, &rows[k], &exec[k][0], &wall[k][0], &peak[k], NULL, NULL);
         for (int r = 0; rc == GQP_OK && r < repeat; r++)
-            for (int k = 0; k < ndev && rc == GQP_OK; k++) {
+            for (int j = 0; j < ndev && rc == GQP_OK; j++) {
+                /* round r starts at device r mod ndev: no device always
+                 * follows the same one (a CPU run right after another CPU
+                 * run of the query finds its columns in the cache) */
+                int k = (j + r) % ndev;
                 rc = gqp_set_device(db, devs[k]);
                 if (rc == GQP_OK && cold) rc = drop_gpu_cache(db, &ncold);
                 if (rc == GQP_OK)

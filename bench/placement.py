@@ -32,7 +32,7 @@ measures the placement, not process-to-process noise.
 * Estimation error: bench_gqp --explain-dir writes, per query and device,
   `EXPLAIN --analyze --format json` run in the same warm process (after a
   cache drop under `host`); per node, estimate = est_cost_<device>_ms +
-  est_cost_xfer_ms, measured = ms (GPU nodes timed with CUDA events). Nodes
+  est_cost_xfer_ms (a source: its copy, est_cost_xfer_ms), measured = ms (GPU nodes timed with CUDA events). Nodes
   fused into a select (`fused_with`) are skipped (the select's head carries
   their cost), as are nodes where both estimate and measurement are below
   --est-min-ms.
@@ -391,8 +391,11 @@ def main():
                         if nd.get("fused_with", -1) >= 0:
                             continue
                         nd_dev = nd.get("device", "cpu")
-                        est = nd.get("est_cost_%s_ms" % nd_dev, 0.0) + nd.get("est_cost_xfer_ms",
-                                                                              0.0)
+                        # a source's cost is its copy, in est_cost_gpu_ms and
+                        # est_cost_xfer_ms alike: count it once
+                        est = (0.0 if nd["kind"] == "source" else
+                               nd.get("est_cost_%s_ms" % nd_dev, 0.0)) + nd.get(
+                                   "est_cost_xfer_ms", 0.0)
                         ms = nd.get("ms")
                         if ms is None or max(est, ms) < args.est_min_ms or est <= 0 or ms <= 0:
                             continue

@@ -28,9 +28,10 @@
  *   to-text     -                                      n (CPU only)
  *   keymap      8 * range (fill) + n * (input widths   -
  *               + 8) (keys, row ids, one slot write)
- *   denseagg    rows scanned * fact-side input widths  rows passing the range filters
- *               + 8 * groups * outputs                 * (1 + dims) (accumulate +
- *                                                      probes); a node: rows scanned
+ *   denseagg    rows scanned * fact-side input widths  rows scanned * range filters
+ *               + 8 * groups * outputs                 (the tests) + rows passing them
+ *                                                      * (1 + dims) (accumulate +
+ *                                                      probes)
  *
  * (denseagg's fact-side inputs are the row ids and the columns read at the
  * fact row: range filters, foreign keys, fact keys, aggregate operands;

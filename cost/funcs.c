@@ -175,7 +175,12 @@ static double denseagg_us(const CostPrim *c, const Dag *d, const DagNode *n) {
     double fw = 0;
     for (int k = 0; k < ni; k++)
         if (fact[k]) fw += width(d, n->inputs[k]);
-    return cost_prim_us(&c[CP_DENSEAGG], rows * (1 + ndims), rows * fw + groups * 8 * n->noutputs);
+    /* elems: every scanned row's range tests, and for each row that
+     * passes them its accumulation and probes (cost.h) */
+    double pass = n->da_pass > 0 && (double)n->da_pass < rows ? (double)n->da_pass : rows;
+    double tests = s ? rows * s->nranges : 0;
+    return cost_prim_us(&c[CP_DENSEAGG], tests + pass * (1 + ndims),
+                        rows * fw + groups * 8 * n->noutputs);
 }
 
 /* A hash join of l and r rows with keys of kw bytes emitting pairs pairs,
@@ -380,11 +385,12 @@ static double agg_dense_us(const CostPrim *c, const PlanAggShape *s) {
     if (nd > 0) /* one keymap per dimension: keys, row ids, slot writes */
         t += nd * cost_prim_us(&c[CP_KEYMAP], 0,
                                (s->dim_range * 8 + s->dim_rows * (AGG_KW + AGG_ID + 8)) / nd);
-    /* elems: the rows that pass the fact filters (the scan is the bytes);
-     * as in the sort plan, at least the joined rows */
+    /* elems: the range tests of every scanned row, and the rows that pass
+     * the fact filters (as in the sort plan, at least the joined rows)
+     * accumulating and probing; the scan is the bytes */
     double F = s->filtered > s->joined ? s->filtered : s->joined;
     if (F > S || F <= 0) F = S;
-    t += cost_prim_us(&c[CP_DENSEAGG], F * (1 + nd),
+    t += cost_prim_us(&c[CP_DENSEAGG], S * s->nranges + F * (1 + nd),
                       S * s->fact_bytes + slots * 8 * PRIM_DA_NOUT(na));
     /* the non-empty groups (rows per group > 0), then keys and aggregates */
     t += cost_prim_us(&c[CP_SELECT], slots * 3, slots * 8 + slots + G * AGG_ID);

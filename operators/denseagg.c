@@ -220,6 +220,7 @@ static int dense_applies(Lower *L, DensePlan *p) {
     s->fact_bytes = 4.0 * (p->nranges + p->ndims + b->naggs) + (p->rest ? 8 : 0);
     double joined = fn * fsel;
     s->filtered = joined;
+    s->nranges = p->nranges;
     for (int d = 0; d < p->ndims; d++) {
         const BRel *dr = &b->rels[p->dim_rel[d]];
         const CatColumn *kc = &dr->table->cols[p->dim_keycol[d]];
@@ -428,6 +429,7 @@ static int dense_build(Lower *L, LowState *st, const DensePlan *p, const char *w
     DagNode *dn = &L->dag->nodes[node];
     dn->dagg = spec;
     dn->est_rows = p->groups;
+    dn->da_pass = (int64_t)p->shape.filtered;
     if (b->ngroup) plan_buf_printf(&lb, " %d key%s", b->ngroup, b->ngroup > 1 ? "s" : "");
     for (int a = 0; a < b->naggs; a++)
         plan_buf_printf(&lb, "%s %s", a ? "," : "", agg_names[b->aggs[a].agg]);

@@ -174,6 +174,7 @@ typedef struct PlanAggShape {
     double scanned;    /* fact rows the fused pass reads */
     double fact_bytes; /* bytes per fact row it reads (filters, keys, values) */
     double filtered;   /* fact rows after the fact's own filters (the first probe) */
+    int nranges;       /* range filters the fused pass tests on every scanned row */
     double joined;     /* rows entering the aggregation (after joins and filters) */
     int ndims;
     double dim_rows;  /* selected dimension rows, all dimensions */
@@ -243,6 +244,7 @@ typedef struct DagNode {
     int totext_date;                   /* DN_TOTEXT: the input is DATE days */
     int64_t km_min, km_range;          /* DN_KEYMAP: key range (output length km_range) */
     const PrimDenseAgg *dagg;          /* DN_DENSEAGG: the spec (arena); output length ngroups */
+    int64_t da_pass; /* DN_DENSEAGG: estimated fact rows that pass its range filters (cost) */
     /* placement and estimates */
     DagDevice device;
     int64_t est_rows;

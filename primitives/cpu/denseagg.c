@@ -57,7 +57,27 @@ typedef struct DaJob {
     int64_t init[DA_NOUT_MAX]; /* identity per output */
     int64_t *out[DA_NOUT_MAX]; /* output tables */
     int64_t *priv;             /* (nt - 1) private sets of nout * ngroups entries */
+    int64_t next;              /* the next morsel's first row (__atomic) */
 } DaJob;
+
+/* Rows a thread claims at a time. Shares are claimed, not fixed ranges:
+ * the rows that pass a filter are often clustered (a date range, a key
+ * range of a sorted table), and with fixed ranges one thread did all the
+ * accumulating while the others only tested (placement sweep: `id < K` over
+ * 1e7 rows on 16 threads, 10% passing, took 2.6x the time of 0.01%). TUNING: 16
+ * batches, large enough that claiming costs nothing next to the rows. */
+#define DA_MORSEL ((int64_t)DA_BATCH * 16)
+
+static void da_rows(const DaJob *J, int64_t lo, int64_t hi, int64_t *const *T);
+
+/* Runs morsels of the fact rows into T until none is left. */
+static void da_morsels(DaJob *J, int64_t *const *T) {
+    for (;;) {
+        int64_t lo = __atomic_fetch_add(&J->next, DA_MORSEL, __ATOMIC_RELAXED);
+        if (lo >= J->n) return;
+        da_rows(J, lo, J->n - lo < DA_MORSEL ? J->n : lo + DA_MORSEL, T);
+    }
+}
 
 /* Formats "Primitive Error: <what>: ..." into ctx->err and returns -1. */
 static int da_err(PrimCtx *ctx, const char *what, const char *fmt, ...) {
@@ -438,7 +458,7 @@ static void da_tables(const DaJob *J, int t, int64_t **T) {
 }
 
 /* prim_parallel body, private mode: thread t fills its table set with the
- * identities and runs its share of the rows into it. */
+ * identities and runs morsels of the rows (DA_MORSEL) into it. */
 static void da_private(void *arg, int t, int nt) {
     DaJob *J = arg;
     int64_t *T[DA_NOUT_MAX];
@@ -446,7 +466,8 @@ static void da_private(void *arg, int t, int nt) {
     for (int k = 0; k < J->nout; k++)
         for (int64_t g = 0; g < J->ngroups; g++)
             T[k][g] = J->init[k];
-    da_rows(J, J->n * t / nt, J->n * (t + 1) / nt, T);
+    (void)nt;
+    da_morsels(J, T);
 }
 
 /* The merge pass: the job and how many private sets it folds in. */
@@ -481,10 +502,11 @@ static void da_init(void *arg, int t, int nt) {
 }
 
 /* prim_parallel body, shared mode pass 2: thread t runs its share of the
- * rows into the outputs with atomics. */
+ * rows (morsels, see DA_MORSEL) into the outputs with atomics. */
 static void da_shared(void *arg, int t, int nt) {
+    (void)t, (void)nt;
     DaJob *J = arg;
-    da_rows(J, J->n * t / nt, J->n * (t + 1) / nt, J->out);
+    da_morsels(J, J->out);
 }
 
 /* See primitives.h. out[0..PRIM_DA_NOUT(naggs)) are PRIM_I64 vectors of at

@@ -6,6 +6,8 @@
  * with NULLs, every PrimType, and 1 and 4 threads.
  */
 #include <criterion/criterion.h>
+#include <pthread.h>
+#include <time.h>
 
 #include <math.h>
 #include <stdint.h>
@@ -187,6 +189,48 @@ Test(common, parallel_runs_every_share_once) {
             if (t < nt) cr_expect_eq(g_nts[t], nt);
         }
     }
+}
+
+/* A job of the stress test: every share adds its number + 1 to sum. */
+typedef struct StressJob {
+    int64_t sum;
+} StressJob;
+
+static void stress_share(void *arg, int t, int nt) {
+    (void)nt;
+    __atomic_add_fetch(&((StressJob *)arg)->sum, t + 1, __ATOMIC_SEQ_CST);
+}
+
+/* Thread body: `jobs` jobs of varying width; returns how many summed wrong. */
+static void *stress_caller(void *p) {
+    intptr_t bad = 0;
+    int jobs = *(int *)p;
+    for (int j = 0; j < jobs; j++) {
+        int nt = 2 + (j * 7) % 15;
+        StressJob sj = {0};
+        if (prim_parallel(nt, stress_share, &sj) != 0) bad++;
+        bad += sj.sum != (int64_t)nt * (nt + 1) / 2;
+        if (j % 500 == 0) { /* past the spin: the workers go to sleep */
+            struct timespec ts = {0, 300000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    return (void *)bad;
+}
+
+Test(common, parallel_stress_back_to_back_sleeping_and_concurrent) {
+    /* back-to-back jobs (spinning workers), jobs after a pause (sleeping
+     * workers), and two callers at once (the second spawns threads) */
+    int jobs = 20000;
+    cr_assert_eq((intptr_t)stress_caller(&jobs), 0);
+    pthread_t th;
+    int jobs2 = 5000;
+    cr_assert_eq(pthread_create(&th, NULL, stress_caller, &jobs2), 0);
+    intptr_t bad_main = (intptr_t)stress_caller(&jobs2);
+    void *bad_other;
+    pthread_join(th, &bad_other);
+    cr_assert_eq(bad_main, 0);
+    cr_assert_eq((intptr_t)bad_other, 0);
 }
 
 Test(common, gpu_twins_without_device) {
