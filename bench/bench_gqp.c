@@ -2,7 +2,7 @@
  * bench_gqp.c -- time SQL queries with libgqp, the database opened once.
  *
  *   bench_gqp -c config.yaml [--device auto|cpu|gpu[,...]] [--threads N]
- *             [--repeat R] [--cold] [--explain-dir DIR] QUERY.sql...
+ *             [--repeat R] [--cold] [--gap-us U] [--explain-dir DIR] QUERY.sql...
  *   bench_gqp --bandwidth      (GPU copy bandwidths in GB/s, for floors)
  *
  * For each query file and each device of the list: one warm-up run, then R
@@ -16,9 +16,16 @@
  * device:
  *
  *   <file> rows=<n> exec_ms=<median gqp_exec_ms> wall_ms=<median prepare+run>
- *       peak_dev_bytes=<max> device=<d> gpu_nodes=<g>/<nodes>
+ *       peak_dev_bytes=<max> device=<d> gpu_nodes=<g>/<nodes> plans=<g,...>
+ *       runs=<ms,...>
  *
- * (gpu_nodes: the placement of the last timed run.)
+ * (gpu_nodes: the placement of the last timed run; plans: the distinct
+ * GPU node counts of the timed runs; runs: every timed run's exec ms.)
+ *
+ * --gap-us U (default 0): sleep U microseconds before every timed run, so
+ * that each run starts from the same state whatever ran before it: the CPU
+ * worker pool asleep (its workers spin only ~0.1 ms after a pass), as for
+ * a query typed after the previous one finished (bench/placement.py).
  *
  * --cold: before every timed run (untimed) a throw-away
  * `CREATE TABLE bench_cold_<k>`, which like any non-SET statement drops
@@ -142,6 +149,7 @@ int main(int argc, char **argv) {
     const char *dev_names[MAX_DEVS] = {"auto"};
     int ndev = 1;
     int threads = -1, repeat = 5, first_query = 0, cold = 0, ncold = 0;
+    long gap_us = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-c") == 0 && i + 1 < argc) {
             config = argv[++i];
@@ -165,6 +173,8 @@ int main(int argc, char **argv) {
             repeat = atoi(argv[++i]);
         } else if (strcmp(argv[i], "--cold") == 0) {
             cold = 1;
+        } else if (strcmp(argv[i], "--gap-us") == 0 && i + 1 < argc) {
+            gap_us = atol(argv[++i]);
         } else if (strcmp(argv[i], "--explain-dir") == 0 && i + 1 < argc) {
             explain_dir = argv[++i];
         } else if (strcmp(argv[i], "--bandwidth") == 0) {
@@ -209,7 +219,7 @@ int main(int argc, char **argv) {
         char *sql = slurp(argv[q]);
         double exec[MAX_DEVS][MAX_REPEAT], wall[MAX_DEVS][MAX_REPEAT];
         int64_t rows[MAX_DEVS] = {0}, peak[MAX_DEVS] = {0};
-        int gnodes[MAX_DEVS] = {0}, nnodes[MAX_DEVS] = {0};
+        int gnodes[MAX_DEVS][MAX_REPEAT] = {{0}}, nnodes[MAX_DEVS] = {0};
         if (!sql) {
             fprintf(stderr, "cannot read %s\n", argv[q]);
             status = 1;
@@ -227,9 +237,13 @@ int main(int argc, char **argv) {
                 int k = (j + r) % ndev;
                 rc = gqp_set_device(db, devs[k]);
                 if (rc == GQP_OK && cold) rc = drop_gpu_cache(db, &ncold);
+                if (gap_us > 0) {
+                    struct timespec ts = {gap_us / 1000000, (gap_us % 1000000) * 1000};
+                    nanosleep(&ts, NULL);
+                }
                 if (rc == GQP_OK)
                     rc = run_once(db, sql, &rows[k], &exec[k][r], &wall[k][r], &peak[k],
-                                  &gnodes[k], &nnodes[k]);
+                                  &gnodes[k][r], &nnodes[k]);
             }
         for (int k = 0; explain_dir && k < ndev && rc == GQP_OK; k++) {
             char *text = NULL;
@@ -246,12 +260,26 @@ int main(int argc, char **argv) {
             fprintf(stderr, "%s: %s\n", argv[q], gqp_errmsg(db));
             status = 1;
         } else {
-            for (int k = 0; k < ndev; k++)
+            for (int k = 0; k < ndev; k++) {
+                char runs[MAX_REPEAT * 16] = "", plans[MAX_REPEAT * 8] = "";
+                size_t lr = 0, lp = 0;
+                for (int r = 0; r < repeat; r++) {
+                    lr += (size_t)snprintf(runs + lr, sizeof runs - lr, "%s%.3f", r ? "," : "",
+                                           exec[k][r]);
+                    int seen = 0;
+                    for (int j = 0; j < r; j++)
+                        seen |= gnodes[k][j] == gnodes[k][r];
+                    if (!seen)
+                        lp += (size_t)snprintf(plans + lp, sizeof plans - lp, "%s%d", lp ? "," : "",
+                                               gnodes[k][r]);
+                }
+                /* runs before the median sorts them */
                 printf("%s rows=%lld exec_ms=%.3f wall_ms=%.3f peak_dev_bytes=%lld device=%s "
-                       "gpu_nodes=%d/%d\n",
+                       "gpu_nodes=%d/%d plans=%s runs=%s\n",
                        argv[q], (long long)rows[k], median(exec[k], repeat),
-                       median(wall[k], repeat), (long long)peak[k], dev_names[k], gnodes[k],
-                       nnodes[k]);
+                       median(wall[k], repeat), (long long)peak[k], dev_names[k],
+                       gnodes[k][repeat - 1], nnodes[k], plans, runs);
+            }
             fflush(stdout);
         }
         free(sql);

@@ -28,7 +28,10 @@ measures the placement, not process-to-process noise.
 * Location `host`: bench_gqp --cold: before every timed run a throw-away
   CREATE TABLE drops the GPU column cache, so each run of a GPU plan pays
   page-locking + the PCIe copy of the columns it reads.
-* The plan auto ran (GPU nodes / nodes) is recorded from the timed runs.
+* The plan auto ran (GPU nodes / nodes) is recorded from the timed runs
+  (`a|b/n`: the placement differed between runs).
+* Every timed run sleeps 2 ms first (bench_gqp --gap-us), so each starts
+  with the CPU worker pool asleep whatever ran before it.
 * Estimation error: bench_gqp --explain-dir writes, per query and device,
   `EXPLAIN --analyze --format json` run in the same warm process (after a
   cache drop under `host`); per node, estimate = est_cost_<device>_ms +
@@ -141,7 +144,8 @@ def bench(args, cfg, devs, files, cold=False, explain_dir=None, more=False):
     process running the devices interleaved (missing on error)."""
     cmd = [os.path.join(args.build, "bench_gqp"), "-c", cfg, "--device", ",".join(devs),
            "--threads", str(args.threads),
-           "--repeat", str((args.cold_repeat if cold else args.repeat) * (3 if more else 1))]
+           "--repeat", str((args.cold_repeat if cold else args.repeat) * (3 if more else 1)),
+           "--gap-us", "2000"]
     if cold:
         cmd.append("--cold")
     if explain_dir:
@@ -154,10 +158,13 @@ def bench(args, cfg, devs, files, cold=False, explain_dir=None, more=False):
     for line in p.stdout.splitlines():
         if line.startswith("# cost model: "):
             args.cost_model = line[len("# cost model: "):].strip()
-        m = re.match(r"(\S+) rows=(-?\d+) exec_ms=([\d.]+).* device=(\w+) gpu_nodes=(\d+/\d+)",
-                     line)
+        m = re.match(r"(\S+) rows=(-?\d+) exec_ms=([\d.]+).* device=(\w+) "
+                     r"gpu_nodes=\d+/(\d+) plans=([\d,]+)", line)
         if m:
-            res[(m.group(4), m.group(1))] = (float(m.group(3)), m.group(5))
+            # the GPU node counts of the timed runs: one, or several when
+            # the placement changed between runs
+            res[(m.group(4), m.group(1))] = (float(m.group(3)),
+                                             "%s/%s" % (m.group(6).replace(",", "|"), m.group(5)))
     log("  bench %-12s %-8s %d queries: %.1f s%s" % (
         ",".join(devs), "host" if cold else "resident", len(files), time.time() - t0,
         "" if p.returncode == 0 else "  (rc=%d: %s)" % (p.returncode, p.stderr.strip()[-300:])))

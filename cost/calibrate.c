@@ -665,6 +665,23 @@ static double time_spawn(int nthreads) {
     return median(t, 31);
 }
 
+/* The first parallel pass after the pool's workers fell asleep (2 ms
+ * idle, past their spin) minus a pass with them awake: what a query pays
+ * once to wake them. Median of 9; -1 if the pool cannot start. */
+static double time_wake(int nthreads, double spawn_us) {
+    double t[9];
+    if (nthreads <= 1) return 0;
+    for (int r = 0; r < 9; r++) {
+        struct timespec ts = {0, 2000000};
+        nanosleep(&ts, NULL);
+        double t0 = now_us();
+        if (prim_parallel(nthreads, noop_pass, NULL) != 0) return -1;
+        t[r] = now_us() - t0;
+    }
+    double w = median(t, 9) - spawn_us;
+    return w > 0 ? w : 0;
+}
+
 /* Measure every primitive of one device at every size. Returns 0 or -1. */
 static int measure(Cal *c, int gpu, int64_t max_rows, char *err, size_t cap) {
     static const int64_t sizes[] = {1000, 10000, 100000, 1000000, 10000000};
@@ -840,6 +857,8 @@ int cost_calibrate_ex(const char *out_path, int nthreads, int64_t max_rows,
     c->spawn_us = time_spawn(nthreads);
     if (c->spawn_us < 0) c->spawn_us = m.cpu_spawn_us;
     m.cpu_spawn_us = c->spawn_us;
+    double wake = time_wake(nthreads, c->spawn_us);
+    if (wake >= 0) m.cpu_wake_us = wake;
     int rc = measure(c, 0, max_rows, err, cap);
     if (rc == 0 && gpu) {
         c->stream = prim_gpu_stream_create();

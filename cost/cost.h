@@ -113,6 +113,8 @@ typedef struct CostModel {
     CostLink h2d_lock;
     double gpu_sync_us;  /* the host waits for the device (a count, a D2H result) */
     double cpu_spawn_us; /* a parallel pass of a CPU primitive: thread start + join */
+    double cpu_wake_us;  /* once per query with a parallel CPU pass: the pool's
+                            workers sleep between queries and are woken */
     double cpu_cache_mb; /* last-level cache (miss() in the table above) */
     double gpu_cache_mb; /* the GPU's L2 */
     int cpu_threads;     /* threads the CPU constants were measured with */
@@ -175,6 +177,9 @@ double cost_value_bytes(const Dag *d, int v);
  * constants and DN_TRANSFER cost 0 here (a source's device copy is a
  * transfer); DN_TOTEXT on the GPU costs 1e30 (it cannot run there). */
 double cost_node_us(const CostModel *m, const Dag *d, int i, DagDevice dev);
+/* 1 if node i on the CPU runs parallel passes (so a query with it wakes
+ * the worker pool: cpu_wake_us). */
+int cost_node_parallel(const CostModel *m, const Dag *d, int i);
 /* Compute time of filter map `map` run as one select primitive together
  * with its scan and scatter node `scatter` (whose estimate is the rows
  * selected). */

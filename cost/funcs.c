@@ -304,13 +304,9 @@ static double node_compute_us(const CostModel *m, const Dag *d, int i, DagDevice
     return 0;
 }
 
-double cost_node_us(const CostModel *m, const Dag *d, int i, DagDevice dev) {
-    const DagNode *n = &d->nodes[i];
-    double t = node_compute_us(m, d, i, dev), kb;
-    CostPrimKind k = node_prim(d, n, &kb);
-    if (k == CP_COUNT || t >= 1e30) return t;
-    /* the rows the primitive splits over threads: a gather's row ids, a
-     * segmented reduce's values, a map's length; else its largest input */
+/* The rows node n's primitive splits over threads: a gather's row ids, a
+ * segmented reduce's values, a map's length; else its largest input. */
+static double par_rows(const Dag *d, const DagNode *n, CostPrimKind k) {
     double rows = 0;
     if (k == CP_GATHER || k == CP_SEGREDUCE)
         rows = n->ninputs > 1     ? (double)cost_value_rows(d, n->inputs[1])
@@ -322,7 +318,21 @@ double cost_node_us(const CostModel *m, const Dag *d, int i, DagDevice dev) {
         for (int j = 0; j < n->ninputs; j++)
             if ((double)cost_value_rows(d, n->inputs[j]) > rows)
                 rows = (double)cost_value_rows(d, n->inputs[j]);
-    return t + spawn_us(m, dev, k, rows, kb);
+    return rows;
+}
+
+double cost_node_us(const CostModel *m, const Dag *d, int i, DagDevice dev) {
+    const DagNode *n = &d->nodes[i];
+    double t = node_compute_us(m, d, i, dev), kb;
+    CostPrimKind k = node_prim(d, n, &kb);
+    if (k == CP_COUNT || t >= 1e30) return t;
+    return t + spawn_us(m, dev, k, par_rows(d, n, k), kb);
+}
+
+int cost_node_parallel(const CostModel *m, const Dag *d, int i) {
+    double kb;
+    CostPrimKind k = node_prim(d, &d->nodes[i], &kb);
+    return k != CP_COUNT && spawn_us(m, DEV_CPU, k, par_rows(d, &d->nodes[i], k), kb) > 0;
 }
 
 /* Widths the aggregation-plan estimate assumes: keys (dimension keys,

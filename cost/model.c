@@ -85,6 +85,7 @@ static void cpu_2core(CostModel *m) {
      * empty parallel pass of 2 threads measured 17-58 us (17 in the file) */
     m->cpu_cache_mb = 32;
     m->cpu_spawn_us = 17;
+    m->cpu_wake_us = 20; /* TUNING: a guess until `gqp calibrate` measures it */
 }
 
 /* CPU constants of the H100 host (16 threads). TUNING: from
@@ -113,6 +114,7 @@ static void cpu_h100_host(CostModel *m) {
      * thread start as on the 2-core VM, 16 of them in a pass */
     m->cpu_cache_mb = 32;
     m->cpu_spawn_us = 30;
+    m->cpu_wake_us = 30; /* TUNING: a guess until `gqp calibrate` measures it */
 }
 
 /* GPU constants of an H100 (device_gbps: 3000 for H100, 4200 for H200).
@@ -303,6 +305,11 @@ static int ld_top(Ld *l, yaml_document_t *doc, const char *key, yaml_node_t *v, 
         m->cpu_spawn_us = x;
         return 0;
     }
+    if (strcmp(key, "cpu_wake_us") == 0) {
+        if (ld_num(l, v, key, &x) != 0) return -1;
+        m->cpu_wake_us = x;
+        return 0;
+    }
     if (strcmp(key, "cpu_cache_mb") == 0 || strcmp(key, "gpu_cache_mb") == 0) {
         if (ld_num(l, v, key, &x) != 0) return -1;
         *(key[0] == 'c' ? &m->cpu_cache_mb : &m->gpu_cache_mb) = x;
@@ -385,8 +392,8 @@ int cost_model_write(const CostModel *m, const char *path, char *err, size_t cap
             "# (see cost/cost.h for what elems and bytes are per primitive)\n");
     fprintf(f, "name: %s\ncpu_threads: %d\ngpu_sync_us: %.4g\n", m->name, m->cpu_threads,
             m->gpu_sync_us);
-    fprintf(f, "cpu_spawn_us: %.4g\ncpu_cache_mb: %.4g\ngpu_cache_mb: %.4g\n", m->cpu_spawn_us,
-            m->cpu_cache_mb, m->gpu_cache_mb);
+    fprintf(f, "cpu_spawn_us: %.4g\ncpu_wake_us: %.4g\ncpu_cache_mb: %.4g\ngpu_cache_mb: %.4g\n",
+            m->cpu_spawn_us, m->cpu_wake_us, m->cpu_cache_mb, m->gpu_cache_mb);
     fprintf(f, "transfer:\n");
     const CostLink *ls[5] = {&m->h2d_pinned, &m->d2h_pinned, &m->h2d_pageable, &m->d2h_pageable,
                              &m->h2d_lock};

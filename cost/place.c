@@ -13,7 +13,9 @@
  *     other side (or the result, which must end on the host) needs it;
  *     device-to-host copies also wait for the device;
  *   - a filter map, its scan and its scatter on one device run fused as
- *     one select primitive (exec.c's fusable_filter).
+ *     one select primitive (exec.c's fusable_filter);
+ *   - a plan with a parallel pass on the CPU wakes the worker pool once
+ *     (cpu_wake_us; explain charges it to the first such node).
  * Sources and constants are not searched: they go to the GPU exactly when
  * a consumer runs there (a cached copy is never dearer than a pageable
  * one). DN_TOTEXT stays on the CPU. Every other kind is searched on both
@@ -51,6 +53,7 @@ typedef struct Prob {
     int *cstart, *clist; /* data consumers of each value (CSR) */
     uint8_t *is_result;
     uint8_t *is_free;
+    uint8_t *par; /* runs parallel passes on the CPU (cost_node_parallel) */
     int *free_idx;
     int nfree;
 } Prob;
@@ -106,7 +109,7 @@ static int fused(const Prob *P, const DagDevice *dev, int i) {
  * (charged to its producer). */
 static double total(const Prob *P, const DagDevice *dev, double *xfer) {
     const Dag *d = P->d;
-    double t = 0;
+    double t = 0, wake = 0;
     if (xfer) memset(xfer, 0, sizeof(double) * (size_t)P->n);
     for (int i = 0; i < P->n; i++) {
         const DagNode *nd = &d->nodes[i];
@@ -119,7 +122,9 @@ static double total(const Prob *P, const DagDevice *dev, double *xfer) {
         }
         if (P->fmap[i] >= 0 && fused(P, dev, P->fmap[i])) continue;
         t += fused(P, dev, i) ? P->sel[dev[i]][i] : P->u[dev[i]][i];
+        if (dev[i] == DEV_CPU && P->par[i]) wake = P->m->cpu_wake_us;
     }
+    t += wake; /* the CPU's workers woken once (cost.h) */
     for (int v = 0; v < d->nvalues; v++) {
         int p = d->values[v].producer;
         DagKind pk = d->nodes[p].kind;
@@ -161,6 +166,7 @@ static void prob_free(Prob *P) {
     free(P->is_result);
     free(P->is_free);
     free(P->free_idx);
+    free(P->par);
 }
 
 /* Build the problem for dag. Returns 0 or -1 (out of memory). */
@@ -183,12 +189,14 @@ static int prob_init(Prob *P, const Dag *d, const CostModel *m, const CostInputs
     P->is_result = calloc(sv, 1);
     P->is_free = calloc(sn, 1);
     P->free_idx = malloc(sn * sizeof(int));
+    P->par = calloc(sn, 1);
     int nedges = 0;
     for (int i = 0; i < n; i++)
         nedges += d->nodes[i].ninputs;
     P->clist = malloc(sizeof(int) * (size_t)(nedges ? nedges : 1));
     if (!P->u[0] || !P->u[1] || !P->sel[0] || !P->sel[1] || !P->fscan || !P->fscat || !P->fmap ||
-        !P->fetch || !P->cstart || !P->is_result || !P->is_free || !P->free_idx || !P->clist) {
+        !P->fetch || !P->cstart || !P->is_result || !P->is_free || !P->free_idx || !P->clist ||
+        !P->par) {
         prob_free(P);
         return -1;
     }
@@ -274,6 +282,7 @@ static int prob_init(Prob *P, const Dag *d, const CostModel *m, const CostInputs
             P->fetch[i] = cost_link_us(&m->h2d_pinned, cost_value_bytes(d, nd->outputs[0]));
         }
         if (!derived_kind(nd->kind)) {
+            P->par[i] = (uint8_t)cost_node_parallel(m, d, i);
             P->is_free[i] = 1;
             P->free_idx[P->nfree++] = i;
         }
@@ -574,6 +583,7 @@ int cost_place(Dag *dag, const CostModel *m, const CostInputs *in_, CostPlan *pl
         }
     }
     total(&P, dev, xfer);
+    int woke = 0; /* the first parallel CPU node carries the pool's wake-up */
     for (int i = 0; i < P.n; i++) {
         DagNode *nd = &dag->nodes[i];
         nd->device = dev[i];
@@ -586,6 +596,10 @@ int cost_place(Dag *dag, const CostModel *m, const CostInputs *in_, CostPlan *pl
             nd->est_cost_cpu = part ? 0 : (fz ? P.sel[0][i] : P.u[0][i]) / 1e3;
             nd->est_cost_gpu = part ? 0 : (fz ? P.sel[1][i] : P.u[1][i]) / 1e3;
             if (nd->kind == DN_TOTEXT) nd->est_cost_gpu = 0;
+            if (P.par[i] && !part) {
+                if (dev[i] == DEV_CPU && !woke) nd->est_cost_cpu += m->cpu_wake_us / 1e3;
+                woke |= dev[i] == DEV_CPU;
+            }
         }
         nd->est_cost_xfer = xfer[i] / 1e3;
         set_reason(&P, dag, i, dev, t, cand, xfer);
