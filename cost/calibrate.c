@@ -745,6 +745,48 @@ static int measure(Cal *c, int gpu, int64_t max_rows, char *err, size_t cap) {
     return 0;
 }
 
+/* Rows at which each CPU primitive is timed on one thread (serial_x). */
+#define CAL_SERIAL_ROWS 100000
+
+/* serial_x of every CPU primitive (cost.h): its time over CAL_SERIAL_ROWS
+ * rows on one thread, less the fixed cost, over the fitted slopes' time
+ * (the slopes come from parallel runs). Needs the fitted m->cpu. Returns
+ * 0 or -1. */
+static int measure_serial(Cal *c, CostModel *m, int nthreads, char *err, size_t cap) {
+    if (nthreads <= 1) return 0;
+    Bufs hb;
+    if (bufs_host(&hb, CAL_SERIAL_ROWS) != 0) {
+        snprintf(err, cap, "Cost Error: out of memory calibrating one thread");
+        return -1;
+    }
+    int rc = 0;
+    c->h.nthreads = 1;
+    for (int p = 0; p < CP_COUNT && rc == 0; p++) {
+        if (p == CP_TOTEXT) continue;
+        double us = time_prim(c, 0, (CostPrimKind)p, &hb, 0, 9), elems, bytes;
+        if (us < 0) {
+            snprintf(err, cap, "Cost Error: CPU %s on one thread failed: %s",
+                     cost_prim_name((CostPrimKind)p), c->h.err);
+            rc = -1;
+            break;
+        }
+        features((CostPrimKind)p, CAL_SERIAL_ROWS, 0, c->cache_mb[0], &elems, &bytes);
+        CostPrim *cp = &m->cpu[p];
+        double par = (elems * cp->ns_per_elem + bytes * cp->ns_per_byte) / 1e3;
+        double x = par > 0 ? (us - cp->fixed_us) / par : 1;
+        cp->serial_x = x < 1 ? 1 : x > nthreads ? nthreads : x;
+        if (c->progress) {
+            char line[160];
+            snprintf(line, sizeof line, "cpu %-9s %9d rows on one thread %10.1f us: serial_x %.2f",
+                     cost_prim_name((CostPrimKind)p), CAL_SERIAL_ROWS, us, cp->serial_x);
+            c->progress(c->ud, line);
+        }
+    }
+    c->h.nthreads = nthreads;
+    bufs_free(&hb, 0, NULL);
+    return rc;
+}
+
 /* Transfers: pinned bandwidth (prim_gpu_bandwidth), pageable bandwidth
  * and small-copy latency (wall clock around copy + sync), host sync.
  * Returns 0 or -1. */
@@ -876,6 +918,9 @@ int cost_calibrate_ex(const char *out_path, int nthreads, int64_t max_rows,
             fit_prim(c, 0, (CostPrimKind)p, &m.cpu[p], m.cpu[CP_MAP].ns_per_elem);
             if (gpu) fit_prim(c, 1, (CostPrimKind)p, &m.gpu[p], m.gpu[CP_MAP].ns_per_elem);
         }
+        rc = measure_serial(c, &m, nthreads, err, cap);
+    }
+    if (rc == 0) {
         m.cpu_threads = nthreads;
         snprintf(m.name, sizeof m.name, "calibrated-%dthreads%s%s", nthreads, gpu ? "-" : "",
                  gpu ? (strstr(gname, "H200")   ? "h200"

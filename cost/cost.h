@@ -94,6 +94,11 @@ typedef struct CostPrim {
     double fixed_us;    /* per call: launch + sync (GPU), thread start (CPU) */
     double ns_per_elem; /* per unit of work (see the table above) */
     double ns_per_byte; /* 1 / bandwidth: 1 ns/B = 1 GB/s */
+    /* CPU: a call over fewer than COST_PAR_MIN_ROWS rows runs on one
+     * thread, and its per-element and per-byte time is this many times
+     * what the (parallel) slopes give; measured at 1e5 rows on one thread
+     * against the fit (1 = no change, e.g. one thread or the GPU) */
+    double serial_x;
 } CostPrim;
 
 /* A host <-> device link. */

@@ -321,12 +321,24 @@ static double par_rows(const Dag *d, const DagNode *n, CostPrimKind k) {
     return rows;
 }
 
+/* t (a CPU primitive k's time over `rows` rows, fixed cost included) on
+ * one thread when rows are too few to split: its variable part times
+ * serial_x (cost.h). */
+static double serial_us(const CostModel *m, CostPrimKind k, double rows, double t) {
+    const CostPrim *c = &m->cpu[k];
+    if (m->cpu_threads <= 1 || rows >= COST_PAR_MIN_ROWS || c->serial_x <= 1 || t <= c->fixed_us)
+        return t;
+    return c->fixed_us + (t - c->fixed_us) * c->serial_x;
+}
+
 double cost_node_us(const CostModel *m, const Dag *d, int i, DagDevice dev) {
     const DagNode *n = &d->nodes[i];
     double t = node_compute_us(m, d, i, dev), kb;
     CostPrimKind k = node_prim(d, n, &kb);
     if (k == CP_COUNT || t >= 1e30) return t;
-    return t + spawn_us(m, dev, k, par_rows(d, n, k), kb);
+    double rows = par_rows(d, n, k);
+    if (dev == DEV_CPU) t = serial_us(m, k, rows, t);
+    return t + spawn_us(m, dev, k, rows, kb);
 }
 
 int cost_node_parallel(const CostModel *m, const Dag *d, int i) {
@@ -423,6 +435,7 @@ double cost_select_us(const CostModel *m, const Dag *d, int map, int scatter, Da
     double rows = map_rows(d, n);
     double ops = n->prog.ninstr > 0 ? n->prog.ninstr : 1;
     double sel = (double)cost_value_rows(d, d->nodes[scatter].outputs[0]);
-    return cost_prim_us(&c[CP_SELECT], rows * ops, input_bytes(d, n, rows) + rows + sel * 8) +
-           spawn_us(m, dev, CP_SELECT, rows, 0);
+    double t = cost_prim_us(&c[CP_SELECT], rows * ops, input_bytes(d, n, rows) + rows + sel * 8);
+    if (dev == DEV_CPU) t = serial_us(m, CP_SELECT, rows, t);
+    return t + spawn_us(m, dev, CP_SELECT, rows, 0);
 }

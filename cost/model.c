@@ -24,6 +24,7 @@ static void set_prim(CostPrim *p, double fixed_us, double ns_per_elem, double gb
     p->fixed_us = fixed_us;
     p->ns_per_elem = ns_per_elem;
     p->ns_per_byte = gbps > 0 ? 1.0 / gbps : 0;
+    p->serial_x = 1;
 }
 
 /* Keymap constants of one device estimated from the other primitives'
@@ -236,6 +237,8 @@ static int ld_prim_key(Ld *l, yaml_document_t *doc, const char *key, yaml_node_t
         p->ns_per_byte = x > 0 ? 1.0 / x : 0;
     else if (strcmp(key, "ns_per_byte") == 0)
         p->ns_per_byte = x;
+    else if (strcmp(key, "serial_x") == 0)
+        p->serial_x = x >= 1 ? x : 1;
     else
         return ld_err(l, v, "unknown constant", key);
     (void)doc;
@@ -376,9 +379,11 @@ int cost_model_load(CostModel *m, const char *path, char *err, size_t cap) {
 
 /* One primitive line of the YAML. */
 static void wr_prim(FILE *f, const char *name, const CostPrim *p) {
-    fprintf(f, "  %s:%*s{fixed_us: %.4g, ns_per_elem: %.4g, gbps: %.4g}\n", name,
+    fprintf(f, "  %s:%*s{fixed_us: %.4g, ns_per_elem: %.4g, gbps: %.4g", name,
             (int)(11 - strlen(name)), "", p->fixed_us, p->ns_per_elem,
             p->ns_per_byte > 0 ? 1.0 / p->ns_per_byte : 0.0);
+    if (p->serial_x > 1) fprintf(f, ", serial_x: %.3g", p->serial_x);
+    fprintf(f, "}\n");
 }
 
 int cost_model_write(const CostModel *m, const char *path, char *err, size_t cap) {

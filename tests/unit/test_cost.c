@@ -499,8 +499,8 @@ static CostModel *fake_model(void) {
     CostModel *m = malloc(sizeof(CostModel));
     cost_model_default(m, "h100");
     for (int k = 0; k < CP_COUNT; k++) {
-        m->cpu[k] = (CostPrim){0, 0.5, 1.0};
-        m->gpu[k] = (CostPrim){20, 0.0005, 0.001};
+        m->cpu[k] = (CostPrim){0, 0.5, 1.0, 1};
+        m->gpu[k] = (CostPrim){20, 0.0005, 0.001, 1};
     }
     m->h2d_pinned = m->d2h_pinned = (CostLink){10, 1.0};
     m->h2d_pageable = m->d2h_pageable = (CostLink){10, 0.5};
