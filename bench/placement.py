@@ -154,6 +154,8 @@ def bench(args, cfg, devs, files, cold=False, explain_dir=None, more=False):
     cmd += files
     t0 = time.time()
     p = run(cmd)
+    with open(os.path.join(args.work, "bench-raw.txt"), "a") as f:  # every run, for the record
+        f.write("$ %s\n%s" % (" ".join(cmd), p.stdout))
     res = {}
     for line in p.stdout.splitlines():
         if line.startswith("# cost model: "):

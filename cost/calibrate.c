@@ -874,7 +874,8 @@ static int measure_links(Cal *c, CostModel *m, char *err, size_t cap) {
 }
 
 int cost_calibrate_ex(const char *out_path, int nthreads, int64_t max_rows,
-                      void (*progress)(void *ud, const char *line), void *ud, char *err,
+                      void (*progress)(void *ud, const char *line), void *ud,
+                      int (*probe)(void *ud, CostModel *m, char *err, size_t cap), char *err,
                       size_t cap) {
     Cal *c = calloc(1, sizeof(Cal));
     if (!c) {
@@ -919,6 +920,8 @@ int cost_calibrate_ex(const char *out_path, int nthreads, int64_t max_rows,
             if (gpu) fit_prim(c, 1, (CostPrimKind)p, &m.gpu[p], m.gpu[CP_MAP].ns_per_elem);
         }
         rc = measure_serial(c, &m, nthreads, err, cap);
+        m.cpu_threads = nthreads;
+        if (rc == 0 && probe) rc = probe(ud, &m, err, cap);
     }
     if (rc == 0) {
         m.cpu_threads = nthreads;
@@ -960,5 +963,5 @@ int cost_calibrate_ex(const char *out_path, int nthreads, int64_t max_rows,
 }
 
 int cost_calibrate(const char *out_path, int nthreads, char *err, size_t cap) {
-    return cost_calibrate_ex(out_path, nthreads, 0, NULL, NULL, err, cap);
+    return cost_calibrate_ex(out_path, nthreads, 0, NULL, NULL, NULL, err, cap);
 }

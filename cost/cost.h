@@ -120,6 +120,11 @@ typedef struct CostModel {
     double cpu_spawn_us; /* a parallel pass of a CPU primitive: thread start + join */
     double cpu_wake_us;  /* once per query with a parallel CPU pass: the pool's
                             workers sleep between queries and are woken */
+    /* once per query: what the executor spends beyond its nodes' estimates
+     * (allocations, events, stream waits, the final synchronisation and
+     * result copies), on a plan with a GPU node (gpu_query_us) or an
+     * all-CPU one (cpu_query_us); measured end to end by `gqp calibrate` */
+    double gpu_query_us, cpu_query_us;
     double cpu_cache_mb; /* last-level cache (miss() in the table above) */
     double gpu_cache_mb; /* the GPU's L2 */
     int cpu_threads;     /* threads the CPU constants were measured with */
@@ -266,8 +271,12 @@ double cost_dag_total(const Dag *dag, const CostModel *m, const CostInputs *in,
  * squares and write them with the raw points as YAML to out_path. progress
  * (may be NULL) receives one line per primitive. Returns 0 or -1 with err. */
 int cost_calibrate(const char *out_path, int nthreads, char *err, size_t cap);
+/* probe (may be NULL) runs after the fit, before the file is written: it
+ * may measure whole queries against the fitted model and set m's
+ * per-query constants (libgqp does: gqp_calibrate). */
 int cost_calibrate_ex(const char *out_path, int nthreads, int64_t max_rows,
-                      void (*progress)(void *ud, const char *line), void *ud, char *err,
+                      void (*progress)(void *ud, const char *line), void *ud,
+                      int (*probe)(void *ud, CostModel *m, char *err, size_t cap), char *err,
                       size_t cap);
 
 /* Least squares: beta[0..k) minimising sum_i (X[i*k..] . beta - y[i])^2,

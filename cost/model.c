@@ -313,6 +313,11 @@ static int ld_top(Ld *l, yaml_document_t *doc, const char *key, yaml_node_t *v, 
         m->cpu_wake_us = x;
         return 0;
     }
+    if (strcmp(key, "gpu_query_us") == 0 || strcmp(key, "cpu_query_us") == 0) {
+        if (ld_num(l, v, key, &x) != 0) return -1;
+        *(key[0] == 'g' ? &m->gpu_query_us : &m->cpu_query_us) = x;
+        return 0;
+    }
     if (strcmp(key, "cpu_cache_mb") == 0 || strcmp(key, "gpu_cache_mb") == 0) {
         if (ld_num(l, v, key, &x) != 0) return -1;
         *(key[0] == 'c' ? &m->cpu_cache_mb : &m->gpu_cache_mb) = x;
@@ -399,6 +404,7 @@ int cost_model_write(const CostModel *m, const char *path, char *err, size_t cap
             m->gpu_sync_us);
     fprintf(f, "cpu_spawn_us: %.4g\ncpu_wake_us: %.4g\ncpu_cache_mb: %.4g\ngpu_cache_mb: %.4g\n",
             m->cpu_spawn_us, m->cpu_wake_us, m->cpu_cache_mb, m->gpu_cache_mb);
+    fprintf(f, "gpu_query_us: %.4g\ncpu_query_us: %.4g\n", m->gpu_query_us, m->cpu_query_us);
     fprintf(f, "transfer:\n");
     const CostLink *ls[5] = {&m->h2d_pinned, &m->d2h_pinned, &m->h2d_pageable, &m->d2h_pageable,
                              &m->h2d_lock};

@@ -15,7 +15,9 @@
  *   - a filter map, its scan and its scatter on one device run fused as
  *     one select primitive (exec.c's fusable_filter);
  *   - a plan with a parallel pass on the CPU wakes the worker pool once
- *     (cpu_wake_us; explain charges it to the first such node).
+ *     (cpu_wake_us; explain charges it to the first such node);
+ *   - the executor's own time per query (gpu_query_us for a plan with a
+ *     GPU node, else cpu_query_us; in the plan's total only).
  * Sources and constants are not searched: they go to the GPU exactly when
  * a consumer runs there (a cached copy is never dearer than a pageable
  * one). DN_TOTEXT stays on the CPU. Every other kind is searched on both
@@ -110,6 +112,7 @@ static int fused(const Prob *P, const DagDevice *dev, int i) {
 static double total(const Prob *P, const DagDevice *dev, double *xfer) {
     const Dag *d = P->d;
     double t = 0, wake = 0;
+    int any_gpu = 0;
     if (xfer) memset(xfer, 0, sizeof(double) * (size_t)P->n);
     for (int i = 0; i < P->n; i++) {
         const DagNode *nd = &d->nodes[i];
@@ -123,8 +126,10 @@ static double total(const Prob *P, const DagDevice *dev, double *xfer) {
         if (P->fmap[i] >= 0 && fused(P, dev, P->fmap[i])) continue;
         t += fused(P, dev, i) ? P->sel[dev[i]][i] : P->u[dev[i]][i];
         if (dev[i] == DEV_CPU && P->par[i]) wake = P->m->cpu_wake_us;
+        any_gpu |= dev[i] == DEV_GPU;
     }
     t += wake; /* the CPU's workers woken once (cost.h) */
+    t += any_gpu ? P->m->gpu_query_us : P->m->cpu_query_us; /* the executor's own time */
     for (int v = 0; v < d->nvalues; v++) {
         int p = d->values[v].producer;
         DagKind pk = d->nodes[p].kind;

@@ -120,23 +120,6 @@ const char *gqp_cost_model(gqp *db) {
     return m ? m->source : "none (out of memory)";
 }
 
-int gqp_calibrate_ex(const char *out_path, int nthreads, int64_t max_rows, char **errmsg) {
-    char err[512];
-    if (errmsg) *errmsg = NULL;
-    if (!out_path) return GQP_MISUSE;
-    if (cost_calibrate_ex(out_path, nthreads, max_rows, NULL, NULL, err, sizeof err) == 0)
-        return GQP_OK;
-    if (errmsg) {
-        *errmsg = malloc(strlen(err) + 1);
-        if (*errmsg) strcpy(*errmsg, err);
-    }
-    return strncmp(err, "Device", 6) == 0 ? GQP_DEVICE : GQP_ERROR;
-}
-
-int gqp_calibrate(const char *out_path, char **errmsg) {
-    return gqp_calibrate_ex(out_path, 0, 0, errmsg);
-}
-
 int gqp_set_threads(gqp *db, int nthreads) {
     if (!db || nthreads < 0) return GQP_MISUSE;
     db->nthreads = nthreads ? nthreads : prim_ncores();

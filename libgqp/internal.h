@@ -52,6 +52,7 @@ struct gqp_stmt {
     int placed_device;     /* db->device the DAG was placed for (-1: not placed) */
     int64_t placed_epoch;  /* GPU column cache epoch it was placed at */
     uint64_t placed_reads; /* db->reads_epoch it was placed at */
+    double est_us;         /* the placed plan's estimated time (cost model) */
     gqp *db;
     struct gqp_stmt *next;
     const char *sql; /* copy of the statement's text (plan arena) */

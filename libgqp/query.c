@@ -99,8 +99,9 @@ void gqp_forget_reads(gqp *db) {
 /* Place every node. --device cpu|gpu forces one side; auto lets the cost
  * model decide per node (cost/place.c; everything on the CPU without a
  * GPU). The old uniform placement remains the fallback when the
- * optimizer cannot run (out of memory). */
-static void place(gqp *db, Dag *dag) {
+ * optimizer cannot run (out of memory). Returns the plan's estimated
+ * microseconds (0 for the fallback). */
+static double place(gqp *db, Dag *dag) {
     CostInputs in;
     memset(&in, 0, sizeof in);
     in.gpu_available = prim_gpu_available() || db->test_gpu;
@@ -112,12 +113,14 @@ static void place(gqp *db, Dag *dag) {
     in.mixed_margin = 0.8; /* see cost/place.c: mixed plans must clearly win */
     const CostModel *m = gqp_cost(db);
     char err[256];
-    if (m && cost_place(dag, m, &in, NULL, err, sizeof err) == 0) return;
+    CostPlan pl;
+    if (m && cost_place(dag, m, &in, &pl, err, sizeof err) == 0) return pl.total_us;
     DagDevice d = DEV_CPU;
     if (db->device == GQP_DEVICE_GPU || (db->device == GQP_DEVICE_AUTO && prim_gpu_available()))
         d = DEV_GPU;
     for (int i = 0; i < dag->nnodes; i++)
         dag->nodes[i].device = dag->nodes[i].kind == DN_TOTEXT ? DEV_CPU : d;
+    return 0;
 }
 
 /* The lowering's question to the cost model: the estimated time of the
@@ -141,7 +144,7 @@ int gqp_plan_select(gqp *db, gqp_stmt *st, const AstSelect *sel) {
     LowerOpts opts = {(LowerAgg)db->agg_mode, agg_cost, db};
     if (op_lower_select(st->bound, &opts, st->dag, &perr) != 0)
         return gqp_set_error_at(db, st->sql, st->sql_len, perr.offset, perr.stage, perr.msg);
-    place(db, st->dag);
+    st->est_us = place(db, st->dag);
     st->placed_device = (int)db->device;
     st->placed_epoch = exec_device_epoch(db->dev);
     st->placed_reads = db->reads_epoch;
@@ -163,7 +166,7 @@ int gqp_run_select(gqp *db, gqp_stmt *st) {
      * often the columns were read */
     if (st->placed_device != (int)db->device || st->placed_epoch != exec_device_epoch(db->dev) ||
         st->placed_reads != db->reads_epoch) {
-        place(db, st->dag);
+        st->est_us = place(db, st->dag);
         st->placed_device = (int)db->device;
         st->placed_epoch = exec_device_epoch(db->dev);
         st->placed_reads = db->reads_epoch;

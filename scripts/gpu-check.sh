@@ -164,6 +164,7 @@ if [ "$MODE" = placement ] || [ "$MODE" = placement-shipped ]; then
         --threads "$(nproc)" --out "$OUT/placement.md" --png "$OUT/placement.png" \
         ${GQP_PLACEMENT_ARGS:-} > "$LOG/placement.log" 2>&1
     say "placement sweep: rc=$? ($(( $(date +%s) - T0 )) s)"
+    cp /tmp/placement/bench-raw.txt "$LOG/" 2>/dev/null
     grep -A4 "^## Summary" "$OUT/placement.md" | tee -a "$SUM"
     tar czf "$OUT/explain.tgz" -C /tmp/placement $(cd /tmp/placement && ls -d explain-* 2>/dev/null)
 fi

@@ -262,6 +262,55 @@ Test(cost, transfers_pinned_faster_than_pageable) {
     cr_assert_eq(cost_link_us(&m.h2d_pinned, 0), 0);
 }
 
+/* A cold column is copied pageable below the crossover and page-locked
+ * above it, whichever is cheaper: cost_fetch_us is the lower envelope. */
+Test(cost, cold_column_copy_locks_only_when_cheaper) {
+    CostModel m;
+    cost_model_default(&m, "h100");
+    m.h2d_pageable = (CostLink){10, 8}; /* 8 GB/s */
+    m.h2d_lock = (CostLink){190, 12};   /* 180 us more, 12 GB/s */
+    size_t x = cost_lock_min_bytes(&m); /* 180 us / (1/8 - 1/12 ns/B) = 4.32 MB */
+    cr_assert(x > 4300000 && x < 4350000, "crossover %zu", x);
+    for (double b = 1e3; b <= 1e10; b *= 3) {
+        double pg = cost_link_us(&m.h2d_pageable, b), lk = cost_link_us(&m.h2d_lock, b);
+        cr_assert_float_eq(cost_fetch_us(&m, b), pg < lk ? pg : lk, 1e-6 * (pg + lk), "%g B", b);
+    }
+    m.h2d_lock.gbps = 6; /* slower per byte too: never lock */
+    cr_assert_eq(cost_lock_min_bytes(&m), SIZE_MAX);
+    m.h2d_lock = (CostLink){5, 20}; /* cheaper everywhere: always lock */
+    cr_assert_eq(cost_lock_min_bytes(&m), 0);
+    m.h2d_lock.gbps = 0; /* no figures: never lock */
+    cr_assert_eq(cost_lock_min_bytes(&m), SIZE_MAX);
+}
+
+/* Below the parallel threshold a CPU primitive runs on one thread: its
+ * variable time grows by serial_x, its fixed cost does not; the GPU and
+ * large calls are unchanged. */
+Test(cost, serial_calls_cost_serial_x_more) {
+    CostModel m;
+    cost_model_default(&m, "h100");
+    PlanArena *a = plan_arena_new();
+    Dag *d = plan_dag_new(a);
+    int s0 = add_source(d, 0, 50000), s1 = add_source(d, 1, 50000);
+    int in[2] = {d->nodes[s0].outputs[0], d->nodes[s1].outputs[0]};
+    int g = add_node(d, DN_GATHER, in, 2, 50000);
+    double cpu1 = cost_node_us(&m, d, g, DEV_CPU), gpu1 = cost_node_us(&m, d, g, DEV_GPU);
+    m.cpu[CP_GATHER].serial_x = 4;
+    m.gpu[CP_GATHER].serial_x = 4; /* ignored on the GPU */
+    double cpu4 = cost_node_us(&m, d, g, DEV_CPU);
+    double fixed = m.cpu[CP_GATHER].fixed_us;
+    cr_assert_float_eq(cpu4 - fixed, 4 * (cpu1 - fixed), 1e-6 * cpu4);
+    cr_assert_float_eq(cost_node_us(&m, d, g, DEV_GPU), gpu1, 1e-9);
+    set_rows(d, s1, 1000000); /* parallel: the slopes as fitted */
+    set_rows(d, g, 1000000);
+    double big4 = cost_node_us(&m, d, g, DEV_CPU);
+    m.cpu[CP_GATHER].serial_x = 1;
+    cr_assert_float_eq(cost_node_us(&m, d, g, DEV_CPU), big4, 1e-9);
+    cr_assert(cost_node_parallel(&m, d, g));
+    plan_dag_free(d);
+    plan_arena_free(a);
+}
+
 Test(cost, least_squares_recovers_coefficients) {
     double X[20 * 3], y[20], beta[3];
     for (int i = 0; i < 20; i++) {
@@ -287,6 +336,11 @@ Test(cost, yaml_round_trip_and_shipped_files) {
     m.h2d_pageable.gbps = 7.25;
     m.cpu_spawn_us = 17.5;
     m.cpu_cache_mb = 12;
+    m.h2d_lock = (CostLink){150.5, 11.5};
+    m.cpu_wake_us = 21.5;
+    m.gpu_query_us = 99.5;
+    m.cpu_query_us = 33.5;
+    m.cpu[CP_GATHER].serial_x = 9.5;
     char path[] = "/tmp/gqp-cost-XXXXXX";
     int fd = mkstemp(path);
     cr_assert(fd >= 0);
@@ -299,6 +353,13 @@ Test(cost, yaml_round_trip_and_shipped_files) {
     cr_assert_float_eq(r.h2d_pageable.gbps, 7.25, 1e-9);
     cr_assert_float_eq(r.cpu_spawn_us, 17.5, 1e-9);
     cr_assert_float_eq(r.cpu_cache_mb, 12, 1e-9);
+    cr_assert_float_eq(r.h2d_lock.latency_us, 150.5, 1e-9);
+    cr_assert_float_eq(r.h2d_lock.gbps, 11.5, 1e-9);
+    cr_assert_float_eq(r.cpu_wake_us, 21.5, 1e-9);
+    cr_assert_float_eq(r.gpu_query_us, 99.5, 1e-9);
+    cr_assert_float_eq(r.cpu_query_us, 33.5, 1e-9);
+    cr_assert_float_eq(r.cpu[CP_GATHER].serial_x, 9.5, 1e-9);
+    cr_assert_float_eq(r.cpu[CP_MAP].serial_x, 1, 1e-9);
     cr_assert_float_eq(r.gpu_cache_mb, m.gpu_cache_mb, 1e-9);
     cr_assert_float_eq(r.gpu[CP_MAP].ns_per_byte, m.gpu[CP_MAP].ns_per_byte, 1e-6);
     FILE *f = fopen(path, "w");
@@ -651,6 +712,54 @@ Test(place, forcing_and_set_device) {
     st = plan(q);
     cr_assert(count_on(st, DEV_GPU) > 0);
     gqp_finalize(st);
+}
+
+/* Ski rental: a cold column's copy is shared with the earlier queries that
+ * read it, so a query the CPU wins when its columns are cold moves to the
+ * GPU once they have been read often enough, and a statement that resets
+ * the GPU cache (CREATE TABLE) also resets the counts. */
+Test(place, columns_read_often_move_to_the_gpu) {
+    db->test_gpu = 1;
+    const char *q = "SELECT SUM(uniformi) FROM test WHERE normali5 < 0";
+    CostLink saved = db->cost->h2d_lock, savedp = db->cost->h2d_pageable;
+    /* free copies: what the GPU saves */
+    db->cost->h2d_lock = db->cost->h2d_pageable = (CostLink){0, 1e9};
+    gqp_stmt *st = plan(q);
+    double saving = dag_cost(st, 0) - dag_cost(st, 1);
+    gqp_finalize(st);
+    cr_assert(saving > 0);
+    /* the two columns' copies cost 3 savings: the CPU first, the GPU
+     * once three earlier queries share the copy */
+    double bytes = 2.0 * 200000 * 4;
+    db->cost->h2d_lock = db->cost->h2d_pageable = (CostLink){0, bytes / (3 * saving * 1e3)};
+    st = plan(q);
+    double cpu = dag_cost(st, 0), gpu = dag_cost(st, 1);
+    gqp_finalize(st);
+    cr_assert(cpu < gpu, "GPU plan with copies %g vs CPU %g", gpu, cpu);
+    int reads = 0;
+    for (; reads < GQP_READS_CAP; reads++) {
+        st = plan(q);
+        int on_gpu = count_on(st, DEV_GPU) > 0;
+        if (on_gpu) {
+            gqp_finalize(st);
+            break;
+        }
+        /* run it on the CPU: the read is counted */
+        db->device = GQP_DEVICE_CPU;
+        cr_assert_eq(gqp_step(st), GQP_ROW, "%s", gqp_errmsg(db));
+        db->device = GQP_DEVICE_AUTO;
+        gqp_finalize(st);
+    }
+    cr_assert(reads >= 2 && reads <= 4, "moved to the GPU after %d reads (3 expected)", reads);
+    /* a non-SET statement resets the counts: back to the CPU */
+    st = plan("CREATE TABLE reset_reads (x INT32)");
+    cr_assert_eq(gqp_step(st), GQP_DONE, "%s", gqp_errmsg(db));
+    gqp_finalize(st);
+    st = plan(q);
+    cr_assert_eq(count_on(st, DEV_GPU), 0);
+    gqp_finalize(st);
+    db->cost->h2d_lock = saved;
+    db->cost->h2d_pageable = savedp;
 }
 
 Test(place, auto_without_gpu_runs_on_cpu) {
