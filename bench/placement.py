@@ -28,6 +28,10 @@ measures the placement, not process-to-process noise.
 * Location `host`: bench_gqp --cold: before every timed run a throw-away
   CREATE TABLE drops the GPU column cache, so each run of a GPU plan pays
   page-locking + the PCIe copy of the columns it reads.
+* auto / min(forced) is paired: the better forced device is the one with
+  the lower median, and the ratio is the median over rounds of auto's run
+  over that device's run of the same round (a round's runs share the
+  machine's state: clock, caches, other load).
 * The plan auto ran (GPU nodes / nodes) is recorded from the timed runs
   (`a|b/n`: the placement differed between runs).
 * Every timed run sleeps 2 ms first (bench_gqp --gap-us), so each starts
@@ -161,16 +165,31 @@ def bench(args, cfg, devs, files, cold=False, explain_dir=None, more=False):
         if line.startswith("# cost model: "):
             args.cost_model = line[len("# cost model: "):].strip()
         m = re.match(r"(\S+) rows=(-?\d+) exec_ms=([\d.]+).* device=(\w+) "
-                     r"gpu_nodes=\d+/(\d+) plans=([\d,]+)", line)
+                     r"gpu_nodes=\d+/(\d+) plans=([\d,]+) runs=([\d.,]+)", line)
         if m:
             # the GPU node counts of the timed runs: one, or several when
-            # the placement changed between runs
-            res[(m.group(4), m.group(1))] = (float(m.group(3)),
-                                             "%s/%s" % (m.group(6).replace(",", "|"), m.group(5)))
+            # the placement changed between runs; every run in round order
+            res[(m.group(4), m.group(1))] = (
+                float(m.group(3)), "%s/%s" % (m.group(6).replace(",", "|"), m.group(5)),
+                [float(x) for x in m.group(7).split(",")])
     log("  bench %-12s %-8s %d queries: %.1f s%s" % (
         ",".join(devs), "host" if cold else "resident", len(files), time.time() - t0,
         "" if p.returncode == 0 else "  (rc=%d: %s)" % (p.returncode, p.stderr.strip()[-300:])))
     return res
+
+
+def paired_ratio(cpu, gpu, auto):
+    """auto / the better forced plan, paired by round: the forced device
+    with the lower median is the better one, and the ratio is the median
+    over rounds of auto's run / that device's run in the same round (the
+    runs interleave, so a round's runs share the machine's state); None
+    when a side is missing."""
+    cands = [x for x in (cpu, gpu) if x[0] is not None and x[2]]
+    if auto[0] is None or not auto[2] or not cands:
+        return None
+    best = min(cands, key=lambda x: x[0])
+    pairs = [a / b for a, b in zip(auto[2], best[2]) if b > 0]
+    return statistics.median(pairs) if pairs else None
 
 
 def explain_nodes(path):
@@ -210,8 +229,7 @@ def report(args, st):
                "cached on a GPU).**")
     out.append("")
     # summary
-    rat = [(r["auto"] / min(v for v in (r["cpu"], r["gpu"]) if v is not None), r)
-           for r in R if r["auto"] is not None and r["cpu"] is not None]
+    rat = [(r["ratio"], r) for r in R if r.get("ratio") is not None]
     rat = [(x, r) for x, r in rat if x == x]
     out.append("## Summary")
     out.append("")
@@ -292,12 +310,13 @@ def report(args, st):
     # full table
     out.append("## All cases (ms)")
     out.append("")
+    out.append("cpu, gpu, auto: median ms; auto/min(forced): the paired ratio (median over "
+               "rounds of auto / the better forced device in the same round).")
+    out.append("")
     out += ["| rows | sel | shape | location | cpu | gpu | auto | auto/min(forced) | gpu/cpu "
             "| auto plan |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in R:
-        mf = min([v for v in (r["cpu"], r["gpu"]) if v is not None] or [None]) \
-            if r["cpu"] is not None or r["gpu"] is not None else None
-        a = r["auto"] / mf if r["auto"] is not None and mf else None
+        a = r.get("ratio")
         g = r["gpu"] / r["cpu"] if r["gpu"] is not None and r["cpu"] else None
         out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             fmt_n(r["n"]), pct(r["sel"]), r["shape"], r["loc"], ms_s(r["cpu"]), ms_s(r["gpu"]),
@@ -411,12 +430,14 @@ def main():
                         st["est"].setdefault((nd["kind"], nd_dev), []).append((ms / est, ms))
         for shape, s, k, path in cases:
             for loc in LOCS:
-                g = lambda dev: t[loc].get((dev, path), (None, ""))
+                g = lambda dev: t[loc].get((dev, path), (None, "", []))
                 st["rows"].append({
                     "n": n, "sel": s, "K": k, "shape": shape, "loc": loc,
                     "cpu": g("cpu")[0],
                     "gpu": g("gpu")[0] if has_gpu else None,
                     "auto": g("auto")[0],
+                    "ratio": paired_ratio(g("cpu"), g("gpu") if has_gpu else (None, "", []),
+                                          g("auto")),
                     "plan": g("auto")[1] + " gpu" if g("auto")[1] else "",
                 })
         if args.out:

@@ -125,6 +125,11 @@ typedef struct CostModel {
      * result copies), on a plan with a GPU node (gpu_query_us) or an
      * all-CPU one (cpu_query_us); measured end to end by `gqp calibrate` */
     double gpu_query_us, cpu_query_us;
+    /* every node's compute estimate on the device times this (transfers
+     * not): the primitives' microbenchmarks run hot in the cache, queries
+     * pay first touches and cold caches; fitted end to end with the
+     * per-query constants (measured = query_us + scale x model), 1 = none */
+    double cpu_scale, gpu_scale;
     double cpu_cache_mb; /* last-level cache (miss() in the table above) */
     double gpu_cache_mb; /* the GPU's L2 */
     int cpu_threads;     /* threads the CPU constants were measured with */

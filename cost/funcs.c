@@ -26,6 +26,12 @@ double cost_link_us(const CostLink *l, double bytes) {
     return l->latency_us + (l->gbps > 0 ? bytes / (l->gbps * 1e3) : 0);
 }
 
+/* The end-to-end scale of device dev's compute estimates (cost.h). */
+static double dev_scale(const CostModel *m, DagDevice dev) {
+    double x = dev == DEV_GPU ? m->gpu_scale : m->cpu_scale;
+    return x > 0 ? x : 1;
+}
+
 size_t cost_lock_min_bytes(const CostModel *m) {
     const CostLink *l = &m->h2d_lock, *p = &m->h2d_pageable;
     if (l->gbps <= 0) return SIZE_MAX; /* no lock figures: never lock */
@@ -338,7 +344,7 @@ double cost_node_us(const CostModel *m, const Dag *d, int i, DagDevice dev) {
     if (k == CP_COUNT || t >= 1e30) return t;
     double rows = par_rows(d, n, k);
     if (dev == DEV_CPU) t = serial_us(m, k, rows, t);
-    return t + spawn_us(m, dev, k, rows, kb);
+    return (t + spawn_us(m, dev, k, rows, kb)) * dev_scale(m, dev);
 }
 
 int cost_node_parallel(const CostModel *m, const Dag *d, int i) {
@@ -421,9 +427,16 @@ static double agg_dense_us(const CostPrim *c, const PlanAggShape *s) {
 }
 
 double cost_agg_plan_us(const CostModel *m, int dense, const PlanAggShape *s, int gpu_ok) {
-    double best = dense ? agg_dense_us(m->cpu, s) : agg_sort_us(m->cpu, m->cpu_cache_mb, s);
+    /* each device's plan as the placement prices it: scaled, plus the
+     * executor's per-query time, so that the plan chosen here for the
+     * cheaper device is the one the placement then finds cheaper */
+    double best = (dense ? agg_dense_us(m->cpu, s) : agg_sort_us(m->cpu, m->cpu_cache_mb, s)) *
+                      dev_scale(m, DEV_CPU) +
+                  m->cpu_query_us;
     if (gpu_ok) {
-        double g = dense ? agg_dense_us(m->gpu, s) : agg_sort_us(m->gpu, m->gpu_cache_mb, s);
+        double g = (dense ? agg_dense_us(m->gpu, s) : agg_sort_us(m->gpu, m->gpu_cache_mb, s)) *
+                       dev_scale(m, DEV_GPU) +
+                   m->gpu_query_us;
         if (g < best) best = g;
     }
     return best;
@@ -437,5 +450,5 @@ double cost_select_us(const CostModel *m, const Dag *d, int map, int scatter, Da
     double sel = (double)cost_value_rows(d, d->nodes[scatter].outputs[0]);
     double t = cost_prim_us(&c[CP_SELECT], rows * ops, input_bytes(d, n, rows) + rows + sel * 8);
     if (dev == DEV_CPU) t = serial_us(m, CP_SELECT, rows, t);
-    return t + spawn_us(m, dev, CP_SELECT, rows, 0);
+    return (t + spawn_us(m, dev, CP_SELECT, rows, 0)) * dev_scale(m, dev);
 }

@@ -318,6 +318,11 @@ static int ld_top(Ld *l, yaml_document_t *doc, const char *key, yaml_node_t *v, 
         *(key[0] == 'g' ? &m->gpu_query_us : &m->cpu_query_us) = x;
         return 0;
     }
+    if (strcmp(key, "gpu_scale") == 0 || strcmp(key, "cpu_scale") == 0) {
+        if (ld_num(l, v, key, &x) != 0) return -1;
+        *(key[0] == 'g' ? &m->gpu_scale : &m->cpu_scale) = x > 0 ? x : 1;
+        return 0;
+    }
     if (strcmp(key, "cpu_cache_mb") == 0 || strcmp(key, "gpu_cache_mb") == 0) {
         if (ld_num(l, v, key, &x) != 0) return -1;
         *(key[0] == 'c' ? &m->cpu_cache_mb : &m->gpu_cache_mb) = x;
@@ -405,6 +410,8 @@ int cost_model_write(const CostModel *m, const char *path, char *err, size_t cap
     fprintf(f, "cpu_spawn_us: %.4g\ncpu_wake_us: %.4g\ncpu_cache_mb: %.4g\ngpu_cache_mb: %.4g\n",
             m->cpu_spawn_us, m->cpu_wake_us, m->cpu_cache_mb, m->gpu_cache_mb);
     fprintf(f, "gpu_query_us: %.4g\ncpu_query_us: %.4g\n", m->gpu_query_us, m->cpu_query_us);
+    fprintf(f, "gpu_scale: %.4g\ncpu_scale: %.4g\n", m->gpu_scale > 0 ? m->gpu_scale : 1,
+            m->cpu_scale > 0 ? m->cpu_scale : 1);
     fprintf(f, "transfer:\n");
     const CostLink *ls[5] = {&m->h2d_pinned, &m->d2h_pinned, &m->h2d_pageable, &m->d2h_pageable,
                              &m->h2d_lock};

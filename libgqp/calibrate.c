@@ -16,15 +16,18 @@
 
 #include "libgqp/internal.h"
 
-/* Queries the calibration runs end to end (gqp gen test data, 1e5 rows):
- * a filter with gathers, a dense aggregate, a sort aggregate, a top-k. */
+/* Queries the calibration runs end to end on `gqp gen test` tables of
+ * PROBE_SMALL and PROBE_LARGE rows (one thread and all threads): a filter
+ * with gathers, a dense aggregate, a sort aggregate, a top-k. */
 static const char *const probe_sql[] = {
     "SELECT id, uniformi FROM test WHERE id < 1000",
-    "SELECT SUM(uniformi), COUNT(*) FROM test WHERE id < 50000",
-    "SELECT normali5, COUNT(*), SUM(uniformf) FROM test WHERE id < 20000 GROUP BY normali5",
-    "SELECT id, uniformf FROM test WHERE id < 5000 ORDER BY uniformf LIMIT 10",
+    "SELECT SUM(uniformi), COUNT(*) FROM test WHERE id < 500000",
+    "SELECT normali5, COUNT(*), SUM(uniformf) FROM test WHERE id < 200000 GROUP BY normali5",
+    "SELECT id, uniformf FROM test WHERE id < 50000 ORDER BY uniformf LIMIT 10",
 };
-#define PROBE_ROWS 100000
+#define PROBE_NQ ((int)(sizeof probe_sql / sizeof *probe_sql))
+#define PROBE_SMALL 10000
+#define PROBE_LARGE 1000000
 #define PROBE_RUNS 9
 
 /* qsort comparator over doubles. */
@@ -49,70 +52,93 @@ static void rm_dir(const char *dir) {
     rmdir(dir);
 }
 
-/* cost_calibrate_ex's probe: the per-query constants of m (cost.h) as the
- * median, over the probe queries run PROBE_RUNS times each (2 ms apart,
- * so that every run starts with the CPU workers asleep, as the placement
- * benchmark runs them), of measured execution minus the fitted model's
- * estimate of the plan, for all-CPU plans and (with a GPU) all-GPU plans
- * with the columns resident. */
+/* Run every probe query on db under device (warm-up, then PROBE_RUNS runs
+ * 2 ms apart, so that each starts with the CPU workers asleep as the
+ * placement benchmark runs them); the median measured and the plan's
+ * estimate, in microseconds, into meas[q] and est[q]. GQP_OK or an error. */
+static int probe_runs(gqp *db, gqp_device device, double *meas, double *est) {
+    int rc = gqp_set_device(db, device);
+    for (int q = 0; q < PROBE_NQ && rc == GQP_OK; q++) {
+        double t[PROBE_RUNS];
+        for (int r = -1; r < PROBE_RUNS && rc == GQP_OK; r++) { /* r = -1: warm-up */
+            struct timespec ts = {0, 2000000};
+            nanosleep(&ts, NULL);
+            gqp_stmt *st = NULL;
+            rc = gqp_prepare(db, probe_sql[q], -1, &st, NULL);
+            if (rc == GQP_OK && st) {
+                int s = gqp_step(st);
+                rc = s == GQP_ROW || s == GQP_DONE ? GQP_OK : s;
+                if (rc == GQP_OK && r >= 0) t[r] = st->exec_ms * 1e3;
+                if (rc == GQP_OK) est[q] = st->est_us;
+            }
+            gqp_finalize(st);
+        }
+        if (rc == GQP_OK) {
+            qsort(t, PROBE_RUNS, sizeof *t, cmp_dbl);
+            meas[q] = t[PROBE_RUNS / 2];
+        }
+    }
+    return rc;
+}
+
+/* cost_calibrate_ex's probe: per device (the CPU; the GPU, columns
+ * resident, when there is one), fit measured = query_us + scale x
+ * estimate over the probe queries at both sizes, by relative error, with
+ * the model's per-query constants at 0 and its scales at 1 (cost.h). */
 static int calib_probe(void *ud, CostModel *m, char *err, size_t cap) {
     (void)ud;
-    char dir[] = "/tmp/gqp-calibrate-XXXXXX";
-    if (!mkdtemp(dir)) {
-        snprintf(err, cap, "Cost Error: cannot create a temporary folder for the query probe");
-        return -1;
-    }
-    char *emsg = NULL, cfg[64];
-    gqp *db = NULL;
-    int rc = gqp_gen_test(dir, PROBE_ROWS, 7, &emsg);
-    snprintf(cfg, sizeof cfg, "%s/gqp.yaml", dir);
-    if (rc == GQP_OK) rc = gqp_open(cfg, &db);
-    if (rc == GQP_OK && !(db->cost = malloc(sizeof *db->cost))) rc = GQP_NOMEM;
-    if (rc != GQP_OK) {
-        snprintf(err, cap, "Cost Error: query probe: %s",
-                 emsg ? emsg
-                 : db ? gqp_errmsg(db)
-                      : "out of memory");
+    double meas[2][2][PROBE_NQ], est[2][2][PROBE_NQ]; /* [gpu][large][query] */
+    const int64_t sizes[2] = {PROBE_SMALL, PROBE_LARGE};
+    int ngpu = prim_gpu_available() ? 2 : 1;
+    for (int z = 0; z < 2; z++) {
+        char dir[] = "/tmp/gqp-calibrate-XXXXXX";
+        if (!mkdtemp(dir)) {
+            snprintf(err, cap, "Cost Error: cannot create a temporary folder for the query probe");
+            return -1;
+        }
+        char *emsg = NULL, cfg[64];
+        gqp *db = NULL;
+        int rc = gqp_gen_test(dir, sizes[z], 7, &emsg);
+        snprintf(cfg, sizeof cfg, "%s/gqp.yaml", dir);
+        if (rc == GQP_OK) rc = gqp_open(cfg, &db);
+        if (rc == GQP_OK && !(db->cost = malloc(sizeof *db->cost))) rc = GQP_NOMEM;
+        if (rc == GQP_OK) {
+            *db->cost = *m;
+            db->cost->gpu_query_us = db->cost->cpu_query_us = 0; /* what is measured */
+            db->cost->gpu_scale = db->cost->cpu_scale = 1;
+            snprintf(db->cost->source, sizeof db->cost->source, "being calibrated");
+            gqp_set_threads(db, m->cpu_threads > 0 ? m->cpu_threads : 0);
+            for (int g = 0; g < ngpu && rc == GQP_OK; g++)
+                rc = probe_runs(db, g ? GQP_DEVICE_GPU : GQP_DEVICE_CPU, meas[g][z], est[g][z]);
+        }
+        if (rc != GQP_OK)
+            snprintf(err, cap, "Cost Error: query probe: %s",
+                     emsg ? emsg
+                     : db ? gqp_errmsg(db)
+                          : "out of memory");
         free(emsg);
         gqp_close(db);
         rm_dir(dir);
-        return -1;
+        if (rc != GQP_OK) return -1;
     }
-    *db->cost = *m;
-    db->cost->gpu_query_us = db->cost->cpu_query_us = 0; /* what is measured */
-    snprintf(db->cost->source, sizeof db->cost->source, "being calibrated");
-    gqp_set_threads(db, m->cpu_threads > 0 ? m->cpu_threads : 0);
-    const int nq = (int)(sizeof probe_sql / sizeof *probe_sql);
-    for (int gpu = 0; gpu <= prim_gpu_available() && rc == GQP_OK; gpu++) {
-        gqp_set_device(db, gpu ? GQP_DEVICE_GPU : GQP_DEVICE_CPU);
-        double diff[PROBE_RUNS * 8];
-        int nd = 0;
-        for (int q = 0; q < nq && rc == GQP_OK; q++) {
-            for (int r = -1; r < PROBE_RUNS && rc == GQP_OK; r++) { /* r = -1: warm-up */
-                struct timespec ts = {0, 2000000};
-                nanosleep(&ts, NULL);
-                gqp_stmt *st = NULL;
-                rc = gqp_prepare(db, probe_sql[q], -1, &st, NULL);
-                if (rc == GQP_OK && st) {
-                    int s = gqp_step(st);
-                    rc = s == GQP_ROW || s == GQP_DONE ? GQP_OK : s;
-                    if (rc == GQP_OK && r >= 0) diff[nd++] = st->exec_ms * 1e3 - st->est_us;
-                }
-                gqp_finalize(st);
+    for (int g = 0; g < ngpu; g++) {
+        double X[2 * 2 * PROBE_NQ], y[2 * PROBE_NQ], beta[2];
+        int n = 0;
+        for (int z = 0; z < 2; z++)
+            for (int q = 0; q < PROBE_NQ; q++) {
+                if (meas[g][z][q] <= 0) continue;
+                X[2 * n] = 1.0 / meas[g][z][q];
+                X[2 * n + 1] = est[g][z][q] / meas[g][z][q];
+                y[n++] = 1.0;
             }
-        }
-        if (rc != GQP_OK) {
-            snprintf(err, cap, "Cost Error: query probe on the %s: %s", gpu ? "GPU" : "CPU",
-                     gqp_errmsg(db));
-            break;
-        }
-        qsort(diff, (size_t)nd, sizeof *diff, cmp_dbl);
-        double med = nd ? diff[nd / 2] : 0;
-        *(gpu ? &m->gpu_query_us : &m->cpu_query_us) = med > 0 ? med : 0;
+        if (n < 2 || cost_fit(X, y, n, 2, beta) != 0) continue; /* keep 0 and 1 */
+        /* TUNING: a scale beyond 3x either way would mean the primitive
+         * fits are broken, not a cold-cache effect: clamp */
+        double scale = beta[1] < 1.0 / 3 ? 1.0 / 3 : beta[1] > 3 ? 3 : beta[1];
+        *(g ? &m->gpu_query_us : &m->cpu_query_us) = beta[0];
+        *(g ? &m->gpu_scale : &m->cpu_scale) = scale;
     }
-    gqp_close(db);
-    rm_dir(dir);
-    return rc == GQP_OK ? 0 : -1;
+    return 0;
 }
 
 int gqp_calibrate_ex(const char *out_path, int nthreads, int64_t max_rows, char **errmsg) {
