@@ -371,8 +371,8 @@ def main():
     ap.add_argument("--sels", help="comma list of fractions, e.g. 0.001,0.5")
     ap.add_argument("--shapes", help="comma list of " + ",".join(s for s, _ in SHAPES))
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
-    ap.add_argument("--repeat", type=int, default=5, help="timed warm runs per query")
-    ap.add_argument("--cold-repeat", type=int, default=3, help="timed cold runs per query")
+    ap.add_argument("--repeat", type=int, default=7, help="timed warm runs per query")
+    ap.add_argument("--cold-repeat", type=int, default=5, help="timed cold runs per query")
     ap.add_argument("--explain-max-rows", type=float, default=1e7,
                     help="explain --analyze (one process per case) only up to this size")
     ap.add_argument("--est-min-ms", type=float, default=0.05,

@@ -498,8 +498,9 @@ static void features(CostPrimKind p, int64_t n, int variant, double cache_mb, do
         *bytes = r * 8 + r * (8 + 8 + 8);
         break;
     case CP_DENSEAGG: /* fact columns vals (I32) and keys (I64), the table */
-        /* one range test a row; 90% pass it and accumulate (and probe) */
-        *elems = r + 0.9 * r * (1 + (variant ? 3 : 0));
+        /* one range test a row; 90% pass it: the row count, one SUM (and
+         * three probes) */
+        *elems = r + 0.9 * r * (1 + 1 + (variant ? 3 : 0));
         *bytes = r * 12 + (double)CAL_GROUPS * 8 * PRIM_DA_NOUT(1);
         break;
     default:

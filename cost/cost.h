@@ -30,8 +30,8 @@
  *               + 8) (keys, row ids, one slot write)
  *   denseagg    rows scanned * fact-side input widths  rows scanned * range filters
  *               + 8 * groups * outputs                 (the tests) + rows passing them
- *                                                      * (1 + dims) (accumulate +
- *                                                      probes)
+ *                                                      * (1 + dims + aggregates) (row
+ *                                                      count, probes, accumulate)
  *
  * (denseagg's fact-side inputs are the row ids and the columns read at the
  * fact row: range filters, foreign keys, fact keys, aggregate operands;
@@ -237,6 +237,8 @@ typedef struct CostInputs {
      * most this fraction of the better uniform plan (libgqp: 0.8); 0 = the
      * plain optimum (tests compare it with brute force) */
     double mixed_margin;
+    /* and at least this many microseconds cheaper (0 = no such bound) */
+    double mixed_min_us;
 } CostInputs;
 
 /* Outcome of cost_place. */

@@ -182,10 +182,11 @@ static double denseagg_us(const CostPrim *c, const Dag *d, const DagNode *n) {
     for (int k = 0; k < ni; k++)
         if (fact[k]) fw += width(d, n->inputs[k]);
     /* elems: every scanned row's range tests, and for each row that
-     * passes them its accumulation and probes (cost.h) */
+     * passes them its row count, aggregates and probes (cost.h) */
     double pass = n->da_pass > 0 && (double)n->da_pass < rows ? (double)n->da_pass : rows;
     double tests = s ? rows * s->nranges : 0;
-    return cost_prim_us(&c[CP_DENSEAGG], tests + pass * (1 + ndims),
+    int naggs = s ? s->naggs : 1;
+    return cost_prim_us(&c[CP_DENSEAGG], tests + pass * (1 + ndims + naggs),
                         rows * fw + groups * 8 * n->noutputs);
 }
 
@@ -418,7 +419,7 @@ static double agg_dense_us(const CostPrim *c, const PlanAggShape *s) {
      * accumulating and probing; the scan is the bytes */
     double F = s->filtered > s->joined ? s->filtered : s->joined;
     if (F > S || F <= 0) F = S;
-    t += cost_prim_us(&c[CP_DENSEAGG], S * s->nranges + F * (1 + nd),
+    t += cost_prim_us(&c[CP_DENSEAGG], S * s->nranges + F * (1 + nd + na),
                       S * s->fact_bytes + slots * 8 * PRIM_DA_NOUT(na));
     /* the non-empty groups (rows per group > 0), then keys and aggregates */
     t += cost_prim_us(&c[CP_SELECT], slots * 3, slots * 8 + slots + G * AGG_ID);

@@ -526,7 +526,10 @@ int cost_place(Dag *dag, const CostModel *m, const CostInputs *in_, CostPlan *pl
             dev[P.free_idx[k]] = in.force == 2 ? DEV_GPU : DEV_CPU;
         derive(&P, dev);
         t = total(&P, dev, NULL);
-    } else if (!in.gpu_available || P.nfree == 0) {
+    } else if (!in.gpu_available || P.nfree == 0 || pl.all_cpu_us <= m->gpu_query_us) {
+        /* (every plan with a GPU node pays gpu_query_us: when the all-CPU
+         * plan costs no more, it is the optimum, and tiny queries skip the
+         * search) */
         for (int i = 0; i < P.n; i++)
             dev[i] = DEV_CPU;
         derive(&P, dev);
@@ -573,12 +576,14 @@ int cost_place(Dag *dag, const CostModel *m, const CostInputs *in_, CostPlan *pl
         /* TUNING: every crossing costs more than the model sees (stream
          * syncs, waking the other side); in the placement sweep on the H100
          * most of auto's misses were mixed plans slower than the better
-         * uniform one, so a mixed plan must be estimated clearly cheaper */
+         * uniform one, so a mixed plan must be estimated clearly cheaper:
+         * by a share (mixed_margin) and by an amount (mixed_min_us) */
         int ngpu = 0;
         for (int k = 0; k < P.nfree; k++)
             ngpu += dev[P.free_idx[k]] == DEV_GPU;
         double best = pl.all_gpu_us < pl.all_cpu_us ? pl.all_gpu_us : pl.all_cpu_us;
-        if (ngpu > 0 && ngpu < P.nfree && t > in.mixed_margin * best) {
+        if (ngpu > 0 && ngpu < P.nfree &&
+            (t > in.mixed_margin * best || best - t < in.mixed_min_us)) {
             DagDevice u = pl.all_gpu_us < pl.all_cpu_us ? DEV_GPU : DEV_CPU;
             for (int k = 0; k < P.nfree; k++)
                 dev[P.free_idx[k]] = u;
