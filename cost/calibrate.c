@@ -833,20 +833,31 @@ static int measure_links(Cal *c, CostModel *m, char *err, size_t cap) {
     }
     /* a cold column: pageable copy, or page-lock + pinned copy (the
      * unlock, at eviction, is not on a query's path and is not timed);
+     * each from a fresh block allocated and filled as the catalog does
+     * (64-byte aligned, written once), never locked or copied before;
      * fitted by relative error, latency + bytes / rate */
     double lx[2][16 * 2], ly[2][16];
     int nl = 0;
     for (size_t b = (size_t)64 << 10; b <= big && rc == 0 && nl < 16; b *= 4, nl++) {
         for (int way = 0; way < 2 && rc == 0; way++) {
             for (int r = 0; r < 3 && rc == 0; r++) {
+                char *col = aligned_alloc(64, b); /* b: a multiple of 64 */
+                if (!col) {
+                    snprintf(err, cap, "Cost Error: out of memory timing transfers");
+                    rc = -1;
+                    break;
+                }
+                memset(col, 1, b);
                 double t0 = now_us();
-                if (way == 1) rc = prim_gpu_host_register(hbuf, b, err, cap);
+                if (way == 1) rc = prim_gpu_host_register(col, b, err, cap);
                 if (rc == 0)
-                    rc = prim_gpu_copy(dbuf, hbuf, b, PRIM_H2D, c->stream, err, cap) |
+                    rc = prim_gpu_copy(dbuf, col, b, PRIM_H2D, c->stream, err, cap) |
                          prim_gpu_sync(c->stream, err, cap);
                 t[r] = now_us() - t0;
-                if (way == 1) prim_gpu_host_unregister(hbuf);
+                if (way == 1) prim_gpu_host_unregister(col);
+                free(col);
             }
+            if (rc != 0) break;
             double us = median(t, 3);
             lx[way][2 * nl] = 1.0 / us;
             lx[way][2 * nl + 1] = (double)b / us;

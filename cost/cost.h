@@ -232,7 +232,7 @@ typedef struct CostInputs {
     int force;          /* 0: choose; 1: every node on the CPU; 2: on the GPU
                            (the values of gqp_device) */
     int exhaustive_max; /* search every placement up to this many free nodes
-                           (0 = default 12; < 0 = never) */
+                           (0 = default 10; < 0 = never) */
     /* > 0: keep a plan that mixes devices only when it is estimated at
      * most this fraction of the better uniform plan (libgqp: 0.8); 0 = the
      * plain optimum (tests compare it with brute force) */
