@@ -125,6 +125,11 @@ typedef struct CostModel {
      * result copies), on a plan with a GPU node (gpu_query_us) or an
      * all-CPU one (cpu_query_us); measured end to end by `gqp calibrate` */
     double gpu_query_us, cpu_query_us;
+    /* a GPU node whose output size the host must read before it goes on
+     * (a select or scan's count, segments, a join's pairs: cost_node_syncs)
+     * drains the stream: the host waits, then launches again; measured end
+     * to end with the per-query constants */
+    double gpu_sync_node_us;
     /* every node's compute estimate on the device times this (transfers
      * not): the primitives' microbenchmarks run hot in the cache, queries
      * pay first touches and cold caches; fitted end to end with the
@@ -192,6 +197,9 @@ double cost_value_bytes(const Dag *d, int v);
  * constants and DN_TRANSFER cost 0 here (a source's device copy is a
  * transfer); DN_TOTEXT on the GPU costs 1e30 (it cannot run there). */
 double cost_node_us(const CostModel *m, const Dag *d, int i, DagDevice dev);
+/* 1 if node i on the GPU makes the host wait for a count (a filter map
+ * run as a select, a scan, segments, a join): gpu_sync_node_us. */
+int cost_node_syncs(const Dag *d, int i);
 /* 1 if node i on the CPU runs parallel passes (so a query with it wakes
  * the worker pool: cpu_wake_us). */
 int cost_node_parallel(const CostModel *m, const Dag *d, int i);

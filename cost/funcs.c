@@ -348,6 +348,12 @@ double cost_node_us(const CostModel *m, const Dag *d, int i, DagDevice dev) {
     return (t + spawn_us(m, dev, k, rows, kb)) * dev_scale(m, dev);
 }
 
+int cost_node_syncs(const Dag *d, int i) {
+    const DagNode *n = &d->nodes[i];
+    return n->kind == DN_SCAN || n->kind == DN_SEGMENTS || n->kind == DN_JOIN ||
+           (n->kind == DN_MAP && n->prog.as_filter);
+}
+
 int cost_node_parallel(const CostModel *m, const Dag *d, int i) {
     double kb;
     CostPrimKind k = node_prim(d, &d->nodes[i], &kb);

@@ -318,6 +318,11 @@ static int ld_top(Ld *l, yaml_document_t *doc, const char *key, yaml_node_t *v, 
         *(key[0] == 'g' ? &m->gpu_query_us : &m->cpu_query_us) = x;
         return 0;
     }
+    if (strcmp(key, "gpu_sync_node_us") == 0) {
+        if (ld_num(l, v, key, &x) != 0) return -1;
+        m->gpu_sync_node_us = x;
+        return 0;
+    }
     if (strcmp(key, "gpu_scale") == 0 || strcmp(key, "cpu_scale") == 0) {
         if (ld_num(l, v, key, &x) != 0) return -1;
         *(key[0] == 'g' ? &m->gpu_scale : &m->cpu_scale) = x > 0 ? x : 1;
@@ -409,7 +414,8 @@ int cost_model_write(const CostModel *m, const char *path, char *err, size_t cap
             m->gpu_sync_us);
     fprintf(f, "cpu_spawn_us: %.4g\ncpu_wake_us: %.4g\ncpu_cache_mb: %.4g\ngpu_cache_mb: %.4g\n",
             m->cpu_spawn_us, m->cpu_wake_us, m->cpu_cache_mb, m->gpu_cache_mb);
-    fprintf(f, "gpu_query_us: %.4g\ncpu_query_us: %.4g\n", m->gpu_query_us, m->cpu_query_us);
+    fprintf(f, "gpu_query_us: %.4g\ncpu_query_us: %.4g\ngpu_sync_node_us: %.4g\n", m->gpu_query_us,
+            m->cpu_query_us, m->gpu_sync_node_us);
     fprintf(f, "gpu_scale: %.4g\ncpu_scale: %.4g\n", m->gpu_scale > 0 ? m->gpu_scale : 1,
             m->cpu_scale > 0 ? m->cpu_scale : 1);
     fprintf(f, "transfer:\n");

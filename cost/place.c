@@ -17,7 +17,8 @@
  *   - a plan with a parallel pass on the CPU wakes the worker pool once
  *     (cpu_wake_us; explain charges it to the first such node);
  *   - the executor's own time per query (gpu_query_us for a plan with a
- *     GPU node, else cpu_query_us; in the plan's total only).
+ *     GPU node, else cpu_query_us; in the plan's total only), and per GPU
+ *     node that waits for a count (gpu_sync_node_us, in its estimate).
  * Sources and constants are not searched: they go to the GPU exactly when
  * a consumer runs there (a cached copy is never dearer than a pageable
  * one). DN_TOTEXT stays on the CPU. Every other kind is searched on both
@@ -56,7 +57,8 @@ typedef struct Prob {
     int *cstart, *clist; /* data consumers of each value (CSR) */
     uint8_t *is_result;
     uint8_t *is_free;
-    uint8_t *par; /* runs parallel passes on the CPU (cost_node_parallel) */
+    uint8_t *par;   /* runs parallel passes on the CPU (cost_node_parallel) */
+    uint8_t *syncs; /* waits for a count on the GPU (cost_node_syncs) */
     int *free_idx;
     int nfree;
 } Prob;
@@ -126,6 +128,7 @@ static double total(const Prob *P, const DagDevice *dev, double *xfer) {
         }
         if (P->fmap[i] >= 0 && fused(P, dev, P->fmap[i])) continue;
         t += fused(P, dev, i) ? P->sel[dev[i]][i] : P->u[dev[i]][i];
+        if (dev[i] == DEV_GPU && P->syncs[i]) t += P->m->gpu_sync_node_us;
         if (dev[i] == DEV_CPU && P->par[i]) wake = P->m->cpu_wake_us;
         any_gpu |= dev[i] == DEV_GPU;
     }
@@ -173,6 +176,7 @@ static void prob_free(Prob *P) {
     free(P->is_free);
     free(P->free_idx);
     free(P->par);
+    free(P->syncs);
 }
 
 /* Build the problem for dag. Returns 0 or -1 (out of memory). */
@@ -196,13 +200,14 @@ static int prob_init(Prob *P, const Dag *d, const CostModel *m, const CostInputs
     P->is_free = calloc(sn, 1);
     P->free_idx = malloc(sn * sizeof(int));
     P->par = calloc(sn, 1);
+    P->syncs = calloc(sn, 1);
     int nedges = 0;
     for (int i = 0; i < n; i++)
         nedges += d->nodes[i].ninputs;
     P->clist = malloc(sizeof(int) * (size_t)(nedges ? nedges : 1));
     if (!P->u[0] || !P->u[1] || !P->sel[0] || !P->sel[1] || !P->fscan || !P->fscat || !P->fmap ||
         !P->fetch || !P->cstart || !P->is_result || !P->is_free || !P->free_idx || !P->clist ||
-        !P->par) {
+        !P->par || !P->syncs) {
         prob_free(P);
         return -1;
     }
@@ -289,6 +294,7 @@ static int prob_init(Prob *P, const Dag *d, const CostModel *m, const CostInputs
         }
         if (!derived_kind(nd->kind)) {
             P->par[i] = (uint8_t)cost_node_parallel(m, d, i);
+            P->syncs[i] = (uint8_t)cost_node_syncs(d, i);
             P->is_free[i] = 1;
             P->free_idx[P->nfree++] = i;
         }
@@ -618,6 +624,7 @@ int cost_place(Dag *dag, const CostModel *m, const CostInputs *in_, CostPlan *pl
             nd->est_cost_cpu = part ? 0 : (fz ? P.sel[0][i] : P.u[0][i]) / 1e3;
             nd->est_cost_gpu = part ? 0 : (fz ? P.sel[1][i] : P.u[1][i]) / 1e3;
             if (nd->kind == DN_TOTEXT) nd->est_cost_gpu = 0;
+            if (P.syncs[i] && !part) nd->est_cost_gpu += m->gpu_sync_node_us / 1e3;
             if (P.par[i] && !part) {
                 if (dev[i] == DEV_CPU && !woke) nd->est_cost_cpu += m->cpu_wake_us / 1e3;
                 woke |= dev[i] == DEV_CPU;

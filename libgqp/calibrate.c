@@ -19,12 +19,15 @@
 /* Queries the calibration runs end to end on `gqp gen test` tables of
  * PROBE_SMALL and PROBE_LARGE rows (one thread and all threads; the large
  * one big enough that the GPU's work, not its overhead, sets the slope): a
- * filter with gathers, a dense aggregate, a sort aggregate, a top-k. */
+ * filter with gathers, a dense aggregate, a sort aggregate, a top-k, a
+ * plain filter, a count. */
 static const char *const probe_sql[] = {
     "SELECT id, uniformi FROM test WHERE id < 1000",
     "SELECT SUM(uniformi), COUNT(*) FROM test WHERE id < 5000000",
     "SELECT normali5, COUNT(*), SUM(uniformf) FROM test WHERE id < 2000000 GROUP BY normali5",
     "SELECT id, uniformf FROM test WHERE id < 500000 ORDER BY uniformf LIMIT 10",
+    "SELECT id FROM test WHERE uniformi > 90",
+    "SELECT COUNT(*) FROM test WHERE normali5 < 0",
 };
 #define PROBE_NQ ((int)(sizeof probe_sql / sizeof *probe_sql))
 #define PROBE_SMALL 10000
@@ -56,8 +59,9 @@ static void rm_dir(const char *dir) {
 /* Run every probe query on db under device (warm-up, then PROBE_RUNS runs
  * 2 ms apart, so that each starts with the CPU workers asleep as the
  * placement benchmark runs them); the median measured and the plan's
- * estimate, in microseconds, into meas[q] and est[q]. GQP_OK or an error. */
-static int probe_runs(gqp *db, gqp_device device, double *meas, double *est) {
+ * estimate, in microseconds, into meas[q] and est[q], and its GPU nodes
+ * that wait for a count into nsync[q]. GQP_OK or an error. */
+static int probe_runs(gqp *db, gqp_device device, double *meas, double *est, double *nsync) {
     int rc = gqp_set_device(db, device);
     for (int q = 0; q < PROBE_NQ && rc == GQP_OK; q++) {
         double t[PROBE_RUNS];
@@ -70,7 +74,13 @@ static int probe_runs(gqp *db, gqp_device device, double *meas, double *est) {
                 int s = gqp_step(st);
                 rc = s == GQP_ROW || s == GQP_DONE ? GQP_OK : s;
                 if (rc == GQP_OK && r >= 0) t[r] = st->exec_ms * 1e3;
-                if (rc == GQP_OK) est[q] = st->est_us;
+                if (rc == GQP_OK) {
+                    est[q] = st->est_us;
+                    nsync[q] = 0;
+                    for (int i = 0; i < st->dag->nnodes; i++)
+                        nsync[q] += st->dag->nodes[i].device == DEV_GPU &&
+                                    st->dag->nodes[i].fused_with < 0 && cost_node_syncs(st->dag, i);
+                }
             }
             gqp_finalize(st);
         }
@@ -84,11 +94,13 @@ static int probe_runs(gqp *db, gqp_device device, double *meas, double *est) {
 
 /* cost_calibrate_ex's probe: per device (the CPU; the GPU, columns
  * resident, when there is one), fit measured = query_us + scale x
- * estimate over the probe queries at both sizes, by relative error, with
- * the model's per-query constants at 0 and its scales at 1 (cost.h). */
+ * estimate (+ gpu_sync_node_us x the GPU nodes that wait for a count)
+ * over the probe queries at both sizes, by relative error, with the
+ * model's per-query constants at 0 and its scales at 1 (cost.h). */
 static int calib_probe(void *ud, CostModel *m, char *err, size_t cap) {
     (void)ud;
-    double meas[2][2][PROBE_NQ], est[2][2][PROBE_NQ]; /* [gpu][large][query] */
+    /* [gpu][large][query] */
+    double meas[2][2][PROBE_NQ], est[2][2][PROBE_NQ], nsync[2][2][PROBE_NQ];
     const int64_t sizes[2] = {PROBE_SMALL, PROBE_LARGE};
     int ngpu = prim_gpu_available() ? 2 : 1;
     for (int z = 0; z < 2; z++) {
@@ -106,11 +118,13 @@ static int calib_probe(void *ud, CostModel *m, char *err, size_t cap) {
         if (rc == GQP_OK) {
             *db->cost = *m;
             db->cost->gpu_query_us = db->cost->cpu_query_us = 0; /* what is measured */
+            db->cost->gpu_sync_node_us = 0;
             db->cost->gpu_scale = db->cost->cpu_scale = 1;
             snprintf(db->cost->source, sizeof db->cost->source, "being calibrated");
             gqp_set_threads(db, m->cpu_threads > 0 ? m->cpu_threads : 0);
             for (int g = 0; g < ngpu && rc == GQP_OK; g++)
-                rc = probe_runs(db, g ? GQP_DEVICE_GPU : GQP_DEVICE_CPU, meas[g][z], est[g][z]);
+                rc = probe_runs(db, g ? GQP_DEVICE_GPU : GQP_DEVICE_CPU, meas[g][z], est[g][z],
+                                nsync[g][z]);
         }
         if (rc != GQP_OK)
             snprintf(err, cap, "Cost Error: query probe: %s",
@@ -123,16 +137,19 @@ static int calib_probe(void *ud, CostModel *m, char *err, size_t cap) {
         if (rc != GQP_OK) return -1;
     }
     for (int g = 0; g < ngpu; g++) {
-        double X[2 * 2 * PROBE_NQ], y[2 * PROBE_NQ], beta[2];
+        const int k = g ? 3 : 2; /* [1, estimate] (+ syncs on the GPU) */
+        double X[3 * 2 * PROBE_NQ], y[2 * PROBE_NQ], beta[3] = {0, 1, 0};
         int n = 0;
         for (int z = 0; z < 2; z++)
             for (int q = 0; q < PROBE_NQ; q++) {
                 if (meas[g][z][q] <= 0) continue;
-                X[2 * n] = 1.0 / meas[g][z][q];
-                X[2 * n + 1] = est[g][z][q] / meas[g][z][q];
+                X[k * n] = 1.0 / meas[g][z][q];
+                X[k * n + 1] = est[g][z][q] / meas[g][z][q];
+                if (g) X[k * n + 2] = nsync[g][z][q] / meas[g][z][q];
                 y[n++] = 1.0;
             }
-        if (n < 2 || cost_fit(X, y, n, 2, beta) != 0) continue; /* keep 0 and 1 */
+        if (n < k || cost_fit(X, y, n, k, beta) != 0) continue; /* keep 0 and 1 */
+        if (g) m->gpu_sync_node_us = beta[2];
         /* TUNING: a scale beyond 2.5x either way would mean the primitive
          * fits are broken, not a cold-cache effect: clamp */
         double scale = beta[1] < 0.4 ? 0.4 : beta[1] > 2.5 ? 2.5 : beta[1];

@@ -340,6 +340,7 @@ Test(cost, yaml_round_trip_and_shipped_files) {
     m.cpu_wake_us = 21.5;
     m.gpu_query_us = 99.5;
     m.cpu_query_us = 33.5;
+    m.gpu_sync_node_us = 44.5;
     m.cpu[CP_GATHER].serial_x = 9.5;
     char path[] = "/tmp/gqp-cost-XXXXXX";
     int fd = mkstemp(path);
@@ -358,6 +359,7 @@ Test(cost, yaml_round_trip_and_shipped_files) {
     cr_assert_float_eq(r.cpu_wake_us, 21.5, 1e-9);
     cr_assert_float_eq(r.gpu_query_us, 99.5, 1e-9);
     cr_assert_float_eq(r.cpu_query_us, 33.5, 1e-9);
+    cr_assert_float_eq(r.gpu_sync_node_us, 44.5, 1e-9);
     cr_assert_float_eq(r.cpu[CP_GATHER].serial_x, 9.5, 1e-9);
     cr_assert_float_eq(r.cpu[CP_MAP].serial_x, 1, 1e-9);
     cr_assert_float_eq(r.gpu_cache_mb, m.gpu_cache_mb, 1e-9);
