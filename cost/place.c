@@ -57,8 +57,9 @@ typedef struct Prob {
     int *cstart, *clist; /* data consumers of each value (CSR) */
     uint8_t *is_result;
     uint8_t *is_free;
-    uint8_t *par;   /* runs parallel passes on the CPU (cost_node_parallel) */
-    uint8_t *syncs; /* waits for a count on the GPU (cost_node_syncs) */
+    uint8_t *par;      /* runs parallel passes on the CPU (cost_node_parallel) */
+    uint8_t *syncs;    /* waits for a count on the GPU (cost_node_syncs) */
+    double *h2d, *d2h; /* per value: its copy to the device / back (with the wait) */
     int *free_idx;
     int nfree;
 } Prob;
@@ -88,20 +89,24 @@ static void derive(const Prob *P, DagDevice *dev) {
 }
 
 /* Host-to-device copy of value v (pageable from a table column, else as
- * the intermediates are allocated). */
-static double h2d_us(const Prob *P, int v) {
+ * the intermediates are allocated); prob_init keeps it in P->h2d. */
+static double h2d_calc(const Prob *P, int v) {
     const Dag *d = P->d;
     int src = d->nodes[d->values[v].producer].kind == DN_SOURCE;
     const CostLink *l = (!src && P->in->host_pinned) ? &P->m->h2d_pinned : &P->m->h2d_pageable;
     return cost_link_us(l, cost_value_bytes(d, v));
 }
 
-/* Device-to-host copy of value v, with the wait for the device. */
-static double d2h_us(const Prob *P, int v) {
+/* Device-to-host copy of value v, with the wait for the device; prob_init
+ * keeps it in P->d2h. */
+static double d2h_calc(const Prob *P, int v) {
     const CostLink *l = P->in->host_pinned ? &P->m->d2h_pinned : &P->m->d2h_pageable;
     double b = cost_value_bytes(P->d, v);
     return b > 0 ? cost_link_us(l, b) + P->m->gpu_sync_us : 0;
 }
+
+#define h2d_us(P, v) ((P)->h2d[v])
+#define d2h_us(P, v) ((P)->d2h[v])
 
 /* 1 if filter map i runs fused with its scan and scatter under dev. */
 static int fused(const Prob *P, const DagDevice *dev, int i) {
@@ -177,6 +182,8 @@ static void prob_free(Prob *P) {
     free(P->free_idx);
     free(P->par);
     free(P->syncs);
+    free(P->h2d);
+    free(P->d2h);
 }
 
 /* Build the problem for dag. Returns 0 or -1 (out of memory). */
@@ -201,13 +208,15 @@ static int prob_init(Prob *P, const Dag *d, const CostModel *m, const CostInputs
     P->free_idx = malloc(sn * sizeof(int));
     P->par = calloc(sn, 1);
     P->syncs = calloc(sn, 1);
+    P->h2d = calloc(sv, sizeof(double));
+    P->d2h = calloc(sv, sizeof(double));
     int nedges = 0;
     for (int i = 0; i < n; i++)
         nedges += d->nodes[i].ninputs;
     P->clist = malloc(sizeof(int) * (size_t)(nedges ? nedges : 1));
     if (!P->u[0] || !P->u[1] || !P->sel[0] || !P->sel[1] || !P->fscan || !P->fscat || !P->fmap ||
         !P->fetch || !P->cstart || !P->is_result || !P->is_free || !P->free_idx || !P->clist ||
-        !P->par || !P->syncs) {
+        !P->par || !P->syncs || !P->h2d || !P->d2h) {
         prob_free(P);
         return -1;
     }
@@ -231,6 +240,10 @@ static int prob_init(Prob *P, const Dag *d, const CostModel *m, const CostInputs
     free(fill);
     for (int r = 0; r < d->nresults; r++)
         P->is_result[d->results[r]] = 1;
+    for (int v = 0; v < nv; v++) { /* the copies the search prices again and again */
+        P->h2d[v] = h2d_calc(P, v);
+        P->d2h[v] = d2h_calc(P, v);
+    }
 
     /* uses per value as the executor counts them (inputs, len_from,
      * results), for the fusion pattern */
@@ -309,6 +322,36 @@ double cost_dag_total(const Dag *dag, const CostModel *m, const CostInputs *in,
     double t = total(&P, dev, NULL);
     prob_free(&P);
     return t;
+}
+
+/* A lower bound of every placement's total: each free node (a fused
+ * chain as one) at its cheaper device, no transfers, no syncs, the
+ * cheaper per-query constant. */
+static double lower_bound(const Prob *P) {
+    double t = P->m->cpu_query_us < P->m->gpu_query_us ? P->m->cpu_query_us : P->m->gpu_query_us;
+    for (int k = 0; k < P->nfree; k++) {
+        int i = P->free_idx[k];
+        if (P->fmap[i] >= 0) continue; /* a scan or scatter: with its map */
+        double parts = P->u[0][i] < P->u[1][i] ? P->u[0][i] : P->u[1][i];
+        if (P->fscan[i] >= 0) {
+            int s = P->fscan[i], c = P->fscat[i];
+            parts += (P->u[0][s] < P->u[1][s] ? P->u[0][s] : P->u[1][s]) +
+                     (P->u[0][c] < P->u[1][c] ? P->u[0][c] : P->u[1][c]);
+            double sel = P->sel[0][i] < P->sel[1][i] ? P->sel[0][i] : P->sel[1][i];
+            if (sel < parts) parts = sel;
+        }
+        t += parts;
+    }
+    return t;
+}
+
+/* 1 when no mixed placement can clear the margins against the better
+ * uniform plan (cost_place's final test), so the search can be skipped. */
+static int no_mixed_can_win(const Prob *P, const CostInputs *in, const CostPlan *pl) {
+    if (in->force || !in->gpu_available) return 0;
+    double best = pl->all_gpu_us < pl->all_cpu_us ? pl->all_gpu_us : pl->all_cpu_us;
+    double lb = lower_bound(P);
+    return lb > in->mixed_margin * best || best - lb < in->mixed_min_us;
 }
 
 /* Every placement of the free nodes; best into best. Returns its cost. */
@@ -541,12 +584,11 @@ int cost_place(Dag *dag, const CostModel *m, const CostInputs *in_, CostPlan *pl
             dev[i] = DEV_CPU;
         derive(&P, dev);
         t = total(&P, dev, NULL);
-    } else if (!in.force && in.mixed_min_us > 0 &&
-               (pl.all_cpu_us < pl.all_gpu_us ? pl.all_cpu_us : pl.all_gpu_us) < in.mixed_min_us) {
-        /* a mixed plan is kept only when it beats the better uniform one by
-         * mixed_min_us, which no plan can when that costs less: the better
-         * uniform plan, without the search (its 4096 placements took 3.5 ms
-         * for a 15-node GROUP BY over 1,000 rows) */
+    } else if (in.mixed_margin > 0 && no_mixed_can_win(&P, &in, &pl)) {
+        /* a mixed plan is kept only when it clears the margins, which no
+         * plan can here: the better uniform plan, without the search (it
+         * took 1-2 ms for a 15-node GROUP BY over 1,000 rows that runs in
+         * 0.02 ms) */
         DagDevice u = pl.all_gpu_us < pl.all_cpu_us ? DEV_GPU : DEV_CPU;
         for (int k = 0; k < P.nfree; k++)
             dev[P.free_idx[k]] = u;
