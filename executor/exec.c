@@ -81,8 +81,22 @@ static int ex_fail(Exec *x, const char *fmt, ...) {
     return -1;
 }
 
+/* 1 if a node on the GPU reads value v (its host copy will cross PCIe). */
+static int gpu_reads(const Exec *x, int v) {
+    const Dag *d = x->dag;
+    for (int i = d->values[v].producer + 1; i < d->nnodes; i++) {
+        const DagNode *n = &d->nodes[i];
+        if (n->device != DEV_GPU) continue;
+        if (n->len_from == v) return 1;
+        for (int k = 0; k < n->ninputs; k++)
+            if (n->inputs[k] == v) return 1;
+    }
+    return 0;
+}
+
 /* Allocate value v as n elements of its type on the host or the device
- * (+ validity if want_valid). */
+ * (+ validity if want_valid); a host value that a GPU node reads gets
+ * page-locked memory. */
 static int ex_alloc(Exec *x, int v, int64_t n, int want_valid, int on_dev) {
     RtVal *r = &x->vals[v];
     PrimVec *p = on_dev ? &r->d : &r->h;
@@ -94,8 +108,10 @@ static int ex_alloc(Exec *x, int v, int64_t n, int want_valid, int on_dev) {
         p->valid = want_valid ? prim_gpu_malloc((size_t)n, x->cur_stream) : NULL;
         r->d_owned = 1;
     } else {
-        p->data = host_alloc(x->pool, bytes);
-        p->valid = want_valid ? host_alloc(x->pool, (size_t)n) : NULL;
+        void *(*alloc)(ExecHostPool *, size_t) =
+            x->dev && gpu_reads(x, v) ? exec_pool_alloc_pinned : exec_pool_alloc;
+        p->data = alloc(x->pool, bytes);
+        p->valid = want_valid ? alloc(x->pool, (size_t)n) : NULL;
         r->h_owned = 1;
     }
     r->n = n;
@@ -165,8 +181,8 @@ static int ensure_host_issue(Exec *x, int v, int wait) {
     size_t bytes = (size_t)r->n * prim_type_width(r->d.type);
     r->h.type = r->d.type;
     r->h.n = r->n;
-    r->h.data = host_alloc(x->pool, bytes);
-    r->h.valid = r->d.valid ? host_alloc(x->pool, (size_t)r->n) : NULL;
+    r->h.data = exec_pool_alloc_pinned(x->pool, bytes); /* a copy from the device */
+    r->h.valid = r->d.valid ? exec_pool_alloc_pinned(x->pool, (size_t)r->n) : NULL;
     r->h_owned = 1;
     if (!r->h.data || (r->d.valid && !r->h.valid))
         return ex_fail(x, "Execution Error: out of host memory");

@@ -57,6 +57,11 @@ ExecHostPool *exec_pool_new(size_t max_idle_bytes);
 void exec_pool_free(ExecHostPool *p);
 /* 64-byte aligned block of at least bytes; NULL on failure. */
 void *exec_pool_alloc(ExecHostPool *p, size_t bytes);
+/* As exec_pool_alloc, for a buffer that crosses PCIe (a copy from or to
+ * the device): page-locked when the pool pins (exec_pool_set_pinned).
+ * exec_pool_alloc itself never locks new memory: locking costs about a
+ * millisecond per few MB, and a CPU plan's intermediates never cross. */
+void *exec_pool_alloc_pinned(ExecHostPool *p, size_t bytes);
 /* Give a block back (blocks the pool did not hand out are free()d). */
 void exec_pool_release(ExecHostPool *p, void *ptr);
 /* on != 0: new large blocks are page-locked (call once a GPU is in use). */

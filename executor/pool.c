@@ -4,10 +4,13 @@
  * memory that is already mapped instead of paying a page fault per 4 KiB
  * of every fresh buffer (measured on the 2-core CI machine: a fresh 40 MB
  * buffer costs ~10 ms of faults, a reused one none). Small blocks go
- * straight to the C allocator. With a GPU session the large blocks are
- * page-locked, so results and intermediates copied across PCIe move at
- * pinned bandwidth (H2D ~55 GB/s pinned vs ~8 GB/s pageable on the lent
- * H200).
+ * straight to the C allocator. With a GPU session the large blocks that
+ * cross PCIe (exec_pool_alloc_pinned) are page-locked, so results and
+ * intermediates copied to or from the device move at pinned bandwidth (H2D
+ * ~55 GB/s pinned vs ~8 GB/s pageable on the lent H200); the others are
+ * not, since locking costs more than a CPU plan's whole run (in the
+ * placement sweep, CPU plans in a GPU session varied 2-13 ms where they
+ * took 2-3 ms without one).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -79,15 +82,17 @@ static int push(PoolBlock **a, int *n, int *cap, PoolBlock b) {
     return 0;
 }
 
-void *exec_pool_alloc(ExecHostPool *p, size_t bytes) {
+/* A block of at least bytes (pinned: page-locked if the pool pins). */
+static void *pool_alloc(ExecHostPool *p, size_t bytes, int pinned) {
     size_t want = (bytes + 63) & ~(size_t)63;
     if (want == 0) want = 64;
     if (!p || want < POOL_MIN_BLOCK) return aligned_alloc(64, want);
     pthread_mutex_lock(&p->mu);
+    int pin = pinned && p->pinned;
     int best = -1;
     for (int i = 0; i < p->nidle; i++)
-        if (p->idle[i].cap >= want && p->idle[i].cap <= want * 2 &&
-            p->idle[i].pinned >= p->pinned && (best < 0 || p->idle[i].cap < p->idle[best].cap))
+        if (p->idle[i].cap >= want && p->idle[i].cap <= want * 2 && p->idle[i].pinned >= pin &&
+            (best < 0 || p->idle[i].cap < p->idle[best].cap))
             best = i;
     PoolBlock b = {NULL, 0, 0};
     if (best >= 0) {
@@ -96,7 +101,7 @@ void *exec_pool_alloc(ExecHostPool *p, size_t bytes) {
         p->idle_bytes -= b.cap;
     } else {
         b.cap = (want + POOL_MIN_BLOCK - 1) & ~(POOL_MIN_BLOCK - 1);
-        b.p = p->pinned ? prim_gpu_pinned_alloc(b.cap) : NULL;
+        b.p = pin ? prim_gpu_pinned_alloc(b.cap) : NULL;
         b.pinned = b.p != NULL;
         if (!b.p) b.p = aligned_alloc(64, b.cap);
     }
@@ -106,6 +111,14 @@ void *exec_pool_alloc(ExecHostPool *p, size_t bytes) {
     }
     pthread_mutex_unlock(&p->mu);
     return b.p;
+}
+
+void *exec_pool_alloc(ExecHostPool *p, size_t bytes) {
+    return pool_alloc(p, bytes, 0);
+}
+
+void *exec_pool_alloc_pinned(ExecHostPool *p, size_t bytes) {
+    return pool_alloc(p, bytes, 1);
 }
 
 void exec_pool_release(ExecHostPool *p, void *ptr) {
