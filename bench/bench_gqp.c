@@ -7,9 +7,9 @@
  *
  * For each query file and each device of the list: one warm-up run, then R
  * timed runs (default 5). With several devices (e.g. cpu,gpu,auto) the runs
- * interleave -- warm-ups first, then round r runs every device once,
- * starting at device r mod the count -- so the devices are compared in one
- * process under the same conditions. A run
+ * interleave -- warm-ups first, then round r runs every device once, in
+ * one of the orders of the devices, taken in turn -- so the devices are
+ * compared in one process under the same conditions. A run
  * is prepare + the first gqp_step (which executes the whole query and
  * materializes its result); rows are counted with gqp_result_rows(), not
  * stepped through, so printing costs nothing. Prints one line per query and
@@ -142,6 +142,13 @@ static int write_explain(const char *dir, const char *query, const char *dev, co
 
 #define MAX_DEVS 3
 
+/* Every order of 1, 2 and 3 devices. */
+static const int order[MAX_DEVS][6][MAX_DEVS] = {
+    {{0}},
+    {{0, 1}, {1, 0}},
+    {{0, 1, 2}, {2, 1, 0}, {1, 0, 2}, {2, 0, 1}, {0, 2, 1}, {1, 2, 0}}};
+static const int norders[MAX_DEVS] = {1, 2, 6};
+
 /* Parse arguments, open the config once and time every query file. */
 int main(int argc, char **argv) {
     const char *config = NULL, *explain_dir = NULL;
@@ -231,10 +238,11 @@ int main(int argc, char **argv) {
                 rc = run_once(db, sql, &rows[k], &exec[k][0], &wall[k][0], &peak[k], NULL, NULL);
         for (int r = 0; rc == GQP_OK && r < repeat; r++)
             for (int j = 0; j < ndev && rc == GQP_OK; j++) {
-                /* round r starts at device r mod ndev: no device always
-                 * follows the same one (a CPU run right after another CPU
-                 * run of the query finds its columns in the cache) */
-                int k = (j + r) % ndev;
+                /* round r runs the devices in the (r mod n!)-th order, so
+                 * that each device follows each other one about equally
+                 * often (a run right after a CPU run of the same query
+                 * finds the CPU caches warm; one after a GPU run does not) */
+                int k = order[ndev - 1][r % norders[ndev - 1]][j];
                 rc = gqp_set_device(db, devs[k]);
                 if (rc == GQP_OK && cold) rc = drop_gpu_cache(db, &ncold);
                 if (gap_us > 0) {
