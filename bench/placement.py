@@ -178,6 +178,17 @@ def bench(args, cfg, devs, files, cold=False, explain_dir=None, more=False):
     return res
 
 
+def save_state(args, st):
+    """The cases and estimation points beside the report (--out X.md ->
+    X.json), for --merge."""
+    with open(os.path.splitext(args.out)[0] + ".json", "w") as f:
+        json.dump({"rows": st["rows"],
+                   "est": {"%s|%s" % k: v for k, v in st["est"].items()},
+                   "has_gpu": st["has_gpu"], "gpu_desc": st["gpu_desc"],
+                   "cost_model": getattr(args, "cost_model", "?"), "threads": args.threads,
+                   "host": socket.gethostname(), "cpu": benchlib.cpu_model()}, f)
+
+
 def paired_ratio(cpu, gpu, auto):
     """auto / the better forced plan, paired by round: the forced device
     with the lower median is the better one, and the ratio is the median
@@ -218,9 +229,11 @@ def report(args, st):
     R, has_gpu = st["rows"], st["has_gpu"]
     out = ["# Placement sweep: auto vs forced CPU / GPU", ""]
     out.append("host %s, %s, %d threads, %s; cost model %s; bench_gqp median gqp_exec_ms "
-               "(planning excluded), %d warm runs (resident) / %d cold runs (host); "
-               "join: every probe row matches %d dim row(s)." % (
-                   socket.gethostname(), benchlib.cpu_model(), args.threads, time.strftime("%Y-%m-%d"),
+               "(planning excluded), %d warm runs (resident) / %d cold runs (host), 3x as many "
+               "up to 1e5 rows; join: every probe row matches %d dim row(s)." % (
+                   getattr(args, "host", socket.gethostname()),
+                   getattr(args, "cpu", benchlib.cpu_model()), args.threads,
+                   time.strftime("%Y-%m-%d"),
                    getattr(args, "cost_model", "?"), args.repeat, args.cold_repeat, args.join_matches))
     out.append("")
     out.append("GPU: " + st["gpu_desc"] if has_gpu else
@@ -367,7 +380,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--work", default=os.path.join(HERE, "work", "placement"))
-    ap.add_argument("--sizes", help="comma list, e.g. 1e3,1e5,1e7")
+    ap.add_argument("--sizes", help="comma list, e.g. 1e3,1e5,1e7; none: only --merge")
     ap.add_argument("--sels", help="comma list of fractions, e.g. 0.001,0.5")
     ap.add_argument("--shapes", help="comma list of " + ",".join(s for s, _ in SHAPES))
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
@@ -382,19 +395,35 @@ def main():
     ap.add_argument("--out", help="write the report here (markdown)")
     ap.add_argument("--png", help="write the GPU/CPU ratio figure here")
     ap.add_argument("--quick", action="store_true", help="sizes 1e3..1e5, 3 selectivities")
+    ap.add_argument("--merge", help="comma list of state files (FILE.json written beside an "
+                    "earlier --out FILE.md) whose cases join this report: a sweep split over "
+                    "several calls, e.g. 1e8 on its own")
     args = ap.parse_args()
     args.build = os.path.abspath(args.build)
     args.work = os.path.abspath(args.work)
-    sizes = [int(float(x)) for x in args.sizes.split(",")] if args.sizes else (
-        QUICK_SIZES if args.quick else SIZES)
+    sizes = [] if args.sizes == "none" else [int(float(x)) for x in args.sizes.split(",")] \
+        if args.sizes else (QUICK_SIZES if args.quick else SIZES)
     sels = [float(x) for x in args.sels.split(",")] if args.sels else (
         QUICK_SELS if args.quick else SELS)
     args.shapes = args.shapes.split(",") if args.shapes else None
     os.makedirs(args.work, exist_ok=True)
 
-    has_gpu, desc = (False, "disabled (--no-gpu)") if args.no_gpu else gpu_info(args.build)
+    has_gpu, desc = (False, "no sweep here (--sizes none)") if not sizes else \
+        (False, "disabled (--no-gpu)") if args.no_gpu else gpu_info(args.build)
     log("GPU: " + (desc if has_gpu else "none (%s): running cpu and auto only" % desc))
     st = {"rows": [], "est": {}, "has_gpu": has_gpu, "gpu_desc": desc, "sels": sels}
+    for path in (args.merge.split(",") if args.merge else []):
+        with open(path) as f:
+            old = json.load(f)
+        st["rows"] += old["rows"]
+        if not sizes:  # a report of earlier runs only: their machine
+            st["has_gpu"], st["gpu_desc"] = old.get("has_gpu", False), old.get("gpu_desc", "?")
+            args.cost_model = old.get("cost_model", "?")
+            args.threads = old.get("threads", args.threads)
+            args.host, args.cpu = old.get("host", "?"), old.get("cpu", "?")
+        for k, v in old["est"].items():
+            st["est"].setdefault(tuple(k.split("|")), []).extend(tuple(x) for x in v)
+        log("merged %d cases from %s" % (len(old["rows"]), path))
     t_all = time.time()
     for n in sizes:
         log("size %s" % fmt_n(n))
@@ -443,6 +472,7 @@ def main():
         if args.out:
             with open(args.out, "w") as f:
                 f.write(report(args, st))
+            save_state(args, st)
     text = report(args, st)
     print(text)
     if args.out:

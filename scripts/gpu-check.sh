@@ -144,6 +144,11 @@ if [ "$MODE" = bench ] || [ "$MODE" = all ]; then
     done
 fi
 if [ "$MODE" = placement ] || [ "$MODE" = placement-shipped ]; then
+    if [ "${GQP_WITH_CTEST:-0}" = 1 ]; then # the whole suite first, on this GPU
+        T0=$(date +%s)
+        (cd $B && ctest -j8 --output-on-failure > "$LOG/ctest.log" 2>&1)
+        say "ctest: rc=$? $(grep -a 'tests passed' "$LOG/ctest.log") ($(( $(date +%s) - T0 )) s)"
+    fi
     # issue 4's sweep: sizes x selectivities x residency x shapes, forced cpu,
     # forced gpu and auto interleaved in one process per size and location
     # (GQP_PLACEMENT_ARGS="--sizes 1e3,1e4,1e5,1e6,1e7" if a call runs short).
@@ -161,11 +166,13 @@ if [ "$MODE" = placement ] || [ "$MODE" = placement-shipped ]; then
     fi
     T0=$(date +%s)
     PYTHONUNBUFFERED=1 python3 bench/placement.py --build $B --work /tmp/placement \
-        --threads "$(nproc)" --out "$OUT/placement.md" --png "$OUT/placement.png" \
+        --threads "$(nproc)" --out /tmp/placement-out.md --png "$OUT/placement.png" \
         ${GQP_PLACEMENT_ARGS:-} > "$LOG/placement.log" 2>&1
     say "placement sweep: rc=$? ($(( $(date +%s) - T0 )) s)"
+    cp /tmp/placement-out.md "$OUT/placement.md"
     cp /tmp/placement/bench-raw.txt "$LOG/" 2>/dev/null
     grep -A4 "^## Summary" "$OUT/placement.md" | tee -a "$SUM"
+    cp /tmp/placement-out.json "$OUT/placement.json" 2>/dev/null
     tar czf "$OUT/explain.tgz" -C /tmp/placement $(cd /tmp/placement && ls -d explain-* 2>/dev/null)
 fi
 
