@@ -236,11 +236,13 @@ typedef struct CostInputs {
      * CPU did instead adds up to the copy (ski rental: never more than
      * twice the better of always and never copying). */
     int (*reads)(void *ud, const CatTable *t, int column);
-    int host_pinned;    /* intermediates live in page-locked host memory */
-    int force;          /* 0: choose; 1: every node on the CPU; 2: on the GPU
-                           (the values of gqp_device) */
-    int exhaustive_max; /* search every placement up to this many free nodes
-                           (0 = default 10; < 0 = never) */
+    int host_pinned;      /* intermediates that cross PCIe are page-locked... */
+    double pin_max_bytes; /* ...up to this size (0 = any); larger ones are
+                             pageable (the executor's EXEC_PIN_MAX_BYTES) */
+    int force;            /* 0: choose; 1: every node on the CPU; 2: on the GPU
+                             (the values of gqp_device) */
+    int exhaustive_max;   /* search every placement up to this many free nodes
+                             (0 = default 10; < 0 = never) */
     /* > 0: keep a plan that mixes devices only when it is estimated at
      * most this fraction of the better uniform plan (libgqp: 0.8); 0 = the
      * plain optimum (tests compare it with brute force) */

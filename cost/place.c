@@ -93,15 +93,19 @@ static void derive(const Prob *P, DagDevice *dev) {
 static double h2d_calc(const Prob *P, int v) {
     const Dag *d = P->d;
     int src = d->nodes[d->values[v].producer].kind == DN_SOURCE;
-    const CostLink *l = (!src && P->in->host_pinned) ? &P->m->h2d_pinned : &P->m->h2d_pageable;
-    return cost_link_us(l, cost_value_bytes(d, v));
+    double b = cost_value_bytes(d, v);
+    int pinned =
+        !src && P->in->host_pinned && (P->in->pin_max_bytes <= 0 || b <= P->in->pin_max_bytes);
+    const CostLink *l = pinned ? &P->m->h2d_pinned : &P->m->h2d_pageable;
+    return cost_link_us(l, b);
 }
 
 /* Device-to-host copy of value v, with the wait for the device; prob_init
  * keeps it in P->d2h. */
 static double d2h_calc(const Prob *P, int v) {
-    const CostLink *l = P->in->host_pinned ? &P->m->d2h_pinned : &P->m->d2h_pageable;
     double b = cost_value_bytes(P->d, v);
+    int pinned = P->in->host_pinned && (P->in->pin_max_bytes <= 0 || b <= P->in->pin_max_bytes);
+    const CostLink *l = pinned ? &P->m->d2h_pinned : &P->m->d2h_pageable;
     return b > 0 ? cost_link_us(l, b) + P->m->gpu_sync_us : 0;
 }
 

@@ -109,7 +109,8 @@ static int ex_alloc(Exec *x, int v, int64_t n, int want_valid, int on_dev) {
         r->d_owned = 1;
     } else {
         void *(*alloc)(ExecHostPool *, size_t) =
-            x->dev && gpu_reads(x, v) ? exec_pool_alloc_pinned : exec_pool_alloc;
+            x->dev && bytes <= EXEC_PIN_MAX_BYTES && gpu_reads(x, v) ? exec_pool_alloc_pinned
+                                                                     : exec_pool_alloc;
         p->data = alloc(x->pool, bytes);
         p->valid = want_valid ? alloc(x->pool, (size_t)n) : NULL;
         r->h_owned = 1;
@@ -181,8 +182,11 @@ static int ensure_host_issue(Exec *x, int v, int wait) {
     size_t bytes = (size_t)r->n * prim_type_width(r->d.type);
     r->h.type = r->d.type;
     r->h.n = r->n;
-    r->h.data = exec_pool_alloc_pinned(x->pool, bytes); /* a copy from the device */
-    r->h.valid = r->d.valid ? exec_pool_alloc_pinned(x->pool, (size_t)r->n) : NULL;
+    /* a copy from the device: page-locked up to EXEC_PIN_MAX_BYTES */
+    void *(*alloc)(ExecHostPool *, size_t) =
+        bytes <= EXEC_PIN_MAX_BYTES ? exec_pool_alloc_pinned : exec_pool_alloc;
+    r->h.data = alloc(x->pool, bytes);
+    r->h.valid = r->d.valid ? alloc(x->pool, (size_t)r->n) : NULL;
     r->h_owned = 1;
     if (!r->h.data || (r->d.valid && !r->h.valid))
         return ex_fail(x, "Execution Error: out of host memory");

@@ -62,6 +62,13 @@ void *exec_pool_alloc(ExecHostPool *p, size_t bytes);
  * exec_pool_alloc itself never locks new memory: locking costs about a
  * millisecond per few MB, and a CPU plan's intermediates never cross. */
 void *exec_pool_alloc_pinned(ExecHostPool *p, size_t bytes);
+
+/* The largest host intermediate the executor page-locks to cross PCIe;
+ * larger ones are copied pageable. TUNING: in the placement sweep at 1e8
+ * rows on the H100, mixed plans whose CPU filter handed 100-400 MB to the
+ * GPU ran 2.5-6x slower than planned: locking fresh blocks that large
+ * cost more than the pinned copy saved. libgqp tells the cost model. */
+#define EXEC_PIN_MAX_BYTES ((size_t)64 << 20)
 /* Give a block back (blocks the pool did not hand out are free()d). */
 void exec_pool_release(ExecHostPool *p, void *ptr);
 /* on != 0: new large blocks are page-locked (call once a GPU is in use). */
