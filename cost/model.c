@@ -298,39 +298,22 @@ static int ld_top(Ld *l, yaml_document_t *doc, const char *key, yaml_node_t *v, 
         snprintf(m->name, sizeof m->name, "%s", (const char *)v->data.scalar.value);
         return 0;
     }
-    if (strcmp(key, "gpu_sync_us") == 0) {
+    /* the scalar constants */
+    struct {
+        const char *key;
+        double *at;
+    } const scal[] = {
+        {"gpu_sync_us", &m->gpu_sync_us},   {"cpu_spawn_us", &m->cpu_spawn_us},
+        {"cpu_wake_us", &m->cpu_wake_us},   {"gpu_query_us", &m->gpu_query_us},
+        {"cpu_query_us", &m->cpu_query_us}, {"gpu_sync_node_us", &m->gpu_sync_node_us},
+        {"gpu_scale", &m->gpu_scale},       {"cpu_scale", &m->cpu_scale},
+        {"cpu_cache_mb", &m->cpu_cache_mb}, {"gpu_cache_mb", &m->gpu_cache_mb}};
+    for (size_t i = 0; i < sizeof scal / sizeof *scal; i++) {
+        if (strcmp(key, scal[i].key) != 0) continue;
         if (ld_num(l, v, key, &x) != 0) return -1;
-        m->gpu_sync_us = x;
-        return 0;
-    }
-    if (strcmp(key, "cpu_spawn_us") == 0) {
-        if (ld_num(l, v, key, &x) != 0) return -1;
-        m->cpu_spawn_us = x;
-        return 0;
-    }
-    if (strcmp(key, "cpu_wake_us") == 0) {
-        if (ld_num(l, v, key, &x) != 0) return -1;
-        m->cpu_wake_us = x;
-        return 0;
-    }
-    if (strcmp(key, "gpu_query_us") == 0 || strcmp(key, "cpu_query_us") == 0) {
-        if (ld_num(l, v, key, &x) != 0) return -1;
-        *(key[0] == 'g' ? &m->gpu_query_us : &m->cpu_query_us) = x;
-        return 0;
-    }
-    if (strcmp(key, "gpu_sync_node_us") == 0) {
-        if (ld_num(l, v, key, &x) != 0) return -1;
-        m->gpu_sync_node_us = x;
-        return 0;
-    }
-    if (strcmp(key, "gpu_scale") == 0 || strcmp(key, "cpu_scale") == 0) {
-        if (ld_num(l, v, key, &x) != 0) return -1;
-        *(key[0] == 'g' ? &m->gpu_scale : &m->cpu_scale) = x > 0 ? x : 1;
-        return 0;
-    }
-    if (strcmp(key, "cpu_cache_mb") == 0 || strcmp(key, "gpu_cache_mb") == 0) {
-        if (ld_num(l, v, key, &x) != 0) return -1;
-        *(key[0] == 'c' ? &m->cpu_cache_mb : &m->gpu_cache_mb) = x;
+        /* a scale of 0 or less means none */
+        *scal[i].at =
+            (scal[i].at == &m->gpu_scale || scal[i].at == &m->cpu_scale) && x <= 0 ? 1 : x;
         return 0;
     }
     if (strcmp(key, "cpu_threads") == 0) {
