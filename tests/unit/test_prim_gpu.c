@@ -928,6 +928,28 @@ Test(prim_gpu, segreduce) {
     });
 }
 
+/* Few long segments (the ReduceByKey path, SEGR_LONG_ROWS), with rows
+ * before the first start, an empty segment and NULLs, against the CPU. */
+Test(prim_gpu, segreduce_long_segments) {
+    GPU_TEST_PRELUDE();
+    GPU_BODY({
+        rng_seed(12);
+        cudaStream_t st = new_stream();
+        const int64_t n = (1 << 20) + 3;
+        int64_t starts[5] = {7, 1000, 1000, n / 3, n - 5000};
+        for (int t = 0; t < 5; t++)
+            for (int nl = 0; nl < 2; nl++) {
+                TVec val = tvec_rand(ALL_TYPES[t], n, nl ? 4 : 0, 1000);
+                for (int a = AGG_COUNT_STAR; a <= AGG_AVG; a++) {
+                    segreduce_case((PrimAgg)a, &val, starts, 5, n, st);
+                    segreduce_case((PrimAgg)a, &val, starts + 1, 2, n, st);
+                }
+                tvec_free(&val);
+            }
+        cudaStreamDestroy(st);
+    });
+}
+
 Test(prim_gpu, segreduce_overflow) {
     GPU_TEST_PRELUDE();
     GPU_BODY({
