@@ -256,43 +256,6 @@ struct SegEnd {
     }
 };
 
-/* The segment of row r: the last s with starts[s] <= r (0 for rows before
- * starts[0], which AccLoad's lower bound makes empty). */
-struct SegOf {
-    const int64_t *starts;
-    int64_t nseg;
-    __host__ __device__ int64_t operator()(int64_t r) const {
-#ifdef __CUDA_ARCH__
-        int64_t lo = 0, hi = nseg - 1;
-        while (lo < hi) {
-            const int64_t mid = (lo + hi + 1) >> 1;
-            if (starts[mid] <= r)
-                lo = mid;
-            else
-                hi = mid - 1;
-        }
-        return lo;
-#else
-        return 0;
-#endif
-    }
-};
-
-/* acc[seg[i]] = part[i] for the *nruns runs ReduceByKey found (acc
- * zeroed before: segments without a row stay empty). */
-__global__ void seg_scatter_kernel(const int64_t *seg, const Acc *part, const int64_t *nruns,
-                                   Acc *acc) {
-    const int64_t n = *nruns;
-    for (int64_t i = GQP_GRID_START; i < n; i += GQP_GRID_STRIDE)
-        acc[seg[i]] = part[i];
-}
-
-/* Segments at least this long on average go through ReduceByKey over the
- * rows, which spreads long segments over the whole GPU, instead of
- * DeviceSegmentedReduce's one block per segment: a GROUP BY of 54 groups
- * over 1e7 rows took 1.9 ms that way on the H100 (the placement sweep). */
-#define SEGR_LONG_ROWS 2048
-
 /* Writes the result of every segment s < nseg from its partial aggregate
  * into out (I64 or F64 data; ov, if present, validity), like the CPU twin's
  * segr_final: COUNT -> cnt; SUM -> i (NULL and *d_ovf = 1 on integer
@@ -359,9 +322,7 @@ __global__ void seg_count_star_kernel(const int64_t *starts, int64_t nseg, int64
  * out->type must be that type. One segment (a global aggregate, rows
  * starts[0]..n-1) runs cub::DeviceReduce, several run
  * cub::DeviceSegmentedReduce (one block per segment: a very long segment
- * among many is reduced by one block), or, when the segments average
- * SEGR_LONG_ROWS rows or more, cub::DeviceReduce::ReduceByKey over the
- * rows keyed by their segment (a binary search in starts). Float sums are compensated, so they
+ * among many is reduced by one block). Float sums are compensated, so they
  * equal the CPU twin's within rounding (not bit for bit). An integer SUM
  * that overflows int64 is an error ("integer overflow"), as on the CPU: to
  * report it, integer SUM synchronizes ctx->stream; every other aggregate is
@@ -393,10 +354,7 @@ extern "C" int prim_gpu_segreduce(PrimCtx *ctx, PrimAgg agg, const PrimVec *val,
         GQP_LAUNCH_TRY(ctx);
         return 0;
     }
-    const int by_key = nseg > 1 && n / nseg >= SEGR_LONG_ROWS;
-    /* rows before starts[0] are empty: in the single-segment path, and in
-     * the by-key path, where they would count for segment 0 */
-    AccLoad load = {val->data, val->valid, nseg == 1 || by_key ? starts : nullptr, (int)val->type};
+    AccLoad load = {val->data, val->valid, nseg == 1 ? starts : nullptr, (int)val->type};
     thrust::transform_iterator<AccLoad, RowIter, Acc> it(RowIter(0), load);
     AccOp op = {(int)agg, is_float};
     Acc init;
@@ -419,26 +377,6 @@ extern "C" int prim_gpu_segreduce(PrimCtx *ctx, PrimAgg agg, const PrimVec *val,
         if (temp.alloc(temp_bytes) != 0) return -1;
         GQP_CUDA_TRY(ctx,
                      cub::DeviceReduce::Reduce(temp.p, temp_bytes, it, d_acc, n, op, init, st));
-    } else if (by_key) {
-        /* runs of equal segment ids over the rows, then each run's
-         * partial into its segment's slot */
-        SegOf segof = {starts, nseg};
-        thrust::transform_iterator<SegOf, RowIter, int64_t> keys(RowIter(0), segof);
-        DevBuf runs(ctx);
-        const size_t part_off = ((size_t)nseg * 8 + 15) & ~(size_t)15;
-        if (runs.alloc(part_off + (size_t)nseg * sizeof(Acc) + 16) != 0) return -1;
-        int64_t *d_seg = runs.as<int64_t>();
-        Acc *d_part = (Acc *)(runs.as<char>() + part_off);
-        int64_t *d_nruns = (int64_t *)(runs.as<char>() + part_off + (size_t)nseg * sizeof(Acc));
-        GQP_CUDA_TRY(ctx, cudaMemsetAsync(d_acc, 0, (size_t)nseg * sizeof(Acc), st));
-        GQP_CUDA_TRY(ctx, cub::DeviceReduce::ReduceByKey(nullptr, temp_bytes, keys, d_seg, it,
-                                                         d_part, d_nruns, op, n, st));
-        if (temp.alloc(temp_bytes) != 0) return -1;
-        GQP_CUDA_TRY(ctx, cub::DeviceReduce::ReduceByKey(temp.p, temp_bytes, keys, d_seg, it,
-                                                         d_part, d_nruns, op, n, st));
-        seg_scatter_kernel<<<prim_gpu_grid(nseg), GQP_BLOCK, 0, st>>>(d_seg, d_part, d_nruns,
-                                                                      d_acc);
-        GQP_LAUNCH_TRY(ctx);
     } else {
         SegEnd endf = {starts, nseg, n};
         thrust::transform_iterator<SegEnd, RowIter, int64_t> ends(RowIter(0), endf);

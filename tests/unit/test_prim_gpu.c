@@ -928,7 +928,7 @@ Test(prim_gpu, segreduce) {
     });
 }
 
-/* Few long segments (the ReduceByKey path, SEGR_LONG_ROWS), with rows
+/* Few long segments (a GROUP BY of a few groups over many rows), with rows
  * before the first start, an empty segment and NULLs, against the CPU. */
 Test(prim_gpu, segreduce_long_segments) {
     GPU_TEST_PRELUDE();
