@@ -115,6 +115,11 @@ static void *to_dev(const void *h, size_t bytes) {
     cr_assert_eq(cudaMalloc(&d, bytes ? bytes : 1), cudaSuccess, "cudaMalloc %zu", bytes);
     if (h && bytes)
         cr_assert_eq(cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice), cudaSuccess, "H2D");
+    /* a copy from pageable memory may return before its DMA lands, and the
+     * tests' non-blocking streams do not wait for the default stream: with
+     * other GPU processes running (criterion's parallel jobs) scan,
+     * segments and join read stale keys */
+    cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess, "sync after H2D");
     return d;
 }
 
@@ -1029,6 +1034,7 @@ static void join_case(PrimType t, int64_t nl, int64_t nr, int64_t range, int nul
                      cudaSuccess);
         cr_assert_eq(cudaMemcpy(r.d.data, r.h.data, (size_t)nr * w, cudaMemcpyHostToDevice),
                      cudaSuccess);
+        cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess); /* see to_dev */
     }
     PrimPairs c, g;
     PrimCtx hc = hctx(), dc = dctx(st);
