@@ -877,7 +877,7 @@ static int measure_links(Cal *c, CostModel *m, char *err, size_t cap) {
         double beta[2];
         if (cost_fit(lx[way], ly[way], nl, 2, beta) != 0 || beta[1] <= 0) continue;
         CostLink *l = way ? &m->h2d_lock : &m->h2d_pageable;
-        l->latency_us = beta[0];
+        l->latency_us = beta[0] > 0 ? beta[0] : 0;
         l->gbps = 1.0 / (beta[1] * 1e3);
     }
     for (int r = 0; r < 5 && rc == 0; r++) { /* a sync of an idle stream */

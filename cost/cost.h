@@ -239,6 +239,7 @@ typedef struct CostInputs {
     int host_pinned;      /* intermediates that cross PCIe are page-locked... */
     double pin_max_bytes; /* ...up to this size (0 = any); larger ones are
                              pageable (the executor's EXEC_PIN_MAX_BYTES) */
+    double pin_min_bytes; /* ...from this size (EXEC_PIN_MIN_BYTES) */
     int force;            /* 0: choose; 1: every node on the CPU; 2: on the GPU
                              (the values of gqp_device) */
     int exhaustive_max;   /* search every placement up to this many free nodes

@@ -357,7 +357,8 @@ int cost_node_syncs(const Dag *d, int i) {
 int cost_node_parallel(const CostModel *m, const Dag *d, int i) {
     double kb;
     CostPrimKind k = node_prim(d, &d->nodes[i], &kb);
-    return k != CP_COUNT && spawn_us(m, DEV_CPU, k, par_rows(d, &d->nodes[i], k), kb) > 0;
+    return k != CP_COUNT && m->cpu_threads > 1 && cost_cpu_passes(k, kb) > 0 &&
+           par_rows(d, &d->nodes[i], k) >= COST_PAR_MIN_ROWS;
 }
 
 /* Widths the aggregation-plan estimate assumes: keys (dimension keys,

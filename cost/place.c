@@ -94,8 +94,8 @@ static double h2d_calc(const Prob *P, int v) {
     const Dag *d = P->d;
     int src = d->nodes[d->values[v].producer].kind == DN_SOURCE;
     double b = cost_value_bytes(d, v);
-    int pinned =
-        !src && P->in->host_pinned && (P->in->pin_max_bytes <= 0 || b <= P->in->pin_max_bytes);
+    int pinned = !src && P->in->host_pinned && b >= P->in->pin_min_bytes &&
+                 (P->in->pin_max_bytes <= 0 || b <= P->in->pin_max_bytes);
     const CostLink *l = pinned ? &P->m->h2d_pinned : &P->m->h2d_pageable;
     return cost_link_us(l, b);
 }
@@ -104,7 +104,8 @@ static double h2d_calc(const Prob *P, int v) {
  * keeps it in P->d2h. */
 static double d2h_calc(const Prob *P, int v) {
     double b = cost_value_bytes(P->d, v);
-    int pinned = P->in->host_pinned && (P->in->pin_max_bytes <= 0 || b <= P->in->pin_max_bytes);
+    int pinned = P->in->host_pinned && b >= P->in->pin_min_bytes &&
+                 (P->in->pin_max_bytes <= 0 || b <= P->in->pin_max_bytes);
     const CostLink *l = pinned ? &P->m->d2h_pinned : &P->m->d2h_pageable;
     return b > 0 ? cost_link_us(l, b) + P->m->gpu_sync_us : 0;
 }

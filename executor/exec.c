@@ -81,13 +81,13 @@ static int ex_fail(Exec *x, const char *fmt, ...) {
     return -1;
 }
 
-/* 1 if a node on the GPU reads value v (its host copy will cross PCIe). */
+/* 1 if a node on the GPU reads value v as an input (its host copy will
+ * cross PCIe; a len_from value only lends its length). */
 static int gpu_reads(const Exec *x, int v) {
     const Dag *d = x->dag;
     for (int i = d->values[v].producer + 1; i < d->nnodes; i++) {
         const DagNode *n = &d->nodes[i];
         if (n->device != DEV_GPU) continue;
-        if (n->len_from == v) return 1;
         for (int k = 0; k < n->ninputs; k++)
             if (n->inputs[k] == v) return 1;
     }

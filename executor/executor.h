@@ -69,6 +69,9 @@ void *exec_pool_alloc_pinned(ExecHostPool *p, size_t bytes);
  * GPU ran 2.5-6x slower than planned: locking fresh blocks that large
  * cost more than the pinned copy saved. libgqp tells the cost model. */
 #define EXEC_PIN_MAX_BYTES ((size_t)64 << 20)
+/* The smallest: smaller buffers come from the C allocator, never locked
+ * (the pool keeps and locks blocks of at least this size). */
+#define EXEC_PIN_MIN_BYTES ((size_t)1 << 20)
 /* Give a block back (blocks the pool did not hand out are free()d). */
 void exec_pool_release(ExecHostPool *p, void *ptr);
 /* on != 0: new large blocks are page-locked (call once a GPU is in use). */

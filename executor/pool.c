@@ -18,7 +18,7 @@
 
 #include "executor/executor.h"
 
-#define POOL_MIN_BLOCK ((size_t)1 << 20)
+#define POOL_MIN_BLOCK EXEC_PIN_MIN_BYTES
 
 typedef struct PoolBlock {
     void *p;
@@ -90,10 +90,21 @@ static void *pool_alloc(ExecHostPool *p, size_t bytes, int pinned) {
     pthread_mutex_lock(&p->mu);
     int pin = pinned && p->pinned;
     int best = -1;
-    for (int i = 0; i < p->nidle; i++)
-        if (p->idle[i].cap >= want && p->idle[i].cap <= want * 2 && p->idle[i].pinned >= pin &&
-            (best < 0 || p->idle[i].cap < p->idle[best].cap))
+    /* the smallest fitting block, a pinned one only for a pinned request
+     * unless no unpinned one fits (keep the pinned blocks for the buffers
+     * that cross PCIe) */
+    for (int i = 0; i < p->nidle; i++) {
+        const PoolBlock *c = &p->idle[i];
+        if (c->cap < want || c->cap > want * 2 || c->pinned < pin) continue;
+        if (best < 0) {
             best = i;
+            continue;
+        }
+        const PoolBlock *b = &p->idle[best];
+        int better_kind = !pin && b->pinned && !c->pinned,
+            worse_kind = !pin && !b->pinned && c->pinned;
+        if (better_kind || (!worse_kind && c->cap < b->cap)) best = i;
+    }
     PoolBlock b = {NULL, 0, 0};
     if (best >= 0) {
         b = p->idle[best];

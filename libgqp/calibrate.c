@@ -154,15 +154,16 @@ static int calib_probe(void *ud, CostModel *m, char *err, size_t cap) {
                 y[n++] = g ? 1.0 - est[g][z][q] / me : 1.0;
             }
         if (n < 2 || cost_fit(X, y, n, 2, beta) != 0) continue; /* keep the defaults */
+        /* (clamped at 0: the lower bound in cost/place.c needs them >= 0) */
         if (g) {
-            m->gpu_query_us = beta[0];
-            m->gpu_sync_node_us = beta[1];
+            m->gpu_query_us = beta[0] > 0 ? beta[0] : 0;
+            m->gpu_sync_node_us = beta[1] > 0 ? beta[1] : 0;
             m->gpu_scale = 1;
             continue;
         }
         /* TUNING: a scale beyond 2.5x either way would mean the primitive
          * fits are broken, not a cold-cache effect: clamp */
-        m->cpu_query_us = beta[0];
+        m->cpu_query_us = beta[0] > 0 ? beta[0] : 0;
         m->cpu_scale = beta[1] < 0.4 ? 0.4 : beta[1] > 2.5 ? 2.5 : beta[1];
     }
     return 0;

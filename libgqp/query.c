@@ -110,6 +110,7 @@ static double place(gqp *db, Dag *dag) {
     in.reads = col_reads;
     in.host_pinned = in.gpu_available;             /* the host pool pins once a GPU is used */
     in.pin_max_bytes = (double)EXEC_PIN_MAX_BYTES; /* ...up to this size */
+    in.pin_min_bytes = (double)EXEC_PIN_MIN_BYTES; /* ...from this size */
     in.force = db->device == GQP_DEVICE_CPU ? 1 : db->device == GQP_DEVICE_GPU ? 2 : 0;
     in.mixed_margin = 0.8; /* see cost/place.c: mixed plans must clearly win */
     const CostModel *m = gqp_cost(db);

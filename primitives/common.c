@@ -239,6 +239,14 @@ int prim_parallel(int nthreads, void (*fn)(void *arg, int t, int nt), void *arg)
 
 /* Returns the number of online cores (at least 1). */
 int prim_ncores(void) {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n < 1 ? 1 : (int)n;
+    /* asked once: glibc answers from /sys, ~5 us a call, and the worker
+     * pool asks on every parallel pass */
+    static _Atomic int cached = 0;
+    int n = atomic_load(&cached);
+    if (n == 0) {
+        long c = sysconf(_SC_NPROCESSORS_ONLN);
+        n = c < 1 ? 1 : (int)c;
+        atomic_store(&cached, n);
+    }
+    return n;
 }
