@@ -2,7 +2,7 @@
  * calibrate.c -- `gqp calibrate`: microbenchmarks of every primitive on
  * each device at several sizes, a least-squares fit of each primitive's
  * constants (slopes from the large sizes, the fixed cost from the
- * smallest), and the
+ * smallest on the CPU and the median over all sizes on the GPU), and the
  * transfers (pinned bandwidth from prim_gpu_bandwidth, pageable and
  * small-copy latency timed here, and the two ways a cold table column
  * reaches the GPU -- a pageable copy, or page-lock + pinned copy -- timed
@@ -562,12 +562,13 @@ static int two_slopes(CostPrimKind p) {
  * per-instruction cost (elem_ns) and fits [1, bytes] to the rest. Slopes
  * come from the sizes >= 1e5 rows by plain least squares (so the largest,
  * out-of-cache size dominates, as it does in placement decisions), the
- * fixed cost from the smallest size. */
+ * fixed cost from the smallest size on the CPU and from every size on the
+ * GPU (see below). */
 static void fit_prim(const Cal *c, int gpu, CostPrimKind p, CostPrim *cp, double elem_ns) {
     double X[MAX_POINTS * 3], y[MAX_POINTS], beta[3];
     int n = 0, k = two_slopes(p) ? 3 : 2;
     /* slopes from the sizes that leave the caches (>= 1e5 rows) when there
-     * are enough of them; the fixed cost from the smallest size below */
+     * are enough of them; the fixed cost below */
     int64_t min_rows = INT64_MAX, nbig = 0;
     for (int i = 0; i < c->npts; i++)
         if (c->pts[i].gpu == gpu && c->pts[i].prim == p && c->pts[i].us > 0) {
@@ -659,7 +660,7 @@ static void noop_pass(void *arg, int t, int nt) {
 }
 
 /* Median microseconds of one empty parallel pass with nthreads threads
- * (thread start and join; 0 with one thread), or -1 when threads cannot
+ * (the worker pool awake; 0 with one thread), or -1 when threads cannot
  * start. */
 static double time_spawn(int nthreads) {
     double t[31];
@@ -943,7 +944,6 @@ int cost_calibrate_ex(const char *out_path, int nthreads, int64_t max_rows,
         if (rc == 0 && probe) rc = probe(ud, &m, err, cap);
     }
     if (rc == 0) {
-        m.cpu_threads = nthreads;
         snprintf(m.name, sizeof m.name, "calibrated-%dthreads%s%s", nthreads, gpu ? "-" : "",
                  gpu ? (strstr(gname, "H200")   ? "h200"
                         : strstr(gname, "H100") ? "h100"

@@ -47,12 +47,11 @@
  * line, while a small build side (a dimension of a few hundred rows) stays
  * in the cache and a probe costs only its per-row work.
  *
- * Thread starts: a CPU primitive over at least COST_PAR_MIN_ROWS rows with
- * more than one thread starts its threads once per parallel pass
- * (prim_parallel creates and joins them each time); each start costs
- * cpu_spawn_us, on top of fixed_us (which the single-threaded small calls
- * measure). Passes: select, scan, segments, keymap, denseagg 2; join 3;
- * sort 2 + 2 per key byte; the others 1 (slice, to-text 0).
+ * Parallel passes: a CPU primitive over at least COST_PAR_MIN_ROWS rows
+ * with more than one thread hands its shares to the persistent worker pool
+ * once per parallel pass (prim_parallel); each pass costs cpu_spawn_us, on
+ * top of fixed_us (which the single-threaded small calls measure). Passes: select, scan, segments,
+ * keymap, denseagg 2; join 3; sort 2 + 2 per key byte; the others 1 (slice, to-text 0).
  *
  * The constants live in a CostModel, read from YAML (`gqp calibrate` writes
  * one) with compiled-in defaults for a 2-core CPU machine and for an H100.
@@ -91,7 +90,7 @@ const char *cost_prim_name(CostPrimKind k);
 
 /* Constants of one primitive on one device. */
 typedef struct CostPrim {
-    double fixed_us;    /* per call: launch + sync (GPU), thread start (CPU) */
+    double fixed_us;    /* per call: launch + sync (GPU), call overhead (CPU) */
     double ns_per_elem; /* per unit of work (see the table above) */
     double ns_per_byte; /* 1 / bandwidth: 1 ns/B = 1 GB/s */
     /* CPU: a call over fewer than COST_PAR_MIN_ROWS rows runs on one
@@ -117,7 +116,7 @@ typedef struct CostModel {
      * the pinned copy (the executor's column-cache fill; cost_fetch_us) */
     CostLink h2d_lock;
     double gpu_sync_us;  /* the host waits for the device (a count, a D2H result) */
-    double cpu_spawn_us; /* a parallel pass of a CPU primitive: thread start + join */
+    double cpu_spawn_us; /* a parallel pass of a CPU primitive: hand out + collect */
     double cpu_wake_us;  /* once per query with a parallel CPU pass: the pool's
                             workers sleep between queries and are woken */
     /* once per query: what the executor spends beyond its nodes' estimates
@@ -243,7 +242,7 @@ typedef struct CostInputs {
     int force;            /* 0: choose; 1: every node on the CPU; 2: on the GPU
                              (the values of gqp_device) */
     int exhaustive_max;   /* search every placement up to this many free nodes
-                             (0 = default 10; < 0 = never) */
+                             (0 = default 12; < 0 = never) */
     /* > 0: keep a plan that mixes devices only when it is estimated at
      * most this fraction of the better uniform plan (libgqp: 0.8); 0 = the
      * plain optimum (tests compare it with brute force) */

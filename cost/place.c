@@ -28,8 +28,8 @@
  * back to the host, one wait per output, as the executor does).
  *
  * Search: every placement of the free nodes when there are at most
- * exhaustive_max (default 10: 1,024 placements; 4,096 took 3.5 ms
- * of planning on the H100 host for a 15-node GROUP BY); otherwise a dynamic programme in
+ * exhaustive_max (default 12: 4,096 placements, up to a few ms of
+ * planning, which the lower-bound skip avoids for small queries); otherwise a dynamic programme in
  * topological order that keeps, per value, the cheapest way to have it on
  * the host and on the device, followed by local improvement (single-node,
  * fused-chain, prefix and suffix flips) under the exact objective, started
@@ -88,15 +88,20 @@ static void derive(const Prob *P, DagDevice *dev) {
     }
 }
 
+/* 1 if a host intermediate of b bytes is page-locked for its copy (the
+ * executor's pool: EXEC_PIN_MIN_BYTES .. EXEC_PIN_MAX_BYTES). */
+static int pinned_copy(const Prob *P, double b) {
+    return P->in->host_pinned && b >= P->in->pin_min_bytes &&
+           (P->in->pin_max_bytes <= 0 || b <= P->in->pin_max_bytes);
+}
+
 /* Host-to-device copy of value v (pageable from a table column, else as
  * the intermediates are allocated); prob_init keeps it in P->h2d. */
 static double h2d_calc(const Prob *P, int v) {
     const Dag *d = P->d;
     int src = d->nodes[d->values[v].producer].kind == DN_SOURCE;
     double b = cost_value_bytes(d, v);
-    int pinned = !src && P->in->host_pinned && b >= P->in->pin_min_bytes &&
-                 (P->in->pin_max_bytes <= 0 || b <= P->in->pin_max_bytes);
-    const CostLink *l = pinned ? &P->m->h2d_pinned : &P->m->h2d_pageable;
+    const CostLink *l = !src && pinned_copy(P, b) ? &P->m->h2d_pinned : &P->m->h2d_pageable;
     return cost_link_us(l, b);
 }
 
@@ -104,9 +109,7 @@ static double h2d_calc(const Prob *P, int v) {
  * keeps it in P->d2h. */
 static double d2h_calc(const Prob *P, int v) {
     double b = cost_value_bytes(P->d, v);
-    int pinned = P->in->host_pinned && b >= P->in->pin_min_bytes &&
-                 (P->in->pin_max_bytes <= 0 || b <= P->in->pin_max_bytes);
-    const CostLink *l = pinned ? &P->m->d2h_pinned : &P->m->d2h_pageable;
+    const CostLink *l = pinned_copy(P, b) ? &P->m->d2h_pinned : &P->m->d2h_pageable;
     return b > 0 ? cost_link_us(l, b) + P->m->gpu_sync_us : 0;
 }
 
@@ -359,6 +362,15 @@ static int no_mixed_can_win(const Prob *P, const CostInputs *in, const CostPlan 
     return lb > in->mixed_margin * best || best - lb < in->mixed_min_us;
 }
 
+/* Every free node on device u (the derived ones follow) into dev. Returns
+ * the placement's total. */
+static double uniform(const Prob *P, DagDevice *dev, DagDevice u) {
+    for (int k = 0; k < P->nfree; k++)
+        dev[P->free_idx[k]] = u;
+    derive(P, dev);
+    return total(P, dev, NULL);
+}
+
 /* Every placement of the free nodes; best into best. Returns its cost. */
 static double exhaustive(const Prob *P, DagDevice *best, DagDevice *work) {
     double bt = BIG;
@@ -565,40 +577,24 @@ int cost_place(Dag *dag, const CostModel *m, const CostInputs *in_, CostPlan *pl
     CostPlan pl;
     memset(&pl, 0, sizeof pl);
     pl.free_nodes = P.nfree;
-    for (int i = 0; i < P.n; i++)
-        dev[i] = DEV_CPU;
-    derive(&P, dev);
-    pl.all_cpu_us = total(&P, dev, NULL);
-    if (in.gpu_available) {
-        for (int k = 0; k < P.nfree; k++)
-            dev[P.free_idx[k]] = DEV_GPU;
-        derive(&P, dev);
-        pl.all_gpu_us = total(&P, dev, NULL);
-    }
+    pl.all_cpu_us = uniform(&P, dev, DEV_CPU);
+    if (in.gpu_available) pl.all_gpu_us = uniform(&P, dev, DEV_GPU);
+    /* the better uniform placement */
+    const DagDevice better = in.gpu_available && pl.all_gpu_us < pl.all_cpu_us ? DEV_GPU : DEV_CPU;
     double t;
     if (in.force == 1 || in.force == 2) {
-        for (int k = 0; k < P.nfree; k++)
-            dev[P.free_idx[k]] = in.force == 2 ? DEV_GPU : DEV_CPU;
-        derive(&P, dev);
-        t = total(&P, dev, NULL);
+        t = uniform(&P, dev, in.force == 2 ? DEV_GPU : DEV_CPU);
     } else if (!in.gpu_available || P.nfree == 0 || pl.all_cpu_us <= m->gpu_query_us) {
         /* (every plan with a GPU node pays gpu_query_us: when the all-CPU
          * plan costs no more, it is the optimum, and tiny queries skip the
          * search) */
-        for (int i = 0; i < P.n; i++)
-            dev[i] = DEV_CPU;
-        derive(&P, dev);
-        t = total(&P, dev, NULL);
+        t = uniform(&P, dev, DEV_CPU);
     } else if (in.mixed_margin > 0 && no_mixed_can_win(&P, &in, &pl)) {
         /* a mixed plan is kept only when it clears the margins, which no
          * plan can here: the better uniform plan, without the search (it
          * took 1-2 ms for a 15-node GROUP BY over 1,000 rows that runs in
          * 0.02 ms) */
-        DagDevice u = pl.all_gpu_us < pl.all_cpu_us ? DEV_GPU : DEV_CPU;
-        for (int k = 0; k < P.nfree; k++)
-            dev[P.free_idx[k]] = u;
-        derive(&P, dev);
-        t = total(&P, dev, NULL);
+        t = uniform(&P, dev, better);
     } else if (in.exhaustive_max > 0 && P.nfree <= in.exhaustive_max && P.nfree < 31) {
         t = exhaustive(&P, dev, cand);
         pl.exhaustive = 1;
@@ -649,11 +645,7 @@ int cost_place(Dag *dag, const CostModel *m, const CostInputs *in_, CostPlan *pl
         double best = pl.all_gpu_us < pl.all_cpu_us ? pl.all_gpu_us : pl.all_cpu_us;
         if (ngpu > 0 && ngpu < P.nfree &&
             (t > in.mixed_margin * best || best - t < in.mixed_min_us)) {
-            DagDevice u = pl.all_gpu_us < pl.all_cpu_us ? DEV_GPU : DEV_CPU;
-            for (int k = 0; k < P.nfree; k++)
-                dev[P.free_idx[k]] = u;
-            derive(&P, dev);
-            t = total(&P, dev, NULL);
+            t = uniform(&P, dev, better);
             pl.uniform_by_margin = 1;
         }
     }

@@ -28,6 +28,7 @@ typedef struct RtVal {
     const CatDict *rdict; /* STRING codes of a dictionary built at run time */
     void *d_ready;        /* event after an implicit host->device copy ... */
     void *d_stream;       /* ... issued on this stream */
+    int gpu_in;           /* a GPU node reads it as an input: its host copy crosses PCIe */
 } RtVal;
 
 typedef struct Exec {
@@ -81,19 +82,6 @@ static int ex_fail(Exec *x, const char *fmt, ...) {
     return -1;
 }
 
-/* 1 if a node on the GPU reads value v as an input (its host copy will
- * cross PCIe; a len_from value only lends its length). */
-static int gpu_reads(const Exec *x, int v) {
-    const Dag *d = x->dag;
-    for (int i = d->values[v].producer + 1; i < d->nnodes; i++) {
-        const DagNode *n = &d->nodes[i];
-        if (n->device != DEV_GPU) continue;
-        for (int k = 0; k < n->ninputs; k++)
-            if (n->inputs[k] == v) return 1;
-    }
-    return 0;
-}
-
 /* Allocate value v as n elements of its type on the host or the device
  * (+ validity if want_valid); a host value that a GPU node reads gets
  * page-locked memory. */
@@ -108,9 +96,9 @@ static int ex_alloc(Exec *x, int v, int64_t n, int want_valid, int on_dev) {
         p->valid = want_valid ? prim_gpu_malloc((size_t)n, x->cur_stream) : NULL;
         r->d_owned = 1;
     } else {
-        void *(*alloc)(ExecHostPool *, size_t) =
-            x->dev && bytes <= EXEC_PIN_MAX_BYTES && gpu_reads(x, v) ? exec_pool_alloc_pinned
-                                                                     : exec_pool_alloc;
+        void *(*alloc)(ExecHostPool *, size_t) = x->dev && bytes <= EXEC_PIN_MAX_BYTES && r->gpu_in
+                                                     ? exec_pool_alloc_pinned
+                                                     : exec_pool_alloc;
         p->data = alloc(x->pool, bytes);
         p->valid = want_valid ? alloc(x->pool, (size_t)n) : NULL;
         r->h_owned = 1;
@@ -720,8 +708,10 @@ int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, ExecStats *stats
     for (int i = 0; i < dag->nnodes; i++) {
         const DagNode *n = &dag->nodes[i];
         if (x.node_stream[i] < 0) continue;
-        for (int k = 0; k < n->ninputs; k++)
+        for (int k = 0; k < n->ninputs; k++) {
             x.last_reader[(size_t)n->inputs[k] * EXEC_STREAMS + (size_t)x.node_stream[i]] = i;
+            x.vals[n->inputs[k]].gpu_in = 1;
+        }
         if (n->len_from >= 0)
             x.last_reader[(size_t)n->len_from * EXEC_STREAMS + (size_t)x.node_stream[i]] = i;
     }

@@ -239,12 +239,13 @@ static int run_set(gqp *db, gqp_stmt *st) {
 
 int gqp_run_other(gqp *db, gqp_stmt *st) {
     const AstStmt *a = st->ast;
-    /* tables may change: columns cached on the GPU are stale */
+    /* tables may change: columns cached on the GPU are stale, and prepared
+     * plans must re-bind */
     if (a->kind != STMT_SET) {
         exec_device_invalidate(db->dev);
         gqp_forget_reads(db);
+        db->version++;
     }
-    if (a->kind != STMT_SET) db->version++; /* prepared plans must re-bind */
     switch (a->kind) {
     case STMT_CREATE_TABLE:
         return run_create(db, st);

@@ -129,6 +129,15 @@ static double place(gqp *db, Dag *dag) {
     return 0;
 }
 
+/* Place st's DAG and record what the placement priced (gqp_run_select
+ * places again when any of it changes). */
+static void place_stmt(gqp *db, gqp_stmt *st) {
+    st->est_us = place(db, st->dag);
+    st->placed_device = (int)db->device;
+    st->placed_epoch = exec_device_epoch(db->dev);
+    st->placed_reads = db->reads_epoch;
+}
+
 /* The lowering's question to the cost model: the estimated time of the
  * sort or the dense plan of an aggregation (ud: the gqp handle). */
 static double agg_cost(void *ud, int dense, const PlanAggShape *s) {
@@ -150,10 +159,7 @@ int gqp_plan_select(gqp *db, gqp_stmt *st, const AstSelect *sel) {
     LowerOpts opts = {(LowerAgg)db->agg_mode, agg_cost, db};
     if (op_lower_select(st->bound, &opts, st->dag, &perr) != 0)
         return gqp_set_error_at(db, st->sql, st->sql_len, perr.offset, perr.stage, perr.msg);
-    st->est_us = place(db, st->dag);
-    st->placed_device = (int)db->device;
-    st->placed_epoch = exec_device_epoch(db->dev);
-    st->placed_reads = db->reads_epoch;
+    place_stmt(db, st);
     st->version = db->version;
     return GQP_OK;
 }
@@ -172,10 +178,7 @@ int gqp_run_select(gqp *db, gqp_stmt *st) {
      * often the columns were read */
     if (st->placed_device != (int)db->device || st->placed_epoch != exec_device_epoch(db->dev) ||
         st->placed_reads != db->reads_epoch) {
-        st->est_us = place(db, st->dag);
-        st->placed_device = (int)db->device;
-        st->placed_epoch = exec_device_epoch(db->dev);
-        st->placed_reads = db->reads_epoch;
+        place_stmt(db, st);
     }
     int any_gpu = 0;
     for (int i = 0; i < st->dag->nnodes; i++)

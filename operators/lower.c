@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "operators/operators.h"
+#include "planner/bexpr.h"
 
 int op_gather(Lower *L, int v, int idx, int64_t est_rows) {
     int in[2] = {v, idx};
@@ -74,10 +75,8 @@ static int state_init(Lower *L, LowState *st, int nslots) {
 
 BExpr *op_and(Lower *L, BExpr *acc, BExpr *x) {
     if (!acc) return x;
-    BExpr *e = plan_alloc(L->arena, sizeof(BExpr));
+    BExpr *e = bx_new(L->arena, BE_BINARY, CAT_BOOL, -1);
     if (!e) return NULL;
-    e->kind = BE_BINARY;
-    e->type = CAT_BOOL;
     e->op = OP_AND;
     e->a = acc;
     e->b = x;

@@ -96,9 +96,10 @@ extern "C" void prim_gpu_host_unregister(void *p) {
     (void)cudaGetLastError();
 }
 
-extern "C" void *prim_gpu_event_record(void *stream) {
+/* A new event with flags, recorded on stream; NULL on failure. */
+static void *event_new(void *stream, unsigned flags) {
     cudaEvent_t e;
-    if (cudaEventCreate(&e) != cudaSuccess) {
+    if (cudaEventCreateWithFlags(&e, flags) != cudaSuccess) {
         (void)cudaGetLastError();
         return NULL;
     }
@@ -108,6 +109,10 @@ extern "C" void *prim_gpu_event_record(void *stream) {
         return NULL;
     }
     return (void *)e;
+}
+
+extern "C" void *prim_gpu_event_record(void *stream) {
+    return event_new(stream, cudaEventDefault);
 }
 
 extern "C" float prim_gpu_event_ms(void *start, void *stop) {
@@ -217,17 +222,7 @@ extern "C" void prim_gpu_pinned_free(void *p) {
 }
 
 extern "C" void *prim_gpu_event_mark(void *stream) {
-    cudaEvent_t e;
-    if (cudaEventCreateWithFlags(&e, cudaEventDisableTiming) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return NULL;
-    }
-    if (cudaEventRecord(e, (cudaStream_t)stream) != cudaSuccess) {
-        (void)cudaGetLastError();
-        (void)cudaEventDestroy(e);
-        return NULL;
-    }
-    return (void *)e;
+    return event_new(stream, cudaEventDisableTiming);
 }
 
 extern "C" int prim_gpu_stream_wait(void *stream, void *ev, char *err, size_t cap) {
