@@ -94,16 +94,10 @@ static void *pool_alloc(ExecHostPool *p, size_t bytes, int pinned) {
      * unless no unpinned one fits (keep the pinned blocks for the buffers
      * that cross PCIe) */
     for (int i = 0; i < p->nidle; i++) {
-        const PoolBlock *c = &p->idle[i];
+        const PoolBlock *c = &p->idle[i], *b = best >= 0 ? &p->idle[best] : NULL;
         if (c->cap < want || c->cap > want * 2 || c->pinned < pin) continue;
-        if (best < 0) {
-            best = i;
-            continue;
-        }
-        const PoolBlock *b = &p->idle[best];
-        int better_kind = !pin && b->pinned && !c->pinned,
-            worse_kind = !pin && !b->pinned && c->pinned;
-        if (better_kind || (!worse_kind && c->cap < b->cap)) best = i;
+        /* ordered by (pinned when not asked for, capacity) */
+        if (!b || (!pin && c->pinned != b->pinned ? !c->pinned : c->cap < b->cap)) best = i;
     }
     PoolBlock b = {NULL, 0, 0};
     if (best >= 0) {
