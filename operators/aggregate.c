@@ -13,6 +13,10 @@
 
 static const char *agg_names[] = {"count(*)", "count", "sum", "min", "max", "avg"};
 
+const char *op_agg_name(PrimAgg agg) {
+    return agg >= AGG_COUNT_STAR && agg <= AGG_AVG ? agg_names[agg - AGG_COUNT_STAR] : "?";
+}
+
 /* Output vector type of a segmented reduce of value type t. */
 static PrimType agg_out_type(PrimAgg a, PrimType t) {
     if (a == AGG_COUNT_STAR || a == AGG_COUNT) return PRIM_I64;

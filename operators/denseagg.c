@@ -270,8 +270,6 @@ static BExpr *null_if_none(Lower *L, BExpr *nn, BExpr *x, CatType t) {
     return e;
 }
 
-static const char *agg_names[] = {"count(*)", "count", "sum", "min", "max", "avg"};
-
 /* Build the dense plan p over st (which becomes the aggregated state). */
 static int dense_build(Lower *L, LowState *st, const DensePlan *p, const char *why) {
     const BSelect *b = L->b;
@@ -345,9 +343,8 @@ static int dense_build(Lower *L, LowState *st, const DensePlan *p, const char *w
             LowState ds = *st;
             ds.len_value = kin[0];
             ds.est_rows = rel->table->nrows;
-            BExpr *pr = NULL;
-            for (int i = 0; i < rel->nfilters; i++)
-                if (!(pr = op_and(L, pr, rel->filters[i]))) return op_fail(L, "out of memory");
+            BExpr *pr = op_and_all(L, rel->filters, rel->nfilters);
+            if (!pr) return op_fail(L, "out of memory");
             if ((kin[1] = op_expr(L, &ds, pr, PRIM_U8, 1)) < 0) return -1;
         }
         PrimType i64 = PRIM_I64;
@@ -432,7 +429,7 @@ static int dense_build(Lower *L, LowState *st, const DensePlan *p, const char *w
     dn->da_pass = (int64_t)p->shape.filtered;
     if (b->ngroup) plan_buf_printf(&lb, " %d key%s", b->ngroup, b->ngroup > 1 ? "s" : "");
     for (int a = 0; a < b->naggs; a++)
-        plan_buf_printf(&lb, "%s %s", a ? "," : "", agg_names[b->aggs[a].agg]);
+        plan_buf_printf(&lb, "%s %s", a ? "," : "", op_agg_name(b->aggs[a].agg));
     if (why) plan_buf_printf(&lb, " {%s}", why);
     dn->label = plan_strdup(L->arena, lb.s ? lb.s : "dense aggregate");
     free(lb.s);
@@ -490,14 +487,11 @@ static int dense_build(Lower *L, LowState *st, const DensePlan *p, const char *w
         BExpr *val = code ? bx_bin(L->arena, OP_ADD, CAT_INT64, code,
                                    bx_int(L->arena, CAT_INT64, p->key_min[k] - 1, -1), -1)
                           : NULL;
-        BExpr *z = bx_int(L->arena, CAT_INT64, 0, -1);
-        BExpr *isnull = code && z ? bx_bin(L->arena, OP_EQ, CAT_BOOL, code, z, -1) : NULL;
-        BExpr *nul = bx_null(L->arena, g->type, -1);
-        BExpr *e = isnull && nul && val ? bx_new(L->arena, BE_CASE, g->type, -1) : NULL;
+        /* code 0 is the NULL key */
+        BExpr *e = val ? null_if_none(L, code, val, g->type) : NULL;
         if (!e) return op_fail(L, "out of memory");
-        e->a = isnull, e->b = nul, e->c = val;
         e->dict = g->dict;
-        nul->dict = g->dict;
+        e->b->dict = g->dict;
         if ((cols[k] = op_expr(L, &rt, e, op_prim_type(g->type), 0)) < 0) return -1;
         L->dag->values[cols[k]].ltype = g->type;
         L->dag->values[cols[k]].dict = g->dict;
@@ -527,7 +521,7 @@ static int dense_build(Lower *L, LowState *st, const DensePlan *p, const char *w
         L->dag->values[cols[ng + a]].dict = ag->arg ? ag->arg->dict : NULL;
         PlanBuf nb = {0};
         if (ag->arg)
-            plan_buf_printf(&nb, "%s(%s)", agg_names[ag->agg], op_expr_label(L, st, ag->arg));
+            plan_buf_printf(&nb, "%s(%s)", op_agg_name(ag->agg), op_expr_label(L, st, ag->arg));
         else
             plan_buf_printf(&nb, "count(*)");
         names[ng + a] = plan_strdup(L->arena, nb.s ? nb.s : "");

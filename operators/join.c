@@ -28,9 +28,8 @@ int op_join(Lower *L, LowState *st, int r, uint8_t *used) {
     if (!rs.slots) return op_fail(L, "out of memory");
     if (op_scan(L, &rs, r) != 0) return -1;
     if (rel->nfilters) {
-        BExpr *p = NULL;
-        for (int f = 0; f < rel->nfilters; f++)
-            if (!(p = op_and(L, p, rel->filters[f]))) return op_fail(L, "out of memory");
+        BExpr *p = op_and_all(L, rel->filters, rel->nfilters);
+        if (!p) return op_fail(L, "out of memory");
         double sel = (double)rel->est_rows / (double)(rel->table->nrows ? rel->table->nrows : 1);
         if (op_filter(L, &rs, p, sel) != 0) return -1;
     }

@@ -83,8 +83,7 @@ BExpr *op_and(Lower *L, BExpr *acc, BExpr *x) {
     return e;
 }
 
-/* Combine expressions list[0..n) with AND into one tree (arena). */
-static BExpr *and_all(Lower *L, BExpr *const *list, int n) {
+BExpr *op_and_all(Lower *L, BExpr *const *list, int n) {
     BExpr *acc = NULL;
     for (int i = 0; i < n; i++)
         if (!(acc = op_and(L, acc, list[i]))) return NULL;
@@ -124,7 +123,7 @@ int op_lower_select(const BSelect *b, const LowerOpts *opts, Dag *dag, PlanError
         if (op_scan(&L, &st, first) != 0) return -1;
         const BRel *r0 = &b->rels[first];
         if (r0->nfilters) {
-            BExpr *p = and_all(&L, r0->filters, r0->nfilters);
+            BExpr *p = op_and_all(&L, r0->filters, r0->nfilters);
             double sel = (double)r0->est_rows / (double)(r0->table->nrows ? r0->table->nrows : 1);
             if (!p || op_filter(&L, &st, p, sel) != 0) return -1;
         }
