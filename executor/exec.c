@@ -592,14 +592,21 @@ static int run_select(Exec *x, int i, int c, int gpu) {
     return 0;
 }
 
-/* Move value v's host copy into result column c (copying when the memory
- * is not the executor's to give, e.g. a table column). */
-static int take_result(Exec *x, int v, int dup, ExecColumn *c) {
+/* Hand value v's host copy to result column c. With copy = 0 the memory
+ * moves into c when the executor owns it (v is then emptied: nothing may
+ * read it again); otherwise, or when it is not the executor's to give (a
+ * table column), c gets a copy and v is left intact. The caller passes
+ * copy = 1 for every hand-off of a value but its last, so a value named
+ * several times in the result (the same column twice, a GROUP BY or
+ * ORDER BY key also selected, DISTINCT over repeated columns) is read
+ * whole each time. A validity array without a NULL is dropped from c
+ * only, never from v. */
+static int take_result(Exec *x, int v, int copy, ExecColumn *c) {
     if (ensure_host(x, v) != 0) return -1;
     RtVal *r = &x->vals[v];
     PrimVec h = r->h;
     h.n = r->n;
-    if (!r->h_owned || dup) {
+    if (!r->h_owned || copy) {
         size_t bytes = (size_t)h.n * prim_type_width(h.type);
         void *d = host_alloc(x->pool, bytes);
         uint8_t *vd = h.valid ? host_alloc(x->pool, (size_t)h.n) : NULL;
@@ -613,7 +620,10 @@ static int take_result(Exec *x, int v, int dup, ExecColumn *c) {
         h.data = d;
         h.valid = vd;
     } else {
-        r->h_owned = 0; /* moved */
+        /* moved: v no longer holds (or frees) this memory */
+        r->h_owned = 0;
+        r->h.data = NULL;
+        r->h.valid = NULL;
     }
     drop_all_valid(x, &h);
     c->vec = h;
@@ -814,12 +824,13 @@ int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, ExecStats *stats
         if (rc == 0 && issued) rc = prim_gpu_device_sync(x.err, x.errcap);
         for (int r = 0; r < dag->nresults && rc == 0; r++) {
             int v = dag->results[r];
-            int dup = 0;
-            for (int q = 0; q < r; q++)
-                if (dag->results[q] == v) dup = 1;
+            /* copy unless no later result column hands out v again */
+            int copy = 0;
+            for (int q = r + 1; q < dag->nresults; q++)
+                if (dag->results[q] == v) copy = 1;
             DagNode *prod = &dag->nodes[dag->values[v].producer];
             x.cur = prod;
-            if (take_result(&x, v, dup, &res->cols[r]) != 0) {
+            if (take_result(&x, v, copy, &res->cols[r]) != 0) {
                 rc = -1;
                 break;
             }
