@@ -215,6 +215,15 @@ int cat_parse_date(const char *s, size_t len, int32_t *days);
 void cat_format_real(double f, int digits, char *buf, size_t cap);
 /* Format days as yyyy-mm-dd into buf (>= 11 bytes). */
 void cat_format_date(int32_t days, char *buf);
+/* SQLite's CAST(text AS INTEGER): leading white space, an optional sign
+ * and the longest run of decimal digits ("12abc" -> 12, "1.9" -> 1,
+ * "1e3" -> 1); 0 when there is none; saturates at the int64 range. */
+int64_t cat_text_to_int64(const char *s);
+/* SQLite's CAST(text AS REAL): the longest prefix that reads as a decimal
+ * real ([+-] digits [. digits] [e [+-] digits], white space first), else
+ * 0.0 ("1.5x" -> 1.5, "1e" -> 1.0, "inf" and "0x10" -> 0.0, "1e400" ->
+ * Inf). */
+double cat_text_to_real(const char *s);
 
 /*
  * Generate seed 004's table `test` (nrows rows, deterministic for seed) as

@@ -220,3 +220,61 @@ void cat_format_real(double f, int digits, char *buf, size_t cap) {
     }
     snprintf(buf, cap, "%s", tmp);
 }
+
+/* 1 for the white space SQLite skips before a number. */
+static int num_space(char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' || c == '\v';
+}
+
+int64_t cat_text_to_int64(const char *s) {
+    while (num_space(*s))
+        s++;
+    int neg = *s == '-';
+    if (*s == '-' || *s == '+') s++;
+    uint64_t v = 0, lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    for (; *s >= '0' && *s <= '9'; s++) {
+        uint64_t dgt = (uint64_t)(*s - '0');
+        if (v > (lim - dgt) / 10) {
+            v = lim; /* saturate, as SQLite does */
+            break;
+        }
+        v = v * 10 + dgt;
+    }
+    if (!neg) return (int64_t)v;
+    return v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v;
+}
+
+double cat_text_to_real(const char *s) {
+    while (num_space(*s))
+        s++;
+    const char *p = s;
+    if (*p == '-' || *p == '+') p++;
+    int digits = 0;
+    while (*p >= '0' && *p <= '9')
+        p++, digits++;
+    if (*p == '.') {
+        p++;
+        while (*p >= '0' && *p <= '9')
+            p++, digits++;
+    }
+    if (!digits) return *s == '-' ? -0.0 : 0.0; /* SQLite: "-" reads as -0.0 */
+    if (*p == 'e' || *p == 'E') {
+        const char *q = p + 1;
+        if (*q == '-' || *q == '+') q++;
+        if (*q >= '0' && *q <= '9') {
+            while (*q >= '0' && *q <= '9')
+                q++;
+            p = q;
+        }
+    }
+    /* strtod on exactly the prefix (it alone would also read hex and inf) */
+    char buf[128];
+    size_t n = (size_t)(p - s);
+    char *tmp = n < sizeof buf ? buf : malloc(n + 1);
+    if (!tmp) return 0.0;
+    memcpy(tmp, s, n);
+    tmp[n] = 0;
+    double d = strtod(tmp, NULL);
+    if (tmp != buf) free(tmp);
+    return d;
+}

@@ -250,11 +250,73 @@ static double now_ms(void) {
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* Text of every value of in (SQLite's formatting: integers in decimal,
+/* Text of value i of in (SQLite's CAST(x AS TEXT): integers in decimal,
  * reals with 15 significant digits, DATE days (date != 0) as yyyy-mm-dd)
- * into a dictionary built now, and each
- * row's code into out. The dictionary joins x->dicts. */
-static int to_text(Exec *x, const PrimVec *in, int64_t n, int date, RtVal *out) {
+ * into buf (>= 32 bytes); NULL for a NULL value. */
+static const char *number_text(const PrimVec *in, int64_t i, int date, char *buf) {
+    if (in->valid && !in->valid[i]) return NULL;
+    if (in->type == PRIM_F64)
+        cat_format_real(((const double *)in->data)[i], 15, buf, 32);
+    else if (date)
+        cat_format_date((int32_t)((const int64_t *)in->data)[i], buf);
+    else
+        snprintf(buf, 32, "%lld", (long long)((const int64_t *)in->data)[i]);
+    return buf;
+}
+
+/* 1 if strcmp-order c satisfies comparison op. */
+static int cmp_holds(AstOp op, int c) {
+    switch (op) {
+    case OP_EQ:
+        return c == 0;
+    case OP_NE:
+        return c != 0;
+    case OP_LT:
+        return c < 0;
+    case OP_LE:
+        return c <= 0;
+    case OP_GT:
+        return c > 0;
+    default:
+        return c >= 0;
+    }
+}
+
+/* DN_TOTEXT node n over numbers in (n rows): the text of each number
+ * (NULL -> NULL, or n->totext_null when set) used as n->totext_use says
+ * (TextUse in planner.h) into out, whose host vector ex_alloc sized with
+ * validity when in has it. TU_TEXT builds a dictionary of the texts now
+ * (it joins x->dicts and becomes out->rdict). */
+static int to_text(Exec *x, const DagNode *node, const PrimVec *in, int64_t n, RtVal *out) {
+    int date = node->totext_date;
+    TextUse use = node->totext_use;
+    PrimVec *o = &out->h;
+    if (use != TU_TEXT) {
+        char buf[32];
+        for (int64_t i = 0; i < n; i++) {
+            const char *s = number_text(in, i, date, buf);
+            if (!s) s = node->totext_null;
+            if (o->valid) o->valid[i] = s != NULL;
+            if (!s) s = "";
+            switch (use) {
+            case TU_INT:
+                ((int64_t *)o->data)[i] = cat_text_to_int64(s);
+                break;
+            case TU_REAL:
+                ((double *)o->data)[i] = cat_text_to_real(s);
+                break;
+            case TU_LIKE:
+                ((uint8_t *)o->data)[i] =
+                    (uint8_t)(plan_like_match(s, node->totext_text) ^ (node->totext_neg ? 1 : 0));
+                break;
+            default:
+                ((uint8_t *)o->data)[i] =
+                    (uint8_t)cmp_holds(node->totext_op, strcmp(s, node->totext_text));
+                break;
+            }
+        }
+        return 0;
+    }
     char *buf = malloc((size_t)(n ? n : 1) * 32);
     const char **strs = malloc(sizeof(char *) * (size_t)(n ? n : 1));
     size_t *lens = malloc(sizeof(size_t) * (size_t)(n ? n : 1));
@@ -267,26 +329,19 @@ static int to_text(Exec *x, const PrimVec *in, int64_t n, int date, RtVal *out) 
         return ex_fail(x, "Execution Error: out of memory");
     }
     for (int64_t i = 0; i < n; i++) {
-        char *s = buf + i * 32;
-        if (in->valid && !in->valid[i])
-            s[0] = 0;
-        else if (in->type == PRIM_F64)
-            cat_format_real(((const double *)in->data)[i], 15, s, 32);
-        else if (date)
-            cat_format_date((int32_t)((const int64_t *)in->data)[i], s);
-        else
-            snprintf(s, 32, "%lld", (long long)((const int64_t *)in->data)[i]);
-        strs[i] = s;
-        lens[i] = strlen(s);
+        const char *s = number_text(in, i, date, buf + i * 32);
+        if (!s) s = node->totext_null;
+        if (o->valid) o->valid[i] = s != NULL;
+        strs[i] = s ? s : "";
+        lens[i] = strlen(strs[i]);
     }
-    CatDict *d = cat_dict_build(strs, lens, n, out->h.data);
+    CatDict *d = cat_dict_build(strs, lens, n, o->data);
     free(buf);
     free(strs);
     free(lens);
     if (!d) return ex_fail(x, "Execution Error: out of memory");
     x->dicts[x->ndicts++] = d;
     out->rdict = d;
-    if (in->valid) memcpy(out->h.valid, in->valid, (size_t)n);
     return 0;
 }
 
@@ -529,7 +584,7 @@ static int run_node(Exec *x, int i, int gpu) {
         int64_t len = in[0].n;
         if (ex_alloc(x, o0, len, in[0].valid != NULL, 0) != 0) return -1;
         n->rows_in = len;
-        rc = to_text(x, &in[0], len, n->totext_date, out);
+        rc = to_text(x, n, &in[0], len, out);
         break;
     }
     }

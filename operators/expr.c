@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "operators/operators.h"
+#include "planner/bexpr.h"
 
 /* Vector type that stores values of logical type t. */
 PrimType op_prim_type(CatType t) {
@@ -119,6 +120,22 @@ static int input_index(Compiler *c, int slot, int col) {
     return c->ninputs++;
 }
 
+/* Index of value v (a node's output, not a table column) among the
+ * program's inputs, adding it if new. */
+static int input_value(Compiler *c, int v) {
+    for (int i = 0; i < c->ninputs; i++)
+        if (c->in_slot[i] == -1 && c->inputs[i] == v) return i;
+    if (c->ninputs == DAG_MAX_IO) {
+        c->failed = 1;
+        op_fail(c->L, "expression reads more than %d columns", DAG_MAX_IO);
+        return -1;
+    }
+    c->in_slot[c->ninputs] = -1;
+    c->in_col[c->ninputs] = -1;
+    c->inputs[c->ninputs] = v;
+    return c->ninputs++;
+}
+
 static const PrimOp arith_ops[] = {
     [OP_ADD] = POP_ADD, [OP_SUB] = POP_SUB, [OP_MUL] = POP_MUL, [OP_DIV] = POP_DIV,
     [OP_MOD] = POP_MOD, [OP_EQ] = POP_EQ,   [OP_NE] = POP_NE,   [OP_LT] = POP_LT,
@@ -216,18 +233,32 @@ static int compile(Compiler *c, const BExpr *e) {
     case BE_LOOKUP: {
         int a = compile(c, e->a);
         int d = reg_alloc(c);
-        PrimInstr *in = emit(c, POP_LOOKUP, PRIM_REG_I, d, a, 0, 0);
+        /* a FLOAT64 lookup's table holds doubles' bits (CAST(text AS REAL)) */
+        PrimInstr *in = emit(c, POP_LOOKUP, t, d, a, 0, 0);
         if (!in) return -1;
         in->table = e->table;
         in->table_n = e->table_n;
         reg_free(c, a);
         return d;
     }
+    case BE_TOTEXT: {
+        /* the text exists only at run time: its own CPU node, read as a
+         * column */
+        int v = op_totext(c->L, c->st, e);
+        if (v < 0) {
+            c->failed = 1;
+            return -1;
+        }
+        int idx = input_value(c, v);
+        int d = reg_alloc(c);
+        PrimInstr *in = emit(c, POP_COL, t, d, 0, 0, 0);
+        if (!in || idx < 0) return -1;
+        in->ival = idx;
+        return d;
+    }
     case BE_AGG:
-    case BE_TOTEXT:
         c->failed = 1;
-        op_fail(c->L, e->kind == BE_AGG ? "aggregate outside of an aggregation"
-                                        : "CAST to text inside an expression");
+        op_fail(c->L, "aggregate outside of an aggregation");
         return -1;
     }
     return -1;
@@ -304,9 +335,16 @@ static void label(PlanBuf *b, Lower *L, const LowState *st, const BExpr *e) {
         plan_buf_printf(b, "agg(...)");
         break;
     case BE_TOTEXT:
-        plan_buf_printf(b, "CAST(");
+        plan_buf_printf(b, e->tnull ? "COALESCE(CAST(" : "CAST(");
         label(b, L, st, e->a);
         plan_buf_printf(b, " AS TEXT)");
+        if (e->tnull) plan_buf_printf(b, ", '%s')", e->tnull);
+        if (e->tuse == TU_INT || e->tuse == TU_REAL)
+            plan_buf_printf(b, " AS %s", e->tuse == TU_INT ? "INTEGER" : "REAL");
+        else if (e->tuse == TU_LIKE)
+            plan_buf_printf(b, " %sLIKE '%s'", e->negated ? "NOT " : "", e->ttext);
+        else if (e->tuse == TU_CMP)
+            plan_buf_printf(b, " %s '%s'", ops[e->op] ? ops[e->op] : "?", e->ttext);
         break;
     }
 }
@@ -319,11 +357,35 @@ char *op_expr_label(Lower *L, const LowState *st, const BExpr *e) {
     return s;
 }
 
+int op_totext(Lower *L, LowState *st, const BExpr *e) {
+    int v = op_expr(L, st, e->a, bx_is_float(e->a->type) ? PRIM_F64 : PRIM_I64, 0);
+    if (v < 0) return -1;
+    PrimType ot = op_prim_type(e->type);
+    int node = plan_dag_add(L->dag, DN_TOTEXT, &v, 1, 1, &ot);
+    if (node < 0) return op_fail(L, "out of memory");
+    DagNode *n = &L->dag->nodes[node];
+    n->est_rows = st->est_rows;
+    n->totext_date = e->a->type == CAT_DATE;
+    n->totext_use = e->tuse;
+    n->totext_op = e->op;
+    n->totext_neg = e->negated;
+    n->totext_text = e->ttext;
+    n->totext_null = e->tnull;
+    n->label = op_expr_label(L, st, e);
+    int out = plan_dag_out(L->dag, node, 0);
+    L->dag->values[out].ltype = e->type;
+    L->dag->values[out].dict = NULL;
+    L->dag->values[out].est_rows = st->est_rows;
+    return out;
+}
+
 int op_expr(Lower *L, LowState *st, const BExpr *e, PrimType out_type, int as_filter) {
     if (!as_filter && e->kind == BE_COL && op_prim_type(e->type) == out_type) {
         int v = op_column(L, st, e->slot, e->col);
         return v;
     }
+    if (!as_filter && e->kind == BE_TOTEXT && op_prim_type(e->type) == out_type)
+        return op_totext(L, st, e);
     Compiler c;
     memset(&c, 0, sizeof c);
     c.L = L;

@@ -79,6 +79,11 @@ int op_computed_slot(Lower *L, LowSlot *s, int *cols, char **names, int n);
  * (when its type matches), anything else becomes one map node evaluating
  * the whole tree. out_type is the vector type; as_filter makes U8 flags. */
 int op_expr(Lower *L, LowState *st, const BExpr *e, PrimType out_type, int as_filter);
+/* Value of BE_TOTEXT e over the state: a map for its number, then the
+ * CPU-only DN_TOTEXT node that writes the text and uses it as e->tuse
+ * says (STRING codes with a dictionary built at run time, a number or a
+ * BOOL). -1 on failure. */
+int op_totext(Lower *L, LowState *st, const BExpr *e);
 /* A map node converting value v to type t (or v itself if it has t). */
 int op_convert(Lower *L, int v, PrimType t);
 /* Text of a bound expression for EXPLAIN labels (arena-allocated). */

@@ -63,6 +63,11 @@ int bx_is_numeric(CatType t) {
            t == CAT_BOOL || t == CAT_DATE || t == CAT_NULL;
 }
 
+/* 1 if a and b are both NULL or equal strings. */
+static int bx_same_text(const char *a, const char *b) {
+    return a == b || (a && b && strcmp(a, b) == 0);
+}
+
 /* Structural equality: same kinds, types, operators, constants, columns and
  * children (dictionary pointers compared by identity). */
 int plan_bexpr_equal(const BExpr *x, const BExpr *y) {
@@ -85,6 +90,11 @@ int plan_bexpr_equal(const BExpr *x, const BExpr *y) {
         break;
     case BE_AGG:
         if (x->agg != y->agg || x->agg_star != y->agg_star || x->agg_distinct != y->agg_distinct)
+            return 0;
+        break;
+    case BE_TOTEXT:
+        if (x->tuse != y->tuse || !bx_same_text(x->ttext, y->ttext) ||
+            !bx_same_text(x->tnull, y->tnull))
             return 0;
         break;
     default:

@@ -5,7 +5,6 @@
  * builds the logical plan (BSelect). Errors are "Binder Error" with the
  * byte offset of the offending text.
  */
-#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,9 +20,8 @@ typedef struct BindCtx {
     PlanError *err;
     BSelect *b;
     const AstSelect *sel;
-    int in_agg;       /* binding an aggregate's argument */
-    int allow_totext; /* the expression is a whole select-list item */
-    int *item_pos;    /* select item i (as written) -> its output column after * expansion */
+    int in_agg;    /* binding an aggregate's argument */
+    int *item_pos; /* select item i (as written) -> its output column after * expansion */
 } BindCtx;
 
 /* Record a binder error at offset pos; always returns NULL for chaining. */
@@ -109,6 +107,54 @@ static BExpr *cast_to(BindCtx *bc, BExpr *x, CatType t) {
     return c;
 }
 
+/* 1 if x is text that exists only when the query runs: CAST of a
+ * non-constant number to TEXT, with no dictionary at bind time. */
+static int runtime_text(const BExpr *x) {
+    return x && x->kind == BE_TOTEXT && x->tuse == TU_TEXT;
+}
+
+/* The node of runtime text x made to deliver `use` of that text, typed t
+ * (see TextUse); NULL when out of memory. */
+static BExpr *text_use(BindCtx *bc, const BExpr *x, TextUse use, CatType t, int64_t pos) {
+    BExpr *u = bx_new(bc->arena, BE_TOTEXT, t, pos);
+    if (!u) return bind_oom(bc);
+    u->a = x->a;
+    u->tnull = x->tnull;
+    u->tuse = use;
+    return u;
+}
+
+/* Not-implemented error for runtime text x where `what` needs its
+ * dictionary at bind time; returns NULL. */
+static void *runtime_text_fail(BindCtx *bc, const BExpr *x, const char *what) {
+    return bind_fail(bc, "Not implemented", x->pos,
+                     "%s CAST(x AS TEXT) of a non-constant number (supported: output, IS NULL, "
+                     "COUNT, LIKE, comparison with a constant string, CAST to a number, "
+                     "COALESCE with a constant string)",
+                     what);
+}
+
+/* Text of the non-NULL numeric constant x as SQLite's CAST(x AS TEXT)
+ * writes it (decimal integers, reals as %!.15g, dates yyyy-mm-dd), as a
+ * STRING constant. */
+static BExpr *const_to_text(BindCtx *bc, const BExpr *x, int64_t pos) {
+    char buf[64];
+    if (bx_is_float(x->type))
+        cat_format_real(x->fval, 15, buf, sizeof buf);
+    else if (x->type == CAT_DATE)
+        cat_format_date((int32_t)x->ival, buf);
+    else
+        snprintf(buf, sizeof buf, "%lld", (long long)x->ival);
+    BExpr *c = bx_new(bc->arena, BE_CONST, CAT_STRING, pos);
+    if (!c || !(c->dict = bx_literal_dict(bc->arena, buf))) return bind_oom(bc);
+    return c;
+}
+
+/* Text of the STRING constant x (which must not be NULL). */
+static const char *const_text(const BExpr *x) {
+    return cat_dict_str(x->dict, x->ival);
+}
+
 /* Convert a string literal to a DATE constant where it meets a DATE. */
 static BExpr *string_to_date(BindCtx *bc, BExpr *x) {
     if (x->kind != BE_CONST || x->type != CAT_STRING || x->is_null) return x;
@@ -126,6 +172,23 @@ static BExpr *bind_compare(BindCtx *bc, AstOp op, BExpr *x, BExpr *y, int64_t po
     if (x->type == CAT_DATE && y->type == CAT_STRING) y = string_to_date(bc, y);
     if (y && y->type == CAT_DATE && x->type == CAT_STRING) x = string_to_date(bc, x);
     if (!x || !y) return NULL;
+    if (runtime_text(x) || runtime_text(y)) {
+        /* text of numbers against a constant: compared on the text itself */
+        static const AstOp flip[] = {[OP_EQ] = OP_EQ, [OP_NE] = OP_NE, [OP_LT] = OP_GT,
+                                     [OP_LE] = OP_GE, [OP_GT] = OP_LT, [OP_GE] = OP_LE};
+        BExpr *rt = runtime_text(x) ? x : y, *other = rt == x ? y : x;
+        if (other->kind == BE_CONST && (other->is_null || other->type == CAT_NULL)) {
+            BExpr *n = bx_null(bc->arena, CAT_BOOL, pos);
+            return n ? n : bind_oom(bc);
+        }
+        if (other->kind != BE_CONST || other->type != CAT_STRING)
+            return runtime_text_fail(bc, rt, "comparing a non-constant or a non-string with");
+        BExpr *u = text_use(bc, rt, TU_CMP, CAT_BOOL, pos);
+        if (!u) return NULL;
+        u->op = rt == x ? op : flip[op];
+        u->ttext = const_text(other);
+        return u;
+    }
     if (x->type == CAT_NULL && y->type == CAT_STRING) x->type = CAT_STRING, x->dict = y->dict;
     if (y->type == CAT_NULL && x->type == CAT_STRING) y->type = CAT_STRING, y->dict = x->dict;
     if (x->type == CAT_STRING || y->type == CAT_STRING) {
@@ -165,26 +228,12 @@ static BExpr *bind_logic(BindCtx *bc, AstOp op, BExpr *x, BExpr *y, int64_t pos)
     return e ? e : bind_oom(bc);
 }
 
-/* SQLite's LIKE: % any run, _ one char, ASCII case-insensitive. */
-static int like_match(const char *s, const char *p) {
-    for (; *p; p++, s++) {
-        if (*p == '%') {
-            while (*p == '%')
-                p++;
-            if (!*p) return 1;
-            for (; *s; s++)
-                if (like_match(s, p)) return 1;
-            return 0;
-        }
-        if (!*s) return 0;
-        if (*p != '_' && tolower((unsigned char)*p) != tolower((unsigned char)*s)) return 0;
-    }
-    return *s == 0;
-}
-
 /* Result type shared by the branches of a CASE / COALESCE; unify string
  * dictionaries and promote numbers. Rewrites the branch array in place. */
 static int unify_branches(BindCtx *bc, BExpr **br, int n, CatType *out) {
+    for (int i = 0; i < n; i++)
+        if (runtime_text(br[i]))
+            return runtime_text_fail(bc, br[i], "CASE, COALESCE or IFNULL over"), -1;
     CatType t = CAT_NULL;
     int any_str = 0, any_num = 0, any_float = 0;
     for (int i = 0; i < n; i++) {
@@ -328,6 +377,8 @@ static BExpr *bind_func(BindCtx *bc, const AstExpr *e, int allow_agg) {
         if (!arg) return NULL;
         if (arg->type == CAT_STRING && agg != AGG_MIN && agg != AGG_MAX && agg != AGG_COUNT)
             return bind_fail(bc, "Binder", e->pos, "%s of a STRING value", f);
+        if (runtime_text(arg) && agg != AGG_COUNT)
+            return runtime_text_fail(bc, arg, "an aggregate of");
         if (arg->type == CAT_BOOL) arg = cast_to(bc, arg, CAT_INT64), arg->type = CAT_INT64;
         x->a = arg;
         x->agg_distinct = e->distinct && agg != AGG_MIN && agg != AGG_MAX;
@@ -380,6 +431,16 @@ static BExpr *bind_func(BindCtx *bc, const AstExpr *e, int allow_agg) {
     }
     if ((strcasecmp(f, "coalesce") == 0 && e->nlist >= 1) ||
         (strcasecmp(f, "ifnull") == 0 && e->nlist == 2)) {
+        if (e->nlist == 2 && runtime_text(args[0]) && !args[0]->tnull &&
+            args[1]->kind == BE_CONST) {
+            /* the text of a NULL number is the constant */
+            if (args[1]->is_null || args[1]->type == CAT_NULL) return args[0];
+            if (args[1]->type == CAT_STRING) {
+                BExpr *u = text_use(bc, args[0], TU_TEXT, CAT_STRING, e->pos);
+                if (u) u->tnull = const_text(args[1]);
+                return u;
+            }
+        }
         CatType t;
         if (unify_branches(bc, args, e->nlist, &t) != 0) return NULL;
         BExpr *acc = args[e->nlist - 1];
@@ -411,7 +472,11 @@ static BExpr *bind_func(BindCtx *bc, const AstExpr *e, int allow_agg) {
 }
 
 /* Bind CAST(x AS type). Numbers convert between int and float; a STRING
- * value converts to a number through a per-dictionary-entry table. */
+ * value converts to a number through a per-dictionary-entry table (SQLite's
+ * numeric prefix rules, cat_text_to_int64 / cat_text_to_real); a number
+ * converts to TEXT as a constant when it is one, else as BE_TOTEXT, whose
+ * text exists only at run time (a further CAST to a number is fused into
+ * it). */
 static BExpr *bind_cast(BindCtx *bc, const AstExpr *e, int allow_agg) {
     BExpr *x = bind_expr(bc, e->a, allow_agg);
     if (!x) return NULL;
@@ -425,28 +490,49 @@ static BExpr *bind_cast(BindCtx *bc, const AstExpr *e, int allow_agg) {
             x->type = CAT_STRING;
             return x;
         }
-        if (!bc->allow_totext)
-            return bind_fail(bc, "Not implemented", e->pos,
-                             "CAST of %s to a string type inside an expression",
-                             cat_type_name(x->type));
-        BExpr *t = bx_new(bc->arena, BE_TOTEXT, CAT_STRING, e->pos);
-        if (!t) return bind_oom(bc);
-        t->a = x;
-        return t;
+        if (x->kind == BE_CONST && x->is_null) {
+            BExpr *n = bx_null(bc->arena, CAT_STRING, e->pos);
+            if (!n || !(n->dict = bx_literal_dict(bc->arena, ""))) return bind_oom(bc);
+            return n;
+        }
+        if (x->kind == BE_CONST) return const_to_text(bc, x, e->pos);
+        BExpr *tx = bx_new(bc->arena, BE_TOTEXT, CAT_STRING, e->pos);
+        if (!tx) return bind_oom(bc);
+        tx->a = x;
+        tx->tuse = TU_TEXT;
+        return tx;
     }
+    if (runtime_text(x))
+        return bx_is_float(t) ? text_use(bc, x, TU_REAL, CAT_FLOAT64, e->pos)
+                              : text_use(bc, x, TU_INT, CAT_INT64, e->pos);
     if (x->type == CAT_STRING) {
-        if (bx_is_float(t))
-            return bind_fail(bc, "Not implemented", e->pos, "CAST of STRING to %s",
-                             cat_type_name(t));
         const CatDict *d = x->dict;
+        int fl = bx_is_float(t);
+        if (x->kind == BE_CONST) {
+            if (x->is_null) return bx_null(bc->arena, fl ? CAT_FLOAT64 : CAT_INT64, e->pos);
+            const char *s = const_text(x);
+            BExpr *c = fl ? bx_float(bc->arena, cat_text_to_real(s), e->pos)
+                          : bx_int(bc->arena, CAT_INT64, cat_text_to_int64(s), e->pos);
+            return c ? c : bind_oom(bc);
+        }
         int64_t *tab = plan_alloc(bc->arena, sizeof(int64_t) * (size_t)(d->n ? d->n : 1));
-        BExpr *l = bx_new(bc->arena, BE_LOOKUP, CAT_INT64, e->pos);
+        BExpr *l = bx_new(bc->arena, BE_LOOKUP, fl ? CAT_FLOAT64 : CAT_INT64, e->pos);
         if (!tab || !l) return bind_oom(bc);
-        for (int64_t i = 0; i < d->n; i++)
-            tab[i] = strtoll(cat_dict_str(d, i), NULL, 10);
-        if (x->kind == BE_CONST)
-            return x->is_null ? bx_null(bc->arena, CAT_INT64, e->pos)
-                              : bx_int(bc->arena, CAT_INT64, tab[x->ival], e->pos);
+        for (int64_t i = 0; i < d->n; i++) {
+            const char *s = cat_dict_str(d, i);
+            if (fl) {
+                /* a FLOAT64 lookup holds the bits of the double; -0.0 (the
+                 * bits of INT64_MIN, the NULL mark) reads as 0.0 */
+                double v = cat_text_to_real(s);
+                if (v == 0) v = 0;
+                memcpy(&tab[i], &v, sizeof v);
+            } else {
+                tab[i] = cat_text_to_int64(s);
+                /* INT64_MIN marks NULL in a lookup: the one text that
+                 * saturates to it reads one above (documented deviation) */
+                if (tab[i] == INT64_MIN) tab[i] = INT64_MIN + 1;
+            }
+        }
         l->a = x;
         l->table = tab;
         l->table_n = d->n;
@@ -597,19 +683,29 @@ static BExpr *bind_expr(BindCtx *bc, const AstExpr *e, int allow_agg) {
         BExpr *x = bind_expr(bc, e->a, allow_agg);
         BExpr *p = x ? bind_expr(bc, e->b, allow_agg) : NULL;
         if (!p) return NULL;
-        if (p->type == CAT_NULL || x->type == CAT_NULL) return bx_null(A, CAT_BOOL, e->pos);
+        /* a NULL value or pattern (also CAST(NULL AS TEXT)) gives NULL */
+        if (p->type == CAT_NULL || x->type == CAT_NULL || (p->kind == BE_CONST && p->is_null) ||
+            (x->kind == BE_CONST && x->is_null))
+            return bx_null(A, CAT_BOOL, e->pos);
         if (x->type != CAT_STRING)
             return bind_fail(bc, "Binder", e->pos, "LIKE needs a STRING value, got %s",
                              cat_type_name(x->type));
         if (p->kind != BE_CONST || p->type != CAT_STRING)
             return bind_fail(bc, "Not implemented", e->b->pos, "LIKE with a non-constant pattern");
-        const char *pat = cat_dict_str(p->dict, p->ival);
+        const char *pat = const_text(p);
+        if (runtime_text(x)) {
+            BExpr *u = text_use(bc, x, TU_LIKE, CAT_BOOL, e->pos);
+            if (!u) return NULL;
+            u->ttext = pat;
+            u->negated = e->negated;
+            return u;
+        }
         const CatDict *d = x->dict;
         int64_t *tab = plan_alloc(A, sizeof(int64_t) * (size_t)(d->n ? d->n : 1));
         BExpr *l = bx_new(A, BE_LOOKUP, CAT_BOOL, e->pos);
         if (!tab || !l) return bind_oom(bc);
         for (int64_t i = 0; i < d->n; i++)
-            tab[i] = like_match(cat_dict_str(d, i), pat) ^ (e->negated ? 1 : 0);
+            tab[i] = plan_like_match(cat_dict_str(d, i), pat) ^ (e->negated ? 1 : 0);
         if (x->kind == BE_CONST) return bx_int(A, CAT_BOOL, tab[x->ival], e->pos);
         l->a = x;
         l->table = tab;
@@ -860,9 +956,7 @@ static int bind_items(BindCtx *bc, BExpr ***items, char ***names, int *n) {
             }
             continue;
         }
-        bc->allow_totext = e->kind == AST_CAST;
         BExpr *x = bind_expr(bc, e, 1);
-        bc->allow_totext = 0;
         if (!x) return -1;
         if (x->type == CAT_NULL) x->type = CAT_INT64;
         (*items)[*n] = x;
@@ -901,7 +995,7 @@ static int is_from_column(BindCtx *bc, const AstExpr *e) {
 
 int plan_bind_select(const Catalog *cat, const char *sql, const AstSelect *sel, PlanArena *arena,
                      BSelect **out, PlanError *err) {
-    BindCtx bc = {cat, sql, arena, err, NULL, sel, 0, 0, NULL};
+    BindCtx bc = {cat, sql, arena, err, NULL, sel, 0, NULL};
     err->offset = -1;
     BSelect *b = plan_alloc(arena, sizeof(BSelect));
     if (!b) return bind_oom(&bc), -1;
@@ -946,7 +1040,7 @@ int plan_bind_select(const Catalog *cat, const char *sql, const AstSelect *sel, 
             if (r == -2) return -1;
             BExpr *g = r >= 0 ? items[r] : bind_expr(&bc, sel->group_by[i], 0);
             if (!g) return -1;
-            if (g->kind == BE_TOTEXT) {
+            if (runtime_text(g)) {
                 bind_fail(&bc, "Not implemented", sel->group_by[i]->pos,
                           "GROUP BY a CAST to a string type");
                 return -1;
@@ -1033,7 +1127,7 @@ int plan_bind_const(const char *sql, const AstExpr *ast, PlanArena *arena, BExpr
                     PlanError *err) {
     BSelect empty;
     memset(&empty, 0, sizeof empty);
-    BindCtx bc = {NULL, sql, arena, err, &empty, NULL, 0, 0, NULL};
+    BindCtx bc = {NULL, sql, arena, err, &empty, NULL, 0, NULL};
     err->offset = -1;
     *out = bind_expr(&bc, ast, 0);
     return *out ? 0 : -1;

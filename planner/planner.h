@@ -41,9 +41,24 @@ typedef enum BExprKind {
     BE_TRUTH,    /* a != 0 as BOOL (numeric used as a condition) */
     BE_LOOKUP,   /* table[a] (a is a STRING code): remaps and LIKE */
     BE_AGG,      /* aggregate call (only before rewriting into the agg scope) */
-    BE_TOTEXT    /* CAST(number AS TEXT): a select-list output only; its
-                    dictionary is built when the query runs (dict NULL) */
+    BE_TOTEXT    /* CAST(number AS TEXT) of a non-constant number: its text
+                    exists only when the query runs (dict NULL); tuse says
+                    what is made of it (TextUse) */
 } BExprKind;
+
+/* What a BE_TOTEXT node (and the CPU-only DN_TOTEXT it lowers to) makes of
+ * the text of each number. A dictionary built at run time cannot meet the
+ * binder's per-dictionary tables, so the one consumer of that text that
+ * needs a dictionary is fused into the node and runs on the text itself:
+ *
+ *   tuse      type    value per row (NULL number -> NULL, except tnull)
+ *   TU_TEXT   STRING  codes into a dictionary built at run time; a NULL
+ *                     number gives the text tnull when set (COALESCE)
+ *   TU_INT    INT64   CAST(text AS INTEGER)  (cat_text_to_int64)
+ *   TU_REAL   FLOAT64 CAST(text AS REAL)     (cat_text_to_real)
+ *   TU_LIKE   BOOL    text LIKE ttext, NOT LIKE when negated
+ *   TU_CMP    BOOL    text <op> ttext in byte order (SQLite's BINARY) */
+typedef enum TextUse { TU_TEXT = 0, TU_INT, TU_REAL, TU_LIKE, TU_CMP } TextUse;
 
 typedef struct BExpr {
     BExprKind kind;
@@ -62,6 +77,9 @@ typedef struct BExpr {
     int agg_star;        /* COUNT(*) */
     int agg_distinct;    /* COUNT(DISTINCT x) etc. */
     int64_t pos;         /* source offset for messages */
+    TextUse tuse;        /* BE_TOTEXT (op, negated as above) */
+    const char *ttext;   /* BE_TOTEXT: LIKE pattern / comparison constant */
+    const char *tnull;   /* BE_TOTEXT TU_TEXT: text of a NULL number, or NULL */
 } BExpr;
 
 /* A relation of the FROM list. */
@@ -157,6 +175,10 @@ int plan_eval_const(const BExpr *e, CatValue *out, PlanArena *arena);
 int plan_bind_const(const char *sql, const AstExpr *ast, PlanArena *arena, BExpr **out,
                     PlanError *err);
 
+/* SQLite's `s LIKE pattern` (planner/like.c): 1 if it matches, else 0.
+ * `%` any run, `_` one UTF-8 character, ASCII-only case folding. */
+int plan_like_match(const char *s, const char *pattern);
+
 /* Structural equality of bound expressions. */
 int plan_bexpr_equal(const BExpr *x, const BExpr *y);
 /* Estimated selectivity of a predicate over one relation (0..1). */
@@ -204,7 +226,7 @@ typedef enum DagKind {
     DN_CROSS,     /* cross product -> (left ids, right ids) */
     DN_SLICE,     /* rows [offset, offset+limit) of a row-id sequence */
     DN_TRANSFER,  /* host <-> device copy (inserted by placement) */
-    DN_TOTEXT,    /* numbers -> string codes into a dictionary built at run time (CPU) */
+    DN_TOTEXT,    /* numbers -> their text, used as TextUse says (CPU only) */
     DN_KEYMAP,    /* dimension keys (+ row ids) -> direct-address map key -> row */
     DN_DENSEAGG   /* fused filter -> star-join probe -> dense group aggregate */
 } DagKind;
@@ -242,6 +264,11 @@ typedef struct DagNode {
     int64_t cn;
     int64_t slice_offset, slice_limit; /* DN_SLICE (-1 limit = all) */
     int totext_date;                   /* DN_TOTEXT: the input is DATE days */
+    TextUse totext_use;                /* DN_TOTEXT: BE_TOTEXT's tuse ... */
+    AstOp totext_op;                   /* ... op (TU_CMP), */
+    int totext_neg;                    /* ... negated (TU_LIKE), */
+    const char *totext_text;           /* ... ttext and */
+    const char *totext_null;           /* ... tnull (arena) */
     int64_t km_min, km_range;          /* DN_KEYMAP: key range (output length km_range) */
     const PrimDenseAgg *dagg;          /* DN_DENSEAGG: the spec (arena); output length ngroups */
     int64_t da_pass; /* DN_DENSEAGG: estimated fact rows that pass its range filters (cost) */

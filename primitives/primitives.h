@@ -88,8 +88,10 @@ typedef enum PrimOp {
     POP_NOTNULL,
     POP_TRUTH,   /* dst(I) = a != 0 (a of type t), NULL stays NULL */
     POP_CASE,    /* dst = (a not NULL and a != 0) ? b : c, all of type t except a (I) */
-    POP_LOOKUP,  /* dst(I) = table[a] for 0 <= a < table_n (a of type I); NULL if a NULL
-                    or table value is INT64_MIN: dictionary remaps, LIKE per entry */
+    POP_LOOKUP,  /* dst = table[a] for 0 <= a < table_n (a of type I); NULL if a NULL
+                    or table value is INT64_MIN: dictionary remaps, LIKE per entry.
+                    dst is I, or F when t is PRIM_REG_F: then the entries are the
+                    bit patterns of doubles (CAST(text AS REAL) per entry) */
     POP_COALESCE /* dst = a if not NULL else b, in type t */
 } PrimOp;
 

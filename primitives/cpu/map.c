@@ -519,7 +519,8 @@ static void map_exec(MapRegs *R, const PrimInstr *in, const PrimVec *inputs, int
         const int64_t *tab = in->table;
         int64_t tn = in->table_n;
         uint8_t *nd = R->nl[d];
-        int64_t *D = map_wi(R, d);
+        /* t == PRIM_REG_F: the entries are doubles' bit patterns */
+        char *D = isf ? (char *)map_wf(R, d) : (char *)map_wi(R, d);
         uint8_t any = 0;
         for (int64_t k = 0; k < len; k++) {
             int64_t x = A[k];
@@ -528,7 +529,8 @@ static void map_exec(MapRegs *R, const PrimInstr *in, const PrimVec *inputs, int
             uint8_t isn = v == INT64_MIN;
             nd[k] = isn;
             any |= isn;
-            D[k] = isn ? 0 : v;
+            int64_t bits = isn ? 0 : v;
+            memcpy(D + (size_t)k * sizeof bits, &bits, sizeof bits);
         }
         R->maynull[d] = any != 0;
         break;
@@ -747,6 +749,7 @@ static int map_dst_type(const PrimInstr *in) {
     case POP_NEG:
     case POP_CASE:
     case POP_COALESCE:
+    case POP_LOOKUP:
         return in->t == PRIM_REG_F ? MAP_F : MAP_I;
     default:
         return MAP_I;

@@ -659,6 +659,45 @@ Test(catalog, binary_size_mismatch_and_bad_dict) {
     cat_catalog_free(c);
 }
 
+/* ------------------------------------------------- text to numbers -- */
+
+Test(catalog, text_to_number_like_sqlite_cast) {
+    /* expected values: sqlite3 3.40, SELECT CAST('...' AS INTEGER / REAL) */
+    static const struct {
+        const char *s;
+        int64_t i;
+        double f;
+    } cases[] = {
+        {"1e3", 1, 1000.0},
+        {" 12abc", 12, 12.0},
+        {"0x10", 0, 0.0},
+        {"1.9", 1, 1.9},
+        {"abc", 0, 0.0},
+        {"", 0, 0.0},
+        {".5", 0, 0.5},
+        {"  +3.", 3, 3.0},
+        {"1e", 1, 1.0},
+        {"1e+", 1, 1.0},
+        {"-0012", -12, -12.0},
+        {"\t\n 7", 7, 7.0},
+        {"inf", 0, 0.0},
+        {"nan", 0, 0.0},
+        {"-2.25e-1x", -2, -0.225},
+        {"99999999999999999999", INT64_MAX, 1e20},
+        {"-99999999999999999999", INT64_MIN, -1e20},
+        {"9223372036854775807", INT64_MAX, 9223372036854775807.0},
+        {"-9223372036854775808", INT64_MIN, -9223372036854775808.0},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        cr_expect_eq(cat_text_to_int64(cases[k].s), cases[k].i, "int of '%s': %lld", cases[k].s,
+                     (long long)cat_text_to_int64(cases[k].s));
+        cr_expect_eq(cat_text_to_real(cases[k].s), cases[k].f, "real of '%s': %.17g", cases[k].s,
+                     cat_text_to_real(cases[k].s));
+    }
+    cr_expect(isinf(cat_text_to_real("1e400")) && cat_text_to_real("1e400") > 0);
+    cr_expect(signbit(cat_text_to_real("-")), "'-' reads as -0.0, as in SQLite");
+}
+
 /* ------------------------------------------------------------- INSERT -- */
 
 Test(catalog, create_and_insert_conversions) {

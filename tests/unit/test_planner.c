@@ -300,3 +300,97 @@ Test(estimate, nulls_skew_and_strings) {
     check(c, t, "s <> 'nope'", N, 0.001, -1);
     cat_catalog_free(c);
 }
+
+/* ------------------------------------------------------------- LIKE -- */
+
+Test(like, utf8_characters_and_ascii_case_folding) {
+    /* expected values: sqlite3 3.40, SELECT s LIKE p */
+    static const struct {
+        const char *s, *p;
+        int want;
+    } cases[] = {
+        {"é", "_", 1},
+        {"é", "__", 0},
+        {"aé", "a_", 1},
+        {"aéb", "a%b", 1},
+        {"É", "é", 0},
+        {"A", "a", 1},
+        {"ÄB", "_b", 1},
+        {"€", "%__", 0},
+        {"€€", "%__", 1},
+        {"€x", "_x", 1},
+        {"x€", "%_", 1},
+        {"日本語", "___", 1},
+        {"日本語", "__", 0},
+        {"日本語", "%本%", 1},
+        {"", "%", 1},
+        {"", "_", 0},
+        {"abc", "a%%c", 1},
+        {"abc", "%_%_%_%", 1},
+        {"ab", "%_%_%_%", 0},
+        {"abc", "ABC", 1},
+        {"aaaaaaaaaaaaaaaaaaaaaaaaaaaaab", "%a%a%a%a%a%a%a%a%a%a%a%a%c", 0},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
+        cr_expect_eq(plan_like_match(cases[k].s, cases[k].p), cases[k].want, "'%s' LIKE '%s'",
+                     cases[k].s, cases[k].p);
+}
+
+/* ------------------------------------------- text of numbers (binder) -- */
+
+/* Bind sql against a catalog with t(i INTEGER, s TEXT); returns 0 or -1 and
+ * the error in *err. */
+static int bind_sql(const char *sql, PlanError *err) {
+    Catalog *cat = cat_catalog_new();
+    CatError ce;
+    const char *names[] = {"i", "s"};
+    CatType types[] = {CAT_INT64, CAT_STRING};
+    cr_assert_eq(cat_create_table(cat, "t", 2, names, types, &ce), 0, "%s", ce.msg);
+    SqlArena *sa = sql_arena_new();
+    PlanArena *pa = plan_arena_new();
+    cr_assert(sa && pa);
+    AstStmt *st = NULL;
+    int64_t next;
+    SqlError serr;
+    cr_assert_eq(sql_parse_one(sql, (int64_t)strlen(sql), 0, sa, &st, &next, &serr), 0, "%s: %s",
+                 sql, serr.msg);
+    BSelect *b = NULL;
+    memset(err, 0, sizeof *err);
+    int rc = plan_bind_select(cat, sql, st->select, pa, &b, err);
+    plan_arena_free(pa);
+    sql_arena_free(sa);
+    cat_catalog_free(cat);
+    return rc;
+}
+
+Test(totext, supported_uses_bind) {
+    const char *ok[] = {
+        "SELECT CAST(CAST(i AS TEXT) AS INTEGER), CAST(CAST(i AS TEXT) AS REAL) FROM t",
+        "SELECT CAST(CAST(i AS TEXT) AS DATE) FROM t",
+        "SELECT CAST(i AS TEXT) = '1', '2' < CAST(i AS TEXT), CAST(i AS TEXT) LIKE '1%' FROM t",
+        "SELECT CAST(COALESCE(CAST(i AS TEXT), 'x') AS TEXT) FROM t",
+        "SELECT IFNULL(CAST(i AS TEXT), NULL), CAST(i AS TEXT) IS NULL FROM t",
+        "SELECT COUNT(CAST(i AS TEXT)) FROM t",
+        "SELECT i FROM t WHERE CAST(i AS TEXT) IN ('1', '2')",
+    };
+    for (size_t k = 0; k < sizeof ok / sizeof ok[0]; k++) {
+        PlanError e;
+        cr_expect_eq(bind_sql(ok[k], &e), 0, "%s: %s", ok[k], e.msg);
+    }
+}
+
+Test(totext, unsupported_uses_are_not_implemented_errors) {
+    /* documented in docs/sql.md (Known deviations from SQLite) */
+    const char *bad[] = {
+        "SELECT CAST(i AS TEXT) = s FROM t",
+        "SELECT CASE WHEN i > 0 THEN CAST(i AS TEXT) ELSE 'neg' END FROM t",
+        "SELECT COALESCE(CAST(i AS TEXT), s) FROM t",
+        "SELECT MAX(CAST(i AS TEXT)) FROM t",
+        "SELECT COUNT(*) FROM t GROUP BY CAST(i AS TEXT)",
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        PlanError e;
+        cr_expect_eq(bind_sql(bad[k], &e), -1, "%s binds", bad[k]);
+        cr_expect_str_eq(e.stage, "Not implemented", "%s: %s: %s", bad[k], e.stage, e.msg);
+    }
+}

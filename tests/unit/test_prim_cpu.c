@@ -418,6 +418,8 @@ static RV ref_row(const PrimProgram *p, const PrimVec *in, int64_t row, RV *regs
         case POP_LOOKUP:
             if (a.null || a.i < 0 || a.i >= x->table_n || x->table[a.i] == INT64_MIN)
                 r.null = 1;
+            else if (x->t == PRIM_REG_F)
+                memcpy(&r.f, &x->table[a.i], sizeof r.f); /* the bits of a double */
             else
                 r.i = x->table[a.i];
             break;
@@ -658,6 +660,37 @@ Test(map, case_lookup_coalesce_compare_i_vs_f) {
     }
 }
 
+Test(map, float_lookup) {
+    /* CAST(text AS REAL) per dictionary entry: a LOOKUP with t = F reads the
+     * table's entries as doubles' bits; INT64_MIN and NULL codes are NULL */
+    int32_t a[6] = {0, 1, 2, 3, 4, 7};
+    uint8_t va[6] = {1, 1, 1, 0, 1, 1};
+    double vals[4] = {1.5, -2.25, 0.0, 1e300};
+    int64_t table[5];
+    memcpy(table, vals, sizeof vals);
+    table[4] = INT64_MIN;
+    PrimVec in[1] = {{PRIM_I32, 6, a, va}};
+    PrimInstr code[2] = {I(POP_COL, 0, 0, 0, 0, 0, 0, 0), I(POP_LOOKUP, 1, 1, 0, 0, 0, 0, 0)};
+    code[1].table = table;
+    code[1].table_n = 5;
+    PrimProgram p = {2, code, 2, 1, PRIM_REG_F, 1, 0};
+    double out[6];
+    uint8_t ov[6];
+    PrimVec o = {PRIM_F64, 6, out, ov};
+    PrimCtx c = mkctx(1);
+    cr_assert_eq(prim_cpu_map(&c, &p, in, 6, &o), 0, "%s", c.err);
+    const double want[6] = {1.5, -2.25, 0.0, 0, 0, 0};
+    const uint8_t want_valid[6] = {1, 1, 1, 0, 0, 0};
+    for (int i = 0; i < 6; i++) {
+        cr_expect_eq(ov[i], want_valid[i], "row %d validity", i);
+        if (ov[i]) cr_expect_eq(out[i], want[i], "row %d: %g", i, out[i]);
+    }
+    cr_expect_eq(check_map(&p, in, 6, &o, 1), 0);
+    /* an F lookup is F: an I result register from it is a type error */
+    PrimProgram bad = {2, code, 2, 1, PRIM_REG_I, 1, 0};
+    cr_expect_eq(prim_cpu_map(&c, &bad, in, 6, &o), -1);
+}
+
 Test(map, as_filter_and_bad_programs) {
     int64_t a[4] = {0, 5, -3, 7};
     uint8_t va[4] = {1, 1, 1, 0};
@@ -705,6 +738,12 @@ Test(map, constant_register_overwritten_in_place) {
 }
 
 static const int64_t LOOKUP_TAB[8] = {5, -3, INT64_MIN, 0, 12, INT64_MIN, 7, 1};
+/* The bits of 0.5, -3.25, NULL, 0.0, 12.0, NULL, 7.5, 1.0: a FLOAT lookup. */
+static const int64_t LOOKUP_TABF[8] = {
+    0x3FE0000000000000, -0x3FF6000000000000, /* 0xC00A000000000000 */
+    INT64_MIN,          0,
+    0x4028000000000000, INT64_MIN,
+    0x401E000000000000, 0x3FF0000000000000};
 
 /* Fills code with a random well-typed program over inputs of types ty[];
  * returns ninstr and sets *nregs, *res, *res_t. */
@@ -761,6 +800,7 @@ static int gen_program(PrimInstr *code, const PrimType *ty, int ninputs, int *nr
         case POP_NEG:
         case POP_CASE:
         case POP_COALESCE:
+        case POP_LOOKUP:
             dt = t;
             break;
         default:
@@ -771,7 +811,7 @@ static int gen_program(PrimInstr *code, const PrimType *ty, int ninputs, int *nr
         if (dst == nr && nr >= PRIM_MAX_REGS - 2) dst = pick[0];
         PrimInstr x = I(op, t, dst, pick[0], pick[1], pick[2], 0, 0);
         if (op == POP_LOOKUP) {
-            x.table = LOOKUP_TAB;
+            x.table = t ? LOOKUP_TABF : LOOKUP_TAB;
             x.table_n = 8;
         }
         code[n++] = x;

@@ -381,6 +381,20 @@ static const PrimInstr P4[] = {
     {.op = POP_ADD, .t = PRIM_REG_I, .dst = 16, .a = 13, .b = 15},
 };
 
+/* P6: LOOKUP with t = F (CAST(text AS REAL) per dictionary entry): the
+ * entries are doubles' bits; then F arithmetic and a CASE on the result. */
+static int64_t LOOKUPF16[16];
+static const PrimInstr P6[] = {
+    {.op = POP_COL, .t = PRIM_REG_I, .dst = 0, .ival = 1},
+    {.op = POP_CONST, .t = PRIM_REG_I, .dst = 1, .ival = 20},
+    {.op = POP_ADD, .t = PRIM_REG_I, .dst = 2, .a = 0, .b = 1},
+    {.op = POP_LOOKUP, .t = PRIM_REG_F, .dst = 3, .a = 2, .table = LOOKUPF16, .table_n = 16},
+    {.op = POP_COL, .t = PRIM_REG_F, .dst = 4, .ival = 4},
+    {.op = POP_ADD, .t = PRIM_REG_F, .dst = 5, .a = 3, .b = 4},
+    {.op = POP_ISNULL, .t = PRIM_REG_F, .dst = 6, .a = 3},
+    {.op = POP_CASE, .t = PRIM_REG_F, .dst = 7, .a = 6, .b = 4, .c = 5},
+};
+
 /* P5: edge cases: INT64_MIN / -1, INT64_MIN % -1, F2I of +-1e300 and NaN,
  * x / -1, float division by zero, float MOD by a negative. */
 static PrimInstr P5[] = {
@@ -431,6 +445,15 @@ static PrimProgram map_prog(int k) {
     case 3:
         p.code = P4, p.ninstr = NINSTR(P4), p.result_t = PRIM_REG_I;
         break;
+    case 5:
+        /* entries i: (i - 8) * 0.75, every fifth NULL */
+        for (int i = 0; i < 16; i++) {
+            double v = (i - 8) * 0.75;
+            memcpy(&LOOKUPF16[i], &v, sizeof v);
+            if (i % 5 == 2) LOOKUPF16[i] = INT64_MIN;
+        }
+        p.code = P6, p.ninstr = NINSTR(P6), p.result_t = PRIM_REG_F;
+        break;
     default:
         P5[8].fval = NAN;
         p.code = P5, p.ninstr = NINSTR(P5), p.result_t = PRIM_REG_I;
@@ -440,7 +463,7 @@ static PrimProgram map_prog(int k) {
     p.nregs = p.result + 1;
     return p;
 }
-#define MAP_NPROGS 5
+#define MAP_NPROGS 6
 
 /* Makes the five input columns of n rows: U8 0..3, I32 -20..20, I64
  * -1000..1000, F32 and F64 -20..20 (with fractions and -0.0), NULLs in
