@@ -282,11 +282,13 @@ static int cmp_holds(AstOp op, int c) {
     }
 }
 
-/* DN_TOTEXT node n over numbers in (n rows): the text of each number
- * (NULL -> NULL, or n->totext_null when set) used as n->totext_use says
- * (TextUse in planner.h) into out, whose host vector ex_alloc sized with
- * validity when in has it. TU_TEXT builds a dictionary of the texts now
- * (it joins x->dicts and becomes out->rdict). */
+/* DN_TOTEXT node n over numbers in[0] (n rows; for TU_CMP with a second
+ * input, in[1] holds STRING codes into node->totext_dict): the text of each
+ * number (NULL -> NULL, or n->totext_null when set) used as
+ * n->totext_use says (TextUse in planner.h) into out, whose host vector
+ * ex_alloc sized with validity when an input has it. TU_TEXT builds a
+ * dictionary of the texts now (it joins x->dicts and becomes
+ * out->rdict). */
 static int to_text(Exec *x, const DagNode *node, const PrimVec *in, int64_t n, RtVal *out) {
     int date = node->totext_date;
     TextUse use = node->totext_use;
@@ -296,8 +298,14 @@ static int to_text(Exec *x, const DagNode *node, const PrimVec *in, int64_t n, R
         for (int64_t i = 0; i < n; i++) {
             const char *s = number_text(in, i, date, buf);
             if (!s) s = node->totext_null;
+            const char *other = node->totext_text;
+            if (use == TU_CMP && node->ninputs > 1)
+                other = in[1].valid && !in[1].valid[i]
+                            ? NULL
+                            : cat_dict_str(node->totext_dict, ((const int32_t *)in[1].data)[i]);
+            if (use == TU_CMP && !other) s = NULL;
             if (o->valid) o->valid[i] = s != NULL;
-            if (!s) s = "";
+            if (!s) s = other = "";
             switch (use) {
             case TU_INT:
                 ((int64_t *)o->data)[i] = cat_text_to_int64(s);
@@ -310,8 +318,7 @@ static int to_text(Exec *x, const DagNode *node, const PrimVec *in, int64_t n, R
                     (uint8_t)(plan_like_match(s, node->totext_text) ^ (node->totext_neg ? 1 : 0));
                 break;
             default:
-                ((uint8_t *)o->data)[i] =
-                    (uint8_t)cmp_holds(node->totext_op, strcmp(s, node->totext_text));
+                ((uint8_t *)o->data)[i] = (uint8_t)cmp_holds(node->totext_op, strcmp(s, other));
                 break;
             }
         }
@@ -582,9 +589,10 @@ static int run_node(Exec *x, int i, int gpu) {
     case DN_TOTEXT: {
         if (gpu) return ex_fail(x, "Execution Error: to-text runs on the CPU only");
         int64_t len = in[0].n;
-        if (ex_alloc(x, o0, len, in[0].valid != NULL, 0) != 0) return -1;
+        int want_valid = in[0].valid != NULL || (n->ninputs > 1 && in[1].valid != NULL);
+        if (ex_alloc(x, o0, len, want_valid, 0) != 0) return -1;
         n->rows_in = len;
-        rc = to_text(x, n, &in[0], len, out);
+        rc = to_text(x, n, in, len, out);
         break;
     }
     }

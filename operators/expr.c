@@ -343,7 +343,10 @@ static void label(PlanBuf *b, Lower *L, const LowState *st, const BExpr *e) {
             plan_buf_printf(b, " AS %s", e->tuse == TU_INT ? "INTEGER" : "REAL");
         else if (e->tuse == TU_LIKE)
             plan_buf_printf(b, " %sLIKE '%s'", e->negated ? "NOT " : "", e->ttext);
-        else if (e->tuse == TU_CMP)
+        else if (e->tuse == TU_CMP && e->b) {
+            plan_buf_printf(b, " %s ", ops[e->op] ? ops[e->op] : "?");
+            label(b, L, st, e->b);
+        } else if (e->tuse == TU_CMP)
             plan_buf_printf(b, " %s '%s'", ops[e->op] ? ops[e->op] : "?", e->ttext);
         break;
     }
@@ -358,10 +361,13 @@ char *op_expr_label(Lower *L, const LowState *st, const BExpr *e) {
 }
 
 int op_totext(Lower *L, LowState *st, const BExpr *e) {
-    int v = op_expr(L, st, e->a, bx_is_float(e->a->type) ? PRIM_F64 : PRIM_I64, 0);
-    if (v < 0) return -1;
+    int v[2];
+    v[0] = op_expr(L, st, e->a, bx_is_float(e->a->type) ? PRIM_F64 : PRIM_I64, 0);
+    if (v[0] < 0) return -1;
+    /* TU_CMP against a string expression: its codes are the second input */
+    if (e->b && (v[1] = op_expr(L, st, e->b, PRIM_I32, 0)) < 0) return -1;
     PrimType ot = op_prim_type(e->type);
-    int node = plan_dag_add(L->dag, DN_TOTEXT, &v, 1, 1, &ot);
+    int node = plan_dag_add(L->dag, DN_TOTEXT, v, e->b ? 2 : 1, 1, &ot);
     if (node < 0) return op_fail(L, "out of memory");
     DagNode *n = &L->dag->nodes[node];
     n->est_rows = st->est_rows;
@@ -371,6 +377,7 @@ int op_totext(Lower *L, LowState *st, const BExpr *e) {
     n->totext_neg = e->negated;
     n->totext_text = e->ttext;
     n->totext_null = e->tnull;
+    n->totext_dict = e->b ? e->b->dict : NULL;
     n->label = op_expr_label(L, st, e);
     int out = plan_dag_out(L->dag, node, 0);
     L->dag->values[out].ltype = e->type;

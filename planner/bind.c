@@ -129,8 +129,8 @@ static BExpr *text_use(BindCtx *bc, const BExpr *x, TextUse use, CatType t, int6
 static void *runtime_text_fail(BindCtx *bc, const BExpr *x, const char *what) {
     return bind_fail(bc, "Not implemented", x->pos,
                      "%s CAST(x AS TEXT) of a non-constant number (supported: output, IS NULL, "
-                     "COUNT, LIKE, comparison with a constant string, CAST to a number, "
-                     "COALESCE with a constant string)",
+                     "COUNT, LIKE, comparison with a string, CAST to a number, COALESCE with a "
+                     "constant string)",
                      what);
 }
 
@@ -181,12 +181,15 @@ static BExpr *bind_compare(BindCtx *bc, AstOp op, BExpr *x, BExpr *y, int64_t po
             BExpr *n = bx_null(bc->arena, CAT_BOOL, pos);
             return n ? n : bind_oom(bc);
         }
-        if (other->kind != BE_CONST || other->type != CAT_STRING)
-            return runtime_text_fail(bc, rt, "comparing a non-constant or a non-string with");
+        if (other->type != CAT_STRING || runtime_text(other))
+            return runtime_text_fail(bc, rt, "comparing a number or another text of numbers with");
         BExpr *u = text_use(bc, rt, TU_CMP, CAT_BOOL, pos);
         if (!u) return NULL;
         u->op = rt == x ? op : flip[op];
-        u->ttext = const_text(other);
+        if (other->kind == BE_CONST)
+            u->ttext = const_text(other);
+        else
+            u->b = other; /* a string column or expression, read per row */
         return u;
     }
     if (x->type == CAT_NULL && y->type == CAT_STRING) x->type = CAT_STRING, x->dict = y->dict;

@@ -57,7 +57,9 @@ typedef enum BExprKind {
  *   TU_INT    INT64   CAST(text AS INTEGER)  (cat_text_to_int64)
  *   TU_REAL   FLOAT64 CAST(text AS REAL)     (cat_text_to_real)
  *   TU_LIKE   BOOL    text LIKE ttext, NOT LIKE when negated
- *   TU_CMP    BOOL    text <op> ttext in byte order (SQLite's BINARY) */
+ *   TU_CMP    BOOL    text <op> ttext, or <op> the STRING expression b
+ *                     (a dictionary of bind time) when b is set, in byte
+ *                     order (SQLite's BINARY); NULL if either is NULL */
 typedef enum TextUse { TU_TEXT = 0, TU_INT, TU_REAL, TU_LIKE, TU_CMP } TextUse;
 
 typedef struct BExpr {
@@ -268,7 +270,8 @@ typedef struct DagNode {
     AstOp totext_op;                   /* ... op (TU_CMP), */
     int totext_neg;                    /* ... negated (TU_LIKE), */
     const char *totext_text;           /* ... ttext and */
-    const char *totext_null;           /* ... tnull (arena) */
+    const char *totext_null;           /* ... tnull (arena); */
+    const CatDict *totext_dict;        /* ... b's dictionary (TU_CMP with a second input) */
     int64_t km_min, km_range;          /* DN_KEYMAP: key range (output length km_range) */
     const PrimDenseAgg *dagg;          /* DN_DENSEAGG: the spec (arena); output length ngroups */
     int64_t da_pass; /* DN_DENSEAGG: estimated fact rows that pass its range filters (cost) */
