@@ -256,6 +256,9 @@ done:
  * files of the same names are replaced). Returns 0, or -1 with err set. */
 int cat_write_binary(const CatTable *t, const char *dir, CatError *err) {
     if (!t || !dir) return cat_err(err, "cat_write_binary: no table or folder");
+    if (t->stale)
+        return cat_err(err, "table '%s': rows were inserted; call cat_table_ready() first",
+                       t->name);
     if (cat_mkdirs(dir) != 0)
         return cat_err(err, "%s: cannot create folder: %s", dir, strerror(errno));
     for (int c = 0; c < t->ncols; c++)
