@@ -22,8 +22,17 @@ int cat_err(CatError *err, const char *fmt, ...)
     ;
 
 /* Copy at most CAT_ERR_VALUE_MAX bytes of s[0..len) into buf (size >=
- * CAT_ERR_VALUE_MAX + 4), NUL-terminated, adding "..." when cut. Returns buf. */
+ * CAT_ERR_VALUE_MAX + 4), NUL-terminated, adding "..." when cut; control
+ * bytes become spaces and bytes that are not UTF-8 '?'. Returns buf. */
 char *cat_err_value(char *buf, const char *s, size_t len);
+
+/* Length (1..4) of the well-formed UTF-8 sequence that starts s[0..n), or
+ * 0 when none does (stray continuation byte, overlong form, surrogate,
+ * above U+10FFFF, cut short). */
+int cat_utf8_len(const char *s, size_t n);
+/* Offset of the first byte of s[0..n) that is not part of well-formed
+ * UTF-8, or n when all of it is. */
+size_t cat_utf8_check(const char *s, size_t n);
 
 /* Number of worker threads to use (online processors, at least 1, at most
  * 64). */

@@ -151,7 +151,8 @@ int cat_find_column(const CatTable *t, const char *name);
  *     - name: test
  *       source: test.csv          # relative to the config file's folder
  *       format: csv               # csv | tbl | binary
- *       header: true              # csv only, default false
+ *       header: true              # csv / tbl, default false: columns are
+ *                                 # matched to the header by name
  *       delimiter: ","            # default "," for csv, "|" for tbl
  *       columns:
  *         - {name: id, type: INT32}
@@ -162,8 +163,13 @@ int cat_find_column(const CatTable *t, const char *name);
  * column named <column>.bin (STRING: <column>.bin int32 codes plus
  * <column>.dict, the strings each followed by '\n', in code order).
  *
- * A table whose file has a bad row is not added (nothing half-loaded);
- * other tables still load. Returns 0 if everything loaded, -1 otherwise
+ * With a header, each declared column is the file column of the same name
+ * (case-insensitive; undeclared file columns are skipped; a declared column
+ * missing from the header is an error at file:1); without one, columns are
+ * positional. A table whose file has a bad row (wrong field count, value
+ * that does not parse, unterminated quote, invalid UTF-8 in a STRING, a NUL
+ * byte anywhere) is not added (nothing half-loaded); other tables still
+ * load. A key repeated in a YAML mapping is an error. Returns 0 if everything loaded, -1 otherwise
  * with the first error in err (file, line, column, offending value).
  */
 typedef struct CatSettings {

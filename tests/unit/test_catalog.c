@@ -1242,3 +1242,187 @@ Test(catalog, insert_values_from_own_dictionary) {
     cr_assert_str_eq(cat_dict_str(col->dict, ((int32_t *)col->data)[N + 2]), longs[N - 1]);
     cat_catalog_free(c);
 }
+
+/* ------------------------------------------------ header by name -- */
+
+/* Write n bytes (NULs allowed) to the test folder's file `name`. */
+static void putn(const char *name, const char *text, size_t n) {
+    FILE *f = fopen(tpath(name), "wb");
+    cr_assert_not_null(f);
+    cr_assert_eq(fwrite(text, 1, n, f), n);
+    fclose(f);
+}
+
+/* A header lists the columns in another order than the config, with other
+ * case, quotes, spaces, CRLF and a column the config does not declare: the
+ * values land in the columns of their names. */
+Test(catalog, header_matches_columns_by_name) {
+    put("gqp.yaml", "tables:\n"
+                    "  - name: t\n"
+                    "    source: t.csv\n"
+                    "    header: true\n"
+                    "    columns:\n"
+                    "      - {name: qty, type: INT32}\n"
+                    "      - {name: price, type: FLOAT64}\n"
+                    "      - {name: s, type: TEXT}\n"
+                    "  - name: u\n"
+                    "    source: u.tbl\n"
+                    "    header: true\n"
+                    "    columns: [{name: b, type: INT32}, {name: a, type: TEXT}]\n");
+    put("t.csv", "PRICE, \"s\" ,skip,Qty\r\n2.5,x,zz,4\r\n10,\"y,1\",,1\r\n");
+    put("u.tbl", "a|b|\nfoo|7|\n");
+    CatError e;
+    int rc;
+    Catalog *c = load("gqp.yaml", &rc, &e);
+    cr_assert_eq(rc, 0, "%s", e.msg);
+    CatTable *t = cat_find_table(c, "t");
+    cr_assert_eq(t->nrows, 2);
+    cr_assert_eq(((int32_t *)t->cols[0].data)[0], 4);
+    cr_assert_eq(((int32_t *)t->cols[0].data)[1], 1);
+    cr_assert_eq(((double *)t->cols[1].data)[0], 2.5);
+    cr_assert_eq(((double *)t->cols[1].data)[1], 10.0);
+    const CatColumn *s = &t->cols[2];
+    cr_assert_str_eq(cat_dict_str(s->dict, ((int32_t *)s->data)[1]), "y,1");
+    CatTable *u = cat_find_table(c, "u");
+    cr_assert_eq(u->nrows, 1);
+    cr_assert_eq(((int32_t *)u->cols[0].data)[0], 7);
+    cr_assert_str_eq(cat_dict_str(u->cols[1].dict, 0), "foo");
+    cat_catalog_free(c);
+}
+
+/* A config column missing from the header, or named twice in it, is an
+ * error naming file:line (the header's) and the column; the table is not
+ * loaded, the other table is. */
+Test(catalog, header_missing_or_repeated_column_is_an_error) {
+    const char *yaml = "tables:\n"
+                       "  - name: t\n"
+                       "    source: t.csv\n"
+                       "    header: true\n"
+                       "    columns: [{name: qty, type: INT32}, {name: price, type: FLOAT64}]\n"
+                       "  - name: g\n"
+                       "    source: g.csv\n"
+                       "    columns: [{name: x, type: INT32}]\n";
+    put("gqp.yaml", yaml);
+    put("g.csv", "1\n");
+    const char *bodies[] = {"price,quantity\n1,2\n", "qty,price,QTY\n1,2,3\n", ""};
+    const char *needles[] = {"header has no column 'qty'", "names column 'qty' twice",
+                             "header line"};
+    for (int i = 0; i < 3; i++) {
+        put("t.csv", bodies[i]);
+        CatError e;
+        int rc;
+        Catalog *c = load("gqp.yaml", &rc, &e);
+        cr_assert_eq(rc, -1, "%d", i);
+        cr_assert(strncmp(e.msg, "Catalog Error: ", 15) == 0, "%s", e.msg);
+        cr_assert(strstr(e.msg, "t.csv:1:"), "%s", e.msg);
+        cr_assert(strstr(e.msg, needles[i]), "%s", e.msg);
+        cr_assert_null(cat_find_table(c, "t"));
+        cr_assert_not_null(cat_find_table(c, "g"));
+        cat_catalog_free(c);
+    }
+    /* header only: an empty table */
+    put("t.csv", "price,qty\n");
+    CatError e;
+    int rc;
+    Catalog *c = load("gqp.yaml", &rc, &e);
+    cr_assert_eq(rc, 0, "%s", e.msg);
+    cr_assert_eq(cat_find_table(c, "t")->nrows, 0);
+    cat_catalog_free(c);
+}
+
+/* Malformed text files: each is a Catalog Error naming file:line and the
+ * reason, and leaves no table behind. */
+Test(catalog, malformed_text_files) {
+    put("gqp.yaml", "tables:\n"
+                    "  - name: m\n"
+                    "    source: m.csv\n"
+                    "    columns: [{name: a, type: INT32}, {name: s, type: TEXT}]\n");
+    static const struct {
+        const char *body;
+        size_t len;
+        const char *where, *what;
+    } cases[] = {
+        {"1,x\n2,a\0b\n", 10, "m.csv:2:", "NUL byte"},
+        {"1,x\n\n3,a\xff\n", 10, "m.csv:3:", "invalid UTF-8"},
+        {"1,\xc3\n", 4, "m.csv:1:", "invalid UTF-8"},         /* cut sequence */
+        {"1,\xed\xa0\x80\n", 6, "m.csv:1:", "invalid UTF-8"}, /* surrogate */
+        {"1,\"x\n2,y\n", 9, "m.csv:1:", "unterminated"},
+        {"1,\"x\"y\n", 7, "m.csv:1:", "after closing quote"},
+        {"1,x\r\n2\r\n", 8, "m.csv:2:", "missing value"},
+        {"1,x,y", 5, "m.csv:1:", "extra value"},
+        {"x1,x", 4, "m.csv:1:", "cannot parse"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        putn("m.csv", cases[i].body, cases[i].len);
+        CatError e;
+        int rc;
+        Catalog *c = load("gqp.yaml", &rc, &e);
+        cr_assert_eq(rc, -1, "case %zu", i);
+        cr_assert(strncmp(e.msg, "Catalog Error: ", 15) == 0, "%s", e.msg);
+        cr_assert(strstr(e.msg, cases[i].where), "case %zu: %s", i, e.msg);
+        cr_assert(strstr(e.msg, cases[i].what), "case %zu: %s", i, e.msg);
+        cr_assert_null(cat_find_table(c, "m"));
+        cat_catalog_free(c);
+    }
+    /* a very long line: the value is quoted cut short in the error */
+    size_t n = 1 << 20;
+    char *big = malloc(n + 9);
+    memcpy(big, "1,x\n", 4);
+    memset(big + 4, '7', n);
+    memcpy(big + 4 + n, ",y,z\n", 5);
+    putn("m.csv", big, n + 9);
+    free(big);
+    CatError e;
+    int rc;
+    Catalog *c = load("gqp.yaml", &rc, &e);
+    cr_assert_eq(rc, -1);
+    cr_assert(strstr(e.msg, "m.csv:2:") && strstr(e.msg, "...") && strlen(e.msg) < 300, "%s",
+              e.msg);
+    cat_catalog_free(c);
+    /* empty file, missing final newline, CRLF, an all-NULL string column
+     * (an empty dictionary: qsort of nothing) are fine */
+    const char *ok[] = {"", "1,x", "1,\r\n2,\r\n"};
+    int64_t rows[] = {0, 1, 2};
+    for (int i = 0; i < 3; i++) {
+        put("m.csv", ok[i]);
+        c = load("gqp.yaml", &rc, &e);
+        cr_assert_eq(rc, 0, "%s", e.msg);
+        CatTable *t = cat_find_table(c, "m");
+        cr_assert_eq(t->nrows, rows[i]);
+        cr_assert_eq(t->cols[1].dict->n, i == 1);
+        cat_catalog_free(c);
+    }
+}
+
+/* A key given twice in a YAML mapping is an error at the second one (it
+ * used to override the first and leak it). */
+Test(catalog, yaml_duplicate_key_is_an_error) {
+    const char *ys[] = {"tables:\n  - name: t\n    name: u\n    source: t.csv\n"
+                        "    columns: [{name: a, type: INT32}]\n",
+                        "tables:\n  - name: t\n    source: t.csv\n"
+                        "    columns: [{name: a, type: INT32, name: b}]\n",
+                        "tables:\ntables:\n"};
+    const char *where[] = {"gqp.yaml:3:5:", "gqp.yaml:4:38:", "gqp.yaml:2:1:"};
+    put("t.csv", "1\n");
+    for (int i = 0; i < 3; i++) {
+        put("gqp.yaml", ys[i]);
+        CatError e;
+        int rc;
+        Catalog *c = load("gqp.yaml", &rc, &e);
+        cr_assert_eq(rc, -1);
+        cr_assert(strstr(e.msg, "duplicate key") && strstr(e.msg, where[i]), "%s", e.msg);
+        cr_assert_eq(c->ntables, 0);
+        cat_catalog_free(c);
+    }
+}
+
+/* Building a dictionary of nothing (the all-NULL column is covered by
+ * malformed_text_files). */
+Test(catalog, dict_of_nothing) {
+    int32_t codes[1] = {5};
+    CatDict *d = cat_dict_build(NULL, NULL, 0, codes);
+    cr_assert_not_null(d);
+    cr_assert_eq(d->n, 0);
+    cr_assert_eq(codes[0], 5);
+    cat_dict_free(d);
+}
