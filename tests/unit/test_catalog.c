@@ -657,6 +657,21 @@ Test(catalog, binary_size_mismatch_and_bad_dict) {
     cr_assert_eq(rc, -1);
     cr_assert(strstr(e.msg, "out of range"), "%s", e.msg);
     cat_catalog_free(c);
+    /* a NUL byte or invalid UTF-8 inside a dictionary string */
+    const char *bad[] = {"a\nb\nc\xff\n", "a\nb\0x\nc\n"};
+    const size_t blen[] = {7, 8};
+    const char *why[] = {"a.dict:3:", "a.dict:2:"};
+    for (int i = 0; i < 2; i++) {
+        f = fopen(tpath("bin/a.dict"), "wb");
+        fwrite(bad[i], 1, blen[i], f);
+        fclose(f);
+        c = load("gqp.yaml", &rc, &e);
+        cr_assert_eq(rc, -1);
+        cr_assert(strstr(e.msg, why[i]) && (strstr(e.msg, "UTF-8") || strstr(e.msg, "NUL")), "%s",
+                  e.msg);
+        cr_assert_eq(c->ntables, 0);
+        cat_catalog_free(c);
+    }
 }
 
 /* ------------------------------------------------------------- INSERT -- */
