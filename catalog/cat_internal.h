@@ -22,8 +22,17 @@ int cat_err(CatError *err, const char *fmt, ...)
     ;
 
 /* Copy at most CAT_ERR_VALUE_MAX bytes of s[0..len) into buf (size >=
- * CAT_ERR_VALUE_MAX + 4), NUL-terminated, adding "..." when cut. Returns buf. */
+ * CAT_ERR_VALUE_MAX + 4), NUL-terminated, adding "..." when cut; control
+ * bytes become spaces and bytes that are not UTF-8 '?'. Returns buf. */
 char *cat_err_value(char *buf, const char *s, size_t len);
+
+/* Length (1..4) of the well-formed UTF-8 sequence that starts s[0..n), or
+ * 0 when none does (stray continuation byte, overlong form, surrogate,
+ * above U+10FFFF, cut short). */
+int cat_utf8_len(const char *s, size_t n);
+/* Offset of the first byte of s[0..n) that is not part of well-formed
+ * UTF-8, or n when all of it is. */
+size_t cat_utf8_check(const char *s, size_t n);
 
 /* Number of worker threads to use (online processors, at least 1, at most
  * 64). */
@@ -75,6 +84,22 @@ CatDict *cat_dict_build_masked(const char *const *strs, const size_t *lens, int6
                                const uint8_t *valid, int32_t *codes);
 /* An empty dictionary (n = 0), or NULL on allocation failure. */
 CatDict *cat_dict_empty(void);
+
+/* Appending to a dictionary (INSERT), in two steps so that an INSERT is all
+ * or nothing. cat_dict_reserve() makes room for more_n more strings of
+ * more_bytes bytes in all (NULs included) and builds the hash index; it may
+ * move d->bytes, in which case *old_bytes receives the old block, still
+ * holding the same strings, for the caller to cat_host_free() once no
+ * pointer into it is in use (else NULL). Returns 0, or -1 (out of memory,
+ * more than INT32_MAX strings) with d unchanged. Then cat_dict_append(),
+ * which cannot fail, returns the code of s[0..len), appending it when new
+ * (d->unsorted is set when it does not sort after the last string). */
+int cat_dict_reserve(CatDict *d, int64_t more_n, size_t more_bytes, char **old_bytes);
+int32_t cat_dict_append(CatDict *d, const char *s, size_t len);
+/* When d->unsorted: sort d and re-code codes[0..nrows) (the codes of rows
+ * whose valid[i] is 0 become 0; valid may be NULL) so codes are ranks
+ * again. Returns 0, or -1 when out of memory (d and codes unchanged). */
+int cat_dict_sort(CatDict *d, int32_t *codes, const uint8_t *valid, int64_t nrows);
 
 /* Strict field parsers shared by the text loader and INSERT. Each parses
  * the whole of s[0..len) (no surrounding spaces) and returns 0, or -1 when

@@ -48,6 +48,14 @@ typedef struct CatDict {
     int64_t n;        /* number of strings */
     char *bytes;      /* all strings back to back, each followed by NUL */
     int64_t *offsets; /* n + 1 offsets into bytes (offsets[i+1]-offsets[i]-1 = length) */
+    /* Appending (INSERT), managed by catalog/ only; all zero in a dictionary
+     * from cat_dict_build(). While `unsorted` is set, codes are in append
+     * order, not ranks: cat_table_ready() sorts the dictionary (and re-codes
+     * the column) before a query reads it. */
+    int unsorted;
+    int64_t cap_n;              /* room for cap_n strings (0 = exactly n) */
+    int64_t cap_bytes;          /* bytes allocated (0 = exactly offsets[n]) */
+    struct CatDictIndex *index; /* hash index for appending, or NULL */
 } CatDict;
 
 const char *cat_dict_str(const CatDict *d, int64_t code);
@@ -105,6 +113,7 @@ typedef struct CatColumn {
     int64_t n;      /* rows (same as the table's) */
     void *data;     /* n values of cat_type_width(type) bytes */
     uint8_t *valid; /* NULL = no NULLs; else one byte per row, 1 = value */
+    int64_t cap;    /* rows allocated in data (and valid) by INSERT; 0 = n */
     CatDict *dict;  /* STRING only */
     CatStats stats;
 } CatColumn;
@@ -115,6 +124,8 @@ typedef struct CatTable {
     CatColumn *cols;
     int64_t nrows;
     char *source; /* file it was loaded from, or NULL */
+    int stale;    /* INSERT appended rows: stats are out of date and string
+                     dictionaries may be unsorted until cat_table_ready() */
 } CatTable;
 
 typedef struct Catalog {
@@ -140,7 +151,8 @@ int cat_find_column(const CatTable *t, const char *name);
  *     - name: test
  *       source: test.csv          # relative to the config file's folder
  *       format: csv               # csv | tbl | binary
- *       header: true              # csv only, default false
+ *       header: true              # csv / tbl, default false: columns are
+ *                                 # matched to the header by name
  *       delimiter: ","            # default "," for csv, "|" for tbl
  *       columns:
  *         - {name: id, type: INT32}
@@ -151,8 +163,13 @@ int cat_find_column(const CatTable *t, const char *name);
  * column named <column>.bin (STRING: <column>.bin int32 codes plus
  * <column>.dict, the strings each followed by '\n', in code order).
  *
- * A table whose file has a bad row is not added (nothing half-loaded);
- * other tables still load. Returns 0 if everything loaded, -1 otherwise
+ * With a header, each declared column is the file column of the same name
+ * (case-insensitive; undeclared file columns are skipped; a declared column
+ * missing from the header is an error at file:1); without one, columns are
+ * positional. A table whose file has a bad row (wrong field count, value
+ * that does not parse, unterminated quote, invalid UTF-8 in a STRING, a NUL
+ * byte anywhere) is not added (nothing half-loaded); other tables still
+ * load. A key repeated in a YAML mapping is an error. Returns 0 if everything loaded, -1 otherwise
  * with the first error in err (file, line, column, offending value).
  */
 typedef struct CatSettings {
@@ -195,9 +212,19 @@ typedef struct CatValue {
  * converting each value to its column's type as SQLite would (int into
  * FLOAT64 widens, float into INT64 keeps the value if integral else error,
  * a number into STRING becomes its text, text into a number is an error
- * unless it parses entirely as one). All or nothing. Updates stats and
- * re-sorts string dictionaries (re-coding the column). */
+ * unless it parses entirely as one). All or nothing. Amortized O(nrows)
+ * whatever the table's size: arrays grow geometrically, new strings are
+ * appended to the dictionary through a hash index, and the table is left
+ * `stale` (stats not recomputed; a string dictionary is unsorted when a new
+ * string did not sort after every other) until cat_table_ready(). */
 int cat_insert_rows(CatTable *t, int64_t nrows, const CatValue *vals, CatError *err);
+
+/* Make a stale table readable by queries: sort every unsorted string
+ * dictionary (re-coding its column so codes are ranks again) and recompute
+ * the stats. O(rows + distinct strings * log) when stale, O(1) otherwise;
+ * the binder calls it for each table a query reads. Returns 0, or -1 when
+ * out of memory (the table then stays stale; its contents are intact). */
+int cat_table_ready(CatTable *t);
 
 /* Recompute stats of every column of t. */
 void cat_table_stats(CatTable *t);

@@ -61,6 +61,23 @@ static const char *scalar(Cfg *g, const yaml_node_t *n, const char *key) {
     return (const char *)n->data.scalar.value;
 }
 
+/* The key of pair p of mapping m when it is a scalar that no earlier pair
+ * of m has; NULL with the error set otherwise (a duplicate key would
+ * silently override, and leak, the first value). */
+static const char *unique_key(Cfg *g, const yaml_node_t *m, const yaml_node_pair_t *p) {
+    yaml_node_t *k = yaml_document_get_node(g->doc, p->key);
+    const char *key = scalar(g, k, "key");
+    if (!key) return NULL;
+    for (const yaml_node_pair_t *q = m->data.mapping.pairs.start; q < p; q++) {
+        yaml_node_t *k2 = yaml_document_get_node(g->doc, q->key);
+        if (k2->type == YAML_SCALAR_NODE && strcmp((const char *)k2->data.scalar.value, key) == 0) {
+            cfg_err(g, k, "duplicate key '%s'", key);
+            return NULL;
+        }
+    }
+    return key;
+}
+
 /* Parse a YAML boolean value for `key` into *out. Returns 0 or -1. */
 static int get_bool(Cfg *g, const yaml_node_t *n, const char *key, int *out) {
     const char *s = scalar(g, n, key);
@@ -119,7 +136,7 @@ static int parse_columns(Cfg *g, yaml_node_t *n, TDecl *d) {
              p++) {
             yaml_node_t *k = yaml_document_get_node(g->doc, p->key);
             yaml_node_t *v = yaml_document_get_node(g->doc, p->value);
-            const char *key = scalar(g, k, "key");
+            const char *key = unique_key(g, c, p);
             if (!key) return -1;
             if (strcmp(key, "name") == 0) {
                 if (!(name = scalar(g, v, key))) return -1;
@@ -154,7 +171,7 @@ static int parse_table(Cfg *g, yaml_node_t *n, TDecl *d) {
     for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
         yaml_node_t *k = yaml_document_get_node(g->doc, p->key);
         yaml_node_t *v = yaml_document_get_node(g->doc, p->value);
-        const char *key = scalar(g, k, "key"), *s;
+        const char *key = unique_key(g, n, p), *s;
         if (!key) return -1;
         if (strcmp(key, "name") == 0) {
             if (!(s = scalar(g, v, key)) || !(d->name = dup_or_err(g, v, s))) return -1;
@@ -235,7 +252,7 @@ static int parse_root(Cfg *g, yaml_node_t *root, CatSettings *s) {
          p++) {
         yaml_node_t *k = yaml_document_get_node(g->doc, p->key);
         yaml_node_t *v = yaml_document_get_node(g->doc, p->value);
-        const char *key = scalar(g, k, "key");
+        const char *key = unique_key(g, root, p);
         if (!key) return -1;
         if (strcmp(key, "tables") == 0) {
             if (v->type == YAML_SCALAR_NODE && v->data.scalar.length == 0)
@@ -258,7 +275,7 @@ static int parse_root(Cfg *g, yaml_node_t *root, CatSettings *s) {
                  q++) {
                 yaml_node_t *k2 = yaml_document_get_node(g->doc, q->key);
                 yaml_node_t *v2 = yaml_document_get_node(g->doc, q->value);
-                const char *key2 = scalar(g, k2, "key");
+                const char *key2 = unique_key(g, v, q);
                 if (!key2) return -1;
                 if (strcmp(key2, "gpu_cache_bytes") != 0 && strcmp(key2, "cost_file") != 0)
                     return cfg_err(g, k2, "unknown key '%s' in device", key2);

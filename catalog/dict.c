@@ -54,11 +54,30 @@ int64_t cat_dict_find(const CatDict *d, const char *s, size_t len) {
     return str_cmp(m, mlen, s, len) == 0 ? c : -1;
 }
 
-/* Free d and its arrays; NULL is a no-op. */
+/* The hash index of an appendable dictionary: hashes[u] of string u (room
+ * for cap strings) and an open-addressing table of codes (-1 = empty slot)
+ * at most half full. */
+struct CatDictIndex {
+    int64_t cap;
+    uint64_t *hashes;
+    int32_t *slots;
+    uint64_t mask;
+};
+
+/* Free an index; NULL is a no-op. */
+static void index_free(struct CatDictIndex *x) {
+    if (!x) return;
+    free(x->hashes);
+    free(x->slots);
+    free(x);
+}
+
+/* Free d, its arrays and its index; NULL is a no-op. */
 void cat_dict_free(CatDict *d) {
     if (!d) return;
     cat_host_free(d->bytes);
     cat_host_free(d->offsets);
+    index_free(d->index);
     free(d);
 }
 
@@ -196,7 +215,7 @@ CatDict *cat_dict_build_masked(const char *const *strs, const size_t *lens, int6
         if (u < 0) goto done;
         codes[i] = (int32_t)u;
     }
-    qsort(b.ents, (size_t)b.nents, sizeof *b.ents, dent_cmp);
+    if (b.nents > 1) qsort(b.ents, (size_t)b.nents, sizeof *b.ents, dent_cmp);
     rank = malloc((size_t)(b.nents ? b.nents : 1) * sizeof *rank);
     d = calloc(1, sizeof *d);
     if (!rank || !d) goto fail;
@@ -236,4 +255,177 @@ done:
  * catalog.h. NULL on allocation failure. */
 CatDict *cat_dict_build(const char *const *strs, const size_t *lens, int64_t n, int32_t *codes) {
     return cat_dict_build_masked(strs, lens, n, NULL, codes);
+}
+
+/* ------------------------------------------------------ appending -- */
+
+/* Bytes of d's string u and its length. */
+static const char *ent(const CatDict *d, int64_t u, size_t *len) {
+    *len = (size_t)(d->offsets[u + 1] - d->offsets[u] - 1);
+    return d->bytes + d->offsets[u];
+}
+
+/* A new index over d's n strings with room for cap (>= n) strings; NULL
+ * when out of memory. */
+static struct CatDictIndex *index_build(const CatDict *d, int64_t cap) {
+    struct CatDictIndex *x = calloc(1, sizeof *x);
+    if (!x) return NULL;
+    uint64_t nslots = 64;
+    while (nslots < (uint64_t)cap * 2)
+        nslots *= 2;
+    x->cap = cap;
+    x->mask = nslots - 1;
+    x->hashes = malloc((size_t)(cap ? cap : 1) * sizeof *x->hashes);
+    x->slots = malloc(nslots * sizeof *x->slots);
+    if (!x->hashes || !x->slots) {
+        index_free(x);
+        return NULL;
+    }
+    memset(x->slots, 0xff, nslots * sizeof *x->slots);
+    for (int64_t u = 0; u < d->n; u++) {
+        size_t len;
+        const char *p = ent(d, u, &len);
+        uint64_t h = str_hash(p, len), k = h & x->mask;
+        while (x->slots[k] >= 0)
+            k = (k + 1) & x->mask;
+        x->hashes[u] = h;
+        x->slots[k] = (int32_t)u;
+    }
+    return x;
+}
+
+/* See cat_internal.h. Capacities grow at least twofold, so appending is
+ * amortized O(1) per string. */
+int cat_dict_reserve(CatDict *d, int64_t more_n, size_t more_bytes, char **old_bytes) {
+    *old_bytes = NULL;
+    int64_t need_n = d->n + more_n;
+    if (more_n < 0 || need_n > INT32_MAX) return -1;
+    int64_t used = d->offsets[d->n];
+    int64_t cap_n = d->cap_n > d->n ? d->cap_n : d->n;
+    int64_t cap_b = d->cap_bytes > used ? d->cap_bytes : used;
+    int64_t need_b = used + (int64_t)more_bytes;
+    int64_t *noff = NULL;
+    char *nbytes = NULL;
+    struct CatDictIndex *nx = NULL;
+    if (need_n > cap_n) {
+        cap_n = need_n > 2 * cap_n ? need_n : 2 * cap_n;
+        if (cap_n < 16) cap_n = 16;
+        if (cap_n > INT32_MAX) cap_n = INT32_MAX;
+        noff = cat_host_alloc((size_t)(cap_n + 1) * sizeof *noff);
+        if (!noff) return -1;
+    }
+    if (need_b > cap_b) {
+        cap_b = need_b > 2 * cap_b ? need_b : 2 * cap_b;
+        if (cap_b < 256) cap_b = 256;
+        nbytes = cat_host_alloc((size_t)cap_b);
+        if (!nbytes) goto oom;
+    }
+    if (!d->index || d->index->cap < need_n) {
+        if (!(nx = index_build(d, cap_n))) goto oom;
+    }
+    /* nothing below fails */
+    if (noff) {
+        memcpy(noff, d->offsets, (size_t)(d->n + 1) * sizeof *noff);
+        cat_host_free(d->offsets);
+        d->offsets = noff;
+    }
+    d->cap_n = cap_n;
+    if (nbytes) {
+        if (used) memcpy(nbytes, d->bytes, (size_t)used);
+        *old_bytes = d->bytes;
+        d->bytes = nbytes;
+    }
+    d->cap_bytes = cap_b;
+    if (nx) {
+        index_free(d->index);
+        d->index = nx;
+    }
+    return 0;
+oom:
+    cat_host_free(noff);
+    cat_host_free(nbytes);
+    return -1;
+}
+
+/* See cat_internal.h. */
+int32_t cat_dict_append(CatDict *d, const char *s, size_t len) {
+    struct CatDictIndex *x = d->index;
+    uint64_t h = str_hash(s, len), k = h & x->mask;
+    for (;;) {
+        int32_t u = x->slots[k];
+        if (u < 0) break;
+        size_t ulen;
+        const char *p = ent(d, u, &ulen);
+        if (x->hashes[u] == h && ulen == len && (len == 0 || memcmp(p, s, len) == 0)) return u;
+        k = (k + 1) & x->mask;
+    }
+    int64_t u = d->n;
+    int64_t off = d->offsets[u];
+    if (len) memcpy(d->bytes + off, s, len);
+    d->bytes[off + (int64_t)len] = '\0';
+    d->offsets[u + 1] = off + (int64_t)len + 1;
+    if (!d->unsorted && u > 0) {
+        size_t plen;
+        const char *prev = ent(d, u - 1, &plen);
+        if (str_cmp(prev, plen, s, len) > 0) d->unsorted = 1;
+    }
+    x->hashes[u] = h;
+    x->slots[k] = (int32_t)u;
+    d->n = u + 1;
+    return (int32_t)u;
+}
+
+/* See cat_internal.h. */
+int cat_dict_sort(CatDict *d, int32_t *codes, const uint8_t *valid, int64_t nrows) {
+    if (!d->unsorted) return 0;
+    int64_t n = d->n, used = d->offsets[n];
+    int64_t cap_n = d->cap_n > n ? d->cap_n : n;
+    int64_t cap_b = d->cap_bytes > used ? d->cap_bytes : used;
+    DEnt *e = malloc((size_t)n * sizeof *e);
+    int32_t *old2new = malloc((size_t)n * sizeof *old2new);
+    int64_t *noff = cat_host_alloc((size_t)(cap_n + 1) * sizeof *noff);
+    char *nbytes = cat_host_alloc((size_t)(cap_b ? cap_b : 1));
+    uint64_t *nh =
+        d->index ? malloc((size_t)(d->index->cap ? d->index->cap : 1) * sizeof *nh) : NULL;
+    if (!e || !old2new || !noff || !nbytes || (d->index && !nh)) {
+        free(e);
+        free(old2new);
+        cat_host_free(noff);
+        cat_host_free(nbytes);
+        free(nh);
+        return -1;
+    }
+    for (int64_t u = 0; u < n; u++) {
+        e[u].p = ent(d, u, &e[u].len);
+        e[u].uid = (int32_t)u;
+    }
+    if (n > 1) qsort(e, (size_t)n, sizeof *e, dent_cmp);
+    int64_t off = 0;
+    for (int64_t r = 0; r < n; r++) {
+        old2new[e[r].uid] = (int32_t)r;
+        noff[r] = off;
+        if (e[r].len) memcpy(nbytes + off, e[r].p, e[r].len);
+        off += (int64_t)e[r].len;
+        nbytes[off++] = '\0';
+        if (nh) nh[r] = d->index->hashes[e[r].uid];
+    }
+    noff[n] = off;
+    for (int64_t i = 0; i < nrows; i++)
+        codes[i] = valid && !valid[i] ? 0 : old2new[codes[i]];
+    if (d->index) {
+        for (uint64_t k = 0; k <= d->index->mask; k++)
+            if (d->index->slots[k] >= 0) d->index->slots[k] = old2new[d->index->slots[k]];
+        free(d->index->hashes);
+        d->index->hashes = nh;
+    }
+    cat_host_free(d->bytes);
+    cat_host_free(d->offsets);
+    d->bytes = nbytes;
+    d->offsets = noff;
+    d->cap_n = cap_n;
+    d->cap_bytes = cap_b ? cap_b : 1;
+    d->unsorted = 0;
+    free(e);
+    free(old2new);
+    return 0;
 }

@@ -1,9 +1,13 @@
 /*
  * insert.c -- INSERT: append rows with SQLite-like conversions, all or
- * nothing. Every column is rebuilt into new arrays first; only when every
- * value converted (and every allocation succeeded) are the new arrays
- * swapped in. STRING columns get a fresh sorted dictionary and are re-coded.
- * Meant for small tables: the cost is O(rows of the table) per call.
+ * nothing, in three steps: every value is converted into scratch arrays;
+ * then everything that may fail is allocated (grown column arrays, room in
+ * the string dictionaries); only then are the rows appended, which cannot
+ * fail. Arrays grow geometrically and new strings go to the end of the
+ * dictionary through its hash index, so a one-row INSERT costs O(columns)
+ * amortized whatever the table's size. The table is left `stale`:
+ * cat_table_ready() re-sorts the dictionaries and recomputes the stats
+ * before a query reads it.
  *
  *   value \ column | INT32/INT64      | FLOAT32/64 | DATE        | BOOL     | STRING
  *   ---------------+------------------+------------+-------------+----------+---------
@@ -21,12 +25,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The new arrays of one column while an INSERT is being built. */
+/* One column while an INSERT is being built. */
 typedef struct NewCol {
-    void *data;
-    uint8_t *valid;
-    CatDict *dict;
-    char **owned; /* STRING: text made from numbers, per new row (or NULL) */
+    void *vals;       /* the new rows' converted values (not STRING) */
+    uint8_t *valid;   /* the new rows' validity */
+    const char **str; /* STRING: the new rows' text */
+    char **owned;     /* STRING: text made from numbers, per new row (or NULL) */
+    void *data;       /* grown data array (cap rows), or NULL to keep c->data */
+    uint8_t *cvalid;  /* new validity array (cap rows), or NULL to keep c->valid */
+    int64_t cap;      /* capacity of data / cvalid */
+    char *old_bytes;  /* STRING: dictionary bytes moved by the reserve */
 } NewCol;
 
 /* Text of a double as SQLite prints a REAL: %.15g, with ".0" added when it
@@ -59,11 +67,12 @@ static int text_to_int(const char *s, int64_t *out) {
     return -1;
 }
 
-/* Convert v for column c into row r of nc (r counts from the start of the
- * new arrays). Returns 0, or -1 with err naming the INSERT row (irow, from
- * 1) and the column. */
-static int convert(const CatTable *t, const CatColumn *c, NewCol *nc, int64_t r, int64_t irow,
-                   const CatValue *v, CatError *err) {
+/* Convert v for column c into new row r of nc (r counts from 0, the first
+ * inserted row). Returns 0, or -1 with err naming the INSERT row (r + 1)
+ * and the column. */
+static int convert(const CatTable *t, const CatColumn *c, NewCol *nc, int64_t r, const CatValue *v,
+                   CatError *err) {
+    int64_t irow = r + 1;
     char text[64], vbuf[CAT_ERR_VALUE_MAX + 4];
     int64_t i = 0;
     double f = 0;
@@ -100,9 +109,9 @@ static int convert(const CatTable *t, const CatColumn *c, NewCol *nc, int64_t r,
         }
         if (ok && c->type == CAT_INT32 && (i < INT32_MIN || i > INT32_MAX)) ok = 0;
         if (ok && c->type == CAT_INT32)
-            ((int32_t *)nc->data)[r] = (int32_t)i;
+            ((int32_t *)nc->vals)[r] = (int32_t)i;
         else if (ok)
-            ((int64_t *)nc->data)[r] = i;
+            ((int64_t *)nc->vals)[r] = i;
         break;
     case CAT_FLOAT32:
     case CAT_FLOAT64:
@@ -113,21 +122,21 @@ static int convert(const CatTable *t, const CatColumn *c, NewCol *nc, int64_t r,
         else
             ok = cat_parse_f64(shown, strlen(shown), &f) == 0;
         if (ok && c->type == CAT_FLOAT32)
-            ((float *)nc->data)[r] = (float)f;
+            ((float *)nc->vals)[r] = (float)f;
         else if (ok)
-            ((double *)nc->data)[r] = f;
+            ((double *)nc->vals)[r] = f;
         break;
     case CAT_DATE:
         ok = v->kind == CAT_V_STR &&
-             cat_parse_date(shown, strlen(shown), (int32_t *)nc->data + r) == 0;
+             cat_parse_date(shown, strlen(shown), (int32_t *)nc->vals + r) == 0;
         break;
     case CAT_BOOL:
         if (v->kind == CAT_V_INT)
-            ((uint8_t *)nc->data)[r] = v->i != 0;
+            ((uint8_t *)nc->vals)[r] = v->i != 0;
         else if (v->kind == CAT_V_FLOAT)
-            ((uint8_t *)nc->data)[r] = v->f != 0;
+            ((uint8_t *)nc->vals)[r] = v->f != 0;
         else
-            ok = cat_parse_bool(shown, strlen(shown), (uint8_t *)nc->data + r) == 0;
+            ok = cat_parse_bool(shown, strlen(shown), (uint8_t *)nc->vals + r) == 0;
         break;
     case CAT_STRING:
         if (v->kind != CAT_V_STR) {
@@ -135,7 +144,10 @@ static int convert(const CatTable *t, const CatColumn *c, NewCol *nc, int64_t r,
             char *own = malloc(n);
             if (!own) return cat_err(err, "INSERT into '%s': out of memory", t->name);
             memcpy(own, text, n);
-            nc->owned[r - c->n] = own;
+            nc->owned[r] = own;
+            nc->str[r] = own;
+        } else {
+            nc->str[r] = shown;
         }
         break;
     default:
@@ -149,55 +161,82 @@ static int convert(const CatTable *t, const CatColumn *c, NewCol *nc, int64_t r,
     return 0;
 }
 
-/* Build the dictionary and codes of STRING column c over its old rows
- * plus the new ones (vals column `ci`, stride ncols). Returns 0 or -1
- * (out of memory). */
-static int rebuild_strings(const CatColumn *c, NewCol *nc, int64_t nrows, const CatValue *vals,
-                           int ci, int ncols) {
-    int64_t total = c->n + nrows;
-    const char **strs = malloc((size_t)total * sizeof *strs);
-    size_t *lens = malloc((size_t)total * sizeof *lens);
-    if (!strs || !lens) {
-        free(strs);
-        free(lens);
-        return -1;
-    }
-    for (int64_t r = 0; r < total; r++) {
-        strs[r] = "";
-        lens[r] = 0;
-        if (!nc->valid[r]) continue;
-        if (r < c->n) {
-            int32_t code = ((const int32_t *)c->data)[r];
-            strs[r] = cat_dict_str(c->dict, code);
-            lens[r] = (size_t)cat_dict_len(c->dict, code);
-            if (!strs[r]) {
-                strs[r] = "";
-                lens[r] = 0;
-            }
-        } else {
-            const CatValue *v = &vals[(r - c->n) * ncols + ci];
-            strs[r] = nc->owned[r - c->n] ? nc->owned[r - c->n] : (v->s ? v->s : "");
-            lens[r] = strlen(strs[r]);
-        }
-    }
-    nc->dict = cat_dict_build_masked(strs, lens, total, nc->valid, nc->data);
-    free(strs);
-    free(lens);
-    return nc->dict ? 0 : -1;
-}
-
-/* Free one NewCol's arrays (after a failed INSERT, or its scratch after a
- * successful one when `scratch_only`). */
-static void newcol_free(NewCol *nc, int64_t nrows, int scratch_only) {
+/* Free the scratch and, unless `committed`, the grown arrays of nc. */
+static void newcol_free(NewCol *nc, int64_t nrows, int committed) {
     if (nc->owned)
         for (int64_t r = 0; r < nrows; r++)
             free(nc->owned[r]);
     free(nc->owned);
-    nc->owned = NULL;
-    if (scratch_only) return;
+    free(nc->str);
+    free(nc->vals);
+    free(nc->valid);
+    cat_host_free(nc->old_bytes);
+    if (committed) return;
     cat_host_free(nc->data);
-    cat_host_free(nc->valid);
-    cat_dict_free(nc->dict);
+    cat_host_free(nc->cvalid);
+}
+
+/* Allocate what appending nc's nrows rows to column c needs: a grown data
+ * array (twice the capacity, at least), a validity array when a NULL
+ * arrives and the column had none, room in the dictionary. Changes nothing
+ * visible. Returns 0 or -1 (out of memory). */
+static int reserve(CatColumn *c, NewCol *nc, int64_t nrows) {
+    int64_t total = c->n + nrows;
+    int64_t cap = c->cap > c->n ? c->cap : c->n;
+    int any_null = 0;
+    for (int64_t r = 0; r < nrows && !any_null; r++)
+        any_null = !nc->valid[r];
+    int need_valid = c->valid != NULL || any_null;
+    nc->cap = cap;
+    if (total > cap) {
+        nc->cap = total > 2 * cap ? total : 2 * cap;
+        if (nc->cap < 16) nc->cap = 16;
+        nc->data = cat_host_alloc((size_t)nc->cap * cat_type_width(c->type));
+        if (!nc->data) return -1;
+    }
+    if (need_valid && (nc->data || !c->valid)) {
+        nc->cvalid = cat_host_alloc((size_t)nc->cap);
+        if (!nc->cvalid) return -1;
+    }
+    if (c->type == CAT_STRING) {
+        int64_t more_n = 0;
+        size_t more_bytes = 0;
+        for (int64_t r = 0; r < nrows; r++) {
+            if (!nc->valid[r]) continue;
+            more_n++;
+            more_bytes += strlen(nc->str[r]) + 1;
+        }
+        if (cat_dict_reserve(c->dict, more_n, more_bytes, &nc->old_bytes) != 0) return -1;
+    }
+    return 0;
+}
+
+/* Append nc's nrows rows to column c (after reserve(); cannot fail). */
+static void append(CatColumn *c, NewCol *nc, int64_t nrows) {
+    size_t w = cat_type_width(c->type);
+    if (nc->data) {
+        if (c->n) memcpy(nc->data, c->data, (size_t)c->n * w);
+        cat_host_free(c->data);
+        c->data = nc->data;
+    }
+    if (nc->cvalid) {
+        if (c->valid)
+            memcpy(nc->cvalid, c->valid, (size_t)c->n);
+        else
+            memset(nc->cvalid, 1, (size_t)c->n);
+        cat_host_free(c->valid);
+        c->valid = nc->cvalid;
+    }
+    c->cap = nc->cap;
+    if (c->valid) memcpy(c->valid + c->n, nc->valid, (size_t)nrows);
+    if (c->type == CAT_STRING) {
+        int32_t *codes = (int32_t *)c->data + c->n;
+        for (int64_t r = 0; r < nrows; r++)
+            codes[r] = nc->valid[r] ? cat_dict_append(c->dict, nc->str[r], strlen(nc->str[r])) : 0;
+    } else {
+        memcpy((char *)c->data + (size_t)c->n * w, nc->vals, (size_t)nrows * w);
+    }
+    c->n += nrows;
 }
 
 /* INSERT nrows rows of vals (row-major) into t; see catalog.h. Returns 0,
@@ -207,58 +246,57 @@ int cat_insert_rows(CatTable *t, int64_t nrows, const CatValue *vals, CatError *
     if (nrows < 0) return cat_err(err, "INSERT into '%s': negative row count", t->name);
     if (nrows == 0) return 0;
     if (!vals) return cat_err(err, "INSERT into '%s': no values", t->name);
-    int64_t total = t->nrows + nrows;
     NewCol *nc = calloc((size_t)t->ncols, sizeof *nc);
     if (!nc) return cat_err(err, "INSERT into '%s': out of memory", t->name);
     int rc = -1;
     for (int ci = 0; ci < t->ncols; ci++) {
         CatColumn *c = &t->cols[ci];
         size_t w = cat_type_width(c->type);
-        nc[ci].data = cat_host_alloc((size_t)total * w);
-        nc[ci].valid = cat_host_alloc((size_t)total);
-        if (c->type == CAT_STRING) nc[ci].owned = calloc((size_t)nrows, sizeof *nc[ci].owned);
-        if (!nc[ci].data || !nc[ci].valid || (c->type == CAT_STRING && !nc[ci].owned)) {
+        nc[ci].valid = malloc((size_t)nrows);
+        if (c->type == CAT_STRING) {
+            nc[ci].owned = calloc((size_t)nrows, sizeof *nc[ci].owned);
+            nc[ci].str = calloc((size_t)nrows, sizeof *nc[ci].str);
+        } else {
+            nc[ci].vals = calloc((size_t)nrows, w);
+        }
+        if (!nc[ci].valid ||
+            (c->type == CAT_STRING ? !nc[ci].owned || !nc[ci].str : !nc[ci].vals)) {
             cat_err(err, "INSERT into '%s': out of memory", t->name);
             goto done;
         }
-        if (c->n) memcpy(nc[ci].data, c->data, (size_t)c->n * w);
-        if (c->valid)
-            memcpy(nc[ci].valid, c->valid, (size_t)c->n);
-        else
-            memset(nc[ci].valid, 1, (size_t)c->n);
         for (int64_t r = 0; r < nrows; r++)
-            if (convert(t, c, &nc[ci], c->n + r, r + 1, &vals[r * t->ncols + ci], err) != 0)
-                goto done;
-        if (c->type == CAT_STRING && rebuild_strings(c, &nc[ci], nrows, vals, ci, t->ncols) != 0) {
+            if (convert(t, c, &nc[ci], r, &vals[r * t->ncols + ci], err) != 0) goto done;
+    }
+    for (int ci = 0; ci < t->ncols; ci++) {
+        if (reserve(&t->cols[ci], &nc[ci], nrows) != 0) {
             cat_err(err, "INSERT into '%s': out of memory", t->name);
             goto done;
         }
     }
     /* Commit: nothing below can fail. */
-    for (int ci = 0; ci < t->ncols; ci++) {
-        CatColumn *c = &t->cols[ci];
-        int any_null = 0;
-        for (int64_t r = 0; r < total && !any_null; r++)
-            any_null = !nc[ci].valid[r];
-        cat_host_free(c->data);
-        cat_host_free(c->valid);
-        c->data = nc[ci].data;
-        c->valid = any_null ? nc[ci].valid : NULL;
-        if (!any_null) cat_host_free(nc[ci].valid);
-        if (c->type == CAT_STRING) {
-            cat_dict_free(c->dict);
-            c->dict = nc[ci].dict;
-        }
-        c->n = total;
-        newcol_free(&nc[ci], nrows, 1);
-    }
-    t->nrows = total;
-    cat_table_stats(t);
-    free(nc);
-    return 0;
+    for (int ci = 0; ci < t->ncols; ci++)
+        append(&t->cols[ci], &nc[ci], nrows);
+    t->nrows += nrows;
+    t->stale = 1;
+    rc = 0;
 done:
     for (int ci = 0; ci < t->ncols; ci++)
-        newcol_free(&nc[ci], nrows, 0);
+        newcol_free(&nc[ci], nrows, rc == 0);
     free(nc);
     return rc;
+}
+
+/* See catalog.h: sort the dictionaries and recompute the stats of a stale
+ * table. */
+int cat_table_ready(CatTable *t) {
+    if (!t || !t->stale) return 0;
+    for (int ci = 0; ci < t->ncols; ci++) {
+        CatColumn *c = &t->cols[ci];
+        if (c->type == CAT_STRING && c->dict && c->dict->unsorted &&
+            cat_dict_sort(c->dict, c->data, c->valid, c->n) != 0)
+            return -1;
+    }
+    cat_table_stats(t);
+    t->stale = 0;
+    return 0;
 }

@@ -30,6 +30,17 @@ static CatDict *dict_from_file(char *buf, size_t len, const char *path, CatError
         cat_err(err, "%s: last string lacks its terminating newline", path);
         return NULL;
     }
+    const char *nul = memchr(buf, '\0', len);
+    size_t bad = nul ? (size_t)(nul - buf) : cat_utf8_check(buf, len);
+    if (bad < len) {
+        int64_t line = 1;
+        for (size_t i = 0; i < bad; i++)
+            line += buf[i] == '\n';
+        cat_err(err, "%s:%lld: %s (byte offset %zu)", path, (long long)line,
+                nul ? "NUL byte in a string" : "invalid UTF-8", bad);
+        cat_host_free(buf);
+        return NULL;
+    }
     int64_t n = 0;
     for (size_t i = 0; i < len; i++)
         n += buf[i] == '\n';
@@ -256,6 +267,9 @@ done:
  * files of the same names are replaced). Returns 0, or -1 with err set. */
 int cat_write_binary(const CatTable *t, const char *dir, CatError *err) {
     if (!t || !dir) return cat_err(err, "cat_write_binary: no table or folder");
+    if (t->stale)
+        return cat_err(err, "table '%s': rows were inserted; call cat_table_ready() first",
+                       t->name);
     if (cat_mkdirs(dir) != 0)
         return cat_err(err, "%s: cannot create folder: %s", dir, strerror(errno));
     for (int c = 0; c < t->ncols; c++)

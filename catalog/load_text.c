@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -50,6 +51,9 @@ typedef struct TextJob {
     char delim;
     int quoting;        /* CSV: fields may be "quoted" */
     int trailing_delim; /* .tbl: every row ends with the delimiter */
+    int nfields;        /* fields per row: the header's, else ncols */
+    int *fmap;          /* header: column of field k, -1 = not loaded; NULL = k */
+    char **fname;       /* header: name of field k (for errors); NULL = column names */
     int nchunks;
     size_t *cstart; /* chunk i is [cstart[i], cstart[i + 1]) */
     int64_t *crows; /* pass 1: rows in chunk; then first row of chunk */
@@ -144,6 +148,11 @@ static int store_field(TextJob *j, int ci, const char *row, int c, int64_t r, ch
     char vbuf[CAT_ERR_VALUE_MAX + 4];
     if (col->type == CAT_STRING) {
         if (n == 0 && !quoted) goto null_value;
+        size_t bad = cat_utf8_check(f, n);
+        if (bad < n)
+            return chunk_err(j, ci, row,
+                             "column '%s': invalid UTF-8 (byte 0x%02X at byte %zu) in '%s'",
+                             col->name, (unsigned char)f[bad], bad + 1, cat_err_value(vbuf, f, n));
         j->sptr[c][r] = f;
         j->slen[c][r] = n;
         return 0;
@@ -199,20 +208,26 @@ null_value : {
 }
 }
 
+/* Name of field k of a row (the header's name, else the column's). */
+static const char *field_name(const TextJob *j, int k) {
+    return j->fname ? j->fname[k] : j->t->cols[k].name;
+}
+
 /* Parse one non-blank row [p, q) (q at its '\n' or the buffer end) into
  * row r. Returns 0, or -1 with the chunk's error set. */
 static int parse_row(TextJob *j, int ci, char *p, char *q, int64_t r, uint8_t **vcache) {
     char *row = p;
     char *rend = q;
-    int ncols = j->t->ncols;
+    int ncols = j->nfields;
     char vbuf[CAT_ERR_VALUE_MAX + 4];
     if (rend > p && rend[-1] == '\r') rend--;
     if (j->trailing_delim && rend > p && rend[-1] == j->delim) rend--;
-    for (int c = 0; c < ncols; c++) {
+    for (int k = 0; k < ncols; k++) {
+        int c = j->fmap ? j->fmap[k] : k;
         if (p > rend)
             return chunk_err(j, ci, row,
                              "column '%s': missing value (row has %d fields, expected %d)",
-                             j->t->cols[c].name, c, ncols);
+                             field_name(j, k), k, ncols);
         char *f, *fend;
         size_t n;
         int quoted = 0;
@@ -221,8 +236,7 @@ static int parse_row(TextJob *j, int ci, char *p, char *q, int64_t r, uint8_t **
             for (;;) {
                 if (s >= rend)
                     return chunk_err(j, ci, row, "column '%s': unterminated quoted value '%s'",
-                                     j->t->cols[c].name,
-                                     cat_err_value(vbuf, p, (size_t)(rend - p)));
+                                     field_name(j, k), cat_err_value(vbuf, p, (size_t)(rend - p)));
                 if (*s == '"') {
                     if (s + 1 < rend && s[1] == '"') {
                         *w++ = '"';
@@ -239,7 +253,7 @@ static int parse_row(TextJob *j, int ci, char *p, char *q, int64_t r, uint8_t **
                 if (!fend) fend = rend;
                 return chunk_err(j, ci, row,
                                  "column '%s': unexpected text after closing quote in '%s'",
-                                 j->t->cols[c].name, cat_err_value(vbuf, p, (size_t)(fend - p)));
+                                 field_name(j, k), cat_err_value(vbuf, p, (size_t)(fend - p)));
             }
             f = p + 1;
             n = (size_t)(w - f);
@@ -251,7 +265,7 @@ static int parse_row(TextJob *j, int ci, char *p, char *q, int64_t r, uint8_t **
             f = p;
             n = (size_t)(fend - p);
         }
-        if (store_field(j, ci, row, c, r, f, n, quoted, vcache) != 0) return -1;
+        if (c >= 0 && store_field(j, ci, row, c, r, f, n, quoted, vcache) != 0) return -1;
         p = fend + 1;
     }
     if (p <= rend) {
@@ -263,7 +277,7 @@ static int parse_row(TextJob *j, int ci, char *p, char *q, int64_t r, uint8_t **
             nf += *s == j->delim;
         return chunk_err(
             j, ci, row, "column '%s': unexpected extra value '%s' (row has %d fields, expected %d)",
-            j->t->cols[ncols - 1].name, cat_err_value(vbuf, x, (size_t)(xe - x)), nf, ncols);
+            field_name(j, ncols - 1), cat_err_value(vbuf, x, (size_t)(xe - x)), nf, ncols);
     }
     return 0;
 }
@@ -338,22 +352,78 @@ static void split_chunks(TextJob *j) {
         j->cstart[next] = j->len;
 }
 
-/* Count the fields of the header row [p, q) (quote-aware for CSV). */
-static int count_header_fields(const TextJob *j, const char *p, const char *q) {
+/* Split the header row [p, q) into its field names (CSV quotes removed,
+ * "" unescaped, spaces and tabs around a name trimmed) in j->fname and
+ * j->nfields, then map each field to the column of that name
+ * (case-insensitive) in j->fmap; fields naming no column are skipped.
+ * Returns 0, or -1 with err set (a column missing from the header, a column
+ * named twice, out of memory). */
+static int map_header(TextJob *j, const char *p, const char *q, CatError *err) {
+    const CatTableDef *def = j->def;
+    char vbuf[CAT_ERR_VALUE_MAX + 4];
     if (q > p && q[-1] == '\r') q--;
     if (j->trailing_delim && q > p && q[-1] == j->delim) q--;
     int n = 1, inq = 0;
-    for (; p < q; p++) {
-        if (j->quoting && *p == '"')
+    for (const char *s = p; s < q; s++) {
+        if (j->quoting && *s == '"')
             inq = !inq;
-        else if (*p == j->delim && !inq)
+        else if (*s == j->delim && !inq)
             n++;
     }
-    return n;
+    j->fname = calloc((size_t)n, sizeof *j->fname);
+    j->fmap = malloc((size_t)n * sizeof *j->fmap);
+    if (!j->fname || !j->fmap) return cat_err(err, "%s: out of memory", def->source);
+    j->nfields = n;
+    for (int k = 0; k < n; k++) {
+        char *w = malloc((size_t)(q - p) + 1), *o = w;
+        if (!w) return cat_err(err, "%s: out of memory", def->source);
+        j->fname[k] = w;
+        inq = 0;
+        for (; p < q && (inq || *p != j->delim); p++) {
+            if (j->quoting && *p == '"') {
+                if (inq && p + 1 < q && p[1] == '"')
+                    *o++ = *p++;
+                else
+                    inq = !inq;
+                continue;
+            }
+            *o++ = *p;
+        }
+        p++; /* the delimiter */
+        while (o > w && is_sp(o[-1]))
+            o--;
+        *o = '\0';
+        size_t lead = strspn(w, " \t");
+        memmove(w, w + lead, strlen(w + lead) + 1);
+        j->fmap[k] = -1;
+    }
+    for (int c = 0; c < def->ncols; c++) {
+        int found = -1;
+        for (int k = 0; k < n; k++) {
+            if (strcasecmp(j->fname[k], def->col_names[c]) != 0) continue;
+            if (found >= 0)
+                return cat_err(err, "%s:1: header names column '%s' twice (fields %d and %d)",
+                               def->source, def->col_names[c], found + 1, k + 1);
+            found = k;
+        }
+        if (found < 0)
+            return cat_err(err,
+                           "%s:1: header has no column '%s' (header: '%s'; columns are "
+                           "matched to the header by name)",
+                           def->source, def->col_names[c],
+                           cat_err_value(vbuf, j->buf + j->body, (size_t)(q - (j->buf + j->body))));
+        j->fmap[found] = c;
+    }
+    return 0;
 }
 
 /* Free the job's scratch arrays (not the table, not the buffer). */
 static void job_free(TextJob *j) {
+    if (j->fname)
+        for (int k = 0; k < j->nfields; k++)
+            free(j->fname[k]);
+    free(j->fname);
+    free(j->fmap);
     if (j->sptr)
         for (int c = 0; c < j->def->ncols; c++)
             free((void *)j->sptr[c]);
@@ -380,14 +450,25 @@ CatTable *cat_read_text(const CatTableDef *def, CatError *err) {
     pthread_mutex_init(&j.lock, NULL);
     if (j.len >= 3 && memcmp(j.buf, "\xEF\xBB\xBF", 3) == 0) j.body = 3; /* UTF-8 byte-order mark */
     j.quoting = j.quoting && memchr(j.buf, '"', j.len) != NULL;
-    if (def->header && j.body < j.len) {
-        const char *h = j.buf + j.body;
-        const char *he = row_end(h, j.buf + j.len, j.quoting);
-        int nf = count_header_fields(&j, h, he);
-        if (nf != def->ncols) {
-            cat_err(err, "%s:1: header has %d columns, expected %d", def->source, nf, def->ncols);
+    const char *nul = memchr(j.buf, '\0', j.len);
+    if (nul) {
+        int64_t line = 1;
+        for (const char *p = j.buf; (p = memchr(p, '\n', (size_t)(nul - p))); p++)
+            line++;
+        cat_err(err, "%s:%lld: NUL byte at byte offset %zu (not a text file?)", def->source,
+                (long long)line, (size_t)(nul - j.buf));
+        goto fail;
+    }
+    j.nfields = def->ncols;
+    if (def->header) {
+        if (j.body >= j.len) {
+            cat_err(err, "%s:1: the file is empty, but the config says it has a header line",
+                    def->source);
             goto fail;
         }
+        const char *h = j.buf + j.body;
+        const char *he = row_end(h, j.buf + j.len, j.quoting);
+        if (map_header(&j, h, he, err) != 0) goto fail;
         j.body = he < j.buf + j.len ? (size_t)(he - j.buf) + 1 : j.len;
     }
     j.nchunks = j.len - j.body >= TEXT_PARALLEL_MIN_BYTES ? cat_nthreads() : 1;

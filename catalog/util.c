@@ -25,17 +25,75 @@ int cat_err(CatError *err, const char *fmt, ...) {
     return -1;
 }
 
-/* Copy s[0..len) into buf for quoting in a message, cut at
- * CAT_ERR_VALUE_MAX bytes with "..." appended; newlines and CRs become
- * spaces. Returns buf (size >= CAT_ERR_VALUE_MAX + 4). */
-char *cat_err_value(char *buf, const char *s, size_t len) {
-    size_t n = len > CAT_ERR_VALUE_MAX ? CAT_ERR_VALUE_MAX : len;
-    for (size_t i = 0; i < n; i++)
-        buf[i] = (s[i] == '\n' || s[i] == '\r' || s[i] == '\0') ? ' ' : s[i];
-    if (n < len) {
-        memcpy(buf + n, "...", 4);
+/* See cat_internal.h. */
+int cat_utf8_len(const char *str, size_t n) {
+    const unsigned char *s = (const unsigned char *)str;
+    if (n == 0) return 0;
+    unsigned c = s[0];
+    if (c < 0x80) return 1;
+    int len;
+    unsigned lo = 0x80, hi = 0xBF; /* allowed range of the second byte */
+    if (c >= 0xC2 && c <= 0xDF) {
+        len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        len = 3;
+        if (c == 0xE0) lo = 0xA0; /* no overlongs */
+        if (c == 0xED) hi = 0x9F; /* no surrogates */
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        len = 4;
+        if (c == 0xF0) lo = 0x90;
+        if (c == 0xF4) hi = 0x8F; /* <= U+10FFFF */
     } else {
-        buf[n] = '\0';
+        return 0;
+    }
+    if (n < (size_t)len || s[1] < lo || s[1] > hi) return 0;
+    for (int i = 2; i < len; i++)
+        if ((s[i] & 0xC0) != 0x80) return 0;
+    return len;
+}
+
+/* See cat_internal.h. */
+size_t cat_utf8_check(const char *s, size_t n) {
+    size_t i = 0;
+    while (i < n) {
+        if ((unsigned char)s[i] < 0x80) {
+            i++;
+            continue;
+        }
+        int l = cat_utf8_len(s + i, n - i);
+        if (l == 0) return i;
+        i += (size_t)l;
+    }
+    return n;
+}
+
+/* Copy s[0..len) into buf for quoting in a message, cut at
+ * CAT_ERR_VALUE_MAX bytes (at a character boundary) with "..." appended;
+ * newlines, CRs, NULs and other control bytes become spaces, bytes that are
+ * not UTF-8 become '?', so the message is printable UTF-8. Returns buf
+ * (size >= CAT_ERR_VALUE_MAX + 4). */
+char *cat_err_value(char *buf, const char *s, size_t len) {
+    size_t i = 0, o = 0;
+    while (i < len) {
+        unsigned char ch = (unsigned char)s[i];
+        int l = ch < 0x80 ? 1 : cat_utf8_len(s + i, len - i);
+        if (o + (size_t)(l ? l : 1) > CAT_ERR_VALUE_MAX) break;
+        if (l == 0) {
+            buf[o++] = '?';
+            i++;
+        } else if (l == 1) {
+            buf[o++] = ch < 0x20 || ch == 0x7f ? ' ' : (char)ch;
+            i++;
+        } else {
+            memcpy(buf + o, s + i, (size_t)l);
+            o += (size_t)l;
+            i += (size_t)l;
+        }
+    }
+    if (i < len) {
+        memcpy(buf + o, "...", 4);
+    } else {
+        buf[o] = '\0';
     }
     return buf;
 }

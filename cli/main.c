@@ -594,10 +594,11 @@ static int cmd_run(int argc, char **argv) {
     }
     int status = 0;
     const char *p = sql;
+    const char *end = sql + strlen(sql); /* once: -1 would make each prepare scan the rest */
     while (*p) {
         gqp_stmt *st = NULL;
         const char *tail = NULL;
-        if (gqp_prepare(db, p, -1, &st, &tail) != GQP_OK) {
+        if (gqp_prepare(db, p, (int64_t)(end - p), &st, &tail) != GQP_OK) {
             print_error(gqp_errmsg(db));
             status = 1;
             break;

@@ -898,6 +898,7 @@ static int bind_from(BindCtx *bc) {
                       s->from[i].name);
             return -1;
         }
+        if (cat_table_ready(t) != 0) return bind_oom(bc), -1; /* rows INSERTed: sort, stats */
         b->rels[i].table = t;
         b->rels[i].alias = plan_strdup(bc->arena, s->from[i].alias ? s->from[i].alias : t->name);
         for (int j = 0; j < i; j++)

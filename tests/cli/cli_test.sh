@@ -239,6 +239,64 @@ expect_rc "bad YAML" 1
 expect_in "bad YAML" "$ERR" "Catalog Error:"
 expect_in "bad YAML file:line" "$ERR" "broken.yaml:3"
 
+# A header is matched to the config's columns by name (issue 13 item 9):
+# the file lists price before qty, the config qty before price; an extra
+# file column is skipped; a config column missing from the header is an
+# error naming file:line and the column.
+mkdir -p "$W/hdr"
+printf 'price,note,QTY\n2.5,a,4\n10,b,1\n' >"$W/hdr/items.csv"
+cat >"$W/hdr/gqp.yaml" <<'EOF'
+tables:
+  - name: items
+    source: items.csv
+    header: true
+    columns:
+      - {name: qty, type: INT32}
+      - {name: price, type: FLOAT64}
+EOF
+run run -c "$W/hdr/gqp.yaml" --mode csv -e "SELECT SUM(qty), SUM(qty * price) FROM items"
+expect_rc "header by name" 0
+expect_in "header by name" "$OUT" "5,20.0"
+printf 'price,quantity\n2.5,4\n' >"$W/hdr/items.csv"
+run run -c "$W/hdr/gqp.yaml" -e "SELECT 1"
+expect_rc "header lacks a column" 1
+expect_in "header lacks a column" "$ERR" "Catalog Error:"
+expect_in "header lacks a column file:line" "$ERR" "items.csv:1:"
+expect_in "header lacks a column name" "$ERR" "'qty'"
+
+# Malformed text files: a clear Catalog Error with file:line, no table.
+mkdir -p "$W/mal"
+cat >"$W/mal/gqp.yaml" <<'EOF'
+tables:
+  - name: m
+    source: m.csv
+    columns:
+      - {name: a, type: INT32}
+      - {name: s, type: TEXT}
+EOF
+for case in 'nul|1,x\n2,a\000b\n|m.csv:2:|NUL' \
+    'utf8|1,x\n2,a\377b\n|m.csv:2:|UTF-8' \
+    'quote|1,"x\n2,y\n|m.csv:1:|unterminated' \
+    'fewer|1,x\n2\n|m.csv:2:|missing value' \
+    'more|1,x\r\n2,y,z\r\n|m.csv:2:|extra value'; do
+    name=${case%%|*}
+    rest=${case#*|}
+    body=${rest%%|*}
+    rest=${rest#*|}
+    where=${rest%%|*}
+    what=${rest#*|}
+    printf "$body" >"$W/mal/m.csv"
+    run run -c "$W/mal/gqp.yaml" -e "SELECT COUNT(*) FROM m"
+    expect_rc "malformed csv $name" 1
+    expect_in "malformed csv $name" "$ERR" "Catalog Error: "
+    expect_in "malformed csv $name file:line" "$ERR" "$where"
+    expect_in "malformed csv $name reason" "$ERR" "$what"
+done
+printf '1,x\r\n2,"y"' >"$W/mal/m.csv"
+run run -c "$W/mal/gqp.yaml" --mode csv -e "SELECT COUNT(*), MAX(s) FROM m"
+expect_rc "CRLF, no final newline" 0
+expect_in "CRLF, no final newline" "$OUT" "2,y"
+
 run run -c "$W/nonexistent.yaml" -e "SELECT 1"
 expect_rc "missing config" 1
 run run "$W/nonexistent.sql"

@@ -657,6 +657,21 @@ Test(catalog, binary_size_mismatch_and_bad_dict) {
     cr_assert_eq(rc, -1);
     cr_assert(strstr(e.msg, "out of range"), "%s", e.msg);
     cat_catalog_free(c);
+    /* a NUL byte or invalid UTF-8 inside a dictionary string */
+    const char *bad[] = {"a\nb\nc\xff\n", "a\nb\0x\nc\n"};
+    const size_t blen[] = {7, 8};
+    const char *why[] = {"a.dict:3:", "a.dict:2:"};
+    for (int i = 0; i < 2; i++) {
+        f = fopen(tpath("bin/a.dict"), "wb");
+        fwrite(bad[i], 1, blen[i], f);
+        fclose(f);
+        c = load("gqp.yaml", &rc, &e);
+        cr_assert_eq(rc, -1);
+        cr_assert(strstr(e.msg, why[i]) && (strstr(e.msg, "UTF-8") || strstr(e.msg, "NUL")), "%s",
+                  e.msg);
+        cr_assert_eq(c->ntables, 0);
+        cat_catalog_free(c);
+    }
 }
 
 /* ------------------------------------------------- text to numbers -- */
@@ -756,6 +771,10 @@ Test(catalog, create_and_insert_conversions) {
     w[7].f = 8.0;
     cr_assert_eq(cat_insert_rows(t, 2, w, &e), 0, "%s", e.msg);
     cr_assert_eq(t->nrows, 4);
+    cr_assert(t->stale);
+    cr_assert(s->dict->unsorted); /* appended in row order: "42", "2.5", "0-new", "x" */
+    cr_assert_eq(cat_table_ready(t), 0);
+    cr_assert(!t->stale && !s->dict->unsorted);
     /* "0-new" sorts first: old rows were re-coded */
     cr_assert_eq(s->dict->n, 4);
     cr_assert_str_eq(cat_dict_str(s->dict, 0), "0-new");
@@ -988,6 +1007,7 @@ Test(catalog, histogram_follows_create_and_insert) {
         v[2 * i + 1] = (CatValue){.kind = CAT_V_NULL};
     }
     cr_assert_eq(cat_insert_rows(t, R, v, &e), 0, "%s", e.msg);
+    cr_assert_eq(cat_table_ready(t), 0);
     check_hist_shape(&t->cols[0]);
     cr_assert_null(t->cols[1].stats.hist); /* all NULL */
     const CatHist *h = t->cols[0].stats.hist;
@@ -999,6 +1019,7 @@ Test(catalog, histogram_follows_create_and_insert) {
     for (int i = 0; i < R; i++)
         v[2 * i] = (CatValue){.kind = CAT_V_FLOAT, .f = -1.0 * i};
     cr_assert_eq(cat_insert_rows(t, R, v, &e), 0, "%s", e.msg);
+    cr_assert_eq(cat_table_ready(t), 0);
     check_hist_shape(&t->cols[0]);
     h = t->cols[0].stats.hist;
     cr_assert_eq(h->nsample, 2 * R);
@@ -1153,4 +1174,309 @@ Test(catalog, gen_test_distribution_and_sqlite_sums) {
     cr_assert_eq(sf, qsf);
     cr_assert_eq(sf20, qsf20);
     cat_catalog_free(c);
+}
+
+/* ------------------------------------------- INSERT one row at a time -- */
+
+/* 20,000 one-row INSERTs: the column arrays and the dictionary grow
+ * geometrically (a bounded number of moves, not one per row, so the cost is
+ * linear overall), and after cat_table_ready() the dictionary is sorted and
+ * distinct, every row decodes to its string and the stats are exact. */
+Test(catalog, single_row_inserts_grow_geometrically) {
+    CatError e;
+    Catalog *c = cat_catalog_new();
+    const char *names[] = {"i", "s", "f"};
+    CatType types[] = {CAT_INT64, CAT_STRING, CAT_FLOAT64};
+    cr_assert_eq(cat_create_table(c, "t", 3, names, types, &e), 0, "%s", e.msg);
+    CatTable *t = cat_find_table(c, "t");
+    enum { R = 20000 };
+    char **want = calloc(R, sizeof *want);
+    int moves_data = 0, moves_bytes = 0;
+    const void *last_data = t->cols[0].data;
+    const char *last_bytes = t->cols[1].dict->bytes;
+    int64_t nnull = 0;
+    for (int r = 0; r < R; r++) {
+        char buf[32];
+        snprintf(buf, sizeof buf, "k%05u", (unsigned)((r * 7919u) % 9973u)); /* repeats */
+        CatValue v[3] = {
+            {CAT_V_INT, r, 0, NULL}, {CAT_V_STR, 0, 0, buf}, {CAT_V_FLOAT, 0, r, NULL}};
+        if (r % 7 == 3) {
+            v[1] = (CatValue){CAT_V_NULL, 0, 0, NULL};
+            nnull++;
+        } else {
+            want[r] = strdup(buf);
+        }
+        cr_assert_eq(cat_insert_rows(t, 1, v, &e), 0, "%s", e.msg);
+        moves_data += t->cols[0].data != last_data;
+        moves_bytes += t->cols[1].dict->bytes != last_bytes;
+        last_data = t->cols[0].data;
+        last_bytes = t->cols[1].dict->bytes;
+    }
+    cr_assert_lt(moves_data, 20, "%d", moves_data);
+    cr_assert_lt(moves_bytes, 20, "%d", moves_bytes);
+    cr_assert_eq(t->nrows, R);
+    cr_assert(t->stale);
+    cr_assert_eq(cat_table_ready(t), 0);
+    cr_assert(!t->stale);
+    const CatColumn *s = &t->cols[1];
+    for (int64_t k = 1; k < s->dict->n; k++)
+        cr_assert_lt(strcmp(cat_dict_str(s->dict, k - 1), cat_dict_str(s->dict, k)), 0);
+    const char **sorted = malloc(R * sizeof *sorted);
+    int64_t m = 0;
+    for (int r = 0; r < R; r++) {
+        cr_assert_eq(((int64_t *)t->cols[0].data)[r], r);
+        if (!want[r]) {
+            cr_assert_eq(s->valid[r], 0);
+            continue;
+        }
+        cr_assert_eq(s->valid[r], 1);
+        cr_assert_str_eq(cat_dict_str(s->dict, ((int32_t *)s->data)[r]), want[r]);
+        sorted[m++] = want[r];
+    }
+    qsort(sorted, (size_t)m, sizeof *sorted, cstr_cmp);
+    int64_t distinct = m > 0;
+    for (int64_t k = 1; k < m; k++)
+        distinct += strcmp(sorted[k - 1], sorted[k]) != 0;
+    cr_assert_eq(s->dict->n, distinct);
+    cr_assert_eq(s->stats.distinct, distinct);
+    cr_assert_eq(s->stats.nulls, nnull);
+    cr_assert_eq(s->stats.rows, R);
+    cr_assert_eq(t->cols[2].stats.max, R - 1);
+    cr_assert_null(t->cols[0].valid);
+    /* one more row after the sort: codes of old rows stay valid */
+    CatValue v[3] = {{CAT_V_INT, R, 0, NULL}, {CAT_V_STR, 0, 0, "a"}, {CAT_V_NULL, 0, 0, NULL}};
+    cr_assert_eq(cat_insert_rows(t, 1, v, &e), 0, "%s", e.msg);
+    cr_assert_eq(cat_table_ready(t), 0);
+    cr_assert_str_eq(cat_dict_str(s->dict, ((int32_t *)s->data)[R]), "a");
+    cr_assert_str_eq(cat_dict_str(s->dict, 0), "a");
+    cr_assert_str_eq(cat_dict_str(s->dict, ((int32_t *)s->data)[0]), want[0]);
+    cr_assert_not_null(t->cols[2].valid);
+    cr_assert_eq(t->cols[2].valid[R], 0);
+    cr_assert_eq(t->cols[2].valid[R - 1], 1);
+    for (int r = 0; r < R; r++)
+        free(want[r]);
+    free(want);
+    free(sorted);
+    cat_catalog_free(c);
+}
+
+/* INSERT whose text points into the table's own dictionary (INSERT ...
+ * SELECT from the same table) while the dictionary's bytes must move: the
+ * old bytes stay readable until every row is appended (the ASan build
+ * checks). */
+Test(catalog, insert_values_from_own_dictionary) {
+    CatError e;
+    Catalog *c = cat_catalog_new();
+    const char *names[] = {"s"};
+    CatType types[] = {CAT_STRING};
+    cr_assert_eq(cat_create_table(c, "t", 1, names, types, &e), 0, "%s", e.msg);
+    CatTable *t = cat_find_table(c, "t");
+    CatValue v0[3] = {{CAT_V_STR, 0, 0, "q"}, {CAT_V_STR, 0, 0, "b"}, {CAT_V_STR, 0, 0, "q"}};
+    cr_assert_eq(cat_insert_rows(t, 3, v0, &e), 0, "%s", e.msg);
+    enum { N = 40 };
+    CatValue v[N];
+    char longs[N][200];
+    const CatColumn *col = &t->cols[0];
+    for (int r = 0; r < N; r++) {
+        if (r < 3) {
+            v[r] = (CatValue){CAT_V_STR, 0, 0, cat_dict_str(col->dict, ((int32_t *)col->data)[r])};
+        } else {
+            memset(longs[r], 'a' + r % 26, 150);
+            snprintf(longs[r] + 150, 50, "%d", r);
+            v[r] = (CatValue){CAT_V_STR, 0, 0, longs[r]};
+        }
+    }
+    const char *before = col->dict->bytes;
+    cr_assert_eq(cat_insert_rows(t, N, v, &e), 0, "%s", e.msg);
+    cr_assert_neq(col->dict->bytes, before); /* the bytes did move */
+    cr_assert_eq(cat_table_ready(t), 0);
+    cr_assert_eq(col->dict->n, 2 + N - 3);
+    cr_assert_str_eq(cat_dict_str(col->dict, ((int32_t *)col->data)[3]), "q");
+    cr_assert_str_eq(cat_dict_str(col->dict, ((int32_t *)col->data)[4]), "b");
+    cr_assert_str_eq(cat_dict_str(col->dict, ((int32_t *)col->data)[N + 2]), longs[N - 1]);
+    cat_catalog_free(c);
+}
+
+/* ------------------------------------------------ header by name -- */
+
+/* Write n bytes (NULs allowed) to the test folder's file `name`. */
+static void putn(const char *name, const char *text, size_t n) {
+    FILE *f = fopen(tpath(name), "wb");
+    cr_assert_not_null(f);
+    cr_assert_eq(fwrite(text, 1, n, f), n);
+    fclose(f);
+}
+
+/* A header lists the columns in another order than the config, with other
+ * case, quotes, spaces, CRLF and a column the config does not declare: the
+ * values land in the columns of their names. */
+Test(catalog, header_matches_columns_by_name) {
+    put("gqp.yaml", "tables:\n"
+                    "  - name: t\n"
+                    "    source: t.csv\n"
+                    "    header: true\n"
+                    "    columns:\n"
+                    "      - {name: qty, type: INT32}\n"
+                    "      - {name: price, type: FLOAT64}\n"
+                    "      - {name: s, type: TEXT}\n"
+                    "  - name: u\n"
+                    "    source: u.tbl\n"
+                    "    header: true\n"
+                    "    columns: [{name: b, type: INT32}, {name: a, type: TEXT}]\n");
+    put("t.csv", "PRICE, \"s\" ,skip,Qty\r\n2.5,x,zz,4\r\n10,\"y,1\",,1\r\n");
+    put("u.tbl", "a|b|\nfoo|7|\n");
+    CatError e;
+    int rc;
+    Catalog *c = load("gqp.yaml", &rc, &e);
+    cr_assert_eq(rc, 0, "%s", e.msg);
+    CatTable *t = cat_find_table(c, "t");
+    cr_assert_eq(t->nrows, 2);
+    cr_assert_eq(((int32_t *)t->cols[0].data)[0], 4);
+    cr_assert_eq(((int32_t *)t->cols[0].data)[1], 1);
+    cr_assert_eq(((double *)t->cols[1].data)[0], 2.5);
+    cr_assert_eq(((double *)t->cols[1].data)[1], 10.0);
+    const CatColumn *s = &t->cols[2];
+    cr_assert_str_eq(cat_dict_str(s->dict, ((int32_t *)s->data)[1]), "y,1");
+    CatTable *u = cat_find_table(c, "u");
+    cr_assert_eq(u->nrows, 1);
+    cr_assert_eq(((int32_t *)u->cols[0].data)[0], 7);
+    cr_assert_str_eq(cat_dict_str(u->cols[1].dict, 0), "foo");
+    cat_catalog_free(c);
+}
+
+/* A config column missing from the header, or named twice in it, is an
+ * error naming file:line (the header's) and the column; the table is not
+ * loaded, the other table is. */
+Test(catalog, header_missing_or_repeated_column_is_an_error) {
+    const char *yaml = "tables:\n"
+                       "  - name: t\n"
+                       "    source: t.csv\n"
+                       "    header: true\n"
+                       "    columns: [{name: qty, type: INT32}, {name: price, type: FLOAT64}]\n"
+                       "  - name: g\n"
+                       "    source: g.csv\n"
+                       "    columns: [{name: x, type: INT32}]\n";
+    put("gqp.yaml", yaml);
+    put("g.csv", "1\n");
+    const char *bodies[] = {"price,quantity\n1,2\n", "qty,price,QTY\n1,2,3\n", ""};
+    const char *needles[] = {"header has no column 'qty'", "names column 'qty' twice",
+                             "header line"};
+    for (int i = 0; i < 3; i++) {
+        put("t.csv", bodies[i]);
+        CatError e;
+        int rc;
+        Catalog *c = load("gqp.yaml", &rc, &e);
+        cr_assert_eq(rc, -1, "%d", i);
+        cr_assert(strncmp(e.msg, "Catalog Error: ", 15) == 0, "%s", e.msg);
+        cr_assert(strstr(e.msg, "t.csv:1:"), "%s", e.msg);
+        cr_assert(strstr(e.msg, needles[i]), "%s", e.msg);
+        cr_assert_null(cat_find_table(c, "t"));
+        cr_assert_not_null(cat_find_table(c, "g"));
+        cat_catalog_free(c);
+    }
+    /* header only: an empty table */
+    put("t.csv", "price,qty\n");
+    CatError e;
+    int rc;
+    Catalog *c = load("gqp.yaml", &rc, &e);
+    cr_assert_eq(rc, 0, "%s", e.msg);
+    cr_assert_eq(cat_find_table(c, "t")->nrows, 0);
+    cat_catalog_free(c);
+}
+
+/* Malformed text files: each is a Catalog Error naming file:line and the
+ * reason, and leaves no table behind. */
+Test(catalog, malformed_text_files) {
+    put("gqp.yaml", "tables:\n"
+                    "  - name: m\n"
+                    "    source: m.csv\n"
+                    "    columns: [{name: a, type: INT32}, {name: s, type: TEXT}]\n");
+    static const struct {
+        const char *body;
+        size_t len;
+        const char *where, *what;
+    } cases[] = {
+        {"1,x\n2,a\0b\n", 10, "m.csv:2:", "NUL byte"},
+        {"1,x\n\n3,a\xff\n", 10, "m.csv:3:", "invalid UTF-8"},
+        {"1,\xc3\n", 4, "m.csv:1:", "invalid UTF-8"},         /* cut sequence */
+        {"1,\xed\xa0\x80\n", 6, "m.csv:1:", "invalid UTF-8"}, /* surrogate */
+        {"1,\"x\n2,y\n", 9, "m.csv:1:", "unterminated"},
+        {"1,\"x\"y\n", 7, "m.csv:1:", "after closing quote"},
+        {"1,x\r\n2\r\n", 8, "m.csv:2:", "missing value"},
+        {"1,x,y", 5, "m.csv:1:", "extra value"},
+        {"x1,x", 4, "m.csv:1:", "cannot parse"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        putn("m.csv", cases[i].body, cases[i].len);
+        CatError e;
+        int rc;
+        Catalog *c = load("gqp.yaml", &rc, &e);
+        cr_assert_eq(rc, -1, "case %zu", i);
+        cr_assert(strncmp(e.msg, "Catalog Error: ", 15) == 0, "%s", e.msg);
+        cr_assert(strstr(e.msg, cases[i].where), "case %zu: %s", i, e.msg);
+        cr_assert(strstr(e.msg, cases[i].what), "case %zu: %s", i, e.msg);
+        cr_assert_null(cat_find_table(c, "m"));
+        cat_catalog_free(c);
+    }
+    /* a very long line: the value is quoted cut short in the error */
+    size_t n = 1 << 20;
+    char *big = malloc(n + 9);
+    memcpy(big, "1,x\n", 4);
+    memset(big + 4, '7', n);
+    memcpy(big + 4 + n, ",y,z\n", 5);
+    putn("m.csv", big, n + 9);
+    free(big);
+    CatError e;
+    int rc;
+    Catalog *c = load("gqp.yaml", &rc, &e);
+    cr_assert_eq(rc, -1);
+    cr_assert(strstr(e.msg, "m.csv:2:") && strstr(e.msg, "...") && strlen(e.msg) < 300, "%s",
+              e.msg);
+    cat_catalog_free(c);
+    /* empty file, missing final newline, CRLF, an all-NULL string column
+     * (an empty dictionary: qsort of nothing) are fine */
+    const char *ok[] = {"", "1,x", "1,\r\n2,\r\n"};
+    int64_t rows[] = {0, 1, 2};
+    for (int i = 0; i < 3; i++) {
+        put("m.csv", ok[i]);
+        c = load("gqp.yaml", &rc, &e);
+        cr_assert_eq(rc, 0, "%s", e.msg);
+        CatTable *t = cat_find_table(c, "m");
+        cr_assert_eq(t->nrows, rows[i]);
+        cr_assert_eq(t->cols[1].dict->n, i == 1);
+        cat_catalog_free(c);
+    }
+}
+
+/* A key given twice in a YAML mapping is an error at the second one (it
+ * used to override the first and leak it). */
+Test(catalog, yaml_duplicate_key_is_an_error) {
+    const char *ys[] = {"tables:\n  - name: t\n    name: u\n    source: t.csv\n"
+                        "    columns: [{name: a, type: INT32}]\n",
+                        "tables:\n  - name: t\n    source: t.csv\n"
+                        "    columns: [{name: a, type: INT32, name: b}]\n",
+                        "tables:\ntables:\n"};
+    const char *where[] = {"gqp.yaml:3:5:", "gqp.yaml:4:38:", "gqp.yaml:2:1:"};
+    put("t.csv", "1\n");
+    for (int i = 0; i < 3; i++) {
+        put("gqp.yaml", ys[i]);
+        CatError e;
+        int rc;
+        Catalog *c = load("gqp.yaml", &rc, &e);
+        cr_assert_eq(rc, -1);
+        cr_assert(strstr(e.msg, "duplicate key") && strstr(e.msg, where[i]), "%s", e.msg);
+        cr_assert_eq(c->ntables, 0);
+        cat_catalog_free(c);
+    }
+}
+
+/* Building a dictionary of nothing (the all-NULL column is covered by
+ * malformed_text_files). */
+Test(catalog, dict_of_nothing) {
+    int32_t codes[1] = {5};
+    CatDict *d = cat_dict_build(NULL, NULL, 0, codes);
+    cr_assert_not_null(d);
+    cr_assert_eq(d->n, 0);
+    cr_assert_eq(codes[0], 5);
+    cat_dict_free(d);
 }
