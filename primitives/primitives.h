@@ -53,6 +53,10 @@ typedef struct PrimCtx {
     void (*free)(void *ud, void *p);
     void *ud;
     char err[256];
+    /* CPU twins with a morsel loop (map, select, dense-aggregate): when not
+     * NULL and *interrupt != 0 (read with __atomic_load_n), stop at the
+     * next morsel and fail with "Interrupted" (gqp_interrupt) */
+    const int *interrupt;
 } PrimCtx;
 
 /* ------------------------------------------------------------------ map --
