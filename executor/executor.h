@@ -78,14 +78,15 @@ void exec_pool_release(ExecHostPool *p, void *ptr);
 void exec_pool_set_pinned(ExecHostPool *p, int on);
 
 typedef struct ExecOptions {
-    int nthreads;         /* CPU worker threads (>= 1) */
-    ExecDevice *dev;      /* NULL: every node must be placed on the CPU */
-    ExecHostPool *pool;   /* host intermediates and results (may be NULL) */
-    int no_fusion;        /* 1: run every node on its own (for tests) */
-    int profile;          /* 1: CUDA events around every GPU node (EXPLAIN ANALYZE);
-                             0: GPU node times are host-side issue times only */
-    const int *interrupt; /* not NULL: when *interrupt != 0 (read atomically) the run stops
-                             at the next node (and CPU morsel) boundary with "Interrupted" */
+    int nthreads;       /* CPU worker threads (>= 1) */
+    ExecDevice *dev;    /* NULL: every node must be placed on the CPU */
+    ExecHostPool *pool; /* host intermediates and results (may be NULL) */
+    int no_fusion;      /* 1: run every node on its own (for tests) */
+    int profile;        /* 1: CUDA events around every GPU node (EXPLAIN ANALYZE);
+                           0: GPU node times are host-side issue times only */
+    /* not NULL: when *interrupt != 0 (read atomically) the run stops at
+     * the next node (and CPU morsel) boundary with "Interrupted" */
+    const int *interrupt;
 } ExecOptions;
 
 typedef struct ExecStats {

@@ -53,9 +53,9 @@ typedef struct PrimCtx {
     void (*free)(void *ud, void *p);
     void *ud;
     char err[256];
-    /* CPU twins with a morsel loop (map, select, dense-aggregate): when not
-     * NULL and *interrupt != 0 (read with __atomic_load_n), stop at the
-     * next morsel and fail with "Interrupted" (gqp_interrupt) */
+    /* CPU map (its batch loop): when not NULL and *interrupt != 0 (read
+     * with __atomic_load_n), stop within 64 batches and fail with
+     * "Interrupted" (gqp_interrupt); the executor checks between nodes */
     const int *interrupt;
 } PrimCtx;
 
