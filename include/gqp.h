@@ -104,7 +104,9 @@ typedef struct gqp_stmt gqp_stmt; /* one prepared statement */
 int gqp_open(const char *config_path, gqp **out);
 
 /* Release the handle, all its tables and device memory. Statements still
- * open are finalized. NULL is a no-op. Returns GQP_OK. */
+ * open are finalized. NULL is a no-op. Returns GQP_OK. No other thread may
+ * use db or its statements during or after the call (as with sqlite3_close,
+ * the caller orders it after their last use). */
 int gqp_close(gqp *db);
 
 /* The message of the last failed call on db (or one of its statements), in
