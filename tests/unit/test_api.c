@@ -178,6 +178,22 @@ Test(bind, values_are_typed_literals) {
     gqp_close(db);
 }
 
+Test(bind, column_type_follows_the_plan) {
+    gqp *db = open_db();
+    gqp_stmt *st;
+    cr_assert_eq(gqp_prepare(db, "SELECT ?", -1, &st, NULL), GQP_OK);
+    gqp_bind_text(st, 1, "x", -1);
+    cr_assert_eq(gqp_step(st), GQP_ROW);
+    cr_expect_eq(gqp_column_type(st, 0), GQP_TYPE_STRING);
+    gqp_reset(st);
+    gqp_bind_int64(st, 1, 7);
+    cr_assert_eq(gqp_step(st), GQP_ROW);
+    cr_expect_eq(gqp_column_type(st, 0), GQP_TYPE_INT64);
+    cr_expect_eq(gqp_column_int64(st, 0), 7);
+    gqp_finalize(st);
+    gqp_close(db);
+}
+
 Test(bind, where_limit_and_dates) {
     gqp *db = open_db();
     make_t(db);
