@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "gqp.h"
+#include "primitives/primitives.h"
 #include "tests/unit/api_threads.h"
 
 #define NTHREADS 8
@@ -97,6 +98,51 @@ Test(interrupt, stops_a_running_query) {
     cr_expect_eq(api_interrupt_check(db, msg, sizeof msg), 0, "%s", msg);
     gqp_interrupt(NULL); /* a no-op */
     gqp_close(db);
+}
+
+/* Host allocator for the primitive calls below (64-byte aligned). */
+static void *t_alloc(void *ud, size_t bytes) {
+    (void)ud;
+    return aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
+}
+
+static void t_free(void *ud, void *p) {
+    (void)ud;
+    free(p);
+}
+
+/* The CPU map (and the fused select, which runs it per share) stop within
+ * a morsel when the interrupt flag is set, and run normally when not. */
+Test(interrupt, cpu_map_and_select_stop_at_a_morsel) {
+    const int64_t n = (int64_t)1 << 22;
+    int64_t *a = malloc(sizeof(int64_t) * (size_t)n);
+    uint8_t *flags = malloc((size_t)n);
+    int64_t *rows = malloc(sizeof(int64_t) * (size_t)n);
+    cr_assert(a && flags && rows);
+    for (int64_t i = 0; i < n; i++)
+        a[i] = i;
+    static const PrimInstr code[] = {{POP_COL, PRIM_REG_I, 0, 0, 0, 0, 0, 0, NULL, 0},
+                                     {POP_CONST, PRIM_REG_I, 1, 0, 0, 0, 10, 0, NULL, 0},
+                                     {POP_GT, PRIM_REG_I, 2, 0, 1, 0, 0, 0, NULL, 0}};
+    PrimProgram map = {3, code, 3, 2, PRIM_REG_I, 1, 0}, sel = {3, code, 3, 2, PRIM_REG_I, 1, 1};
+    PrimVec in = {PRIM_I64, n, a, NULL}, out = {PRIM_U8, n, flags, NULL};
+    int stop = 1;
+    PrimCtx ctx = {2, NULL, t_alloc, t_free, NULL, {0}, &stop};
+    int64_t count = -1;
+    cr_expect_eq(prim_cpu_map(&ctx, &map, &in, n, &out), -1);
+    cr_expect(strstr(ctx.err, "Interrupted"), "%s", ctx.err);
+    ctx.err[0] = 0;
+    cr_expect_eq(prim_cpu_select(&ctx, &sel, &in, n, rows, &count), -1);
+    cr_expect(strstr(ctx.err, "Interrupted"), "%s", ctx.err);
+    stop = 0;
+    cr_expect_eq(prim_cpu_map(&ctx, &map, &in, n, &out), 0, "%s", ctx.err);
+    cr_expect_eq(flags[10], 0);
+    cr_expect_eq(flags[n - 1], 1);
+    cr_expect_eq(prim_cpu_select(&ctx, &sel, &in, n, rows, &count), 0, "%s", ctx.err);
+    cr_expect_eq(count, n - 11);
+    free(a);
+    free(flags);
+    free(rows);
 }
 
 /* --------------------------------------------------------------- binding -- */
