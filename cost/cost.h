@@ -156,8 +156,11 @@ int cost_model_write(const CostModel *m, const char *path, char *err, size_t cap
 /* Pick and load the cost model: cost_file if not empty; else, by GPU name
  * (gpu_name contains "H100" / "H200": configs/cost-h100.yaml /
  * cost-h200.yaml), else configs/cost-cpu-2core.yaml, looked up in
- * $GQP_COST_DIR and the build's configs/ folder; when no file is found the
- * compiled-in defaults of the same name. m->source says what was used.
+ * $GQP_COST_DIR, then the source tree's configs/ for programs run from the
+ * build tree, else the install prefix's share/gqp/ (found from the running
+ * program's path, then the configured prefix; see cost_dirs in model.c);
+ * when no file is found the compiled-in defaults of the same name.
+ * m->source says what was used.
  * Returns 0, or -1 with err when cost_file is given but cannot be read
  * (m then holds the defaults). */
 int cost_model_select(CostModel *m, const char *cost_file, const char *gpu_name, char *err,

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 #include <yaml.h>
 
 #include "cost/cost.h"
@@ -430,6 +431,48 @@ static int readable(const char *path) {
     return f != NULL;
 }
 
+#define COST_NDIRS 3
+
+/* The folders that may hold the shipped cost files, in the order they are
+ * searched, into dirs; returns how many:
+ *   1. $GQP_COST_DIR;
+ *   2. for a program run from the build tree (its path under GQP_BUILD_DIR),
+ *      the source tree's configs/ (GQP_CONFIG_DIR), so development builds
+ *      use the files they were built with; otherwise
+ *   2. <the program's folder>/../<datadir>/gqp, an installed prefix found
+ *      from the running program (a prefix moved after install included);
+ *   3. the configured install prefix's <datadir>/gqp (GQP_INSTALL_COST_DIR).
+ * A program outside the build tree never reads the source tree. */
+static int cost_dirs(char dirs[COST_NDIRS][1024]) {
+    int n = 0;
+    const char *env = getenv("GQP_COST_DIR");
+    if (env && env[0]) snprintf(dirs[n++], 1024, "%s", env);
+    char exe[1024] = "";
+#ifdef __linux__
+    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[k > 0 ? k : 0] = 0;
+#endif
+#if defined(GQP_BUILD_DIR) && defined(GQP_CONFIG_DIR)
+    size_t bl = strlen(GQP_BUILD_DIR);
+    if (exe[0] && strncmp(exe, GQP_BUILD_DIR, bl) == 0 && exe[bl] == '/') {
+        snprintf(dirs[n++], 1024, "%s", GQP_CONFIG_DIR);
+        return n;
+    }
+#endif
+    char *slash = strrchr(exe, '/');
+#ifdef GQP_INSTALL_DATADIR
+    if (slash) {
+        *slash = 0;
+        snprintf(dirs[n++], 1024, "%s/../%s/gqp", exe, GQP_INSTALL_DATADIR);
+    }
+#endif
+#ifdef GQP_INSTALL_COST_DIR
+    snprintf(dirs[n++], 1024, "%s", GQP_INSTALL_COST_DIR);
+#endif
+    (void)slash;
+    return n;
+}
+
 int cost_model_select(CostModel *m, const char *cost_file, const char *gpu_name, char *err,
                       size_t cap) {
     const char *which = "cpu", *file = "cost-cpu-2core.yaml";
@@ -445,19 +488,17 @@ int cost_model_select(CostModel *m, const char *cost_file, const char *gpu_name,
         }
         return 0;
     }
-    const char *dirs[2] = {getenv("GQP_COST_DIR"), NULL};
-#ifdef GQP_CONFIG_DIR
-    dirs[1] = GQP_CONFIG_DIR;
-#endif
-    char path[1024], lerr[256];
+    char dirs[COST_NDIRS][1024];
+    int ndirs = cost_dirs(dirs);
+    char path[1100], lerr[256];
     for (int pass = 0; pass < 2; pass++) {
         /* an H200 without its own file uses the H100's, whose GPU constants
          * are a lower bound */
         const char *fname = pass == 0 ? file : strcmp(which, "h200") == 0 ? "cost-h100.yaml" : NULL;
         if (!fname) break;
-        for (int d = 0; d < 2; d++) {
-            if (!dirs[d] || !dirs[d][0]) continue;
-            snprintf(path, sizeof path, "%s/%s", dirs[d], fname);
+        for (int d = 0; d < ndirs; d++) {
+            if (!dirs[d][0]) continue;
+            snprintf(path, sizeof path, "%.1000s/%s", dirs[d], fname);
             if (readable(path) && cost_model_load(m, path, lerr, sizeof lerr) == 0) return 0;
         }
     }

@@ -708,6 +708,7 @@ int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, ExecStats *stats
     x.hctx.alloc = host_alloc;
     x.hctx.free = host_free;
     x.hctx.ud = x.pool;
+    x.hctx.interrupt = opt ? opt->interrupt : NULL;
     if (x.dev) {
         x.dctx.nthreads = 1;
         x.dctx.stream = x.dev->stream;
@@ -824,6 +825,10 @@ int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, ExecStats *stats
         }
         if (gpu && !x.dev) {
             rc = ex_fail(&x, "Device Error: node #%d is placed on the GPU but no GPU is usable", i);
+            break;
+        }
+        if (x.hctx.interrupt && __atomic_load_n(x.hctx.interrupt, __ATOMIC_RELAXED)) {
+            rc = ex_fail(&x, "Interrupted");
             break;
         }
         x.hctx.err[0] = x.dctx.err[0] = 0;

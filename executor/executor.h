@@ -84,6 +84,9 @@ typedef struct ExecOptions {
     int no_fusion;      /* 1: run every node on its own (for tests) */
     int profile;        /* 1: CUDA events around every GPU node (EXPLAIN ANALYZE);
                            0: GPU node times are host-side issue times only */
+    /* not NULL: when *interrupt != 0 (read atomically) the run stops at
+     * the next node (and CPU morsel) boundary with "Interrupted" */
+    const int *interrupt;
 } ExecOptions;
 
 typedef struct ExecStats {

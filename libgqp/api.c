@@ -4,6 +4,7 @@
  * explain). It holds no stage logic itself.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,13 +26,55 @@ int gqp_gpu_available(void) {
     return prim_gpu_available();
 }
 
-/* Set db's error message (plain, no position). Returns rc. */
+void gqp_enter(gqp *db) {
+    pthread_mutex_lock(&db->mu);
+}
+
+void gqp_leave(gqp *db) {
+    pthread_mutex_unlock(&db->mu);
+}
+
+void gqp_lock(gqp *db) {
+    if (db) gqp_enter(db);
+}
+
+void gqp_unlock(gqp *db) {
+    if (db) gqp_leave(db);
+}
+
+void gqp_interrupt(gqp *db) {
+    if (db) __atomic_store_n(&db->interrupt, 1, __ATOMIC_RELAXED);
+}
+
+int gqp_interrupted(gqp *db) {
+    return __atomic_load_n(&db->interrupt, __ATOMIC_RELAXED);
+}
+
+/* The extended code of an error rc whose message is msg: GQP_ERROR refined
+ * by the message's stage ("Parser Error: ..." -> GQP_ERROR_PARSER, ...);
+ * every other code as it is. */
+static int extended_code(int rc, const char *msg) {
+    static const struct {
+        const char *prefix;
+        int code;
+    } stages[] = {
+        {"Parser Error", GQP_ERROR_PARSER},       {"Binder Error", GQP_ERROR_BINDER},
+        {"Catalog Error", GQP_ERROR_CATALOG},     {"Not implemented Error", GQP_ERROR_NOTIMPL},
+        {"Execution Error", GQP_ERROR_EXECUTION}, {"Primitive Error", GQP_ERROR_EXECUTION}};
+    if (rc != GQP_ERROR) return rc;
+    for (size_t i = 0; i < sizeof stages / sizeof stages[0]; i++)
+        if (strncmp(msg, stages[i].prefix, strlen(stages[i].prefix)) == 0) return stages[i].code;
+    return rc;
+}
+
+/* Set db's error message (plain, no position) and code. Returns rc. */
 int gqp_set_error(gqp *db, int rc, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(db->errmsg, sizeof db->errmsg, fmt, ap);
     va_end(ap);
     db->err_offset = -1;
+    db->errcode = extended_code(rc, db->errmsg);
     return rc;
 }
 
@@ -40,6 +83,7 @@ int gqp_set_error_at(gqp *db, const char *sql, int64_t len, int64_t offset, cons
                      const char *msg) {
     sql_format_error(sql, len, offset, stage, msg, db->errmsg, sizeof db->errmsg);
     db->err_offset = offset;
+    db->errcode = extended_code(GQP_ERROR, db->errmsg);
     return GQP_ERROR;
 }
 
@@ -47,8 +91,21 @@ int gqp_open(const char *config_path, gqp **out) {
     *out = NULL;
     gqp *db = calloc(1, sizeof(gqp));
     if (!db) return GQP_NOMEM;
+    pthread_mutexattr_t ma;
+    if (pthread_mutexattr_init(&ma) != 0) {
+        free(db);
+        return GQP_NOMEM;
+    }
+    pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
+    int mrc = pthread_mutex_init(&db->mu, &ma);
+    pthread_mutexattr_destroy(&ma);
+    if (mrc != 0) {
+        free(db);
+        return GQP_NOMEM;
+    }
     db->cat = cat_catalog_new();
     if (!db->cat) {
+        pthread_mutex_destroy(&db->mu);
         free(db);
         return GQP_NOMEM;
     }
@@ -83,6 +140,7 @@ int gqp_open(const char *config_path, gqp **out) {
 
 int gqp_close(gqp *db) {
     if (!db) return GQP_OK;
+    gqp_enter(db);
     while (db->stmts)
         gqp_finalize(db->stmts);
     exec_device_close(db->dev);
@@ -90,43 +148,83 @@ int gqp_close(gqp *db) {
     cat_catalog_free(db->cat);
     free(db->cost);
     free(db->reads);
+    gqp_leave(db);
+    pthread_mutex_destroy(&db->mu);
     free(db);
     return GQP_OK;
 }
 
 const char *gqp_errmsg(gqp *db) {
-    return db ? db->errmsg : "out of memory";
+    if (!db) return "out of memory";
+    gqp_enter(db);
+    const char *m = db->errmsg;
+    gqp_leave(db);
+    return m;
 }
 
 int64_t gqp_error_offset(gqp *db) {
-    return db ? db->err_offset : -1;
+    if (!db) return -1;
+    gqp_enter(db);
+    int64_t o = db->err_offset;
+    gqp_leave(db);
+    return o;
+}
+
+int gqp_errcode(gqp *db) {
+    return gqp_extended_errcode(db) & 0xff;
+}
+
+int gqp_extended_errcode(gqp *db) {
+    if (!db) return GQP_NOMEM;
+    gqp_enter(db);
+    int c = db->errcode;
+    gqp_leave(db);
+    return c;
 }
 
 int gqp_set_device(gqp *db, gqp_device device) {
     if (!db) return GQP_MISUSE;
-    if (device == GQP_DEVICE_GPU && !prim_gpu_available())
-        return gqp_set_error(db, GQP_ERROR,
-                             "Device Error: --device gpu needs a CUDA device, and none is usable "
-                             "(%s)",
-                             gqp_build_has_cuda() ? "no device found by the CUDA runtime"
-                                                  : "gqp was built without CUDA");
-    db->device = device;
-    return GQP_OK;
+    gqp_enter(db);
+    int rc = GQP_OK;
+    if (device != GQP_DEVICE_AUTO && device != GQP_DEVICE_CPU && device != GQP_DEVICE_GPU)
+        rc = gqp_set_error(db, GQP_MISUSE,
+                           "API Error: gqp_set_device: %d is not a device (GQP_DEVICE_AUTO, "
+                           "GQP_DEVICE_CPU or GQP_DEVICE_GPU)",
+                           (int)device);
+    else if (device == GQP_DEVICE_GPU && !prim_gpu_available())
+        rc = gqp_set_error(db, GQP_ERROR,
+                           "Device Error: --device gpu needs a CUDA device, and none is usable "
+                           "(%s)",
+                           gqp_build_has_cuda() ? "no device found by the CUDA runtime"
+                                                : "gqp was built without CUDA");
+    else
+        db->device = device;
+    gqp_leave(db);
+    return rc;
 }
 
 const char *gqp_cost_model(gqp *db) {
     if (!db) return "none";
+    gqp_enter(db);
     const CostModel *m = gqp_cost(db);
-    return m ? m->source : "none (out of memory)";
+    const char *s = m ? m->source : "none (out of memory)";
+    gqp_leave(db);
+    return s;
 }
 
 int gqp_set_threads(gqp *db, int nthreads) {
-    if (!db || nthreads < 0) return GQP_MISUSE;
-    db->nthreads = nthreads ? nthreads : prim_ncores();
-    return GQP_OK;
+    if (!db) return GQP_MISUSE;
+    gqp_enter(db);
+    int rc = GQP_OK;
+    if (nthreads < 0)
+        rc = gqp_set_error(db, GQP_MISUSE, "API Error: gqp_set_threads: %d threads", nthreads);
+    else
+        db->nthreads = nthreads ? nthreads : prim_ncores();
+    gqp_leave(db);
+    return rc;
 }
 
-/* Unlink st from its db's list of open statements. */
+/* Unlink st from its db's list of open statements (db locked). */
 static void stmt_unlink(gqp_stmt *st) {
     gqp_stmt **p = &st->db->stmts;
     while (*p && *p != st)
@@ -134,8 +232,9 @@ static void stmt_unlink(gqp_stmt *st) {
     if (*p) *p = st->next;
 }
 
-int gqp_prepare(gqp *db, const char *sql, int64_t nbytes, gqp_stmt **stmt, const char **tail) {
-    if (!db || !sql || !stmt) return GQP_MISUSE;
+/* gqp_prepare with db locked. */
+static int prepare_locked(gqp *db, const char *sql, int64_t nbytes, gqp_stmt **stmt,
+                          const char **tail) {
     *stmt = NULL;
     int64_t len = nbytes < 0 ? (int64_t)strlen(sql) : nbytes;
     gqp_stmt *st = calloc(1, sizeof(gqp_stmt));
@@ -156,22 +255,59 @@ int gqp_prepare(gqp *db, const char *sql, int64_t nbytes, gqp_stmt **stmt, const
         return gqp_set_error_at(db, sql, len, perr.offset, "Parser", perr.msg);
     }
     if (tail) *tail = sql + next;
-    /* keep our own copy of the statement's text: errors found when it is
-     * stepped point into it */
-    char *copy = plan_alloc(st->plan_arena, (size_t)next + 1);
+    /* keep our own copy of the statement's text (in the parse arena, which
+     * lives as long as the statement): errors found when it is stepped
+     * point into it */
+    char *copy = sql_arena_strndup(st->parse_arena, sql, (size_t)next);
     if (!copy) {
         gqp_stmt_destroy(st);
         return gqp_set_error(db, GQP_NOMEM, "out of memory");
     }
-    memcpy(copy, sql, (size_t)next);
     st->sql = copy;
     st->sql_len = next;
     if (!st->ast) {
         gqp_stmt_destroy(st);
         return GQP_OK;
     }
+    if (st->ast->nparams > 0) {
+        st->params = calloc((size_t)st->ast->nparams, sizeof(GqpParam));
+        if (!st->params) {
+            gqp_stmt_destroy(st);
+            return gqp_set_error(db, GQP_NOMEM, "out of memory");
+        }
+    }
     if (st->ast->kind == STMT_SELECT) {
+        /* unbound parameters are NULL, as in SQLite */
+        gqp_apply_params(st);
         int rc = gqp_plan_select(db, st, st->ast->select);
+        if (rc == GQP_ERROR && st->ast->nparams > 0) {
+            /* a parameter where NULL is refused (LIMIT ?): plan it as 0
+             * instead, each parameter that an error points at in turn; if
+             * that plans, the statement is valid, and its first step plans
+             * it with the values bound by then */
+            char msg[sizeof db->errmsg];
+            int64_t off = db->err_offset;
+            int code = db->errcode;
+            memcpy(msg, db->errmsg, sizeof msg);
+            for (int tries = 0; rc == GQP_ERROR && tries < st->ast->nparams; tries++) {
+                int idx = 0;
+                for (int k = 0; k < st->ast->nparam_refs && !idx; k++)
+                    if (st->ast->params[k].expr->pos == db->err_offset &&
+                        st->params[st->ast->params[k].index - 1].kind == 0)
+                        idx = st->ast->params[k].index;
+                if (!idx) break;
+                st->params[idx - 1].kind = 1; /* integer 0 */
+                rc = gqp_replan(db, st);
+            }
+            memset(st->params, 0, sizeof(GqpParam) * (size_t)st->ast->nparams);
+            if (rc == GQP_OK) {
+                st->planned_gen = st->bind_gen - 1; /* plan again on the first step */
+            } else if (rc == GQP_ERROR) {
+                memcpy(db->errmsg, msg, sizeof msg);
+                db->err_offset = off;
+                db->errcode = code;
+            }
+        }
         if (rc != GQP_OK) {
             gqp_stmt_destroy(st);
             return rc;
@@ -183,23 +319,72 @@ int gqp_prepare(gqp *db, const char *sql, int64_t nbytes, gqp_stmt **stmt, const
     return GQP_OK;
 }
 
-int gqp_step(gqp_stmt *st) {
-    if (!st) return GQP_MISUSE;
-    gqp *db = st->db;
+int gqp_prepare(gqp *db, const char *sql, int64_t nbytes, gqp_stmt **stmt, const char **tail) {
+    if (!db || !sql || !stmt) return GQP_MISUSE;
+    gqp_enter(db);
+    int rc = prepare_locked(db, sql, nbytes, stmt, tail);
+    gqp_leave(db);
+    return rc;
+}
+
+void gqp_apply_params(gqp_stmt *st) {
+    const AstStmt *a = st->ast;
+    for (int k = 0; k < a->nparam_refs; k++) {
+        AstExpr *e = a->params[k].expr;
+        const GqpParam *v = &st->params[a->params[k].index - 1];
+        e->str = NULL;
+        switch (v->kind) {
+        case 1:
+            e->kind = AST_INT;
+            e->ival = v->i;
+            break;
+        case 2:
+            e->kind = AST_FLOAT;
+            e->fval = v->f;
+            break;
+        case 3:
+            e->kind = AST_STRING;
+            e->str = v->s;
+            break;
+        default:
+            e->kind = AST_NULL;
+            break;
+        }
+    }
+    st->planned_gen = st->bind_gen;
+}
+
+int gqp_replan(gqp *db, gqp_stmt *st) {
+    plan_dag_free(st->dag);
+    st->dag = NULL;
+    st->bound = NULL;
+    plan_arena_free(st->plan_arena);
+    if (!(st->plan_arena = plan_arena_new())) return gqp_set_error(db, GQP_NOMEM, "out of memory");
+    gqp_apply_params(st);
+    return gqp_plan_select(db, st, st->ast->select);
+}
+
+/* gqp_step with the handle locked. */
+static int step_locked(gqp *db, gqp_stmt *st) {
     if (!st->ran) {
         int rc;
         st->ran = 1;
         st->cursor = -1;
-        if (st->ast->kind == STMT_SELECT && st->version != db->version) {
+        /* as SQLite: an interrupt that arrived while nothing ran is
+         * forgotten when the next statement starts */
+        __atomic_store_n(&db->interrupt, 0, __ATOMIC_RELAXED);
+        if (st->ast->kind == STMT_SELECT &&
+            (st->version != db->version || st->planned_gen != st->bind_gen || !st->dag)) {
             /* a table changed since prepare (dictionaries and row counts
-             * the plan captured are gone): plan again from the AST */
-            plan_dag_free(st->dag);
-            st->dag = NULL;
-            rc = gqp_plan_select(db, st, st->ast->select);
+             * the plan captured are gone) or the bindings did: plan again
+             * from the AST */
+            rc = gqp_replan(db, st);
             if (rc != GQP_OK) {
                 st->ran = 0;
                 return rc;
             }
+        } else if (st->ast->kind != STMT_SELECT && st->planned_gen != st->bind_gen) {
+            gqp_apply_params(st);
         }
         switch (st->ast->kind) {
         case STMT_SELECT:
@@ -222,18 +407,32 @@ int gqp_step(gqp_stmt *st) {
     return GQP_DONE;
 }
 
+int gqp_step(gqp_stmt *st) {
+    if (!st) return GQP_MISUSE;
+    gqp *db = st->db;
+    gqp_enter(db);
+    int rc = step_locked(db, st);
+    gqp_leave(db);
+    return rc;
+}
+
 int gqp_reset(gqp_stmt *st) {
     if (!st) return GQP_MISUSE;
+    gqp_enter(st->db);
     exec_result_free(&st->res);
     st->ran = 0;
     st->cursor = -1;
+    gqp_leave(st->db);
     return GQP_OK;
 }
 
 int gqp_finalize(gqp_stmt *st) {
     if (!st) return GQP_OK;
+    gqp *db = st->db;
+    gqp_enter(db);
     stmt_unlink(st);
     gqp_stmt_destroy(st);
+    gqp_leave(db);
     return GQP_OK;
 }
 
@@ -242,20 +441,144 @@ void gqp_stmt_destroy(gqp_stmt *st) {
     exec_result_free(&st->res);
     plan_dag_free(st->dag);
     plan_arena_free(st->plan_arena);
+    if (st->params)
+        for (int i = 0; i < st->ast->nparams; i++)
+            free(st->params[i].s);
+    free(st->params);
     sql_arena_free(st->parse_arena);
     free(st);
 }
 
-int gqp_column_count(gqp_stmt *st) {
+/* ------------------------------------------------------------ bindings -- */
+
+/* Common checks of gqp_bind_*: st not running (stepped and not reset) and
+ * idx in range. Returns the slot (its old text freed, set to NULL) or NULL
+ * with *rc the error (db locked). */
+static GqpParam *bind_slot(gqp_stmt *st, int idx, int *rc) {
+    gqp *db = st->db;
+    if (st->ran) {
+        *rc = gqp_set_error(db, GQP_MISUSE,
+                            "API Error: bind on a statement that has run: call gqp_reset() first");
+        return NULL;
+    }
+    int n = st->ast ? st->ast->nparams : 0;
+    if (idx < 1 || idx > n) {
+        *rc = gqp_set_error(db, GQP_RANGE,
+                            "API Error: bind parameter index %d out of range (the statement has "
+                            "%d)",
+                            idx, n);
+        return NULL;
+    }
+    GqpParam *p = &st->params[idx - 1];
+    free(p->s);
+    memset(p, 0, sizeof *p);
+    st->bind_gen++;
+    *rc = GQP_OK;
+    return p;
+}
+
+int gqp_bind_null(gqp_stmt *st, int idx) {
+    if (!st) return GQP_MISUSE;
+    gqp_enter(st->db);
+    int rc;
+    bind_slot(st, idx, &rc);
+    gqp_leave(st->db);
+    return rc;
+}
+
+int gqp_bind_int64(gqp_stmt *st, int idx, int64_t value) {
+    if (!st) return GQP_MISUSE;
+    gqp_enter(st->db);
+    int rc;
+    GqpParam *p = bind_slot(st, idx, &rc);
+    if (p) p->kind = 1, p->i = value;
+    gqp_leave(st->db);
+    return rc;
+}
+
+int gqp_bind_double(gqp_stmt *st, int idx, double value) {
+    if (!st) return GQP_MISUSE;
+    gqp_enter(st->db);
+    int rc;
+    GqpParam *p = bind_slot(st, idx, &rc);
+    if (p) p->kind = 2, p->f = value;
+    gqp_leave(st->db);
+    return rc;
+}
+
+int gqp_bind_text(gqp_stmt *st, int idx, const char *text, int64_t nbytes) {
+    if (!st) return GQP_MISUSE;
+    gqp_enter(st->db);
+    int rc;
+    GqpParam *p = bind_slot(st, idx, &rc);
+    if (p && text) {
+        size_t n = nbytes < 0 ? strlen(text) : strnlen(text, (size_t)nbytes);
+        if (!(p->s = malloc(n + 1))) {
+            rc = gqp_set_error(st->db, GQP_NOMEM, "out of memory");
+        } else {
+            memcpy(p->s, text, n);
+            p->s[n] = 0;
+            p->kind = 3;
+        }
+    }
+    gqp_leave(st->db);
+    return rc;
+}
+
+int gqp_bind_parameter_count(gqp_stmt *st) {
+    if (!st) return 0;
+    gqp_enter(st->db);
+    int n = st->ast ? st->ast->nparams : 0;
+    gqp_leave(st->db);
+    return n;
+}
+
+int gqp_bind_parameter_index(gqp_stmt *st, const char *name) {
+    if (!st || !name) return 0;
+    gqp_enter(st->db);
+    int found = 0;
+    for (int i = 0; st->ast && i < st->ast->nparams && !found; i++)
+        if (st->ast->param_names[i] && strcmp(st->ast->param_names[i], name) == 0) found = i + 1;
+    gqp_leave(st->db);
+    return found;
+}
+
+const char *gqp_bind_parameter_name(gqp_stmt *st, int idx) {
+    if (!st) return NULL;
+    gqp_enter(st->db);
+    const char *s = NULL;
+    if (st->ast && idx >= 1 && idx <= st->ast->nparams) s = st->ast->param_names[idx - 1];
+    gqp_leave(st->db);
+    return s;
+}
+
+int gqp_clear_bindings(gqp_stmt *st) {
+    if (!st) return GQP_MISUSE;
+    gqp_enter(st->db);
+    for (int i = 0; st->ast && i < st->ast->nparams; i++) {
+        free(st->params[i].s);
+        memset(&st->params[i], 0, sizeof st->params[i]);
+    }
+    st->bind_gen++;
+    gqp_leave(st->db);
+    return GQP_OK;
+}
+
+/* ------------------------------------------------------------- results -- */
+
+/* gqp_column_count() without the lock (st may be NULL). */
+static int column_count_unlocked(gqp_stmt *st) {
     return st && st->dag ? st->dag->nresults : 0;
 }
 
-const char *gqp_column_name(gqp_stmt *st, int col) {
+/* gqp_column_name() without the lock (st may be NULL). */
+static const char *column_name_unlocked(gqp_stmt *st, int col) {
     if (!st || !st->dag || col < 0 || col >= st->dag->nresults) return NULL;
     return st->dag->result_names[col];
 }
 
-gqp_type gqp_column_type(gqp_stmt *st, int col) {
+/* gqp_column_type() without the lock (st may be NULL). */
+static gqp_type column_type_unlocked(gqp_stmt *st, int col) {
     if (!st || !st->dag || col < 0 || col >= st->dag->nresults) return GQP_TYPE_NULL;
     return (gqp_type)st->dag->values[st->dag->results[col]].ltype;
 }
@@ -267,7 +590,8 @@ static const ExecColumn *cur_col(gqp_stmt *st, int col) {
     return &st->res.cols[col];
 }
 
-int gqp_column_is_null(gqp_stmt *st, int col) {
+/* gqp_column_is_null() without the lock (st may be NULL). */
+static int column_is_null_unlocked(gqp_stmt *st, int col) {
     const ExecColumn *c = cur_col(st, col);
     if (!c) return 1;
     return c->vec.valid && !c->vec.valid[st->cursor];
@@ -297,7 +621,8 @@ static void cur_num(const ExecColumn *c, int64_t row, int *isf, int64_t *i, doub
     }
 }
 
-int64_t gqp_column_int64(gqp_stmt *st, int col) {
+/* gqp_column_int64() without the lock (st may be NULL). */
+static int64_t column_int64_unlocked(gqp_stmt *st, int col) {
     const ExecColumn *c = cur_col(st, col);
     if (!c || (c->vec.valid && !c->vec.valid[st->cursor])) return 0;
     if (c->ltype == CAT_STRING) {
@@ -313,7 +638,8 @@ int64_t gqp_column_int64(gqp_stmt *st, int col) {
     return (int64_t)f;
 }
 
-double gqp_column_double(gqp_stmt *st, int col) {
+/* gqp_column_double() without the lock (st may be NULL). */
+static double column_double_unlocked(gqp_stmt *st, int col) {
     const ExecColumn *c = cur_col(st, col);
     if (!c || (c->vec.valid && !c->vec.valid[st->cursor])) return 0;
     if (c->ltype == CAT_STRING)
@@ -325,7 +651,8 @@ double gqp_column_double(gqp_stmt *st, int col) {
     return isf ? f : (double)i;
 }
 
-const char *gqp_column_text(gqp_stmt *st, int col) {
+/* gqp_column_text() without the lock (st may be NULL). */
+static const char *column_text_unlocked(gqp_stmt *st, int col) {
     const ExecColumn *c = cur_col(st, col);
     if (!c || (c->vec.valid && !c->vec.valid[st->cursor])) return NULL;
     int64_t row = st->cursor;
@@ -354,42 +681,164 @@ const char *gqp_column_text(gqp_stmt *st, int col) {
     return st->text;
 }
 
-int64_t gqp_result_rows(gqp_stmt *st) {
+/* gqp_result_rows() without the lock (st may be NULL). */
+static int64_t result_rows_unlocked(gqp_stmt *st) {
     return st && st->ran ? st->res.nrows : 0;
 }
 
-const void *gqp_result_column(gqp_stmt *st, int col, const uint8_t **valid) {
+/* gqp_result_column() without the lock (st may be NULL). */
+static const void *result_column_unlocked(gqp_stmt *st, int col, const uint8_t **valid) {
     if (valid) *valid = NULL;
     if (!st || !st->ran || col < 0 || col >= st->res.ncols) return NULL;
     if (valid) *valid = st->res.cols[col].vec.valid;
     return st->res.cols[col].vec.data;
 }
 
-const char *gqp_result_string(gqp_stmt *st, int col, int32_t code) {
+/* gqp_result_string() without the lock (st may be NULL). */
+static const char *result_string_unlocked(gqp_stmt *st, int col, int32_t code) {
     if (!st || !st->ran || col < 0 || col >= st->res.ncols) return NULL;
     const CatDict *d = st->res.cols[col].dict;
     if (!d || code < 0 || code >= d->n) return NULL;
     return cat_dict_str(d, code);
 }
 
-int64_t gqp_changes(gqp_stmt *st) {
+/* gqp_changes() without the lock (st may be NULL). */
+static int64_t changes_unlocked(gqp_stmt *st) {
     return st ? st->changes : 0;
 }
 
-double gqp_exec_ms(gqp_stmt *st) {
+/* gqp_exec_ms() without the lock (st may be NULL). */
+static double exec_ms_unlocked(gqp_stmt *st) {
     return st ? st->exec_ms : 0;
 }
 
-int64_t gqp_peak_device_bytes(gqp_stmt *st) {
+/* gqp_peak_device_bytes() without the lock (st may be NULL). */
+static int64_t peak_device_bytes_unlocked(gqp_stmt *st) {
     return st ? (int64_t)st->stats.peak_device_bytes : 0;
 }
 
-int gqp_gpu_nodes(gqp_stmt *st, int *nnodes) {
+/* gqp_gpu_nodes() without the lock (st may be NULL). */
+static int gpu_nodes_unlocked(gqp_stmt *st, int *nnodes) {
     int g = 0, n = st && st->dag ? st->dag->nnodes : 0;
     for (int i = 0; i < n; i++)
         g += st->dag->nodes[i].device == DEV_GPU;
     if (nnodes) *nnodes = n;
     return g;
+}
+
+/* The public accessors: each holds the statement's handle locked around
+ * its unlocked twin above (NULL st: the twin's answer for NULL). */
+
+int gqp_column_count(gqp_stmt *st) {
+    if (!st) return column_count_unlocked(st);
+    gqp_enter(st->db);
+    int r = column_count_unlocked(st);
+    gqp_leave(st->db);
+    return r;
+}
+
+const char *gqp_column_name(gqp_stmt *st, int col) {
+    if (!st) return column_name_unlocked(st, col);
+    gqp_enter(st->db);
+    const char *r = column_name_unlocked(st, col);
+    gqp_leave(st->db);
+    return r;
+}
+
+gqp_type gqp_column_type(gqp_stmt *st, int col) {
+    if (!st) return column_type_unlocked(st, col);
+    gqp_enter(st->db);
+    gqp_type r = column_type_unlocked(st, col);
+    gqp_leave(st->db);
+    return r;
+}
+
+int gqp_column_is_null(gqp_stmt *st, int col) {
+    if (!st) return column_is_null_unlocked(st, col);
+    gqp_enter(st->db);
+    int r = column_is_null_unlocked(st, col);
+    gqp_leave(st->db);
+    return r;
+}
+
+int64_t gqp_column_int64(gqp_stmt *st, int col) {
+    if (!st) return column_int64_unlocked(st, col);
+    gqp_enter(st->db);
+    int64_t r = column_int64_unlocked(st, col);
+    gqp_leave(st->db);
+    return r;
+}
+
+double gqp_column_double(gqp_stmt *st, int col) {
+    if (!st) return column_double_unlocked(st, col);
+    gqp_enter(st->db);
+    double r = column_double_unlocked(st, col);
+    gqp_leave(st->db);
+    return r;
+}
+
+const char *gqp_column_text(gqp_stmt *st, int col) {
+    if (!st) return column_text_unlocked(st, col);
+    gqp_enter(st->db);
+    const char *r = column_text_unlocked(st, col);
+    gqp_leave(st->db);
+    return r;
+}
+
+int64_t gqp_result_rows(gqp_stmt *st) {
+    if (!st) return result_rows_unlocked(st);
+    gqp_enter(st->db);
+    int64_t r = result_rows_unlocked(st);
+    gqp_leave(st->db);
+    return r;
+}
+
+const void *gqp_result_column(gqp_stmt *st, int col, const uint8_t **valid) {
+    if (!st) return result_column_unlocked(st, col, valid);
+    gqp_enter(st->db);
+    const void *r = result_column_unlocked(st, col, valid);
+    gqp_leave(st->db);
+    return r;
+}
+
+const char *gqp_result_string(gqp_stmt *st, int col, int32_t code) {
+    if (!st) return result_string_unlocked(st, col, code);
+    gqp_enter(st->db);
+    const char *r = result_string_unlocked(st, col, code);
+    gqp_leave(st->db);
+    return r;
+}
+
+int64_t gqp_changes(gqp_stmt *st) {
+    if (!st) return changes_unlocked(st);
+    gqp_enter(st->db);
+    int64_t r = changes_unlocked(st);
+    gqp_leave(st->db);
+    return r;
+}
+
+double gqp_exec_ms(gqp_stmt *st) {
+    if (!st) return exec_ms_unlocked(st);
+    gqp_enter(st->db);
+    double r = exec_ms_unlocked(st);
+    gqp_leave(st->db);
+    return r;
+}
+
+int64_t gqp_peak_device_bytes(gqp_stmt *st) {
+    if (!st) return peak_device_bytes_unlocked(st);
+    gqp_enter(st->db);
+    int64_t r = peak_device_bytes_unlocked(st);
+    gqp_leave(st->db);
+    return r;
+}
+
+int gqp_gpu_nodes(gqp_stmt *st, int *nnodes) {
+    if (!st) return gpu_nodes_unlocked(st, nnodes);
+    gqp_enter(st->db);
+    int r = gpu_nodes_unlocked(st, nnodes);
+    gqp_leave(st->db);
+    return r;
 }
 
 int gqp_gen_test(const char *dir, int64_t nrows, uint64_t seed, char **errmsg) {

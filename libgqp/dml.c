@@ -124,7 +124,7 @@ done:
 
 /* INSERT INTO t [(cols)] SELECT ... : run the query, insert its rows. */
 static int run_insert_select(gqp *db, gqp_stmt *st, CatTable *t) {
-    int rc = gqp_plan_select(db, st, st->ast->select);
+    int rc = gqp_replan(db, st); /* a fresh plan arena for every run */
     if (rc != GQP_OK) return rc;
     if ((rc = gqp_run_select(db, st)) != GQP_OK) return rc;
     int width = st->res.ncols;

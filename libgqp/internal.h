@@ -5,6 +5,8 @@
 #ifndef GQP_LIBGQP_INTERNAL_H
 #define GQP_LIBGQP_INTERNAL_H
 
+#include <pthread.h>
+
 #include "gqp.h"
 #include "catalog/catalog.h"
 #include "cost/cost.h"
@@ -25,8 +27,18 @@ typedef struct GqpColReads {
  * barely changes, and the count stops (so plans stop being re-placed). */
 #define GQP_READS_CAP 8
 
+/*
+ * Threads (see "Threads" in gqp.h): every API entry point that touches a
+ * handle or one of its statements holds the handle's recursive mutex `mu`
+ * for the whole call (SQLite's serialized mode), so entry points may call
+ * each other. The one field read without it is `interrupt`, written by
+ * gqp_interrupt() from any thread and read with __atomic builtins.
+ */
 struct gqp {
-    uint64_t version; /* bumped by every CREATE / INSERT: plans of older versions are stale */
+    pthread_mutex_t mu; /* recursive; held by every entry point */
+    int interrupt;      /* gqp_interrupt(): stop the running query (atomic) */
+    int errcode;        /* extended code of the last error (gqp_extended_errcode) */
+    uint64_t version;   /* bumped by every CREATE / INSERT: plans of older versions are stale */
     Catalog *cat;
     gqp_device device;
     int nthreads;
@@ -46,6 +58,14 @@ struct gqp {
     uint64_t nqueries;    /* SELECTs executed */
     uint64_t reads_epoch; /* bumped whenever a count in `reads` changes */
 };
+
+/* A bound parameter value (gqp_bind_*). */
+typedef struct GqpParam {
+    int kind; /* 0 NULL, 1 int64, 2 double, 3 text */
+    int64_t i;
+    double f;
+    char *s; /* kind 3: malloc'ed copy, NUL-terminated */
+} GqpParam;
 
 struct gqp_stmt {
     uint64_t version;      /* db->version the plan was made against */
@@ -70,8 +90,25 @@ struct gqp_stmt {
     ExecStats stats;
     int profile; /* EXPLAIN ANALYZE: time every GPU node with events */
     char text[64];
+    /* bind parameters (gqp_bind_*): values by index - 1; each run that
+     * finds bind_gen != planned_gen rewrites the AST's parameter nodes into
+     * these constants and plans again */
+    GqpParam *params;
+    uint64_t bind_gen, planned_gen;
 };
 
+/* Take / release db's recursive mutex (the public gqp_lock/gqp_unlock). */
+void gqp_enter(gqp *db);
+void gqp_leave(gqp *db);
+/* 1 if gqp_interrupt() was called on db since its running query began. */
+int gqp_interrupted(gqp *db);
+/* Plan st's SELECT again in a fresh plan arena (bindings or tables
+ * changed): the parameters' values are written into the AST first
+ * (gqp_apply_params). GQP_OK or an error code with db's message set. */
+int gqp_replan(gqp *db, gqp_stmt *st);
+/* Write st's bound values (NULL where unbound) into its AST's parameter
+ * nodes, as literals, and mark the bindings planned (planned_gen). */
+void gqp_apply_params(gqp_stmt *st);
 int gqp_set_error(gqp *db, int rc, const char *fmt, ...);
 int gqp_set_error_at(gqp *db, const char *sql, int64_t len, int64_t offset, const char *stage,
                      const char *msg);

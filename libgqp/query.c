@@ -172,7 +172,7 @@ static double wall_ms(void) {
 
 int gqp_run_select(gqp *db, gqp_stmt *st) {
     char err[1024];
-    ExecOptions opt = {db->nthreads, NULL, db->pool, 0, st->profile};
+    ExecOptions opt = {db->nthreads, NULL, db->pool, 0, st->profile, &db->interrupt};
     /* place again only if what the placement priced has changed since
      * prepare: the device setting, which columns are resident, or how
      * often the columns were read */
@@ -186,16 +186,18 @@ int gqp_run_select(gqp *db, gqp_stmt *st) {
     if (any_gpu && !(opt.dev = gqp_device_session(db))) return GQP_DEVICE;
     exec_result_free(&st->res);
     double t0 = wall_ms();
-    if (exec_run(st->dag, &opt, &st->res, &st->stats, err, sizeof err) != 0)
+    if (exec_run(st->dag, &opt, &st->res, &st->stats, err, sizeof err) != 0) {
+        if (gqp_interrupted(db)) return gqp_set_error(db, GQP_INTERRUPT, "Interrupted");
         return gqp_set_error(db, strncmp(err, "Device", 6) == 0 ? GQP_DEVICE : GQP_ERROR, "%s",
                              err);
+    }
     st->exec_ms = wall_ms() - t0;
     count_reads(db, st->dag);
     return GQP_OK;
 }
 
-int gqp_explain(gqp *db, const char *sql, int64_t nbytes, int flags, char **out) {
-    if (!db || !sql || !out) return GQP_MISUSE;
+/* gqp_explain with db locked. */
+static int explain_locked(gqp *db, const char *sql, int64_t nbytes, int flags, char **out) {
     *out = NULL;
     gqp_stmt *st;
     int rc = gqp_prepare(db, sql, nbytes, &st, NULL);
@@ -233,4 +235,12 @@ int gqp_explain(gqp *db, const char *sql, int64_t nbytes, int flags, char **out)
     if (!s) return gqp_set_error(db, GQP_NOMEM, "out of memory");
     *out = s;
     return GQP_OK;
+}
+
+int gqp_explain(gqp *db, const char *sql, int64_t nbytes, int flags, char **out) {
+    if (!db || !sql || !out) return GQP_MISUSE;
+    gqp_enter(db);
+    int rc = explain_locked(db, sql, nbytes, flags, out);
+    gqp_leave(db);
+    return rc;
 }

@@ -721,6 +721,8 @@ static BExpr *bind_expr(BindCtx *bc, const AstExpr *e, int allow_agg) {
         return bind_cast(bc, e, allow_agg);
     case AST_FUNC:
         return bind_func(bc, e, allow_agg);
+    case AST_PARAM: /* libgqp writes bound values into the AST before binding */
+        return bind_fail(bc, "Binder", e->pos, "parameter %s has no value", e->str);
     }
     return bind_fail(bc, "Binder", e->pos, "unsupported expression");
 }

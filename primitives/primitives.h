@@ -53,6 +53,10 @@ typedef struct PrimCtx {
     void (*free)(void *ud, void *p);
     void *ud;
     char err[256];
+    /* CPU map (its batch loop): when not NULL and *interrupt != 0 (read
+     * with __atomic_load_n), stop within 64 batches and fail with
+     * "Interrupted" (gqp_interrupt); the executor checks between nodes */
+    const int *interrupt;
 } PrimCtx;
 
 /* ------------------------------------------------------------------ map --

@@ -32,10 +32,20 @@ typedef struct Parser {
     SqlError *err;
     int failed; /* an error has been recorded */
     int depth;  /* current expression nesting */
+    /* bind parameters seen so far (AstStmt's nparams / params / names) */
+    int nparams;
+    struct Vec *prefs;  /* AstParamRef */
+    struct Vec *pnamed; /* ParamName */
 } Parser;
 
+/* A named parameter (or "?N") and its index. */
+typedef struct ParamName {
+    char *name;
+    int index;
+} ParamName;
+
 /* A growable array in the arena; elem bytes per item. */
-typedef struct Vec {
+typedef struct Vec { /* also declared as struct Vec in Parser */
     char *data;
     int64_t n, cap;
     size_t elem;
@@ -489,10 +499,67 @@ static AstExpr *parse_cast(Parser *p) {
 
 /* Parses a primary expression: literal, column, function call, CASE, CAST,
  * DATE literal or parenthesized expression. Returns the node or NULL. */
+/* Parses a bind parameter token into an AST_PARAM node and records it
+ * (numbering as in AstStmt). Returns the node or NULL. */
+static AstExpr *parse_param(Parser *p) {
+    SqlToken t = p->tok;
+    const char *s = p->sql + t.pos;
+    AstExpr *e = new_expr(p, AST_PARAM, t.pos, t.pos + t.len);
+    if (!e) return NULL;
+    int index = 0;
+    if (t.len == 1 && s[0] == '?') {
+        index = p->nparams + 1;
+    } else {
+        if (s[0] == '?') {
+            int64_t v = 0;
+            for (int64_t i = 1; i < t.len && v <= SQL_MAX_PARAMS; i++)
+                v = v * 10 + (s[i] - '0');
+            if (v < 1 || v > SQL_MAX_PARAMS) {
+                fail_at(p, t.pos, "variable number must be between ?1 and ?%d", SQL_MAX_PARAMS);
+                return NULL;
+            }
+            index = (int)v;
+        }
+        const ParamName *names = (const ParamName *)p->pnamed->data;
+        int seen = 0;
+        for (int64_t k = 0; k < p->pnamed->n && !seen; k++)
+            if ((int64_t)strlen(names[k].name) == t.len &&
+                memcmp(names[k].name, s, (size_t)t.len) == 0) {
+                index = names[k].index;
+                seen = 1;
+            }
+        if (index == 0) index = p->nparams + 1; /* a new name */
+        if (!seen) {
+            ParamName pn = {sql_arena_strndup(p->arena, s, (size_t)t.len), index};
+            if (!pn.name) {
+                fail_oom(p);
+                return NULL;
+            }
+            if (vec_push(p, p->pnamed, &pn) < 0) return NULL;
+        }
+    }
+    if (index > SQL_MAX_PARAMS) {
+        fail_at(p, t.pos, "too many SQL variables (at most %d)", SQL_MAX_PARAMS);
+        return NULL;
+    }
+    if (index > p->nparams) p->nparams = index;
+    e->ival = index;
+    if (!(e->str = sql_arena_strndup(p->arena, s, (size_t)t.len))) {
+        fail_oom(p);
+        return NULL;
+    }
+    AstParamRef ref = {e, index};
+    if (vec_push(p, p->prefs, &ref) < 0) return NULL;
+    advance(p);
+    return e;
+}
+
 static AstExpr *parse_primary(Parser *p) {
     SqlToken t = p->tok;
     AstExpr *e;
     switch (t.kind) {
+    case TK_PARAM:
+        return parse_param(p);
     case TK_INTEGER:
         return parse_integer(p);
     case TK_FLOAT: {
@@ -1112,6 +1179,9 @@ int sql_parse_one(const char *sql, int64_t len, int64_t start, SqlArena *arena, 
     p->len = len;
     p->arena = arena;
     p->err = err;
+    Vec prefs = vec_make(sizeof(AstParamRef)), pnamed = vec_make(sizeof(ParamName));
+    p->prefs = &prefs;
+    p->pnamed = &pnamed;
     err->msg[0] = '\0';
     err->offset = -1;
     *out = NULL;
@@ -1153,6 +1223,20 @@ int sql_parse_one(const char *sql, int64_t len, int64_t start, SqlArena *arena, 
         return -1;
     }
     st->end = p->prev_end;
+    if (p->nparams > 0) {
+        st->nparams = p->nparams;
+        st->params = (AstParamRef *)prefs.data;
+        st->nparam_refs = (int)prefs.n;
+        st->param_names = sql_arena_alloc(arena, sizeof(char *) * (size_t)p->nparams);
+        if (!st->param_names) {
+            fail_oom(p);
+            return -1;
+        }
+        const ParamName *names = (const ParamName *)pnamed.data;
+        for (int64_t k = 0; k < pnamed.n; k++)
+            if (!st->param_names[names[k].index - 1])
+                st->param_names[names[k].index - 1] = names[k].name;
+    }
     *next = p->tok.kind == TK_EOF ? len : p->tok.pos + 1;
     *out = st;
     return 0;

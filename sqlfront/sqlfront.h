@@ -28,7 +28,8 @@ typedef enum SqlTokKind {
     TK_FLOAT,   /* 1.5, .5, 1e3 */
     TK_STRING,  /* 'it''s' (value has quotes removed, '' -> ') */
     TK_OP,      /* punctuation/operator: ( ) , ; . * + - / % = <> != < <= > >= || */
-    TK_ERROR    /* unterminated string/comment, stray character */
+    TK_ERROR,   /* unterminated string/comment, stray character */
+    TK_PARAM    /* bind parameter: ?, ?N, :name, $name, @name */
 } SqlTokKind;
 
 typedef struct SqlToken {
@@ -60,7 +61,9 @@ typedef enum AstKind {
     AST_LIKE,    /* a LIKE b; negated for NOT LIKE */
     AST_CASE,    /* CASE [a] WHEN list[0] THEN list[1] WHEN list[2] THEN list[3] ... [ELSE b] END */
     AST_CAST,    /* CAST(a AS type_name) */
-    AST_FUNC     /* name(list...) incl. COUNT(*) (list[0] is AST_STAR), distinct flag */
+    AST_FUNC,    /* name(list...) incl. COUNT(*) (list[0] is AST_STAR), distinct flag */
+    AST_PARAM    /* bind parameter: ival its index (1-based); libgqp rewrites the node
+                    into the bound literal (AST_INT / FLOAT / STRING / NULL) before binding */
 } AstKind;
 
 typedef enum AstOp {
@@ -139,6 +142,15 @@ typedef struct AstColumnDef {
     int64_t pos;
 } AstColumnDef;
 
+/* One occurrence of a bind parameter in a statement. */
+typedef struct AstParamRef {
+    AstExpr *expr; /* the AST_PARAM node (rewritten in place by libgqp) */
+    int index;     /* 1-based parameter index */
+} AstParamRef;
+
+/* Highest bind parameter index accepted (SQLite's SQLITE_MAX_VARIABLE_NUMBER). */
+#define SQL_MAX_PARAMS 32766
+
 typedef enum AstStmtKind {
     STMT_SELECT,
     STMT_CREATE_TABLE,
@@ -166,6 +178,12 @@ typedef struct AstStmt {
     /* SET name = value */
     char *set_name;
     AstExpr *set_value;
+    /* bind parameters, numbered as SQLite does: "?" takes the largest index
+     * so far + 1, "?N" is N, a name takes the index of its first use */
+    int nparams;         /* largest index used */
+    char **param_names;  /* [index - 1]: "?N", ":name", "$name", "@name"; NULL for "?" */
+    AstParamRef *params; /* every occurrence, in text order */
+    int nparam_refs;
 } AstStmt;
 
 typedef struct SqlError {

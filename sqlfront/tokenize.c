@@ -13,6 +13,7 @@
  *   <> != < <= > >= ||
  *   unterminated ' " ` / *     TK_ERROR    pos at the opening quote/comment,
  *                                          len to the end of the input
+ *   ?, ?12, :a, $a, @a         TK_PARAM    bind parameter (name: identifier chars)
  *   any other byte             TK_ERROR    len 1
  */
 #include "sqlfront/sqlfront.h"
@@ -149,6 +150,18 @@ SqlToken sql_next_token(const char *sql, int64_t len, int64_t pos) {
         SqlToken t = make_token(c == '\'' ? TK_STRING : TK_IDENT, pos, end - pos);
         t.quoted = c != '\'';
         return t;
+    }
+    if (c == '?') {
+        int64_t i = pos + 1;
+        while (i < len && is_digit(s[i]))
+            i++;
+        return make_token(TK_PARAM, pos, i - pos);
+    }
+    if ((c == ':' || c == '$' || c == '@') && pos + 1 < len && is_ident_char(s[pos + 1])) {
+        int64_t i = pos + 1;
+        while (i < len && is_ident_char(s[i]))
+            i++;
+        return make_token(TK_PARAM, pos, i - pos);
     }
     int64_t n2 = pos + 1 < len ? 2 : 1;
     unsigned char d = n2 == 2 ? s[pos + 1] : 0;

@@ -82,6 +82,7 @@ typedef struct MapJob {
     const uint8_t *hoisted; /* per instruction: 1 = evaluated once per thread */
     char *scratch;          /* nt * per_thread bytes */
     size_t per_thread;
+    const int *interrupt; /* PrimCtx's: stop between batches when set */
 } MapJob;
 
 /* Marks register d as written through its own int64 buffer and returns
@@ -681,6 +682,9 @@ static void map_worker(void *arg, int t, int nt) {
         if (J->hoisted[i]) map_exec(&R, &P->code[i], J->inputs, 0, MAP_BATCH);
     for (int64_t base = lo; base < hi; base += MAP_BATCH) {
         int64_t len = hi - base < MAP_BATCH ? hi - base : MAP_BATCH;
+        if (J->interrupt && ((base - lo) & (64 * MAP_BATCH - 1)) == 0 &&
+            __atomic_load_n(J->interrupt, __ATOMIC_RELAXED))
+            return;
         for (int i = 0; i < P->ninstr; i++)
             if (!J->hoisted[i]) map_exec(&R, &P->code[i], J->inputs, base, len);
         map_store(&R, P->result, P->result_t, P->as_filter, J->out, base, len);
@@ -830,7 +834,7 @@ int prim_cpu_map(PrimCtx *ctx, const PrimProgram *prog, const PrimVec *inputs, i
         int nt = ctx->nthreads < 1 ? 1 : ctx->nthreads;
         if (n < MAP_PAR_MIN_ROWS) nt = 1;
         if (nt > 1 && n / nt < MAP_BATCH) nt = (int)(n / MAP_BATCH) > 0 ? (int)(n / MAP_BATCH) : 1;
-        MapJob J = {prog, inputs, out, n, hoisted, NULL, 0};
+        MapJob J = {prog, inputs, out, n, hoisted, NULL, 0, ctx->interrupt};
         J.per_thread =
             ((size_t)prog->nregs * MAP_BATCH * (2 * sizeof(int64_t) + 1) + 63) & ~(size_t)63;
         J.scratch = ctx->alloc(ctx->ud, J.per_thread * (size_t)nt);
@@ -839,6 +843,8 @@ int prim_cpu_map(PrimCtx *ctx, const PrimProgram *prog, const PrimVec *inputs, i
         } else {
             if (prim_parallel(nt, map_worker, &J) != 0)
                 rc = map_err(ctx, "cannot start worker threads");
+            else if (J.interrupt && __atomic_load_n(J.interrupt, __ATOMIC_RELAXED))
+                rc = map_err(ctx, "Interrupted");
             ctx->free(ctx->ud, J.scratch);
         }
     }

@@ -24,6 +24,7 @@ typedef struct SelectJob {
     int64_t counts[256];
     int64_t offs[256];
     int failed[256];
+    int err_taken; /* __atomic: the first failing share writes err */
     char err[256];
 } SelectJob;
 
@@ -53,7 +54,9 @@ static void pass_flags(void *arg, int t, int nt) {
     PrimVec out = {PRIM_U8, b - a, j->flags + a, NULL};
     if (prim_cpu_map(&sub, j->prog, in, b - a, &out) != 0) {
         j->failed[t] = 1;
-        if (t == 0 || !j->err[0]) snprintf(j->err, sizeof j->err, "%s", sub.err);
+        /* one writer (shares fail together when the query is interrupted) */
+        if (!__atomic_exchange_n(&j->err_taken, 1, __ATOMIC_ACQ_REL))
+            snprintf(j->err, sizeof j->err, "%s", sub.err);
         return;
     }
     int64_t c = 0;

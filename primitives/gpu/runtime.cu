@@ -44,11 +44,13 @@ extern "C" void prim_gpu_stream_destroy(void *stream) {
 }
 
 /* Make the default pool keep freed memory reserved (no release at sync
- * points), so repeated queries reuse it; done once. */
+ * points), so repeated queries reuse it; done once per process (handles on
+ * several threads may get here together: the flag is claimed atomically,
+ * and setting the attribute twice would be harmless anyway). */
 static void pool_init(void) {
     static int done = 0;
-    if (done) return;
-    done = 1;
+    if (__atomic_load_n(&done, __ATOMIC_ACQUIRE) || __atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
+        return;
     cudaMemPool_t pool;
     if (cudaDeviceGetDefaultMemPool(&pool, 0) == cudaSuccess) {
         uint64_t threshold = UINT64_MAX;

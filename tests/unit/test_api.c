@@ -1,0 +1,357 @@
+/*
+ * test_api.c -- the public API of include/gqp.h beyond plain queries:
+ * threads (one shared handle, and a handle per thread), bind parameters,
+ * gqp_interrupt, error codes, gqp_set_device's checks.
+ *
+ * The thread workload lives in api_threads.c, which tests/tsan.sh also runs
+ * under ThreadSanitizer (through tests/tsan/thread_stress.c: Criterion
+ * cannot run under TSan). Length: GQP_TEST_THREAD_ITERS rounds per thread
+ * (default 200), or with GQP_TEST_THREAD_SECONDS set, that many seconds.
+ */
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gqp.h"
+#include "primitives/primitives.h"
+#include "tests/unit/api_threads.h"
+
+#define NTHREADS 8
+
+/* Opens an empty handle on the CPU with 2 worker threads. */
+static gqp *open_db(void) {
+    gqp *db = NULL;
+    cr_assert_eq(gqp_open(NULL, &db), GQP_OK);
+    cr_assert_eq(gqp_set_device(db, GQP_DEVICE_CPU), GQP_OK);
+    cr_assert_eq(gqp_set_threads(db, 2), GQP_OK);
+    return db;
+}
+
+#define run_sql api_run_sql
+
+/* Creates the tables of api_make_tables in db. */
+static void make_t(gqp *db) {
+    cr_assert_eq(api_make_tables(db), GQP_OK, "%s", gqp_errmsg(db));
+}
+
+/* Rounds per thread: GQP_TEST_THREAD_ITERS (default 200); with
+ * GQP_TEST_THREAD_SECONDS set, as many as fit in that many seconds. */
+static void stress(gqp *shared) {
+    const char *e = getenv("GQP_TEST_THREAD_ITERS");
+    const char *secs = getenv("GQP_TEST_THREAD_SECONDS");
+    char msg[600] = "";
+    int rounds = 0;
+    int f = api_thread_stress(shared, NTHREADS, e && atoi(e) > 0 ? atoi(e) : 200,
+                              secs ? atof(secs) : 0, &rounds, msg, sizeof msg);
+    cr_expect_eq(f, 0, "%d failed checks, last: %s", f, msg);
+    cr_log_info("%s handle: %d threads, %d rounds", shared ? "shared" : "own", NTHREADS, rounds);
+}
+
+Test(threads, shared_handle) {
+    gqp *db = open_db();
+    make_t(db);
+    stress(db);
+    gqp_close(db);
+}
+
+Test(threads, handle_per_thread) {
+    stress(NULL);
+}
+
+/* A statement prepared on one thread, stepped on another while a third
+ * finalizes its own statements on the same handle. */
+typedef struct StepArg {
+    gqp_stmt *st;
+    int rows;
+} StepArg;
+
+static void *step_all(void *arg) {
+    StepArg *a = arg;
+    while (gqp_step(a->st) == GQP_ROW)
+        a->rows++;
+    return NULL;
+}
+
+Test(threads, statement_moves_between_threads) {
+    gqp *db = open_db();
+    make_t(db);
+    gqp_stmt *st;
+    cr_assert_eq(gqp_prepare(db, "SELECT b FROM t WHERE a = 3", -1, &st, NULL), GQP_OK);
+    StepArg a = {st, 0};
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, step_all, &a), 0);
+    for (int i = 0; i < 50; i++)
+        cr_assert_eq(run_sql(db, "SELECT COUNT(*) FROM t"), GQP_OK);
+    pthread_join(th, NULL);
+    cr_expect_eq(a.rows, 100);
+    gqp_close(db); /* finalizes st */
+}
+
+/* ------------------------------------------------------------ interrupt -- */
+
+Test(interrupt, stops_a_running_query) {
+    gqp *db = open_db();
+    char msg[600] = "";
+    cr_expect_eq(api_interrupt_check(db, msg, sizeof msg), 0, "%s", msg);
+    gqp_interrupt(NULL); /* a no-op */
+    gqp_close(db);
+}
+
+/* Host allocator for the primitive calls below (64-byte aligned). */
+static void *t_alloc(void *ud, size_t bytes) {
+    (void)ud;
+    return aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
+}
+
+static void t_free(void *ud, void *p) {
+    (void)ud;
+    free(p);
+}
+
+/* The CPU map (and the fused select, which runs it per share) stop within
+ * a morsel when the interrupt flag is set, and run normally when not. */
+Test(interrupt, cpu_map_and_select_stop_at_a_morsel) {
+    const int64_t n = (int64_t)1 << 22;
+    int64_t *a = malloc(sizeof(int64_t) * (size_t)n);
+    uint8_t *flags = malloc((size_t)n);
+    int64_t *rows = malloc(sizeof(int64_t) * (size_t)n);
+    cr_assert(a && flags && rows);
+    for (int64_t i = 0; i < n; i++)
+        a[i] = i;
+    static const PrimInstr code[] = {{POP_COL, PRIM_REG_I, 0, 0, 0, 0, 0, 0, NULL, 0},
+                                     {POP_CONST, PRIM_REG_I, 1, 0, 0, 0, 10, 0, NULL, 0},
+                                     {POP_GT, PRIM_REG_I, 2, 0, 1, 0, 0, 0, NULL, 0}};
+    PrimProgram map = {3, code, 3, 2, PRIM_REG_I, 1, 0}, sel = {3, code, 3, 2, PRIM_REG_I, 1, 1};
+    PrimVec in = {PRIM_I64, n, a, NULL}, out = {PRIM_U8, n, flags, NULL};
+    int stop = 1;
+    PrimCtx ctx = {2, NULL, t_alloc, t_free, NULL, {0}, &stop};
+    int64_t count = -1;
+    cr_expect_eq(prim_cpu_map(&ctx, &map, &in, n, &out), -1);
+    cr_expect(strstr(ctx.err, "Interrupted"), "%s", ctx.err);
+    ctx.err[0] = 0;
+    cr_expect_eq(prim_cpu_select(&ctx, &sel, &in, n, rows, &count), -1);
+    cr_expect(strstr(ctx.err, "Interrupted"), "%s", ctx.err);
+    stop = 0;
+    cr_expect_eq(prim_cpu_map(&ctx, &map, &in, n, &out), 0, "%s", ctx.err);
+    cr_expect_eq(flags[10], 0);
+    cr_expect_eq(flags[n - 1], 1);
+    cr_expect_eq(prim_cpu_select(&ctx, &sel, &in, n, rows, &count), 0, "%s", ctx.err);
+    cr_expect_eq(count, n - 11);
+    free(a);
+    free(flags);
+    free(rows);
+}
+
+/* --------------------------------------------------------------- binding -- */
+
+Test(bind, numbering_and_names) {
+    gqp *db = open_db();
+    gqp_stmt *st;
+    cr_assert_eq(gqp_prepare(db, "SELECT ?, ?5, :a, $b, @c, :a, ?", -1, &st, NULL), GQP_OK, "%s",
+                 gqp_errmsg(db));
+    cr_expect_eq(gqp_bind_parameter_count(st), 9);
+    cr_expect_null(gqp_bind_parameter_name(st, 1));
+    cr_expect_null(gqp_bind_parameter_name(st, 2));
+    cr_expect_str_eq(gqp_bind_parameter_name(st, 5), "?5");
+    cr_expect_str_eq(gqp_bind_parameter_name(st, 6), ":a");
+    cr_expect_str_eq(gqp_bind_parameter_name(st, 7), "$b");
+    cr_expect_str_eq(gqp_bind_parameter_name(st, 8), "@c");
+    cr_expect_null(gqp_bind_parameter_name(st, 9));
+    cr_expect_null(gqp_bind_parameter_name(st, 10));
+    cr_expect_eq(gqp_bind_parameter_index(st, ":a"), 6);
+    cr_expect_eq(gqp_bind_parameter_index(st, "@c"), 8);
+    cr_expect_eq(gqp_bind_parameter_index(st, "?5"), 5);
+    cr_expect_eq(gqp_bind_parameter_index(st, ":zz"), 0);
+    cr_expect_eq(gqp_bind_parameter_index(st, "a"), 0);
+    /* unbound parameters are NULL */
+    cr_assert_eq(gqp_step(st), GQP_ROW);
+    for (int c = 0; c < 7; c++)
+        cr_expect(gqp_column_is_null(st, c), "column %d", c);
+    gqp_finalize(st);
+    cr_expect_eq(gqp_prepare(db, "SELECT ?0", -1, &st, NULL), GQP_ERROR);
+    cr_expect_eq(gqp_extended_errcode(db), GQP_ERROR_PARSER);
+    cr_expect_eq(gqp_prepare(db, "SELECT ?32767", -1, &st, NULL), GQP_ERROR);
+    cr_expect_eq(gqp_prepare(db, "SELECT ?32766", -1, &st, NULL), GQP_OK);
+    cr_expect_eq(gqp_bind_parameter_count(st), 32766);
+    gqp_finalize(st);
+    cr_expect_eq(gqp_prepare(db, "SELECT 1", -1, &st, NULL), GQP_OK);
+    cr_expect_eq(gqp_bind_parameter_count(st), 0);
+    cr_expect_eq(gqp_bind_int64(st, 1, 5), GQP_RANGE);
+    cr_expect_eq(gqp_errcode(db), GQP_RANGE);
+    gqp_finalize(st);
+    gqp_close(db);
+}
+
+Test(bind, values_are_typed_literals) {
+    gqp *db = open_db();
+    gqp_stmt *st;
+    cr_assert_eq(gqp_prepare(db, "SELECT ?1 + 1, ?2 * 2, ?3, ?4, ?1 / 2", -1, &st, NULL), GQP_OK);
+    cr_assert_eq(gqp_bind_int64(st, 1, 41), GQP_OK);
+    cr_assert_eq(gqp_bind_double(st, 2, 1.25), GQP_OK);
+    cr_assert_eq(gqp_bind_text(st, 3, "it's", -1), GQP_OK);
+    cr_assert_eq(gqp_bind_text(st, 4, "abcdef", 3), GQP_OK);
+    cr_assert_eq(gqp_step(st), GQP_ROW, "%s", gqp_errmsg(db));
+    cr_expect_eq(gqp_column_int64(st, 0), 42);
+    cr_expect_eq(gqp_column_type(st, 0), GQP_TYPE_INT64);
+    cr_expect_eq(gqp_column_double(st, 1), 2.5);
+    cr_expect_eq(gqp_column_type(st, 1), GQP_TYPE_FLOAT64);
+    cr_expect_str_eq(gqp_column_text(st, 2), "it's");
+    cr_expect_eq(gqp_column_type(st, 2), GQP_TYPE_STRING);
+    cr_expect_str_eq(gqp_column_text(st, 3), "abc");
+    cr_expect_eq(gqp_column_int64(st, 4), 20); /* integer division: an integer literal */
+    /* binding while the statement has run is misuse */
+    cr_expect_eq(gqp_bind_int64(st, 1, 1), GQP_MISUSE);
+    cr_expect_eq(gqp_errcode(db), GQP_MISUSE);
+    /* reset keeps the bindings; new ones are planned at the next step */
+    gqp_reset(st);
+    cr_assert_eq(gqp_step(st), GQP_ROW);
+    cr_expect_eq(gqp_column_int64(st, 0), 42);
+    gqp_reset(st);
+    cr_assert_eq(gqp_bind_null(st, 1), GQP_OK);
+    cr_assert_eq(gqp_bind_text(st, 3, NULL, 0), GQP_OK);
+    cr_assert_eq(gqp_step(st), GQP_ROW);
+    cr_expect(gqp_column_is_null(st, 0));
+    cr_expect(gqp_column_is_null(st, 2));
+    cr_expect_eq(gqp_column_double(st, 1), 2.5);
+    gqp_reset(st);
+    cr_assert_eq(gqp_clear_bindings(st), GQP_OK);
+    cr_assert_eq(gqp_step(st), GQP_ROW);
+    cr_expect(gqp_column_is_null(st, 1));
+    gqp_finalize(st);
+    gqp_close(db);
+}
+
+Test(bind, column_type_follows_the_plan) {
+    gqp *db = open_db();
+    gqp_stmt *st;
+    cr_assert_eq(gqp_prepare(db, "SELECT ?", -1, &st, NULL), GQP_OK);
+    gqp_bind_text(st, 1, "x", -1);
+    cr_assert_eq(gqp_step(st), GQP_ROW);
+    cr_expect_eq(gqp_column_type(st, 0), GQP_TYPE_STRING);
+    gqp_reset(st);
+    gqp_bind_int64(st, 1, 7);
+    cr_assert_eq(gqp_step(st), GQP_ROW);
+    cr_expect_eq(gqp_column_type(st, 0), GQP_TYPE_INT64);
+    cr_expect_eq(gqp_column_int64(st, 0), 7);
+    gqp_finalize(st);
+    gqp_close(db);
+}
+
+Test(bind, where_limit_and_dates) {
+    gqp *db = open_db();
+    make_t(db);
+    cr_assert_eq(run_sql(db, "CREATE TABLE d(k INTEGER, day DATE); INSERT INTO d VALUES "
+                             "(1, DATE '2020-01-05'), (2, DATE '2021-03-01'), (3, NULL)"),
+                 GQP_OK);
+    gqp_stmt *st;
+    cr_assert_eq(gqp_prepare(db, "SELECT b FROM t WHERE s = $s AND b > $min ORDER BY b LIMIT ?", -1,
+                             &st, NULL),
+                 GQP_OK, "%s", gqp_errmsg(db));
+    for (int round = 0; round < 3; round++) {
+        char s[8];
+        snprintf(s, sizeof s, "s%d", round + 2);
+        gqp_bind_text(st, gqp_bind_parameter_index(st, "$s"), s, -1);
+        gqp_bind_int64(st, gqp_bind_parameter_index(st, "$min"), 100 * round);
+        gqp_bind_int64(st, 3, 4);
+        int n = 0;
+        while (gqp_step(st) == GQP_ROW) {
+            int64_t b = gqp_column_int64(st, 0);
+            cr_expect_eq(b % 7, round + 2);
+            cr_expect_gt(b, 100 * round);
+            n++;
+        }
+        cr_expect_eq(n, 4, "round %d: %s", round, gqp_errmsg(db));
+        gqp_reset(st);
+    }
+    gqp_finalize(st);
+    /* a text value compared with a DATE column is a date, like a literal */
+    cr_assert_eq(gqp_prepare(db, "SELECT k FROM d WHERE day < ?", -1, &st, NULL), GQP_OK);
+    gqp_bind_text(st, 1, "2021-01-01", -1);
+    cr_assert_eq(gqp_step(st), GQP_ROW, "%s", gqp_errmsg(db));
+    cr_expect_eq(gqp_column_int64(st, 0), 1);
+    cr_expect_eq(gqp_step(st), GQP_DONE);
+    gqp_finalize(st);
+    /* a name error is still found at prepare */
+    cr_expect_eq(gqp_prepare(db, "SELECT nope FROM t LIMIT ?", -1, &st, NULL), GQP_ERROR);
+    cr_expect(strstr(gqp_errmsg(db), "nope"), "%s", gqp_errmsg(db));
+    gqp_close(db);
+}
+
+Test(bind, insert_loop) {
+    gqp *db = open_db();
+    cr_assert_eq(run_sql(db, "CREATE TABLE r(i INTEGER, x DOUBLE, s TEXT)"), GQP_OK);
+    gqp_stmt *st;
+    cr_assert_eq(gqp_prepare(db, "INSERT INTO r VALUES (?, ?, ?)", -1, &st, NULL), GQP_OK);
+    for (int i = 0; i < 50; i++) {
+        gqp_bind_int64(st, 1, i);
+        gqp_bind_double(st, 2, i * 0.5);
+        if (i % 5)
+            gqp_bind_text(st, 3, i % 2 ? "odd" : "even", -1);
+        else
+            gqp_bind_null(st, 3);
+        cr_assert_eq(gqp_step(st), GQP_DONE, "%s", gqp_errmsg(db));
+        cr_expect_eq(gqp_changes(st), 1);
+        gqp_reset(st);
+    }
+    gqp_finalize(st);
+    cr_assert_eq(gqp_prepare(db, "SELECT COUNT(*), SUM(i), SUM(x), COUNT(s) FROM r", -1, &st, NULL),
+                 GQP_OK);
+    cr_assert_eq(gqp_step(st), GQP_ROW);
+    cr_expect_eq(gqp_column_int64(st, 0), 50);
+    cr_expect_eq(gqp_column_int64(st, 1), 1225);
+    cr_expect_eq(gqp_column_double(st, 2), 612.5);
+    cr_expect_eq(gqp_column_int64(st, 3), 40);
+    gqp_finalize(st);
+    /* INSERT ... SELECT with a parameter, stepped twice */
+    cr_assert_eq(gqp_prepare(db, "INSERT INTO r SELECT i, x, s FROM r WHERE i < ?", -1, &st, NULL),
+                 GQP_OK, "%s", gqp_errmsg(db));
+    gqp_bind_int64(st, 1, 3);
+    cr_assert_eq(gqp_step(st), GQP_DONE, "%s", gqp_errmsg(db));
+    cr_expect_eq(gqp_changes(st), 3);
+    gqp_reset(st);
+    gqp_bind_int64(st, 1, 1);
+    cr_assert_eq(gqp_step(st), GQP_DONE, "%s", gqp_errmsg(db));
+    cr_expect_eq(gqp_changes(st), 2); /* the two rows with i = 0 now */
+    gqp_finalize(st);
+    gqp_close(db);
+}
+
+/* ------------------------------------------------------ errors, settings -- */
+
+Test(errors, codes_by_stage) {
+    gqp *db = open_db();
+    cr_expect_eq(gqp_errcode(db), GQP_OK);
+    cr_expect_str_eq(gqp_errmsg(db), "not an error");
+    gqp_stmt *st;
+    cr_expect_eq(gqp_prepare(db, "SELEC 1", -1, &st, NULL), GQP_ERROR);
+    cr_expect_eq(gqp_errcode(db), GQP_ERROR);
+    cr_expect_eq(gqp_extended_errcode(db), GQP_ERROR_PARSER);
+    cr_expect_eq(gqp_prepare(db, "SELECT * FROM nosuch", -1, &st, NULL), GQP_ERROR);
+    cr_expect_eq(gqp_extended_errcode(db), GQP_ERROR_CATALOG, "%s", gqp_errmsg(db));
+    cr_expect_eq(gqp_errcode(NULL), GQP_NOMEM);
+    gqp_close(db);
+}
+
+Test(errors, set_device_rejects_bad_values) {
+    gqp *db = open_db();
+    cr_expect_eq(gqp_set_device(db, (gqp_device)7), GQP_MISUSE);
+    cr_expect_eq(gqp_errcode(db), GQP_MISUSE);
+    cr_expect(strstr(gqp_errmsg(db), "gqp_set_device"), "%s", gqp_errmsg(db));
+    cr_expect_eq(gqp_set_device(db, (gqp_device)-1), GQP_MISUSE);
+    if (!gqp_gpu_available()) {
+        cr_expect_eq(gqp_set_device(db, GQP_DEVICE_GPU), GQP_ERROR);
+        cr_expect(strstr(gqp_errmsg(db), "Device Error"), "%s", gqp_errmsg(db));
+    }
+    /* the setting is unchanged: still the CPU */
+    gqp_stmt *st;
+    cr_assert_eq(gqp_prepare(db, "SELECT 1 + 1", -1, &st, NULL), GQP_OK);
+    cr_assert_eq(gqp_step(st), GQP_ROW);
+    cr_expect_eq(gqp_gpu_nodes(st, NULL), 0);
+    gqp_finalize(st);
+    cr_expect_eq(gqp_set_threads(db, -3), GQP_MISUSE);
+    cr_expect_eq(gqp_set_device(NULL, GQP_DEVICE_CPU), GQP_MISUSE);
+    gqp_close(db);
+}
