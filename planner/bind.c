@@ -109,6 +109,20 @@ static BExpr *cast_to(BindCtx *bc, BExpr *x, CatType t) {
     return c;
 }
 
+/* A NULL-typed expression x (the NULL literal, a CASE of NULLs, MIN(NULL)
+ * ...) taking type t (and dictionary dict for STRING) from its context, as
+ * SQLite's untyped NULL does. A constant becomes a NULL constant of type t;
+ * anything else is wrapped in a BE_CAST of type t rather than retyped in
+ * place (it may be an aggregate call or shared). NULL when out of memory. */
+static BExpr *adopt_null(BindCtx *bc, BExpr *x, CatType t, const CatDict *dict) {
+    BExpr *c =
+        x->kind == BE_CONST ? bx_null(bc->arena, t, x->pos) : bx_new(bc->arena, BE_CAST, t, x->pos);
+    if (!c) return bind_oom(bc);
+    if (c->kind == BE_CAST) c->a = x;
+    c->dict = t == CAT_STRING ? dict : NULL;
+    return c;
+}
+
 /* Convert a string literal to a DATE constant where it meets a DATE. */
 static BExpr *string_to_date(BindCtx *bc, BExpr *x) {
     if (x->kind != BE_CONST || x->type != CAT_STRING || x->is_null) return x;
@@ -126,8 +140,9 @@ static BExpr *bind_compare(BindCtx *bc, AstOp op, BExpr *x, BExpr *y, int64_t po
     if (x->type == CAT_DATE && y->type == CAT_STRING) y = string_to_date(bc, y);
     if (y && y->type == CAT_DATE && x->type == CAT_STRING) x = string_to_date(bc, x);
     if (!x || !y) return NULL;
-    if (x->type == CAT_NULL && y->type == CAT_STRING) x->type = CAT_STRING, x->dict = y->dict;
-    if (y->type == CAT_NULL && x->type == CAT_STRING) y->type = CAT_STRING, y->dict = x->dict;
+    if (x->type == CAT_NULL && y->type != CAT_NULL) x = adopt_null(bc, x, y->type, y->dict);
+    if (y->type == CAT_NULL && x && x->type != CAT_NULL) y = adopt_null(bc, y, x->type, x->dict);
+    if (!x || !y) return NULL;
     if (x->type == CAT_STRING || y->type == CAT_STRING) {
         if (x->type != y->type)
             return bind_fail(bc, "Binder", pos, "cannot compare %s with %s", cat_type_name(x->type),
@@ -221,19 +236,27 @@ static int unify_branches(BindCtx *bc, BExpr **br, int n, CatType *out) {
                 }
         }
         for (int i = 0; i < n; i++)
-            if (br[i]->type == CAT_NULL) br[i]->type = CAT_STRING, br[i]->dict = br[first]->dict;
+            if (br[i]->type == CAT_NULL &&
+                !(br[i] = adopt_null(bc, br[i], CAT_STRING, br[first]->dict)))
+                return -1;
         *out = CAT_STRING;
         return 0;
     }
     if (any_num) {
         t = any_float ? CAT_FLOAT64 : CAT_INT64;
+        /* all non-NULL branches of one type (DATE, BOOL, INT32, ...): that
+         * type; a NULL branch adopts it */
+        CatType first = CAT_NULL;
         int same = 1;
-        for (int i = 0; i < n; i++)
-            if (br[i]->type != CAT_NULL && br[i]->type != br[0]->type) same = 0;
-        if (same && br[0]->type != CAT_NULL) t = br[0]->type;
+        for (int i = 0; i < n; i++) {
+            if (br[i]->type == CAT_NULL) continue;
+            if (first == CAT_NULL) first = br[i]->type;
+            if (br[i]->type != first) same = 0;
+        }
+        if (same && first != CAT_NULL) t = first;
         for (int i = 0; i < n; i++) {
             if (br[i]->type == CAT_NULL)
-                br[i]->type = t;
+                br[i] = adopt_null(bc, br[i], t, NULL);
             else if (br[i]->type != t)
                 br[i] = cast_to(bc, br[i], t);
             if (!br[i]) return -1;
@@ -349,7 +372,16 @@ static BExpr *bind_func(BindCtx *bc, const AstExpr *e, int allow_agg) {
             x->dict = arg->dict;
             break;
         }
-        if (arg->type == CAT_NULL) x->type = agg == AGG_COUNT ? CAT_INT64 : CAT_FLOAT64;
+        if (arg->type == CAT_NULL && agg != AGG_COUNT) {
+            /* every input is NULL, so is the result: computed over INT64
+             * (AVG: FLOAT64) NULLs, typed NULL so that it adopts its
+             * context's type like a NULL literal (IFNULL('a', MAX(NULL))) */
+            if (agg != AGG_AVG) x->type = CAT_INT64;
+            BExpr *w = bx_new(bc->arena, BE_CAST, CAT_NULL, e->pos);
+            if (!w) return bind_oom(bc);
+            w->a = x;
+            return w;
+        }
         return x;
     }
     BExpr **args = plan_alloc(bc->arena, sizeof(BExpr *) * (size_t)(e->nlist + 1));
@@ -452,7 +484,7 @@ static BExpr *bind_cast(BindCtx *bc, const AstExpr *e, int allow_agg) {
         l->table_n = d->n;
         return l;
     }
-    if (x->type == CAT_NULL) return bx_null(bc->arena, t, e->pos);
+    if (x->type == CAT_NULL) return adopt_null(bc, x, t, NULL);
     if (t == CAT_BOOL) {
         BExpr *c = as_condition(bc, x);
         return c;
@@ -597,7 +629,8 @@ static BExpr *bind_expr(BindCtx *bc, const AstExpr *e, int allow_agg) {
         BExpr *x = bind_expr(bc, e->a, allow_agg);
         BExpr *p = x ? bind_expr(bc, e->b, allow_agg) : NULL;
         if (!p) return NULL;
-        if (p->type == CAT_NULL || x->type == CAT_NULL) return bx_null(A, CAT_BOOL, e->pos);
+        if (p->type == CAT_NULL || x->type == CAT_NULL)
+            return adopt_null(bc, x->type == CAT_NULL ? x : p, CAT_BOOL, NULL);
         if (x->type != CAT_STRING)
             return bind_fail(bc, "Binder", e->pos, "LIKE needs a STRING value, got %s",
                              cat_type_name(x->type));
