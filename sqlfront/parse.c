@@ -605,9 +605,21 @@ static AstExpr *parse_unary(Parser *p) {
     return e;
 }
 
-/* mul := unary {('*' | '/' | '%') unary}. Returns the node or NULL. */
-static AstExpr *parse_mul(Parser *p) {
+/* concat := unary {'||' unary}: SQLite binds || tighter than * and looser
+ * than a unary sign. Returns the node or NULL. */
+static AstExpr *parse_concat(Parser *p) {
     AstExpr *l = parse_unary(p);
+    while (l && is_op(p, "||")) {
+        advance(p);
+        AstExpr *r = parse_unary(p);
+        l = r ? new_binary(p, OP_CONCAT, l, r) : NULL;
+    }
+    return l;
+}
+
+/* mul := concat {('*' | '/' | '%') concat}. Returns the node or NULL. */
+static AstExpr *parse_mul(Parser *p) {
+    AstExpr *l = parse_concat(p);
     while (l) {
         AstOp op = is_op(p, "*")   ? OP_MUL
                    : is_op(p, "/") ? OP_DIV
@@ -615,20 +627,17 @@ static AstExpr *parse_mul(Parser *p) {
                                    : OP_NONE;
         if (op == OP_NONE) break;
         advance(p);
-        AstExpr *r = parse_unary(p);
+        AstExpr *r = parse_concat(p);
         l = r ? new_binary(p, op, l, r) : NULL;
     }
     return l;
 }
 
-/* add := mul {('+' | '-' | '||') mul}. Returns the node or NULL. */
+/* add := mul {('+' | '-') mul}. Returns the node or NULL. */
 static AstExpr *parse_add(Parser *p) {
     AstExpr *l = parse_mul(p);
     while (l) {
-        AstOp op = is_op(p, "+")    ? OP_ADD
-                   : is_op(p, "-")  ? OP_SUB
-                   : is_op(p, "||") ? OP_CONCAT
-                                    : OP_NONE;
+        AstOp op = is_op(p, "+") ? OP_ADD : is_op(p, "-") ? OP_SUB : OP_NONE;
         if (op == OP_NONE) break;
         advance(p);
         AstExpr *r = parse_mul(p);
@@ -637,16 +646,39 @@ static AstExpr *parse_add(Parser *p) {
     return l;
 }
 
-/* Returns the comparison operator of the current token, or OP_NONE. */
-static AstOp cmp_op(const Parser *p) {
+/* Returns the equality operator (= == <> !=) of the current token, or
+ * OP_NONE. */
+static AstOp eq_op(const Parser *p) {
     if (p->tok.kind != TK_OP) return OP_NONE;
     if (is_op(p, "=") || is_op(p, "==")) return OP_EQ;
     if (is_op(p, "<>") || is_op(p, "!=")) return OP_NE;
+    return OP_NONE;
+}
+
+/* Returns the ordering operator (< <= > >=) of the current token, or
+ * OP_NONE. */
+static AstOp rel_op(const Parser *p) {
+    if (p->tok.kind != TK_OP) return OP_NONE;
     if (is_op(p, "<")) return OP_LT;
     if (is_op(p, "<=")) return OP_LE;
     if (is_op(p, ">")) return OP_GT;
     if (is_op(p, ">=")) return OP_GE;
     return OP_NONE;
+}
+
+/* rel := add {('<' | '<=' | '>' | '>=') add}, left-associative: SQLite's
+ * ordering comparisons bind tighter than = <> IS IN LIKE BETWEEN. Returns
+ * the node or NULL. */
+static AstExpr *parse_rel(Parser *p) {
+    AstExpr *l = parse_add(p);
+    while (l) {
+        AstOp op = rel_op(p);
+        if (op == OP_NONE) break;
+        advance(p);
+        AstExpr *r = parse_add(p);
+        l = r ? new_binary(p, op, l, r) : NULL;
+    }
+    return l;
 }
 
 /* Parses the tail of "l [NOT] BETWEEN/IN/LIKE ..." with the keyword current
@@ -656,12 +688,12 @@ static AstExpr *parse_predicate_tail(Parser *p, AstExpr *l, int negated) {
     if (accept_kw(p, "between")) {
         if (!(e = new_expr(p, AST_BETWEEN, l->pos, 0))) return NULL;
         e->a = l;
-        if (!(e->b = parse_add(p)) || expect_kw(p, "and") < 0 || !(e->c = parse_add(p)))
+        if (!(e->b = parse_rel(p)) || expect_kw(p, "and") < 0 || !(e->c = parse_rel(p)))
             return NULL;
     } else if (accept_kw(p, "like")) {
         if (!(e = new_expr(p, AST_LIKE, l->pos, 0))) return NULL;
         e->a = l;
-        if (!(e->b = parse_add(p))) return NULL;
+        if (!(e->b = parse_rel(p))) return NULL;
         if (is_kw(p, "escape")) {
             fail_unsupported(p, p->tok.pos, "LIKE ... ESCAPE");
             return NULL;
@@ -688,17 +720,28 @@ static AstExpr *parse_predicate_tail(Parser *p, AstExpr *l, int negated) {
     return e;
 }
 
-/* cmp := add {cmpop add | IS [NOT] NULL | ISNULL | NOTNULL | [NOT] BETWEEN
- * add AND add | [NOT] IN (list) | [NOT] LIKE add}, left-associative.
- * Returns the node or NULL. */
+/* cmp := rel {('=' | '==' | '<>' | '!=') rel | IS [NOT] NULL | ISNULL |
+ * NOTNULL | NOT NULL | [NOT] BETWEEN rel AND rel | [NOT] IN (list) | [NOT]
+ * LIKE rel}, left-associative: SQLite's equality level, one below the
+ * ordering comparisons and one above NOT. Returns the node or NULL. */
 static AstExpr *parse_cmp(Parser *p) {
-    AstExpr *l = parse_add(p);
+    AstExpr *l = parse_rel(p);
     while (l) {
-        AstOp op = cmp_op(p);
+        AstOp op = eq_op(p);
         if (op != OP_NONE) {
             advance(p);
-            AstExpr *r = parse_add(p);
+            AstExpr *r = parse_rel(p);
             l = r ? new_binary(p, op, l, r) : NULL;
+        } else if (is_kw(p, "not") && tok_is_kw(p, peek(p), "null")) {
+            /* x NOT NULL is x NOTNULL (SQLite) */
+            AstExpr *e = new_expr(p, AST_ISNULL, l->pos, 0);
+            if (!e) return NULL;
+            e->a = l;
+            e->negated = 1;
+            advance(p);
+            advance(p);
+            e->end = p->prev_end;
+            l = e;
         } else if (is_kw(p, "is") || is_kw(p, "isnull") || is_kw(p, "notnull")) {
             AstExpr *e = new_expr(p, AST_ISNULL, l->pos, 0);
             if (!e) return NULL;
