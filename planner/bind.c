@@ -659,6 +659,31 @@ static BExpr *bind_expr(BindCtx *bc, const AstExpr *e, int allow_agg) {
     return bind_fail(bc, "Binder", e->pos, "unsupported expression");
 }
 
+/* A STRING group-key column c (codes of the key's dictionary) as codes of
+ * dict, the dictionary of the equal expression it replaces (equal text,
+ * built by another binding): a LOOKUP whose table maps each key string to
+ * its code in dict (NULL where dict lacks it, which equal expressions never
+ * produce). Returns NULL with err set when out of memory. */
+static BExpr *group_remap(BindCtx *bc, BExpr *c, const CatDict *dict) {
+    const CatDict *from = c->dict;
+    if (!from || !dict)
+        return bind_fail(bc, "Binder", c->pos,
+                         "string GROUP BY key without "
+                         "a dictionary");
+    int64_t *tab = plan_alloc(bc->arena, sizeof(int64_t) * (size_t)(from->n ? from->n : 1));
+    BExpr *l = bx_new(bc->arena, BE_LOOKUP, CAT_STRING, c->pos);
+    if (!tab || !l) return bind_oom(bc);
+    for (int64_t i = 0; i < from->n; i++) {
+        int64_t j = cat_dict_find(dict, cat_dict_str(from, i), (size_t)cat_dict_len(from, i));
+        tab[i] = j < 0 ? INT64_MIN : j;
+    }
+    l->a = c;
+    l->table = tab;
+    l->table_n = from->n;
+    l->dict = dict;
+    return l;
+}
+
 /* Rewrite an expression of the FROM scope into the aggregate scope: group
  * keys become columns 0..ngroup-1, aggregate calls columns ngroup+k (added
  * to b->aggs, shared when equal). A bare column outside any aggregate that
@@ -666,13 +691,15 @@ static BExpr *bind_expr(BindCtx *bc, const AstExpr *e, int allow_agg) {
 static BExpr *to_agg_scope(BindCtx *bc, BExpr *e) {
     BSelect *b = bc->b;
     if (!e) return NULL;
+    if (e->kind == BE_CONST) return e; /* the same in every group */
     for (int k = 0; k < b->ngroup; k++) {
         if (plan_bexpr_equal(e, b->group[k])) {
             BExpr *c = bx_new(bc->arena, BE_COL, e->type, e->pos);
             if (!c) return bind_oom(bc);
             c->slot = 0;
             c->col = k;
-            c->dict = e->dict;
+            c->dict = b->group[k]->dict; /* the key's values are its codes */
+            if (e->type == CAT_STRING && e->dict != c->dict) return group_remap(bc, c, e->dict);
             return c;
         }
     }
