@@ -43,6 +43,7 @@ static void *bind_oom(BindCtx *bc) {
 }
 
 static BExpr *bind_expr(BindCtx *bc, const AstExpr *e, int allow_agg);
+static int has_agg_call(const BExpr *e);
 
 /* Resolve a column reference in the FROM scope. Returns the bound column or
  * NULL with an error (unknown table, unknown column, ambiguous name). */
@@ -156,8 +157,9 @@ static BExpr *bind_compare(BindCtx *bc, AstOp op, BExpr *x, BExpr *y, int64_t po
     return e ? e : bind_oom(bc);
 }
 
-/* Bind arithmetic op(x, y): INT64 unless a float operand makes it FLOAT64. */
-static BExpr *bind_arith(BindCtx *bc, AstOp op, BExpr *x, BExpr *y, int64_t pos) {
+/* Bind arithmetic op(x, y): INT64 unless a float operand makes it FLOAT64
+ * (no distribution into mixed branches; see bind_arith). */
+static BExpr *arith_plain(BindCtx *bc, AstOp op, BExpr *x, BExpr *y, int64_t pos) {
     if (!x || !y) return NULL;
     if (!bx_is_numeric(x->type) || !bx_is_numeric(y->type))
         return bind_fail(bc, "Binder", pos, "cannot apply arithmetic to %s and %s",
@@ -169,6 +171,163 @@ static BExpr *bind_arith(BindCtx *bc, AstOp op, BExpr *x, BExpr *y, int64_t pos)
     if (!x || !y) return NULL;
     BExpr *e = bx_bin(bc->arena, op, t, x, y, pos);
     return e ? e : bind_oom(bc);
+}
+
+/*
+ * ---- INT and REAL branches of one CASE / COALESCE ----
+ * SQLite's CASE, COALESCE, IFNULL and NULLIF give the value of the branch
+ * taken with that branch's type: COALESCE(59, AVG(39)) / -51 divides as
+ * integers (-1). gqp's expressions are statically typed, so a CASE whose
+ * branches mix INT and REAL is REAL, its integer branches wrapped in a
+ * BE_CAST marked `mixed` (unify_branches) and the CASE marked `mixed` too.
+ * Operators whose result depends on the operand's type are distributed
+ * into the branches before typing:
+ *
+ *   CASE WHEN c THEN a ELSE b END / y   ->  CASE WHEN c THEN a/y ELSE b/y END
+ *   COALESCE(a, b) / y                  ->  CASE WHEN a IS NOT NULL THEN a/y
+ *                                           ELSE b/y END
+ *
+ * for + - * / % (either side), unary minus and ABS, so that each branch is
+ * typed on its own and the mixed CASE stays outermost for the next
+ * operator. Each distribution copies the other operand once per branch;
+ * when the result would exceed DIST_MAX_NODES nodes the operator is applied
+ * to the REAL-typed CASE as a whole instead (the result is REAL, a
+ * documented deviation from SQLite).
+ */
+#define DIST_MAX_NODES 512
+
+typedef enum DistKind { DIST_LEFT, DIST_RIGHT, DIST_NEG, DIST_ABS } DistKind;
+
+static int unify_branches(BindCtx *bc, BExpr **br, int n, CatType *out);
+static BExpr *bind_arith(BindCtx *bc, AstOp op, BExpr *x, BExpr *y, int64_t pos);
+static BExpr *bind_neg(BindCtx *bc, BExpr *x, int64_t pos);
+static BExpr *bind_abs(BindCtx *bc, BExpr *x, int64_t pos);
+
+/* Nodes of e (shared subtrees counted once per use), counting stops past
+ * cap. */
+static int64_t bx_count(const BExpr *e, int64_t cap) {
+    int64_t n = 0;
+    while (e && n <= cap) {
+        n++;
+        if (e->b) n += bx_count(e->b, cap - n);
+        if (e->c) n += bx_count(e->c, cap - n);
+        e = e->a;
+    }
+    return n;
+}
+
+/* Branches (leaves through nested mixed CASE / COALESCE) of the mixed e,
+ * counting stops past cap. */
+static int64_t mixed_leaves(const BExpr *e, int64_t cap) {
+    if (cap <= 0) return 1;
+    if (!e->mixed || (e->kind != BE_CASE && e->kind != BE_COALESCE)) return 1;
+    const BExpr *p = e->kind == BE_CASE ? e->b : e->a;
+    const BExpr *q = e->kind == BE_CASE ? e->c : e->b;
+    int64_t n = mixed_leaves(p, cap);
+    return n + mixed_leaves(q, cap - n);
+}
+
+/* 1 if x is a mixed CASE / COALESCE that an operator with the other operand
+ * `other` (NULL for unary ones) may be distributed into within the size
+ * limit. */
+static int dist_ok(const BExpr *x, const BExpr *other) {
+    if (!x->mixed || (x->kind != BE_CASE && x->kind != BE_COALESCE)) return 0;
+    int64_t lim = DIST_MAX_NODES;
+    int64_t leaves = mixed_leaves(x, lim);
+    int64_t per = (other ? bx_count(other, lim) : 0) + 3; /* the operator, ABS's own nodes */
+    return leaves <= lim && leaves * per + bx_count(x, lim) <= lim;
+}
+
+/* A branch of a mixed CASE without the cast that unify_branches put on it. */
+static BExpr *strip_mixed(BExpr *x) {
+    return x->kind == BE_CAST && x->mixed ? x->a : x;
+}
+
+/* The CASE WHEN cond THEN p ELSE q END of the branches' unified type,
+ * marked mixed when they mix INT and REAL. NULL with err set on failure. */
+static BExpr *make_case(BindCtx *bc, BExpr *cond, BExpr *p, BExpr *q, int64_t pos) {
+    if (!cond || !p || !q) return NULL;
+    BExpr *br[2] = {p, q};
+    CatType t;
+    if (unify_branches(bc, br, 2, &t) != 0) return NULL;
+    BExpr *c = bx_new(bc->arena, BE_CASE, t, pos);
+    if (!c) return bind_oom(bc);
+    c->a = cond;
+    c->b = br[0];
+    c->c = br[1];
+    c->dict = br[0]->dict ? br[0]->dict : br[1]->dict;
+    c->mixed = br[0]->mixed || br[1]->mixed;
+    return c;
+}
+
+/* Apply the distributed operator (kind, op, other) to the branch x. */
+static BExpr *dist_apply(BindCtx *bc, DistKind kind, AstOp op, BExpr *x, BExpr *other,
+                         int64_t pos) {
+    switch (kind) {
+    case DIST_LEFT:
+        return bind_arith(bc, op, x, other, pos);
+    case DIST_RIGHT:
+        return bind_arith(bc, op, other, x, pos);
+    case DIST_NEG:
+        return bind_neg(bc, x, pos);
+    default:
+        return bind_abs(bc, x, pos);
+    }
+}
+
+/* The operator (kind, op, other) distributed into the branches of the mixed
+ * CASE / COALESCE m (see above). NULL with err set on failure. */
+static BExpr *distribute(BindCtx *bc, BExpr *m, DistKind kind, AstOp op, BExpr *other,
+                         int64_t pos) {
+    BExpr *cond, *p, *q;
+    if (m->kind == BE_CASE) {
+        cond = m->a, p = m->b, q = m->c;
+    } else {
+        cond = bx_new(bc->arena, BE_ISNULL, CAT_BOOL, m->pos);
+        if (!cond) return bind_oom(bc);
+        cond->a = m->a;
+        cond->negated = 1;
+        p = m->a, q = m->b;
+    }
+    p = dist_apply(bc, kind, op, strip_mixed(p), other, pos);
+    q = p ? dist_apply(bc, kind, op, strip_mixed(q), other, pos) : NULL;
+    return make_case(bc, cond, p, q, pos);
+}
+
+/* Bind arithmetic op(x, y): INT64 unless a float operand makes it FLOAT64;
+ * into a mixed CASE / COALESCE operand the operator is distributed. */
+static BExpr *bind_arith(BindCtx *bc, AstOp op, BExpr *x, BExpr *y, int64_t pos) {
+    if (!x || !y) return NULL;
+    if (bx_is_numeric(x->type) && bx_is_numeric(y->type)) {
+        if (dist_ok(x, y)) return distribute(bc, x, DIST_LEFT, op, y, pos);
+        if (dist_ok(y, x)) return distribute(bc, y, DIST_RIGHT, op, x, pos);
+    }
+    return arith_plain(bc, op, x, y, pos);
+}
+
+/* Bind -x (numeric x): a constant folds, a mixed CASE takes the minus into
+ * its branches. */
+static BExpr *bind_neg(BindCtx *bc, BExpr *x, int64_t pos) {
+    if (!x) return NULL;
+    if (!bx_is_numeric(x->type))
+        return bind_fail(bc, "Binder", pos, "cannot negate %s", cat_type_name(x->type));
+    if (x->kind == BE_CONST) {
+        BExpr *k = bx_new(bc->arena, BE_CONST, x->type == CAT_BOOL ? CAT_INT64 : x->type, x->pos);
+        if (!k) return bind_oom(bc);
+        k->is_null = x->is_null;
+        if (bx_is_float(x->type))
+            k->fval = -x->fval;
+        else
+            k->ival = (int64_t)(0 - (uint64_t)x->ival);
+        return k;
+    }
+    if (dist_ok(x, NULL)) return distribute(bc, x, DIST_NEG, OP_NONE, NULL, pos);
+    CatType t = bx_is_float(x->type) ? x->type : CAT_INT64;
+    BExpr *n = bx_new(bc->arena, BE_UNARY, t, pos);
+    if (!n) return bind_oom(bc);
+    n->op = OP_NEG;
+    n->a = x;
+    return n;
 }
 
 /* Bind a boolean connective op(x, y) (AND / OR). */
@@ -255,10 +414,19 @@ static int unify_branches(BindCtx *bc, BExpr **br, int n, CatType *out) {
         }
         if (same && first != CAT_NULL) t = first;
         for (int i = 0; i < n; i++) {
-            if (br[i]->type == CAT_NULL)
+            if (br[i]->type == CAT_NULL) {
                 br[i] = adopt_null(bc, br[i], t, NULL);
-            else if (br[i]->type != t)
+            } else if (bx_is_float(t) && !bx_is_float(br[i]->type)) {
+                /* an integer branch of a REAL result: marked, so that type
+                 * sensitive operators go into the branch (see bind_arith) */
+                BExpr *c = bx_new(bc->arena, BE_CAST, t, br[i]->pos);
+                if (!c) return bind_oom(bc), -1;
+                c->a = br[i];
+                c->mixed = 1;
+                br[i] = c;
+            } else if (br[i]->type != t) {
                 br[i] = cast_to(bc, br[i], t);
+            }
             if (!br[i]) return -1;
             if (br[i]->type != t) {
                 /* same register class (INT32 -> INT64, FLOAT32 -> FLOAT64):
@@ -273,6 +441,99 @@ static int unify_branches(BindCtx *bc, BExpr **br, int n, CatType *out) {
     }
     *out = t;
     return 0;
+}
+
+/* Value of the column-free, aggregate-free e (plan_eval_const, plus the
+ * comparisons, NOT, IS NULL, AND / OR and truth tests a condition is made
+ * of). Returns 0, or -1 when e is not such a constant. */
+static int fold_value(const BExpr *e, CatValue *v) {
+    CatValue x, y;
+    memset(v, 0, sizeof *v);
+    switch (e->kind) {
+    case BE_TRUTH:
+    case BE_ISNULL:
+        if (fold_value(e->a, &x) != 0) return -1;
+        if (e->kind == BE_ISNULL) {
+            v->kind = CAT_V_INT;
+            v->i = (x.kind == CAT_V_NULL) != e->negated;
+            return 0;
+        }
+        if (x.kind == CAT_V_STR) return -1;
+        v->kind = x.kind == CAT_V_NULL ? CAT_V_NULL : CAT_V_INT;
+        v->i = x.kind == CAT_V_INT ? x.i != 0 : x.f != 0;
+        return 0;
+    case BE_UNARY:
+        if (e->op != OP_NOT) break;
+        if (fold_value(e->a, &x) != 0 || x.kind == CAT_V_STR) return -1;
+        v->kind = x.kind == CAT_V_NULL ? CAT_V_NULL : CAT_V_INT;
+        v->i = x.kind == CAT_V_INT ? x.i == 0 : x.f == 0;
+        return 0;
+    case BE_BINARY:
+        if (e->op < OP_EQ || e->op > OP_OR) break;
+        int fx = fold_value(e->a, &x), fy = fold_value(e->b, &y);
+        if (e->op < OP_AND &&
+            ((fx == 0 && x.kind == CAT_V_NULL) || (fy == 0 && y.kind == CAT_V_NULL))) {
+            v->kind = CAT_V_NULL; /* a comparison with NULL, whatever the other side */
+            return 0;
+        }
+        if (fx != 0 || fy != 0) return -1;
+        if (e->op == OP_AND || e->op == OP_OR) {
+            if (x.kind == CAT_V_STR || y.kind == CAT_V_STR || x.kind == CAT_V_FLOAT ||
+                y.kind == CAT_V_FLOAT)
+                return -1;
+            int xn = x.kind == CAT_V_NULL, yn = y.kind == CAT_V_NULL;
+            int dom = e->op == OP_OR; /* the value that decides: true for OR */
+            if ((!xn && (x.i != 0) == dom) || (!yn && (y.i != 0) == dom)) {
+                v->kind = CAT_V_INT, v->i = dom;
+            } else if (xn || yn) {
+                v->kind = CAT_V_NULL;
+            } else {
+                v->kind = CAT_V_INT, v->i = !dom;
+            }
+            return 0;
+        }
+        if (x.kind == CAT_V_NULL || y.kind == CAT_V_NULL) {
+            v->kind = CAT_V_NULL;
+            return 0;
+        }
+        int c;
+        if (x.kind == CAT_V_STR || y.kind == CAT_V_STR) {
+            if (x.kind != y.kind) return -1;
+            c = strcmp(x.s, y.s);
+        } else if (x.kind == CAT_V_INT && y.kind == CAT_V_INT) {
+            c = (x.i > y.i) - (x.i < y.i);
+        } else {
+            double fx = x.kind == CAT_V_INT ? (double)x.i : x.f;
+            double fy = y.kind == CAT_V_INT ? (double)y.i : y.f;
+            if (fx != fx || fy != fy) return -1;
+            c = (fx > fy) - (fx < fy);
+        }
+        v->kind = CAT_V_INT;
+        v->i = e->op == OP_EQ   ? c == 0
+               : e->op == OP_NE ? c != 0
+               : e->op == OP_LT ? c < 0
+               : e->op == OP_LE ? c <= 0
+               : e->op == OP_GT ? c > 0
+                                : c >= 0;
+        return 0;
+    default:
+        break;
+    }
+    if (e->kind == BE_CONST || e->kind == BE_CAST || e->kind == BE_UNARY ||
+        (e->kind == BE_BINARY && e->op >= OP_ADD && e->op <= OP_MOD))
+        return plan_eval_const(e, v, NULL);
+    return -1;
+}
+
+/* Truth of a constant condition: 1 true, 0 false or NULL, -1 when cond is
+ * not a constant. */
+static int const_truth(const BExpr *cond) {
+    CatValue v;
+    if (fold_value(cond, &v) != 0) return -1;
+    if (v.kind == CAT_V_NULL) return 0;
+    if (v.kind == CAT_V_INT) return v.i != 0;
+    if (v.kind == CAT_V_FLOAT) return v.f != 0;
+    return -1;
 }
 
 /* Bind CASE [operand] WHEN .. THEN .. [ELSE ..] END into nested BE_CASE. */
@@ -298,6 +559,31 @@ static BExpr *bind_case(BindCtx *bc, const AstExpr *e, int allow_agg) {
     }
     br[nw] = e->b ? bind_expr(bc, e->b, allow_agg) : bx_null(bc->arena, CAT_NULL, e->pos);
     if (!br[nw]) return NULL;
+    /* constant conditions fold, so that the value is the taken branch's
+     * with its own type (SQLite): an arm whose condition is constantly
+     * false or NULL goes, one whose condition is constantly true becomes
+     * the ELSE. Arms holding an aggregate call stay (they make the query
+     * an aggregation). */
+    int m = 0;
+    BExpr *els = br[nw];
+    for (int i = 0; i < nw; i++) {
+        int tv = has_agg_call(cond[i]) ? -1 : const_truth(cond[i]);
+        if (tv == 0 && !has_agg_call(br[i])) continue;
+        if (tv == 1) {
+            int later_agg = has_agg_call(br[nw]);
+            for (int j = i + 1; j < nw; j++)
+                later_agg |= has_agg_call(cond[j]) || has_agg_call(br[j]);
+            if (!later_agg) {
+                els = br[i];
+                break;
+            }
+        }
+        cond[m] = cond[i];
+        br[m++] = br[i];
+    }
+    if (m == 0) return els;
+    nw = m;
+    br[nw] = els;
     CatType t;
     if (unify_branches(bc, br, nw + 1, &t) != 0) return NULL;
     BExpr *acc = br[nw];
@@ -308,9 +594,32 @@ static BExpr *bind_case(BindCtx *bc, const AstExpr *e, int allow_agg) {
         c->b = br[i];
         c->c = acc;
         c->dict = br[i]->dict ? br[i]->dict : acc->dict;
+        c->mixed = br[i]->mixed || acc->mixed;
         acc = c;
     }
     return acc;
+}
+
+/* Bind ABS(x) as CASE WHEN x < 0 THEN -x ELSE x END; into a mixed CASE it
+ * is distributed (see bind_arith). NULL with err set on failure. */
+static BExpr *bind_abs(BindCtx *bc, BExpr *x, int64_t pos) {
+    if (!x) return NULL;
+    if (!bx_is_numeric(x->type))
+        return bind_fail(bc, "Binder", pos, "abs of %s", cat_type_name(x->type));
+    if (dist_ok(x, NULL)) return distribute(bc, x, DIST_ABS, OP_NONE, NULL, pos);
+    CatType t = x->type == CAT_NULL ? CAT_INT64 : x->type;
+    BExpr *zero =
+        bx_is_float(t) ? bx_float(bc->arena, 0, pos) : bx_int(bc->arena, CAT_INT64, 0, pos);
+    BExpr *lt = bind_compare(bc, OP_LT, x, zero, pos);
+    BExpr *neg = bx_new(bc->arena, BE_UNARY, t, pos);
+    BExpr *c = bx_new(bc->arena, BE_CASE, t, pos);
+    if (!lt || !neg || !c) return bind_oom(bc);
+    neg->op = OP_NEG;
+    neg->a = x;
+    c->a = lt;
+    c->b = neg;
+    c->c = x;
+    return c;
 }
 
 /* Bind a function call: aggregates, ABS, COALESCE/IFNULL, NULLIF. */
@@ -392,35 +701,35 @@ static BExpr *bind_func(BindCtx *bc, const AstExpr *e, int allow_agg) {
         args[i] = bind_expr(bc, e->list[i], allow_agg);
         if (!args[i]) return NULL;
     }
-    if (strcasecmp(f, "abs") == 0 && e->nlist == 1) {
-        BExpr *x = args[0];
-        if (!bx_is_numeric(x->type))
-            return bind_fail(bc, "Binder", e->pos, "abs of %s", cat_type_name(x->type));
-        CatType t = x->type == CAT_NULL ? CAT_INT64 : x->type;
-        BExpr *zero = bx_is_float(t) ? bx_float(bc->arena, 0, e->pos)
-                                     : bx_int(bc->arena, CAT_INT64, 0, e->pos);
-        BExpr *lt = bind_compare(bc, OP_LT, x, zero, e->pos);
-        BExpr *neg = bx_new(bc->arena, BE_UNARY, t, e->pos);
-        BExpr *c = bx_new(bc->arena, BE_CASE, t, e->pos);
-        if (!lt || !neg || !c) return bind_oom(bc);
-        neg->op = OP_NEG;
-        neg->a = x;
-        c->a = lt;
-        c->b = neg;
-        c->c = x;
-        return c;
-    }
+    if (strcasecmp(f, "abs") == 0 && e->nlist == 1) return bind_abs(bc, args[0], e->pos);
     if ((strcasecmp(f, "coalesce") == 0 && e->nlist >= 1) ||
         (strcasecmp(f, "ifnull") == 0 && e->nlist == 2)) {
+        /* NULL constants go; after a non-NULL constant nothing is reached
+         * (arguments with an aggregate call stay: they make the query an
+         * aggregation), so COALESCE(59, x) is 59 with 59's type */
+        int n = 0, reached = 1;
+        for (int i = 0; i < e->nlist; i++) {
+            BExpr *x = args[i];
+            CatValue v;
+            int k = has_agg_call(x) ? -1 : fold_value(x, &v);
+            if (k == 0 && v.kind == CAT_V_NULL && i < e->nlist - 1) continue;
+            if (!reached && k == 0) continue;
+            if (!reached && !has_agg_call(x)) continue;
+            if (k == 0) reached = 0;
+            args[n++] = x;
+        }
+        if (n == 0) args[n++] = args[e->nlist - 1];
+        if (n == 1) return args[0];
         CatType t;
-        if (unify_branches(bc, args, e->nlist, &t) != 0) return NULL;
-        BExpr *acc = args[e->nlist - 1];
-        for (int i = e->nlist - 2; i >= 0; i--) {
+        if (unify_branches(bc, args, n, &t) != 0) return NULL;
+        BExpr *acc = args[n - 1];
+        for (int i = n - 2; i >= 0; i--) {
             BExpr *c = bx_new(bc->arena, BE_COALESCE, t, e->pos);
             if (!c) return bind_oom(bc);
             c->a = args[i];
             c->b = acc;
             c->dict = args[i]->dict;
+            c->mixed = args[i]->mixed || acc->mixed;
             acc = c;
         }
         return acc;
@@ -428,6 +737,11 @@ static BExpr *bind_func(BindCtx *bc, const AstExpr *e, int allow_agg) {
     if (strcasecmp(f, "nullif") == 0 && e->nlist == 2) {
         BExpr *eq = bind_compare(bc, OP_EQ, args[0], args[1], e->pos);
         if (!eq) return NULL;
+        /* a constant comparison folds: the first argument, or NULL */
+        int tv = const_truth(eq);
+        if (tv == 0 && !has_agg_call(args[1])) return args[0];
+        if (tv == 1 && !has_agg_call(args[0]) && !has_agg_call(args[1]))
+            return bx_null(bc->arena, CAT_NULL, e->pos);
         BExpr *c = bx_new(bc->arena, BE_CASE, args[0]->type, e->pos);
         BExpr *nul = bx_null(bc->arena, args[0]->type, e->pos);
         if (!c || !nul) return bind_oom(bc);
@@ -436,6 +750,7 @@ static BExpr *bind_func(BindCtx *bc, const AstExpr *e, int allow_agg) {
         c->b = nul;
         c->c = args[0];
         c->dict = args[0]->dict;
+        c->mixed = args[0]->mixed;
         return c;
     }
     return bind_fail(bc, "Binder", e->pos, "no function matches %s() with %d argument%s", f,
@@ -540,22 +855,7 @@ static BExpr *bind_expr(BindCtx *bc, const AstExpr *e, int allow_agg) {
             n->a = x;
             return n;
         }
-        if (!bx_is_numeric(x->type))
-            return bind_fail(bc, "Binder", e->pos, "cannot negate %s", cat_type_name(x->type));
-        if (x->kind == BE_CONST) {
-            if (bx_is_float(x->type))
-                x->fval = -x->fval;
-            else
-                x->ival = (int64_t)(0 - (uint64_t)x->ival);
-            if (x->type == CAT_BOOL) x->type = CAT_INT64;
-            return x;
-        }
-        CatType t = bx_is_float(x->type) ? x->type : CAT_INT64;
-        BExpr *n = bx_new(A, BE_UNARY, t, e->pos);
-        if (!n) return bind_oom(bc);
-        n->op = OP_NEG;
-        n->a = x;
-        return n;
+        return bind_neg(bc, x, e->pos);
     }
     case AST_BINARY: {
         BExpr *x = bind_expr(bc, e->a, allow_agg);

@@ -62,6 +62,12 @@ typedef struct BExpr {
     int agg_star;        /* COUNT(*) */
     int agg_distinct;    /* COUNT(DISTINCT x) etc. */
     int64_t pos;         /* source offset for messages */
+    /* INT and REAL branches meet (SQLite keeps the taken branch's type):
+     * on a BE_CAST, the cast the binder put on an integer branch of a
+     * CASE / COALESCE to give it the REAL result type; on a BE_CASE /
+     * BE_COALESCE, that some branch is such a cast (or itself mixed). The
+     * binder distributes / and friends into such branches (bind.c). */
+    int mixed;
 } BExpr;
 
 /* A relation of the FROM list. */
