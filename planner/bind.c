@@ -202,6 +202,7 @@ static int unify_branches(BindCtx *bc, BExpr **br, int n, CatType *out);
 static BExpr *bind_arith(BindCtx *bc, AstOp op, BExpr *x, BExpr *y, int64_t pos);
 static BExpr *bind_neg(BindCtx *bc, BExpr *x, int64_t pos);
 static BExpr *bind_abs(BindCtx *bc, BExpr *x, int64_t pos);
+static BExpr *abs_plain(BindCtx *bc, BExpr *x, int64_t pos);
 
 /* Nodes of e (shared subtrees counted once per use), counting stops past
  * cap. */
@@ -291,7 +292,26 @@ static BExpr *distribute(BindCtx *bc, BExpr *m, DistKind kind, AstOp op, BExpr *
     }
     p = dist_apply(bc, kind, op, strip_mixed(p), other, pos);
     q = p ? dist_apply(bc, kind, op, strip_mixed(q), other, pos) : NULL;
-    return make_case(bc, cond, p, q, pos);
+    BExpr *c = make_case(bc, cond, p, q, pos);
+    if (!c) return NULL;
+    switch (kind) {
+    case DIST_LEFT:
+        c->orig = arith_plain(bc, op, m, other, pos);
+        break;
+    case DIST_RIGHT:
+        c->orig = arith_plain(bc, op, other, m, pos);
+        break;
+    case DIST_NEG:
+        if ((c->orig = bx_new(bc->arena, BE_UNARY, m->type, pos))) {
+            c->orig->op = OP_NEG;
+            c->orig->a = m;
+        }
+        break;
+    default:
+        c->orig = abs_plain(bc, m, pos);
+        break;
+    }
+    return c->orig ? c : bind_oom(bc);
 }
 
 /* Bind arithmetic op(x, y): INT64 unless a float operand makes it FLOAT64;
@@ -607,6 +627,11 @@ static BExpr *bind_abs(BindCtx *bc, BExpr *x, int64_t pos) {
     if (!bx_is_numeric(x->type))
         return bind_fail(bc, "Binder", pos, "abs of %s", cat_type_name(x->type));
     if (dist_ok(x, NULL)) return distribute(bc, x, DIST_ABS, OP_NONE, NULL, pos);
+    return abs_plain(bc, x, pos);
+}
+
+/* ABS(x) of a numeric x as a CASE, without distribution. */
+static BExpr *abs_plain(BindCtx *bc, BExpr *x, int64_t pos) {
     CatType t = x->type == CAT_NULL ? CAT_INT64 : x->type;
     BExpr *zero =
         bx_is_float(t) ? bx_float(bc->arena, 0, pos) : bx_int(bc->arena, CAT_INT64, 0, pos);
@@ -1035,9 +1060,13 @@ static BExpr *to_agg_scope(BindCtx *bc, BExpr *e) {
     BExpr *c = plan_alloc(bc->arena, sizeof(BExpr));
     if (!c) return bind_oom(bc);
     *c = *e;
-    if (e->a && !(c->a = to_agg_scope(bc, e->a))) return NULL;
-    if (e->b && !(c->b = to_agg_scope(bc, e->b))) return NULL;
-    if (e->c && !(c->c = to_agg_scope(bc, e->c))) return NULL;
+    c->orig = NULL;
+    if ((e->a && !(c->a = to_agg_scope(bc, e->a))) || (e->b && !(c->b = to_agg_scope(bc, e->b))) ||
+        (e->c && !(c->c = to_agg_scope(bc, e->c)))) {
+        /* a distributed CASE whose mixed value is a group key: its
+         * branches read what is not grouped; the value itself is (REAL) */
+        return e->orig ? to_agg_scope(bc, e->orig) : NULL;
+    }
     return c;
 }
 

@@ -68,6 +68,10 @@ typedef struct BExpr {
      * BE_COALESCE, that some branch is such a cast (or itself mixed). The
      * binder distributes / and friends into such branches (bind.c). */
     int mixed;
+    /* A CASE made by that distribution: the operator applied to the mixed
+     * value as a whole (REAL), for where the branches cannot be reached
+     * (the mixed value is a GROUP BY key); NULL otherwise. */
+    struct BExpr *orig;
 } BExpr;
 
 /* A relation of the FROM list. */
