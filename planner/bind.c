@@ -325,22 +325,12 @@ static BExpr *bind_arith(BindCtx *bc, AstOp op, BExpr *x, BExpr *y, int64_t pos)
     return arith_plain(bc, op, x, y, pos);
 }
 
-/* Bind -x (numeric x): a constant folds, a mixed CASE takes the minus into
- * its branches. */
+/* Bind -x of a numeric, non-constant-folded x (bind_expr folds literal
+ * constants): a mixed CASE takes the minus into its branches. */
 static BExpr *bind_neg(BindCtx *bc, BExpr *x, int64_t pos) {
     if (!x) return NULL;
     if (!bx_is_numeric(x->type))
         return bind_fail(bc, "Binder", pos, "cannot negate %s", cat_type_name(x->type));
-    if (x->kind == BE_CONST) {
-        BExpr *k = bx_new(bc->arena, BE_CONST, x->type == CAT_BOOL ? CAT_INT64 : x->type, x->pos);
-        if (!k) return bind_oom(bc);
-        k->is_null = x->is_null;
-        if (bx_is_float(x->type))
-            k->fval = -x->fval;
-        else
-            k->ival = (int64_t)(0 - (uint64_t)x->ival);
-        return k;
-    }
     if (dist_ok(x, NULL)) return distribute(bc, x, DIST_NEG, OP_NONE, NULL, pos);
     CatType t = bx_is_float(x->type) ? x->type : CAT_INT64;
     BExpr *n = bx_new(bc->arena, BE_UNARY, t, pos);
@@ -879,6 +869,16 @@ static BExpr *bind_expr(BindCtx *bc, const AstExpr *e, int allow_agg) {
             n->op = OP_NOT;
             n->a = x;
             return n;
+        }
+        if (!bx_is_numeric(x->type))
+            return bind_fail(bc, "Binder", e->pos, "cannot negate %s", cat_type_name(x->type));
+        if (x->kind == BE_CONST) {
+            if (bx_is_float(x->type))
+                x->fval = -x->fval;
+            else
+                x->ival = (int64_t)(0 - (uint64_t)x->ival);
+            if (x->type == CAT_BOOL) x->type = CAT_INT64;
+            return x;
         }
         return bind_neg(bc, x, e->pos);
     }
