@@ -340,6 +340,36 @@ static BExpr *bind_neg(BindCtx *bc, BExpr *x, int64_t pos) {
     return n;
 }
 
+/* Bind x IS y (x IS NOT y when negated), SQLite's NULL-safe equality: 1
+ * when both are NULL, 0 when one is, else x = y; never NULL. Built as
+ * CASE WHEN x IS NULL THEN y IS NULL WHEN y IS NULL THEN 0 ELSE
+ * COALESCE(x = y, 0) END (NOT of it when negated). */
+static BExpr *bind_is(BindCtx *bc, BExpr *x, BExpr *y, int negated, int64_t pos) {
+    if (!x || !y) return NULL;
+    BExpr *eq = bind_compare(bc, OP_EQ, x, y, pos);
+    if (!eq) return NULL;
+    BExpr *xn = bx_new(bc->arena, BE_ISNULL, CAT_BOOL, pos);
+    BExpr *yn = bx_new(bc->arena, BE_ISNULL, CAT_BOOL, pos);
+    BExpr *in = bx_new(bc->arena, BE_CASE, CAT_BOOL, pos);
+    BExpr *out = bx_new(bc->arena, BE_CASE, CAT_BOOL, pos);
+    BExpr *zero = bx_int(bc->arena, CAT_BOOL, 0, pos);
+    if (!xn || !yn || !in || !out || !zero) return bind_oom(bc);
+    xn->a = x;
+    yn->a = y;
+    in->a = yn;
+    in->b = zero;
+    in->c = eq;
+    out->a = xn;
+    out->b = yn;
+    out->c = in;
+    if (!negated) return out;
+    BExpr *n = bx_new(bc->arena, BE_UNARY, CAT_BOOL, pos);
+    if (!n) return bind_oom(bc);
+    n->op = OP_NOT;
+    n->a = out;
+    return n;
+}
+
 /* Bind a boolean connective op(x, y) (AND / OR). */
 static BExpr *bind_logic(BindCtx *bc, AstOp op, BExpr *x, BExpr *y, int64_t pos) {
     x = as_condition(bc, x);
@@ -944,6 +974,7 @@ static BExpr *bind_expr(BindCtx *bc, const AstExpr *e, int allow_agg) {
     case AST_ISNULL: {
         BExpr *x = bind_expr(bc, e->a, allow_agg);
         if (!x) return NULL;
+        if (e->b) return bind_is(bc, x, bind_expr(bc, e->b, allow_agg), e->negated, e->pos);
         BExpr *n = bx_new(A, BE_ISNULL, CAT_BOOL, e->pos);
         if (!n) return bind_oom(bc);
         n->a = x;

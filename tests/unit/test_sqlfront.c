@@ -453,6 +453,28 @@ Test(parse, precedence_sqlite_levels) {
     cr_assert_eq(e->kind, AST_LIKE);
     expect_bin(e->b, OP_LT);
     sql_arena_free(a);
+    /* after a postfix form, a tighter operator applies to all before it;
+     * IS takes an operand of the next level */
+    s = sel1(&a,
+             "SELECT x IN (1) < 2, x NOTNULL / 2, x IS NULL + 1, x IS NOT y, x IS NULL = 0 FROM t");
+    e = s->items[0].expr; /* (x IN (1)) < 2 */
+    expect_bin(e, OP_LT);
+    cr_assert_eq(e->a->kind, AST_IN);
+    e = s->items[1].expr; /* (x NOTNULL) / 2 */
+    expect_bin(e, OP_DIV);
+    cr_assert_eq(e->a->kind, AST_ISNULL);
+    e = s->items[2].expr; /* x IS (NULL + 1) */
+    cr_assert_eq(e->kind, AST_ISNULL);
+    expect_bin(e->b, OP_ADD);
+    e = s->items[3].expr; /* x IS NOT y */
+    cr_assert_eq(e->kind, AST_ISNULL);
+    cr_assert_eq(e->negated, 1);
+    expect_col(e->b, NULL, "y");
+    e = s->items[4].expr; /* (x IS NULL) = 0 */
+    expect_bin(e, OP_EQ);
+    cr_assert_eq(e->a->kind, AST_ISNULL);
+    cr_assert_null(e->a->b);
+    sql_arena_free(a);
 }
 
 Test(parse, literals) {
