@@ -194,7 +194,7 @@ static BExpr *arith_plain(BindCtx *bc, AstOp op, BExpr *x, BExpr *y, int64_t pos
  * to the REAL-typed CASE as a whole instead (the result is REAL, a
  * documented deviation from SQLite).
  */
-#define DIST_MAX_NODES 512
+#define DIST_MAX_NODES 2048
 
 typedef enum DistKind { DIST_LEFT, DIST_RIGHT, DIST_NEG, DIST_ABS } DistKind;
 
