@@ -342,8 +342,8 @@ static BExpr *bind_neg(BindCtx *bc, BExpr *x, int64_t pos) {
 
 /* Bind x IS y (x IS NOT y when negated), SQLite's NULL-safe equality: 1
  * when both are NULL, 0 when one is, else x = y; never NULL. Built as
- * CASE WHEN x IS NULL THEN y IS NULL WHEN y IS NULL THEN 0 ELSE
- * COALESCE(x = y, 0) END (NOT of it when negated). */
+ * CASE WHEN x IS NULL THEN y IS NULL WHEN y IS NULL THEN 0 ELSE x = y END
+ * (NOT of it when negated). */
 static BExpr *bind_is(BindCtx *bc, BExpr *x, BExpr *y, int negated, int64_t pos) {
     if (!x || !y) return NULL;
     BExpr *eq = bind_compare(bc, OP_EQ, x, y, pos);
@@ -508,7 +508,7 @@ static int fold_value(const BExpr *e, CatValue *v) {
         v->kind = x.kind == CAT_V_NULL ? CAT_V_NULL : CAT_V_INT;
         v->i = x.kind == CAT_V_INT ? x.i == 0 : x.f == 0;
         return 0;
-    case BE_BINARY:
+    case BE_BINARY: {
         if (e->op < OP_EQ || e->op > OP_OR) break;
         int fx = fold_value(e->a, &x), fy = fold_value(e->b, &y);
         if (e->op < OP_AND &&
@@ -543,10 +543,10 @@ static int fold_value(const BExpr *e, CatValue *v) {
         } else if (x.kind == CAT_V_INT && y.kind == CAT_V_INT) {
             c = (x.i > y.i) - (x.i < y.i);
         } else {
-            double fx = x.kind == CAT_V_INT ? (double)x.i : x.f;
-            double fy = y.kind == CAT_V_INT ? (double)y.i : y.f;
-            if (fx != fx || fy != fy) return -1;
-            c = (fx > fy) - (fx < fy);
+            double dx = x.kind == CAT_V_INT ? (double)x.i : x.f;
+            double dy = y.kind == CAT_V_INT ? (double)y.i : y.f;
+            if (dx != dx || dy != dy) return -1;
+            c = (dx > dy) - (dx < dy);
         }
         v->kind = CAT_V_INT;
         v->i = e->op == OP_EQ   ? c == 0
@@ -556,6 +556,7 @@ static int fold_value(const BExpr *e, CatValue *v) {
                : e->op == OP_GT ? c > 0
                                 : c >= 0;
         return 0;
+    }
     default:
         break;
     }
