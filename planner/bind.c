@@ -134,12 +134,44 @@ static BExpr *string_to_date(BindCtx *bc, BExpr *x) {
     return bx_int(bc->arena, CAT_DATE, days, x->pos);
 }
 
+/* A STRING expression x as a DATE where it meets one, when every string it
+ * can take is a date written as DATE prints it ('yyyy-mm-dd'), so that the
+ * conversion loses nothing: a constant becomes a DATE constant, anything
+ * else a LOOKUP from its codes to days. Otherwise x unchanged (the caller
+ * reports the type clash). NULL when out of memory. */
+static BExpr *string_as_date(BindCtx *bc, BExpr *x) {
+    const CatDict *d = x->dict;
+    if (x->type != CAT_STRING || !d || (x->kind == BE_CONST && x->is_null)) return x;
+    int64_t lo = x->kind == BE_CONST ? x->ival : 0, hi = x->kind == BE_CONST ? x->ival + 1 : d->n;
+    int64_t *tab = plan_alloc(bc->arena, sizeof(int64_t) * (size_t)(d->n ? d->n : 1));
+    if (!tab) return bind_oom(bc);
+    for (int64_t i = lo; i < hi; i++) {
+        const char *s = cat_dict_str(d, i);
+        int32_t days;
+        char buf[16];
+        if (cat_parse_date(s, strlen(s), &days) != 0) return x;
+        cat_format_date(days, buf);
+        if (strcmp(buf, s) != 0) return x;
+        tab[i] = days;
+    }
+    if (x->kind == BE_CONST) return bx_int(bc->arena, CAT_DATE, tab[x->ival], x->pos);
+    BExpr *l = bx_new(bc->arena, BE_LOOKUP, CAT_DATE, x->pos);
+    if (!l) return bind_oom(bc);
+    l->a = x;
+    l->table = tab;
+    l->table_n = d->n;
+    return l;
+}
+
 /* Bind a comparison op(x, y): numeric promotion, string dictionary
  * unification, dates against date strings. */
 static BExpr *bind_compare(BindCtx *bc, AstOp op, BExpr *x, BExpr *y, int64_t pos) {
     if (!x || !y) return NULL;
     if (x->type == CAT_DATE && y->type == CAT_STRING) y = string_to_date(bc, y);
     if (y && y->type == CAT_DATE && x->type == CAT_STRING) x = string_to_date(bc, x);
+    if (!x || !y) return NULL;
+    if (x->type == CAT_DATE && y->type == CAT_STRING) y = string_as_date(bc, y);
+    if (y && y->type == CAT_DATE && x->type == CAT_STRING) x = string_as_date(bc, x);
     if (!x || !y) return NULL;
     if (x->type == CAT_NULL && y->type != CAT_NULL) x = adopt_null(bc, x, y->type, y->dict);
     if (y->type == CAT_NULL && x && x->type != CAT_NULL) y = adopt_null(bc, y, x->type, x->dict);
@@ -400,7 +432,13 @@ static int like_match(const char *s, const char *p) {
  * dictionaries and promote numbers. Rewrites the branch array in place. */
 static int unify_branches(BindCtx *bc, BExpr **br, int n, CatType *out) {
     CatType t = CAT_NULL;
-    int any_str = 0, any_num = 0, any_float = 0;
+    int any_str = 0, any_num = 0, any_float = 0, any_date = 0;
+    for (int i = 0; i < n; i++)
+        any_date |= br[i]->type == CAT_DATE;
+    /* a date string meeting a DATE branch is that date (as in comparisons;
+     * SQLite stores dates as such strings) */
+    for (int i = 0; any_date && i < n; i++)
+        if (br[i]->type == CAT_STRING && !(br[i] = string_as_date(bc, br[i]))) return -1;
     for (int i = 0; i < n; i++) {
         if (br[i]->type == CAT_NULL) continue;
         if (br[i]->type == CAT_STRING)
