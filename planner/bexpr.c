@@ -81,7 +81,8 @@ static int lookup_equal(const BExpr *x, const BExpr *y) {
     int str = x->type == CAT_STRING;
     if (str && (!x->dict || !y->dict)) return 0;
     for (int64_t i = 0; i < x->table_n; i++) {
-        int64_t j = cat_dict_find(ya, cat_dict_str(xa, i), (size_t)cat_dict_len(xa, i));
+        int64_t j =
+            xa == ya ? i : cat_dict_find(ya, cat_dict_str(xa, i), (size_t)cat_dict_len(xa, i));
         if (j < 0) continue;
         int64_t u = x->table[i], v = y->table[j];
         if (!str || u == INT64_MIN || v == INT64_MIN) {
