@@ -68,8 +68,40 @@ static int bx_same_text(const char *a, const char *b) {
     return a == b || (a && b && strcmp(a, b) == 0);
 }
 
-/* Structural equality: same kinds, types, operators, constants, columns and
- * children (dictionary pointers compared by identity). */
+/*
+ * 1 if the lookups x and y, whose children are equal expressions, compute
+ * the same function of the child's text. The tables are per-binding
+ * artefacts (each binding of `s = 'ab'` builds its own merged dictionary),
+ * so when the dictionaries differ the comparison goes through the strings:
+ * for each string of x's child dictionary that y's child dictionary also
+ * holds (equal children produce only such strings), the two results must
+ * be equal -- as text for a STRING result, as numbers otherwise.
+ */
+static int lookup_equal(const BExpr *x, const BExpr *y) {
+    const CatDict *xa = x->a ? x->a->dict : NULL, *ya = y->a ? y->a->dict : NULL;
+    if (x->table_n == y->table_n && x->dict == y->dict && xa == ya &&
+        memcmp(x->table, y->table, (size_t)x->table_n * sizeof(int64_t)) == 0)
+        return 1;
+    if (!xa || !ya || xa->n != x->table_n || ya->n != y->table_n) return 0;
+    int str = x->type == CAT_STRING;
+    if (str && (!x->dict || !y->dict)) return 0;
+    for (int64_t i = 0; i < x->table_n; i++) {
+        int64_t j =
+            xa == ya ? i : cat_dict_find(ya, cat_dict_str(xa, i), (size_t)cat_dict_len(xa, i));
+        if (j < 0) continue;
+        int64_t u = x->table[i], v = y->table[j];
+        if (!str || u == INT64_MIN || v == INT64_MIN) {
+            if (u != v) return 0;
+        } else if (strcmp(cat_dict_str(x->dict, u), cat_dict_str(y->dict, v)) != 0) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Structural equality over the SQL: same kinds, types, operators,
+ * constants, columns and children; string constants and lookups compare
+ * by text, not by the codes of their (per-binding) dictionaries. */
 int plan_bexpr_equal(const BExpr *x, const BExpr *y) {
     if (x == y) return 1;
     if (!x || !y) return 0;
@@ -85,9 +117,9 @@ int plan_bexpr_equal(const BExpr *x, const BExpr *y) {
     case BE_COL:
         return x->slot == y->slot && x->col == y->col;
     case BE_LOOKUP:
-        if (x->table_n != y->table_n || x->dict != y->dict) return 0;
-        if (memcmp(x->table, y->table, (size_t)x->table_n * sizeof(int64_t)) != 0) return 0;
-        break;
+        if ((x->table == NULL) != (y->table == NULL)) return 0;
+        if (!plan_bexpr_equal(x->a, y->a)) return 0;
+        return lookup_equal(x, y);
     case BE_AGG:
         if (x->agg != y->agg || x->agg_star != y->agg_star || x->agg_distinct != y->agg_distinct)
             return 0;

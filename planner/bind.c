@@ -41,6 +41,7 @@ static void *bind_oom(BindCtx *bc) {
 }
 
 static BExpr *bind_expr(BindCtx *bc, const AstExpr *e, int allow_agg);
+static int has_agg_call(const BExpr *e);
 
 /* Resolve a column reference in the FROM scope. Returns the bound column or
  * NULL with an error (unknown table, unknown column, ambiguous name). */
@@ -155,6 +156,20 @@ static const char *const_text(const BExpr *x) {
     return cat_dict_str(x->dict, x->ival);
 }
 
+/* A NULL-typed expression x (the NULL literal, a CASE of NULLs, MIN(NULL)
+ * ...) taking type t (and dictionary dict for STRING) from its context, as
+ * SQLite's untyped NULL does. A constant becomes a NULL constant of type t;
+ * anything else is wrapped in a BE_CAST of type t rather than retyped in
+ * place (it may be an aggregate call or shared). NULL when out of memory. */
+static BExpr *adopt_null(BindCtx *bc, BExpr *x, CatType t, const CatDict *dict) {
+    BExpr *c =
+        x->kind == BE_CONST ? bx_null(bc->arena, t, x->pos) : bx_new(bc->arena, BE_CAST, t, x->pos);
+    if (!c) return bind_oom(bc);
+    if (c->kind == BE_CAST) c->a = x;
+    c->dict = t == CAT_STRING ? dict : NULL;
+    return c;
+}
+
 /* Convert a string literal to a DATE constant where it meets a DATE. */
 static BExpr *string_to_date(BindCtx *bc, BExpr *x) {
     if (x->kind != BE_CONST || x->type != CAT_STRING || x->is_null) return x;
@@ -163,6 +178,35 @@ static BExpr *string_to_date(BindCtx *bc, BExpr *x) {
     if (cat_parse_date(s, strlen(s), &days) != 0)
         return bind_fail(bc, "Binder", x->pos, "invalid date '%s'", s);
     return bx_int(bc->arena, CAT_DATE, days, x->pos);
+}
+
+/* A STRING expression x as a DATE where it meets one, when every string it
+ * can take is a date written as DATE prints it ('yyyy-mm-dd'), so that the
+ * conversion loses nothing: a constant becomes a DATE constant, anything
+ * else a LOOKUP from its codes to days. Otherwise x unchanged (the caller
+ * reports the type clash). NULL when out of memory. */
+static BExpr *string_as_date(BindCtx *bc, BExpr *x) {
+    const CatDict *d = x->dict;
+    if (x->type != CAT_STRING || !d || (x->kind == BE_CONST && x->is_null)) return x;
+    int64_t lo = x->kind == BE_CONST ? x->ival : 0, hi = x->kind == BE_CONST ? x->ival + 1 : d->n;
+    int64_t *tab = plan_alloc(bc->arena, sizeof(int64_t) * (size_t)(d->n ? d->n : 1));
+    if (!tab) return bind_oom(bc);
+    for (int64_t i = lo; i < hi; i++) {
+        const char *s = cat_dict_str(d, i);
+        int32_t days;
+        char buf[16];
+        if (cat_parse_date(s, strlen(s), &days) != 0) return x;
+        cat_format_date(days, buf);
+        if (strcmp(buf, s) != 0) return x;
+        tab[i] = days;
+    }
+    if (x->kind == BE_CONST) return bx_int(bc->arena, CAT_DATE, tab[x->ival], x->pos);
+    BExpr *l = bx_new(bc->arena, BE_LOOKUP, CAT_DATE, x->pos);
+    if (!l) return bind_oom(bc);
+    l->a = x;
+    l->table = tab;
+    l->table_n = d->n;
+    return l;
 }
 
 /* Bind a comparison op(x, y): numeric promotion, string dictionary
@@ -192,8 +236,12 @@ static BExpr *bind_compare(BindCtx *bc, AstOp op, BExpr *x, BExpr *y, int64_t po
             u->b = other; /* a string column or expression, read per row */
         return u;
     }
-    if (x->type == CAT_NULL && y->type == CAT_STRING) x->type = CAT_STRING, x->dict = y->dict;
-    if (y->type == CAT_NULL && x->type == CAT_STRING) y->type = CAT_STRING, y->dict = x->dict;
+    if (x->type == CAT_DATE && y->type == CAT_STRING) y = string_as_date(bc, y);
+    if (y && y->type == CAT_DATE && x->type == CAT_STRING) x = string_as_date(bc, x);
+    if (!x || !y) return NULL;
+    if (x->type == CAT_NULL && y->type != CAT_NULL) x = adopt_null(bc, x, y->type, y->dict);
+    if (y->type == CAT_NULL && x && x->type != CAT_NULL) y = adopt_null(bc, y, x->type, x->dict);
+    if (!x || !y) return NULL;
     if (x->type == CAT_STRING || y->type == CAT_STRING) {
         if (x->type != y->type)
             return bind_fail(bc, "Binder", pos, "cannot compare %s with %s", cat_type_name(x->type),
@@ -207,8 +255,9 @@ static BExpr *bind_compare(BindCtx *bc, AstOp op, BExpr *x, BExpr *y, int64_t po
     return e ? e : bind_oom(bc);
 }
 
-/* Bind arithmetic op(x, y): INT64 unless a float operand makes it FLOAT64. */
-static BExpr *bind_arith(BindCtx *bc, AstOp op, BExpr *x, BExpr *y, int64_t pos) {
+/* Bind arithmetic op(x, y): INT64 unless a float operand makes it FLOAT64
+ * (no distribution into mixed branches; see bind_arith). */
+static BExpr *arith_plain(BindCtx *bc, AstOp op, BExpr *x, BExpr *y, int64_t pos) {
     if (!x || !y) return NULL;
     if (!bx_is_numeric(x->type) || !bx_is_numeric(y->type))
         return bind_fail(bc, "Binder", pos, "cannot apply arithmetic to %s and %s",
@@ -220,6 +269,203 @@ static BExpr *bind_arith(BindCtx *bc, AstOp op, BExpr *x, BExpr *y, int64_t pos)
     if (!x || !y) return NULL;
     BExpr *e = bx_bin(bc->arena, op, t, x, y, pos);
     return e ? e : bind_oom(bc);
+}
+
+/*
+ * ---- INT and REAL branches of one CASE / COALESCE ----
+ * SQLite's CASE, COALESCE, IFNULL and NULLIF give the value of the branch
+ * taken with that branch's type: COALESCE(59, AVG(39)) / -51 divides as
+ * integers (-1). gqp's expressions are statically typed, so a CASE whose
+ * branches mix INT and REAL is REAL, its integer branches wrapped in a
+ * BE_CAST marked `mixed` (unify_branches) and the CASE marked `mixed` too.
+ * Operators whose result depends on the operand's type are distributed
+ * into the branches before typing:
+ *
+ *   CASE WHEN c THEN a ELSE b END / y   ->  CASE WHEN c THEN a/y ELSE b/y END
+ *   COALESCE(a, b) / y                  ->  CASE WHEN a IS NOT NULL THEN a/y
+ *                                           ELSE b/y END
+ *
+ * for + - * / % (either side), unary minus and ABS, so that each branch is
+ * typed on its own and the mixed CASE stays outermost for the next
+ * operator. Each distribution copies the other operand once per branch;
+ * when the result would exceed DIST_MAX_NODES nodes the operator is applied
+ * to the REAL-typed CASE as a whole instead (the result is REAL, a
+ * documented deviation from SQLite).
+ */
+#define DIST_MAX_NODES 2048
+
+typedef enum DistKind { DIST_LEFT, DIST_RIGHT, DIST_NEG, DIST_ABS } DistKind;
+
+static int unify_branches(BindCtx *bc, BExpr **br, int n, CatType *out);
+static BExpr *bind_arith(BindCtx *bc, AstOp op, BExpr *x, BExpr *y, int64_t pos);
+static BExpr *bind_neg(BindCtx *bc, BExpr *x, int64_t pos);
+static BExpr *bind_abs(BindCtx *bc, BExpr *x, int64_t pos);
+static BExpr *abs_plain(BindCtx *bc, BExpr *x, int64_t pos);
+
+/* Nodes of e (shared subtrees counted once per use), counting stops past
+ * cap. */
+static int64_t bx_count(const BExpr *e, int64_t cap) {
+    int64_t n = 0;
+    while (e && n <= cap) {
+        n++;
+        if (e->b) n += bx_count(e->b, cap - n);
+        if (e->c) n += bx_count(e->c, cap - n);
+        e = e->a;
+    }
+    return n;
+}
+
+/* Branches (leaves through nested mixed CASE / COALESCE) of the mixed e,
+ * counting stops past cap. */
+static int64_t mixed_leaves(const BExpr *e, int64_t cap) {
+    if (cap <= 0) return 1;
+    if (!e->mixed || (e->kind != BE_CASE && e->kind != BE_COALESCE)) return 1;
+    const BExpr *p = e->kind == BE_CASE ? e->b : e->a;
+    const BExpr *q = e->kind == BE_CASE ? e->c : e->b;
+    int64_t n = mixed_leaves(p, cap);
+    return n + mixed_leaves(q, cap - n);
+}
+
+/* 1 if x is a mixed CASE / COALESCE that an operator with the other operand
+ * `other` (NULL for unary ones) may be distributed into within the size
+ * limit. */
+static int dist_ok(const BExpr *x, const BExpr *other) {
+    if (!x->mixed || (x->kind != BE_CASE && x->kind != BE_COALESCE)) return 0;
+    int64_t lim = DIST_MAX_NODES;
+    int64_t leaves = mixed_leaves(x, lim);
+    int64_t per = (other ? bx_count(other, lim) : 0) + 3; /* the operator, ABS's own nodes */
+    return leaves <= lim && leaves * per + bx_count(x, lim) <= lim;
+}
+
+/* A branch of a mixed CASE without the cast that unify_branches put on it. */
+static BExpr *strip_mixed(BExpr *x) {
+    return x->kind == BE_CAST && x->mixed ? x->a : x;
+}
+
+/* The CASE WHEN cond THEN p ELSE q END of the branches' unified type,
+ * marked mixed when they mix INT and REAL. NULL with err set on failure. */
+static BExpr *make_case(BindCtx *bc, BExpr *cond, BExpr *p, BExpr *q, int64_t pos) {
+    if (!cond || !p || !q) return NULL;
+    BExpr *br[2] = {p, q};
+    CatType t;
+    if (unify_branches(bc, br, 2, &t) != 0) return NULL;
+    BExpr *c = bx_new(bc->arena, BE_CASE, t, pos);
+    if (!c) return bind_oom(bc);
+    c->a = cond;
+    c->b = br[0];
+    c->c = br[1];
+    c->dict = br[0]->dict ? br[0]->dict : br[1]->dict;
+    c->mixed = br[0]->mixed || br[1]->mixed;
+    return c;
+}
+
+/* Apply the distributed operator (kind, op, other) to the branch x. */
+static BExpr *dist_apply(BindCtx *bc, DistKind kind, AstOp op, BExpr *x, BExpr *other,
+                         int64_t pos) {
+    switch (kind) {
+    case DIST_LEFT:
+        return bind_arith(bc, op, x, other, pos);
+    case DIST_RIGHT:
+        return bind_arith(bc, op, other, x, pos);
+    case DIST_NEG:
+        return bind_neg(bc, x, pos);
+    default:
+        return bind_abs(bc, x, pos);
+    }
+}
+
+/* The operator (kind, op, other) distributed into the branches of the mixed
+ * CASE / COALESCE m (see above). NULL with err set on failure. */
+static BExpr *distribute(BindCtx *bc, BExpr *m, DistKind kind, AstOp op, BExpr *other,
+                         int64_t pos) {
+    BExpr *cond, *p, *q;
+    if (m->kind == BE_CASE) {
+        cond = m->a, p = m->b, q = m->c;
+    } else {
+        cond = bx_new(bc->arena, BE_ISNULL, CAT_BOOL, m->pos);
+        if (!cond) return bind_oom(bc);
+        cond->a = m->a;
+        cond->negated = 1;
+        p = m->a, q = m->b;
+    }
+    p = dist_apply(bc, kind, op, strip_mixed(p), other, pos);
+    q = p ? dist_apply(bc, kind, op, strip_mixed(q), other, pos) : NULL;
+    BExpr *c = make_case(bc, cond, p, q, pos);
+    if (!c) return NULL;
+    switch (kind) {
+    case DIST_LEFT:
+        c->orig = arith_plain(bc, op, m, other, pos);
+        break;
+    case DIST_RIGHT:
+        c->orig = arith_plain(bc, op, other, m, pos);
+        break;
+    case DIST_NEG:
+        if ((c->orig = bx_new(bc->arena, BE_UNARY, m->type, pos))) {
+            c->orig->op = OP_NEG;
+            c->orig->a = m;
+        }
+        break;
+    default:
+        c->orig = abs_plain(bc, m, pos);
+        break;
+    }
+    return c->orig ? c : bind_oom(bc);
+}
+
+/* Bind arithmetic op(x, y): INT64 unless a float operand makes it FLOAT64;
+ * into a mixed CASE / COALESCE operand the operator is distributed. */
+static BExpr *bind_arith(BindCtx *bc, AstOp op, BExpr *x, BExpr *y, int64_t pos) {
+    if (!x || !y) return NULL;
+    if (bx_is_numeric(x->type) && bx_is_numeric(y->type)) {
+        if (dist_ok(x, y)) return distribute(bc, x, DIST_LEFT, op, y, pos);
+        if (dist_ok(y, x)) return distribute(bc, y, DIST_RIGHT, op, x, pos);
+    }
+    return arith_plain(bc, op, x, y, pos);
+}
+
+/* Bind -x of a numeric, non-constant-folded x (bind_expr folds literal
+ * constants): a mixed CASE takes the minus into its branches. */
+static BExpr *bind_neg(BindCtx *bc, BExpr *x, int64_t pos) {
+    if (!x) return NULL;
+    if (!bx_is_numeric(x->type))
+        return bind_fail(bc, "Binder", pos, "cannot negate %s", cat_type_name(x->type));
+    if (dist_ok(x, NULL)) return distribute(bc, x, DIST_NEG, OP_NONE, NULL, pos);
+    CatType t = bx_is_float(x->type) ? x->type : CAT_INT64;
+    BExpr *n = bx_new(bc->arena, BE_UNARY, t, pos);
+    if (!n) return bind_oom(bc);
+    n->op = OP_NEG;
+    n->a = x;
+    return n;
+}
+
+/* Bind x IS y (x IS NOT y when negated), SQLite's NULL-safe equality: 1
+ * when both are NULL, 0 when one is, else x = y; never NULL. Built as
+ * CASE WHEN x IS NULL THEN y IS NULL WHEN y IS NULL THEN 0 ELSE x = y END
+ * (NOT of it when negated). */
+static BExpr *bind_is(BindCtx *bc, BExpr *x, BExpr *y, int negated, int64_t pos) {
+    if (!x || !y) return NULL;
+    BExpr *eq = bind_compare(bc, OP_EQ, x, y, pos);
+    if (!eq) return NULL;
+    BExpr *xn = bx_new(bc->arena, BE_ISNULL, CAT_BOOL, pos);
+    BExpr *yn = bx_new(bc->arena, BE_ISNULL, CAT_BOOL, pos);
+    BExpr *in = bx_new(bc->arena, BE_CASE, CAT_BOOL, pos);
+    BExpr *out = bx_new(bc->arena, BE_CASE, CAT_BOOL, pos);
+    BExpr *zero = bx_int(bc->arena, CAT_BOOL, 0, pos);
+    if (!xn || !yn || !in || !out || !zero) return bind_oom(bc);
+    xn->a = x;
+    yn->a = y;
+    in->a = yn;
+    in->b = zero;
+    in->c = eq;
+    out->a = xn;
+    out->b = yn;
+    out->c = in;
+    if (!negated) return out;
+    BExpr *n = bx_new(bc->arena, BE_UNARY, CAT_BOOL, pos);
+    if (!n) return bind_oom(bc);
+    n->op = OP_NOT;
+    n->a = out;
+    return n;
 }
 
 /* Bind a boolean connective op(x, y) (AND / OR). */
@@ -238,7 +484,13 @@ static int unify_branches(BindCtx *bc, BExpr **br, int n, CatType *out) {
         if (runtime_text(br[i]))
             return runtime_text_fail(bc, br[i], "CASE, COALESCE or IFNULL over"), -1;
     CatType t = CAT_NULL;
-    int any_str = 0, any_num = 0, any_float = 0;
+    int any_str = 0, any_num = 0, any_float = 0, any_date = 0;
+    for (int i = 0; i < n; i++)
+        any_date |= br[i]->type == CAT_DATE;
+    /* a date string meeting a DATE branch is that date (as in comparisons;
+     * SQLite stores dates as such strings) */
+    for (int i = 0; any_date && i < n; i++)
+        if (br[i]->type == CAT_STRING && !(br[i] = string_as_date(bc, br[i]))) return -1;
     for (int i = 0; i < n; i++) {
         if (br[i]->type == CAT_NULL) continue;
         if (br[i]->type == CAT_STRING)
@@ -273,21 +525,38 @@ static int unify_branches(BindCtx *bc, BExpr **br, int n, CatType *out) {
                 }
         }
         for (int i = 0; i < n; i++)
-            if (br[i]->type == CAT_NULL) br[i]->type = CAT_STRING, br[i]->dict = br[first]->dict;
+            if (br[i]->type == CAT_NULL &&
+                !(br[i] = adopt_null(bc, br[i], CAT_STRING, br[first]->dict)))
+                return -1;
         *out = CAT_STRING;
         return 0;
     }
     if (any_num) {
         t = any_float ? CAT_FLOAT64 : CAT_INT64;
+        /* all non-NULL branches of one type (DATE, BOOL, INT32, ...): that
+         * type; a NULL branch adopts it */
+        CatType first = CAT_NULL;
         int same = 1;
-        for (int i = 0; i < n; i++)
-            if (br[i]->type != CAT_NULL && br[i]->type != br[0]->type) same = 0;
-        if (same && br[0]->type != CAT_NULL) t = br[0]->type;
         for (int i = 0; i < n; i++) {
-            if (br[i]->type == CAT_NULL)
-                br[i]->type = t;
-            else if (br[i]->type != t)
+            if (br[i]->type == CAT_NULL) continue;
+            if (first == CAT_NULL) first = br[i]->type;
+            if (br[i]->type != first) same = 0;
+        }
+        if (same && first != CAT_NULL) t = first;
+        for (int i = 0; i < n; i++) {
+            if (br[i]->type == CAT_NULL) {
+                br[i] = adopt_null(bc, br[i], t, NULL);
+            } else if (bx_is_float(t) && !bx_is_float(br[i]->type)) {
+                /* an integer branch of a REAL result: marked, so that type
+                 * sensitive operators go into the branch (see bind_arith) */
+                BExpr *c = bx_new(bc->arena, BE_CAST, t, br[i]->pos);
+                if (!c) return bind_oom(bc), -1;
+                c->a = br[i];
+                c->mixed = 1;
+                br[i] = c;
+            } else if (br[i]->type != t) {
                 br[i] = cast_to(bc, br[i], t);
+            }
             if (!br[i]) return -1;
             if (br[i]->type != t) {
                 /* same register class (INT32 -> INT64, FLOAT32 -> FLOAT64):
@@ -302,6 +571,100 @@ static int unify_branches(BindCtx *bc, BExpr **br, int n, CatType *out) {
     }
     *out = t;
     return 0;
+}
+
+/* Value of the column-free, aggregate-free e (plan_eval_const, plus the
+ * comparisons, NOT, IS NULL, AND / OR and truth tests a condition is made
+ * of). Returns 0, or -1 when e is not such a constant. */
+static int fold_value(const BExpr *e, CatValue *v) {
+    CatValue x, y;
+    memset(v, 0, sizeof *v);
+    switch (e->kind) {
+    case BE_TRUTH:
+    case BE_ISNULL:
+        if (fold_value(e->a, &x) != 0) return -1;
+        if (e->kind == BE_ISNULL) {
+            v->kind = CAT_V_INT;
+            v->i = (x.kind == CAT_V_NULL) != e->negated;
+            return 0;
+        }
+        if (x.kind == CAT_V_STR) return -1;
+        v->kind = x.kind == CAT_V_NULL ? CAT_V_NULL : CAT_V_INT;
+        v->i = x.kind == CAT_V_INT ? x.i != 0 : x.f != 0;
+        return 0;
+    case BE_UNARY:
+        if (e->op != OP_NOT) break;
+        if (fold_value(e->a, &x) != 0 || x.kind == CAT_V_STR) return -1;
+        v->kind = x.kind == CAT_V_NULL ? CAT_V_NULL : CAT_V_INT;
+        v->i = x.kind == CAT_V_INT ? x.i == 0 : x.f == 0;
+        return 0;
+    case BE_BINARY: {
+        if (e->op < OP_EQ || e->op > OP_OR) break;
+        int fx = fold_value(e->a, &x), fy = fold_value(e->b, &y);
+        if (e->op < OP_AND &&
+            ((fx == 0 && x.kind == CAT_V_NULL) || (fy == 0 && y.kind == CAT_V_NULL))) {
+            v->kind = CAT_V_NULL; /* a comparison with NULL, whatever the other side */
+            return 0;
+        }
+        if (fx != 0 || fy != 0) return -1;
+        if (e->op == OP_AND || e->op == OP_OR) {
+            if (x.kind == CAT_V_STR || y.kind == CAT_V_STR || x.kind == CAT_V_FLOAT ||
+                y.kind == CAT_V_FLOAT)
+                return -1;
+            int xn = x.kind == CAT_V_NULL, yn = y.kind == CAT_V_NULL;
+            int dom = e->op == OP_OR; /* the value that decides: true for OR */
+            if ((!xn && (x.i != 0) == dom) || (!yn && (y.i != 0) == dom)) {
+                v->kind = CAT_V_INT, v->i = dom;
+            } else if (xn || yn) {
+                v->kind = CAT_V_NULL;
+            } else {
+                v->kind = CAT_V_INT, v->i = !dom;
+            }
+            return 0;
+        }
+        if (x.kind == CAT_V_NULL || y.kind == CAT_V_NULL) {
+            v->kind = CAT_V_NULL;
+            return 0;
+        }
+        int c;
+        if (x.kind == CAT_V_STR || y.kind == CAT_V_STR) {
+            if (x.kind != y.kind) return -1;
+            c = strcmp(x.s, y.s);
+        } else if (x.kind == CAT_V_INT && y.kind == CAT_V_INT) {
+            c = (x.i > y.i) - (x.i < y.i);
+        } else {
+            double dx = x.kind == CAT_V_INT ? (double)x.i : x.f;
+            double dy = y.kind == CAT_V_INT ? (double)y.i : y.f;
+            if (dx != dx || dy != dy) return -1;
+            c = (dx > dy) - (dx < dy);
+        }
+        v->kind = CAT_V_INT;
+        v->i = e->op == OP_EQ   ? c == 0
+               : e->op == OP_NE ? c != 0
+               : e->op == OP_LT ? c < 0
+               : e->op == OP_LE ? c <= 0
+               : e->op == OP_GT ? c > 0
+                                : c >= 0;
+        return 0;
+    }
+    default:
+        break;
+    }
+    if (e->kind == BE_CONST || e->kind == BE_CAST || e->kind == BE_UNARY ||
+        (e->kind == BE_BINARY && e->op >= OP_ADD && e->op <= OP_MOD))
+        return plan_eval_const(e, v, NULL);
+    return -1;
+}
+
+/* Truth of a constant condition: 1 true, 0 false or NULL, -1 when cond is
+ * not a constant. */
+static int const_truth(const BExpr *cond) {
+    CatValue v;
+    if (fold_value(cond, &v) != 0) return -1;
+    if (v.kind == CAT_V_NULL) return 0;
+    if (v.kind == CAT_V_INT) return v.i != 0;
+    if (v.kind == CAT_V_FLOAT) return v.f != 0;
+    return -1;
 }
 
 /* Bind CASE [operand] WHEN .. THEN .. [ELSE ..] END into nested BE_CASE. */
@@ -327,6 +690,31 @@ static BExpr *bind_case(BindCtx *bc, const AstExpr *e, int allow_agg) {
     }
     br[nw] = e->b ? bind_expr(bc, e->b, allow_agg) : bx_null(bc->arena, CAT_NULL, e->pos);
     if (!br[nw]) return NULL;
+    /* constant conditions fold, so that the value is the taken branch's
+     * with its own type (SQLite): an arm whose condition is constantly
+     * false or NULL goes, one whose condition is constantly true becomes
+     * the ELSE. Arms holding an aggregate call stay (they make the query
+     * an aggregation). */
+    int m = 0;
+    BExpr *els = br[nw];
+    for (int i = 0; i < nw; i++) {
+        int tv = has_agg_call(cond[i]) ? -1 : const_truth(cond[i]);
+        if (tv == 0 && !has_agg_call(br[i])) continue;
+        if (tv == 1) {
+            int later_agg = has_agg_call(br[nw]);
+            for (int j = i + 1; j < nw; j++)
+                later_agg |= has_agg_call(cond[j]) || has_agg_call(br[j]);
+            if (!later_agg) {
+                els = br[i];
+                break;
+            }
+        }
+        cond[m] = cond[i];
+        br[m++] = br[i];
+    }
+    if (m == 0) return els;
+    nw = m;
+    br[nw] = els;
     CatType t;
     if (unify_branches(bc, br, nw + 1, &t) != 0) return NULL;
     BExpr *acc = br[nw];
@@ -337,9 +725,37 @@ static BExpr *bind_case(BindCtx *bc, const AstExpr *e, int allow_agg) {
         c->b = br[i];
         c->c = acc;
         c->dict = br[i]->dict ? br[i]->dict : acc->dict;
+        c->mixed = br[i]->mixed || acc->mixed;
         acc = c;
     }
     return acc;
+}
+
+/* Bind ABS(x) as CASE WHEN x < 0 THEN -x ELSE x END; into a mixed CASE it
+ * is distributed (see bind_arith). NULL with err set on failure. */
+static BExpr *bind_abs(BindCtx *bc, BExpr *x, int64_t pos) {
+    if (!x) return NULL;
+    if (!bx_is_numeric(x->type))
+        return bind_fail(bc, "Binder", pos, "abs of %s", cat_type_name(x->type));
+    if (dist_ok(x, NULL)) return distribute(bc, x, DIST_ABS, OP_NONE, NULL, pos);
+    return abs_plain(bc, x, pos);
+}
+
+/* ABS(x) of a numeric x as a CASE, without distribution. */
+static BExpr *abs_plain(BindCtx *bc, BExpr *x, int64_t pos) {
+    CatType t = x->type == CAT_NULL ? CAT_INT64 : x->type;
+    BExpr *zero =
+        bx_is_float(t) ? bx_float(bc->arena, 0, pos) : bx_int(bc->arena, CAT_INT64, 0, pos);
+    BExpr *lt = bind_compare(bc, OP_LT, x, zero, pos);
+    BExpr *neg = bx_new(bc->arena, BE_UNARY, t, pos);
+    BExpr *c = bx_new(bc->arena, BE_CASE, t, pos);
+    if (!lt || !neg || !c) return bind_oom(bc);
+    neg->op = OP_NEG;
+    neg->a = x;
+    c->a = lt;
+    c->b = neg;
+    c->c = x;
+    return c;
 }
 
 /* Bind a function call: aggregates, ABS, COALESCE/IFNULL, NULLIF. */
@@ -403,7 +819,16 @@ static BExpr *bind_func(BindCtx *bc, const AstExpr *e, int allow_agg) {
             x->dict = arg->dict;
             break;
         }
-        if (arg->type == CAT_NULL) x->type = agg == AGG_COUNT ? CAT_INT64 : CAT_FLOAT64;
+        if (arg->type == CAT_NULL && agg != AGG_COUNT) {
+            /* every input is NULL, so is the result: computed over INT64
+             * (AVG: FLOAT64) NULLs, typed NULL so that it adopts its
+             * context's type like a NULL literal (IFNULL('a', MAX(NULL))) */
+            if (agg != AGG_AVG) x->type = CAT_INT64;
+            BExpr *w = bx_new(bc->arena, BE_CAST, CAT_NULL, e->pos);
+            if (!w) return bind_oom(bc);
+            w->a = x;
+            return w;
+        }
         return x;
     }
     BExpr **args = plan_alloc(bc->arena, sizeof(BExpr *) * (size_t)(e->nlist + 1));
@@ -414,24 +839,7 @@ static BExpr *bind_func(BindCtx *bc, const AstExpr *e, int allow_agg) {
         args[i] = bind_expr(bc, e->list[i], allow_agg);
         if (!args[i]) return NULL;
     }
-    if (strcasecmp(f, "abs") == 0 && e->nlist == 1) {
-        BExpr *x = args[0];
-        if (!bx_is_numeric(x->type))
-            return bind_fail(bc, "Binder", e->pos, "abs of %s", cat_type_name(x->type));
-        CatType t = x->type == CAT_NULL ? CAT_INT64 : x->type;
-        BExpr *zero = bx_is_float(t) ? bx_float(bc->arena, 0, e->pos)
-                                     : bx_int(bc->arena, CAT_INT64, 0, e->pos);
-        BExpr *lt = bind_compare(bc, OP_LT, x, zero, e->pos);
-        BExpr *neg = bx_new(bc->arena, BE_UNARY, t, e->pos);
-        BExpr *c = bx_new(bc->arena, BE_CASE, t, e->pos);
-        if (!lt || !neg || !c) return bind_oom(bc);
-        neg->op = OP_NEG;
-        neg->a = x;
-        c->a = lt;
-        c->b = neg;
-        c->c = x;
-        return c;
-    }
+    if (strcasecmp(f, "abs") == 0 && e->nlist == 1) return bind_abs(bc, args[0], e->pos);
     if ((strcasecmp(f, "coalesce") == 0 && e->nlist >= 1) ||
         (strcasecmp(f, "ifnull") == 0 && e->nlist == 2)) {
         if (e->nlist == 2 && runtime_text(args[0]) && !args[0]->tnull &&
@@ -444,15 +852,32 @@ static BExpr *bind_func(BindCtx *bc, const AstExpr *e, int allow_agg) {
                 return u;
             }
         }
+        /* NULL constants go; after a non-NULL constant nothing is reached
+         * (arguments with an aggregate call stay: they make the query an
+         * aggregation), so COALESCE(59, x) is 59 with 59's type */
+        int n = 0, reached = 1;
+        for (int i = 0; i < e->nlist; i++) {
+            BExpr *x = args[i];
+            CatValue v;
+            int k = has_agg_call(x) ? -1 : fold_value(x, &v);
+            if (k == 0 && v.kind == CAT_V_NULL && i < e->nlist - 1) continue;
+            if (!reached && k == 0) continue;
+            if (!reached && !has_agg_call(x)) continue;
+            if (k == 0) reached = 0;
+            args[n++] = x;
+        }
+        if (n == 0) args[n++] = args[e->nlist - 1];
+        if (n == 1) return args[0];
         CatType t;
-        if (unify_branches(bc, args, e->nlist, &t) != 0) return NULL;
-        BExpr *acc = args[e->nlist - 1];
-        for (int i = e->nlist - 2; i >= 0; i--) {
+        if (unify_branches(bc, args, n, &t) != 0) return NULL;
+        BExpr *acc = args[n - 1];
+        for (int i = n - 2; i >= 0; i--) {
             BExpr *c = bx_new(bc->arena, BE_COALESCE, t, e->pos);
             if (!c) return bind_oom(bc);
             c->a = args[i];
             c->b = acc;
             c->dict = args[i]->dict;
+            c->mixed = args[i]->mixed || acc->mixed;
             acc = c;
         }
         return acc;
@@ -460,6 +885,11 @@ static BExpr *bind_func(BindCtx *bc, const AstExpr *e, int allow_agg) {
     if (strcasecmp(f, "nullif") == 0 && e->nlist == 2) {
         BExpr *eq = bind_compare(bc, OP_EQ, args[0], args[1], e->pos);
         if (!eq) return NULL;
+        /* a constant comparison folds: the first argument, or NULL */
+        int tv = const_truth(eq);
+        if (tv == 0 && !has_agg_call(args[1])) return args[0];
+        if (tv == 1 && !has_agg_call(args[0]) && !has_agg_call(args[1]))
+            return bx_null(bc->arena, CAT_NULL, e->pos);
         BExpr *c = bx_new(bc->arena, BE_CASE, args[0]->type, e->pos);
         BExpr *nul = bx_null(bc->arena, args[0]->type, e->pos);
         if (!c || !nul) return bind_oom(bc);
@@ -468,6 +898,7 @@ static BExpr *bind_func(BindCtx *bc, const AstExpr *e, int allow_agg) {
         c->b = nul;
         c->c = args[0];
         c->dict = args[0]->dict;
+        c->mixed = args[0]->mixed;
         return c;
     }
     return bind_fail(bc, "Binder", e->pos, "no function matches %s() with %d argument%s", f,
@@ -541,7 +972,7 @@ static BExpr *bind_cast(BindCtx *bc, const AstExpr *e, int allow_agg) {
         l->table_n = d->n;
         return l;
     }
-    if (x->type == CAT_NULL) return bx_null(bc->arena, t, e->pos);
+    if (x->type == CAT_NULL) return adopt_null(bc, x, t, NULL);
     if (t == CAT_BOOL) {
         BExpr *c = as_condition(bc, x);
         return c;
@@ -607,12 +1038,7 @@ static BExpr *bind_expr(BindCtx *bc, const AstExpr *e, int allow_agg) {
             if (x->type == CAT_BOOL) x->type = CAT_INT64;
             return x;
         }
-        CatType t = bx_is_float(x->type) ? x->type : CAT_INT64;
-        BExpr *n = bx_new(A, BE_UNARY, t, e->pos);
-        if (!n) return bind_oom(bc);
-        n->op = OP_NEG;
-        n->a = x;
-        return n;
+        return bind_neg(bc, x, e->pos);
     }
     case AST_BINARY: {
         BExpr *x = bind_expr(bc, e->a, allow_agg);
@@ -676,6 +1102,7 @@ static BExpr *bind_expr(BindCtx *bc, const AstExpr *e, int allow_agg) {
     case AST_ISNULL: {
         BExpr *x = bind_expr(bc, e->a, allow_agg);
         if (!x) return NULL;
+        if (e->b) return bind_is(bc, x, bind_expr(bc, e->b, allow_agg), e->negated, e->pos);
         BExpr *n = bx_new(A, BE_ISNULL, CAT_BOOL, e->pos);
         if (!n) return bind_oom(bc);
         n->a = x;
@@ -686,9 +1113,10 @@ static BExpr *bind_expr(BindCtx *bc, const AstExpr *e, int allow_agg) {
         BExpr *x = bind_expr(bc, e->a, allow_agg);
         BExpr *p = x ? bind_expr(bc, e->b, allow_agg) : NULL;
         if (!p) return NULL;
+        if (p->type == CAT_NULL || x->type == CAT_NULL)
+            return adopt_null(bc, x->type == CAT_NULL ? x : p, CAT_BOOL, NULL);
         /* a NULL value or pattern (also CAST(NULL AS TEXT)) gives NULL */
-        if (p->type == CAT_NULL || x->type == CAT_NULL || (p->kind == BE_CONST && p->is_null) ||
-            (x->kind == BE_CONST && x->is_null))
+        if ((p->kind == BE_CONST && p->is_null) || (x->kind == BE_CONST && x->is_null))
             return bx_null(A, CAT_BOOL, e->pos);
         if (x->type != CAT_STRING)
             return bind_fail(bc, "Binder", e->pos, "LIKE needs a STRING value, got %s",
@@ -727,6 +1155,31 @@ static BExpr *bind_expr(BindCtx *bc, const AstExpr *e, int allow_agg) {
     return bind_fail(bc, "Binder", e->pos, "unsupported expression");
 }
 
+/* A STRING group-key column c (codes of the key's dictionary) as codes of
+ * dict, the dictionary of the equal expression it replaces (equal text,
+ * built by another binding): a LOOKUP whose table maps each key string to
+ * its code in dict (NULL where dict lacks it, which equal expressions never
+ * produce). Returns NULL with err set when out of memory. */
+static BExpr *group_remap(BindCtx *bc, BExpr *c, const CatDict *dict) {
+    const CatDict *from = c->dict;
+    if (!from || !dict)
+        return bind_fail(bc, "Binder", c->pos,
+                         "string GROUP BY key without "
+                         "a dictionary");
+    int64_t *tab = plan_alloc(bc->arena, sizeof(int64_t) * (size_t)(from->n ? from->n : 1));
+    BExpr *l = bx_new(bc->arena, BE_LOOKUP, CAT_STRING, c->pos);
+    if (!tab || !l) return bind_oom(bc);
+    for (int64_t i = 0; i < from->n; i++) {
+        int64_t j = cat_dict_find(dict, cat_dict_str(from, i), (size_t)cat_dict_len(from, i));
+        tab[i] = j < 0 ? INT64_MIN : j;
+    }
+    l->a = c;
+    l->table = tab;
+    l->table_n = from->n;
+    l->dict = dict;
+    return l;
+}
+
 /* Rewrite an expression of the FROM scope into the aggregate scope: group
  * keys become columns 0..ngroup-1, aggregate calls columns ngroup+k (added
  * to b->aggs, shared when equal). A bare column outside any aggregate that
@@ -734,13 +1187,15 @@ static BExpr *bind_expr(BindCtx *bc, const AstExpr *e, int allow_agg) {
 static BExpr *to_agg_scope(BindCtx *bc, BExpr *e) {
     BSelect *b = bc->b;
     if (!e) return NULL;
+    if (e->kind == BE_CONST) return e; /* the same in every group */
     for (int k = 0; k < b->ngroup; k++) {
         if (plan_bexpr_equal(e, b->group[k])) {
             BExpr *c = bx_new(bc->arena, BE_COL, e->type, e->pos);
             if (!c) return bind_oom(bc);
             c->slot = 0;
             c->col = k;
-            c->dict = e->dict;
+            c->dict = b->group[k]->dict; /* the key's values are its codes */
+            if (e->type == CAT_STRING && e->dict != c->dict) return group_remap(bc, c, e->dict);
             return c;
         }
     }
@@ -776,9 +1231,13 @@ static BExpr *to_agg_scope(BindCtx *bc, BExpr *e) {
     BExpr *c = plan_alloc(bc->arena, sizeof(BExpr));
     if (!c) return bind_oom(bc);
     *c = *e;
-    if (e->a && !(c->a = to_agg_scope(bc, e->a))) return NULL;
-    if (e->b && !(c->b = to_agg_scope(bc, e->b))) return NULL;
-    if (e->c && !(c->c = to_agg_scope(bc, e->c))) return NULL;
+    c->orig = NULL;
+    if ((e->a && !(c->a = to_agg_scope(bc, e->a))) || (e->b && !(c->b = to_agg_scope(bc, e->b))) ||
+        (e->c && !(c->c = to_agg_scope(bc, e->c)))) {
+        /* a distributed CASE whose mixed value is a group key: its
+         * branches read what is not grouped; the value itself is (REAL) */
+        return e->orig ? to_agg_scope(bc, e->orig) : NULL;
+    }
     return c;
 }
 

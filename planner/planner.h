@@ -82,6 +82,16 @@ typedef struct BExpr {
     TextUse tuse;        /* BE_TOTEXT (op, negated as above) */
     const char *ttext;   /* BE_TOTEXT: LIKE pattern / comparison constant */
     const char *tnull;   /* BE_TOTEXT TU_TEXT: text of a NULL number, or NULL */
+    /* INT and REAL branches meet (SQLite keeps the taken branch's type):
+     * on a BE_CAST, the cast the binder put on an integer branch of a
+     * CASE / COALESCE to give it the REAL result type; on a BE_CASE /
+     * BE_COALESCE, that some branch is such a cast (or itself mixed). The
+     * binder distributes / and friends into such branches (bind.c). */
+    int mixed;
+    /* A CASE made by that distribution: the operator applied to the mixed
+     * value as a whole (REAL), for where the branches cannot be reached
+     * (the mixed value is a GROUP BY key); NULL otherwise. */
+    struct BExpr *orig;
 } BExpr;
 
 /* A relation of the FROM list. */

@@ -258,7 +258,6 @@ static int vec_push(Parser *p, Vec *v, const void *item) {
 
 static AstExpr *parse_expr(Parser *p);
 static AstExpr *parse_not(Parser *p);
-static AstExpr *parse_add(Parser *p);
 static AstExpr *parse_unary(Parser *p);
 
 /* Returns a zeroed expression node of kind k spanning [pos, end); NULL after
@@ -672,48 +671,57 @@ static AstExpr *parse_unary(Parser *p) {
     return e;
 }
 
-/* mul := unary {('*' | '/' | '%') unary}. Returns the node or NULL. */
-static AstExpr *parse_mul(Parser *p) {
-    AstExpr *l = parse_unary(p);
-    while (l) {
-        AstOp op = is_op(p, "*")   ? OP_MUL
-                   : is_op(p, "/") ? OP_DIV
-                   : is_op(p, "%") ? OP_MOD
-                                   : OP_NONE;
-        if (op == OP_NONE) break;
-        advance(p);
-        AstExpr *r = parse_unary(p);
-        l = r ? new_binary(p, op, l, r) : NULL;
-    }
-    return l;
-}
+/* Binding strength of the binary and postfix operators below NOT, as
+ * SQLite's grammar (parse.y) orders them, weakest first. */
+enum {
+    PREC_EQ = 1, /* = == <> != IS ISNULL NOTNULL NOT NULL [NOT] BETWEEN IN LIKE */
+    PREC_REL,    /* < <= > >= */
+    PREC_ADD,    /* + - */
+    PREC_MUL,    /* * / % */
+    PREC_CAT     /* || */
+};
 
-/* add := mul {('+' | '-' | '||') mul}. Returns the node or NULL. */
-static AstExpr *parse_add(Parser *p) {
-    AstExpr *l = parse_mul(p);
-    while (l) {
-        AstOp op = is_op(p, "+")    ? OP_ADD
-                   : is_op(p, "-")  ? OP_SUB
-                   : is_op(p, "||") ? OP_CONCAT
-                                    : OP_NONE;
-        if (op == OP_NONE) break;
-        advance(p);
-        AstExpr *r = parse_mul(p);
-        l = r ? new_binary(p, op, l, r) : NULL;
-    }
-    return l;
-}
+static AstExpr *parse_binary(Parser *p, int min_prec);
 
-/* Returns the comparison operator of the current token, or OP_NONE. */
-static AstOp cmp_op(const Parser *p) {
+/* Returns the equality operator (= == <> !=) of the current token, or
+ * OP_NONE. */
+static AstOp eq_op(const Parser *p) {
     if (p->tok.kind != TK_OP) return OP_NONE;
     if (is_op(p, "=") || is_op(p, "==")) return OP_EQ;
     if (is_op(p, "<>") || is_op(p, "!=")) return OP_NE;
-    if (is_op(p, "<")) return OP_LT;
-    if (is_op(p, "<=")) return OP_LE;
-    if (is_op(p, ">")) return OP_GT;
-    if (is_op(p, ">=")) return OP_GE;
     return OP_NONE;
+}
+
+/* Returns the precedence of the binary or postfix operator at the current
+ * token, 0 when there is none; *op is the binary operator, OP_NONE for the
+ * postfix forms of the PREC_EQ level (IS, ISNULL, BETWEEN, ...). */
+static int binop_prec(const Parser *p, AstOp *op) {
+    *op = OP_NONE;
+    if (p->tok.kind == TK_OP) {
+        if ((*op = eq_op(p)) != OP_NONE) return PREC_EQ;
+        *op = is_op(p, "<")    ? OP_LT
+              : is_op(p, "<=") ? OP_LE
+              : is_op(p, ">")  ? OP_GT
+              : is_op(p, ">=") ? OP_GE
+                               : OP_NONE;
+        if (*op != OP_NONE) return PREC_REL;
+        *op = is_op(p, "+") ? OP_ADD : is_op(p, "-") ? OP_SUB : OP_NONE;
+        if (*op != OP_NONE) return PREC_ADD;
+        *op = is_op(p, "*") ? OP_MUL : is_op(p, "/") ? OP_DIV : is_op(p, "%") ? OP_MOD : OP_NONE;
+        if (*op != OP_NONE) return PREC_MUL;
+        if (is_op(p, "||")) return *op = OP_CONCAT, PREC_CAT;
+        return 0;
+    }
+    if (is_kw(p, "is") || is_kw(p, "isnull") || is_kw(p, "notnull") || is_kw(p, "between") ||
+        is_kw(p, "in") || is_kw(p, "like"))
+        return PREC_EQ;
+    if (is_kw(p, "not")) {
+        SqlToken n = peek(p);
+        if (tok_is_kw(p, n, "between") || tok_is_kw(p, n, "in") || tok_is_kw(p, n, "like") ||
+            tok_is_kw(p, n, "null"))
+            return PREC_EQ;
+    }
+    return 0;
 }
 
 /* Parses the tail of "l [NOT] BETWEEN/IN/LIKE ..." with the keyword current
@@ -723,12 +731,13 @@ static AstExpr *parse_predicate_tail(Parser *p, AstExpr *l, int negated) {
     if (accept_kw(p, "between")) {
         if (!(e = new_expr(p, AST_BETWEEN, l->pos, 0))) return NULL;
         e->a = l;
-        if (!(e->b = parse_add(p)) || expect_kw(p, "and") < 0 || !(e->c = parse_add(p)))
+        if (!(e->b = parse_binary(p, PREC_REL)) || expect_kw(p, "and") < 0 ||
+            !(e->c = parse_binary(p, PREC_REL)))
             return NULL;
     } else if (accept_kw(p, "like")) {
         if (!(e = new_expr(p, AST_LIKE, l->pos, 0))) return NULL;
         e->a = l;
-        if (!(e->b = parse_add(p))) return NULL;
+        if (!(e->b = parse_binary(p, PREC_REL))) return NULL;
         if (is_kw(p, "escape")) {
             fail_unsupported(p, p->tok.pos, "LIKE ... ESCAPE");
             return NULL;
@@ -755,51 +764,60 @@ static AstExpr *parse_predicate_tail(Parser *p, AstExpr *l, int negated) {
     return e;
 }
 
-/* cmp := add {cmpop add | IS [NOT] NULL | ISNULL | NOTNULL | [NOT] BETWEEN
- * add AND add | [NOT] IN (list) | [NOT] LIKE add}, left-associative.
- * Returns the node or NULL. */
-static AstExpr *parse_cmp(Parser *p) {
-    AstExpr *l = parse_add(p);
+/* Parses the postfix form at the current token (binop_prec gave PREC_EQ
+ * and no operator) applied to l: IS [NOT] NULL, ISNULL, NOTNULL, NOT NULL,
+ * [NOT] BETWEEN, [NOT] IN, [NOT] LIKE. Returns the node or NULL. */
+static AstExpr *parse_postfix(Parser *p, AstExpr *l) {
+    if (is_kw(p, "between") || is_kw(p, "in") || is_kw(p, "like"))
+        return parse_predicate_tail(p, l, 0);
+    if (is_kw(p, "not") && !tok_is_kw(p, peek(p), "null")) {
+        advance(p);
+        return parse_predicate_tail(p, l, 1);
+    }
+    AstExpr *e = new_expr(p, AST_ISNULL, l->pos, 0);
+    if (!e) return NULL;
+    e->a = l;
+    if (accept_kw(p, "is")) {
+        /* SQLite's IS takes an operand of the next level: in "x IS NULL + 1"
+         * it is NULL + 1; IS NULL proper when it is the NULL literal */
+        e->negated = accept_kw(p, "not");
+        AstExpr *r = parse_binary(p, PREC_EQ + 1);
+        if (!r) return NULL;
+        if (r->kind != AST_NULL) e->b = r;
+    } else {
+        e->negated = is_kw(p, "notnull") || is_kw(p, "not"); /* NOT NULL is NOTNULL */
+        if (is_kw(p, "not")) advance(p);
+        advance(p);
+    }
+    e->end = p->prev_end;
+    return e;
+}
+
+/* binary(min) := unary {op binary(prec(op) + 1) | postfix} for operators of
+ * precedence >= min, by precedence climbing: SQLite's levels (binop_prec),
+ * each left-associative; as in SQLite's grammar, an operator after a
+ * postfix form applies to everything before it at that level
+ * ("x IN (1) < 2" is "(x IN (1)) < 2"). Returns the node or NULL. */
+static AstExpr *parse_binary(Parser *p, int min_prec) {
+    AstExpr *l = parse_unary(p);
     while (l) {
-        AstOp op = cmp_op(p);
-        if (op != OP_NONE) {
-            advance(p);
-            AstExpr *r = parse_add(p);
-            l = r ? new_binary(p, op, l, r) : NULL;
-        } else if (is_kw(p, "is") || is_kw(p, "isnull") || is_kw(p, "notnull")) {
-            AstExpr *e = new_expr(p, AST_ISNULL, l->pos, 0);
-            if (!e) return NULL;
-            e->a = l;
-            if (accept_kw(p, "is")) {
-                e->negated = accept_kw(p, "not");
-                if (!is_kw(p, "null")) {
-                    if (p->tok.kind != TK_EOF && !tok_is_op(p, p->tok, ";") &&
-                        p->tok.kind != TK_ERROR) {
-                        fail_unsupported(p, p->tok.pos, "IS [NOT] with a value other than NULL");
-                        return NULL;
-                    }
-                    fail_syntax(p);
-                    return NULL;
-                }
-                advance(p);
-            } else {
-                e->negated = is_kw(p, "notnull");
-                advance(p);
-            }
-            e->end = p->prev_end;
-            l = e;
-        } else if (is_kw(p, "between") || is_kw(p, "in") || is_kw(p, "like")) {
-            l = parse_predicate_tail(p, l, 0);
-        } else if (is_kw(p, "not") &&
-                   (tok_is_kw(p, peek(p), "between") || tok_is_kw(p, peek(p), "in") ||
-                    tok_is_kw(p, peek(p), "like"))) {
-            advance(p);
-            l = parse_predicate_tail(p, l, 1);
-        } else {
-            break;
+        AstOp op;
+        int prec = binop_prec(p, &op);
+        if (prec == 0 || prec < min_prec) break;
+        if (op == OP_NONE) {
+            l = parse_postfix(p, l);
+            continue;
         }
+        advance(p);
+        AstExpr *r = parse_binary(p, prec + 1);
+        l = r ? new_binary(p, op, l, r) : NULL;
     }
     return l;
+}
+
+/* cmp := binary(PREC_EQ): everything above NOT. Returns the node or NULL. */
+static AstExpr *parse_cmp(Parser *p) {
+    return parse_binary(p, PREC_EQ);
 }
 
 /* not := NOT not | cmp. Returns the node or NULL. */

@@ -57,7 +57,7 @@ typedef enum AstKind {
     AST_BINARY,  /* op, a, b */
     AST_BETWEEN, /* a BETWEEN b AND c; negated for NOT BETWEEN */
     AST_IN,      /* a IN (list...); negated for NOT IN */
-    AST_ISNULL,  /* a IS NULL; negated for IS NOT NULL */
+    AST_ISNULL,  /* a IS NULL, or a IS b when b is set; negated for IS NOT */
     AST_LIKE,    /* a LIKE b; negated for NOT LIKE */
     AST_CASE,    /* CASE [a] WHEN list[0] THEN list[1] WHEN list[2] THEN list[3] ... [ELSE b] END */
     AST_CAST,    /* CAST(a AS type_name) */

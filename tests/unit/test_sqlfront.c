@@ -412,6 +412,71 @@ Test(parse, precedence) {
     sql_arena_free(a);
 }
 
+/* SQLite's precedence table (parse.y, lowest first): OR; AND; NOT; = == <>
+ * != IS IN LIKE BETWEEN ISNULL NOTNULL; < <= > >=; + -; * / %; ||; unary
+ * - + (issue 13 item 15). */
+Test(parse, precedence_sqlite_levels) {
+    SqlArena *a;
+    AstSelect *s = sel1(&a, "SELECT i = 1 < 2, 1 < 2 = 1, 2 * 3 || 4, x BETWEEN 1 AND 2 < 3, "
+                            "a = b IS NULL, x NOT NULL, a < b IN (1), NOT a < b, - a || b, "
+                            "a LIKE b < c FROM t");
+    AstExpr *e = s->items[0].expr; /* i = (1 < 2) */
+    expect_bin(e, OP_EQ);
+    expect_col(e->a, NULL, "i");
+    expect_bin(e->b, OP_LT);
+    e = s->items[1].expr; /* (1 < 2) = 1 */
+    expect_bin(e, OP_EQ);
+    expect_bin(e->a, OP_LT);
+    expect_int(e->b, 1);
+    e = s->items[2].expr; /* 2 * (3 || 4) */
+    expect_bin(e, OP_MUL);
+    expect_bin(e->b, OP_CONCAT);
+    e = s->items[3].expr; /* x BETWEEN 1 AND (2 < 3) */
+    cr_assert_eq(e->kind, AST_BETWEEN);
+    expect_bin(e->c, OP_LT);
+    e = s->items[4].expr; /* (a = b) IS NULL */
+    cr_assert_eq(e->kind, AST_ISNULL);
+    expect_bin(e->a, OP_EQ);
+    e = s->items[5].expr; /* x NOT NULL is x NOTNULL */
+    cr_assert_eq(e->kind, AST_ISNULL);
+    cr_assert_eq(e->negated, 1);
+    e = s->items[6].expr; /* (a < b) IN (1) */
+    cr_assert_eq(e->kind, AST_IN);
+    expect_bin(e->a, OP_LT);
+    e = s->items[7].expr; /* NOT (a < b) */
+    cr_assert_eq(e->kind, AST_UNARY);
+    expect_bin(e->a, OP_LT);
+    e = s->items[8].expr; /* (-a) || b */
+    expect_bin(e, OP_CONCAT);
+    cr_assert_eq(e->a->kind, AST_UNARY);
+    e = s->items[9].expr; /* a LIKE (b < c) */
+    cr_assert_eq(e->kind, AST_LIKE);
+    expect_bin(e->b, OP_LT);
+    sql_arena_free(a);
+    /* after a postfix form, a tighter operator applies to all before it;
+     * IS takes an operand of the next level */
+    s = sel1(&a,
+             "SELECT x IN (1) < 2, x NOTNULL / 2, x IS NULL + 1, x IS NOT y, x IS NULL = 0 FROM t");
+    e = s->items[0].expr; /* (x IN (1)) < 2 */
+    expect_bin(e, OP_LT);
+    cr_assert_eq(e->a->kind, AST_IN);
+    e = s->items[1].expr; /* (x NOTNULL) / 2 */
+    expect_bin(e, OP_DIV);
+    cr_assert_eq(e->a->kind, AST_ISNULL);
+    e = s->items[2].expr; /* x IS (NULL + 1) */
+    cr_assert_eq(e->kind, AST_ISNULL);
+    expect_bin(e->b, OP_ADD);
+    e = s->items[3].expr; /* x IS NOT y */
+    cr_assert_eq(e->kind, AST_ISNULL);
+    cr_assert_eq(e->negated, 1);
+    expect_col(e->b, NULL, "y");
+    e = s->items[4].expr; /* (x IS NULL) = 0 */
+    expect_bin(e, OP_EQ);
+    cr_assert_eq(e->a->kind, AST_ISNULL);
+    cr_assert_null(e->a->b);
+    sql_arena_free(a);
+}
+
 Test(parse, literals) {
     SqlArena *a;
     AstSelect *s = sel1(&a, "SELECT 9223372036854775807, 9223372036854775808, "
