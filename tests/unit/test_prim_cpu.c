@@ -578,8 +578,9 @@ Test(map, three_valued_truth_tables) {
 Test(map, div_mod_by_zero_and_edges) {
     int64_t a[6] = {7, -7, 7, INT64_MIN, INT64_MIN, 5};
     int64_t b[6] = {2, 2, 0, -1, 0, -1};
-    /* expected (NULL = 99): trunc toward zero; x/0 NULL; INT64_MIN/-1 wraps */
-    int64_t want_div[6] = {3, -3, 99, INT64_MIN, 99, -5};
+    /* expected (NULL = 99): trunc toward zero; x/0 NULL; INT64_MIN/-1 is an
+     * integer overflow (below), INT64_MIN % -1 is 0 */
+    int64_t want_div[6] = {3, -3, 99, INT64_MAX, 99, -5};
     int64_t want_mod[6] = {1, -1, 99, 0, 99, 0};
     PrimVec in[2] = {{PRIM_I64, 6, a, NULL}, {PRIM_I64, 6, b, NULL}};
     for (int k = 0; k < 2; k++) {
@@ -590,6 +591,12 @@ Test(map, div_mod_by_zero_and_edges) {
         uint8_t ov[6];
         PrimVec o = {PRIM_I64, 6, out, ov};
         PrimCtx c = mkctx(1);
+        a[3] = INT64_MIN;
+        if (!k) {
+            cr_expect_eq(prim_cpu_map(&c, &p, in, 6, &o), -1, "INT64_MIN / -1 must fail");
+            cr_expect(strstr(c.err, "integer overflow") != NULL, "%s", c.err);
+            a[3] = INT64_MIN + 1; /* / -1 = INT64_MAX */
+        }
         cr_assert_eq(prim_cpu_map(&c, &p, in, 6, &o), 0, "%s", c.err);
         for (int i = 0; i < 6; i++) {
             int64_t got = ov[i] ? out[i] : 99;
