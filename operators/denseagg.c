@@ -140,15 +140,18 @@ static int dim_index(const DensePlan *p, int rel) {
 }
 
 /* An upper bound on |e| over the rows of the block, from the catalog's
- * min / max: e a column, a constant, or +, -, * of such; HUGE_VAL when
- * unknown. */
+ * min / max: e an integer column, a constant, or +, -, *, unary -, CASE,
+ * COALESCE and integer casts of such; HUGE_VAL when unknown. */
 static double abs_bound(const BSelect *b, const BExpr *e) {
-    if (!e) return HUGE_VAL;
+    if (!e || !is_int_type(e->type)) return HUGE_VAL;
     if (e->kind == BE_CONST) return e->is_null ? 0 : fabs((double)e->ival);
     if (e->kind == BE_BINARY && (e->op == OP_ADD || e->op == OP_SUB || e->op == OP_MUL)) {
         double x = abs_bound(b, e->a), y = abs_bound(b, e->b);
         return e->op == OP_MUL ? x * y : x + y;
     }
+    if ((e->kind == BE_UNARY && e->op == OP_NEG) || e->kind == BE_CAST) return abs_bound(b, e->a);
+    if (e->kind == BE_CASE) return fmax(abs_bound(b, e->b), abs_bound(b, e->c));
+    if (e->kind == BE_COALESCE) return fmax(abs_bound(b, e->a), abs_bound(b, e->b));
     const CatColumn *c = plain_col(b, e);
     if (!c) return HUGE_VAL;
     if (!c->stats.has_minmax) return 0; /* no non-NULL value */
@@ -220,6 +223,19 @@ static int dense_applies(Lower *L, DensePlan *p) {
          * an overflow out (2^62: margin for the rounding of the bound) */
         if (ag->agg == AGG_AVG &&
             !(abs_bound(b, ag->arg) * (double)b->rels[f].table->nrows < 4611686018427387904.0))
+            return 0;
+        /* an argument other than a column or column OP column is a map
+         * over every fact row, also those the pass then drops: take it only
+         * when it cannot overflow (an overflow is an error, and SQLite never
+         * evaluates the argument of a row that WHERE or a join removes) */
+        const BExpr *e = ag->arg;
+        int in_pass =
+            plain_col(b, e) ||
+            (e->kind == BE_BINARY && (e->op == OP_ADD || e->op == OP_SUB || e->op == OP_MUL) &&
+             e->type == CAT_INT64 && plain_col(b, e->a) && plain_col(b, e->b) &&
+             is_int_type(e->a->type) && is_int_type(e->b->type));
+        if (!in_pass && (b->nrels > 1 || b->rels[f].nfilters > 0) &&
+            !(abs_bound(b, e) < 4611686018427387904.0))
             return 0;
     }
     /* the fact's own conjuncts: ranges into the pass, the rest a select */

@@ -240,8 +240,8 @@ static inline void da_plain(int64_t *p, int kind, int64_t v) {
 /* Adds v to the SUM *p (wrapping), atomically when shared; returns 1 when
  * the int64 sum overflowed. */
 static inline int da_sum(int64_t *p, int shared, int64_t v) {
-    int64_t old = shared ? (int64_t)__atomic_fetch_add((uint64_t *)p, (uint64_t)v, __ATOMIC_RELAXED)
-                         : *p;
+    int64_t old =
+        shared ? (int64_t)__atomic_fetch_add((uint64_t *)p, (uint64_t)v, __ATOMIC_RELAXED) : *p;
     int64_t s = (int64_t)((uint64_t)old + (uint64_t)v);
     if (!shared) *p = s;
     return ((old ^ s) & (v ^ s)) < 0;

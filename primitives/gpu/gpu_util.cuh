@@ -152,8 +152,8 @@ static inline int *prim_gpu_status(PrimCtx *ctx, DevBuf &tmp) {
 static inline int prim_gpu_status_done(PrimCtx *ctx, DevBuf &tmp, const char *what) {
     if (ctx->status) return 0;
     int h = 0;
-    GQP_CUDA_TRY(ctx, cudaMemcpyAsync(&h, tmp.p, sizeof h, cudaMemcpyDeviceToHost,
-                                      prim_gpu_stream(ctx)));
+    GQP_CUDA_TRY(
+        ctx, cudaMemcpyAsync(&h, tmp.p, sizeof h, cudaMemcpyDeviceToHost, prim_gpu_stream(ctx)));
     GQP_CUDA_TRY(ctx, cudaStreamSynchronize(prim_gpu_stream(ctx)));
     if (h) return prim_gpu_fail(ctx, "%s: integer overflow", what);
     return 0;
