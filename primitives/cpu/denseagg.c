@@ -292,6 +292,21 @@ static int da_fold1(const PrimVec *c, const int64_t *r, int64_t base, int m, int
             for (int p = 0; p < m; p++)
                 x = d[r[p]] > x ? d[r[p]] : x;
         }
+    } else if (c->type == PRIM_I64 && kind == DA_ADD) {
+        /* the batch's exact sum from its high and low 32-bit halves (each
+         * sum fits in int64 for DA_BATCH values; loops the compiler
+         * vectorizes), then one checked addition */
+        const int64_t *d = c->data;
+        int64_t hi = 0, lo = 0;
+        if (r)
+            for (int p = 0; p < m; p++)
+                hi += d[r[p]] >> 32, lo += (int64_t)(d[r[p]] & 0xffffffff);
+        else
+            for (int p = 0; p < m; p++)
+                hi += d[base + p] >> 32, lo += (int64_t)(d[base + p] & 0xffffffff);
+        __int128 t = (__int128)x + (__int128)hi * 4294967296 + lo;
+        ovf = t > INT64_MAX || t < INT64_MIN;
+        x = (int64_t)t;
     } else {
         for (int p = 0; p < m; p++) {
             int64_t v = da_get(c, r ? r[p] : base + p);

@@ -281,29 +281,47 @@ static void map_exec(MapRegs *R, const PrimInstr *in, const PrimVec *inputs, int
             const int64_t *A = R->ri[a], *B = R->ri[b];
             int64_t *D = map_wi(R, d);
             /* the wrapped result and its overflow bit (bit 63 of o) per row,
-             * NULL rows masked out: one OR per row, no branch */
-            const uint8_t *nd = map_nulls(R, d);
+             * NULL rows masked out (M: 0 for a NULL row, all ones else):
+             * one OR per row, no branch */
             uint64_t o = 0;
-            if (in->op == POP_ADD) {
-                for (int64_t k = 0; k < len; k++) {
-                    uint64_t x = (uint64_t)A[k], y = (uint64_t)B[k], r = x + y;
-                    o |= ((x ^ r) & (y ^ r)) & ((uint64_t)nd[k] - 1);
-                    D[k] = (int64_t)r;
-                }
-            } else if (in->op == POP_SUB) {
-                for (int64_t k = 0; k < len; k++) {
-                    uint64_t x = (uint64_t)A[k], y = (uint64_t)B[k], r = x - y;
-                    o |= ((x ^ y) & (x ^ r)) & ((uint64_t)nd[k] - 1);
-                    D[k] = (int64_t)r;
-                }
+#define MAP_ARITH_OVF(M)                                                                           \
+    do {                                                                                           \
+        if (in->op == POP_ADD) {                                                                   \
+            for (int64_t k = 0; k < len; k++) {                                                    \
+                uint64_t x = (uint64_t)A[k], y = (uint64_t)B[k], r = x + y;                        \
+                o |= ((x ^ r) & (y ^ r)) & (M);                                                    \
+                D[k] = (int64_t)r;                                                                 \
+            }                                                                                      \
+        } else if (in->op == POP_SUB) {                                                            \
+            for (int64_t k = 0; k < len; k++) {                                                    \
+                uint64_t x = (uint64_t)A[k], y = (uint64_t)B[k], r = x - y;                        \
+                o |= ((x ^ y) & (x ^ r)) & (M);                                                    \
+                D[k] = (int64_t)r;                                                                 \
+            }                                                                                      \
+        } else {                                                                                   \
+            /* operands within 32 bits cannot overflow: that test in the                           \
+             * vectorized loop, the exact one only for a batch that fails it */                    \
+            uint64_t big = 0;                                                                      \
+            for (int64_t k = 0; k < len; k++) {                                                    \
+                uint64_t x = (uint64_t)A[k], y = (uint64_t)B[k];                                   \
+                big |= ((x + 0x80000000u) | (y + 0x80000000u)) & (M);                              \
+                D[k] = (int64_t)(x * y);                                                           \
+            }                                                                                      \
+            if (big >> 32)                                                                         \
+                for (int64_t k = 0; k < len; k++) {                                                \
+                    int64_t r;                                                                     \
+                    uint64_t v = (uint64_t)__builtin_mul_overflow(A[k], B[k], &r);                 \
+                    o |= (v << 63) & (M);                                                          \
+                }                                                                                  \
+        }                                                                                          \
+    } while (0)
+            if (R->maynull[d]) {
+                const uint8_t *nd = R->nl[d];
+                MAP_ARITH_OVF((uint64_t)nd[k] - 1);
             } else {
-                for (int64_t k = 0; k < len; k++) {
-                    int64_t r;
-                    uint64_t v = (uint64_t)__builtin_mul_overflow(A[k], B[k], &r);
-                    o |= (v << 63) & ((uint64_t)nd[k] - 1);
-                    D[k] = r;
-                }
+                MAP_ARITH_OVF(~(uint64_t)0);
             }
+#undef MAP_ARITH_OVF
             R->ovf |= (int)(o >> 63);
         }
         break;
@@ -387,14 +405,24 @@ static void map_exec(MapRegs *R, const PrimInstr *in, const PrimVec *inputs, int
                 D[k] = -A[k];
         } else {
             const int64_t *A = R->ri[a];
-            const uint8_t *nd = map_nulls(R, d);
             int64_t *D = map_wi(R, d);
-            uint8_t o = 0;
-            for (int64_t k = 0; k < len; k++) {
-                o |= (uint8_t)((A[k] == INT64_MIN) & !nd[k]);
-                D[k] = (int64_t)(0 - (uint64_t)A[k]);
+            /* bit 63 of x & -x is set for x = INT64_MIN only */
+            uint64_t o = 0;
+            if (R->maynull[d]) {
+                const uint8_t *nd = R->nl[d];
+                for (int64_t k = 0; k < len; k++) {
+                    uint64_t x = (uint64_t)A[k];
+                    o |= x & (0 - x) & ((uint64_t)nd[k] - 1);
+                    D[k] = (int64_t)(0 - x);
+                }
+            } else {
+                for (int64_t k = 0; k < len; k++) {
+                    uint64_t x = (uint64_t)A[k];
+                    o |= x & (0 - x);
+                    D[k] = (int64_t)(0 - x);
+                }
             }
-            R->ovf |= o;
+            R->ovf |= (int)(o >> 63);
         }
         break;
     case POP_I2F: {
