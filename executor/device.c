@@ -33,6 +33,9 @@ ExecDevice *exec_device_open(size_t budget_bytes, char *err, size_t cap) {
         }
     }
     d->stream = d->streams[0];
+    void *dst = NULL;
+    d->h_status = prim_gpu_mapped_alloc(sizeof(int), &dst);
+    d->d_status = d->h_status ? dst : NULL;
     /* TUNING: 48 GiB (60% of an 80 GB H100) for resident columns leaves the
      * rest for intermediates; a choice, not a measurement. */
     d->budget = budget_bytes ? budget_bytes : (size_t)48 << 30;
@@ -68,6 +71,7 @@ void exec_device_close(ExecDevice *d) {
     prim_gpu_device_sync(err, sizeof err);
     for (int k = 0; k < EXEC_STREAMS; k++)
         prim_gpu_stream_destroy(d->streams[k]);
+    prim_gpu_pinned_free((void *)d->h_status);
     free(d->cache);
     free(d);
 }

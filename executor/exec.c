@@ -392,6 +392,13 @@ static int dagg_check(const PrimDenseAgg *s, const DagNode *n) {
     return 0;
 }
 
+/* 1 if primitive message m reports an integer overflow in the data (a
+ * user-facing error, given without the node's name), else 0. */
+static int ex_overflow(const char *m) {
+    size_t n = strlen(m), k = strlen("integer overflow");
+    return n >= k && strcmp(m + n - k, "integer overflow") == 0;
+}
+
 /* Run node i on the CPU (gpu = 0) or the GPU (gpu = 1). */
 static int run_node(Exec *x, int i, int gpu) {
     DagNode *n = &x->dag->nodes[i];
@@ -599,6 +606,7 @@ static int run_node(Exec *x, int i, int gpu) {
 #undef OUTV
     if (rc != 0) {
         const char *m = ctx->err[0] ? ctx->err : "unknown error";
+        if (ex_overflow(m)) return ex_fail(x, "Execution Error: integer overflow");
         if (strncmp(m, "Device Error", 12) == 0)
             return ex_fail(x, "%s (in %s node #%d)", m, plan_dag_kind_name(n->kind), i);
         return ex_fail(x, "Execution Error: %s node #%d failed: %s", plan_dag_kind_name(n->kind), i,
@@ -646,6 +654,7 @@ static int run_select(Exec *x, int i, int c, int gpu) {
     int64_t count = 0;
     int rc = gpu ? prim_gpu_select(ctx, &m->prog, in, len, out->d.data, &count)
                  : prim_cpu_select(ctx, &m->prog, in, len, out->h.data, &count);
+    if (rc != 0 && ex_overflow(ctx->err)) return ex_fail(x, "Execution Error: integer overflow");
     if (rc != 0)
         return ex_fail(x, "%s%s (fused filter #%d)",
                        strncmp(ctx->err, "Device", 6) ? "Execution Error: " : "", ctx->err, i);
@@ -715,6 +724,7 @@ int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, ExecStats *stats
         x.dctx.alloc = dev_alloc;
         x.dctx.free = dev_free;
         x.dctx.ud = &x;
+        x.dctx.status = x.dev->d_status;
         x.cur_stream = x.dev->stream;
         prim_gpu_pool_peak(1);
     }
@@ -918,6 +928,11 @@ int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, ExecStats *stats
         free(x.dicts);
     }
     if (x.dev && rc == 0) rc = prim_gpu_device_sync(x.err, x.errcap);
+    if (x.dev && rc == 0 && x.dev->h_status && *x.dev->h_status) {
+        /* a kernel found an integer overflow: read after the sync above */
+        exec_result_free(res);
+        rc = ex_fail(&x, "Execution Error: integer overflow");
+    }
     double t_end = now_ms();
     /* GPU node times from their events (measured after the run so that
      * recording them never synchronized the stream) */
@@ -945,6 +960,13 @@ int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, ExecStats *stats
         prim_gpu_device_sync(e2, sizeof e2);
         for (int i = 0; i < dag->nnodes; i++)
             prim_gpu_event_destroy(x.done[i]);
+        /* an overflow found before another error caused it; reset the word
+         * for the next run (no kernel runs after the sync) */
+        if (x.dev->h_status && *x.dev->h_status) {
+            if (rc != 0 && !strstr(x.err, "integer overflow"))
+                ex_fail(&x, "Execution Error: integer overflow");
+            *x.dev->h_status = 0;
+        }
     }
     free(x.node_stream);
     free(x.done);

@@ -34,6 +34,11 @@ struct ExecDevice {
                         before their copy (exec_device_set_lock_min) */
     int64_t tick;
     int64_t epoch; /* bumped whenever the set of cached columns changes */
+    /* the GPU twins' PrimCtx.status word (mapped pinned memory: h_status
+     * for the host, d_status for kernels); 0 between runs, NULL if it could
+     * not be allocated (the twins then check themselves) */
+    volatile int *h_status;
+    int *d_status;
 };
 
 /* Device copy of host column h from the cache (copied on `stream` and

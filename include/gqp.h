@@ -236,8 +236,9 @@ const char *gqp_column_name(gqp_stmt *stmt, int col);
 gqp_type gqp_column_type(gqp_stmt *stmt, int col);
 
 /* Typed accessors for the current row (after gqp_step() returned GQP_ROW).
- * Conversions follow SQLite: int64 of a float truncates, double of an int
- * widens, text of a number is its decimal form. */
+ * Conversions follow SQLite: int64 of a float truncates (saturating at the
+ * int64 range; NaN gives 0), double of an int widens, text of a number is
+ * its decimal form. */
 int gqp_column_is_null(gqp_stmt *stmt, int col);
 int64_t gqp_column_int64(gqp_stmt *stmt, int col);
 double gqp_column_double(gqp_stmt *stmt, int col);

@@ -24,6 +24,7 @@
  * Whether the dense plan replaces sort + segmented-reduce is the caller's
  * cost model's choice (LowerOpts.agg_cost), or forced by LowerOpts.agg.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,6 +139,25 @@ static int dim_index(const DensePlan *p, int rel) {
     return -1;
 }
 
+/* An upper bound on |e| over the rows of the block, from the catalog's
+ * min / max: e an integer column, a constant, or +, -, *, unary -, CASE,
+ * COALESCE and integer casts of such; HUGE_VAL when unknown. */
+static double abs_bound(const BSelect *b, const BExpr *e) {
+    if (!e || !is_int_type(e->type)) return HUGE_VAL;
+    if (e->kind == BE_CONST) return e->is_null ? 0 : fabs((double)e->ival);
+    if (e->kind == BE_BINARY && (e->op == OP_ADD || e->op == OP_SUB || e->op == OP_MUL)) {
+        double x = abs_bound(b, e->a), y = abs_bound(b, e->b);
+        return e->op == OP_MUL ? x * y : x + y;
+    }
+    if ((e->kind == BE_UNARY && e->op == OP_NEG) || e->kind == BE_CAST) return abs_bound(b, e->a);
+    if (e->kind == BE_CASE) return fmax(abs_bound(b, e->b), abs_bound(b, e->c));
+    if (e->kind == BE_COALESCE) return fmax(abs_bound(b, e->a), abs_bound(b, e->b));
+    const CatColumn *c = plain_col(b, e);
+    if (!c) return HUGE_VAL;
+    if (!c->stats.has_minmax) return 0; /* no non-NULL value */
+    return fmax(fabs(c->stats.min), fabs(c->stats.max));
+}
+
 /* Does the dense plan apply to L->b? Fills p (no DAG node is made). */
 static int dense_applies(Lower *L, DensePlan *p) {
     const BSelect *b = L->b;
@@ -197,6 +217,26 @@ static int dense_applies(Lower *L, DensePlan *p) {
         }
         if (!is_int_type(ag->arg->type)) return 0;
         if (bx_rel_mask(ag->arg) & ~((uint64_t)1 << f)) return 0;
+        /* AVG is SUM / count here, and its int64 sum must not overflow:
+         * the sort plan (like SQLite) averages past an overflow in double,
+         * the dense one would fail; take it only when the statistics rule
+         * an overflow out (2^62: margin for the rounding of the bound) */
+        if (ag->agg == AGG_AVG &&
+            !(abs_bound(b, ag->arg) * (double)b->rels[f].table->nrows < 4611686018427387904.0))
+            return 0;
+        /* an argument other than a column or column OP column is a map
+         * over every fact row, also those the pass then drops: take it only
+         * when it cannot overflow (an overflow is an error, and SQLite never
+         * evaluates the argument of a row that WHERE or a join removes) */
+        const BExpr *e = ag->arg;
+        int in_pass =
+            plain_col(b, e) ||
+            (e->kind == BE_BINARY && (e->op == OP_ADD || e->op == OP_SUB || e->op == OP_MUL) &&
+             e->type == CAT_INT64 && plain_col(b, e->a) && plain_col(b, e->b) &&
+             is_int_type(e->a->type) && is_int_type(e->b->type));
+        if (!in_pass && (b->nrels > 1 || b->rels[f].nfilters > 0) &&
+            !(abs_bound(b, e) < 4611686018427387904.0))
+            return 0;
     }
     /* the fact's own conjuncts: ranges into the pass, the rest a select */
     const BRel *fr = &b->rels[f];

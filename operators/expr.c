@@ -142,6 +142,31 @@ static const PrimOp arith_ops[] = {
     [OP_LE] = POP_LE,   [OP_GT] = POP_GT,   [OP_GE] = POP_GE,   [OP_AND] = POP_AND,
     [OP_OR] = POP_OR};
 
+/* CAST to INT32 of register a (of register type at): F2I first for a
+ * float, then min(max(x, INT32_MIN), INT32_MAX) through CASE, so that an
+ * out-of-range value saturates as the binder's constant folding does
+ * (bx_to_type). Returns the register holding the result, or -1. */
+static int clamp_i32(Compiler *c, int a, int at) {
+    int x = a;
+    if (at == PRIM_REG_F) {
+        x = reg_alloc(c);
+        emit(c, POP_F2I, PRIM_REG_I, x, a, 0, 0);
+        reg_free(c, a);
+    }
+    static const int64_t lim[2] = {INT32_MAX, INT32_MIN};
+    for (int k = 0; k < 2; k++) {
+        int b = reg_alloc(c), cond = reg_alloc(c);
+        PrimInstr *in = emit(c, POP_CONST, PRIM_REG_I, b, 0, 0, 0);
+        if (!in) return -1;
+        in->ival = lim[k];
+        emit(c, k == 0 ? POP_GT : POP_LT, PRIM_REG_I, cond, x, b, 0);
+        emit(c, POP_CASE, PRIM_REG_I, x, cond, b, x);
+        reg_free(c, b);
+        reg_free(c, cond);
+    }
+    return x;
+}
+
 /* Compile e; returns the register holding its value, or -1. */
 static int compile(Compiler *c, const BExpr *e) {
     if (c->failed) return -1;
@@ -224,6 +249,8 @@ static int compile(Compiler *c, const BExpr *e) {
     case BE_CAST: {
         int a = compile(c, e->a);
         int at = reg_t(e->a->type);
+        if (e->type == CAT_INT32 && (e->a->type == CAT_INT64 || at == PRIM_REG_F))
+            return clamp_i32(c, a, at);
         if (at == t) return a;
         int d = reg_alloc(c);
         emit(c, t == PRIM_REG_F ? POP_I2F : POP_F2I, t, d, a, 0, 0);

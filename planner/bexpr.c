@@ -221,6 +221,118 @@ oom:
     return -1;
 }
 
+/* SQLite's CAST(real AS INTEGER): truncation toward zero, saturating at
+ * the int64 range; NaN (which SQLite never holds: it is NULL there) gives
+ * 0. Never undefined behaviour. The map twins' F2I does the same. */
+int64_t bx_f2i(double x) {
+    if (x >= 9223372036854775808.0) return INT64_MAX;
+    if (x >= -9223372036854775808.0) return (int64_t)x;
+    return x < 0 ? INT64_MIN : 0; /* below the range, or NaN */
+}
+
+/* Integer v converted to integer type t: an INT32 target saturates at the
+ * INT32 range (gqp's own type: SQLite has none and would keep the int64;
+ * saturation mirrors its CAST of a too-large real), others keep v. */
+int64_t bx_to_type(CatType t, int64_t v) {
+    if (t != CAT_INT32) return v;
+    return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : v;
+}
+
+/* Sets *out to the float f, or to NULL when f is NaN (SQLite turns a NaN
+ * result of arithmetic into NULL). */
+static void fold_float(double f, CatValue *out) {
+    out->kind = isnan(f) ? CAT_V_NULL : CAT_V_FLOAT;
+    out->f = isnan(f) ? 0 : f;
+}
+
+/* Constant folding of op(x, y) for non-NULL numeric x and y, exactly as
+ * SQLite evaluates it (sqlite3VdbeExec OP_Add .. OP_Remainder):
+ *   int + - * int   int64; on overflow the REAL result of the same
+ *                   operation on doubles (SQLite's switch to REAL)
+ *   int / int       truncating; b == 0 gives NULL; INT64_MIN / -1 is REAL
+ *   int % int       C remainder; b == 0 gives NULL; x % -1 is 0
+ *   with a float    double arithmetic (/ by 0.0 is NULL, a NaN is NULL);
+ *                   % truncates both to int64 and gives the REAL remainder
+ * Returns 0 with *out set (CAT_V_INT, CAT_V_FLOAT or CAT_V_NULL), -1 when
+ * op is not arithmetic or an operand is not a number. */
+int bx_fold_arith(AstOp op, const CatValue *x, const CatValue *y, CatValue *out) {
+    memset(out, 0, sizeof *out);
+    if ((x->kind != CAT_V_INT && x->kind != CAT_V_FLOAT) ||
+        (y->kind != CAT_V_INT && y->kind != CAT_V_FLOAT))
+        return -1;
+    int fl = x->kind == CAT_V_FLOAT || y->kind == CAT_V_FLOAT;
+    double fx = x->kind == CAT_V_FLOAT ? x->f : (double)x->i;
+    double fy = y->kind == CAT_V_FLOAT ? y->f : (double)y->i;
+    int64_t r = 0;
+    switch (op) {
+    case OP_ADD:
+    case OP_SUB:
+    case OP_MUL: {
+        int ovf = 0;
+        if (!fl) {
+            ovf = op == OP_ADD   ? __builtin_add_overflow(x->i, y->i, &r)
+                  : op == OP_SUB ? __builtin_sub_overflow(x->i, y->i, &r)
+                                 : __builtin_mul_overflow(x->i, y->i, &r);
+            if (!ovf) {
+                out->kind = CAT_V_INT;
+                out->i = r;
+                return 0;
+            }
+        }
+        fold_float(op == OP_ADD ? fx + fy : op == OP_SUB ? fx - fy : fx * fy, out);
+        return 0;
+    }
+    case OP_DIV:
+        if (fl ? fy == 0 : y->i == 0) {
+            out->kind = CAT_V_NULL;
+        } else if (fl || (x->i == INT64_MIN && y->i == -1)) {
+            fold_float(fx / fy, out);
+        } else {
+            out->kind = CAT_V_INT;
+            out->i = x->i / y->i;
+        }
+        return 0;
+    case OP_MOD: {
+        int64_t a = fl ? bx_f2i(fx) : x->i, b = fl ? bx_f2i(fy) : y->i;
+        if (b == 0) {
+            out->kind = CAT_V_NULL;
+            return 0;
+        }
+        r = b == -1 ? 0 : a % b;
+        if (fl) {
+            out->kind = CAT_V_FLOAT;
+            out->f = (double)r;
+        } else {
+            out->kind = CAT_V_INT;
+            out->i = r;
+        }
+        return 0;
+    }
+    default:
+        return -1;
+    }
+}
+
+/* Constant folding of -x for a non-NULL number x, as SQLite: -INT64_MIN
+ * is the REAL 9223372036854775808. Returns 0 with *out set, or -1 when x
+ * is not a number. */
+int bx_fold_neg(const CatValue *x, CatValue *out) {
+    memset(out, 0, sizeof *out);
+    if (x->kind == CAT_V_FLOAT) {
+        out->kind = CAT_V_FLOAT;
+        out->f = -x->f;
+    } else if (x->kind == CAT_V_INT && x->i == INT64_MIN) {
+        out->kind = CAT_V_FLOAT;
+        out->f = 9223372036854775808.0;
+    } else if (x->kind == CAT_V_INT) {
+        out->kind = CAT_V_INT;
+        out->i = -x->i;
+    } else {
+        return -1;
+    }
+    return 0;
+}
+
 /* Evaluate a column-free bound expression to a literal value. Returns 0,
  * or -1 if e reads columns or is not foldable. */
 int plan_eval_const(const BExpr *e, CatValue *out, PlanArena *arena) {
@@ -255,16 +367,7 @@ int plan_eval_const(const BExpr *e, CatValue *out, PlanArena *arena) {
             *out = v;
             return 0;
         }
-        if (e->op == OP_NEG) {
-            if (v.kind == CAT_V_INT)
-                v.i = -v.i;
-            else if (v.kind == CAT_V_FLOAT)
-                v.f = -v.f;
-            else
-                return -1;
-            *out = v;
-            return 0;
-        }
+        if (e->op == OP_NEG) return bx_fold_neg(&v, out);
         if (e->op == OP_NOT) {
             out->kind = CAT_V_INT;
             out->i = v.kind == CAT_V_INT ? v.i == 0 : v.kind == CAT_V_FLOAT ? v.f == 0 : 0;
@@ -284,7 +387,7 @@ int plan_eval_const(const BExpr *e, CatValue *out, PlanArena *arena) {
             out->f = v.kind == CAT_V_INT ? (double)v.i : v.f;
         } else {
             out->kind = CAT_V_INT;
-            out->i = v.kind == CAT_V_INT ? v.i : (int64_t)v.f;
+            out->i = bx_to_type(e->type, v.kind == CAT_V_INT ? v.i : bx_f2i(v.f));
         }
         return 0;
     }
@@ -296,38 +399,7 @@ int plan_eval_const(const BExpr *e, CatValue *out, PlanArena *arena) {
             out->kind = CAT_V_NULL;
             return 0;
         }
-        if (x.kind == CAT_V_STR || y.kind == CAT_V_STR) return -1;
-        int fl = x.kind == CAT_V_FLOAT || y.kind == CAT_V_FLOAT;
-        double fx = x.kind == CAT_V_FLOAT ? x.f : (double)x.i;
-        double fy = y.kind == CAT_V_FLOAT ? y.f : (double)y.i;
-        switch (e->op) {
-        case OP_ADD:
-        case OP_SUB:
-        case OP_MUL:
-            if (fl) {
-                out->kind = CAT_V_FLOAT;
-                out->f = e->op == OP_ADD ? fx + fy : e->op == OP_SUB ? fx - fy : fx * fy;
-            } else {
-                out->kind = CAT_V_INT;
-                out->i = e->op == OP_ADD   ? (int64_t)((uint64_t)x.i + (uint64_t)y.i)
-                         : e->op == OP_SUB ? (int64_t)((uint64_t)x.i - (uint64_t)y.i)
-                                           : (int64_t)((uint64_t)x.i * (uint64_t)y.i);
-            }
-            return 0;
-        case OP_DIV:
-            if (fl ? fy == 0 : y.i == 0) {
-                out->kind = CAT_V_NULL;
-            } else if (fl) {
-                out->kind = CAT_V_FLOAT;
-                out->f = fx / fy;
-            } else {
-                out->kind = CAT_V_INT;
-                out->i = (x.i == INT64_MIN && y.i == -1) ? INT64_MIN : x.i / y.i;
-            }
-            return 0;
-        default:
-            return -1;
-        }
+        return bx_fold_arith(e->op, &x, &y, out);
     }
     default:
         return -1;

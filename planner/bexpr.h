@@ -18,5 +18,9 @@ int bx_is_numeric(CatType t);
 uint64_t bx_rel_mask(const BExpr *e);
 const CatDict *bx_literal_dict(PlanArena *a, const char *s);
 int bx_unify_dicts(PlanArena *a, BExpr **x, BExpr **y);
+int64_t bx_f2i(double x);
+int64_t bx_to_type(CatType t, int64_t v);
+int bx_fold_arith(AstOp op, const CatValue *x, const CatValue *y, CatValue *out);
+int bx_fold_neg(const CatValue *x, CatValue *out);
 
 #endif

@@ -99,7 +99,7 @@ static BExpr *cast_to(BindCtx *bc, BExpr *x, CatType t) {
         if (bx_is_float(t))
             c->fval = bx_is_float(x->type) ? x->fval : (double)x->ival;
         else
-            c->ival = bx_is_float(x->type) ? (int64_t)x->fval : x->ival;
+            c->ival = bx_to_type(t, bx_is_float(x->type) ? bx_f2i(x->fval) : x->ival);
         return c;
     }
     BExpr *c = bx_new(bc->arena, BE_CAST, t, x->pos);
@@ -267,6 +267,19 @@ static BExpr *arith_plain(BindCtx *bc, AstOp op, BExpr *x, BExpr *y, int64_t pos
     x = cast_to(bc, x, t);
     y = cast_to(bc, y, t);
     if (!x || !y) return NULL;
+    if (x->kind == BE_CONST && y->kind == BE_CONST && !x->is_null && !y->is_null &&
+        x->type != CAT_NULL && y->type != CAT_NULL) {
+        /* two numbers: fold as SQLite computes them, an int64 overflow
+         * becoming REAL (the run-time map cannot change a column's type) */
+        CatValue vx, vy, r;
+        if (plan_eval_const(x, &vx, NULL) == 0 && plan_eval_const(y, &vy, NULL) == 0 &&
+            bx_fold_arith(op, &vx, &vy, &r) == 0) {
+            BExpr *c = r.kind == CAT_V_INT     ? bx_int(bc->arena, CAT_INT64, r.i, pos)
+                       : r.kind == CAT_V_FLOAT ? bx_float(bc->arena, r.f, pos)
+                                               : bx_null(bc->arena, t, pos);
+            return c ? c : bind_oom(bc);
+        }
+    }
     BExpr *e = bx_bin(bc->arena, op, t, x, y, pos);
     return e ? e : bind_oom(bc);
 }
@@ -979,6 +992,7 @@ static BExpr *bind_cast(BindCtx *bc, const AstExpr *e, int allow_agg) {
     }
     if (bx_is_float(t) == bx_is_float(x->type)) {
         if (x->kind == BE_CONST) {
+            if (!bx_is_float(t)) x->ival = bx_to_type(t, x->ival);
             x->type = t;
             return x;
         }
@@ -1031,11 +1045,17 @@ static BExpr *bind_expr(BindCtx *bc, const AstExpr *e, int allow_agg) {
         if (!bx_is_numeric(x->type))
             return bind_fail(bc, "Binder", e->pos, "cannot negate %s", cat_type_name(x->type));
         if (x->kind == BE_CONST) {
-            if (bx_is_float(x->type))
+            if (bx_is_float(x->type)) {
                 x->fval = -x->fval;
-            else
-                x->ival = (int64_t)(0 - (uint64_t)x->ival);
-            if (x->type == CAT_BOOL) x->type = CAT_INT64;
+            } else if (x->ival == INT64_MIN && !x->is_null) {
+                /* -(-9223372036854775808) is REAL in SQLite */
+                x->type = CAT_FLOAT64;
+                x->fval = 9223372036854775808.0;
+            } else {
+                x->ival = -x->ival;
+            }
+            /* the type of a negation at run time (INT32 could overflow) */
+            if (x->type == CAT_BOOL || x->type == CAT_INT32) x->type = CAT_INT64;
             return x;
         }
         return bind_neg(bc, x, e->pos);

@@ -57,6 +57,13 @@ typedef struct PrimCtx {
      * with __atomic_load_n), stop within 64 batches and fail with
      * "Interrupted" (gqp_interrupt); the executor checks between nodes */
     const int *interrupt;
+    /* GPU twins: a word of device-writable memory (mapped pinned host
+     * memory) where kernels report a data error without synchronizing: set
+     * to 1 on an integer overflow (map, denseagg). The caller reads it after
+     * its next synchronization and resets it to 0. NULL: a twin that can
+     * find such an error synchronizes and returns -1 itself. CPU twins
+     * ignore it (they return -1 with "integer overflow"). */
+    int *status;
 } PrimCtx;
 
 /* ------------------------------------------------------------------ map --
@@ -66,6 +73,13 @@ typedef struct PrimCtx {
  * NULL flag. Semantics are SQLite's: integer arithmetic in int64, division
  * or modulo by zero gives NULL, comparisons and AND/OR/NOT use three-valued
  * logic, NOT x is (x == 0).
+ * Integer overflow (I +, -, *, unary -, INT64_MIN / -1) is an error
+ * ("integer overflow") when it reaches a row's result: the error follows
+ * the value through every instruction that reads it, except a CASE branch
+ * not taken, COALESCE's b when a is not NULL, and AND (OR) with a non-error
+ * false (true) operand, whose results do not depend on it (SQLite would not
+ * evaluate it). SQLite turns such a value into a REAL instead; a register's
+ * type is fixed, so gqp reports the error (docs/sql.md, deviations).
  */
 typedef enum PrimOp {
     POP_COL,   /* dst = input column ival (converted to dst's type) */
@@ -343,6 +357,10 @@ int prim_gpu_sync(void *stream, char *err, size_t cap);
  * NULL on failure. */
 void *prim_gpu_pinned_alloc(size_t bytes);
 void prim_gpu_pinned_free(void *p);
+/* Zeroed page-locked host memory mapped into the device's address space
+ * (for PrimCtx.status): returns the host pointer, the device pointer in
+ * *dev; NULL on failure. Free with prim_gpu_pinned_free. */
+void *prim_gpu_mapped_alloc(size_t bytes, void **dev);
 /* Page-lock an existing host range (for table columns), or undo it. */
 int prim_gpu_host_register(void *p, size_t bytes, char *err, size_t cap);
 void prim_gpu_host_unregister(void *p);

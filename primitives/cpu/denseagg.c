@@ -20,7 +20,12 @@
  *   |                                 | relaxed __atomic builtins             |
  *
  * Both give the same integers whatever the thread count (wrapping sums,
- * counts, min and max are order-independent).
+ * counts, min and max are order-independent). A SUM (also AVG's) whose
+ * running value overflows int64 anywhere (a row's a OP b, a partial sum or
+ * the merge of two) fails with "integer overflow", as the sort plan's
+ * segmented reduce and SQLite's SUM do; with values of both signs near the
+ * limits, whether a partial sum overflows can depend on the summation
+ * order, as it depends on the row order in SQLite.
  *
  * A row whose group code falls outside 0..key_card-1 (the planner promises
  * that it never does) is dropped rather than written out of bounds; the GPU
@@ -58,6 +63,7 @@ typedef struct DaJob {
     int64_t *out[DA_NOUT_MAX]; /* output tables */
     int64_t *priv;             /* (nt - 1) private sets of nout * ngroups entries */
     int64_t next;              /* the next morsel's first row (__atomic) */
+    int ovf;                   /* a SUM overflowed int64 (__atomic) */
 } DaJob;
 
 /* Rows a thread claims at a time. Shares are claimed, not fixed ranges:
@@ -231,19 +237,36 @@ static inline void da_plain(int64_t *p, int kind, int64_t v) {
         *p = v;
 }
 
+/* Adds v to the SUM *p (wrapping), atomically when shared; returns 1 when
+ * the int64 sum overflowed. */
+static inline int da_sum(int64_t *p, int shared, int64_t v) {
+    int64_t old =
+        shared ? (int64_t)__atomic_fetch_add((uint64_t *)p, (uint64_t)v, __ATOMIC_RELAXED) : *p;
+    int64_t s = (int64_t)((uint64_t)old + (uint64_t)v);
+    if (!shared) *p = s;
+    return ((old ^ s) & (v ^ s)) < 0;
+}
+
+/* Records a SUM overflow in J (any thread). */
+static inline void da_overflow(const DaJob *J) {
+    __atomic_store_n(&((DaJob *)J)->ovf, 1, __ATOMIC_RELAXED);
+}
+
 /* Folds column c at rows r[0..m) (no NULLs) into *acc by kind, with the
  * running value in a register (the one-group case). r == NULL: rows base,
- * base + 1, ... (nothing filtered: a loop the compiler vectorizes). */
-static void da_fold1(const PrimVec *c, const int64_t *r, int64_t base, int m, int kind,
-                     int64_t *acc) {
+ * base + 1, ... (nothing filtered: a loop the compiler vectorizes). Returns
+ * 1 when a sum overflowed int64, else 0. */
+static int da_fold1(const PrimVec *c, const int64_t *r, int64_t base, int m, int kind,
+                    int64_t *acc) {
     int64_t x = *acc;
+    int ovf = 0;
     if (c->type == PRIM_I32 && !r) {
         const int32_t *d = (const int32_t *)c->data + base;
         if (kind == DA_ADD) {
-            int64_t u = 0;
+            int64_t u = 0; /* at most DA_BATCH 32-bit values: no overflow */
             for (int p = 0; p < m; p++)
                 u += d[p];
-            x = (int64_t)((uint64_t)x + (uint64_t)u);
+            ovf = __builtin_add_overflow(x, u, &x);
         } else if (kind == DA_MIN) {
             int32_t y = INT32_MAX;
             for (int p = 0; p < m; p++)
@@ -258,10 +281,10 @@ static void da_fold1(const PrimVec *c, const int64_t *r, int64_t base, int m, in
     } else if (c->type == PRIM_I32) {
         const int32_t *d = c->data;
         if (kind == DA_ADD) {
-            uint64_t u = (uint64_t)x;
+            int64_t u = 0; /* at most DA_BATCH 32-bit values: no overflow */
             for (int p = 0; p < m; p++)
-                u += (uint64_t)(int64_t)d[r[p]];
-            x = (int64_t)u;
+                u += d[r[p]];
+            ovf = __builtin_add_overflow(x, u, &x);
         } else if (kind == DA_MIN) {
             for (int p = 0; p < m; p++)
                 x = d[r[p]] < x ? d[r[p]] : x;
@@ -269,16 +292,32 @@ static void da_fold1(const PrimVec *c, const int64_t *r, int64_t base, int m, in
             for (int p = 0; p < m; p++)
                 x = d[r[p]] > x ? d[r[p]] : x;
         }
+    } else if (c->type == PRIM_I64 && kind == DA_ADD) {
+        /* the batch's exact sum from its high and low 32-bit halves (each
+         * sum fits in int64 for DA_BATCH values; loops the compiler
+         * vectorizes), then one checked addition */
+        const int64_t *d = c->data;
+        int64_t hi = 0, lo = 0;
+        if (r)
+            for (int p = 0; p < m; p++)
+                hi += d[r[p]] >> 32, lo += (int64_t)(d[r[p]] & 0xffffffff);
+        else
+            for (int p = 0; p < m; p++)
+                hi += d[base + p] >> 32, lo += (int64_t)(d[base + p] & 0xffffffff);
+        __int128 t = (__int128)x + (__int128)hi * 4294967296 + lo;
+        ovf = t > INT64_MAX || t < INT64_MIN;
+        x = (int64_t)t;
     } else {
         for (int p = 0; p < m; p++) {
             int64_t v = da_get(c, r ? r[p] : base + p);
             if (kind == DA_ADD)
-                x = (int64_t)((uint64_t)x + (uint64_t)v);
+                ovf |= __builtin_add_overflow(x, v, &x);
             else if (kind == DA_MIN ? v < x : v > x)
                 x = v;
         }
     }
     *acc = x;
+    return ovf;
 }
 
 /* Runs fact rows [lo, hi) into the tables T[0..nout) (atomically when
@@ -304,8 +343,9 @@ static void da_rows(const DaJob *J, int64_t lo, int64_t hi, int64_t *const *T) {
             for (int a = 0; a < s->naggs; a++) {
                 if (s->agg[a] == AGG_COUNT_STAR)
                     T[1 + 2 * a][0] += m;
-                else
-                    da_fold1(&in[s->val_a[a]], NULL, b0, m, J->kind[1 + 2 * a], &T[1 + 2 * a][0]);
+                else if (da_fold1(&in[s->val_a[a]], NULL, b0, m, J->kind[1 + 2 * a],
+                                  &T[1 + 2 * a][0]))
+                    da_overflow(J);
                 T[2 + 2 * a][0] += m;
             }
         }
@@ -412,21 +452,26 @@ static void da_rows(const DaJob *J, int64_t lo, int64_t hi, int64_t *const *T) {
             if (!J->shared && s->ngroups == 1 && va && !vb && !va->valid &&
                 (agg == AGG_SUM || agg == AGG_MIN || agg == AGG_MAX)) {
                 /* one group, one plain column: fold the batch in registers */
-                da_fold1(va, contig ? NULL : r, b0, m, kind, &acc[0]);
+                if (da_fold1(va, contig ? NULL : r, b0, m, kind, &acc[0])) da_overflow(J);
                 nn[0] += m;
                 continue;
             }
+            int ovf = 0;
             for (int p = 0; p < m; p++) {
                 const int64_t i = r[p];
                 int present = 1;
-                uint64_t v = 0;
+                int64_t v = 0;
                 if (va) {
                     present = !da_null(va, i);
-                    v = (uint64_t)da_get(va, i);
+                    v = da_get(va, i);
                     if (vb) {
                         present = present && !da_null(vb, i);
-                        uint64_t u = (uint64_t)da_get(vb, i);
-                        v = op == '+' ? v + u : op == '-' ? v - u : v * u;
+                        int64_t u = da_get(vb, i), w;
+                        int o = op == '+'   ? __builtin_add_overflow(v, u, &w)
+                                : op == '-' ? __builtin_sub_overflow(v, u, &w)
+                                            : __builtin_mul_overflow(v, u, &w);
+                        ovf |= o & present; /* a OP b overflowed: the map's error */
+                        v = w;
                     }
                 }
                 int64_t x;
@@ -435,8 +480,14 @@ static void da_rows(const DaJob *J, int64_t lo, int64_t hi, int64_t *const *T) {
                 else if (!present)
                     continue;
                 else
-                    x = agg == AGG_COUNT ? 1 : (int64_t)v;
-                if (J->shared) {
+                    x = agg == AGG_COUNT ? 1 : v;
+                if (agg == AGG_SUM) {
+                    ovf |= da_sum(&acc[g[p]], J->shared, x);
+                    if (J->shared)
+                        da_atomic(&nn[g[p]], DA_ADD, 1);
+                    else
+                        nn[g[p]]++;
+                } else if (J->shared) {
                     da_atomic(&acc[g[p]], kind, x);
                     if (present) da_atomic(&nn[g[p]], DA_ADD, 1);
                 } else {
@@ -444,6 +495,7 @@ static void da_rows(const DaJob *J, int64_t lo, int64_t hi, int64_t *const *T) {
                     nn[g[p]] += present;
                 }
             }
+            if (ovf) da_overflow(J);
         }
     }
 }
@@ -482,13 +534,19 @@ static void da_merge(void *arg, int t, int nt) {
     DaMerge *M = arg;
     DaJob *J = M->J;
     int64_t g0 = J->ngroups * t / nt, g1 = J->ngroups * (t + 1) / nt;
+    int ovf = 0;
     for (int q = 0; q < M->nsets; q++)
         for (int k = 0; k < J->nout; k++) {
             const int64_t *src =
                 J->priv + ((size_t)q * (size_t)J->nout + (size_t)k) * (size_t)J->ngroups;
-            for (int64_t g = g0; g < g1; g++)
-                da_plain(&J->out[k][g], J->kind[k], src[g]);
+            if (k % 2 == 1 && J->s->agg[k / 2] == AGG_SUM)
+                for (int64_t g = g0; g < g1; g++)
+                    ovf |= da_sum(&J->out[k][g], 0, src[g]);
+            else
+                for (int64_t g = g0; g < g1; g++)
+                    da_plain(&J->out[k][g], J->kind[k], src[g]);
         }
+    if (ovf) da_overflow(J);
 }
 
 /* prim_parallel body, shared mode pass 1: thread t fills its share of the
@@ -512,7 +570,8 @@ static void da_shared(void *arg, int t, int nt) {
 /* See primitives.h. out[0..PRIM_DA_NOUT(naggs)) are PRIM_I64 vectors of at
  * least spec->ngroups values. Private accumulator sets come from ctx->alloc
  * (when that fails, the shared atomic tables are used instead). Returns 0,
- * or -1 with a message in ctx->err (a bad spec: see prim_denseagg_check). */
+ * or -1 with a message in ctx->err (a bad spec: see prim_denseagg_check;
+ * "integer overflow" in a SUM or a row's a OP b). */
 int prim_cpu_denseagg(PrimCtx *ctx, const PrimDenseAgg *spec, const PrimVec *in, int64_t n,
                       PrimVec *out) {
     DaJob J;
@@ -546,7 +605,7 @@ int prim_cpu_denseagg(PrimCtx *ctx, const PrimDenseAgg *spec, const PrimVec *in,
     if (J.shared) {
         if (prim_parallel(nt, da_init, &J) != 0 || prim_parallel(nt, da_shared, &J) != 0)
             return da_err(ctx, "denseagg", "cannot start worker threads");
-        return 0;
+        return J.ovf ? da_err(ctx, "denseagg", "integer overflow") : 0;
     }
     int rc = prim_parallel(nt, da_private, &J);
     if (rc == 0 && nt > 1) {
@@ -556,7 +615,7 @@ int prim_cpu_denseagg(PrimCtx *ctx, const PrimDenseAgg *spec, const PrimVec *in,
     }
     if (J.priv) ctx->free(ctx->ud, J.priv);
     if (rc != 0) return da_err(ctx, "denseagg", "cannot start worker threads");
-    return 0;
+    return J.ovf ? da_err(ctx, "denseagg", "integer overflow") : 0;
 }
 
 /* --------------------------------------------------------------- keymap -- */

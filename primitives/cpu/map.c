@@ -15,10 +15,18 @@
  * evaluated once per thread, not once per batch.
  *
  * Integer semantics (SQLite's, with C undefined behaviour avoided):
- *   +, -, *, unary -  wrap around in two's complement on overflow (SQLite
- *                     would switch to REAL; gqp keeps int64)
+ *   +, -, *, unary -  an int64 overflow is an error ("integer overflow"; SQLite
+ *                     would switch to REAL, which a typed register cannot)
  *   a / 0, a % 0      NULL (also for F: x / 0.0 is NULL)
- *   INT64_MIN / -1    wraps to INT64_MIN;  INT64_MIN % -1 is 0
+ *   INT64_MIN / -1    an overflow as above;  INT64_MIN % -1 is 0
+ *
+ * Overflow detection costs one OR per row on the batch loops: an op that
+ * overflows on a non-NULL row sets MapRegs.ovf. Only then is the batch
+ * checked again row by row (map_recheck) to see whether the overflowed
+ * value reaches the result: CASE, COALESCE, AND and OR evaluate every
+ * operand over the whole batch, but an overflow in a CASE branch that is
+ * not taken (or an operand whose value does not matter) is no error, as in
+ * SQLite, which never evaluates it. The GPU twin tracks the same per row.
  *   F % F             both truncated to int64 (saturating), integer
  *                     remainder as a double; NULL when the divisor
  *                     truncates to 0 (SQLite's OP_Remainder)
@@ -72,6 +80,7 @@ typedef struct MapRegs {
     double *of[PRIM_MAX_REGS];
     uint8_t *nl[PRIM_MAX_REGS];
     uint8_t maynull[PRIM_MAX_REGS];
+    int ovf; /* an integer op overflowed on a non-NULL row of this batch */
 } MapRegs;
 
 typedef struct MapJob {
@@ -80,9 +89,10 @@ typedef struct MapJob {
     PrimVec *out;
     int64_t n;
     const uint8_t *hoisted; /* per instruction: 1 = evaluated once per thread */
-    char *scratch;          /* nt * per_thread bytes */
+    char *scratch;          /* nt * 2 * per_thread bytes (batch, recheck) */
     size_t per_thread;
     const int *interrupt; /* PrimCtx's: stop between batches when set */
+    int failed; /* some thread found an integer overflow in the result */
 } MapJob;
 
 /* Marks register d as written through its own int64 buffer and returns
@@ -271,12 +281,49 @@ static void map_exec(MapRegs *R, const PrimInstr *in, const PrimVec *inputs, int
         } else {
             const int64_t *A = R->ri[a], *B = R->ri[b];
             int64_t *D = map_wi(R, d);
-            if (in->op == POP_ADD)
-                MAP_LOOP2(int64_t, D, uint64_t, A, uint64_t, B, x + y);
-            else if (in->op == POP_SUB)
-                MAP_LOOP2(int64_t, D, uint64_t, A, uint64_t, B, x - y);
-            else
-                MAP_LOOP2(int64_t, D, uint64_t, A, uint64_t, B, x * y);
+            /* the wrapped result and its overflow bit (bit 63 of o) per row,
+             * NULL rows masked out (M: 0 for a NULL row, all ones else):
+             * one OR per row, no branch */
+            uint64_t o = 0;
+#define MAP_ARITH_OVF(M)                                                                           \
+    do {                                                                                           \
+        if (in->op == POP_ADD) {                                                                   \
+            for (int64_t k = 0; k < len; k++) {                                                    \
+                uint64_t x = (uint64_t)A[k], y = (uint64_t)B[k], r = x + y;                        \
+                o |= ((x ^ r) & (y ^ r)) & (M);                                                    \
+                D[k] = (int64_t)r;                                                                 \
+            }                                                                                      \
+        } else if (in->op == POP_SUB) {                                                            \
+            for (int64_t k = 0; k < len; k++) {                                                    \
+                uint64_t x = (uint64_t)A[k], y = (uint64_t)B[k], r = x - y;                        \
+                o |= ((x ^ y) & (x ^ r)) & (M);                                                    \
+                D[k] = (int64_t)r;                                                                 \
+            }                                                                                      \
+        } else {                                                                                   \
+            /* operands within 32 bits cannot overflow: that test in the                           \
+             * vectorized loop, the exact one only for a batch that fails it */                    \
+            uint64_t big = 0;                                                                      \
+            for (int64_t k = 0; k < len; k++) {                                                    \
+                uint64_t x = (uint64_t)A[k], y = (uint64_t)B[k];                                   \
+                big |= ((x + 0x80000000u) | (y + 0x80000000u)) & (M);                              \
+                D[k] = (int64_t)(x * y);                                                           \
+            }                                                                                      \
+            if (big >> 32)                                                                         \
+                for (int64_t k = 0; k < len; k++) {                                                \
+                    int64_t r;                                                                     \
+                    uint64_t v = (uint64_t)__builtin_mul_overflow(A[k], B[k], &r);                 \
+                    o |= (v << 63) & (M);                                                          \
+                }                                                                                  \
+        }                                                                                          \
+    } while (0)
+            if (R->maynull[d]) {
+                const uint8_t *nd = R->nl[d];
+                MAP_ARITH_OVF((uint64_t)nd[k] - 1);
+            } else {
+                MAP_ARITH_OVF(~(uint64_t)0);
+            }
+#undef MAP_ARITH_OVF
+            R->ovf |= (int)(o >> 63);
         }
         break;
     case POP_DIV:
@@ -331,11 +378,15 @@ static void map_exec(MapRegs *R, const PrimInstr *in, const PrimVec *inputs, int
                 D[k] = B[k] == 0.0 ? 0.0 : A[k] / B[k];
         } else if (in->op == POP_DIV) {
             const int64_t *A = R->ri[a], *B = R->ri[b];
+            const uint8_t *nd = map_nulls(R, d);
             int64_t *D = map_wi(R, d);
+            uint8_t o = 0;
             for (int64_t k = 0; k < len; k++) {
                 int64_t x = A[k], y = B[k];
+                o |= (uint8_t)((y == -1) & (x == INT64_MIN) & !nd[k]);
                 D[k] = y == 0 ? 0 : y == -1 ? (int64_t)(0 - (uint64_t)x) : x / y;
             }
+            R->ovf |= o;
         } else {
             const int64_t *A = R->ri[a], *B = R->ri[b];
             int64_t *D = map_wi(R, d);
@@ -356,8 +407,23 @@ static void map_exec(MapRegs *R, const PrimInstr *in, const PrimVec *inputs, int
         } else {
             const int64_t *A = R->ri[a];
             int64_t *D = map_wi(R, d);
-            for (int64_t k = 0; k < len; k++)
-                D[k] = (int64_t)(0 - (uint64_t)A[k]);
+            /* bit 63 of x & -x is set for x = INT64_MIN only */
+            uint64_t o = 0;
+            if (R->maynull[d]) {
+                const uint8_t *nd = R->nl[d];
+                for (int64_t k = 0; k < len; k++) {
+                    uint64_t x = (uint64_t)A[k];
+                    o |= x & (0 - x) & ((uint64_t)nd[k] - 1);
+                    D[k] = (int64_t)(0 - x);
+                }
+            } else {
+                for (int64_t k = 0; k < len; k++) {
+                    uint64_t x = (uint64_t)A[k];
+                    o |= x & (0 - x);
+                    D[k] = (int64_t)(0 - x);
+                }
+            }
+            R->ovf |= (int)(o >> 63);
         }
         break;
     case POP_I2F: {
@@ -658,35 +724,107 @@ static void map_store(const MapRegs *R, int r, int rt, int as_filter, PrimVec *o
     }
 }
 
+static int map_reads(int op);
+
+/* Points R's registers at the per_thread bytes at s and evaluates the
+ * hoisted instructions once. */
+static void map_regs_init(const MapJob *J, MapRegs *R, char *s) {
+    const PrimProgram *P = J->prog;
+    for (int r = 0; r < P->nregs; r++) {
+        R->oi[r] = (int64_t *)s;
+        s += sizeof(int64_t) * MAP_BATCH;
+        R->of[r] = (double *)s;
+        s += sizeof(double) * MAP_BATCH;
+        R->nl[r] = (uint8_t *)s;
+        s += MAP_BATCH;
+        R->ri[r] = R->oi[r];
+        R->rf[r] = R->of[r];
+        R->maynull[r] = 0;
+    }
+    R->ovf = 0;
+    for (int i = 0; i < P->ninstr; i++)
+        if (J->hoisted[i]) map_exec(R, &P->code[i], J->inputs, 0, MAP_BATCH);
+}
+
+/* Whether the result of in is an overflow error (a "poisoned" value),
+ * given pm, the poisoned registers before in runs, and R's values of the
+ * current row (index 0). An error in an operand carries over, except where
+ * the operand's value cannot matter, as SQLite would not evaluate it:
+ *   CASE      the condition's error, and the chosen branch's only
+ *   COALESCE  a's error, and b's only when a is NULL
+ *   AND (OR)  none when either operand is a non-error false (true)
+ * The GPU twin's map_poison (primitives/gpu/device.cu) is the same rule. */
+static int map_poison(const MapRegs *R, const PrimInstr *in, uint64_t pm) {
+    int rd = map_reads(in->op);
+    int pa = (rd & 1) && (pm >> in->a & 1), pb = (rd & 2) && (pm >> in->b & 1);
+    int pc = (rd & 4) && (pm >> in->c & 1);
+    switch ((PrimOp)in->op) {
+    case POP_CASE:
+        return pa | ((!map_nulls(R, in->a)[0] && R->ri[in->a][0] != 0) ? pb : pc);
+    case POP_COALESCE:
+        return pa | (map_nulls(R, in->a)[0] ? pb : 0);
+    case POP_AND:
+    case POP_OR: {
+        int want = in->op == POP_OR, isf = in->t == PRIM_REG_F;
+        int ta = isf ? R->rf[in->a][0] != 0 : R->ri[in->a][0] != 0;
+        int tb = isf ? R->rf[in->b][0] != 0 : R->ri[in->b][0] != 0;
+        if ((!pa && !map_nulls(R, in->a)[0] && ta == want) ||
+            (!pb && !map_nulls(R, in->b)[0] && tb == want))
+            return 0;
+        return pa | pb;
+    }
+    default:
+        return pa | pb | pc;
+    }
+}
+
+/* Rows base..base+len-1, one at a time in R (a second register set, its
+ * hoisted instructions evaluated): returns 1 when an integer overflow on
+ * one of them reaches the program's result (see map_poison), else 0. */
+static int map_recheck(const MapJob *J, MapRegs *R, int64_t base, int64_t len) {
+    const PrimProgram *P = J->prog;
+    for (int64_t k = 0; k < len; k++) {
+        uint64_t pm = 0;
+        for (int i = 0; i < P->ninstr; i++) {
+            if (J->hoisted[i]) continue;
+            const PrimInstr *in = &P->code[i];
+            int p = pm ? map_poison(R, in, pm) : 0;
+            R->ovf = 0;
+            map_exec(R, in, J->inputs, base + k, 1);
+            pm = (pm & ~(1ull << in->dst)) | ((uint64_t)(p | R->ovf) << in->dst);
+        }
+        if (pm >> P->result & 1) return 1;
+    }
+    return 0;
+}
+
 /* prim_parallel body: thread t evaluates its contiguous share of rows in
- * batches, using its slice of the job's scratch. */
+ * batches, using its slice of the job's scratch (the second half only for
+ * map_recheck, after a batch saw an overflow). */
 static void map_worker(void *arg, int t, int nt) {
-    const MapJob *J = arg;
+    MapJob *J = arg;
     const PrimProgram *P = J->prog;
     int64_t lo = J->n * t / nt, hi = J->n * (t + 1) / nt;
     if (lo >= hi) return;
-    MapRegs R;
-    char *s = J->scratch + J->per_thread * (size_t)t;
-    for (int r = 0; r < P->nregs; r++) {
-        R.oi[r] = (int64_t *)s;
-        s += sizeof(int64_t) * MAP_BATCH;
-        R.of[r] = (double *)s;
-        s += sizeof(double) * MAP_BATCH;
-        R.nl[r] = (uint8_t *)s;
-        s += MAP_BATCH;
-        R.ri[r] = R.oi[r];
-        R.rf[r] = R.of[r];
-        R.maynull[r] = 0;
-    }
-    for (int i = 0; i < P->ninstr; i++)
-        if (J->hoisted[i]) map_exec(&R, &P->code[i], J->inputs, 0, MAP_BATCH);
+    MapRegs R, R2;
+    char *s = J->scratch + 2 * J->per_thread * (size_t)t;
+    int r2_ready = 0;
+    map_regs_init(J, &R, s);
     for (int64_t base = lo; base < hi; base += MAP_BATCH) {
         int64_t len = hi - base < MAP_BATCH ? hi - base : MAP_BATCH;
         if (J->interrupt && ((base - lo) & (64 * MAP_BATCH - 1)) == 0 &&
             __atomic_load_n(J->interrupt, __ATOMIC_RELAXED))
             return;
+        R.ovf = 0;
         for (int i = 0; i < P->ninstr; i++)
             if (!J->hoisted[i]) map_exec(&R, &P->code[i], J->inputs, base, len);
+        if (R.ovf) {
+            if (!r2_ready) map_regs_init(J, &R2, s + J->per_thread), r2_ready = 1;
+            if (map_recheck(J, &R2, base, len)) {
+                __atomic_store_n(&J->failed, 1, __ATOMIC_RELAXED);
+                return;
+            }
+        }
         map_store(&R, P->result, P->result_t, P->as_filter, J->out, base, len);
     }
 }
@@ -818,7 +956,8 @@ static int map_validate(PrimCtx *ctx, const PrimProgram *P, const PrimVec *input
 
 /* See primitives.h. Temporary storage (registers per thread) comes from
  * ctx->alloc and is freed before returning. Returns 0, or -1 with a message
- * in ctx->err (invalid program or vectors, out of memory). */
+ * in ctx->err (invalid program or vectors, out of memory, "integer
+ * overflow" reaching the result). */
 int prim_cpu_map(PrimCtx *ctx, const PrimProgram *prog, const PrimVec *inputs, int64_t n,
                  PrimVec *out) {
     if (!prog || !out || n < 0) return map_err(ctx, "bad arguments");
@@ -834,10 +973,10 @@ int prim_cpu_map(PrimCtx *ctx, const PrimProgram *prog, const PrimVec *inputs, i
         int nt = ctx->nthreads < 1 ? 1 : ctx->nthreads;
         if (n < MAP_PAR_MIN_ROWS) nt = 1;
         if (nt > 1 && n / nt < MAP_BATCH) nt = (int)(n / MAP_BATCH) > 0 ? (int)(n / MAP_BATCH) : 1;
-        MapJob J = {prog, inputs, out, n, hoisted, NULL, 0, ctx->interrupt};
+        MapJob J = {prog, inputs, out, n, hoisted, NULL, 0, ctx->interrupt, 0};
         J.per_thread =
             ((size_t)prog->nregs * MAP_BATCH * (2 * sizeof(int64_t) + 1) + 63) & ~(size_t)63;
-        J.scratch = ctx->alloc(ctx->ud, J.per_thread * (size_t)nt);
+        J.scratch = ctx->alloc(ctx->ud, 2 * J.per_thread * (size_t)nt);
         if (!J.scratch) {
             rc = map_err(ctx, "out of memory");
         } else {
@@ -845,6 +984,8 @@ int prim_cpu_map(PrimCtx *ctx, const PrimProgram *prog, const PrimVec *inputs, i
                 rc = map_err(ctx, "cannot start worker threads");
             else if (J.interrupt && __atomic_load_n(J.interrupt, __ATOMIC_RELAXED))
                 rc = map_err(ctx, "Interrupted");
+            else if (J.failed)
+                rc = map_err(ctx, "integer overflow");
             ctx->free(ctx->ud, J.scratch);
         }
     }

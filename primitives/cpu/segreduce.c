@@ -4,7 +4,10 @@
  *
  * Numerics follow SQLite:
  *   integer SUM   int64; an overflow is an error ("integer overflow")
- *   float SUM     double with Neumaier (Kahan-Babuska) compensation
+ *   float SUM     double with Neumaier (Kahan-Babuska) compensation; an
+ *                 infinite sum is the plain sum (the compensation of an
+ *                 Inf is Inf - Inf = NaN and is dropped), and a NaN result
+ *                 (+Inf plus -Inf) is NULL, as in SQLite
  *   AVG           integer values: int64 sum / count (a double sum when the
  *                 int64 sum overflows); float values: compensated sum / count
  *   no values     SUM, MIN, MAX, AVG are NULL; COUNT is 0
@@ -72,6 +75,12 @@ static inline void segr_kadd(double *s, double *c, double x) {
     else
         *c += (x - t) + *s;
     *s = t;
+}
+
+/* The value of the compensated sum of a: fs + fc, or fs alone when fs is
+ * not finite (its compensation is then NaN or meaningless). */
+static inline double segr_fsum(const SegAcc *a) {
+    return isfinite(a->fs) ? a->fs + a->fc : a->fs;
 }
 
 /* Returns an empty accumulator. */
@@ -242,7 +251,7 @@ static int segr_final(const SegJob *J, int64_t s, const SegAcc *a) {
     case AGG_SUM:
         isnull = a->cnt == 0;
         if (J->isfloat)
-            fv = a->fs + a->fc;
+            fv = segr_fsum(a), isnull |= isnan(fv);
         else if (a->ovf)
             isnull = bad = 1;
         else
@@ -263,7 +272,8 @@ static int segr_final(const SegJob *J, int64_t s, const SegAcc *a) {
         if (!J->isfloat && !a->ovf)
             fv = (double)a->isum / (double)a->cnt;
         else
-            fv = (a->fs + a->fc) / (double)a->cnt;
+            fv = segr_fsum(a) / (double)a->cnt;
+        isnull |= isnan(fv);
         break;
     }
     if (out->type == PRIM_F64)

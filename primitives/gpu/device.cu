@@ -40,6 +40,7 @@ struct MapArgs {
     void *out;
     uint8_t *out_valid;
     int64_t n;
+    int *status; /* set to 1 when an integer overflow reaches a row's result */
 };
 
 /* Register access: values are int64 bit patterns (doubles via bit casts),
@@ -65,6 +66,36 @@ struct MapArgs {
 
 /* Truth of register k in operand type t (nonzero = true); k must be non-NULL. */
 #define TRUTHY(k, t) ((t) == PRIM_REG_F ? (RF(k) != 0.0) : (RI(k) != 0))
+
+static __host__ __device__ int map_reads(int op);
+
+/* Whether the result of in is an integer overflow error, given pm (the
+ * registers holding one before in runs) and the row's registers r / NULL
+ * mask nm: an operand's error carries over, except for a CASE branch not
+ * taken, COALESCE's b when a is not NULL, and AND (OR) when either operand
+ * is a non-error false (true). The CPU twin's map_poison
+ * (primitives/cpu/map.c) is the same rule. */
+static __device__ __forceinline__ int map_poison(const PrimInstr &in, const int64_t *r, uint64_t nm,
+                                                 uint64_t pm) {
+    const int rd = map_reads(in.op);
+    const int pa = (rd & 1) && ((pm >> in.a) & 1ull), pb = (rd & 2) && ((pm >> in.b) & 1ull);
+    const int pc = (rd & 4) && ((pm >> in.c) & 1ull);
+    switch (in.op) {
+    case POP_CASE:
+        return pa | ((!((nm >> in.a) & 1ull) && RI(in.a) != 0) ? pb : pc);
+    case POP_COALESCE:
+        return pa | (((nm >> in.a) & 1ull) ? pb : 0);
+    case POP_AND:
+    case POP_OR: {
+        const int want = in.op == POP_OR;
+        const int da = !pa && !((nm >> in.a) & 1ull) && (int)TRUTHY(in.a, in.t) == want;
+        const int db = !pb && !((nm >> in.b) & 1ull) && (int)TRUTHY(in.b, in.t) == want;
+        return (da || db) ? 0 : (pa | pb);
+    }
+    default:
+        return pa | pb | pc;
+    }
+}
 
 /* Evaluates the register program once per row (grid-stride over rows), with
  * registers in a thread-local array and NULL flags in a 64-bit mask: nothing
@@ -92,9 +123,12 @@ __global__ void map_kernel(MapArgs a) {
     for (int64_t row = GQP_GRID_START; row < a.n; row += GQP_GRID_STRIDE) {
         int64_t r[PRIM_MAX_REGS];
         uint64_t nm = ~0ull;
+        uint64_t pm = 0; /* registers holding an integer overflow (map_poison) */
         for (int k = 0; k < a.ninstr; ++k) {
             const PrimInstr in = code[k];
             const int d = in.dst, x = in.a, y = in.b;
+            const int pin = pm ? map_poison(in, r, nm, pm) : 0;
+            int ov = 0; /* this instruction overflowed int64 */
             switch (in.op) {
             case POP_COL: {
                 const PrimVec c = a.inputs[in.ival];
@@ -148,12 +182,19 @@ __global__ void map_kernel(MapArgs a) {
                 } else {
                     const int64_t u = RI(x), v = RI(y);
                     if (in.op == POP_ADD) {
-                        SETI(d, (int64_t)((uint64_t)u + (uint64_t)v));
+                        const int64_t w = (int64_t)((uint64_t)u + (uint64_t)v);
+                        ov = ((u ^ w) & (v ^ w)) < 0;
+                        SETI(d, w);
                     } else if (in.op == POP_SUB) {
-                        SETI(d, (int64_t)((uint64_t)u - (uint64_t)v));
+                        const int64_t w = (int64_t)((uint64_t)u - (uint64_t)v);
+                        ov = ((u ^ v) & (u ^ w)) < 0;
+                        SETI(d, w);
                     } else if (in.op == POP_MUL) {
-                        SETI(d, (int64_t)((uint64_t)u * (uint64_t)v));
+                        const int64_t w = (int64_t)((uint64_t)u * (uint64_t)v);
+                        ov = __mul64hi((long long)u, (long long)v) != (w < 0 ? -1ll : 0ll);
+                        SETI(d, w);
                     } else if (in.op == POP_DIV) {
+                        ov = u == INT64_MIN && v == -1;
                         if (v == 0)
                             SETNULL(d);
                         else
@@ -172,8 +213,10 @@ __global__ void map_kernel(MapArgs a) {
                     SETNULL(d);
                 else if (in.t == PRIM_REG_F)
                     SETF(d, -RF(x));
-                else
+                else {
+                    ov = RI(x) == INT64_MIN;
                     SETI(d, (int64_t)(0ull - (uint64_t)RI(x)));
+                }
                 break;
             case POP_I2F:
                 if (ISNUL(x))
@@ -292,8 +335,10 @@ __global__ void map_kernel(MapArgs a) {
                 SETNULL(d);
                 break;
             }
+            pm = (pm & ~(1ull << d)) | ((uint64_t)(pin | ov) << d);
         }
         const int res = a.result;
+        if ((pm >> res) & 1ull) *a.status = 1;
         const int isnull = (int)ISNUL(res);
         if (a.as_filter || a.out_type == PRIM_U8) {
             ((uint8_t *)a.out)[row] = (uint8_t)(!isnull && TRUTHY(res, a.result_t));
@@ -320,7 +365,7 @@ __global__ void map_kernel(MapArgs a) {
 
 /* Operand registers an opcode reads: bit 0 = a, bit 1 = b, bit 2 = c;
  * -1 for an unknown opcode. */
-static int map_reads(int op) {
+static __host__ __device__ int map_reads(int op) {
     switch (op) {
     case POP_COL:
     case POP_CONST:
@@ -414,7 +459,10 @@ static size_t align16(size_t n) {
  * device block (ctx->alloc) on ctx->stream; the device copy of each LOOKUP
  * instruction is patched to point at its table's copy. Asynchronous: the
  * host-side program may be reused as soon as this returns (pageable
- * cudaMemcpyAsync stages the source before returning). Returns 0 or -1. */
+ * cudaMemcpyAsync stages the source before returning). An integer overflow
+ * reaching a row's result sets *ctx->status (the caller's check after its
+ * next synchronization); without ctx->status this call synchronizes and
+ * returns -1 with "integer overflow" itself. Returns 0 or -1. */
 extern "C" int prim_gpu_map(PrimCtx *ctx, const PrimProgram *prog, const PrimVec *inputs, int64_t n,
                             PrimVec *out) {
     if (prim_gpu_ctx_ok(ctx) != 0) return -1;
@@ -469,13 +517,15 @@ extern "C" int prim_gpu_map(PrimCtx *ctx, const PrimProgram *prog, const PrimVec
     a.out = out->data;
     a.out_valid = out->valid;
     a.n = n;
+    DevBuf st_tmp(ctx);
+    if (!(a.status = prim_gpu_status(ctx, st_tmp))) return -1;
     /* TUNING: programs up to 32 KiB of code (682 instructions) are staged in
      * shared memory; longer ones are read through L1 from global memory. */
     const size_t smem = (size_t)prog->ninstr * sizeof(PrimInstr);
     a.use_shared = smem <= 32768;
     map_kernel<<<prim_gpu_grid(n), GQP_BLOCK, a.use_shared ? smem : 0, st>>>(a);
     GQP_LAUNCH_TRY(ctx);
-    return 0;
+    return prim_gpu_status_done(ctx, st_tmp, "map");
 }
 
 /* -------------------------------------------------------------- scatter -- */
@@ -761,6 +811,7 @@ struct DaArgs {
     int kind[DA_NOUT_MAX];
     long long init[DA_NOUT_MAX];
     long long *out[DA_NOUT_MAX];
+    int *status; /* set to 1 when a sum (or a row's a OP b) overflows int64 */
 };
 
 /* v[k] = c at rows r[k] and p[k] = (live[k] and that value is not NULL), for
@@ -835,21 +886,30 @@ static __device__ __forceinline__ void da_key(const DaArgs &a, int j, const int6
     }
 }
 
-/* x combined with y by kind. */
-static __device__ __forceinline__ long long da_comb(int kind, long long x, long long y) {
-    if (kind == DA_ADD) return (long long)((unsigned long long)x + (unsigned long long)y);
+/* x combined with y by kind; a sum that overflows int64 wraps and sets ov
+ * (the CPU twin fails on any partial sum that overflows, as here). */
+static __device__ __forceinline__ long long da_comb(int kind, long long x, long long y, bool &ov) {
+    if (kind == DA_ADD) {
+        const long long s = (long long)((unsigned long long)x + (unsigned long long)y);
+        ov |= ((x ^ s) & (y ^ s)) < 0;
+        return s;
+    }
     if (kind == DA_MIN) return y < x ? y : x;
     return y > x ? y : x;
 }
 
-/* Atomically folds v into *p (global or shared memory) by kind. */
-static __device__ __forceinline__ void da_atomic(long long *p, int kind, long long v) {
-    if (kind == DA_ADD)
-        atomicAdd((unsigned long long *)p, (unsigned long long)v);
-    else if (kind == DA_MIN)
+/* Atomically folds v into *p (global or shared memory) by kind; a sum that
+ * overflows int64 sets ov. */
+static __device__ __forceinline__ void da_atomic(long long *p, int kind, long long v, bool &ov) {
+    if (kind == DA_ADD) {
+        const long long old = (long long)atomicAdd((unsigned long long *)p, (unsigned long long)v);
+        const long long s = (long long)((unsigned long long)old + (unsigned long long)v);
+        ov |= ((old ^ s) & (v ^ s)) < 0;
+    } else if (kind == DA_MIN) {
         atomicMin(p, v);
-    else
+    } else {
         atomicMax(p, v);
+    }
 }
 
 /* Mode 0's end: reduces every thread's NOUT register accumulators over the
@@ -857,7 +917,8 @@ static __device__ __forceinline__ void da_atomic(long long *p, int kind, long lo
  * into the outputs with one global atomic each, unless the block counted no
  * rows. Every thread of the block must call it. */
 template <int NOUT>
-static __device__ __forceinline__ void da_block_flush(const DaArgs &a, long long (&acc)[NOUT]) {
+static __device__ __forceinline__ void da_block_flush(const DaArgs &a, long long (&acc)[NOUT],
+                                                      bool &ov) {
     __shared__ long long red[GQP_BLOCK / 32][NOUT];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 #pragma unroll
@@ -867,7 +928,7 @@ static __device__ __forceinline__ void da_block_flush(const DaArgs &a, long long
         long long x = acc[o];
 #pragma unroll
         for (int off = 16; off > 0; off >>= 1)
-            x = da_comb(kind, x, __shfl_down_sync(0xffffffffu, x, off));
+            x = da_comb(kind, x, __shfl_down_sync(0xffffffffu, x, off), ov);
         if (lane == 0) red[warp][o] = x;
     }
     __syncthreads();
@@ -875,10 +936,10 @@ static __device__ __forceinline__ void da_block_flush(const DaArgs &a, long long
         const int o = threadIdx.x, kind = a.kind[o];
         long long x = red[0][o], cnt = red[0][0];
         for (int w = 1; w < GQP_BLOCK / 32; ++w) {
-            x = da_comb(kind, x, red[w][o]);
+            x = da_comb(kind, x, red[w][o], ov);
             cnt += red[w][0];
         }
-        if (cnt > 0) da_atomic(a.out[o], kind, x);
+        if (cnt > 0) da_atomic(a.out[o], kind, x, ov);
     }
 }
 
@@ -905,6 +966,7 @@ __global__ void __launch_bounds__(GQP_BLOCK) denseagg_kernel(const DaArgs a) {
 #pragma unroll
     for (int o = 0; o < NOUT; ++o)
         acc[o] = o < a.nout ? a.init[o] : 0;
+    bool ov = false; /* this thread saw an int64 overflow (reported at the end) */
 
     for (int64_t base = (int64_t)blockIdx.x * DA_TILE(R); base < a.n;
          base += (int64_t)gridDim.x * DA_TILE(R)) {
@@ -976,8 +1038,15 @@ __global__ void __launch_bounds__(GQP_BLOCK) denseagg_kernel(const DaArgs a) {
 #pragma unroll
                     for (int k = 0; k < R; ++k) {
                         const uint64_t x = (uint64_t)v[k], y = (uint64_t)u[k];
-                        v[k] = (int64_t)(op == '+' ? x + y : op == '-' ? x - y : x * y);
+                        const int64_t w = (int64_t)(op == '+' ? x + y : op == '-' ? x - y : x * y);
                         p[k] = p[k] && pu[k];
+                        /* a OP b overflowed on a row with both: the map's error */
+                        const bool o = op == '+'   ? ((v[k] ^ w) & (u[k] ^ w)) < 0
+                                       : op == '-' ? ((v[k] ^ u[k]) & (v[k] ^ w)) < 0
+                                                   : __mul64hi((long long)v[k], (long long)u[k]) !=
+                                                         (w < 0 ? -1ll : 0ll);
+                        ov |= p[k] && o;
+                        v[k] = w;
                     }
                 }
             } else {
@@ -994,7 +1063,7 @@ __global__ void __launch_bounds__(GQP_BLOCK) denseagg_kernel(const DaArgs a) {
                 const bool take = ag == AGG_COUNT_STAR || p[k];
                 const long long x = (ag == AGG_COUNT_STAR || ag == AGG_COUNT) ? 1 : v[k];
                 if (MODE == 0) {
-                    if (take) acc[1 + 2 * q] = da_comb(kind, acc[1 + 2 * q], x);
+                    if (take) acc[1 + 2 * q] = da_comb(kind, acc[1 + 2 * q], x, ov);
                     acc[2 + 2 * q] += p[k];
                 } else {
                     long long *t1, *t2;
@@ -1005,7 +1074,7 @@ __global__ void __launch_bounds__(GQP_BLOCK) denseagg_kernel(const DaArgs a) {
                         t1 = a.out[1 + 2 * q] + g[k];
                         t2 = a.out[2 + 2 * q] + g[k];
                     }
-                    if (take) da_atomic(t1, kind, x);
+                    if (take) da_atomic(t1, kind, x, ov);
                     if (p[k]) atomicAdd((unsigned long long *)t2, 1ull);
                 }
             }
@@ -1013,7 +1082,7 @@ __global__ void __launch_bounds__(GQP_BLOCK) denseagg_kernel(const DaArgs a) {
     }
 
     if (MODE == 0) {
-        da_block_flush<NOUT>(a, acc);
+        da_block_flush<NOUT>(a, acc, ov);
     } else if (MODE == 1) {
         __syncthreads();
         for (int64_t e = threadIdx.x; e < E; e += blockDim.x) {
@@ -1026,10 +1095,11 @@ __global__ void __launch_bounds__(GQP_BLOCK) denseagg_kernel(const DaArgs a) {
             const int kind = a.kind[o];
             long long x = da_smem[e];
             for (int c = 1; c < a.ncopies; ++c)
-                x = da_comb(kind, x, da_smem[(int64_t)c * E + e]);
-            da_atomic(a.out[o] + grp, kind, x);
+                x = da_comb(kind, x, da_smem[(int64_t)c * E + e], ov);
+            da_atomic(a.out[o] + grp, kind, x, ov);
         }
     }
+    if (ov) *a.status = 1;
 }
 
 /* out[o][g] = init[o] for every output o and group g. */
@@ -1079,7 +1149,9 @@ template <int MODE, int MAXA> static int da_launch(PrimCtx *ctx, const DaArgs &a
  * identities, then one fused kernel (mode 0, 1 or 2 by the table size, see
  * DaArgs) accumulates with integer atomics, so the result does not depend
  * on scheduling. The spec travels as a kernel argument: no device
- * temporaries, no host synchronization. Returns 0 or -1. */
+ * temporaries, no host synchronization. A sum that overflows int64 sets
+ * *ctx->status (without ctx->status: this call synchronizes and returns -1
+ * with "integer overflow"). Returns 0 or -1. */
 extern "C" int prim_gpu_denseagg(PrimCtx *ctx, const PrimDenseAgg *spec, const PrimVec *in,
                                  int64_t n, PrimVec *out) {
     if (!ctx) return -1;
@@ -1134,21 +1206,29 @@ extern "C" int prim_gpu_denseagg(PrimCtx *ctx, const PrimDenseAgg *spec, const P
     denseagg_init<<<prim_gpu_grid(a.ngroups), GQP_BLOCK, 0, st>>>(a);
     GQP_LAUNCH_TRY(ctx);
     if (n == 0) return 0;
+    DevBuf st_tmp(ctx);
+    if (!(a.status = prim_gpu_status(ctx, st_tmp))) return -1;
 
-    if (a.ngroups == 1) {
-        if (a.naggs <= 1) return da_launch<0, 1>(ctx, a, 0);
-        if (a.naggs <= 2) return da_launch<0, 2>(ctx, a, 0);
-        if (a.naggs <= 4) return da_launch<0, 4>(ctx, a, 0);
-        return da_launch<0, PRIM_DA_MAX>(ctx, a, 0);
-    }
+    int rc;
     const int64_t set_bytes = a.ngroups <= DA_SMEM_MAX
                                   ? a.ngroups * a.nout * (int64_t)sizeof(long long)
                                   : DA_SMEM_MAX + 1;
-    if (set_bytes <= DA_SMEM_MAX) {
+    if (a.ngroups == 1) {
+        if (a.naggs <= 1)
+            rc = da_launch<0, 1>(ctx, a, 0);
+        else if (a.naggs <= 2)
+            rc = da_launch<0, 2>(ctx, a, 0);
+        else if (a.naggs <= 4)
+            rc = da_launch<0, 4>(ctx, a, 0);
+        else
+            rc = da_launch<0, PRIM_DA_MAX>(ctx, a, 0);
+    } else if (set_bytes <= DA_SMEM_MAX) {
         int copies = (int)(DA_SMEM_MAX / set_bytes);
         if (copies > GQP_BLOCK / 32) copies = GQP_BLOCK / 32;
         a.ncopies = copies;
-        return da_launch<1, PRIM_DA_MAX>(ctx, a, (size_t)(set_bytes * copies));
+        rc = da_launch<1, PRIM_DA_MAX>(ctx, a, (size_t)(set_bytes * copies));
+    } else {
+        rc = da_launch<2, PRIM_DA_MAX>(ctx, a, 0);
     }
-    return da_launch<2, PRIM_DA_MAX>(ctx, a, 0);
+    return rc != 0 ? rc : prim_gpu_status_done(ctx, st_tmp, "denseagg");
 }

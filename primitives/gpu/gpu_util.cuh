@@ -132,6 +132,33 @@ static inline int prim_gpu_ctx_ok(PrimCtx *ctx) {
     return 0;
 }
 
+/* The word a kernel sets to 1 to report a data error it found (an integer
+ * overflow): ctx->status when the caller gave one (the caller reads it after
+ * its next synchronization), else a fresh zeroed device word held by tmp.
+ * Returns NULL (with ctx->err) on failure. */
+static inline int *prim_gpu_status(PrimCtx *ctx, DevBuf &tmp) {
+    if (ctx->status) return ctx->status;
+    if (tmp.alloc(sizeof(int)) != 0) return nullptr;
+    if (prim_gpu_check(ctx, cudaMemsetAsync(tmp.p, 0, sizeof(int), prim_gpu_stream(ctx)), __FILE__,
+                       __LINE__) != 0)
+        return nullptr;
+    return tmp.as<int>();
+}
+
+/* After the kernels given prim_gpu_status's word: when that was tmp (the
+ * caller gave no ctx->status), waits for the stream and returns -1 with
+ * "<what>: integer overflow" if a kernel set it; otherwise returns 0 at
+ * once (the caller checks its own word). */
+static inline int prim_gpu_status_done(PrimCtx *ctx, DevBuf &tmp, const char *what) {
+    if (ctx->status) return 0;
+    int h = 0;
+    GQP_CUDA_TRY(
+        ctx, cudaMemcpyAsync(&h, tmp.p, sizeof h, cudaMemcpyDeviceToHost, prim_gpu_stream(ctx)));
+    GQP_CUDA_TRY(ctx, cudaStreamSynchronize(prim_gpu_stream(ctx)));
+    if (h) return prim_gpu_fail(ctx, "%s: integer overflow", what);
+    return 0;
+}
+
 /* ---- device-side value helpers shared by the kernels ---------------------- */
 
 /* int64 from a double, truncating toward zero and saturating at the int64

@@ -5,6 +5,7 @@
  */
 #include <cuda_runtime.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "primitives/primitives.h"
 
@@ -216,6 +217,23 @@ extern "C" void *prim_gpu_pinned_alloc(size_t bytes) {
         (void)cudaGetLastError();
         return NULL;
     }
+    return p;
+}
+
+extern "C" void *prim_gpu_mapped_alloc(size_t bytes, void **dev) {
+    void *p = NULL;
+    *dev = NULL;
+    if (cudaHostAlloc(&p, bytes ? bytes : 64, cudaHostAllocMapped) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return NULL;
+    }
+    if (cudaHostGetDevicePointer(dev, p, 0) != cudaSuccess) {
+        (void)cudaGetLastError();
+        (void)cudaFreeHost(p);
+        *dev = NULL;
+        return NULL;
+    }
+    memset(p, 0, bytes ? bytes : 64);
     return p;
 }
 

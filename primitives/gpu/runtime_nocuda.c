@@ -80,6 +80,12 @@ void *prim_gpu_pinned_alloc(size_t bytes) {
     (void)bytes;
     return NULL;
 }
+void *prim_gpu_mapped_alloc(size_t bytes, void **dev) {
+    (void)bytes;
+    *dev = NULL;
+    return NULL;
+}
+
 void prim_gpu_pinned_free(void *p) {
     (void)p;
 }

@@ -278,7 +278,11 @@ __global__ void seg_final_kernel(const Acc *acc, int64_t nseg, int agg, int is_f
                 break;
             case AGG_SUM:
                 if (is_float) {
-                    fv = a.f + a.c;
+                    /* an infinite sum is the plain sum (its compensation is
+                     * Inf - Inf = NaN); a NaN (+Inf plus -Inf) is NULL, as
+                     * in SQLite and the CPU twin */
+                    fv = isfinite(a.f) ? a.f + a.c : a.f;
+                    isnull = isnan(fv);
                 } else if (a.ovf) {
                     isnull = 1;
                     *d_ovf = 1;
@@ -293,7 +297,8 @@ __global__ void seg_final_kernel(const Acc *acc, int64_t nseg, int agg, int is_f
                 break;
             default: /* AGG_AVG */
                 fv = (!is_float && !a.ovf) ? (double)a.i / (double)a.cnt
-                                           : (a.f + a.c) / (double)a.cnt;
+                                           : (isfinite(a.f) ? a.f + a.c : a.f) / (double)a.cnt;
+                isnull = isnan(fv);
                 break;
             }
         }

@@ -54,7 +54,7 @@ static int interrupted_select(void) {
     PrimProgram sel = {3, code, 3, 2, PRIM_REG_I, 1, 1};
     PrimVec in = {PRIM_I64, n, a, NULL};
     int stop = 1, bad = 0;
-    PrimCtx ctx = {4, NULL, t_alloc, t_free, NULL, {0}, &stop};
+    PrimCtx ctx = {4, NULL, t_alloc, t_free, NULL, {0}, &stop, NULL};
     for (int k = 0; k < 10; k++) {
         int64_t count;
         ctx.err[0] = 0;

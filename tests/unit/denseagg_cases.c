@@ -68,16 +68,17 @@ void da_case(DaCase *c, const DaRand *r, int64_t nf, int gclass, int with_rows) 
     memset(c, 0, sizeof *c);
     PrimDenseAgg *s = &c->s;
     static const PrimType ity[3] = {PRIM_U8, PRIM_I32, PRIM_I64};
-    /* six fact value columns: small ranges, one wide I64 (wrapping sums and
-     * products), NULLs in some */
+    /* six fact value columns: small ranges, one wide I64 (products past
+     * 32 bits; sums of up to 2^19 of its products stay inside int64, since
+     * an overflow is an error, tested on its own), NULLs in some */
     int fact[6];
     for (int k = 0; k < 6; k++) {
         PrimType t = ity[r->next() % 3];
         int64_t lo = t == PRIM_U8 ? 0 : -40, hi = t == PRIM_U8 ? 60 : 100;
         if (k == 5) {
             t = PRIM_I64;
-            lo = INT64_MIN / 4;
-            hi = INT64_MAX / 4;
+            lo = -((int64_t)1 << 21);
+            hi = (int64_t)1 << 21;
         }
         fact[k] = da_add(c, r->vec(t, nf, lo, hi, r->next() % 2 ? 8 : -1));
     }

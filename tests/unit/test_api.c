@@ -127,7 +127,7 @@ Test(interrupt, cpu_map_and_select_stop_at_a_morsel) {
     PrimProgram map = {3, code, 3, 2, PRIM_REG_I, 1, 0}, sel = {3, code, 3, 2, PRIM_REG_I, 1, 1};
     PrimVec in = {PRIM_I64, n, a, NULL}, out = {PRIM_U8, n, flags, NULL};
     int stop = 1;
-    PrimCtx ctx = {2, NULL, t_alloc, t_free, NULL, {0}, &stop};
+    PrimCtx ctx = {2, NULL, t_alloc, t_free, NULL, {0}, &stop, NULL};
     int64_t count = -1;
     cr_expect_eq(prim_cpu_map(&ctx, &map, &in, n, &out), -1);
     cr_expect(strstr(ctx.err, "Interrupted"), "%s", ctx.err);

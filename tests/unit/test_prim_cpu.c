@@ -580,8 +580,9 @@ Test(map, three_valued_truth_tables) {
 Test(map, div_mod_by_zero_and_edges) {
     int64_t a[6] = {7, -7, 7, INT64_MIN, INT64_MIN, 5};
     int64_t b[6] = {2, 2, 0, -1, 0, -1};
-    /* expected (NULL = 99): trunc toward zero; x/0 NULL; INT64_MIN/-1 wraps */
-    int64_t want_div[6] = {3, -3, 99, INT64_MIN, 99, -5};
+    /* expected (NULL = 99): trunc toward zero; x/0 NULL; INT64_MIN/-1 is an
+     * integer overflow (below), INT64_MIN % -1 is 0 */
+    int64_t want_div[6] = {3, -3, 99, INT64_MAX, 99, -5};
     int64_t want_mod[6] = {1, -1, 99, 0, 99, 0};
     PrimVec in[2] = {{PRIM_I64, 6, a, NULL}, {PRIM_I64, 6, b, NULL}};
     for (int k = 0; k < 2; k++) {
@@ -592,6 +593,12 @@ Test(map, div_mod_by_zero_and_edges) {
         uint8_t ov[6];
         PrimVec o = {PRIM_I64, 6, out, ov};
         PrimCtx c = mkctx(1);
+        a[3] = INT64_MIN;
+        if (!k) {
+            cr_expect_eq(prim_cpu_map(&c, &p, in, 6, &o), -1, "INT64_MIN / -1 must fail");
+            cr_expect(strstr(c.err, "integer overflow") != NULL, "%s", c.err);
+            a[3] = INT64_MIN + 1; /* / -1 = INT64_MAX */
+        }
         cr_assert_eq(prim_cpu_map(&c, &p, in, 6, &o), 0, "%s", c.err);
         for (int i = 0; i < 6; i++) {
             int64_t got = ov[i] ? out[i] : 99;
@@ -616,6 +623,77 @@ Test(map, div_mod_by_zero_and_edges) {
     cr_assert_eq(prim_cpu_map(&c, &pm, fin, 3, &o), 0, "%s", c.err);
     cr_expect(ov[1] && out[1] == 1.0, "7.5 %% 2.9 = %g", out[1]);
     cr_expect_eq(ov[2], 0, "5.5 %% 0.5 must be NULL");
+}
+
+/* Integer overflow is an error only where it reaches the result: CASE
+ * branches not taken, COALESCE's b after a non-NULL a, AND with a false
+ * operand and NULL rows raise nothing (issue 13 item 7). n rows of x with
+ * x = INT64_MAX on every 1000th row and NULL on every 7th, 1 and 4
+ * threads. */
+Test(map, overflow_only_where_it_matters) {
+    const int64_t n = 300000;
+    int64_t *x = malloc(sizeof(int64_t) * (size_t)n);
+    uint8_t *vx = malloc((size_t)n);
+    for (int64_t i = 0; i < n; i++) {
+        x[i] = i % 1000 == 999 ? INT64_MAX : i % 1000;
+        vx[i] = i % 7 != 3;
+    }
+    PrimVec in[1] = {{PRIM_I64, n, x, vx}};
+    int64_t *out = malloc(sizeof(int64_t) * (size_t)n);
+    uint8_t *ov = malloc((size_t)n);
+    PrimVec o = {PRIM_I64, n, out, ov};
+    /* r0 = x, r1 = 1, r2 = x + 1 (overflows on the big rows), r3 = 500,
+     * r4 = x < 500 / x > 500, r5 = the program's use of r2 */
+    struct {
+        PrimInstr last[2];
+        int fails;
+        const char *what;
+    } cases[] = {
+        {{I(POP_LT, 0, 4, 0, 3, 0, 0, 0), I(POP_CASE, 0, 5, 4, 2, 1, 0, 0)}, 0, "CASE not taken"},
+        {{I(POP_GT, 0, 4, 0, 3, 0, 0, 0), I(POP_CASE, 0, 5, 4, 2, 1, 0, 0)}, 1, "CASE taken"},
+        {{I(POP_GT, 0, 4, 0, 3, 0, 0, 0), I(POP_COALESCE, 0, 5, 0, 2, 0, 0, 0)},
+         0,
+         "COALESCE(x, x + 1)"},
+        {{I(POP_GT, 0, 4, 0, 3, 0, 0, 0), I(POP_COALESCE, 0, 5, 2, 0, 0, 0, 0)},
+         1,
+         "COALESCE(x + 1, x)"},
+        {{I(POP_LT, 0, 4, 0, 3, 0, 0, 0), I(POP_AND, 0, 5, 4, 2, 0, 0, 0)}, 0, "x < 500 AND x + 1"},
+        {{I(POP_GT, 0, 4, 0, 3, 0, 0, 0), I(POP_OR, 0, 5, 4, 2, 0, 0, 0)}, 0, "x > 500 OR x + 1"},
+        {{I(POP_LT, 0, 4, 0, 3, 0, 0, 0), I(POP_OR, 0, 5, 4, 2, 0, 0, 0)}, 1, "x < 500 OR x + 1"},
+        {{I(POP_LT, 0, 4, 0, 3, 0, 0, 0), I(POP_ISNULL, 0, 5, 2, 0, 0, 0, 0)}, 1, "x + 1 IS NULL"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
+        for (int nt = 1; nt <= 4; nt += 3) {
+            PrimInstr code[6] = {I(POP_COL, 0, 0, 0, 0, 0, 0, 0),
+                                 I(POP_CONST, 0, 1, 0, 0, 0, 1, 0),
+                                 I(POP_ADD, 0, 2, 0, 1, 0, 0, 0),
+                                 I(POP_CONST, 0, 3, 0, 0, 0, 500, 0),
+                                 cases[k].last[0],
+                                 cases[k].last[1]};
+            PrimProgram p = {6, code, 6, 5, PRIM_REG_I, 1, 0};
+            PrimCtx c = mkctx(nt);
+            int rc = prim_cpu_map(&c, &p, in, n, &o);
+            if (cases[k].fails) {
+                cr_expect_eq(rc, -1, "%s (nt %d) must fail", cases[k].what, nt);
+                cr_expect(strstr(c.err, "integer overflow") != NULL, "%s: %s", cases[k].what,
+                          c.err);
+            } else {
+                cr_expect_eq(rc, 0, "%s (nt %d): %s", cases[k].what, nt, c.err);
+            }
+        }
+    /* only NULL rows overflow: no error */
+    for (int64_t i = 0; i < n; i++)
+        vx[i] = x[i] != INT64_MAX;
+    PrimInstr code[3] = {I(POP_COL, 0, 0, 0, 0, 0, 0, 0), I(POP_CONST, 0, 1, 0, 0, 0, 1, 0),
+                         I(POP_ADD, 0, 2, 0, 1, 0, 0, 0)};
+    PrimProgram p = {3, code, 3, 2, PRIM_REG_I, 1, 0};
+    PrimCtx c = mkctx(4);
+    cr_expect_eq(prim_cpu_map(&c, &p, in, n, &o), 0, "%s", c.err);
+    cr_expect(ov[999] == 0 && ov[1000] == 1 && out[1000] == 1);
+    free(x);
+    free(vx);
+    free(out);
+    free(ov);
 }
 
 Test(map, case_lookup_coalesce_compare_i_vs_f) {

@@ -381,10 +381,10 @@ static const PrimInstr P4[] = {
     {.op = POP_ADD, .t = PRIM_REG_I, .dst = 16, .a = 13, .b = 15},
 };
 
-/* P6: LOOKUP with t = F (CAST(text AS REAL) per dictionary entry): the
+/* P8: LOOKUP with t = F (CAST(text AS REAL) per dictionary entry): the
  * entries are doubles' bits; then F arithmetic and a CASE on the result. */
 static int64_t LOOKUPF16[16];
-static const PrimInstr P6[] = {
+static const PrimInstr P8[] = {
     {.op = POP_COL, .t = PRIM_REG_I, .dst = 0, .ival = 1},
     {.op = POP_CONST, .t = PRIM_REG_I, .dst = 1, .ival = 20},
     {.op = POP_ADD, .t = PRIM_REG_I, .dst = 2, .a = 0, .b = 1},
@@ -395,34 +395,60 @@ static const PrimInstr P6[] = {
     {.op = POP_CASE, .t = PRIM_REG_F, .dst = 7, .a = 6, .b = 4, .c = 5},
 };
 
-/* P5: edge cases: INT64_MIN / -1, INT64_MIN % -1, F2I of +-1e300 and NaN,
- * x / -1, float division by zero, float MOD by a negative. */
+/* P5: edge cases: (INT64_MIN + 1) / -1, INT64_MIN % -1, F2I of +-1e300
+ * and NaN, x / -1, float division by zero, float MOD by a negative; the
+ * sums stay inside int64 (an overflow is an error: P6, P7). */
 static PrimInstr P5[] = {
     {.op = POP_CONST, .t = PRIM_REG_I, .dst = 0, .ival = INT64_MIN},
     {.op = POP_CONST, .t = PRIM_REG_I, .dst = 1, .ival = -1},
-    {.op = POP_DIV, .t = PRIM_REG_I, .dst = 2, .a = 0, .b = 1},
-    {.op = POP_MOD, .t = PRIM_REG_I, .dst = 3, .a = 0, .b = 1},
-    {.op = POP_CONST, .t = PRIM_REG_F, .dst = 4, .fval = 1e300},
-    {.op = POP_F2I, .t = PRIM_REG_I, .dst = 5, .a = 4},
-    {.op = POP_CONST, .t = PRIM_REG_F, .dst = 6, .fval = -1e300},
-    {.op = POP_F2I, .t = PRIM_REG_I, .dst = 7, .a = 6},
-    {.op = POP_CONST, .t = PRIM_REG_F, .dst = 8, .fval = 0.0}, /* NaN, set at run time */
-    {.op = POP_F2I, .t = PRIM_REG_I, .dst = 9, .a = 8},
-    {.op = POP_COL, .t = PRIM_REG_I, .dst = 10, .ival = 2},
-    {.op = POP_DIV, .t = PRIM_REG_I, .dst = 11, .a = 10, .b = 1},
-    {.op = POP_ADD, .t = PRIM_REG_I, .dst = 12, .a = 2, .b = 3},
-    {.op = POP_ADD, .t = PRIM_REG_I, .dst = 13, .a = 12, .b = 5},
-    {.op = POP_ADD, .t = PRIM_REG_I, .dst = 14, .a = 13, .b = 7},
-    {.op = POP_ADD, .t = PRIM_REG_I, .dst = 15, .a = 14, .b = 9},
-    {.op = POP_ADD, .t = PRIM_REG_I, .dst = 16, .a = 15, .b = 11},
-    {.op = POP_COL, .t = PRIM_REG_F, .dst = 17, .ival = 4},
-    {.op = POP_CONST, .t = PRIM_REG_F, .dst = 18, .fval = 0.0},
-    {.op = POP_DIV, .t = PRIM_REG_F, .dst = 19, .a = 17, .b = 18},
-    {.op = POP_COALESCE, .t = PRIM_REG_F, .dst = 20, .a = 19, .b = 17},
-    {.op = POP_CONST, .t = PRIM_REG_F, .dst = 21, .fval = -2.5},
-    {.op = POP_MOD, .t = PRIM_REG_F, .dst = 22, .a = 20, .b = 21},
-    {.op = POP_F2I, .t = PRIM_REG_I, .dst = 23, .a = 22},
-    {.op = POP_ADD, .t = PRIM_REG_I, .dst = 24, .a = 16, .b = 23},
+    {.op = POP_CONST, .t = PRIM_REG_I, .dst = 2, .ival = INT64_MIN + 1},
+    {.op = POP_DIV, .t = PRIM_REG_I, .dst = 3, .a = 2, .b = 1},
+    {.op = POP_MOD, .t = PRIM_REG_I, .dst = 4, .a = 0, .b = 1},
+    {.op = POP_CONST, .t = PRIM_REG_F, .dst = 5, .fval = 1e300},
+    {.op = POP_F2I, .t = PRIM_REG_I, .dst = 6, .a = 5},
+    {.op = POP_CONST, .t = PRIM_REG_F, .dst = 7, .fval = -1e300},
+    {.op = POP_F2I, .t = PRIM_REG_I, .dst = 8, .a = 7},
+    {.op = POP_CONST, .t = PRIM_REG_F, .dst = 9, .fval = 0.0}, /* NaN, set at run time */
+    {.op = POP_F2I, .t = PRIM_REG_I, .dst = 10, .a = 9},
+    {.op = POP_COL, .t = PRIM_REG_I, .dst = 11, .ival = 2},
+    {.op = POP_DIV, .t = PRIM_REG_I, .dst = 12, .a = 11, .b = 1},
+    {.op = POP_ADD, .t = PRIM_REG_I, .dst = 13, .a = 3, .b = 4},   /* MAX */
+    {.op = POP_SUB, .t = PRIM_REG_I, .dst = 14, .a = 13, .b = 6},  /* 0 */
+    {.op = POP_ADD, .t = PRIM_REG_I, .dst = 15, .a = 14, .b = 8},  /* MIN */
+    {.op = POP_SUB, .t = PRIM_REG_I, .dst = 16, .a = 15, .b = 8},  /* 0 */
+    {.op = POP_ADD, .t = PRIM_REG_I, .dst = 17, .a = 16, .b = 10}, /* 0 */
+    {.op = POP_ADD, .t = PRIM_REG_I, .dst = 18, .a = 17, .b = 12},
+    {.op = POP_COL, .t = PRIM_REG_F, .dst = 19, .ival = 4},
+    {.op = POP_CONST, .t = PRIM_REG_F, .dst = 20, .fval = 0.0},
+    {.op = POP_DIV, .t = PRIM_REG_F, .dst = 21, .a = 19, .b = 20},
+    {.op = POP_COALESCE, .t = PRIM_REG_F, .dst = 22, .a = 21, .b = 19},
+    {.op = POP_CONST, .t = PRIM_REG_F, .dst = 23, .fval = -2.5},
+    {.op = POP_MOD, .t = PRIM_REG_F, .dst = 24, .a = 22, .b = 23},
+    {.op = POP_F2I, .t = PRIM_REG_I, .dst = 25, .a = 24},
+    {.op = POP_ADD, .t = PRIM_REG_I, .dst = 26, .a = 18, .b = 25},
+};
+
+/* P6: CASE WHEN x > 500 THEN 7 ELSE (INT64_MAX - 500) + x END over the
+ * I64 column (-1000..1000): the ELSE branch overflows exactly on the rows
+ * where it is not taken, which is no error. P7: the THEN and ELSE swapped,
+ * so the overflow is taken: an "integer overflow" error on both twins. */
+static PrimInstr P6[] = {
+    {.op = POP_COL, .t = PRIM_REG_I, .dst = 0, .ival = 2},
+    {.op = POP_CONST, .t = PRIM_REG_I, .dst = 1, .ival = INT64_MAX - 500},
+    {.op = POP_ADD, .t = PRIM_REG_I, .dst = 2, .a = 1, .b = 0},
+    {.op = POP_CONST, .t = PRIM_REG_I, .dst = 3, .ival = 500},
+    {.op = POP_GT, .t = PRIM_REG_I, .dst = 4, .a = 0, .b = 3},
+    {.op = POP_CONST, .t = PRIM_REG_I, .dst = 5, .ival = 7},
+    {.op = POP_CASE, .t = PRIM_REG_I, .dst = 6, .a = 4, .b = 5, .c = 2},
+};
+static PrimInstr P7[] = {
+    {.op = POP_COL, .t = PRIM_REG_I, .dst = 0, .ival = 2},
+    {.op = POP_CONST, .t = PRIM_REG_I, .dst = 1, .ival = INT64_MAX - 500},
+    {.op = POP_ADD, .t = PRIM_REG_I, .dst = 2, .a = 1, .b = 0},
+    {.op = POP_CONST, .t = PRIM_REG_I, .dst = 3, .ival = 500},
+    {.op = POP_GT, .t = PRIM_REG_I, .dst = 4, .a = 0, .b = 3},
+    {.op = POP_CONST, .t = PRIM_REG_I, .dst = 5, .ival = 7},
+    {.op = POP_CASE, .t = PRIM_REG_I, .dst = 6, .a = 4, .b = 2, .c = 5},
 };
 
 #define NINSTR(p) ((int)(sizeof p / sizeof p[0]))
@@ -445,25 +471,31 @@ static PrimProgram map_prog(int k) {
     case 3:
         p.code = P4, p.ninstr = NINSTR(P4), p.result_t = PRIM_REG_I;
         break;
+    case 4:
+        P5[9].fval = NAN;
+        p.code = P5, p.ninstr = NINSTR(P5), p.result_t = PRIM_REG_I;
+        break;
     case 5:
+        p.code = P6, p.ninstr = NINSTR(P6), p.result_t = PRIM_REG_I;
+        break;
+    case 6:
+        p.code = P7, p.ninstr = NINSTR(P7), p.result_t = PRIM_REG_I;
+        break;
+    default:
         /* entries i: (i - 8) * 0.75, every fifth NULL */
         for (int i = 0; i < 16; i++) {
             double v = (i - 8) * 0.75;
             memcpy(&LOOKUPF16[i], &v, sizeof v);
             if (i % 5 == 2) LOOKUPF16[i] = INT64_MIN;
         }
-        p.code = P6, p.ninstr = NINSTR(P6), p.result_t = PRIM_REG_F;
-        break;
-    default:
-        P5[8].fval = NAN;
-        p.code = P5, p.ninstr = NINSTR(P5), p.result_t = PRIM_REG_I;
+        p.code = P8, p.ninstr = NINSTR(P8), p.result_t = PRIM_REG_F;
         break;
     }
     p.result = p.code[p.ninstr - 1].dst;
     p.nregs = p.result + 1;
     return p;
 }
-#define MAP_NPROGS 6
+#define MAP_NPROGS 8
 
 /* Makes the five input columns of n rows: U8 0..3, I32 -20..20, I64
  * -1000..1000, F32 and F64 -20..20 (with fractions and -0.0), NULLs in
@@ -488,6 +520,15 @@ static void map_case(const PrimProgram *prog0, int as_filter, TVec *cols, int64_
     TVec c = tvec_zero(ot, n, with_valid), g = tvec_zero(ot, n, with_valid);
     PrimCtx hc = hctx(), dc = dctx(st);
     int rc = prim_cpu_map(&hc, &prog, hin, n, &c.h);
+    if (rc != 0 && strstr(hc.err, "integer overflow")) {
+        /* the GPU twin (no ctx.status: it checks itself) must fail too */
+        rc = prim_gpu_map(&dc, &prog, din, n, &g.d);
+        cr_expect_eq(rc, -1, "map %s: gpu twin missed an integer overflow", what);
+        cr_expect(strstr(dc.err, "integer overflow") != NULL, "map %s: %s", what, dc.err);
+        tvec_free(&c);
+        tvec_free(&g);
+        return;
+    }
     cr_assert_eq(rc, 0, "cpu map: %s", hc.err);
     rc = prim_gpu_map(&dc, &prog, din, n, &g.d);
     cr_assert_eq(rc, 0, "gpu map: %s", dc.err);

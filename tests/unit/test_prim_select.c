@@ -90,7 +90,7 @@ Test(prim_select, cpu_matches_reference) {
         int64_t nwant = reference(a, b, bv, n, want);
         PrimVec in[2] = {{PRIM_I32, n, a, NULL}, {PRIM_F64, n, b, bv}};
         for (int nt = 1; nt <= 4; nt += 3) {
-            PrimCtx ctx = {nt, NULL, h_alloc, h_free, NULL, {0}, NULL};
+            PrimCtx ctx = {nt, NULL, h_alloc, h_free, NULL, {0}, NULL, NULL};
             int64_t *got = malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
             int64_t ngot = -1;
             cr_assert_eq(prim_cpu_select(&ctx, &PROGRAM, in, n, got, &ngot), 0, "%s", ctx.err);
@@ -109,7 +109,7 @@ Test(prim_select, cpu_matches_reference) {
 Test(prim_select, rejects_non_filter_program) {
     PrimProgram p = PROGRAM;
     p.as_filter = 0;
-    PrimCtx ctx = {1, NULL, h_alloc, h_free, NULL, {0}, NULL};
+    PrimCtx ctx = {1, NULL, h_alloc, h_free, NULL, {0}, NULL, NULL};
     int64_t out[1], c;
     int32_t a[1] = {0};
     double b[1] = {0};
@@ -143,7 +143,7 @@ Test(prim_select, gpu_matches_cpu) {
         cr_assert_eq(prim_gpu_copy(dv, bv, (size_t)n, PRIM_H2D, NULL, err, sizeof err), 0, "%s",
                      err);
         PrimVec in[2] = {{PRIM_I32, n, da, NULL}, {PRIM_F64, n, db, dv}};
-        PrimCtx ctx = {1, NULL, d_alloc, d_free, NULL, {0}, NULL};
+        PrimCtx ctx = {1, NULL, d_alloc, d_free, NULL, {0}, NULL, NULL};
         int64_t ngot = -1;
         cr_assert_eq(prim_gpu_select(&ctx, &PROGRAM, in, n, dout, &ngot), 0, "%s", ctx.err);
         cr_assert_eq(ngot, nwant, "n=%lld", (long long)n);
