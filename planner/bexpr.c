@@ -87,6 +87,11 @@ int plan_bexpr_equal(const BExpr *x, const BExpr *y) {
         if (x->agg != y->agg || x->agg_star != y->agg_star || x->agg_distinct != y->agg_distinct)
             return 0;
         break;
+    case BE_INLIST:
+        if (x->table_n != y->table_n || x->ival != y->ival) return 0;
+        if (x->table_n && memcmp(x->table, y->table, (size_t)x->table_n * sizeof(int64_t)) != 0)
+            return 0;
+        break;
     default:
         break;
     }
@@ -633,6 +638,24 @@ double plan_selectivity(const BExpr *p, const BRel *rel) {
         double f = (c ? nonnull_frac(c) : 1.0) - s;
         return f > 0 ? f : 0.0;
     }
+    if (p->kind == BE_INLIST) {
+        /* the sum of the members' = selectivities, at most all non-NULL rows */
+        c = pred_col(p->a, rel);
+        if (!c || p->a->kind != BE_COL) return unknown;
+        if (!c->stats.has_minmax)
+            return c->stats.rows > 0 && c->stats.nulls == c->stats.rows ? 0 : unknown;
+        double s = 0;
+        int isf = bx_is_float(p->a->type);
+        for (int64_t i = 0; i < p->table_n && s < 1.0; i++) {
+            double v;
+            if (isf)
+                memcpy(&v, &p->table[i], sizeof v);
+            else
+                v = (double)p->table[i];
+            s += frac_equal(c, v);
+        }
+        return nonnull_frac(c) * (s < 1.0 ? s : 1.0);
+    }
     if (p->kind == BE_ISNULL) {
         c = pred_col(p->a, rel);
         if (!c || c->stats.rows == 0) return 0.1;
@@ -669,4 +692,40 @@ double plan_selectivity(const BExpr *p, const BRel *rel) {
     ColCmp x;
     if (!col_cmp(p, rel, &x)) return unknown;
     return cmp_sel(&x);
+}
+
+/*
+ * Estimated fraction of rel's rows that pass all of rel->filters: the
+ * product of plan_selectivity over them, computed in one pass. A range
+ * filter on a column that earlier filters also bound is conditional on them
+ * (as plan_selectivity does for one filter), with the earlier ranges kept
+ * per column as the pass goes, so n filters cost O(n) rather than O(n^2).
+ */
+double plan_rel_selectivity(const BRel *rel) {
+    int nc = rel->table ? rel->table->ncols : 0;
+    ColRange *before = malloc(sizeof(ColRange) * (size_t)(nc ? nc : 1));
+    uint8_t *bounded = calloc((size_t)(nc ? nc : 1), 1);
+    double sel = 1.0;
+    for (int f = 0; f < rel->nfilters; f++) {
+        const BExpr *p = rel->filters[f];
+        const CatColumn *c;
+        ColRange r;
+        if (!before || !bounded || !p || p->kind != BE_BINARY || !col_range(p, rel, &c, &r)) {
+            sel *= plan_selectivity(p, rel);
+            continue;
+        }
+        int ci = (int)(c - rel->table->cols);
+        if (!bounded[ci]) {
+            sel *= range_sel(c, &r);
+            before[ci] = r;
+            bounded[ci] = 1;
+            continue;
+        }
+        double sb = range_sel(c, &before[ci]);
+        range_meet(&before[ci], &r);
+        sel *= sb > 0 ? range_sel(c, &before[ci]) / sb : 0.0;
+    }
+    free(before);
+    free(bounded);
+    return sel;
 }

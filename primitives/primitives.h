@@ -86,11 +86,16 @@ typedef enum PrimOp {
     POP_NOT,    /* dst(I) = a == 0 (a of type t), NULL stays NULL */
     POP_ISNULL, /* dst(I) = a is NULL ? 1 : 0, never NULL */
     POP_NOTNULL,
-    POP_TRUTH,   /* dst(I) = a != 0 (a of type t), NULL stays NULL */
-    POP_CASE,    /* dst = (a not NULL and a != 0) ? b : c, all of type t except a (I) */
-    POP_LOOKUP,  /* dst(I) = table[a] for 0 <= a < table_n (a of type I); NULL if a NULL
-                    or table value is INT64_MIN: dictionary remaps, LIKE per entry */
-    POP_COALESCE /* dst = a if not NULL else b, in type t */
+    POP_TRUTH,    /* dst(I) = a != 0 (a of type t), NULL stays NULL */
+    POP_CASE,     /* dst = (a not NULL and a != 0) ? b : c, all of type t except a (I) */
+    POP_LOOKUP,   /* dst(I) = table[a] for 0 <= a < table_n (a of type I); NULL if a NULL
+                     or table value is INT64_MIN: dictionary remaps, LIKE per entry */
+    POP_COALESCE, /* dst = a if not NULL else b, in type t */
+    POP_INLIST    /* dst(I) = a IN set: the set is table[0..table_n), ascending with no
+                     duplicates, of int64 values (t I) or of doubles stored in the
+                     table's 8-byte slots (t F); ival != 0 says the SQL list also held
+                     a NULL. NULL if a is NULL, 1 if a is in the set, else NULL when
+                     ival != 0, else 0 (SQL's x IN (list) of constants) */
 } PrimOp;
 
 enum { PRIM_REG_I = 0, PRIM_REG_F = 1 };
@@ -102,7 +107,8 @@ typedef struct PrimInstr {
     int16_t dst, a, b, c;
     int64_t ival; /* POP_COL: input index; POP_CONST: value */
     double fval;
-    const int64_t *table; /* POP_LOOKUP (host table; the GPU twin gets a device copy) */
+    const int64_t *table; /* POP_LOOKUP, POP_INLIST (host table; the GPU twin gets a device
+                             copy) */
     int64_t table_n;
 } PrimInstr;
 

@@ -98,7 +98,17 @@ typedef struct AstExpr {
     int nlist;
     int negated;  /* NOT BETWEEN / NOT IN / IS NOT NULL / NOT LIKE */
     int distinct; /* COUNT(DISTINCT x) etc. */
+    int height;   /* levels of the tree rooted here (1 for a leaf; a CASE or a
+                     call also counts its arms / arguments, which the binder
+                     chains); at most SQL_MAX_EXPR_DEPTH */
 } AstExpr;
+
+/* Deepest expression tree the parser builds (SQLite's SQLITE_MAX_EXPR_DEPTH):
+ * deeper input fails with "Expression tree is too large (maximum depth
+ * 1000)", so that no later stage recurses without bound. AND / OR chains and
+ * IN lists are lists, not depth: a chain of n terms becomes a balanced tree
+ * of height about log2(n). */
+#define SQL_MAX_EXPR_DEPTH 1000
 
 typedef struct AstSelectItem {
     AstExpr *expr;
@@ -184,6 +194,9 @@ typedef struct SqlError {
  * t(col type [constraints ignored: PRIMARY KEY, NOT NULL, UNIQUE, DEFAULT
  * lit]...), INSERT INTO t [(cols)] VALUES (...), (...), INSERT INTO t
  * SELECT ..., DROP TABLE [IF EXISTS] t, SET name = value.
+ * An AND / OR chain is built as a balanced tree of binary nodes (its terms
+ * in order, left to right), other operators left-deep; an expression tree
+ * deeper than SQL_MAX_EXPR_DEPTH is an error.
  * Expression precedence (low to high): OR; AND; NOT; = <> != < <= > >= IS
  * [NOT] NULL, [NOT] BETWEEN, [NOT] IN, [NOT] LIKE; + - ||; * / %; unary - +;
  * primary.
