@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* Deepest recursion of the parser (nested parentheses, NOT, unary minus,
  * CASE, CAST, calls, parenthesized FROM lists) before it gives up: protects
@@ -265,6 +266,7 @@ static AstExpr *new_expr(Parser *p, AstKind k, int64_t pos, int64_t end) {
     e->pos = pos;
     e->end = end;
     e->height = 1;
+    e->weight = 1;
     return e;
 }
 
@@ -274,24 +276,75 @@ static int fail_depth(Parser *p, int64_t offset) {
                    SQL_MAX_EXPR_DEPTH);
 }
 
+/* Returns 1 when e is a literal (or a signed numeric literal): a value the
+ * binder turns into a constant. */
+static int is_literal(const AstExpr *e) {
+    if (e->kind == AST_UNARY && (e->op == OP_NEG || e->op == OP_PLUS)) e = e->a;
+    return e->kind == AST_INT || e->kind == AST_FLOAT || e->kind == AST_STRING ||
+           e->kind == AST_NULL || e->kind == AST_DATE || e->kind == AST_BOOL;
+}
+
+/* Returns how many times the binder uses operand a of e (1 for most; see
+ * SQL_MAX_EXPR_WEIGHT): BETWEEN 2; an IN list bound to = / OR (8 values or
+ * fewer, or not all literals, planner/bind.c) once per value; a CASE
+ * operand once per WHEN; ABS 3 (x < 0, -x, x). */
+static int64_t operand_uses(const AstExpr *e) {
+    switch (e->kind) {
+    case AST_BETWEEN:
+        return 2;
+    case AST_IN: {
+        int lit = e->nlist > 8;
+        for (int i = 0; lit && i < e->nlist; i++)
+            lit = is_literal(e->list[i]);
+        return lit || e->nlist == 0 ? 1 : e->nlist;
+    }
+    case AST_CASE:
+        return e->nlist / 2 > 1 ? e->nlist / 2 : 1;
+    default:
+        return 1;
+    }
+}
+
 /* Sets e->height to 1 + extra + the height of its tallest child (a, b, c and
- * list) and returns e; NULL (error at `at`) when that exceeds
- * SQL_MAX_EXPR_DEPTH. extra counts levels the binder adds (the arms of a
- * CASE, the arguments of a call, which it chains). */
+ * list), and e->weight to 1 + its children's weights (a counted
+ * operand_uses times, a call's arguments as the binder uses them), and
+ * returns e; NULL (error at `at`) when the height exceeds
+ * SQL_MAX_EXPR_DEPTH or the weight SQL_MAX_EXPR_WEIGHT. extra counts levels
+ * the binder adds (the arms of a CASE, the arguments of a call, which it
+ * chains). */
 static AstExpr *set_height(Parser *p, AstExpr *e, int64_t extra, int64_t at) {
     if (!e) return NULL;
-    int64_t h = 0;
+    const int64_t wmax = SQL_MAX_EXPR_WEIGHT + 1; /* weights saturate here */
+    int64_t h = 0, w = 1;
     const AstExpr *kids[3] = {e->a, e->b, e->c};
-    for (int i = 0; i < 3; i++)
-        if (kids[i] && kids[i]->height > h) h = kids[i]->height;
-    for (int i = 0; i < e->nlist; i++)
-        if (e->list[i] && e->list[i]->height > h) h = e->list[i]->height;
+    for (int i = 0; i < 3; i++) {
+        if (!kids[i]) continue;
+        if (kids[i]->height > h) h = kids[i]->height;
+        int64_t uses = i == 0 ? operand_uses(e) : 1;
+        w += kids[i]->weight > wmax / uses ? wmax : kids[i]->weight * uses;
+        if (w > wmax) w = wmax;
+    }
+    int64_t arg_uses = 1;
+    if (e->kind == AST_FUNC && e->str && strcasecmp(e->str, "abs") == 0) arg_uses = 3;
+    if (e->kind == AST_FUNC && e->str && strcasecmp(e->str, "nullif") == 0) arg_uses = 2;
+    for (int i = 0; i < e->nlist; i++) {
+        if (!e->list[i]) continue;
+        if (e->list[i]->height > h) h = e->list[i]->height;
+        w += e->list[i]->weight > wmax / arg_uses ? wmax : e->list[i]->weight * arg_uses;
+        if (w > wmax) w = wmax;
+    }
     h += 1 + extra;
     if (h > SQL_MAX_EXPR_DEPTH) {
         fail_depth(p, at);
         return NULL;
     }
+    if (w > SQL_MAX_EXPR_WEIGHT) {
+        fail_at(p, at, "Expression tree is too large (more than %d nodes when expanded)",
+                SQL_MAX_EXPR_WEIGHT);
+        return NULL;
+    }
     e->height = (int)h;
+    e->weight = w;
     return e;
 }
 

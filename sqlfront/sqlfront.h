@@ -96,11 +96,15 @@ typedef struct AstExpr {
     struct AstExpr *a, *b, *c;
     struct AstExpr **list;
     int nlist;
-    int negated;  /* NOT BETWEEN / NOT IN / IS NOT NULL / NOT LIKE */
-    int distinct; /* COUNT(DISTINCT x) etc. */
-    int height;   /* levels of the tree rooted here (1 for a leaf; a CASE or a
-                     call also counts its arms / arguments, which the binder
-                     chains); at most SQL_MAX_EXPR_DEPTH */
+    int negated;    /* NOT BETWEEN / NOT IN / IS NOT NULL / NOT LIKE */
+    int distinct;   /* COUNT(DISTINCT x) etc. */
+    int height;     /* levels of the tree rooted here (1 for a leaf; a CASE or a
+                       call also counts its arms / arguments, which the binder
+                       chains); at most SQL_MAX_EXPR_DEPTH */
+    int64_t weight; /* nodes of the tree as the binder expands it (BETWEEN's
+                       operand counted twice, ABS's argument three times, the
+                       operand of a short IN list once per value, ...); at
+                       most SQL_MAX_EXPR_WEIGHT */
 } AstExpr;
 
 /* Deepest expression tree the parser builds (SQLite's SQLITE_MAX_EXPR_DEPTH):
@@ -109,6 +113,12 @@ typedef struct AstExpr {
  * IN lists are lists, not depth: a chain of n terms becomes a balanced tree
  * of height about log2(n). */
 #define SQL_MAX_EXPR_DEPTH 1000
+/* Most nodes an expression may expand to when bound: operands that the
+ * binder uses twice (x BETWEEN a AND b is x >= a AND x <= b) would otherwise
+ * let a short text, such as 30 nested BETWEENs, grow exponentially. Larger
+ * input fails with "Expression tree is too large (more than 1000000 nodes
+ * when expanded)". A 100000-term AND chain weighs about 400000. */
+#define SQL_MAX_EXPR_WEIGHT 1000000
 
 typedef struct AstSelectItem {
     AstExpr *expr;
