@@ -190,9 +190,8 @@ static int cmp_f64(const void *x, const void *y) {
 }
 
 /* IN lists longer than this become a set probe (BE_INLIST); shorter ones
- * stay a chain of = and OR, which is as fast for a few values and keeps
- * their per-value selectivity estimates. */
-#define IN_SET_MIN 8
+ * stay a chain of = and OR, as fast for a few values (see sqlfront.h). */
+#define IN_SET_MIN SQL_IN_SET_MIN
 
 /*
  * Bind x IN (list) as one BE_INLIST when the list is long (> IN_SET_MIN),

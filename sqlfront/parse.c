@@ -285,15 +285,15 @@ static int is_literal(const AstExpr *e) {
 }
 
 /* Returns how many times the binder uses operand a of e (1 for most; see
- * SQL_MAX_EXPR_WEIGHT): BETWEEN 2; an IN list bound to = / OR (8 values or
- * fewer, or not all literals, planner/bind.c) once per value; a CASE
+ * SQL_MAX_EXPR_WEIGHT): BETWEEN 2; an IN list bound to = / OR (SQL_IN_SET_MIN
+ * values or fewer, or not all literals, planner/bind.c) once per value; a CASE
  * operand once per WHEN; ABS 3 (x < 0, -x, x). */
 static int64_t operand_uses(const AstExpr *e) {
     switch (e->kind) {
     case AST_BETWEEN:
         return 2;
     case AST_IN: {
-        int lit = e->nlist > 8;
+        int lit = e->nlist > SQL_IN_SET_MIN;
         for (int i = 0; lit && i < e->nlist; i++)
             lit = is_literal(e->list[i]);
         return lit || e->nlist == 0 ? 1 : e->nlist;
