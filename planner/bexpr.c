@@ -601,6 +601,8 @@ static int col_range(const BExpr *p, const BRel *rel, const CatColumn **c, ColRa
  *   NOT p                  1 - sel(p); non-NULL fraction - sel(p) when p is
  *                          one of the above
  *   col (as a condition)   col <> 0
+ *   col IN (set)           the sum of the members' = fractions, at most the
+ *                          non-NULL fraction (NOT IN with a NULL member: 0)
  *   IS [NOT] NULL          the NULL fraction
  *   AND / OR               product / inclusion-exclusion (independence),
  *                          except an AND of ranges on one column, which is
@@ -632,6 +634,9 @@ double plan_selectivity(const BExpr *p, const BRel *rel) {
         if (col_cmp(p->a, rel, &x)) {
             if (x.isnull) return 0.0;
             c = x.c;
+        } else if (p->a && p->a->kind == BE_INLIST) {
+            if (p->a->ival) return 0.0; /* NOT IN a list with a NULL: never true */
+            c = p->a->a->kind == BE_COL ? pred_col(p->a->a, rel) : NULL;
         } else if (!col_range(p->a, rel, &c, &r)) {
             c = NULL;
         }
