@@ -238,6 +238,15 @@ static CostPrimKind node_prim(const Dag *d, const DagNode *n, double *kb) {
     }
 }
 
+/* Operations per row of a map program: one per instruction, a set probe
+ * (POP_INLIST) one per step of its binary search. */
+static double prog_ops(const PrimProgram *p) {
+    double ops = 0;
+    for (int i = 0; i < p->ninstr; i++)
+        ops += p->code[i].op == POP_INLIST ? 1.0 + log2((double)p->code[i].table_n + 1.0) : 1.0;
+    return ops > 0 ? ops : 1;
+}
+
 /* Compute time of node i on dev without thread starts (cost_node_us). */
 static double node_compute_us(const CostModel *m, const Dag *d, int i, DagDevice dev) {
     const DagNode *n = &d->nodes[i];
@@ -253,7 +262,7 @@ static double node_compute_us(const CostModel *m, const Dag *d, int i, DagDevice
         return 0;
     case DN_MAP: {
         double rows = map_rows(d, n);
-        double ops = n->prog.ninstr > 0 ? n->prog.ninstr : 1;
+        double ops = prog_ops(&n->prog);
         return cost_prim_us(&c[CP_MAP], rows * ops, input_bytes(d, n, rows) + rows * ow);
     }
     case DN_SCAN:
@@ -454,7 +463,7 @@ double cost_select_us(const CostModel *m, const Dag *d, int map, int scatter, Da
     const DagNode *n = &d->nodes[map];
     const CostPrim *c = dev == DEV_GPU ? m->gpu : m->cpu;
     double rows = map_rows(d, n);
-    double ops = n->prog.ninstr > 0 ? n->prog.ninstr : 1;
+    double ops = prog_ops(&n->prog);
     double sel = (double)cost_value_rows(d, d->nodes[scatter].outputs[0]);
     double t = cost_prim_us(&c[CP_SELECT], rows * ops, input_bytes(d, n, rows) + rows + sel * 8);
     if (dev == DEV_CPU) t = serial_us(m, CP_SELECT, rows, t);

@@ -240,6 +240,7 @@ static int prog_makes_null(const PrimProgram *p) {
     for (int i = 0; i < p->ninstr; i++) {
         PrimOp op = (PrimOp)p->code[i].op;
         if (op == POP_NULL || op == POP_DIV || op == POP_MOD || op == POP_LOOKUP) return 1;
+        if (op == POP_INLIST && p->code[i].ival) return 1;
     }
     return 0;
 }

@@ -283,6 +283,17 @@ static int compile(Compiler *c, const BExpr *e) {
         in->ival = idx;
         return d;
     }
+    case BE_INLIST: {
+        int a = compile(c, e->a);
+        int d = reg_alloc(c);
+        PrimInstr *in = emit(c, POP_INLIST, reg_t(e->a->type), d, a, 0, 0);
+        if (!in) return -1;
+        in->table = e->table;
+        in->table_n = e->table_n;
+        in->ival = e->ival;
+        reg_free(c, a);
+        return d;
+    }
     case BE_AGG:
         c->failed = 1;
         op_fail(c->L, "aggregate outside of an aggregation");
@@ -360,6 +371,12 @@ static void label(PlanBuf *b, Lower *L, const LowState *st, const BExpr *e) {
         break;
     case BE_AGG:
         plan_buf_printf(b, "agg(...)");
+        break;
+    case BE_INLIST:
+        plan_buf_printf(b, "(");
+        label(b, L, st, e->a);
+        plan_buf_printf(b, " IN <%lld values%s>)", (long long)e->table_n,
+                        e->ival ? " and NULL" : "");
         break;
     case BE_TOTEXT:
         plan_buf_printf(b, e->tnull ? "COALESCE(CAST(" : "CAST(");

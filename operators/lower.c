@@ -83,11 +83,16 @@ BExpr *op_and(Lower *L, BExpr *acc, BExpr *x) {
     return e;
 }
 
+/* list[0..n) combined with AND as a balanced tree (the terms in order; see
+ * operators.h): its height grows as log2(n), so later recursion over it
+ * (compile, labels) stays shallow for 100000 conjuncts. */
 BExpr *op_and_all(Lower *L, BExpr *const *list, int n) {
-    BExpr *acc = NULL;
-    for (int i = 0; i < n; i++)
-        if (!(acc = op_and(L, acc, list[i]))) return NULL;
-    return acc;
+    if (n <= 0) return NULL;
+    if (n == 1) return list[0];
+    int h = (n + 1) / 2;
+    BExpr *l = op_and_all(L, list, h);
+    BExpr *r = l ? op_and_all(L, list + h, n - h) : NULL;
+    return r ? op_and(L, l, r) : NULL;
 }
 
 int op_zero_row(Lower *L, const char *label) {

@@ -91,8 +91,8 @@ char *op_expr_label(Lower *L, const LowState *st, const BExpr *e);
 /* acc AND x as a new bound node (acc NULL: x itself); NULL when out of
  * memory. Builds the one predicate a filter node evaluates. */
 BExpr *op_and(Lower *L, BExpr *acc, BExpr *x);
-/* list[0..n) combined with AND into one tree (arena); NULL for n == 0 or
- * out of memory. */
+/* list[0..n) combined with AND into one balanced tree (arena; height about
+ * log2(n)); NULL for n == 0 or out of memory. */
 BExpr *op_and_all(Lower *L, BExpr *const *list, int n);
 /* The SQL name of aggregate agg ("count(*)", "sum", ...), for labels. */
 const char *op_agg_name(PrimAgg agg);

@@ -129,6 +129,11 @@ int plan_bexpr_equal(const BExpr *x, const BExpr *y) {
             !bx_same_text(x->tnull, y->tnull))
             return 0;
         break;
+    case BE_INLIST:
+        if (x->table_n != y->table_n || x->ival != y->ival) return 0;
+        if (x->table_n && memcmp(x->table, y->table, (size_t)x->table_n * sizeof(int64_t)) != 0)
+            return 0;
+        break;
     default:
         break;
     }
@@ -710,6 +715,8 @@ static int col_range(const BExpr *p, const BRel *rel, const CatColumn **c, ColRa
  *   NOT p                  1 - sel(p); non-NULL fraction - sel(p) when p is
  *                          one of the above
  *   col (as a condition)   col <> 0
+ *   col IN (set)           the sum of the members' = fractions, at most the
+ *                          non-NULL fraction (NOT IN with a NULL member: 0)
  *   IS [NOT] NULL          the NULL fraction
  *   AND / OR               product / inclusion-exclusion (independence),
  *                          except an AND of ranges on one column, which is
@@ -741,11 +748,32 @@ double plan_selectivity(const BExpr *p, const BRel *rel) {
         if (col_cmp(p->a, rel, &x)) {
             if (x.isnull) return 0.0;
             c = x.c;
+        } else if (p->a && p->a->kind == BE_INLIST) {
+            if (p->a->ival) return 0.0; /* NOT IN a list with a NULL: never true */
+            c = p->a->a->kind == BE_COL ? pred_col(p->a->a, rel) : NULL;
         } else if (!col_range(p->a, rel, &c, &r)) {
             c = NULL;
         }
         double f = (c ? nonnull_frac(c) : 1.0) - s;
         return f > 0 ? f : 0.0;
+    }
+    if (p->kind == BE_INLIST) {
+        /* the sum of the members' = selectivities, at most all non-NULL rows */
+        c = pred_col(p->a, rel);
+        if (!c || p->a->kind != BE_COL) return unknown;
+        if (!c->stats.has_minmax)
+            return c->stats.rows > 0 && c->stats.nulls == c->stats.rows ? 0 : unknown;
+        double s = 0;
+        int isf = bx_is_float(p->a->type);
+        for (int64_t i = 0; i < p->table_n && s < 1.0; i++) {
+            double v;
+            if (isf)
+                memcpy(&v, &p->table[i], sizeof v);
+            else
+                v = (double)p->table[i];
+            s += frac_equal(c, v);
+        }
+        return nonnull_frac(c) * (s < 1.0 ? s : 1.0);
     }
     if (p->kind == BE_ISNULL) {
         c = pred_col(p->a, rel);
@@ -783,4 +811,40 @@ double plan_selectivity(const BExpr *p, const BRel *rel) {
     ColCmp x;
     if (!col_cmp(p, rel, &x)) return unknown;
     return cmp_sel(&x);
+}
+
+/*
+ * Estimated fraction of rel's rows that pass all of rel->filters: the
+ * product of plan_selectivity over them, computed in one pass. A range
+ * filter on a column that earlier filters also bound is conditional on them
+ * (as plan_selectivity does for one filter), with the earlier ranges kept
+ * per column as the pass goes, so n filters cost O(n) rather than O(n^2).
+ */
+double plan_rel_selectivity(const BRel *rel) {
+    int nc = rel->table ? rel->table->ncols : 0;
+    ColRange *before = malloc(sizeof(ColRange) * (size_t)(nc ? nc : 1));
+    uint8_t *bounded = calloc((size_t)(nc ? nc : 1), 1);
+    double sel = 1.0;
+    for (int f = 0; f < rel->nfilters; f++) {
+        const BExpr *p = rel->filters[f];
+        const CatColumn *c;
+        ColRange r;
+        if (!before || !bounded || !p || p->kind != BE_BINARY || !col_range(p, rel, &c, &r)) {
+            sel *= plan_selectivity(p, rel);
+            continue;
+        }
+        int ci = (int)(c - rel->table->cols);
+        if (!bounded[ci]) {
+            sel *= range_sel(c, &r);
+            before[ci] = r;
+            bounded[ci] = 1;
+            continue;
+        }
+        double sb = range_sel(c, &before[ci]);
+        range_meet(&before[ci], &r);
+        sel *= sb > 0 ? range_sel(c, &before[ci]) / sb : 0.0;
+    }
+    free(before);
+    free(bounded);
+    return sel;
 }

@@ -5,6 +5,7 @@
  * builds the logical plan (BSelect). Errors are "Binder Error" with the
  * byte offset of the offending text.
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -488,6 +489,119 @@ static BExpr *bind_logic(BindCtx *bc, AstOp op, BExpr *x, BExpr *y, int64_t pos)
     if (!x || !y) return NULL;
     BExpr *e = bx_bin(bc->arena, op, CAT_BOOL, x, y, pos);
     return e ? e : bind_oom(bc);
+}
+
+/* Returns op (AND / OR) over t[0..n) (n >= 1) as a balanced tree, the terms
+ * in order: its height grows as log2(n), so a long IN list bound to ORs does
+ * not make later recursion deep. NULL with an error. */
+static BExpr *bind_logic_all(BindCtx *bc, AstOp op, BExpr **t, int n, int64_t pos) {
+    if (n == 1) return t[0];
+    int h = (n + 1) / 2;
+    BExpr *l = bind_logic_all(bc, op, t, h, pos);
+    BExpr *r = l ? bind_logic_all(bc, op, t + h, n - h, pos) : NULL;
+    return r ? bind_logic(bc, op, l, r, pos) : NULL;
+}
+
+/* qsort order of int64 values. */
+static int cmp_i64(const void *x, const void *y) {
+    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* qsort order of doubles (no NaN among them). */
+static int cmp_f64(const void *x, const void *y) {
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+/* IN lists longer than this become a set probe (BE_INLIST); shorter ones
+ * stay a chain of = and OR, as fast for a few values (see sqlfront.h). */
+#define IN_SET_MIN SQL_IN_SET_MIN
+
+/*
+ * Bind x IN (list) as one BE_INLIST when the list is long (> IN_SET_MIN),
+ * x is not a constant, and every value binds to a constant that compares
+ * with x without an error: numbers with a number (an integral x keeps only
+ * the integral values, exactly, as SQLite compares INTEGER with REAL; a
+ * REAL x takes every value as a double), DATEs and date strings with a
+ * DATE, strings with a STRING (looked up in x's own dictionary: a string
+ * absent from it can match no row, so no dictionary union is built).
+ * NULL values set the NULL flag, as does a NaN. Returns the node, NULL
+ * with *declined = 0 after an error, or NULL with *declined = 1 when the
+ * list does not qualify (the caller binds it as = / OR).
+ */
+static BExpr *bind_in_set(BindCtx *bc, const AstExpr *e, int allow_agg, int *declined) {
+    *declined = 1;
+    if (e->nlist <= IN_SET_MIN) return NULL;
+    BExpr *x = bind_expr(bc, e->a, allow_agg);
+    *declined = 0;
+    if (!x) return NULL;
+    *declined = 1;
+    if (x->kind == BE_CONST || x->type == CAT_NULL) return NULL;
+    int isf = bx_is_float(x->type), isstr = x->type == CAT_STRING;
+    if (isstr && !x->dict) return NULL;
+    if (!isstr && !bx_is_numeric(x->type)) return NULL;
+    int64_t *tab = plan_alloc(bc->arena, sizeof(int64_t) * (size_t)e->nlist);
+    if (!tab) return *declined = 0, bind_oom(bc);
+    double *ftab = (double *)(void *)tab; /* the slots hold doubles when isf */
+    int64_t n = 0;
+    int hasnull = 0;
+    for (int i = 0; i < e->nlist; i++) {
+        BExpr *v = bind_expr(bc, e->list[i], allow_agg);
+        if (!v) return *declined = 0, NULL;
+        if (v->kind != BE_CONST) return NULL;
+        if (v->is_null || v->type == CAT_NULL) {
+            hasnull = 1;
+            continue;
+        }
+        if (v->type == CAT_STRING) {
+            const char *s = cat_dict_str(v->dict, v->ival);
+            if (isstr) {
+                int64_t code = cat_dict_find(x->dict, s, strlen(s));
+                if (code >= 0) tab[n++] = code;
+                continue;
+            }
+            if (x->type != CAT_DATE) return NULL; /* = would be a Binder Error */
+            int32_t days;
+            if (cat_parse_date(s, strlen(s), &days) != 0)
+                return *declined = 0, bind_fail(bc, "Binder", v->pos, "invalid date '%s'", s);
+            tab[n++] = days;
+            continue;
+        }
+        if (isstr || !bx_is_numeric(v->type)) return NULL;
+        if (isf) {
+            double f = bx_is_float(v->type) ? v->fval : (double)v->ival;
+            if (f != f)
+                hasnull = 1; /* NaN is NULL in SQLite */
+            else
+                ftab[n++] = f;
+        } else if (bx_is_float(v->type)) {
+            double f = v->fval;
+            if (f != f)
+                hasnull = 1;
+            else if (f == floor(f) && f >= -9223372036854775808.0 && f < 9223372036854775808.0)
+                tab[n++] = (int64_t)f;
+        } else {
+            tab[n++] = v->ival;
+        }
+    }
+    qsort(tab, (size_t)n, sizeof(int64_t), isf ? cmp_f64 : cmp_i64);
+    int64_t u = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (isf ? (u > 0 && ftab[u - 1] == ftab[i]) : (u > 0 && tab[u - 1] == tab[i])) continue;
+        if (isf)
+            ftab[u++] = ftab[i];
+        else
+            tab[u++] = tab[i];
+    }
+    *declined = 0;
+    BExpr *s = bx_new(bc->arena, BE_INLIST, CAT_BOOL, e->pos);
+    if (!s) return bind_oom(bc);
+    s->a = x;
+    s->table = tab;
+    s->table_n = u;
+    s->ival = hasnull;
+    return s;
 }
 
 /* Result type shared by the branches of a CASE / COALESCE; unify string
@@ -1102,13 +1216,20 @@ static BExpr *bind_expr(BindCtx *bc, const AstExpr *e, int allow_agg) {
         return n;
     }
     case AST_IN: {
-        BExpr *acc = NULL;
-        for (int i = 0; i < e->nlist; i++) {
-            BExpr *x = bind_expr(bc, e->a, allow_agg);
-            BExpr *v = x ? bind_expr(bc, e->list[i], allow_agg) : NULL;
-            BExpr *eq = v ? bind_compare(bc, OP_EQ, x, v, e->list[i]->pos) : NULL;
-            if (!eq) return NULL;
-            acc = acc ? bind_logic(bc, OP_OR, acc, eq, e->pos) : eq;
+        int declined;
+        BExpr *acc = bind_in_set(bc, e, allow_agg, &declined);
+        if (!acc && !declined) return NULL;
+        if (!acc && e->nlist > 0) {
+            /* x = v1 OR x = v2 ..., as a balanced tree */
+            BExpr **eqs = plan_alloc(A, sizeof(BExpr *) * (size_t)e->nlist);
+            if (!eqs) return bind_oom(bc);
+            for (int i = 0; i < e->nlist; i++) {
+                BExpr *x = bind_expr(bc, e->a, allow_agg);
+                BExpr *v = x ? bind_expr(bc, e->list[i], allow_agg) : NULL;
+                eqs[i] = v ? bind_compare(bc, OP_EQ, x, v, e->list[i]->pos) : NULL;
+                if (!eqs[i]) return NULL;
+            }
+            acc = bind_logic_all(bc, OP_OR, eqs, e->nlist, e->pos);
             if (!acc) return NULL;
         }
         if (!acc) acc = bx_int(A, CAT_BOOL, 0, e->pos);

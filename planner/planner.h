@@ -41,9 +41,13 @@ typedef enum BExprKind {
     BE_TRUTH,    /* a != 0 as BOOL (numeric used as a condition) */
     BE_LOOKUP,   /* table[a] (a is a STRING code): remaps and LIKE */
     BE_AGG,      /* aggregate call (only before rewriting into the agg scope) */
-    BE_TOTEXT    /* CAST(number AS TEXT) of a non-constant number: its text
+    BE_TOTEXT,   /* CAST(number AS TEXT) of a non-constant number: its text
                     exists only when the query runs (dict NULL); tuse says
                     what is made of it (TextUse) */
+    BE_INLIST    /* a IN (constants), BOOL: table[0..table_n) is the ascending set of
+                    distinct values in a's value space (int64; doubles in the slots
+                    when a is float-typed; codes of a's dictionary for STRING), ival 1
+                    when the list held a NULL (POP_INLIST's semantics) */
 } BExprKind;
 
 /* What a BE_TOTEXT node (and the CPU-only DN_TOTEXT it lowers to) makes of
@@ -72,7 +76,7 @@ typedef struct BExpr {
     double fval;
     int slot, col;
     struct BExpr *a, *b, *c;
-    const int64_t *table; /* BE_LOOKUP, owned by the plan's arena */
+    const int64_t *table; /* BE_LOOKUP, BE_INLIST, owned by the plan's arena */
     int64_t table_n;
     const CatDict *dict; /* STRING-typed expressions */
     PrimAgg agg;         /* BE_AGG */
@@ -195,6 +199,9 @@ int plan_like_match(const char *s, const char *pattern);
 int plan_bexpr_equal(const BExpr *x, const BExpr *y);
 /* Estimated selectivity of a predicate over one relation (0..1). */
 double plan_selectivity(const BExpr *pred, const BRel *rel);
+/* Estimated fraction of rel's rows that pass all its filters: the product of
+ * plan_selectivity over rel->filters, in time linear in their number. */
+double plan_rel_selectivity(const BRel *rel);
 
 /* ------------------------------------------------- aggregation choice --
  * The shape of a GROUP BY / aggregate block as the lowering sees it, for

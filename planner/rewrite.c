@@ -46,9 +46,7 @@ static double join_estimate(const BSelect *b, uint64_t in, double cur, int r, in
 void plan_rewrite(BSelect *b) {
     for (int r = 0; r < b->nrels; r++) {
         BRel *rel = &b->rels[r];
-        double sel = 1.0;
-        for (int f = 0; f < rel->nfilters; f++)
-            sel *= plan_selectivity(rel->filters[f], rel);
+        double sel = plan_rel_selectivity(rel);
         double est = (double)rel->table->nrows * sel;
         rel->est_rows = (int64_t)(est + 0.5);
         if (rel->est_rows < 1 && rel->table->nrows > 0) rel->est_rows = 1;

@@ -110,7 +110,12 @@ typedef enum PrimOp {
                     or table value is INT64_MIN: dictionary remaps, LIKE per entry.
                     dst is I, or F when t is PRIM_REG_F: then the entries are the
                     bit patterns of doubles (CAST(text AS REAL) per entry) */
-    POP_COALESCE /* dst = a if not NULL else b, in type t */
+    POP_COALESCE, /* dst = a if not NULL else b, in type t */
+    POP_INLIST    /* dst(I) = a IN set: the set is table[0..table_n), ascending with no
+                     duplicates, of int64 values (t I) or of doubles stored in the
+                     table's 8-byte slots (t F); ival != 0 says the SQL list also held
+                     a NULL. NULL if a is NULL, 1 if a is in the set, else NULL when
+                     ival != 0, else 0 (SQL's x IN (list) of constants) */
 } PrimOp;
 
 enum { PRIM_REG_I = 0, PRIM_REG_F = 1 };
@@ -122,7 +127,8 @@ typedef struct PrimInstr {
     int16_t dst, a, b, c;
     int64_t ival; /* POP_COL: input index; POP_CONST: value */
     double fval;
-    const int64_t *table; /* POP_LOOKUP (host table; the GPU twin gets a device copy) */
+    const int64_t *table; /* POP_LOOKUP, POP_INLIST (host table; the GPU twin gets a device
+                             copy) */
     int64_t table_n;
 } PrimInstr;
 

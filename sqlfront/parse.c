@@ -15,9 +15,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
-/* Deepest nesting of expressions before the parser gives up (protects the C
- * stack from hostile input such as 100000 opening parentheses). */
+/* Deepest recursion of the parser (nested parentheses, NOT, unary minus,
+ * CASE, CAST, calls, parenthesized FROM lists) before it gives up: protects
+ * the C stack from hostile input such as 100000 opening parentheses. The
+ * height of the tree it builds is bounded separately (SQL_MAX_EXPR_DEPTH). */
 #define PARSE_MAX_DEPTH 1000
 
 /* Longest token text quoted in an error message. */
@@ -271,24 +274,116 @@ static AstExpr *new_expr(Parser *p, AstKind k, int64_t pos, int64_t end) {
     e->kind = k;
     e->pos = pos;
     e->end = end;
+    e->height = 1;
+    e->weight = 1;
     return e;
 }
 
-/* Returns a binary node a <op> b spanning both; NULL after an error. */
+/* Records the depth-limit error at offset. Returns -1. */
+static int fail_depth(Parser *p, int64_t offset) {
+    return fail_at(p, offset, "Expression tree is too large (maximum depth %d)",
+                   SQL_MAX_EXPR_DEPTH);
+}
+
+/* Returns 1 when e is a literal (or a signed numeric literal): a value the
+ * binder turns into a constant. */
+static int is_literal(const AstExpr *e) {
+    if (e->kind == AST_UNARY && (e->op == OP_NEG || e->op == OP_PLUS)) e = e->a;
+    return e->kind == AST_INT || e->kind == AST_FLOAT || e->kind == AST_STRING ||
+           e->kind == AST_NULL || e->kind == AST_DATE || e->kind == AST_BOOL;
+}
+
+/* Returns how many times the binder uses operand a of e (1 for most; see
+ * SQL_MAX_EXPR_WEIGHT): BETWEEN 2; an IN list bound to = / OR (SQL_IN_SET_MIN
+ * values or fewer, or not all literals, planner/bind.c) once per value; a CASE
+ * operand once per WHEN; ABS 3 (x < 0, -x, x). */
+static int64_t operand_uses(const AstExpr *e) {
+    switch (e->kind) {
+    case AST_BETWEEN:
+        return 2;
+    case AST_IN: {
+        int lit = e->nlist > SQL_IN_SET_MIN;
+        for (int i = 0; lit && i < e->nlist; i++)
+            lit = is_literal(e->list[i]);
+        return lit || e->nlist == 0 ? 1 : e->nlist;
+    }
+    case AST_CASE:
+        return e->nlist / 2 > 1 ? e->nlist / 2 : 1;
+    default:
+        return 1;
+    }
+}
+
+/* Sets e->height to 1 + extra + the height of its tallest child (a, b, c and
+ * list), and e->weight to 1 + its children's weights (a counted
+ * operand_uses times, a call's arguments as the binder uses them), and
+ * returns e; NULL (error at `at`) when the height exceeds
+ * SQL_MAX_EXPR_DEPTH or the weight SQL_MAX_EXPR_WEIGHT. extra counts levels
+ * the binder adds (the arms of a CASE, the arguments of a call, which it
+ * chains). */
+static AstExpr *set_height(Parser *p, AstExpr *e, int64_t extra, int64_t at) {
+    if (!e) return NULL;
+    const int64_t wmax = SQL_MAX_EXPR_WEIGHT + 1; /* weights saturate here */
+    int64_t h = 0, w = 1;
+    const AstExpr *kids[3] = {e->a, e->b, e->c};
+    for (int i = 0; i < 3; i++) {
+        if (!kids[i]) continue;
+        if (kids[i]->height > h) h = kids[i]->height;
+        int64_t uses = i == 0 ? operand_uses(e) : 1;
+        w += kids[i]->weight > wmax / uses ? wmax : kids[i]->weight * uses;
+        if (w > wmax) w = wmax;
+    }
+    int64_t arg_uses = 1;
+    if (e->kind == AST_FUNC && e->str && strcasecmp(e->str, "abs") == 0) arg_uses = 3;
+    if (e->kind == AST_FUNC && e->str && strcasecmp(e->str, "nullif") == 0) arg_uses = 2;
+    for (int i = 0; i < e->nlist; i++) {
+        if (!e->list[i]) continue;
+        if (e->list[i]->height > h) h = e->list[i]->height;
+        w += e->list[i]->weight > wmax / arg_uses ? wmax : e->list[i]->weight * arg_uses;
+        if (w > wmax) w = wmax;
+    }
+    h += 1 + extra;
+    if (h > SQL_MAX_EXPR_DEPTH) {
+        fail_depth(p, at);
+        return NULL;
+    }
+    if (w > SQL_MAX_EXPR_WEIGHT) {
+        fail_at(p, at, "Expression tree is too large (more than %d nodes when expanded)",
+                SQL_MAX_EXPR_WEIGHT);
+        return NULL;
+    }
+    e->height = (int)h;
+    e->weight = w;
+    return e;
+}
+
+/* Returns a binary node a <op> b spanning both; NULL after an error
+ * (including a tree deeper than SQL_MAX_EXPR_DEPTH, reported at b). */
 static AstExpr *new_binary(Parser *p, AstOp op, AstExpr *a, AstExpr *b) {
     AstExpr *e = new_expr(p, AST_BINARY, a->pos, b->end);
     if (!e) return NULL;
     e->op = op;
     e->a = a;
     e->b = b;
-    return e;
+    return set_height(p, e, 0, b->pos);
+}
+
+/* Returns the balanced tree of op (AND / OR) over terms[0..n) (n >= 1), the
+ * terms in order left to right (the left half takes the middle term): its
+ * height is the tallest term's plus about log2(n), so a chain of 100000
+ * terms is no deeper than one of 20. NULL after an error. */
+static AstExpr *balanced_chain(Parser *p, AstOp op, AstExpr **terms, int64_t n) {
+    if (n == 1) return terms[0];
+    int64_t h = (n + 1) / 2;
+    AstExpr *l = balanced_chain(p, op, terms, h);
+    AstExpr *r = l ? balanced_chain(p, op, terms + h, n - h) : NULL;
+    return r ? new_binary(p, op, l, r) : NULL;
 }
 
 /* Enters one level of expression nesting; returns 0, or -1 with an error
  * when the input nests deeper than PARSE_MAX_DEPTH. */
 static int enter(Parser *p) {
-    if (++p->depth > PARSE_MAX_DEPTH)
-        return fail_at(p, p->tok.pos, "expression nested too deeply at or near this point");
+    if (++p->depth > PARSE_MAX_DEPTH) return fail_depth(p, p->tok.pos);
     return 0;
 }
 
@@ -454,7 +549,8 @@ static AstExpr *parse_call(Parser *p, SqlToken name) {
     e->list = (AstExpr **)args.data;
     e->nlist = (int)args.n;
     e->end = p->prev_end;
-    return e;
+    /* COALESCE / IFNULL bind to a chain of one node per argument */
+    return set_height(p, e, e->nlist > 1 ? e->nlist - 1 : 0, e->pos);
 }
 
 /* Parses CASE [operand] WHEN c THEN r ... [ELSE e] END with CASE current.
@@ -480,7 +576,8 @@ static AstExpr *parse_case(Parser *p) {
     e->list = (AstExpr **)arms.data;
     e->nlist = (int)arms.n;
     e->end = p->prev_end;
-    return e;
+    /* the binder nests one node per WHEN arm */
+    return set_height(p, e, e->nlist / 2, e->pos);
 }
 
 /* Parses CAST(expr AS type) with CAST current. Returns the AST_CAST node
@@ -493,7 +590,7 @@ static AstExpr *parse_cast(Parser *p) {
     if (!(e->str = parse_type_name(p, 0, NULL))) return NULL;
     if (expect_op(p, ")") < 0) return NULL;
     e->end = p->prev_end;
-    return e;
+    return set_height(p, e, 0, e->pos);
 }
 
 /* Parses a primary expression: literal, column, function call, CASE, CAST,
@@ -660,6 +757,7 @@ static AstExpr *parse_unary(Parser *p) {
             if (a && (e = new_expr(p, AST_UNARY, t.pos, a->end))) {
                 e->op = tok_is_op(p, t, "-") ? OP_NEG : OP_PLUS;
                 e->a = a;
+                e = set_height(p, e, 0, t.pos);
             }
         }
     } else if (is_kw(p, "not")) {
@@ -761,7 +859,7 @@ static AstExpr *parse_predicate_tail(Parser *p, AstExpr *l, int negated) {
     }
     e->negated = negated;
     e->end = p->prev_end;
-    return e;
+    return set_height(p, e, 0, e->pos);
 }
 
 /* Parses the postfix form at the current token (binop_prec gave PREC_EQ
@@ -790,7 +888,7 @@ static AstExpr *parse_postfix(Parser *p, AstExpr *l) {
         advance(p);
     }
     e->end = p->prev_end;
-    return e;
+    return set_height(p, e, 0, e->pos);
 }
 
 /* binary(min) := unary {op binary(prec(op) + 1) | postfix} for operators of
@@ -831,28 +929,39 @@ static AstExpr *parse_not(Parser *p) {
     if (e) {
         e->op = OP_NOT;
         e->a = a;
+        e = set_height(p, e, 0, pos);
     }
     p->depth--;
     return e;
 }
 
-/* and := not {AND not}. Returns the node or NULL. */
+/* and := not {AND not}, built as a balanced tree (balanced_chain). Returns
+ * the node or NULL. */
 static AstExpr *parse_and(Parser *p) {
     AstExpr *l = parse_not(p);
-    while (l && accept_kw(p, "and")) {
+    if (!l || !is_kw(p, "and")) return l;
+    Vec terms = vec_make(sizeof(AstExpr *));
+    if (vec_push(p, &terms, &l) < 0) return NULL;
+    while (accept_kw(p, "and")) {
         AstExpr *r = parse_not(p);
-        l = r ? new_binary(p, OP_AND, l, r) : NULL;
+        if (!r || vec_push(p, &terms, &r) < 0) return NULL;
     }
-    return l;
+    return balanced_chain(p, OP_AND, (AstExpr **)terms.data, terms.n);
 }
 
-/* expr := and {OR and}. Returns the node or NULL. */
+/* expr := and {OR and}, built as a balanced tree (balanced_chain). Returns
+ * the node or NULL. */
 static AstExpr *parse_expr(Parser *p) {
     if (enter(p) < 0) return NULL;
     AstExpr *l = parse_and(p);
-    while (l && accept_kw(p, "or")) {
-        AstExpr *r = parse_and(p);
-        l = r ? new_binary(p, OP_OR, l, r) : NULL;
+    if (l && is_kw(p, "or")) {
+        Vec terms = vec_make(sizeof(AstExpr *));
+        if (vec_push(p, &terms, &l) < 0) l = NULL;
+        while (l && accept_kw(p, "or")) {
+            AstExpr *r = parse_and(p);
+            if (!r || vec_push(p, &terms, &r) < 0) l = NULL;
+        }
+        if (l) l = balanced_chain(p, OP_OR, (AstExpr **)terms.data, terms.n);
     }
     p->depth--;
     return l;
@@ -923,8 +1032,10 @@ static int parse_table_factor(Parser *p, Vec *from) {
     if (is_op(p, "(")) {
         SqlToken n = peek(p);
         if (tok_is_kw(p, n, "select")) return fail_unsupported(p, n.pos, "a subquery in FROM");
+        if (enter(p) < 0) return -1;
         advance(p);
         if (parse_from_list(p, from) < 0) return -1;
+        p->depth--;
         return expect_op(p, ")");
     }
     AstTableRef r;

@@ -224,6 +224,31 @@ static void map_col(MapRegs *R, const PrimVec *col, int d, int t, int64_t base, 
     }
 }
 
+/* Returns 1 if x is in the ascending int64 set t[0..n): a branchless
+ * binary search for the last element <= x. */
+static inline int map_in_i(const int64_t *t, int64_t n, int64_t x) {
+    if (n <= 0) return 0;
+    const int64_t *base = t;
+    while (n > 1) {
+        int64_t half = n / 2;
+        base = base[half] <= x ? base + half : base;
+        n -= half;
+    }
+    return *base == x;
+}
+
+/* Returns 1 if x is in the ascending double set t[0..n) (NaN never is). */
+static inline int map_in_f(const double *t, int64_t n, double x) {
+    if (n <= 0) return 0;
+    const double *base = t;
+    while (n > 1) {
+        int64_t half = n / 2;
+        base = base[half] <= x ? base + half : base;
+        n -= half;
+    }
+    return *base == x;
+}
+
 /* Binary arithmetic / comparison loops: D[k] = EXPR over A[k], B[k]. */
 #define MAP_LOOP2(DT, D, AT, A, BT, B, EXPR)                                                       \
     do {                                                                                           \
@@ -602,6 +627,36 @@ static void map_exec(MapRegs *R, const PrimInstr *in, const PrimVec *inputs, int
         R->maynull[d] = any != 0;
         break;
     }
+    case POP_INLIST: {
+        /* Element-wise: dst (and its NULL bytes) may alias a. */
+        const uint8_t *na = map_nulls(R, a);
+        int hasnull = in->ival != 0;
+        uint8_t mn = (uint8_t)(R->maynull[a] | hasnull);
+        uint8_t *nd = R->nl[d];
+        int64_t tn = in->table_n;
+        if (isf) {
+            const double *A = R->rf[a];
+            const double *tab = (const double *)(const void *)in->table;
+            int64_t *D = map_wi(R, d);
+            for (int64_t k = 0; k < len; k++) {
+                int f = map_in_f(tab, tn, A[k]);
+                uint8_t isn = (uint8_t)(na[k] | ((!f) & hasnull));
+                D[k] = f & !na[k];
+                if (mn) nd[k] = isn;
+            }
+        } else {
+            const int64_t *A = R->ri[a];
+            int64_t *D = map_wi(R, d);
+            for (int64_t k = 0; k < len; k++) {
+                int f = map_in_i(in->table, tn, A[k]);
+                uint8_t isn = (uint8_t)(na[k] | ((!f) & hasnull));
+                D[k] = f & !na[k];
+                if (mn) nd[k] = isn;
+            }
+        }
+        R->maynull[d] = mn;
+        break;
+    }
     case POP_COALESCE: {
         if (!R->maynull[a]) {
             if (isf) {
@@ -844,6 +899,7 @@ static int map_reads(int op) {
     case POP_NOTNULL:
     case POP_TRUTH:
     case POP_LOOKUP:
+    case POP_INLIST:
         return 1;
     case POP_CASE:
         return 7;
@@ -919,7 +975,7 @@ static int map_validate(PrimCtx *ctx, const PrimProgram *P, const PrimVec *input
     uint8_t regtype[PRIM_MAX_REGS] = {0};
     for (int i = 0; i < P->ninstr; i++) {
         const PrimInstr *in = &P->code[i];
-        if (in->op > POP_COALESCE) return map_err(ctx, "instruction %d: bad opcode %d", i, in->op);
+        if (in->op > POP_INLIST) return map_err(ctx, "instruction %d: bad opcode %d", i, in->op);
         if (in->t != PRIM_REG_I && in->t != PRIM_REG_F)
             return map_err(ctx, "instruction %d: bad type %d", i, in->t);
         int rd = map_reads(in->op);
@@ -938,7 +994,8 @@ static int map_validate(PrimCtx *ctx, const PrimProgram *P, const PrimVec *input
             return map_err(ctx, "instruction %d: register %d out of range", i, in->dst);
         if (in->op == POP_COL && (in->ival < 0 || in->ival >= P->ninputs))
             return map_err(ctx, "instruction %d: input %lld out of range", i, (long long)in->ival);
-        if (in->op == POP_LOOKUP && (in->table_n < 0 || (in->table_n > 0 && !in->table)))
+        if ((in->op == POP_LOOKUP || in->op == POP_INLIST) &&
+            (in->table_n < 0 || (in->table_n > 0 && !in->table)))
             return map_err(ctx, "instruction %d: bad lookup table", i);
         written[in->dst] = 1;
         regtype[in->dst] = (uint8_t)map_dst_type(in);

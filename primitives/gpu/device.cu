@@ -97,6 +97,31 @@ static __device__ __forceinline__ int map_poison(const PrimInstr &in, const int6
     }
 }
 
+/* Returns 1 if x is in the ascending int64 set t[0..n): binary search for
+ * the last element <= x (the CPU twin's map_in_i). */
+__device__ __forceinline__ int map_in_i(const int64_t *t, int64_t n, int64_t x) {
+    if (n <= 0) return 0;
+    const int64_t *base = t;
+    while (n > 1) {
+        const int64_t half = n / 2;
+        base = base[half] <= x ? base + half : base;
+        n -= half;
+    }
+    return *base == x;
+}
+
+/* Returns 1 if x is in the ascending double set t[0..n) (NaN never is). */
+__device__ __forceinline__ int map_in_f(const double *t, int64_t n, double x) {
+    if (n <= 0) return 0;
+    const double *base = t;
+    while (n > 1) {
+        const int64_t half = n / 2;
+        base = base[half] <= x ? base + half : base;
+        n -= half;
+    }
+    return *base == x;
+}
+
 /* Evaluates the register program once per row (grid-stride over rows), with
  * registers in a thread-local array and NULL flags in a 64-bit mask: nothing
  * but the result reaches global memory. The program was validated on the host
@@ -323,6 +348,22 @@ __global__ void map_kernel(MapArgs a) {
                     SETI(d, v);
                 break;
             }
+            case POP_INLIST: {
+                if (ISNUL(x)) {
+                    SETNULL(d);
+                    break;
+                }
+                const int f = in.t == PRIM_REG_F ? map_in_f((const double *)(const void *)in.table,
+                                                            in.table_n, RF(x))
+                                                 : map_in_i(in.table, in.table_n, RI(x));
+                if (f)
+                    SETI(d, 1);
+                else if (in.ival != 0)
+                    SETNULL(d);
+                else
+                    SETI(d, 0);
+                break;
+            }
             case POP_COALESCE: {
                 const int s = ISNUL(x) ? y : x;
                 const int64_t v = r[s];
@@ -379,6 +420,7 @@ static __host__ __device__ int map_reads(int op) {
     case POP_NOTNULL:
     case POP_TRUTH:
     case POP_LOOKUP:
+    case POP_INLIST:
         return 1;
     case POP_ADD:
     case POP_SUB:
@@ -439,8 +481,8 @@ static int map_validate(PrimCtx *ctx, const PrimProgram *prog, const PrimVec *in
                 return prim_gpu_fail(ctx, "map: input column %lld has no data",
                                      (long long)in->ival);
         }
-        if (in->op == POP_LOOKUP && in->table_n > 0 && !in->table)
-            return prim_gpu_fail(ctx, "map: LOOKUP at %d has no table", k);
+        if ((in->op == POP_LOOKUP || in->op == POP_INLIST) && in->table_n > 0 && !in->table)
+            return prim_gpu_fail(ctx, "map: LOOKUP/INLIST at %d has no table", k);
     }
     if (!((written >> prog->result) & 1ull))
         return prim_gpu_fail(ctx, "map: result register %d never written", prog->result);
@@ -480,7 +522,8 @@ extern "C" int prim_gpu_map(PrimCtx *ctx, const PrimProgram *prog, const PrimVec
     const size_t in_bytes = align16((size_t)prog->ninputs * sizeof(PrimVec));
     size_t total = code_bytes + in_bytes;
     for (int k = 0; k < prog->ninstr; ++k)
-        if (prog->code[k].op == POP_LOOKUP && prog->code[k].table_n > 0)
+        if ((prog->code[k].op == POP_LOOKUP || prog->code[k].op == POP_INLIST) &&
+            prog->code[k].table_n > 0)
             total += align16((size_t)prog->code[k].table_n * sizeof(int64_t));
     DevBuf block(ctx);
     if (block.alloc(total) != 0) return -1;
@@ -496,7 +539,7 @@ extern "C" int prim_gpu_map(PrimCtx *ctx, const PrimProgram *prog, const PrimVec
     size_t pos = code_bytes + in_bytes;
     for (int k = 0; k < prog->ninstr; ++k) {
         const PrimInstr *in = &prog->code[k];
-        if (in->op != POP_LOOKUP || in->table_n <= 0) continue;
+        if ((in->op != POP_LOOKUP && in->op != POP_INLIST) || in->table_n <= 0) continue;
         const int64_t *d_table = (const int64_t *)(base + pos);
         GQP_CUDA_TRY(ctx, cudaMemcpyAsync((void *)d_table, in->table,
                                           (size_t)in->table_n * sizeof(int64_t),

@@ -426,6 +426,18 @@ static RV ref_row(const PrimProgram *p, const PrimVec *in, int64_t row, RV *regs
         case POP_COALESCE:
             r = a.null ? b : a;
             break;
+        case POP_INLIST: {
+            /* a linear scan of the set, the slots read as doubles for F */
+            int found = 0;
+            for (int64_t j = 0; j < x->table_n && !a.null; j++) {
+                double fv;
+                memcpy(&fv, &x->table[j], sizeof fv);
+                found |= F ? fv == a.f : x->table[j] == a.i;
+            }
+            r.null = a.null || (!found && x->ival != 0);
+            r.i = r.null ? 0 : found;
+            break;
+        }
         }
         regs[x->dst] = r;
     }
@@ -767,6 +779,81 @@ Test(map, float_lookup) {
     /* an F lookup is F: an I result register from it is a type error */
     PrimProgram bad = {2, code, 2, 1, PRIM_REG_I, 1, 0};
     cr_expect_eq(prim_cpu_map(&c, &bad, in, 6, &o), -1);
+}
+
+Test(map, inlist_int_float_null_rules, .timeout = 60) {
+    /* x IN set: NULL x -> NULL; member -> 1; else NULL when the list held a
+     * NULL (ival 1), else 0; NOT IN through POP_NOT keeps NULL */
+    int32_t a[7] = {3, 4, -7, 0, 5, 1000000, 9};
+    uint8_t va[7] = {1, 1, 1, 1, 0, 1, 1};
+    double f[7] = {0.5, 2.0, -1.25, 3.0, 7.0, 1e300, -0.0};
+    static const int64_t iset[5] = {-7, 0, 3, 9, 1000000};
+    static double fset[4] = {-1.25, 0.0, 0.5, 1e300};
+    PrimVec in[2] = {{PRIM_I32, 7, a, va}, {PRIM_F64, 7, f, NULL}};
+    PrimInstr code[6] = {I(POP_COL, 0, 0, 0, 0, 0, 0, 0),    I(POP_INLIST, 0, 1, 0, 0, 0, 0, 0),
+                         I(POP_INLIST, 0, 2, 0, 0, 0, 1, 0), I(POP_NOT, 0, 3, 2, 0, 0, 0, 0),
+                         I(POP_COL, 1, 4, 0, 0, 0, 1, 0),    I(POP_INLIST, 1, 5, 4, 0, 0, 1, 0)};
+    code[1].table = code[2].table = iset;
+    code[1].table_n = code[2].table_n = 5;
+    code[5].table = (const int64_t *)(const void *)fset;
+    code[5].table_n = 4;
+    int64_t want_in[7] = {1, 0, 1, 1, 99, 1, 1}; /* 99 = NULL */
+    int64_t want_in_null[7] = {1, 99, 1, 1, 99, 1, 1};
+    int64_t want_not_in_null[7] = {0, 99, 0, 0, 99, 0, 0};
+    int64_t want_f[7] = {1, 99, 1, 99, 99, 1, 1}; /* -0.0 == 0.0 */
+    struct {
+        int reg;
+        const int64_t *want;
+    } cases[4] = {{1, want_in}, {2, want_in_null}, {3, want_not_in_null}, {5, want_f}};
+    for (int k = 0; k < 4; k++) {
+        PrimProgram p = {6, code, 6, cases[k].reg, PRIM_REG_I, 2, 0};
+        int64_t out[7];
+        uint8_t ov[7];
+        PrimVec o = {PRIM_I64, 7, out, ov};
+        PrimCtx c = mkctx(1);
+        cr_assert_eq(prim_cpu_map(&c, &p, in, 7, &o), 0, "%s", c.err);
+        for (int i = 0; i < 7; i++) {
+            int64_t got = ov[i] ? out[i] : 99;
+            cr_expect_eq(got, cases[k].want[i], "reg %d row %d: got %lld want %lld", cases[k].reg,
+                         i, (long long)got, (long long)cases[k].want[i]);
+        }
+        cr_expect_eq(check_map(&p, in, 7, &o, 1), 0);
+    }
+    /* an empty set, and many rows over several threads against the reference */
+    PrimInstr empty[2] = {I(POP_COL, 0, 0, 0, 0, 0, 0, 0), I(POP_INLIST, 0, 1, 0, 0, 0, 0, 0)};
+    PrimProgram pe = {2, empty, 2, 1, PRIM_REG_I, 1, 0};
+    int64_t eo[7];
+    uint8_t ev[7];
+    PrimVec eout = {PRIM_I64, 7, eo, ev};
+    cr_expect_eq(check_map(&pe, in, 7, &eout, 1), 0);
+    int64_t n = 200000;
+    int64_t *big = malloc(sizeof(int64_t) * (size_t)n), *bo = malloc(sizeof(int64_t) * (size_t)n);
+    uint8_t *bv = malloc((size_t)n), *bov = malloc((size_t)n);
+    int64_t set[100];
+    for (int i = 0; i < 100; i++)
+        set[i] = i * 37 - 500;
+    cr_assert(big && bo && bv && bov);
+    for (int64_t i = 0; i < n; i++) {
+        big[i] = (int64_t)((uint64_t)i * 2654435761u % 5000) - 1000;
+        bv[i] = i % 11 != 0;
+    }
+    PrimVec bin[1] = {{PRIM_I64, n, big, bv}};
+    for (int hasnull = 0; hasnull < 2; hasnull++) {
+        PrimInstr bc[2] = {I(POP_COL, 0, 0, 0, 0, 0, 0, 0),
+                           I(POP_INLIST, 0, 1, 0, 0, 0, hasnull, 0)};
+        bc[1].table = set;
+        bc[1].table_n = 100;
+        PrimProgram pb = {2, bc, 2, 1, PRIM_REG_I, 1, 0};
+        PrimVec bout = {PRIM_I64, n, bo, bov};
+        cr_expect_eq(check_map(&pb, bin, n, &bout, 4), 0);
+        pb.as_filter = 1;
+        PrimVec fout = {PRIM_U8, n, bov, NULL};
+        cr_expect_eq(check_map(&pb, bin, n, &fout, 3), 0);
+    }
+    free(big);
+    free(bo);
+    free(bv);
+    free(bov);
 }
 
 Test(map, as_filter_and_bad_programs) {

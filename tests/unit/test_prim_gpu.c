@@ -560,6 +560,74 @@ static void map_all(int64_t n, cudaStream_t st) {
         tvec_free(&cols[k]);
 }
 
+/* Sets of P9 (ascending, distinct): integers, doubles (in the 8-byte slots
+ * POP_INLIST reads as doubles for a float operand), a short one, and a
+ * 10,000-value one filled by map_inlist_sets. */
+static const int64_t INSET_I[] = {-20, -7, -3, 0, 1, 2, 5, 11, 19, 500, 999};
+static const double INSET_F[] = {-19.5, -3.25, -1.0, 0.0, 0.5, 2.0, 7.25, 12.0, 19.5, 20.0};
+static const int64_t INSET_SHORT[] = {1, 3};
+#define INSET_BIG_N 10000
+static int64_t INSET_BIG[INSET_BIG_N];
+
+/* P9: POP_INLIST over every column type, with and without the list's NULL
+ * flag, under NOT, an empty set, and the sum of all of them. */
+static const PrimInstr P9[] = {
+    {.op = POP_COL, .t = PRIM_REG_I, .dst = 0, .ival = 1},
+    {.op = POP_INLIST, .t = PRIM_REG_I, .dst = 1, .a = 0, .table = INSET_I, .table_n = 11},
+    {.op = POP_COL, .t = PRIM_REG_I, .dst = 2, .ival = 2},
+    {.op = POP_INLIST,
+     .t = PRIM_REG_I,
+     .dst = 3,
+     .a = 2,
+     .ival = 1,
+     .table = INSET_I,
+     .table_n = 11},
+    {.op = POP_NOT, .t = PRIM_REG_I, .dst = 4, .a = 3},
+    {.op = POP_COL, .t = PRIM_REG_F, .dst = 5, .ival = 3},
+    {.op = POP_INLIST,
+     .t = PRIM_REG_F,
+     .dst = 6,
+     .a = 5,
+     .table = (const int64_t *)INSET_F,
+     .table_n = 10},
+    {.op = POP_COL, .t = PRIM_REG_F, .dst = 7, .ival = 4},
+    {.op = POP_INLIST,
+     .t = PRIM_REG_F,
+     .dst = 8,
+     .a = 7,
+     .ival = 1,
+     .table = (const int64_t *)INSET_F,
+     .table_n = 10},
+    {.op = POP_INLIST,
+     .t = PRIM_REG_I,
+     .dst = 9,
+     .a = 2,
+     .table = INSET_BIG,
+     .table_n = INSET_BIG_N},
+    {.op = POP_COL, .t = PRIM_REG_I, .dst = 10, .ival = 0},
+    {.op = POP_INLIST,
+     .t = PRIM_REG_I,
+     .dst = 11,
+     .a = 10,
+     .ival = 1,
+     .table = INSET_SHORT,
+     .table_n = 2},
+    {.op = POP_INLIST, .t = PRIM_REG_I, .dst = 12, .a = 0, .ival = 0, .table = NULL, .table_n = 0},
+    {.op = POP_ADD, .t = PRIM_REG_I, .dst = 13, .a = 1, .b = 4},
+    {.op = POP_ADD, .t = PRIM_REG_I, .dst = 14, .a = 13, .b = 6},
+    {.op = POP_ADD, .t = PRIM_REG_I, .dst = 15, .a = 14, .b = 8},
+    {.op = POP_ADD, .t = PRIM_REG_I, .dst = 16, .a = 15, .b = 9},
+    {.op = POP_ADD, .t = PRIM_REG_I, .dst = 17, .a = 16, .b = 11},
+    {.op = POP_ADD, .t = PRIM_REG_I, .dst = 18, .a = 17, .b = 12},
+};
+
+/* Fills INSET_BIG: every third integer from -15000 (the I64 column holds
+ * -1000..1000, so about a third of its rows match). */
+static void map_inlist_sets(void) {
+    for (int k = 0; k < INSET_BIG_N; k++)
+        INSET_BIG[k] = -15000 + 3 * (int64_t)k;
+}
+
 #endif /* GQP_HAVE_CUDA */
 
 /* Skips the calling test without a usable device or without CUDA. */
@@ -582,6 +650,38 @@ Test(prim_gpu, map_sizes) {
         cudaStream_t st = new_stream();
         for (int s = 0; s < NSIZES; s++)
             map_all(SIZES[s], st);
+        cudaStreamDestroy(st);
+    });
+}
+
+Test(prim_gpu, map_inlist_matches_cpu) {
+    GPU_TEST_PRELUDE();
+    GPU_BODY({
+        rng_seed(6);
+        map_inlist_sets();
+        cudaStream_t st = new_stream();
+        static const int results[] = {1, 3, 4, 6, 8, 9, 11, 12, 18};
+        for (int s = 0; s < NSIZES; s++) {
+            TVec cols[MAP_NCOLS];
+            map_inputs(cols, SIZES[s]);
+            for (size_t r = 0; r < sizeof results / sizeof results[0]; r++) {
+                PrimProgram p;
+                memset(&p, 0, sizeof p);
+                p.code = P9;
+                p.ninstr = NINSTR(P9);
+                p.ninputs = MAP_NCOLS;
+                p.nregs = 19;
+                p.result = results[r];
+                p.result_t = PRIM_REG_I;
+                char what[32];
+                snprintf(what, sizeof what, "P9 r%d", results[r]);
+                map_case(&p, 0, cols, SIZES[s], PRIM_I64, 1, st, what);
+                map_case(&p, 0, cols, SIZES[s], PRIM_I32, 0, st, what);
+                map_case(&p, 1, cols, SIZES[s], PRIM_U8, 0, st, what);
+            }
+            for (int k = 0; k < MAP_NCOLS; k++)
+                tvec_free(&cols[k]);
+        }
         cudaStreamDestroy(st);
     });
 }

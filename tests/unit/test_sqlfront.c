@@ -77,6 +77,18 @@ static void expect_bin(const AstExpr *e, AstOp op) {
     cr_assert_eq(e->op, op, "op %d, want %d", e->op, op);
 }
 
+/* Appends the terms of the op (AND / OR) tree e to out[0..cap), left to
+ * right, counting them in *n. */
+static void collect_chain(AstExpr *e, AstOp op, AstExpr **out, int cap, int *n) {
+    if (e->kind == AST_BINARY && e->op == op) {
+        collect_chain(e->a, op, out, cap, n);
+        collect_chain(e->b, op, out, cap, n);
+        return;
+    }
+    cr_assert_lt(*n, cap);
+    out[(*n)++] = e;
+}
+
 /* ---- tokenizer ---- */
 
 Test(tokenize, kinds_and_positions) {
@@ -351,15 +363,12 @@ Test(parse, case_cast_in_between_like_isnull) {
     cr_assert_str_eq(s->items[3].expr->str, "REAL");
     expect_text(a, q, s->items[3].expr, "CAST ( d AS REAL )");
 
-    /* WHERE is a left-deep AND chain of 8 predicates */
-    AstExpr *w = s->where;
+    /* WHERE is a balanced AND tree of 8 predicates, in order */
     AstExpr *preds[8];
-    for (int i = 7; i > 0; i--) {
-        expect_bin(w, OP_AND);
-        preds[i] = w->b;
-        w = w->a;
-    }
-    preds[0] = w;
+    int npreds = 0;
+    collect_chain(s->where, OP_AND, preds, 8, &npreds);
+    cr_assert_eq(npreds, 8);
+    cr_assert_eq(s->where->height, 5, "3 levels of AND over the deepest predicate (2)");
     cr_assert_eq(preds[0]->kind, AST_IN);
     cr_assert_eq(preds[0]->nlist, 3);
     cr_assert_eq(preds[0]->negated, 0);
@@ -705,10 +714,21 @@ Test(parse, wide_joins_and_long_and_chains) {
     AstSelect *s = sel1(&a, sql);
     cr_assert_eq(s->nfrom, 64);
     cr_assert_str_eq(s->from[63].name, "t64");
-    int depth = 0;
-    for (AstExpr *w = s->where; w->kind == AST_BINARY && w->op == OP_AND; w = w->a)
-        depth++;
-    cr_assert_eq(depth, 299);
+    /* 300 terms, in order, in a balanced tree: 9 levels of AND (2^9 >= 300) */
+    AstExpr *terms[300];
+    int nterms = 0;
+    collect_chain(s->where, OP_AND, terms, 300, &nterms);
+    cr_assert_eq(nterms, 300);
+    cr_assert_str_eq(terms[0]->a->str, "a1");
+    expect_int(terms[0]->b, 1);
+    for (int i = 1; i < 300; i++) {
+        char an[16], bn[16];
+        snprintf(an, sizeof an, "a%d", i + 1);
+        snprintf(bn, sizeof bn, "b%d", i + 1);
+        cr_assert_str_eq(terms[i]->a->str, an);
+        cr_assert_str_eq(terms[i]->b->str, bn);
+    }
+    cr_assert_eq(s->where->height, 9 + 2);
     sql_arena_free(a);
     free(sql);
 }
