@@ -22,5 +22,6 @@ cmake --build build-asan -j"$JOBS"
 export GQP_TEST_SCALE=${GQP_TEST_SCALE:-0.1}
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$(pwd)/tests/sanitize/lsan.supp:print_suppressions=0}
 cd build-asan
 ctest --output-on-failure -j"$JOBS" "$@"

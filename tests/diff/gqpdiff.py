@@ -71,6 +71,8 @@ FEATURES = {
 }
 CI_FEATURES = [f for f, (ci, _) in FEATURES.items() if ci]
 
+PREFIX = []  # gqp statements run before each database's DDL (SET aggregate = ...)
+
 FAILING = ("wrong", "gqp_error", "crash", "timeout", "tlp", "device")
 
 
@@ -751,7 +753,7 @@ def reduce_case(gq, case):
         return case
 
     def still(tabs, qq):
-        setup_g, setup_s = ddl(tabs, "gqp"), ddl(tabs, "sqlite")
+        setup_g, setup_s = PREFIX + ddl(tabs, "gqp"), ddl(tabs, "sqlite")
         g = gq.run_db(setup_g, [qq.sql("gqp")])[0]
         s = run_sqlite(setup_s, [qq.sql("sqlite")])[0]
         c = classify(g, s, qq.order)
@@ -850,6 +852,7 @@ def main():
     gq = Gqp(args.gqp_batch, args.device, args.timeout)
     gq2 = Gqp(args.gqp_batch, args.compare_device, args.timeout) if args.compare_device else None
     prefix = ["SET aggregate = '%s'" % args.aggregate] if args.aggregate else []
+    PREFIX[:] = prefix
 
     t0 = time.time()
     counts = {}
@@ -965,7 +968,7 @@ def repro_md(n, c, count):
     q = c["query"]
     out = ["## %d. %s (x%d, seed %d; features: %s)" % (n, c["cls"], count, c["seed"], ", ".join(sorted(q.used))),
            "", "```sql"]
-    out += [s + ";" for s in ddl(c["tables"], "gqp")]
+    out += [s + ";" for s in PREFIX + ddl(c["tables"], "gqp")]
     if c["kind"] == "cmp":
         out.append(q.sql("gqp") + ";")
         out.append("```")
