@@ -9,7 +9,7 @@
 # Environment: CC (default clang-14 or clang), GQP_TEST_SCALE, JOBS.
 set -eu
 cd "$(dirname "$0")/.."
-./scripts/install-deps.sh
+./scripts/install-deps.sh --clang
 if [ -z "${CC:-}" ]; then
     if command -v clang-14 >/dev/null 2>&1; then CC=clang-14; else CC=clang; fi
 fi

@@ -59,15 +59,16 @@ FEATURES = {
     "tlp": (True, "ternary-logic partitioning oracle (WHERE p / NOT p / p IS NULL)"),
     "tlp_agg": (True, "TLP for SUM/COUNT/MIN/MAX"),
     "div_mod": (True, "integer / and %"),
+    "dup_items": (True, "the same expression twice in the select list / GROUP BY (issue 13 item 1)"),
     "extremes": (False, "INT64 extremes and 1e308 in the data (issue 13 item 7, 8)"),
     "null_branch": (False, "a NULL literal as a CASE/COALESCE/IFNULL/NULLIF branch (item 11, 17)"),
-    "mixed_branch": (False, "CASE/COALESCE mixing INTEGER and REAL branches (item 8b)"),
+    "mixed_branch": (True, "CASE/COALESCE mixing INTEGER and REAL branches (item 8b)"),
     "cast_text": (False, "CAST to/from TEXT, CAST AS DATE (items 2, 18, 19)"),
     "utf8": (False, "non-ASCII strings with LIKE '_' (item 12)"),
     "chained_cmp": (False, "unparenthesized a = b < c (item 15)"),
     "group_expr": (False, "GROUP BY / DISTINCT over expressions, constants (items 14, 16)"),
-    "agg_null": (False, "MIN/MAX/SUM(NULL) (item 17)"),
-    "bool_arith": (False, "comparisons used as numbers (p + 1, SUM(p))"),
+    "agg_null": (True, "MIN/MAX/SUM(NULL) (item 17)"),
+    "bool_arith": (True, "comparisons used as numbers (p + 1, SUM(p))"),
 }
 CI_FEATURES = [f for f, (ci, _) in FEATURES.items() if ci]
 
@@ -486,7 +487,23 @@ def gen_query(rng, tables, feats):
             if rng.random() < 0.4:
                 q.offset = rng.randint(0, 3)
     q.used |= g.used
+    dedup_items(q, feats)
     return q, g
+
+
+def dedup_items(q, feats):
+    """Tag (feature dup_items) or remove repeated select items and GROUP BY keys."""
+    for attr in ("items", "group"):
+        seen, out = set(), []
+        for e in getattr(q, attr):
+            r = render(e, "gqp")
+            if r in seen:
+                if "dup_items" not in feats:
+                    continue
+                q.used.add("dup_items")
+            seen.add(r)
+            out.append(e)
+        setattr(q, attr, out)
 
 
 def gen_agg(rng, g, types, feats):

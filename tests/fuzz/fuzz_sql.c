@@ -6,10 +6,11 @@
  * dates.
  *
  * The input is a SQL script (any bytes); every statement of it is prepared
- * and stepped to the end, results are read through every accessor. Each
- * input gets a fresh database built by the same set-up script (so CREATE
- * TABLE / INSERT in the input are fuzzed too and every crash reproduces from
- * its input alone). Errors are expected and ignored; only crashes,
+ * and stepped to the end, results are read through every accessor. Every
+ * input sees the same database, built by the set-up script: the handle is
+ * reused, and rebuilt after an input that may change it (one holding
+ * INSERT, CREATE or SET), so DDL/DML are fuzzed too and every crash
+ * reproduces from its input alone. Errors are expected and ignored; only crashes,
  * sanitizer reports, leaks and timeouts are findings.
  */
 #include <stdint.h>
@@ -63,6 +64,32 @@ static void run_script(gqp *db, const char *sql, int64_t n) {
     }
 }
 
+/* True if the input may change the database or its settings (then the
+ * handle is rebuilt after it, so every input sees the same state). */
+static int changes_state(const char *sql) {
+    static const char *words[] = {"insert", "create", "set"};
+    for (const char *p = sql; *p; p++)
+        for (int w = 0; w < 3; w++) {
+            size_t i = 0;
+            while (words[w][i] && (p[i] | 0x20) == words[w][i])
+                i++;
+            if (!words[w][i]) return 1;
+        }
+    return 0;
+}
+
+static gqp *db;
+
+/* A fresh handle with the set-up tables, CPU placement, one thread. */
+static gqp *fresh_db(void) {
+    gqp *h = NULL;
+    if (gqp_open(NULL, &h) != GQP_OK) abort();
+    gqp_set_device(h, GQP_DEVICE_CPU);
+    gqp_set_threads(h, 1);
+    run_script(h, SETUP, (int64_t)strlen(SETUP));
+    return h;
+}
+
 /* libFuzzer hook: run one input as a SQL script (NUL-terminated copy). */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size > 4096) return 0; /* long inputs only probe the known recursion limits */
@@ -70,13 +97,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!sql) return 0;
     memcpy(sql, data, size);
     sql[size] = 0;
-    gqp *db = NULL;
-    if (gqp_open(NULL, &db) != GQP_OK) abort();
-    gqp_set_device(db, GQP_DEVICE_CPU);
-    gqp_set_threads(db, 1);
-    run_script(db, SETUP, (int64_t)strlen(SETUP));
+    if (!db) db = fresh_db();
     run_script(db, sql, (int64_t)size);
-    gqp_close(db);
+    if (changes_state(sql)) {
+        gqp_close(db);
+        db = fresh_db();
+    }
     free(sql);
     return 0;
 }

@@ -17,6 +17,7 @@ SECS=${1:-60}
 [ $# -gt 0 ] && shift
 HARNESSES=${*:-fuzz_sql fuzz_load fuzz_config}
 B=${FUZZ_BUILD:-build-fuzz}
+./scripts/install-deps.sh --clang
 if [ -z "${CC:-}" ]; then
     if command -v clang-14 >/dev/null 2>&1; then CC=clang-14; else CC=clang; fi
 fi
@@ -79,6 +80,12 @@ for h in $HARNESSES; do
                 "$f" >/dev/null 2>&1 || true
             [ -f "$f.min" ] || cp "$f" "$f.min"
         fi
+        case "$sig" in
+        "no report on re-run"*)
+            echo "  not reproducible x$n (fork-mode artifact, not counted): $f"
+            continue
+            ;;
+        esac
         echo "  FINDING x$n: $sig"
             echo "    input: $(head -c 300 "$f.min" | cat -v | tr "\n" " ")"
         echo "    reproduce: $B/tests/fuzz/$h $f.min"
