@@ -738,7 +738,9 @@ def tlp_check(whole, parts, agg):
         bad = [x for x in [whole] + parts if x[0] != "ok"]
         if all(x[0] == "error" for x in [whole] + parts):
             return None
-        return bad[0][0] if bad[0][0] in ("crash", "timeout") else "tlp"
+        if bad[0][0] in ("crash", "timeout"):
+            return bad[0][0]
+        return "gqp_error" if whole[0] == "ok" else "tlp"
     if agg is None:
         combined = [r for x in parts for r in x[1]]
         return None if rows_eq(whole[1], combined, False) else "tlp"
@@ -985,7 +987,9 @@ def repro_md(n, c, count):
     q = c["query"]
     out = ["## %d. %s (x%d, seed %d; features: %s)" % (n, c["cls"], count, c["seed"], ", ".join(sorted(q.used))),
            "", "```sql"]
-    out += [s + ";" for s in PREFIX + ddl(c["tables"], "gqp")]
+    text = " ".join(c["sqls"]) + " " + q.sql("gqp")
+    used_tabs = [t for t in c["tables"] if re.search(r"\b%s\b" % t.name, text)]
+    out += [s + ";" for s in PREFIX + ddl(used_tabs, "gqp")]
     if c["kind"] == "cmp":
         out.append(q.sql("gqp") + ";")
         out.append("```")
