@@ -5,7 +5,8 @@
 # plus what earlier runs found (build-fuzz/corpus/<harness>, kept between
 # runs). Harnesses: fuzz_sql fuzz_load fuzz_config (default: all).
 #
-# A finding (crash, sanitizer report, leak, timeout > 10 s, > 2 GiB) is
+# First every input in tests/fuzz/regress/<harness>/ (past findings, kept
+# as regression inputs) must run clean. A finding (crash, sanitizer report, leak, timeout > 10 s, > 2 GiB) is
 # written to build-fuzz/artifacts/<harness>/ and minimized there
 # (<file>.min); the script prints each with its reproduction command and
 # exits 1. Exit 0 only when every harness ran its time without a finding.
@@ -43,6 +44,18 @@ for h in $HARNESSES; do
     [ "$h" = fuzz_sql ] && dict="-dict=tests/fuzz/sql.dict"
     log="$B/$h.log"
     before=$(ls "$art" | grep -c -E '^(crash|leak|timeout|oom)-[0-9a-f]+$' || true)
+    # first the inputs that once failed (tests/fuzz/regress/<harness>/):
+    # each must now run clean, whatever the fuzzing finds
+    for f in tests/fuzz/regress/"$h"/*; do
+        [ -f "$f" ] || continue
+        if ! "$B/tests/fuzz/$h" -timeout=10 -rss_limit_mb=2048 "$f" >"$B/regress.out" 2>&1; then
+            sig=$(grep -m1 -E 'runtime error|ERROR: AddressSanitizer|ERROR: LeakSanitizer|ERROR: libFuzzer' \
+                "$B/regress.out" | sed -e 's/^==[0-9]*==//' -e 's/ on address.*//' | cut -c1-160)
+            echo "  REGRESSION $f fails: $sig"
+            echo "    input: $(head -c 300 "$f" | cat -v | tr "\n" " ")"
+            status=1
+        fi
+    done
     echo "fuzz: $h for ${SECS}s (log $log)"
     # -fork keeps fuzzing after a finding; every finding lands in $art
     # shellcheck disable=SC2086
