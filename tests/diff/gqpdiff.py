@@ -690,6 +690,8 @@ def rows_eq(a, b, ordered):
 
 
 def fmt_rows(r, limit=12):
+    if r[0] == "setup":
+        return "the CREATE/INSERT failed: %s: %s" % (r[1][0], (r[1][1] or "").splitlines()[0] if r[1][1] else "")
     if r[0] != "ok":
         return "%s: %s" % (r[0], r[1].splitlines()[0] if r[1] else "")
     rows = r[1]
@@ -704,7 +706,7 @@ def classify(g, s, ordered):
     if g[0] in ("crash", "timeout"):
         return g[0]
     if g[0] == "setup":
-        return "gqp_error"
+        return "crash" if g[1][0] in ("crash", "timeout") else "gqp_error"
     if g[0] == "error" and s[0] == "error":
         return None
     if g[0] == "error":
@@ -734,6 +736,9 @@ def tlp_queries(q, rng, g):
 
 def tlp_check(whole, parts, agg):
     """Compare the combined partitions with the whole (gqp results)."""
+    for x in [whole] + parts:
+        if x[0] == "setup":
+            return "crash" if x[1][0] in ("crash", "timeout") else "gqp_error"
     if whole[0] != "ok" or any(x[0] != "ok" for x in parts):
         bad = [x for x in [whole] + parts if x[0] != "ok"]
         if all(x[0] == "error" for x in [whole] + parts):
@@ -939,7 +944,8 @@ def main():
             for f in q.used:
                 feat_hits.setdefault(f, {}).setdefault(cls, 0)
                 feat_hits[f][cls] += 1
-            gerr = rs[0][1] if rs[0][0] == "error" else (str(rs[0][1]) if rs[0][0] == "setup" else "")
+            gerr = rs[0][1] if rs[0][0] in ("error", "crash") else (
+                "setup: " + str(rs[0][1][1]) if rs[0][0] == "setup" else "")
             sig = (cls, norm_err(gerr) if cls in ("gqp_error", "crash") else "",
                    tuple(sorted(q.used)) if cls not in ("gqp_error", "crash") else ())
             sig_counts[sig] = sig_counts.get(sig, 0) + 1
