@@ -22,7 +22,7 @@ device; `sqlite_error` = gqp answers where SQLite errors, reported but not a
 failure), reduced (rows, select items, WHERE) and written as a reproducer
 (DDL + INSERTs + query, both answers) to the report.
 
-  python3 tests/diff/gqpdiff.py                       # CI: seeds 1..200, CI features
+  python3 tests/diff/gqpdiff.py                       # CI: seeds 1..3000, CI features
   python3 tests/diff/gqpdiff.py --seeds 1:5000 --features all --report diff.md
   python3 tests/diff/gqpdiff.py --device gpu --compare-device cpu
   python3 tests/diff/gqpdiff.py --list-features
@@ -846,7 +846,7 @@ def norm_err(msg):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--seeds", default="1:200", help="A:B, seeds A..B inclusive (default 1:200)")
+    ap.add_argument("--seeds", default="1:3000", help="A:B, seeds A..B inclusive (default 1:3000, the CI range)")
     ap.add_argument("--queries", type=int, default=60, help="queries per seed (default 60)")
     ap.add_argument("--features", default="ci",
                     help="'ci' (default: what gqp supports), 'all', or a comma list; "
