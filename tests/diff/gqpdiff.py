@@ -35,6 +35,7 @@ import os
 import random
 import re
 import select
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -845,6 +846,7 @@ def norm_err(msg):
 # ------------------------------------------------------------------ main --
 
 def main():
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # quiet under `| head`
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seeds", default="1:3000", help="A:B, seeds A..B inclusive (default 1:3000, the CI range)")
     ap.add_argument("--queries", type=int, default=60, help="queries per seed (default 60)")
@@ -887,10 +889,19 @@ def main():
     for seed in seeds:
         rng = random.Random(seed)
         tables = gen_tables(rng, feats)
+        data_used = set()  # features the data itself exercises
+        for t in tables:
+            for r in t.rows:
+                for v in r:
+                    if v in INTS_EXTREME and not isinstance(v, float) or (isinstance(v, float) and v in REALS_EXTREME):
+                        data_used.add("extremes")
+                    elif isinstance(v, str) and v in STRS_UTF8:
+                        data_used.add("utf8")
         setup_g, setup_s = prefix + ddl(tables, "gqp"), ddl(tables, "sqlite")
         items = []  # (kind, query, gqp sqls, sqlite sqls, extra)
         for _ in range(args.queries):
             q, g = gen_query(rng, tables, feats)
+            q.used |= data_used
             is_agg = any(e[0] == "agg" for e in q.items)
             if "tlp" in feats and rng.random() < 0.25 and not is_agg and not q.distinct and not q.order:
                 if "tlp_agg" in feats and rng.random() < 0.4:
