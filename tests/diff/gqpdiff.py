@@ -851,8 +851,8 @@ def main():
     ap.add_argument("--seeds", default="1:3000", help="A:B, seeds A..B inclusive (default 1:3000, the CI range)")
     ap.add_argument("--queries", type=int, default=60, help="queries per seed (default 60)")
     ap.add_argument("--features", default="ci",
-                    help="'ci' (default: what gqp supports), 'all', or a comma list; "
-                         "+f / -f adjust the CI set")
+                    help="'ci' (default: what gqp supports), 'all', or a comma list of "
+                         "features, 'ci', 'all', +f and -f (e.g. ci,-dup_items or all,-cast_text)")
     ap.add_argument("--gqp-batch", default=os.path.join(ROOT, "build/tests/gqp_batch"))
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--compare-device", default=None, help="also run on this device, compare gqp with gqp")
@@ -1037,6 +1037,8 @@ def parse_features(spec):
         p = p.strip()
         if p == "ci":
             base |= set(CI_FEATURES)
+        elif p == "all":
+            base |= set(FEATURES)
         elif p.startswith("+"):
             base.add(p[1:])
         elif p.startswith("-"):
