@@ -16,8 +16,7 @@
 static inline int64_t test_scaled(int64_t n) {
     const char *e = getenv("GQP_TEST_SCALE");
     double f = e ? atof(e) : 1.0;
-    if (n <= 100000 || !(f > 0.0) || f >= 1.0)
-        return n;
+    if (n <= 100000 || !(f > 0.0) || f >= 1.0) return n;
     int64_t m = (int64_t)((double)n * f);
     return m < 100000 ? 100000 : m;
 }
