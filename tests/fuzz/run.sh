@@ -24,9 +24,10 @@ if [ -z "${CC:-}" ]; then
 fi
 JOBS=$(nproc 2>/dev/null || echo 2)
 
+mkdir -p "$B"
 cmake -S . -B "$B" -DCMAKE_C_COMPILER="$CC" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DGQP_FUZZ=ON -DGQP_WITH_CUDA=OFF -DGQP_BUILD_TESTS=OFF >"$B.configure.log" 2>&1 ||
-    { cat "$B.configure.log"; exit 1; }
+    -DGQP_FUZZ=ON -DGQP_WITH_CUDA=OFF -DGQP_BUILD_TESTS=OFF >"$B/configure.log" 2>&1 ||
+    { cat "$B/configure.log"; exit 1; }
 # shellcheck disable=SC2086
 cmake --build "$B" -j"$JOBS" --target $HARNESSES >/dev/null
 rm -rf "$B/seeds"
