@@ -4,9 +4,14 @@
 # python3. Asks apt-get only for missing packages (checked with dpkg -s), and
 # uses sudo only when not already root. CUDA is optional and never installed
 # here: the build uses nvcc when it finds one (see docs/gpu.md).
+# With --clang it also installs clang and its runtimes (ASan, UBSan,
+# libFuzzer) for scripts/test-sanitize.sh and tests/fuzz/run.sh.
 set -eu
 
 PKGS="cmake gcc g++ make pkg-config libyaml-dev libcriterion-dev sqlite3 python3"
+if [ "${1:-}" = "--clang" ]; then
+    PKGS="$PKGS clang libclang-rt-dev"
+fi
 
 missing=""
 for p in $PKGS; do

@@ -3,7 +3,8 @@
 #
 # Seed 004's 13 queries (queries/q01.sql .. q13.sql) on the generated table
 # `test`, checked against sqlite3. Generates ROWS rows (default 1000000) with
-# `gqp gen test` into WORKDIR/data, loads the same CSV into sqlite3
+# `gqp gen test` into WORKDIR/data (times $GQP_TEST_SCALE when set and ROWS
+# is not given), loads the same CSV into sqlite3
 # (WORKDIR/ref.db, INTEGER/REAL columns), runs every query in both (gqp with
 # --mode csv) and compares the answers: as multisets of rows for queries
 # without ORDER BY, numbers equal within 1e-6 relative. Also checks that
@@ -19,6 +20,10 @@ fi
 GQP=$1
 WORK=$2
 ROWS=${3:-1000000}
+# under sanitizers (scripts/test-sanitize.sh) GQP_TEST_SCALE shrinks the table
+if [ $# -lt 3 ] && [ -n "${GQP_TEST_SCALE:-}" ]; then
+    ROWS=$(awk -v r="$ROWS" -v f="$GQP_TEST_SCALE" 'BEGIN { n = int(r * f); if (n < 10000) n = 10000; print n }')
+fi
 HERE=$(cd "$(dirname "$0")" && pwd)
 DATA=$WORK/data
 REF=$WORK/ref.db

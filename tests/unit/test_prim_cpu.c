@@ -17,6 +17,7 @@
 
 #include "primitives/primitives.h"
 #include "denseagg_cases.h"
+#include "test_scale.h"
 
 /* ------------------------------------------------------------ harness -- */
 
@@ -531,7 +532,7 @@ static const PrimInstr FILTER_CODE[] = {
 Test(map, filter_all_sizes_threads, .timeout = 120) {
     PrimProgram p = {7, FILTER_CODE, 7, 6, PRIM_REG_I, 2, 1};
     for (int s = 0; s < NSIZES; s++) {
-        int64_t n = SIZES[s];
+        int64_t n = test_scaled(SIZES[s]);
         PrimVec in[2] = {rand_vec(PRIM_I32, n, -100, 100, 10),
                          rand_vec(PRIM_I32, n, -100, 100, -1)};
         PrimVec o1 = alloc_vec(PRIM_U8, n, 0), o4 = alloc_vec(PRIM_U8, n, 1);
@@ -993,7 +994,7 @@ Test(map, random_programs_vs_reference, .timeout = 300) {
     const PrimType all[5] = {PRIM_U8, PRIM_I32, PRIM_I64, PRIM_F32, PRIM_F64};
     int programs = 0;
     for (int s = 0; s < NSIZES; s++) {
-        int64_t n = SIZES[s];
+        int64_t n = test_scaled(SIZES[s]);
         int reps = n >= 3000000 ? 2 : n >= 100000 ? 6 : 40;
         for (int rep = 0; rep < reps; rep++) {
             PrimType ty[4];
@@ -1029,7 +1030,7 @@ Test(map, random_programs_vs_reference, .timeout = 300) {
 Test(scan, all_types_sizes_threads, .timeout = 120) {
     const PrimType ts[3] = {PRIM_U8, PRIM_I32, PRIM_I64};
     for (int s = 0; s < NSIZES; s++) {
-        int64_t n = SIZES[s];
+        int64_t n = test_scaled(SIZES[s]);
         for (int k = 0; k < 3; k++) {
             PrimVec v = rand_vec(ts[k], n, ts[k] == PRIM_U8 ? 0 : -1000000, 1000000, -1);
             int64_t *o1 = malloc(sizeof(int64_t) * (size_t)(n + 1));
@@ -1064,7 +1065,7 @@ Test(scan, all_types_sizes_threads, .timeout = 120) {
 Test(gather, all_types_sizes_threads, .timeout = 120) {
     const PrimType all[5] = {PRIM_U8, PRIM_I32, PRIM_I64, PRIM_F32, PRIM_F64};
     for (int s = 0; s < NSIZES; s++) {
-        int64_t n = SIZES[s];
+        int64_t n = test_scaled(SIZES[s]);
         for (int k = 0; k < 5; k++) {
             int64_t sn = n + 7;
             PrimVec src = rand_vec(all[k], sn, -100000, 100000, k % 2 ? 20 : -1);
@@ -1109,7 +1110,7 @@ Test(gather, errors) {
 Test(scatter, all_types_sizes_threads, .timeout = 120) {
     const PrimType all[5] = {PRIM_U8, PRIM_I32, PRIM_I64, PRIM_F32, PRIM_F64};
     for (int s = 0; s < NSMALL + 1; s++) {
-        int64_t n = SIZES[s];
+        int64_t n = test_scaled(SIZES[s]);
         /* a random permutation as target, about 70% of rows selected */
         int64_t *idx = malloc(sizeof(int64_t) * (size_t)(n + 1));
         for (int64_t i = 0; i < n; i++)
@@ -1225,7 +1226,7 @@ static int64_t check_sort(const PrimVec *keys, const uint8_t *desc, int nkeys, i
 Test(sort, single_key_all_types, .timeout = 300) {
     const PrimType all[5] = {PRIM_U8, PRIM_I32, PRIM_I64, PRIM_F32, PRIM_F64};
     for (int s = 0; s < NSIZES; s++) {
-        int64_t n = SIZES[s];
+        int64_t n = test_scaled(SIZES[s]);
         for (int k = 0; k < 5; k++) {
             if (n >= 3000000 && k != 1 && k != 4) continue; /* the big case for I32 and F64 */
             for (int variant = 0; variant < 4; variant++) {
@@ -1254,7 +1255,7 @@ Test(sort, single_key_all_types, .timeout = 300) {
 Test(sort, multi_key, .timeout = 300) {
     const PrimType all[5] = {PRIM_U8, PRIM_I32, PRIM_I64, PRIM_F32, PRIM_F64};
     for (int s = 0; s < NSIZES; s++) {
-        int64_t n = SIZES[s];
+        int64_t n = test_scaled(SIZES[s]);
         int reps = n >= 3000000 ? 1 : n >= 100000 ? 3 : 12;
         for (int rep = 0; rep < reps; rep++) {
             int nkeys = 2 + (int)(rnd() % 2);
@@ -1276,7 +1277,7 @@ Test(sort, multi_key, .timeout = 300) {
 Test(segments, runs_of_equal_keys) {
     const PrimType all[5] = {PRIM_U8, PRIM_I32, PRIM_I64, PRIM_F32, PRIM_F64};
     for (int s = 0; s < NSIZES; s++) {
-        int64_t n = SIZES[s];
+        int64_t n = test_scaled(SIZES[s]);
         for (int rep = 0; rep < 3; rep++) {
             int nkeys = 1 + rep % 2;
             PrimVec keys[2];
@@ -1397,7 +1398,7 @@ static int64_t check_segreduce(PrimAgg agg, const PrimVec *val, const int64_t *s
 Test(segreduce, all_aggs_types_sizes, .timeout = 300) {
     const PrimType all[5] = {PRIM_U8, PRIM_I32, PRIM_I64, PRIM_F32, PRIM_F64};
     for (int s = 0; s < NSIZES; s++) {
-        int64_t n = SIZES[s];
+        int64_t n = test_scaled(SIZES[s]);
         for (int k = 0; k < 5; k++) {
             if (n >= 3000000 && k != 4 && k != 2) continue;
             PrimVec v = rand_vec(all[k], n, all[k] == PRIM_U8 ? 0 : -1000000000, 1000000000,
@@ -1530,7 +1531,7 @@ static int64_t ref_join(const PrimVec *l, int64_t nl, const PrimVec *r, int64_t 
 Test(join, all_types_sizes_threads, .timeout = 300) {
     const PrimType all[5] = {PRIM_U8, PRIM_I32, PRIM_I64, PRIM_F32, PRIM_F64};
     for (int s = 0; s < NSIZES; s++) {
-        int64_t n = SIZES[s];
+        int64_t n = test_scaled(SIZES[s]);
         for (int k = 0; k < 5; k++) {
             if ((n >= 3000000 && k != 1) || (n >= 100000 && k == 0))
                 continue; /* U8 keys on many rows would give billions of pairs */
@@ -1617,7 +1618,7 @@ static void ref_keymap(const PrimVec *key, const int64_t *rows, int64_t n, int64
 }
 
 Test(keymap, duplicates_out_of_range_nulls, .timeout = 120) {
-    const int64_t ns[] = {0, 1, 7, 1025, 100000, 300000};
+    const int64_t ns[] = {0, 1, 7, 1025, 100000, test_scaled(300000)};
     const PrimType types[] = {PRIM_U8, PRIM_I32, PRIM_I64};
     for (size_t s = 0; s < sizeof ns / sizeof ns[0]; s++)
         for (int t = 0; t < 3; t++)
@@ -1813,7 +1814,7 @@ static int da_check(const DaCase *c, const char *what) {
 }
 
 Test(denseagg, random_specs_vs_reference, .timeout = 600) {
-    const int64_t ns[] = {0, 1, 1025, 100000, 300000};
+    const int64_t ns[] = {0, 1, 1025, 100000, test_scaled(300000)};
     int iter = 0;
     for (size_t s = 0; s < sizeof ns / sizeof ns[0]; s++)
         for (int gclass = 0; gclass < 4; gclass++)

@@ -1,0 +1,22 @@
+#!/bin/sh
+# run.sh [SEEDS] [gqpdiff options...] -- the CI differential stage: build
+# build/tests/gqp_batch if needed, then tests/diff/gqpdiff.py over SEEDS
+# (default 1:3000, the CI range) with the CI feature set, once per
+# aggregation plan (auto, sort, dense). Reports go to build/diff-<plan>.md.
+# Exit 1 if any run found a failing mismatch.
+#   tests/diff/run.sh 1:20000                       # a longer run
+#   tests/diff/run.sh 1:2000 --features all --no-fail   # everything, known issues included
+set -u
+cd "$(dirname "$0")/../.."
+SEEDS=${1:-1:3000}
+[ $# -gt 0 ] && shift
+if [ ! -x build/tests/gqp_batch ]; then
+    [ -d build ] || cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+    cmake --build build -j"$(nproc 2>/dev/null || echo 2)" --target gqp_batch >/dev/null || exit 1
+fi
+status=0
+for plan in auto sort dense; do
+    python3 tests/diff/gqpdiff.py --seeds "$SEEDS" --aggregate "$plan" --report "build/diff-$plan.md" "$@" ||
+        status=1
+done
+exit $status

@@ -1,0 +1,1 @@
+SELECT i,i FROM t WHERE i<0
