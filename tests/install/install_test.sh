@@ -54,7 +54,9 @@ find_package(gqp 0.1 REQUIRED)
 add_executable(hello hello.c)
 target_link_libraries(hello PRIVATE gqp::gqp)
 CM
-if cmake -S "$W/app" -B "$W/app/build" -DCMAKE_PREFIX_PATH="$P" >"$W/app.log" 2>&1 &&
+if cmake -S "$W/app" -B "$W/app/build" -DCMAKE_PREFIX_PATH="$P" \
+    ${GQP_APP_CC:+-DCMAKE_C_COMPILER="$GQP_APP_CC"} -DCMAKE_C_FLAGS="${GQP_APP_CFLAGS:-}" \
+    -DCMAKE_EXE_LINKER_FLAGS="${GQP_APP_LDFLAGS:-}" >"$W/app.log" 2>&1 &&
     cmake --build "$W/app/build" >>"$W/app.log" 2>&1; then
     if "$W/app/build/hello" >"$W/hello.out" 2>&1; then
         [ -s "$W/hello.out" ] || fail "hello printed nothing"
