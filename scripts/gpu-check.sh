@@ -102,6 +102,18 @@ if [ "$MODE" = tests ] || [ "$MODE" = all ]; then
         GQP_DEVICE=gpu $B/gqp explain --analyze -c /tmp/ssb-sf1/gqp.yaml tests/ssb/queries/$q.sql \
             > "$LOG/explain-ssb-$q.txt" 2>&1
     done
+    # 5b. differential: random queries, --device gpu against --device cpu
+    #     (the twins must agree), and gpu against sqlite3 on the CI feature set
+    T0=$(date +%s)
+    PYTHONUNBUFFERED=1 python3 tests/diff/gqpdiff.py --gqp-batch $B/tests/gqp_batch \
+        --seeds ${GQP_DIFF_SEEDS:-1:2000} --features all --device gpu --compare-device cpu \
+        --no-fail --report "$OUT/diff-gpu-vs-cpu.md" > "$LOG/diff-gpu-vs-cpu.log" 2>&1
+    say "diff gpu vs cpu (all features): rc=$? $(grep -a 'checks' "$LOG/diff-gpu-vs-cpu.log" | tail -1) ($(( $(date +%s) - T0 )) s)"
+    T0=$(date +%s)
+    PYTHONUNBUFFERED=1 python3 tests/diff/gqpdiff.py --gqp-batch $B/tests/gqp_batch \
+        --seeds ${GQP_DIFF_SEEDS:-1:2000} --device gpu --report "$LOG/diff-gpu-vs-sqlite.md" \
+        > "$LOG/diff-gpu-vs-sqlite.log" 2>&1
+    say "diff gpu vs sqlite3 (CI features): rc=$? $(grep -a 'checks' "$LOG/diff-gpu-vs-sqlite.log" | tail -1) ($(( $(date +%s) - T0 )) s)"
     # 6. calibrate the cost model on this GPU (configs/cost-<gpu>.yaml)
     T0=$(date +%s)
     $B/gqp calibrate --out "$OUT/cost-gpu.yaml" > "$LOG/calibrate.log" 2>&1

@@ -24,4 +24,18 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_strin
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$(pwd)/tests/sanitize/lsan.supp:print_suppressions=0}
 cd build-asan
-ctest --output-on-failure -j"$JOBS" "$@"
+# Criterion runs each test in a child process and may report a test passed
+# although the child printed a sanitizer report (a leak at its exit): keep
+# every test's output and fail on any report found in it.
+set +e
+ctest -V -j"$JOBS" "$@" >ctest-sanitize.log 2>&1
+rc=$?
+set -e
+grep -E "^[0-9]+/[0-9]+ Test|tests passed|tests failed|\(Failed\)" ctest-sanitize.log | tail -n 120
+if grep -nE "ERROR: (Address|Leak|Thread|Memory)Sanitizer|runtime error:" ctest-sanitize.log >sanitizer-reports.txt; then
+    echo "test-sanitize: sanitizer reports in the test output (build-asan/ctest-sanitize.log):"
+    head -n 40 sanitizer-reports.txt
+    rc=1
+fi
+[ $rc -eq 0 ] || echo "test-sanitize: FAILED (full output in build-asan/ctest-sanitize.log)"
+exit $rc
