@@ -1539,6 +1539,28 @@ static int unify_arm_column(BindCtx *bc, BSelect *b, int c) {
     return 0;
 }
 
+/* The output column of compound b that ORDER BY term e (neither a
+ * position nor a name) equals: e bound in the scope of each arm without
+ * aggregates in turn (SQLite resolves a term such as `t2.b` or `a + b` so)
+ * and compared with that arm's output expressions as bound before the
+ * columns were unified (orig[arm][col]). Returns the column or -1; a term
+ * that does not bind in some arm is not an error here. */
+static int compound_order_expr(BindCtx *bc, const BSelect *b, BExpr ***orig, const AstExpr *e) {
+    PlanError saved = *bc->err;
+    int found = -1;
+    for (int i = 0; i < b->narms && found < 0; i++) {
+        BSelect *arm = b->arms[i];
+        if (arm->has_agg) continue;
+        BindCtx abc = {bc->cat, bc->sql, bc->arena, bc->err, arm, NULL, 0, NULL};
+        BExpr *x = bind_expr(&abc, e, 0);
+        if (!x) continue;
+        for (int c = 0; c < b->nout && found < 0; c++)
+            if (plan_bexpr_equal(x, orig[i][c])) found = c;
+    }
+    *bc->err = saved;
+    return found;
+}
+
 /* Bind compound SELECT sel (sel->ncompound > 0): each core on its own, the
  * column counts checked, the columns unified across arms, then the ORDER BY
  * (positions or names of some arm's output columns, as SQLite resolves
@@ -1575,6 +1597,14 @@ static int bind_compound(const Catalog *cat, const char *sql, const AstSelect *s
     }
     b->nout = b->arms[0]->nout;
     b->out_names = b->arms[0]->out_names;
+    /* the output expressions as bound, for ORDER BY terms that name them */
+    BExpr ***orig = plan_alloc(arena, sizeof(BExpr **) * (size_t)b->narms);
+    if (!orig) return bind_oom(&bc), -1;
+    for (int i = 0; i < b->narms; i++) {
+        orig[i] = plan_alloc(arena, sizeof(BExpr *) * (size_t)(b->nout ? b->nout : 1));
+        if (!orig[i]) return bind_oom(&bc), -1;
+        memcpy(orig[i], b->arms[i]->out, sizeof(BExpr *) * (size_t)b->nout);
+    }
     for (int c = 0; c < b->nout; c++)
         if (unify_arm_column(&bc, b, c) != 0) return -1;
     b->out = b->arms[0]->out;
@@ -1603,6 +1633,7 @@ static int bind_compound(const Catalog *cat, const char *sql, const AstSelect *s
                             strcasecmp(b->arms[i]->out_names[c], oe->str) == 0)
                             r = c;
             }
+            if (r < 0 && oe->kind != AST_INT) r = compound_order_expr(&bc, b, orig, oe);
             if (r < 0) {
                 bind_fail(&bc, "Binder", oe->pos,
                           "%s ORDER BY term does not match any column in the result set",
