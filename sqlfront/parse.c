@@ -1062,6 +1062,10 @@ static AstSelect *parse_select(Parser *p) {
             AstCompoundArm arm;
             arm.pos = p->tok.pos;
             accept_setop(p, &arm.op);
+            if (is_kw(p, "values")) {
+                fail_unsupported(p, p->tok.pos, "VALUES in a compound SELECT");
+                return NULL;
+            }
             if (!is_kw(p, "select")) {
                 fail_syntax(p);
                 return NULL;

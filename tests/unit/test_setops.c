@@ -75,6 +75,8 @@ Test(setops, order_or_limit_before_the_operator) {
                 "ORDER BY clause should come after EXCEPT not before", "EXCEPT");
     parse_error("SELECT a FROM t UNION SELECT b FROM u LIMIT 2 INTERSECT SELECT 1",
                 "LIMIT clause should come after INTERSECT not before", "INTERSECT");
+    parse_error("SELECT 1 UNION VALUES (2)", "VALUES in a compound SELECT is not supported",
+                "VALUES");
 }
 
 /* Runs every statement of script on db; asserts that each succeeds. */
