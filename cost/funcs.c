@@ -226,6 +226,7 @@ static CostPrimKind node_prim(const Dag *d, const DagNode *n, double *kb) {
     case DN_CROSS:
         return CP_CROSS;
     case DN_SLICE:
+    case DN_CONCAT:
         return CP_SLICE;
     case DN_TOTEXT:
         return CP_TOTEXT;
@@ -306,6 +307,7 @@ static double node_compute_us(const CostModel *m, const Dag *d, int i, DagDevice
         return cost_prim_us(&c[CP_CROSS], 0, pairs * 16);
     }
     case DN_SLICE:
+    case DN_CONCAT:
         return cost_prim_us(&c[CP_SLICE], 0, 2 * out * ow);
     case DN_TOTEXT:
         if (dev == DEV_GPU) return 1e30;

@@ -546,6 +546,44 @@ static int run_node(Exec *x, int i, int gpu) {
         }
         break;
     }
+    case DN_CONCAT: {
+        /* inputs of one type, copied one after another; validity when any
+         * input has it (all-valid bytes for those without) */
+        int64_t len = 0;
+        int want_valid = 0;
+        size_t w = prim_type_width(x->dag->values[o0].type);
+        for (int k = 0; k < n->ninputs; k++) {
+            if (in[k].type != x->dag->values[o0].type)
+                return ex_fail(x, "Execution Error: concat node #%d input %d has another type", i,
+                               k);
+            len += in[k].n;
+            want_valid |= in[k].valid != NULL;
+        }
+        if (ex_alloc(x, o0, len, want_valid, gpu) != 0) return -1;
+        n->rows_in = len;
+        int64_t at = 0;
+        for (int k = 0; k < n->ninputs; k++) {
+            int64_t cnt = in[k].n;
+            char *dst = (char *)OUTV->data + (size_t)at * w;
+            uint8_t *dv = want_valid ? OUTV->valid + at : NULL;
+            if (gpu) {
+                if (prim_gpu_copy(dst, in[k].data, (size_t)cnt * w, PRIM_D2D, x->cur_stream, x->err,
+                                  x->errcap) != 0 ||
+                    (dv && in[k].valid &&
+                     prim_gpu_copy(dv, in[k].valid, (size_t)cnt, PRIM_D2D, x->cur_stream, x->err,
+                                   x->errcap) != 0) ||
+                    (dv && !in[k].valid &&
+                     prim_gpu_memset(dv, 1, (size_t)cnt, x->cur_stream, x->err, x->errcap) != 0))
+                    return -1;
+            } else if (cnt) {
+                memcpy(dst, in[k].data, (size_t)cnt * w);
+                if (dv && in[k].valid) memcpy(dv, in[k].valid, (size_t)cnt);
+                if (dv && !in[k].valid) memset(dv, 1, (size_t)cnt);
+            }
+            at += cnt;
+        }
+        break;
+    }
     case DN_KEYMAP: {
         /* in[0]: keys of the selected dimension rows; in[1] (optional):
          * their row ids in the dimension table (I64), or the filter flags

@@ -108,9 +108,8 @@ int op_zero_row(Lower *L, const char *label) {
     return plan_dag_out(L->dag, node, 0);
 }
 
-int op_lower_select(const BSelect *b, const LowerOpts *opts, Dag *dag, PlanError *err) {
+int op_lower_block(const BSelect *b, const LowerOpts *opts, Dag *dag, PlanError *err, int **outp) {
     Lower L = {dag, dag->arena, b, err, opts};
-    err->offset = -1;
     LowState st;
     if (b->nrels == 0) {
         if (state_init(&L, &st, 0) != 0) return -1;
@@ -161,9 +160,6 @@ aggregated:
         for (int i = 0; i < nout; i++)
             if ((out[i] = op_limit(&L, out[i], b->offset, b->limit)) < 0) return -1;
     }
-    dag->nresults = nout;
-    dag->results = out;
-    dag->result_names = b->out_names;
     for (int i = 0; i < nout; i++) {
         DagValue *v = &dag->values[out[i]];
         if (v->ltype == CAT_NULL) v->ltype = CAT_INT64;
@@ -173,5 +169,18 @@ aggregated:
             out[i] = c;
         }
     }
+    *outp = out;
+    return 0;
+}
+
+int op_lower_select(const BSelect *b, const LowerOpts *opts, Dag *dag, PlanError *err) {
+    err->offset = -1;
+    int *out = NULL;
+    int rc = b->narms > 0 ? op_lower_compound(b, opts, dag, err, &out)
+                          : op_lower_block(b, opts, dag, err, &out);
+    if (rc != 0) return -1;
+    dag->nresults = b->nout;
+    dag->results = out;
+    dag->result_names = b->out_names;
     return 0;
 }

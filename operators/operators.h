@@ -61,6 +61,17 @@ typedef struct Lower {
  * be NULL (automatic choices without costs). Returns 0 or -1 with err
  * filled. */
 int op_lower_select(const BSelect *b, const LowerOpts *opts, Dag *dag, PlanError *err);
+/* Lower one SELECT block (not a compound) into *outp (b->nout value ids,
+ * arena-owned, each of its logical type's vector type) without setting
+ * the DAG's results. Returns 0 or -1 with err filled. */
+int op_lower_block(const BSelect *b, const LowerOpts *opts, Dag *dag, PlanError *err, int **outp);
+/* setop.c: lower compound b (b->narms > 0): each arm by op_lower_block,
+ * combined left to right (UNION ALL: concat; UNION: concat + distinct;
+ * INTERSECT / EXCEPT: concat with side tags, sort, segments, per-segment
+ * min / max of the tag, the qualifying segments' first rows), then the
+ * compound's ORDER BY and LIMIT. Result values into *outp. 0 or -1. */
+int op_lower_compound(const BSelect *b, const LowerOpts *opts, Dag *dag, PlanError *err,
+                      int **outp);
 
 /* --- shared helpers (lower.c, expr.c) --- */
 PrimType op_prim_type(CatType t);

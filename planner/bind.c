@@ -1599,10 +1599,186 @@ static int is_from_column(BindCtx *bc, const AstExpr *e) {
     return 0;
 }
 
+/* SQLite's name of compound operator op (AstSetOp). */
+static const char *setop_name(int op) {
+    static const char *const n[] = {"UNION", "UNION ALL", "INTERSECT", "EXCEPT"};
+    return op >= 0 && op < 4 ? n[op] : "UNION";
+}
+
+/* SQLite's ordinal of a 0-based ORDER BY term ("1st", "2nd", ...) into buf. */
+static const char *ordinal(int i, char *buf, size_t cap) {
+    int n = i + 1, t = n % 100;
+    const char *suf = t >= 11 && t <= 13 ? "th"
+                      : n % 10 == 1      ? "st"
+                      : n % 10 == 2      ? "nd"
+                      : n % 10 == 3      ? "rd"
+                                         : "th";
+    snprintf(buf, cap, "%d%s", n, suf);
+    return buf;
+}
+
+/* Give column c of every arm of compound b one type (and one dictionary),
+ * as CASE branches get (unify_branches): INT meeting REAL becomes REAL,
+ * strings share the union of their dictionaries, NULL constants adopt the
+ * column's type. STRING meeting a number is an error (SQLite would keep
+ * each value's own type). Returns 0 or -1 with an error. */
+static int unify_arm_column(BindCtx *bc, BSelect *b, int c) {
+    int n = b->narms;
+    BExpr **br = plan_alloc(bc->arena, sizeof(BExpr *) * (size_t)n);
+    if (!br) return bind_oom(bc), -1;
+    int any_str = 0, any_num = 0;
+    for (int i = 0; i < n; i++) {
+        br[i] = b->arms[i]->out[c];
+        if (runtime_text(br[i])) {
+            runtime_text_fail(bc, br[i], "a compound SELECT (UNION/INTERSECT/EXCEPT) column of");
+            return -1;
+        }
+        if (br[i]->kind == BE_CONST && br[i]->is_null) {
+            /* the select list typed a bare NULL as INTEGER; here it adopts
+             * the column's type */
+            BExpr *x = bx_null(bc->arena, CAT_NULL, br[i]->pos);
+            if (!x) return bind_oom(bc), -1;
+            br[i] = x;
+            continue;
+        }
+        if (br[i]->type == CAT_STRING)
+            any_str = 1;
+        else if (br[i]->type != CAT_DATE)
+            any_num = 1;
+    }
+    if (any_str && any_num) {
+        bind_fail(bc, "Binder", b->arms[0]->out[c]->pos,
+                  "column %d of the compound SELECT mixes STRING and numeric values", c + 1);
+        return -1;
+    }
+    CatType t;
+    if (unify_branches(bc, br, n, &t) != 0) return -1;
+    for (int i = 0; i < n; i++) {
+        if (t == CAT_NULL) br[i]->type = CAT_INT64; /* all NULL: INTEGER, as a lone NULL */
+        b->arms[i]->out[c] = br[i];
+    }
+    return 0;
+}
+
+/* The output column of compound b that ORDER BY term e (neither a
+ * position nor a name) equals: e bound in the scope of each arm without
+ * aggregates in turn (SQLite resolves a term such as `t2.b` or `a + b` so)
+ * and compared with that arm's output expressions as bound before the
+ * columns were unified (orig[arm][col]). Returns the column or -1; a term
+ * that does not bind in some arm is not an error here. */
+static int compound_order_expr(BindCtx *bc, const BSelect *b, BExpr ***orig, const AstExpr *e) {
+    PlanError saved = *bc->err;
+    int found = -1;
+    for (int i = 0; i < b->narms && found < 0; i++) {
+        BSelect *arm = b->arms[i];
+        if (arm->has_agg) continue;
+        BindCtx abc = {bc->cat, bc->sql, bc->arena, bc->err, arm, NULL, 0, NULL};
+        BExpr *x = bind_expr(&abc, e, 0);
+        if (!x) continue;
+        for (int c = 0; c < b->nout && found < 0; c++)
+            if (plan_bexpr_equal(x, orig[i][c])) found = c;
+    }
+    *bc->err = saved;
+    return found;
+}
+
+/* Bind compound SELECT sel (sel->ncompound > 0): each core on its own, the
+ * column counts checked, the columns unified across arms, then the ORDER BY
+ * (positions or names of some arm's output columns, as SQLite resolves
+ * them) and LIMIT / OFFSET of the compound. Returns 0 or -1 with err. */
+static int bind_compound(const Catalog *cat, const char *sql, const AstSelect *sel,
+                         PlanArena *arena, BSelect **out, PlanError *err) {
+    BindCtx bc = {cat, sql, arena, err, NULL, sel, 0, NULL};
+    BSelect *b = plan_alloc(arena, sizeof(BSelect));
+    if (!b) return bind_oom(&bc), -1;
+    b->limit = -1;
+    bc.b = b;
+    b->narms = sel->ncompound + 1;
+    b->arms = plan_alloc(arena, sizeof(BSelect *) * (size_t)b->narms);
+    b->arm_op = plan_alloc(arena, (size_t)b->narms);
+    if (!b->arms || !b->arm_op) return bind_oom(&bc), -1;
+    for (int i = 0; i < b->narms; i++) {
+        AstSelect core = i == 0 ? *sel : *sel->compound[i - 1].select;
+        core.compound = NULL;
+        core.ncompound = 0;
+        core.order_by = NULL;
+        core.norder = 0;
+        core.limit = core.offset = NULL;
+        if (plan_bind_select(cat, sql, &core, arena, &b->arms[i], err) != 0) return -1;
+        if (i > 0) {
+            b->arm_op[i] = (uint8_t)sel->compound[i - 1].op;
+            if (b->arms[i]->nout != b->arms[0]->nout) {
+                bind_fail(&bc, "Binder", sel->compound[i - 1].pos,
+                          "SELECTs to the left and right of %s do not have the same number of "
+                          "result columns",
+                          setop_name(b->arm_op[i]));
+                return -1;
+            }
+        }
+    }
+    b->nout = b->arms[0]->nout;
+    b->out_names = b->arms[0]->out_names;
+    /* the output expressions as bound, for ORDER BY terms that name them */
+    BExpr ***orig = plan_alloc(arena, sizeof(BExpr **) * (size_t)b->narms);
+    if (!orig) return bind_oom(&bc), -1;
+    for (int i = 0; i < b->narms; i++) {
+        orig[i] = plan_alloc(arena, sizeof(BExpr *) * (size_t)(b->nout ? b->nout : 1));
+        if (!orig[i]) return bind_oom(&bc), -1;
+        memcpy(orig[i], b->arms[i]->out, sizeof(BExpr *) * (size_t)b->nout);
+    }
+    for (int c = 0; c < b->nout; c++)
+        if (unify_arm_column(&bc, b, c) != 0) return -1;
+    b->out = b->arms[0]->out;
+    if (sel->norder) {
+        b->norder = sel->norder;
+        b->order = plan_alloc(arena, sizeof(BExpr *) * (size_t)sel->norder);
+        b->order_desc = plan_alloc(arena, (size_t)sel->norder);
+        b->order_out = plan_alloc(arena, sizeof(int) * (size_t)sel->norder);
+        if (!b->order || !b->order_desc || !b->order_out) return bind_oom(&bc), -1;
+        for (int k = 0; k < sel->norder; k++) {
+            const AstExpr *oe = sel->order_by[k].expr;
+            char ord[16];
+            int r = -1;
+            if (oe->kind == AST_INT) {
+                if (oe->ival < 1 || oe->ival > b->nout) {
+                    bind_fail(&bc, "Binder", oe->pos,
+                              "%s ORDER BY term out of range - should be between 1 and %d",
+                              ordinal(k, ord, sizeof ord), b->nout);
+                    return -1;
+                }
+                r = (int)oe->ival - 1;
+            } else if (oe->kind == AST_COLUMN && !oe->table) {
+                for (int i = 0; i < b->narms && r < 0; i++)
+                    for (int c = 0; c < b->nout && r < 0; c++)
+                        if (b->arms[i]->out_names[c] &&
+                            strcasecmp(b->arms[i]->out_names[c], oe->str) == 0)
+                            r = c;
+            }
+            if (r < 0 && oe->kind != AST_INT) r = compound_order_expr(&bc, b, orig, oe);
+            if (r < 0) {
+                bind_fail(&bc, "Binder", oe->pos,
+                          "%s ORDER BY term does not match any column in the result set",
+                          ordinal(k, ord, sizeof ord));
+                return -1;
+            }
+            b->order_out[k] = r;
+            b->order_desc[k] = (uint8_t)sel->order_by[k].desc;
+            b->order[k] = b->out[r];
+        }
+    }
+    if (sel->limit && bind_limit(&bc, sel->limit, &b->limit) != 0) return -1;
+    if (sel->offset && bind_limit(&bc, sel->offset, &b->offset) != 0) return -1;
+    if (b->limit < -1) b->limit = -1;
+    if (b->offset < 0) b->offset = 0;
+    *out = b;
+    return 0;
+}
+
 int plan_bind_select(const Catalog *cat, const char *sql, const AstSelect *sel, PlanArena *arena,
                      BSelect **out, PlanError *err) {
     BindCtx bc = {cat, sql, arena, err, NULL, sel, 0, NULL};
     err->offset = -1;
+    if (sel->ncompound > 0) return bind_compound(cat, sql, sel, arena, out, err);
     BSelect *b = plan_alloc(arena, sizeof(BSelect));
     if (!b) return bind_oom(&bc), -1;
     bc.b = b;

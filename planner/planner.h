@@ -157,6 +157,17 @@ typedef struct BSelect {
     int64_t limit;  /* -1 = none */
     int64_t offset; /* 0 = none */
     int64_t est_groups;
+
+    /* A compound SELECT (UNION [ALL] / INTERSECT / EXCEPT) when narms > 0:
+     * arms[0..narms) are the bound cores (without ORDER BY / LIMIT), each
+     * with nout columns whose types and dictionaries the binder unified
+     * across arms (as CASE branches); arm_op[i] (i >= 1) is the AstSetOp
+     * combining the result so far with arms[i] (left-associative). Of this
+     * block then only nout, out (arms[0]'s), out_names, norder, order_desc,
+     * order_out (every key an output column), limit and offset count. */
+    int narms;
+    struct BSelect **arms;
+    uint8_t *arm_op;
 } BSelect;
 
 /* Arena for everything of one plan (bound expressions, tables, names). */
@@ -247,7 +258,8 @@ typedef enum DagKind {
     DN_TRANSFER,  /* host <-> device copy (inserted by placement) */
     DN_TOTEXT,    /* numbers -> their text, used as TextUse says (CPU only) */
     DN_KEYMAP,    /* dimension keys (+ row ids) -> direct-address map key -> row */
-    DN_DENSEAGG   /* fused filter -> star-join probe -> dense group aggregate */
+    DN_DENSEAGG,  /* fused filter -> star-join probe -> dense group aggregate */
+    DN_CONCAT     /* inputs of one type, one after another (compound SELECTs) */
 } DagKind;
 
 typedef enum DagDevice { DEV_CPU = 0, DEV_GPU = 1 } DagDevice;

@@ -357,6 +357,9 @@ void prim_gpu_free(void *p, void *stream);
  * asynchronous; pageable memory is staged by the driver). */
 int prim_gpu_copy(void *dst, const void *src, size_t bytes, PrimCopyKind kind, void *stream,
                   char *err, size_t cap);
+/* Asynchronous fill of bytes of device memory dst with the byte value on
+ * stream (cudaMemsetAsync). */
+int prim_gpu_memset(void *dst, int value, size_t bytes, void *stream, char *err, size_t cap);
 /* Wait for everything issued on stream. */
 int prim_gpu_sync(void *stream, char *err, size_t cap);
 /* Page-locked host memory (cudaHostAlloc) for buffers that cross PCIe;

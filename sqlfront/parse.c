@@ -1096,9 +1096,10 @@ static int parse_order_list(Parser *p, Vec *v) {
     return 0;
 }
 
-/* Parses a SELECT statement with SELECT current. Returns the arena-owned
- * AstSelect or NULL after an error. */
-static AstSelect *parse_select(Parser *p) {
+/* Parses one SELECT core (SELECT ... [HAVING ...], no ORDER BY / LIMIT)
+ * with SELECT current. Returns the arena-owned AstSelect or NULL after an
+ * error. */
+static AstSelect *parse_select_core(Parser *p) {
     AstSelect *s = sql_arena_alloc(p->arena, sizeof *s);
     if (!s) {
         fail_oom(p);
@@ -1132,9 +1133,58 @@ static AstSelect *parse_select(Parser *p) {
         s->ngroup = (int)g.n;
     }
     if (accept_kw(p, "having") && !(s->having = parse_expr(p))) return NULL;
-    if (is_kw(p, "union") || is_kw(p, "except") || is_kw(p, "intersect")) {
-        fail_unsupported(p, p->tok.pos, "a compound SELECT (UNION/EXCEPT/INTERSECT)");
-        return NULL;
+    return s;
+}
+
+/* 1 if the current token starts a compound operator. */
+static int at_setop(const Parser *p) {
+    return is_kw(p, "union") || is_kw(p, "except") || is_kw(p, "intersect");
+}
+
+/* Consumes a compound operator (UNION [ALL] | INTERSECT | EXCEPT) into *op.
+ * Returns its name as SQLite's messages spell it. */
+static const char *accept_setop(Parser *p, AstSetOp *op) {
+    if (accept_kw(p, "union")) {
+        if (accept_kw(p, "all")) {
+            *op = SETOP_UNION_ALL;
+            return "UNION ALL";
+        }
+        *op = SETOP_UNION;
+        return "UNION";
+    }
+    if (accept_kw(p, "intersect")) {
+        *op = SETOP_INTERSECT;
+        return "INTERSECT";
+    }
+    advance(p); /* except */
+    *op = SETOP_EXCEPT;
+    return "EXCEPT";
+}
+
+/* Parses a SELECT statement with SELECT current: a core, or a compound of
+ * cores, then ORDER BY / LIMIT (of the whole compound). Returns the
+ * arena-owned AstSelect or NULL after an error. */
+static AstSelect *parse_select(Parser *p) {
+    AstSelect *s = parse_select_core(p);
+    if (!s) return NULL;
+    if (at_setop(p)) {
+        Vec arms = vec_make(sizeof(AstCompoundArm));
+        while (at_setop(p)) {
+            AstCompoundArm arm;
+            arm.pos = p->tok.pos;
+            accept_setop(p, &arm.op);
+            if (is_kw(p, "values")) {
+                fail_unsupported(p, p->tok.pos, "VALUES in a compound SELECT");
+                return NULL;
+            }
+            if (!is_kw(p, "select")) {
+                fail_syntax(p);
+                return NULL;
+            }
+            if (!(arm.select = parse_select_core(p)) || vec_push(p, &arms, &arm) < 0) return NULL;
+        }
+        s->compound = (AstCompoundArm *)arms.data;
+        s->ncompound = (int)arms.n;
     }
     if (accept_kw(p, "order")) {
         Vec o = vec_make(sizeof(AstOrderItem));
@@ -1150,6 +1200,14 @@ static AstSelect *parse_select(Parser *p) {
             s->offset = s->limit;
             if (!(s->limit = parse_expr(p))) return NULL;
         }
+    }
+    if (at_setop(p)) { /* SQLite: ORDER BY / LIMIT only after the last SELECT */
+        int64_t pos = p->tok.pos;
+        AstSetOp op;
+        const char *name = accept_setop(p, &op);
+        fail_at(p, pos, "%s clause should come after %s not before",
+                s->norder ? "ORDER BY" : "LIMIT", name);
+        return NULL;
     }
     return s;
 }

@@ -146,6 +146,16 @@ typedef struct AstOrderItem {
     int desc;
 } AstOrderItem;
 
+/* A compound operator (SQLite: all of equal precedence, left-associative). */
+typedef enum AstSetOp { SETOP_UNION, SETOP_UNION_ALL, SETOP_INTERSECT, SETOP_EXCEPT } AstSetOp;
+
+/* One SELECT after the first of a compound, with the operator before it. */
+typedef struct AstCompoundArm {
+    AstSetOp op;
+    int64_t pos;              /* byte offset of the operator keyword */
+    struct AstSelect *select; /* its own order_by / limit are always empty */
+} AstCompoundArm;
+
 typedef struct AstSelect {
     int distinct;
     AstSelectItem *items;
@@ -160,6 +170,10 @@ typedef struct AstSelect {
     int norder;
     AstExpr *limit;  /* or NULL */
     AstExpr *offset; /* or NULL */
+    /* compound SELECT: this SELECT op1 arm1 op2 arm2 ... (left-associative);
+     * order_by / limit / offset above then apply to the whole compound */
+    AstCompoundArm *compound;
+    int ncompound;
 } AstSelect;
 
 typedef struct AstColumnDef {
@@ -224,7 +238,9 @@ typedef struct SqlError {
  * len). On a syntax error returns -1 and fills err. Supported: SELECT
  * [DISTINCT] items FROM t [AS] a, ... [[INNER] JOIN t ON expr]... [WHERE]
  * [GROUP BY] [HAVING] [ORDER BY e [ASC|DESC], ...] [LIMIT n [OFFSET m]]
- * (also LIMIT m, n), SELECT without FROM, CREATE TABLE [IF NOT EXISTS]
+ * (also LIMIT m, n), SELECT without FROM, compound SELECTs (core
+ * {UNION [ALL] | INTERSECT | EXCEPT} core ... [ORDER BY] [LIMIT]; an ORDER
+ * BY or LIMIT before a compound operator is an error, as in SQLite), CREATE TABLE [IF NOT EXISTS]
  * t(col type [constraints ignored: PRIMARY KEY, NOT NULL, UNIQUE, DEFAULT
  * lit]...), INSERT INTO t [(cols)] VALUES (...), (...), INSERT INTO t
  * SELECT ..., DROP TABLE [IF EXISTS] t, SET name = value.

@@ -84,6 +84,14 @@ extern "C" int prim_gpu_copy(void *dst, const void *src, size_t bytes, PrimCopyK
                     err, cap);
 }
 
+/* Fill bytes of device memory dst with value, asynchronously on stream. */
+extern "C" int prim_gpu_memset(void *dst, int value, size_t bytes, void *stream, char *err,
+                               size_t cap) {
+    if (bytes == 0) return 0;
+    return rt_check(cudaMemsetAsync(dst, value, bytes, (cudaStream_t)stream), "cudaMemsetAsync",
+                    err, cap);
+}
+
 extern "C" int prim_gpu_sync(void *stream, char *err, size_t cap) {
     return rt_check(cudaStreamSynchronize((cudaStream_t)stream), "cudaStreamSynchronize", err, cap);
 }

@@ -36,6 +36,10 @@ int prim_gpu_copy(void *dst, const void *src, size_t bytes, PrimCopyKind kind, v
     (void)dst, (void)src, (void)bytes, (void)kind, (void)stream;
     return no_cuda(err, cap);
 }
+int prim_gpu_memset(void *dst, int value, size_t bytes, void *stream, char *err, size_t cap) {
+    (void)dst, (void)value, (void)bytes, (void)stream;
+    return no_cuda(err, cap);
+}
 int prim_gpu_sync(void *stream, char *err, size_t cap) {
     (void)stream;
     return no_cuda(err, cap);
