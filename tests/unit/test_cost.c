@@ -753,8 +753,15 @@ Test(place, columns_read_often_move_to_the_gpu) {
         gqp_finalize(st);
     }
     cr_assert(reads >= 2 && reads <= 4, "moved to the GPU after %d reads (3 expected)", reads);
-    /* a non-SET statement resets the counts: back to the CPU */
+    /* creating another table keeps the counts */
     st = plan("CREATE TABLE reset_reads (x INT32)");
+    cr_assert_eq(gqp_step(st), GQP_DONE, "%s", gqp_errmsg(db));
+    gqp_finalize(st);
+    st = plan(q);
+    cr_assert_gt(count_on(st, DEV_GPU), 0);
+    gqp_finalize(st);
+    /* changing the two columns resets their counts: back to the CPU */
+    st = plan("UPDATE test SET uniformi = uniformi, normali5 = normali5 WHERE id = 0");
     cr_assert_eq(gqp_step(st), GQP_DONE, "%s", gqp_errmsg(db));
     gqp_finalize(st);
     st = plan(q);
