@@ -346,8 +346,8 @@ static int where_rows(gqp *db, gqp_stmt *st, CatTable *t, const char *what, uint
     if (!sel) return gqp_set_error(db, GQP_NOMEM, "out of memory");
     int rc = run_inner_select(db, st, sel, what);
     if (rc == GQP_OK && st->res.nrows != n)
-        rc = gqp_set_error(db, GQP_ERROR, "Executor Error: %s: WHERE gave %lld rows for %lld", what,
-                           (long long)st->res.nrows, (long long)n);
+        rc = gqp_set_error(db, GQP_ERROR, "Execution Error: %s: WHERE gave %lld rows for %lld",
+                           what, (long long)st->res.nrows, (long long)n);
     *m = 0;
     for (int64_t r = 0; rc == GQP_OK && r < n; r++)
         *m += (*flags)[r] = (uint8_t)result_true(&st->res.cols[0], r);
@@ -407,7 +407,7 @@ static int run_update(gqp *db, gqp_stmt *st, CatTable *t) {
         goto done;
     }
     if (st->res.nrows != m) {
-        rc = gqp_set_error(db, GQP_ERROR, "Executor Error: UPDATE: %lld new rows for %lld matches",
+        rc = gqp_set_error(db, GQP_ERROR, "Execution Error: UPDATE: %lld new rows for %lld matches",
                            (long long)st->res.nrows, (long long)m);
         release_select(st);
         goto done;
