@@ -68,10 +68,10 @@ static int text_to_int(const char *s, int64_t *out) {
 }
 
 /* Convert v for column c into new row r of nc (r counts from 0, the first
- * inserted row). Returns 0, or -1 with err naming the INSERT row (r + 1)
- * and the column. */
+ * inserted or updated row). Returns 0, or -1 with err naming the statement
+ * (verb: "INSERT into" / "UPDATE of"), the row (r + 1) and the column. */
 static int convert(const CatTable *t, const CatColumn *c, NewCol *nc, int64_t r, const CatValue *v,
-                   CatError *err) {
+                   const char *verb, CatError *err) {
     int64_t irow = r + 1;
     char text[64], vbuf[CAT_ERR_VALUE_MAX + 4];
     int64_t i = 0;
@@ -91,8 +91,8 @@ static int convert(const CatTable *t, const CatColumn *c, NewCol *nc, int64_t r,
     } else if (v->kind == CAT_V_STR) {
         shown = v->s ? v->s : "";
     } else {
-        return cat_err(err, "INSERT into '%s': row %lld, column '%s': invalid value kind %d",
-                       t->name, (long long)irow, c->name, (int)v->kind);
+        return cat_err(err, "%s '%s': row %lld, column '%s': invalid value kind %d", verb, t->name,
+                       (long long)irow, c->name, (int)v->kind);
     }
     int ok = 1;
     switch (c->type) {
@@ -155,7 +155,7 @@ static int convert(const CatTable *t, const CatColumn *c, NewCol *nc, int64_t r,
         break;
     }
     if (!ok)
-        return cat_err(err, "INSERT into '%s': row %lld, column '%s': cannot convert %s'%s' to %s",
+        return cat_err(err, "%s '%s': row %lld, column '%s': cannot convert %s'%s' to %s", verb,
                        t->name, (long long)irow, c->name, v->kind == CAT_V_STR ? "text " : "",
                        cat_err_value(vbuf, shown, strlen(shown)), cat_type_name(c->type));
     return 0;
@@ -267,7 +267,8 @@ int cat_insert_rows(CatTable *t, int64_t nrows, const CatValue *vals, CatError *
             goto done;
         }
         for (int64_t r = 0; r < nrows; r++)
-            if (convert(t, c, &nc[ci], r, &vals[r * t->ncols + ci], err) != 0) goto done;
+            if (convert(t, c, &nc[ci], r, &vals[r * t->ncols + ci], "INSERT into", err) != 0)
+                goto done;
     }
     if (insert_unique_check(t, nc, nrows, err) != 0) goto done;
     for (int ci = 0; ci < t->ncols; ci++) {
@@ -504,7 +505,7 @@ int cat_update_rows(CatTable *t, int nset, const int *cols, int64_t m, const int
             goto done;
         }
         for (int64_t k = 0; k < m; k++)
-            if (convert(t, c, &nc[j], k, &vals[k * nset + j], err) != 0) goto done;
+            if (convert(t, c, &nc[j], k, &vals[k * nset + j], "UPDATE of", err) != 0) goto done;
         upd[cols[j]] = &nc[j];
     }
     if (t->nindexes) {
