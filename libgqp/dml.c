@@ -220,7 +220,8 @@ done:
 }
 
 /* SET device = 'cpu'|'gpu'|'auto' ; SET aggregate = 'auto'|'sort'|'dense' ;
- * SET threads = N */
+ * SET threads = N ; SET gpu_cache = 'clear' (drop every resident column and
+ * the read counts) */
 static int run_set(gqp *db, gqp_stmt *st) {
     const AstStmt *a = st->ast;
     PlanArena *arena = plan_arena_new();
@@ -254,6 +255,10 @@ static int run_set(gqp *db, gqp_stmt *st) {
             db->agg_mode = m;
             db->version++; /* prepared statements lower again */
         }
+    } else if (strcasecmp(a->set_name, "gpu_cache") == 0 && v.kind == CAT_V_STR &&
+               strcasecmp(v.s, "clear") == 0) {
+        exec_device_invalidate(db->dev); /* benchmarks' cold runs */
+        gqp_forget_reads(db);
     } else if (strcasecmp(a->set_name, "threads") == 0 && v.kind == CAT_V_INT) {
         rc = gqp_set_threads(db, (int)v.i);
     } else {
