@@ -27,10 +27,10 @@
  * worker pool asleep (its workers spin only ~0.1 ms after a pass), as for
  * a query typed after the previous one finished (bench/placement.py).
  *
- * --cold: before every timed run (untimed) a throw-away
- * `CREATE TABLE bench_cold_<k>`, which like any non-SET statement drops
- * every column cached on the GPU (libgqp/dml.c), so each run finds the
- * table on the host and pays page-locking and the PCIe copy. The warm-up
+ * --cold: before every timed run (untimed) `SET gpu_cache = 'clear'`,
+ * which drops every column cached on the GPU (libgqp/dml.c), so each run
+ * finds the table on the host and pays page-locking and the PCIe copy
+ * (INSERT / UPDATE / DELETE drop only the columns they change). The warm-up
  * still runs (thread pool, first touch of host pages, kernel loading are
  * once-per-process costs, not the data's location).
  *
@@ -115,13 +115,12 @@ static int run_once(gqp *db, const char *sql, int64_t *rows, double *exec_ms, do
     return rc;
 }
 
-/* --cold: drop the GPU column cache by running a throw-away CREATE TABLE
- * (any non-SET statement invalidates it). Returns GQP_OK or an error code. */
+/* --cold: drop the GPU column cache (and the read counts) with SET
+ * gpu_cache = 'clear'. Returns GQP_OK or an error code. */
 static int drop_gpu_cache(gqp *db, int *k) {
-    char sql[64];
+    (void)k;
     gqp_stmt *st = NULL;
-    snprintf(sql, sizeof sql, "CREATE TABLE bench_cold_%d (x INT32)", ++*k);
-    int rc = gqp_prepare(db, sql, -1, &st, NULL);
+    int rc = gqp_prepare(db, "SET gpu_cache = 'clear'", -1, &st, NULL);
     if (rc != GQP_OK) return rc;
     rc = gqp_step(st);
     gqp_finalize(st);
@@ -144,9 +143,7 @@ static int write_explain(const char *dir, const char *query, const char *dev, co
 
 /* Every order of 1, 2 and 3 devices. */
 static const int order[MAX_DEVS][6][MAX_DEVS] = {
-    {{0}},
-    {{0, 1}, {1, 0}},
-    {{0, 1, 2}, {2, 1, 0}, {1, 0, 2}, {2, 0, 1}, {0, 2, 1}, {1, 2, 0}}};
+    {{0}}, {{0, 1}, {1, 0}}, {{0, 1, 2}, {2, 1, 0}, {1, 0, 2}, {2, 0, 1}, {0, 2, 1}, {1, 2, 0}}};
 static const int norders[MAX_DEVS] = {1, 2, 6};
 
 /* Parse arguments, open the config once and time every query file. */
@@ -164,7 +161,8 @@ int main(int argc, char **argv) {
             char *list = argv[++i], *save = NULL;
             ndev = 0;
             for (char *d = strtok_r(list, ",", &save); d; d = strtok_r(NULL, ",", &save)) {
-                if (ndev == MAX_DEVS || (strcmp(d, "cpu") && strcmp(d, "gpu") && strcmp(d, "auto"))) {
+                if (ndev == MAX_DEVS ||
+                    (strcmp(d, "cpu") && strcmp(d, "gpu") && strcmp(d, "auto"))) {
                     fprintf(stderr, "bench_gqp: --device takes up to %d of auto, cpu, gpu\n",
                             MAX_DEVS);
                     return 1;

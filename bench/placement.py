@@ -25,8 +25,8 @@ measures the placement, not process-to-process noise.
 * Location `resident`: the process first runs priming queries (a SUM over
   every column the sweep uses, which its gpu run brings into the GPU column
   cache), so every column is resident when auto plans.
-* Location `host`: bench_gqp --cold: before every timed run a throw-away
-  CREATE TABLE drops the GPU column cache, so each run of a GPU plan pays
+* Location `host`: bench_gqp --cold: before every timed run `SET gpu_cache
+  = 'clear'` drops the GPU column cache, so each run of a GPU plan pays
   page-locking + the PCIe copy of the columns it reads.
 * auto / min(forced) is paired: the better forced device is the one with
   the lower median, and the ratio is the median over rounds of auto's run

@@ -119,4 +119,23 @@ CatTable *cat_read_binary(const CatTableDef *def, CatError *err);
 /* Compute the statistics of one column in place. */
 void cat_column_stats(CatColumn *c);
 
+/* One value of a row for the UNIQUE check (index.c). */
+typedef struct CatCell {
+    int null;
+    int64_t i;     /* integer, DATE, BOOL */
+    double f;      /* FLOAT32 / FLOAT64 */
+    const char *s; /* STRING bytes (len of them) */
+    size_t len;
+} CatCell;
+/* Reads column col, row r of a table as it would be after a change. */
+typedef void (*CatCellFn)(const void *ud, int col, int64_t r, CatCell *out);
+/* The value of stored column c at row r. */
+void cat_cell_of(const CatColumn *c, int64_t r, CatCell *out);
+/* Check every UNIQUE index of t over the nrows rows that fn reads (the
+ * table as it would be). Returns 0, or -1 with err "Constraint Error:
+ * UNIQUE constraint failed: t.a, t.b" (or out of memory). */
+int cat_unique_check(const CatTable *t, int64_t nrows, CatCellFn fn, const void *ud, CatError *err);
+/* Free t's indexes. */
+void cat_indexes_free(CatTable *t);
+
 #endif /* GQP_CAT_INTERNAL_H */

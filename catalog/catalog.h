@@ -118,14 +118,25 @@ typedef struct CatColumn {
     CatStats stats;
 } CatColumn;
 
+/* An index (CREATE [UNIQUE] INDEX): metadata only; a UNIQUE one is
+ * enforced by INSERT / UPDATE (NULLs are distinct, as in SQLite). */
+typedef struct CatIndex {
+    char *name;
+    int ncols;
+    int *cols; /* column indexes into the table */
+    int unique;
+} CatIndex;
+
 typedef struct CatTable {
     char *name;
     int ncols;
     CatColumn *cols;
     int64_t nrows;
-    char *source; /* file it was loaded from, or NULL */
-    int stale;    /* INSERT appended rows: stats are out of date and string
-                     dictionaries may be unsorted until cat_table_ready() */
+    char *source;      /* file it was loaded from, or NULL */
+    int stale;         /* INSERT appended rows: stats are out of date and string
+                          dictionaries may be unsorted until cat_table_ready() */
+    CatIndex *indexes; /* owned */
+    int nindexes;
 } CatTable;
 
 typedef struct Catalog {
@@ -218,6 +229,32 @@ typedef struct CatValue {
  * `stale` (stats not recomputed; a string dictionary is unsorted when a new
  * string did not sort after every other) until cat_table_ready(). */
 int cat_insert_rows(CatTable *t, int64_t nrows, const CatValue *vals, CatError *err);
+
+/* UPDATE: for each k < m, row rows[k] (ascending, distinct) takes the
+ * values vals[k * nset + j] in columns cols[j] (j < nset, distinct),
+ * converted as INSERT converts them. UNIQUE indexes are checked. All or
+ * nothing: the changed columns are built beside the old ones and swapped
+ * in at the end (their data / valid pointers change); the table is left
+ * stale. Returns 0, or -1 with err set and t unchanged. */
+int cat_update_rows(CatTable *t, int nset, const int *cols, int64_t m, const int64_t *rows,
+                    const CatValue *vals, CatError *err);
+/* DELETE: remove the rows r with del[r] != 0. All or nothing (every column
+ * is rebuilt and swapped in; STRING dictionaries keep only the strings
+ * still used). Returns 0, or -1 with err set and t unchanged. */
+int cat_delete_rows(CatTable *t, const uint8_t *del, CatError *err);
+/* DROP TABLE: remove and free the table named `name`. Returns 0, or -1
+ * with err set when there is no such table. */
+int cat_drop_table(Catalog *cat, const char *name, CatError *err);
+/* The table holding the index named `name` (case-insensitive) and its
+ * position in t->indexes, or NULL. */
+CatTable *cat_find_index(const Catalog *cat, const char *name, int *which);
+/* CREATE [UNIQUE] INDEX name ON t(cols): error when the name is taken by
+ * a table or an index, or (unique) when the data has a duplicate key with
+ * no NULL in it ("UNIQUE constraint failed: t.a"). Returns 0 or -1. */
+int cat_create_index(Catalog *cat, CatTable *t, const char *name, int ncols, const int *cols,
+                     int unique, CatError *err);
+/* DROP INDEX name. Returns 0, or -1 with err set when there is none. */
+int cat_drop_index(Catalog *cat, const char *name, CatError *err);
 
 /* Make a stale table readable by queries: sort every unsorted string
  * dictionary (re-coding its column so codes are ranks again) and recompute

@@ -68,10 +68,10 @@ static int text_to_int(const char *s, int64_t *out) {
 }
 
 /* Convert v for column c into new row r of nc (r counts from 0, the first
- * inserted row). Returns 0, or -1 with err naming the INSERT row (r + 1)
- * and the column. */
+ * inserted or updated row). Returns 0, or -1 with err naming the statement
+ * (verb: "INSERT into" / "UPDATE of"), the row (r + 1) and the column. */
 static int convert(const CatTable *t, const CatColumn *c, NewCol *nc, int64_t r, const CatValue *v,
-                   CatError *err) {
+                   const char *verb, CatError *err) {
     int64_t irow = r + 1;
     char text[64], vbuf[CAT_ERR_VALUE_MAX + 4];
     int64_t i = 0;
@@ -91,8 +91,8 @@ static int convert(const CatTable *t, const CatColumn *c, NewCol *nc, int64_t r,
     } else if (v->kind == CAT_V_STR) {
         shown = v->s ? v->s : "";
     } else {
-        return cat_err(err, "INSERT into '%s': row %lld, column '%s': invalid value kind %d",
-                       t->name, (long long)irow, c->name, (int)v->kind);
+        return cat_err(err, "%s '%s': row %lld, column '%s': invalid value kind %d", verb, t->name,
+                       (long long)irow, c->name, (int)v->kind);
     }
     int ok = 1;
     switch (c->type) {
@@ -155,7 +155,7 @@ static int convert(const CatTable *t, const CatColumn *c, NewCol *nc, int64_t r,
         break;
     }
     if (!ok)
-        return cat_err(err, "INSERT into '%s': row %lld, column '%s': cannot convert %s'%s' to %s",
+        return cat_err(err, "%s '%s': row %lld, column '%s': cannot convert %s'%s' to %s", verb,
                        t->name, (long long)irow, c->name, v->kind == CAT_V_STR ? "text " : "",
                        cat_err_value(vbuf, shown, strlen(shown)), cat_type_name(c->type));
     return 0;
@@ -239,6 +239,8 @@ static void append(CatColumn *c, NewCol *nc, int64_t nrows) {
     c->n += nrows;
 }
 
+static int insert_unique_check(const CatTable *t, const NewCol *nc, int64_t nrows, CatError *err);
+
 /* INSERT nrows rows of vals (row-major) into t; see catalog.h. Returns 0,
  * or -1 with err set and t unchanged. */
 int cat_insert_rows(CatTable *t, int64_t nrows, const CatValue *vals, CatError *err) {
@@ -265,8 +267,10 @@ int cat_insert_rows(CatTable *t, int64_t nrows, const CatValue *vals, CatError *
             goto done;
         }
         for (int64_t r = 0; r < nrows; r++)
-            if (convert(t, c, &nc[ci], r, &vals[r * t->ncols + ci], err) != 0) goto done;
+            if (convert(t, c, &nc[ci], r, &vals[r * t->ncols + ci], "INSERT into", err) != 0)
+                goto done;
     }
+    if (insert_unique_check(t, nc, nrows, err) != 0) goto done;
     for (int ci = 0; ci < t->ncols; ci++) {
         if (reserve(&t->cols[ci], &nc[ci], nrows) != 0) {
             cat_err(err, "INSERT into '%s': out of memory", t->name);
@@ -299,4 +303,269 @@ int cat_table_ready(CatTable *t) {
     cat_table_stats(t);
     t->stale = 0;
     return 0;
+}
+
+/* The table as an INSERT would leave it, for the UNIQUE check: old rows
+ * from the columns, new ones from the converted scratch. */
+typedef struct InsView {
+    const CatTable *t;
+    const NewCol *nc;
+} InsView;
+
+/* Value of a converted scratch row r of column c (nc). */
+static void newcol_cell(const CatColumn *c, const NewCol *nc, int64_t r, CatCell *out) {
+    memset(out, 0, sizeof *out);
+    if (!nc->valid[r]) {
+        out->null = 1;
+        return;
+    }
+    switch (c->type) {
+    case CAT_INT32:
+    case CAT_DATE:
+        out->i = ((const int32_t *)nc->vals)[r];
+        break;
+    case CAT_INT64:
+        out->i = ((const int64_t *)nc->vals)[r];
+        break;
+    case CAT_BOOL:
+        out->i = ((const uint8_t *)nc->vals)[r];
+        break;
+    case CAT_FLOAT32:
+        out->f = ((const float *)nc->vals)[r];
+        break;
+    case CAT_FLOAT64:
+        out->f = ((const double *)nc->vals)[r];
+        break;
+    case CAT_STRING:
+        out->s = nc->str[r];
+        out->len = strlen(nc->str[r]);
+        break;
+    default:
+        break;
+    }
+}
+
+/* CatCellFn over an InsView. */
+static void ins_cell(const void *ud, int col, int64_t r, CatCell *out) {
+    const InsView *v = ud;
+    const CatColumn *c = &v->t->cols[col];
+    if (r < v->t->nrows)
+        cat_cell_of(c, r, out);
+    else
+        newcol_cell(c, &v->nc[col], r - v->t->nrows, out);
+}
+
+/* UNIQUE check of an INSERT of nrows converted rows (nc, per column). */
+static int insert_unique_check(const CatTable *t, const NewCol *nc, int64_t nrows, CatError *err) {
+    if (!t->nindexes) return 0;
+    InsView v = {t, nc};
+    return cat_unique_check(t, t->nrows + nrows, ins_cell, &v, err);
+}
+
+/* The table as an UPDATE would leave it: upd[col] is the scratch of a SET
+ * column (NULL otherwise), pos[r] the index of row r among the updated
+ * rows (-1 when unchanged). */
+typedef struct UpdView {
+    const CatTable *t;
+    NewCol **upd;
+    const int64_t *pos;
+} UpdView;
+
+/* CatCellFn over an UpdView. */
+static void upd_cell(const void *ud, int col, int64_t r, CatCell *out) {
+    const UpdView *v = ud;
+    const CatColumn *c = &v->t->cols[col];
+    if (v->upd[col] && v->pos[r] >= 0)
+        newcol_cell(c, v->upd[col], v->pos[r], out);
+    else
+        cat_cell_of(c, r, out);
+}
+
+/* A new column array set: data (n rows), valid (or NULL), dict (STRING). */
+typedef struct Rebuilt {
+    void *data;
+    uint8_t *valid;
+    CatDict *dict;
+} Rebuilt;
+
+/* Free a rebuilt column that was not swapped in. */
+static void rebuilt_free(Rebuilt *b) {
+    cat_host_free(b->data);
+    cat_host_free(b->valid);
+    cat_dict_free(b->dict);
+}
+
+/* Build column c's new arrays (b) for n rows without touching c: row r
+ * takes old row o = src[r] (src NULL: o = r), or scratch row pos[o] of nc
+ * when nc is given and pos[o] >= 0. STRING columns get a fresh sorted
+ * dictionary of the strings they hold. Returns 0 or -1 (out of memory). */
+static int rebuild(const CatColumn *c, int64_t n, const int64_t *src, const NewCol *nc,
+                   const int64_t *pos, Rebuilt *b) {
+    size_t w = cat_type_width(c->type);
+    memset(b, 0, sizeof *b);
+    b->data = cat_host_alloc((size_t)(n ? n : 1) * w);
+    b->valid = cat_host_alloc((size_t)(n ? n : 1));
+    if (!b->data || !b->valid) return -1;
+    int any_null = 0;
+    const char **strs = NULL;
+    size_t *lens = NULL;
+    if (c->type == CAT_STRING) {
+        strs = malloc(sizeof *strs * (size_t)(n ? n : 1));
+        lens = malloc(sizeof *lens * (size_t)(n ? n : 1));
+        if (!strs || !lens) {
+            free(strs);
+            free(lens);
+            return -1;
+        }
+    }
+    for (int64_t r = 0; r < n; r++) {
+        int64_t o = src ? src[r] : r;
+        int64_t k = nc ? pos[o] : -1;
+        CatCell cell;
+        if (k >= 0)
+            newcol_cell(c, nc, k, &cell);
+        else
+            cat_cell_of(c, o, &cell);
+        b->valid[r] = !cell.null;
+        any_null |= cell.null;
+        if (c->type == CAT_STRING) {
+            strs[r] = cell.null ? "" : cell.s;
+            lens[r] = cell.null ? 0 : cell.len;
+        } else if (k >= 0) {
+            memcpy((char *)b->data + (size_t)r * w, (const char *)nc->vals + (size_t)k * w, w);
+        } else {
+            memcpy((char *)b->data + (size_t)r * w, (const char *)c->data + (size_t)o * w, w);
+        }
+    }
+    if (c->type == CAT_STRING) {
+        b->dict = cat_dict_build_masked(strs, lens, n, b->valid, (int32_t *)b->data);
+        free(strs);
+        free(lens);
+        if (!b->dict) return -1;
+        for (int64_t r = 0; r < n; r++)
+            if (!b->valid[r]) ((int32_t *)b->data)[r] = 0;
+    }
+    if (!any_null) {
+        cat_host_free(b->valid);
+        b->valid = NULL;
+    }
+    return 0;
+}
+
+/* Swap rebuilt arrays into column c (n rows); frees the old ones. */
+static void swap_in(CatColumn *c, Rebuilt *b, int64_t n) {
+    cat_host_free(c->data);
+    cat_host_free(c->valid);
+    c->data = b->data;
+    c->valid = b->valid;
+    if (c->type == CAT_STRING) {
+        cat_dict_free(c->dict);
+        c->dict = b->dict;
+    }
+    c->n = n;
+    c->cap = 0;
+    memset(b, 0, sizeof *b);
+}
+
+/* See catalog.h: UPDATE, all or nothing. */
+int cat_update_rows(CatTable *t, int nset, const int *cols, int64_t m, const int64_t *rows,
+                    const CatValue *vals, CatError *err) {
+    if (!t) return cat_err(err, "UPDATE: no table");
+    if (m <= 0 || nset <= 0) return 0;
+    int64_t n = t->nrows;
+    NewCol *nc = calloc((size_t)nset, sizeof *nc);
+    NewCol **upd = calloc((size_t)t->ncols, sizeof *upd);
+    Rebuilt *nb = calloc((size_t)nset, sizeof *nb);
+    int64_t *pos = malloc(sizeof *pos * (size_t)(n ? n : 1));
+    int rc = -1;
+    if (!nc || !upd || !nb || !pos) {
+        cat_err(err, "UPDATE of '%s': out of memory", t->name);
+        goto done;
+    }
+    for (int64_t r = 0; r < n; r++)
+        pos[r] = -1;
+    for (int64_t k = 0; k < m; k++) {
+        if (rows[k] < 0 || rows[k] >= n) {
+            cat_err(err, "UPDATE of '%s': row %lld out of range", t->name, (long long)rows[k]);
+            goto done;
+        }
+        pos[rows[k]] = k;
+    }
+    for (int j = 0; j < nset; j++) {
+        CatColumn *c = &t->cols[cols[j]];
+        nc[j].valid = malloc((size_t)m);
+        if (c->type == CAT_STRING) {
+            nc[j].owned = calloc((size_t)m, sizeof *nc[j].owned);
+            nc[j].str = calloc((size_t)m, sizeof *nc[j].str);
+        } else {
+            nc[j].vals = calloc((size_t)m, cat_type_width(c->type));
+        }
+        if (!nc[j].valid || (c->type == CAT_STRING ? !nc[j].owned || !nc[j].str : !nc[j].vals)) {
+            cat_err(err, "UPDATE of '%s': out of memory", t->name);
+            goto done;
+        }
+        for (int64_t k = 0; k < m; k++)
+            if (convert(t, c, &nc[j], k, &vals[k * nset + j], "UPDATE of", err) != 0) goto done;
+        upd[cols[j]] = &nc[j];
+    }
+    if (t->nindexes) {
+        UpdView v = {t, upd, pos};
+        if (cat_unique_check(t, n, upd_cell, &v, err) != 0) goto done;
+    }
+    for (int j = 0; j < nset; j++)
+        if (rebuild(&t->cols[cols[j]], n, NULL, &nc[j], pos, &nb[j]) != 0) {
+            cat_err(err, "UPDATE of '%s': out of memory", t->name);
+            goto done;
+        }
+    /* Commit: nothing below can fail. */
+    for (int j = 0; j < nset; j++)
+        swap_in(&t->cols[cols[j]], &nb[j], n);
+    t->stale = 1;
+    rc = 0;
+done:
+    for (int j = 0; nb && j < nset; j++)
+        rebuilt_free(&nb[j]);
+    for (int j = 0; nc && j < nset; j++)
+        newcol_free(&nc[j], m, 1);
+    free(nc);
+    free(upd);
+    free(nb);
+    free(pos);
+    return rc;
+}
+
+/* See catalog.h: DELETE, all or nothing. */
+int cat_delete_rows(CatTable *t, const uint8_t *del, CatError *err) {
+    if (!t || !del) return cat_err(err, "DELETE: no table");
+    int64_t n = t->nrows, keep = 0;
+    int64_t *src = malloc(sizeof *src * (size_t)(n ? n : 1));
+    Rebuilt *nb = calloc((size_t)t->ncols, sizeof *nb);
+    int rc = -1;
+    if (!src || !nb) {
+        cat_err(err, "DELETE from '%s': out of memory", t->name);
+        goto done;
+    }
+    for (int64_t r = 0; r < n; r++)
+        if (!del[r]) src[keep++] = r;
+    if (keep == n) {
+        rc = 0;
+        goto done;
+    }
+    for (int ci = 0; ci < t->ncols; ci++)
+        if (rebuild(&t->cols[ci], keep, src, NULL, NULL, &nb[ci]) != 0) {
+            cat_err(err, "DELETE from '%s': out of memory", t->name);
+            goto done;
+        }
+    /* Commit: nothing below can fail. */
+    for (int ci = 0; ci < t->ncols; ci++)
+        swap_in(&t->cols[ci], &nb[ci], keep);
+    t->nrows = keep;
+    t->stale = 1;
+    rc = 0;
+done:
+    for (int ci = 0; nb && ci < t->ncols; ci++)
+        rebuilt_free(&nb[ci]);
+    free(nb);
+    free(src);
+    return rc;
 }

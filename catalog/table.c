@@ -95,6 +95,7 @@ void cat_table_free(CatTable *t) {
         }
     }
     free(t->cols);
+    cat_indexes_free(t);
     free(t->name);
     free(t->source);
     free(t);

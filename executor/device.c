@@ -64,6 +64,12 @@ void exec_device_invalidate(ExecDevice *d) {
         cache_drop(d, d->ncache - 1);
 }
 
+void exec_device_forget(ExecDevice *d, const void *h_data) {
+    if (!d || !h_data) return;
+    for (int i = d->ncache - 1; i >= 0; i--)
+        if (d->cache[i].h_data == h_data) cache_drop(d, i);
+}
+
 void exec_device_close(ExecDevice *d) {
     if (!d) return;
     exec_device_invalidate(d);

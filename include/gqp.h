@@ -65,11 +65,12 @@ extern "C" {
 
 /* Extended codes of GQP_ERROR (gqp_extended_errcode(); the low 8 bits are
  * the primary code, as in SQLite): the stage that failed. */
-#define GQP_ERROR_PARSER (GQP_ERROR | (1 << 8))    /* "Parser Error: ..." */
-#define GQP_ERROR_BINDER (GQP_ERROR | (2 << 8))    /* "Binder Error: ..." */
-#define GQP_ERROR_CATALOG (GQP_ERROR | (3 << 8))   /* "Catalog Error: ..." (also loading) */
-#define GQP_ERROR_NOTIMPL (GQP_ERROR | (4 << 8))   /* "Not implemented Error: ..." */
-#define GQP_ERROR_EXECUTION (GQP_ERROR | (5 << 8)) /* "Execution Error: ..." */
+#define GQP_ERROR_PARSER (GQP_ERROR | (1 << 8))     /* "Parser Error: ..." */
+#define GQP_ERROR_BINDER (GQP_ERROR | (2 << 8))     /* "Binder Error: ..." */
+#define GQP_ERROR_CATALOG (GQP_ERROR | (3 << 8))    /* "Catalog Error: ..." (also loading) */
+#define GQP_ERROR_NOTIMPL (GQP_ERROR | (4 << 8))    /* "Not implemented Error: ..." */
+#define GQP_ERROR_EXECUTION (GQP_ERROR | (5 << 8))  /* "Execution Error: ..." */
+#define GQP_ERROR_CONSTRAINT (GQP_ERROR | (6 << 8)) /* "Constraint Error: ..." (UNIQUE) */
 
 /* Column types of results and tables. */
 typedef enum gqp_type {

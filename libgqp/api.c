@@ -58,9 +58,10 @@ static int extended_code(int rc, const char *msg) {
         const char *prefix;
         int code;
     } stages[] = {
-        {"Parser Error", GQP_ERROR_PARSER},       {"Binder Error", GQP_ERROR_BINDER},
-        {"Catalog Error", GQP_ERROR_CATALOG},     {"Not implemented Error", GQP_ERROR_NOTIMPL},
-        {"Execution Error", GQP_ERROR_EXECUTION}, {"Primitive Error", GQP_ERROR_EXECUTION}};
+        {"Parser Error", GQP_ERROR_PARSER},        {"Binder Error", GQP_ERROR_BINDER},
+        {"Catalog Error", GQP_ERROR_CATALOG},      {"Not implemented Error", GQP_ERROR_NOTIMPL},
+        {"Execution Error", GQP_ERROR_EXECUTION},  {"Primitive Error", GQP_ERROR_EXECUTION},
+        {"Constraint Error", GQP_ERROR_CONSTRAINT}};
     if (rc != GQP_ERROR) return rc;
     for (size_t i = 0; i < sizeof stages / sizeof stages[0]; i++)
         if (strncmp(msg, stages[i].prefix, strlen(stages[i].prefix)) == 0) return stages[i].code;

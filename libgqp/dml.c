@@ -1,6 +1,7 @@
 /*
- * dml.c -- statements other than queries: CREATE TABLE, INSERT ... VALUES,
- * INSERT ... SELECT, and SET device / threads.
+ * dml.c -- statements other than queries: CREATE TABLE [AS SELECT], DROP
+ * TABLE, CREATE / DROP INDEX, INSERT ... VALUES, INSERT ... SELECT,
+ * UPDATE, DELETE, and SET device / threads.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,8 @@
 #include <strings.h>
 
 #include "libgqp/internal.h"
+
+static void forget_columns(gqp *db, const CatTable *t, const int *cols, int n);
 
 /* CREATE TABLE t(col type, ...). */
 static int run_create(gqp *db, gqp_stmt *st) {
@@ -110,6 +113,7 @@ static int run_insert_values(gqp *db, gqp_stmt *st, CatTable *t) {
         }
     }
     CatError err;
+    forget_columns(db, t, NULL, 0);
     if (cat_insert_rows(t, a->nrows, vals, &err) != 0) {
         rc = gqp_set_error(db, GQP_ERROR, "%s", err.msg);
         goto done;
@@ -120,6 +124,57 @@ done:
     free(vals);
     plan_arena_free(arena);
     return rc;
+}
+
+/* Value of row r of result column c as an INSERT value; a DATE is written
+ * as text into buf (>= 32 bytes); a STRING points into c's dictionary. */
+static void result_value(const ExecColumn *c, int64_t r, char *buf, CatValue *v) {
+    memset(v, 0, sizeof *v);
+    if (c->vec.valid && !c->vec.valid[r]) {
+        v->kind = CAT_V_NULL;
+        return;
+    }
+    switch (c->vec.type) {
+    case PRIM_U8:
+        v->kind = CAT_V_INT, v->i = ((uint8_t *)c->vec.data)[r];
+        break;
+    case PRIM_I32:
+        v->kind = CAT_V_INT, v->i = ((int32_t *)c->vec.data)[r];
+        break;
+    case PRIM_I64:
+        v->kind = CAT_V_INT, v->i = ((int64_t *)c->vec.data)[r];
+        break;
+    case PRIM_F32:
+        v->kind = CAT_V_FLOAT, v->f = ((float *)c->vec.data)[r];
+        break;
+    case PRIM_F64:
+        v->kind = CAT_V_FLOAT, v->f = ((double *)c->vec.data)[r];
+        break;
+    }
+    if (c->ltype == CAT_STRING) {
+        v->kind = CAT_V_STR;
+        v->s = cat_dict_str(c->dict, v->i);
+    } else if (c->ltype == CAT_DATE) {
+        cat_format_date((int32_t)v->i, buf);
+        v->kind = CAT_V_STR;
+        v->s = buf;
+    }
+}
+
+/* Forget what the GPU column cache and the read counts hold of columns
+ * cols[0..n) of t (every column when cols is NULL): call just before they
+ * change or are freed. Other tables' cached columns stay resident. */
+static void forget_columns(gqp *db, const CatTable *t, const int *cols, int n) {
+    if (!cols) n = t->ncols;
+    for (int k = 0; k < n; k++) {
+        const void *data = t->cols[cols ? cols[k] : k].data;
+        exec_device_forget(db->dev, data);
+        for (int i = 0; i < db->nreads; i++)
+            if (db->reads[i].data == data) {
+                db->reads[i--] = db->reads[--db->nreads];
+                db->reads_epoch++;
+            }
+    }
 }
 
 /* INSERT INTO t [(cols)] SELECT ... : run the query, insert its rows. */
@@ -144,40 +199,11 @@ static int run_insert_select(gqp *db, gqp_stmt *st, CatTable *t) {
                 v->kind = CAT_V_NULL;
                 continue;
             }
-            const ExecColumn *c = &st->res.cols[map[k]];
-            if (c->vec.valid && !c->vec.valid[r]) {
-                v->kind = CAT_V_NULL;
-                continue;
-            }
-            switch (c->vec.type) {
-            case PRIM_U8:
-                v->kind = CAT_V_INT, v->i = ((uint8_t *)c->vec.data)[r];
-                break;
-            case PRIM_I32:
-                v->kind = CAT_V_INT, v->i = ((int32_t *)c->vec.data)[r];
-                break;
-            case PRIM_I64:
-                v->kind = CAT_V_INT, v->i = ((int64_t *)c->vec.data)[r];
-                break;
-            case PRIM_F32:
-                v->kind = CAT_V_FLOAT, v->f = ((float *)c->vec.data)[r];
-                break;
-            case PRIM_F64:
-                v->kind = CAT_V_FLOAT, v->f = ((double *)c->vec.data)[r];
-                break;
-            }
-            if (c->ltype == CAT_STRING) {
-                v->kind = CAT_V_STR;
-                v->s = cat_dict_str(c->dict, v->i);
-            } else if (c->ltype == CAT_DATE) {
-                char *buf = textbuf + (r * t->ncols + k) * 32;
-                cat_format_date((int32_t)v->i, buf);
-                v->kind = CAT_V_STR;
-                v->s = buf;
-            }
+            result_value(&st->res.cols[map[k]], r, textbuf + (r * t->ncols + k) * 32, v);
         }
     }
     CatError err;
+    forget_columns(db, t, NULL, 0);
     if (cat_insert_rows(t, n, vals, &err) != 0) {
         rc = gqp_set_error(db, GQP_ERROR, "%s", err.msg);
         goto done;
@@ -194,7 +220,8 @@ done:
 }
 
 /* SET device = 'cpu'|'gpu'|'auto' ; SET aggregate = 'auto'|'sort'|'dense' ;
- * SET threads = N */
+ * SET threads = N ; SET gpu_cache = 'clear' (drop every resident column and
+ * the read counts) */
 static int run_set(gqp *db, gqp_stmt *st) {
     const AstStmt *a = st->ast;
     PlanArena *arena = plan_arena_new();
@@ -228,6 +255,10 @@ static int run_set(gqp *db, gqp_stmt *st) {
             db->agg_mode = m;
             db->version++; /* prepared statements lower again */
         }
+    } else if (strcasecmp(a->set_name, "gpu_cache") == 0 && v.kind == CAT_V_STR &&
+               strcasecmp(v.s, "clear") == 0) {
+        exec_device_invalidate(db->dev); /* benchmarks' cold runs */
+        gqp_forget_reads(db);
     } else if (strcasecmp(a->set_name, "threads") == 0 && v.kind == CAT_V_INT) {
         rc = gqp_set_threads(db, (int)v.i);
     } else {
@@ -237,31 +268,333 @@ static int run_set(gqp *db, gqp_stmt *st) {
     return rc;
 }
 
+/* Plan and run sel (a SELECT the statement made up) in a fresh plan arena;
+ * its rows are in st->res, to be released with release_select(). UPDATE
+ * and DELETE may not use aggregates (as in SQLite). */
+static int run_inner_select(gqp *db, gqp_stmt *st, const AstSelect *sel, const char *what) {
+    plan_dag_free(st->dag);
+    st->dag = NULL;
+    st->bound = NULL;
+    plan_arena_free(st->plan_arena);
+    if (!(st->plan_arena = plan_arena_new())) return gqp_set_error(db, GQP_NOMEM, "out of memory");
+    int rc = gqp_plan_select(db, st, sel);
+    if (rc != GQP_OK) return rc;
+    if (what && st->bound->has_agg)
+        return gqp_set_error(db, GQP_ERROR,
+                             "Binder Error: aggregate functions are not allowed in %s", what);
+    return gqp_run_select(db, st);
+}
+
+/* Release what run_inner_select left in st. */
+static void release_select(gqp_stmt *st) {
+    exec_result_free(&st->res);
+    plan_dag_free(st->dag);
+    st->dag = NULL;
+    st->bound = NULL;
+}
+
+/* SELECT items[0..n) FROM table [WHERE where], built in the parse arena
+ * for UPDATE / DELETE. NULL when out of memory. */
+static AstSelect *made_select(gqp_stmt *st, AstExpr **items, int n, AstExpr *where) {
+    const AstStmt *a = st->ast;
+    AstSelect *sel = sql_arena_alloc(st->parse_arena, sizeof *sel);
+    AstTableRef *from = sql_arena_alloc(st->parse_arena, sizeof *from);
+    AstSelectItem *it = sql_arena_alloc(st->parse_arena, sizeof *it * (size_t)(n ? n : 1));
+    if (!sel || !from || !it) return NULL;
+    from->name = a->table;
+    from->pos = a->table_pos;
+    for (int i = 0; i < n; i++)
+        it[i].expr = items[i];
+    sel->items = it;
+    sel->nitems = n;
+    sel->from = from;
+    sel->nfrom = 1;
+    sel->where = where;
+    return sel;
+}
+
+/* 1 when row r of result column c is a true condition (SQLite: a non-zero
+ * number; NULL is not true). */
+static int result_true(const ExecColumn *c, int64_t r) {
+    CatValue v;
+    char buf[32];
+    result_value(c, r, buf, &v);
+    switch (v.kind) {
+    case CAT_V_INT:
+        return c->ltype == CAT_STRING ? cat_text_to_real(v.s) != 0 : v.i != 0;
+    case CAT_V_FLOAT:
+        return v.f != 0;
+    case CAT_V_STR:
+        return cat_text_to_real(v.s) != 0;
+    default:
+        return 0;
+    }
+}
+
+/* The rows of t that the statement's WHERE selects: flags[r] = 1 (every
+ * row without a WHERE), evaluated by the planner and executor as
+ * SELECT where FROM t (one value per row, in table order). *m counts them.
+ * flags is malloc'ed (the caller frees it). */
+static int where_rows(gqp *db, gqp_stmt *st, CatTable *t, const char *what, uint8_t **flags,
+                      int64_t *m) {
+    const AstStmt *a = st->ast;
+    int64_t n = t->nrows;
+    *flags = malloc((size_t)(n ? n : 1));
+    if (!*flags) return gqp_set_error(db, GQP_NOMEM, "out of memory");
+    if (!a->where) {
+        memset(*flags, 1, (size_t)(n ? n : 1));
+        *m = n;
+        return GQP_OK;
+    }
+    AstExpr *w = a->where;
+    AstSelect *sel = made_select(st, &w, 1, NULL);
+    if (!sel) return gqp_set_error(db, GQP_NOMEM, "out of memory");
+    int rc = run_inner_select(db, st, sel, what);
+    if (rc == GQP_OK && st->res.nrows != n)
+        rc = gqp_set_error(db, GQP_ERROR, "Execution Error: %s: WHERE gave %lld rows for %lld",
+                           what, (long long)st->res.nrows, (long long)n);
+    *m = 0;
+    for (int64_t r = 0; rc == GQP_OK && r < n; r++)
+        *m += (*flags)[r] = (uint8_t)result_true(&st->res.cols[0], r);
+    release_select(st);
+    return rc;
+}
+
+/* UPDATE t SET c = e, ... [WHERE w]: the matching rows come from SELECT w
+ * FROM t, their new values from SELECT e, ... FROM t WHERE w (both through
+ * the planner and executor, on the placed device); then the catalog
+ * rebuilds the assigned columns and swaps them in (all or nothing), and
+ * only those columns leave the GPU column cache. */
+static int run_update(gqp *db, gqp_stmt *st, CatTable *t) {
+    const AstStmt *a = st->ast;
+    int nset = 0, rc;
+    int *cols = malloc(sizeof(int) * (size_t)a->nset);
+    int *which = malloc(sizeof(int) * (size_t)a->nset); /* set item of each cols[j] */
+    uint8_t *flags = NULL;
+    int64_t *rows = NULL, m = 0;
+    CatValue *vals = NULL;
+    char *textbuf = NULL;
+    if (!cols || !which) {
+        rc = gqp_set_error(db, GQP_NOMEM, "out of memory");
+        goto done;
+    }
+    for (int i = 0; i < a->nset; i++) {
+        int c = cat_find_column(t, a->set_cols[i]);
+        if (c < 0) {
+            char msg[300];
+            snprintf(msg, sizeof msg, "no such column: %s", a->set_cols[i]);
+            rc = gqp_set_error_at(db, st->sql, st->sql_len, a->set_pos[i], "Binder", msg);
+            goto done;
+        }
+        int j = 0;
+        while (j < nset && cols[j] != c)
+            j++;
+        cols[j] = c;
+        which[j] = i; /* SET a = 1, a = 2: the last one wins, as in SQLite */
+        if (j == nset) nset++;
+    }
+    if ((rc = where_rows(db, st, t, "UPDATE", &flags, &m)) != GQP_OK) goto done;
+    st->changes = 0;
+    if (m == 0) goto done;
+    AstExpr **items = sql_arena_alloc(st->parse_arena, sizeof *items * (size_t)nset);
+    for (int j = 0; items && j < nset; j++)
+        items[j] = a->set_exprs[which[j]];
+    AstSelect *sel = items ? made_select(st, items, nset, a->where) : NULL;
+    rows = malloc(sizeof *rows * (size_t)m);
+    vals = calloc((size_t)(m * nset), sizeof *vals);
+    textbuf = malloc((size_t)(m * nset) * 32 + 1);
+    if (!sel || !rows || !vals || !textbuf) {
+        rc = gqp_set_error(db, GQP_NOMEM, "out of memory");
+        goto done;
+    }
+    if ((rc = run_inner_select(db, st, sel, "UPDATE")) != GQP_OK) {
+        release_select(st);
+        goto done;
+    }
+    if (st->res.nrows != m) {
+        rc = gqp_set_error(db, GQP_ERROR, "Execution Error: UPDATE: %lld new rows for %lld matches",
+                           (long long)st->res.nrows, (long long)m);
+        release_select(st);
+        goto done;
+    }
+    for (int64_t r = 0, k = 0; r < t->nrows; r++)
+        if (flags[r]) rows[k++] = r;
+    for (int64_t k = 0; k < m; k++)
+        for (int j = 0; j < nset; j++)
+            result_value(&st->res.cols[j], k, textbuf + (k * nset + j) * 32, &vals[k * nset + j]);
+    CatError err;
+    forget_columns(db, t, cols, nset);
+    if (cat_update_rows(t, nset, cols, m, rows, vals, &err) != 0)
+        rc = gqp_set_error(db, GQP_ERROR, "%s", err.msg);
+    else
+        st->changes = m;
+    release_select(st);
+done:
+    free(cols);
+    free(which);
+    free(flags);
+    free(rows);
+    free(vals);
+    free(textbuf);
+    return rc;
+}
+
+/* DELETE FROM t [WHERE w]: the rows come from SELECT w FROM t; the catalog
+ * rebuilds every column without them and swaps them in (all or nothing). */
+static int run_delete(gqp *db, gqp_stmt *st, CatTable *t) {
+    uint8_t *flags = NULL;
+    int64_t m = 0;
+    int rc = where_rows(db, st, t, "DELETE", &flags, &m);
+    st->changes = 0;
+    if (rc == GQP_OK && m > 0) {
+        CatError err;
+        forget_columns(db, t, NULL, 0);
+        if (cat_delete_rows(t, flags, &err) != 0)
+            rc = gqp_set_error(db, GQP_ERROR, "%s", err.msg);
+        else
+            st->changes = m;
+    }
+    free(flags);
+    return rc;
+}
+
+/* CREATE TABLE t AS SELECT ...: run the query, create t with its column
+ * names (a repeated name gets ":1", ":2", ... as in SQLite) and types,
+ * insert its rows; on any error t does not exist. */
+static int run_ctas(gqp *db, gqp_stmt *st) {
+    const AstStmt *a = st->ast;
+    int rc = run_inner_select(db, st, a->select, NULL);
+    if (rc != GQP_OK) {
+        release_select(st);
+        return rc;
+    }
+    int nc = st->res.ncols;
+    int64_t n = st->res.nrows;
+    char **names = calloc((size_t)nc + 1, sizeof *names);
+    CatType *types = calloc((size_t)nc + 1, sizeof *types);
+    CatValue *vals = calloc((size_t)(n * nc) + 1, sizeof *vals);
+    char *textbuf = malloc((size_t)(n * nc) * 32 + 1);
+    if (!names || !types || !vals || !textbuf) {
+        rc = gqp_set_error(db, GQP_NOMEM, "out of memory");
+        goto done;
+    }
+    for (int i = 0; i < nc; i++) {
+        const char *base = st->dag->result_names[i];
+        size_t len = strlen(base) + 16;
+        if (!(names[i] = malloc(len))) {
+            rc = gqp_set_error(db, GQP_NOMEM, "out of memory");
+            goto done;
+        }
+        snprintf(names[i], len, "%s", base);
+        for (int k = 1;; k++) {
+            int dup = 0;
+            for (int j = 0; j < i && !dup; j++)
+                dup = strcasecmp(names[j], names[i]) == 0;
+            if (!dup) break;
+            snprintf(names[i], len, "%s:%d", base, k);
+        }
+        types[i] = st->res.cols[i].ltype == CAT_NULL ? CAT_INT64 : st->res.cols[i].ltype;
+    }
+    for (int64_t r = 0; r < n; r++)
+        for (int i = 0; i < nc; i++)
+            result_value(&st->res.cols[i], r, textbuf + (r * nc + i) * 32, &vals[r * nc + i]);
+    CatError err;
+    if (cat_create_table(db->cat, a->table, nc, (const char *const *)names, types, &err) != 0) {
+        rc = gqp_set_error(db, GQP_ERROR, "%s", err.msg);
+        goto done;
+    }
+    if (cat_insert_rows(cat_find_table(db->cat, a->table), n, vals, &err) != 0) {
+        rc = gqp_set_error(db, GQP_ERROR, "%s", err.msg);
+        cat_drop_table(db->cat, a->table, NULL);
+        goto done;
+    }
+    st->changes = n;
+done:
+    release_select(st);
+    for (int i = 0; names && i < nc; i++)
+        free(names[i]);
+    free(names);
+    free(types);
+    free(vals);
+    free(textbuf);
+    return rc;
+}
+
+/* Error for a missing table t at the statement's table name. */
+static int no_table(gqp *db, gqp_stmt *st) {
+    char msg[300];
+    snprintf(msg, sizeof msg, "Table with name %s does not exist!", st->ast->table);
+    return gqp_set_error_at(db, st->sql, st->sql_len, st->ast->table_pos, "Catalog", msg);
+}
+
+/* CREATE [UNIQUE] INDEX [IF NOT EXISTS] i ON t(cols): metadata, checked
+ * against the data when UNIQUE. */
+static int run_create_index(gqp *db, gqp_stmt *st) {
+    const AstStmt *a = st->ast;
+    if (cat_find_index(db->cat, a->index_name, NULL) && a->if_not_exists) return GQP_OK;
+    CatTable *t = cat_find_table(db->cat, a->table);
+    if (!t) return no_table(db, st);
+    int *cols = malloc(sizeof(int) * (size_t)a->ninsert_cols);
+    if (!cols) return gqp_set_error(db, GQP_NOMEM, "out of memory");
+    int rc = GQP_OK;
+    for (int i = 0; i < a->ninsert_cols && rc == GQP_OK; i++)
+        if ((cols[i] = cat_find_column(t, a->insert_cols[i])) < 0)
+            rc = gqp_set_error(db, GQP_ERROR, "Binder Error: table %s has no column named %s",
+                               t->name, a->insert_cols[i]);
+    CatError err;
+    if (rc == GQP_OK && cat_table_ready(t) != 0) rc = gqp_set_error(db, GQP_NOMEM, "out of memory");
+    if (rc == GQP_OK &&
+        cat_create_index(db->cat, t, a->index_name, a->ninsert_cols, cols, a->unique, &err) != 0)
+        rc = gqp_set_error(db, GQP_ERROR, "%s", err.msg);
+    free(cols);
+    return rc;
+}
+
 int gqp_run_other(gqp *db, gqp_stmt *st) {
     const AstStmt *a = st->ast;
-    /* tables may change: columns cached on the GPU are stale, and prepared
-     * plans must re-bind */
-    if (a->kind != STMT_SET) {
-        exec_device_invalidate(db->dev);
-        gqp_forget_reads(db);
-        db->version++;
+    /* tables may change: prepared plans must re-bind; each statement
+     * below drops from the GPU column cache exactly the columns it changes
+     * (forget_columns), just before changing them */
+    if (a->kind != STMT_SET) db->version++;
+    CatTable *t = NULL;
+    if (a->kind == STMT_INSERT || a->kind == STMT_UPDATE || a->kind == STMT_DELETE) {
+        if (!(t = cat_find_table(db->cat, a->table))) return no_table(db, st);
     }
     switch (a->kind) {
     case STMT_CREATE_TABLE:
-        return run_create(db, st);
-    case STMT_INSERT: {
-        CatTable *t = cat_find_table(db->cat, a->table);
-        if (!t) {
-            char msg[300];
-            snprintf(msg, sizeof msg, "Table with name %s does not exist!", a->table);
-            return gqp_set_error_at(db, st->sql, st->sql_len, a->table_pos, "Catalog", msg);
-        }
+        if (a->select && cat_find_table(db->cat, a->table) && a->if_not_exists) return GQP_OK;
+        return a->select ? run_ctas(db, st) : run_create(db, st);
+    case STMT_INSERT:
         return a->select ? run_insert_select(db, st, t) : run_insert_values(db, st, t);
-    }
+    case STMT_UPDATE:
+        return run_update(db, st, t);
+    case STMT_DELETE:
+        return run_delete(db, st, t);
     case STMT_SET:
         return run_set(db, st);
-    case STMT_DROP_TABLE:
-        return gqp_set_error(db, GQP_ERROR, "Not implemented Error: DROP TABLE");
+    case STMT_DROP_TABLE: {
+        t = cat_find_table(db->cat, a->table);
+        if (!t) return a->if_not_exists ? GQP_OK : no_table(db, st);
+        forget_columns(db, t, NULL, 0);
+        CatError err;
+        if (cat_drop_table(db->cat, a->table, &err) != 0)
+            return gqp_set_error(db, GQP_ERROR, "%s", err.msg);
+        return GQP_OK;
+    }
+    case STMT_CREATE_INDEX:
+        return run_create_index(db, st);
+    case STMT_DROP_INDEX: {
+        if (!cat_find_index(db->cat, a->index_name, NULL)) {
+            if (a->if_not_exists) return GQP_OK;
+            char msg[300];
+            snprintf(msg, sizeof msg, "no such index: %s", a->index_name);
+            return gqp_set_error_at(db, st->sql, st->sql_len, a->index_pos, "Catalog", msg);
+        }
+        CatError err;
+        if (cat_drop_index(db->cat, a->index_name, &err) != 0)
+            return gqp_set_error(db, GQP_ERROR, "%s", err.msg);
+        return GQP_OK;
+    }
     default:
         return gqp_set_error(db, GQP_ERROR, "Not implemented Error: statement");
     }

@@ -1258,9 +1258,12 @@ static int skip_column_constraints(Parser *p) {
 
 /* Parses CREATE TABLE [IF NOT EXISTS] name (coldef, ...) into st with
  * CREATE current. Returns 0 or -1. */
+static int parse_create_index(Parser *p, AstStmt *st);
+
 static int parse_create(Parser *p, AstStmt *st) {
     st->kind = STMT_CREATE_TABLE;
     advance(p);
+    if (is_kw(p, "unique") || is_kw(p, "index")) return parse_create_index(p, st);
     if (expect_kw(p, "table") < 0) return -1;
     if (is_kw(p, "if") && tok_is_kw(p, peek(p), "not")) {
         advance(p);
@@ -1269,7 +1272,12 @@ static int parse_create(Parser *p, AstStmt *st) {
         st->if_not_exists = 1;
     }
     st->table_pos = p->tok.pos;
-    if (!(st->table = expect_name(p)) || expect_op(p, "(") < 0) return -1;
+    if (!(st->table = expect_name(p))) return -1;
+    if (accept_kw(p, "as")) {
+        if (!is_kw(p, "select")) return fail_syntax(p);
+        return (st->select = parse_select(p)) ? 0 : -1;
+    }
+    if (expect_op(p, "(") < 0) return -1;
     Vec cols = vec_make(sizeof(AstColumnDef));
     do {
         if (is_kw(p, "primary") || is_kw(p, "unique") || is_kw(p, "constraint") ||
@@ -1288,6 +1296,72 @@ static int parse_create(Parser *p, AstStmt *st) {
     if (cols.n == 0) return fail_at(p, st->pos, "a table needs at least one column");
     st->cols = (AstColumnDef *)cols.data;
     st->ncols = (int)cols.n;
+    return 0;
+}
+
+/* Parses [UNIQUE] INDEX [IF NOT EXISTS] name ON table (col [ASC|DESC],
+ * ...) into st with the token after CREATE current. Returns 0 or -1. */
+static int parse_create_index(Parser *p, AstStmt *st) {
+    st->kind = STMT_CREATE_INDEX;
+    st->unique = accept_kw(p, "unique");
+    if (expect_kw(p, "index") < 0) return -1;
+    if (is_kw(p, "if") && tok_is_kw(p, peek(p), "not")) {
+        advance(p);
+        advance(p);
+        if (expect_kw(p, "exists") < 0) return -1;
+        st->if_not_exists = 1;
+    }
+    st->index_pos = p->tok.pos;
+    if (!(st->index_name = expect_name(p)) || expect_kw(p, "on") < 0) return -1;
+    st->table_pos = p->tok.pos;
+    if (!(st->table = expect_name(p)) || expect_op(p, "(") < 0) return -1;
+    Vec names = vec_make(sizeof(char *));
+    do {
+        char *n = expect_name(p);
+        if (!n || vec_push(p, &names, &n) < 0) return -1;
+        if (!accept_kw(p, "asc")) accept_kw(p, "desc");
+    } while (accept_op(p, ","));
+    if (expect_op(p, ")") < 0) return -1;
+    st->insert_cols = (char **)names.data;
+    st->ninsert_cols = (int)names.n;
+    return 0;
+}
+
+/* Parses UPDATE name SET col = expr, ... [WHERE expr] into st with UPDATE
+ * current. Returns 0 or -1. */
+static int parse_update(Parser *p, AstStmt *st) {
+    st->kind = STMT_UPDATE;
+    advance(p);
+    st->table_pos = p->tok.pos;
+    if (!(st->table = expect_name(p)) || expect_kw(p, "set") < 0) return -1;
+    Vec cols = vec_make(sizeof(char *)), exprs = vec_make(sizeof(AstExpr *)),
+        poss = vec_make(sizeof(int64_t));
+    do {
+        int64_t pos = p->tok.pos;
+        char *n = expect_name(p);
+        if (!n || expect_op(p, "=") < 0) return -1;
+        AstExpr *e = parse_expr(p);
+        if (!e || vec_push(p, &cols, &n) < 0 || vec_push(p, &exprs, &e) < 0 ||
+            vec_push(p, &poss, &pos) < 0)
+            return -1;
+    } while (accept_op(p, ","));
+    st->set_cols = (char **)cols.data;
+    st->set_exprs = (AstExpr **)exprs.data;
+    st->set_pos = (int64_t *)poss.data;
+    st->nset = (int)cols.n;
+    if (accept_kw(p, "where") && !(st->where = parse_expr(p))) return -1;
+    return 0;
+}
+
+/* Parses DELETE FROM name [WHERE expr] into st with DELETE current.
+ * Returns 0 or -1. */
+static int parse_delete(Parser *p, AstStmt *st) {
+    st->kind = STMT_DELETE;
+    advance(p);
+    if (expect_kw(p, "from") < 0) return -1;
+    st->table_pos = p->tok.pos;
+    if (!(st->table = expect_name(p))) return -1;
+    if (accept_kw(p, "where") && !(st->where = parse_expr(p))) return -1;
     return 0;
 }
 
@@ -1328,16 +1402,24 @@ static int parse_insert(Parser *p, AstStmt *st) {
     return 0;
 }
 
-/* Parses DROP TABLE [IF EXISTS] name into st with DROP current. Returns 0
+/* Parses DROP TABLE|INDEX [IF EXISTS] name into st with DROP current. Returns 0
  * or -1. */
 static int parse_drop(Parser *p, AstStmt *st) {
     st->kind = STMT_DROP_TABLE;
     advance(p);
-    if (expect_kw(p, "table") < 0) return -1;
+    int index = accept_kw(p, "index");
+    if (index)
+        st->kind = STMT_DROP_INDEX;
+    else if (expect_kw(p, "table") < 0)
+        return -1;
     if (is_kw(p, "if") && tok_is_kw(p, peek(p), "exists")) {
         advance(p);
         advance(p);
         st->if_not_exists = 1;
+    }
+    if (index) {
+        st->index_pos = p->tok.pos;
+        return (st->index_name = expect_name(p)) ? 0 : -1;
     }
     st->table_pos = p->tok.pos;
     return (st->table = expect_name(p)) ? 0 : -1;
@@ -1401,6 +1483,10 @@ int sql_parse_one(const char *sql, int64_t len, int64_t start, SqlArena *arena, 
         rc = parse_drop(p, st);
     } else if (is_kw(p, "set")) {
         rc = parse_set(p, st);
+    } else if (is_kw(p, "update")) {
+        rc = parse_update(p, st);
+    } else if (is_kw(p, "delete")) {
+        rc = parse_delete(p, st);
     } else {
         rc = fail_syntax(p);
     }

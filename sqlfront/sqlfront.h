@@ -196,13 +196,17 @@ typedef enum AstStmtKind {
     STMT_CREATE_TABLE,
     STMT_INSERT,
     STMT_DROP_TABLE,
-    STMT_SET /* SET name = value */
+    STMT_SET,          /* SET name = value */
+    STMT_UPDATE,       /* UPDATE table SET set_cols[i] = set_exprs[i], ... [WHERE where] */
+    STMT_DELETE,       /* DELETE FROM table [WHERE where] */
+    STMT_CREATE_INDEX, /* CREATE [UNIQUE] INDEX [IF NOT EXISTS] index_name ON table(insert_cols) */
+    STMT_DROP_INDEX    /* DROP INDEX [IF EXISTS] index_name */
 } AstStmtKind;
 
 typedef struct AstStmt {
     AstStmtKind kind;
     int64_t pos, end;  /* byte range of the statement (without ';') */
-    AstSelect *select; /* STMT_SELECT; STMT_INSERT ... SELECT */
+    AstSelect *select; /* STMT_SELECT; STMT_INSERT ... SELECT; CREATE TABLE ... AS SELECT */
     /* CREATE TABLE / INSERT / DROP TABLE */
     char *table;
     int64_t table_pos;
@@ -210,11 +214,21 @@ typedef struct AstStmt {
     AstColumnDef *cols;
     int ncols;
     /* INSERT INTO t [(cols)] VALUES (row), (row)...  */
-    char **insert_cols; /* or NULL for all columns in order */
+    char **insert_cols; /* or NULL for all columns in order; CREATE INDEX: its columns */
     int ninsert_cols;
     AstExpr ***rows; /* rows[r][c] */
     int64_t nrows;
     int row_width;
+    /* UPDATE / DELETE */
+    char **set_cols;     /* UPDATE: assigned columns */
+    AstExpr **set_exprs; /* UPDATE: their new values */
+    int64_t *set_pos;    /* UPDATE: byte offsets of the column names */
+    int nset;
+    AstExpr *where; /* UPDATE / DELETE: WHERE or NULL */
+    /* CREATE INDEX / DROP INDEX (if_not_exists: IF [NOT] EXISTS) */
+    char *index_name;
+    int64_t index_pos;
+    int unique;
     /* SET name = value */
     char *set_name;
     AstExpr *set_value;
@@ -243,7 +257,10 @@ typedef struct SqlError {
  * BY or LIMIT before a compound operator is an error, as in SQLite), CREATE TABLE [IF NOT EXISTS]
  * t(col type [constraints ignored: PRIMARY KEY, NOT NULL, UNIQUE, DEFAULT
  * lit]...), INSERT INTO t [(cols)] VALUES (...), (...), INSERT INTO t
- * SELECT ..., DROP TABLE [IF EXISTS] t, SET name = value.
+ * SELECT ..., DROP TABLE [IF EXISTS] t, SET name = value, CREATE TABLE t
+ * AS SELECT ..., UPDATE t SET c = e, ... [WHERE e], DELETE FROM t [WHERE
+ * e], CREATE [UNIQUE] INDEX [IF NOT EXISTS] i ON t(c [ASC|DESC], ...),
+ * DROP INDEX [IF EXISTS] i.
  * An AND / OR chain is built as a balanced tree of binary nodes (its terms
  * in order, left to right), other operators left-deep; an expression tree
  * deeper than SQL_MAX_EXPR_DEPTH is an error.

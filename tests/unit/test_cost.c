@@ -753,8 +753,15 @@ Test(place, columns_read_often_move_to_the_gpu) {
         gqp_finalize(st);
     }
     cr_assert(reads >= 2 && reads <= 4, "moved to the GPU after %d reads (3 expected)", reads);
-    /* a non-SET statement resets the counts: back to the CPU */
+    /* creating another table keeps the counts */
     st = plan("CREATE TABLE reset_reads (x INT32)");
+    cr_assert_eq(gqp_step(st), GQP_DONE, "%s", gqp_errmsg(db));
+    gqp_finalize(st);
+    st = plan(q);
+    cr_assert_gt(count_on(st, DEV_GPU), 0);
+    gqp_finalize(st);
+    /* changing the two columns resets their counts: back to the CPU */
+    st = plan("UPDATE test SET uniformi = uniformi, normali5 = normali5 WHERE id = 0");
     cr_assert_eq(gqp_step(st), GQP_DONE, "%s", gqp_errmsg(db));
     gqp_finalize(st);
     st = plan(q);
@@ -771,4 +778,64 @@ Test(place, auto_without_gpu_runs_on_cpu) {
     cr_assert_eq(count_on(st, DEV_GPU), 0);
     cr_assert_eq(gqp_step(st), GQP_ROW, "%s", gqp_errmsg(db));
     gqp_finalize(st);
+}
+
+/* ---------------------------------------------- DML and the GPU cache -- */
+
+/* Runs sql (one statement, any result discarded) on h; asserts success. */
+static void exec_on(gqp *h, const char *sql) {
+    gqp_stmt *st;
+    cr_assert_eq(gqp_prepare(h, sql, -1, &st, NULL), GQP_OK, "%s", gqp_errmsg(h));
+    int rc;
+    while ((rc = gqp_step(st)) == GQP_ROW) {
+    }
+    cr_assert_eq(rc, GQP_DONE, "%s: %s", sql, gqp_errmsg(h));
+    gqp_finalize(st);
+}
+
+/* 1 if column col of table name is in h's GPU column cache. */
+static int resident(gqp *h, const char *name, int col) {
+    CatTable *t = cat_find_table(h->cat, name);
+    cr_assert(t != NULL);
+    return exec_device_resident(h->dev, t->cols[col].data, t->nrows);
+}
+
+Test(dml_gpu, changes_leave_the_cache_column_by_column) {
+    if (!prim_gpu_available()) cr_skip_test("no GPU");
+    gqp *h = NULL;
+    cr_assert_eq(gqp_open(NULL, &h), GQP_OK);
+    cr_assert_eq(gqp_set_device(h, GQP_DEVICE_GPU), GQP_OK);
+    exec_on(h, "CREATE TABLE g(a INTEGER, b INTEGER, s TEXT)");
+    exec_on(h, "CREATE TABLE k(x INTEGER)");
+    exec_on(h, "INSERT INTO g VALUES (1, 10, 'p'), (2, 20, 'q'), (3, 30, NULL)");
+    exec_on(h, "INSERT INTO k VALUES (1), (2), (3)");
+    exec_on(h, "SELECT SUM(a), SUM(b), MIN(s) FROM g");
+    exec_on(h, "SELECT SUM(x) FROM k");
+    cr_assert(resident(h, "g", 0) && resident(h, "g", 1) && resident(h, "g", 2));
+    cr_assert(resident(h, "k", 0));
+    /* UPDATE of a: only a leaves the cache */
+    exec_on(h, "UPDATE g SET a = a + b WHERE b > 15");
+    cr_expect(!resident(h, "g", 0));
+    cr_expect(resident(h, "g", 1) && resident(h, "g", 2) && resident(h, "k", 0));
+    /* DELETE from k: k's column leaves, g's stay */
+    exec_on(h, "DELETE FROM k WHERE x = 2");
+    cr_expect(!resident(h, "k", 0));
+    cr_expect(resident(h, "g", 1) && resident(h, "g", 2));
+    /* the answers read the new data */
+    gqp_stmt *st;
+    cr_assert_eq(gqp_prepare(h, "SELECT SUM(a), SUM(b) FROM g", -1, &st, NULL), GQP_OK);
+    cr_assert_eq(gqp_step(st), GQP_ROW, "%s", gqp_errmsg(h));
+    cr_expect_eq(gqp_column_int64(st, 0), 1 + 22 + 33);
+    cr_expect_eq(gqp_column_int64(st, 1), 60);
+    gqp_finalize(st);
+    cr_assert_eq(gqp_prepare(h, "SELECT SUM(x), COUNT(*) FROM k", -1, &st, NULL), GQP_OK);
+    cr_assert_eq(gqp_step(st), GQP_ROW, "%s", gqp_errmsg(h));
+    cr_expect_eq(gqp_column_int64(st, 0), 4);
+    cr_expect_eq(gqp_column_int64(st, 1), 2);
+    gqp_finalize(st);
+    /* DROP TABLE g: k is untouched */
+    exec_on(h, "SELECT SUM(x) FROM k");
+    exec_on(h, "DROP TABLE g");
+    cr_expect(resident(h, "k", 0));
+    gqp_close(h);
 }

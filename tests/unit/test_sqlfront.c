@@ -578,6 +578,49 @@ Test(parse, insert) {
     cr_assert_eq(err.offset, 29);
 }
 
+Test(parse, update_delete_index_ctas) {
+    SqlArena *a;
+    AstStmt *st = parse1(&a, "UPDATE t SET a = a + 1, b = 'x' WHERE c IS NULL");
+    cr_assert_eq(st->kind, STMT_UPDATE);
+    cr_assert_str_eq(st->table, "t");
+    cr_assert_eq(st->nset, 2);
+    cr_assert_str_eq(st->set_cols[1], "b");
+    cr_assert_eq(st->set_pos[1], 24);
+    expect_bin(st->set_exprs[0], OP_ADD);
+    cr_assert_eq(st->where->kind, AST_ISNULL);
+    sql_arena_free(a);
+
+    st = parse1(&a, "DELETE FROM t");
+    cr_assert_eq(st->kind, STMT_DELETE);
+    cr_assert_null(st->where);
+    sql_arena_free(a);
+
+    st = parse1(&a, "CREATE UNIQUE INDEX IF NOT EXISTS i ON t(a DESC, b)");
+    cr_assert_eq(st->kind, STMT_CREATE_INDEX);
+    cr_assert(st->unique && st->if_not_exists);
+    cr_assert_str_eq(st->index_name, "i");
+    cr_assert_str_eq(st->table, "t");
+    cr_assert_eq(st->ninsert_cols, 2);
+    cr_assert_str_eq(st->insert_cols[1], "b");
+    sql_arena_free(a);
+
+    st = parse1(&a, "DROP INDEX IF EXISTS i");
+    cr_assert_eq(st->kind, STMT_DROP_INDEX);
+    cr_assert(st->if_not_exists);
+    cr_assert_str_eq(st->index_name, "i");
+    sql_arena_free(a);
+
+    st = parse1(&a, "CREATE TABLE c AS SELECT a FROM t");
+    cr_assert_eq(st->kind, STMT_CREATE_TABLE);
+    cr_assert_not_null(st->select);
+    sql_arena_free(a);
+
+    SqlError err;
+    parse_fails("UPDATE t SET WHERE a = 1", &err);
+    parse_fails("DELETE t", &err);
+    parse_fails("CREATE INDEX i ON t()", &err);
+}
+
 Test(parse, multiple_statements) {
     const char *sql = "-- setup\n;;SELECT 1; /* two */ SELECT 'a;b' ;\r\n;  -- done\n";
     int64_t len = (int64_t)strlen(sql), pos = 0, next;
