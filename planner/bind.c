@@ -1268,10 +1268,126 @@ static int has_agg_call(const BExpr *e) {
     return has_agg_call(e->a) || has_agg_call(e->b) || has_agg_call(e->c);
 }
 
-/* Append conjuncts of e (split on AND) to *list. */
+/* Append the operands of e's chain of `op` (AND or OR) to *list (grown in
+ * the arena); 0, or -1 out of memory. */
+static int flatten_op(BindCtx *bc, BExpr *e, AstOp op, BExpr ***list, int *n, int *cap) {
+    if (e->kind == BE_BINARY && e->op == op)
+        return flatten_op(bc, e->a, op, list, n, cap) || flatten_op(bc, e->b, op, list, n, cap);
+    if (*n == *cap) {
+        int nc = *cap ? *cap * 2 : 8;
+        BExpr **nl = plan_alloc(bc->arena, sizeof(BExpr *) * (size_t)nc);
+        if (!nl) return bind_oom(bc), -1;
+        if (*n) memcpy(nl, *list, sizeof(BExpr *) * (size_t)*n);
+        *list = nl;
+        *cap = nc;
+    }
+    (*list)[(*n)++] = e;
+    return 0;
+}
+
+/* 1 if conjuncts x and y are the same condition: structurally equal, or
+ * equalities with their sides swapped. */
+static int same_conjunct(const BExpr *x, const BExpr *y) {
+    if (plan_bexpr_equal(x, y)) return 1;
+    return x->kind == BE_BINARY && y->kind == BE_BINARY && x->op == OP_EQ && y->op == OP_EQ &&
+           plan_bexpr_equal(x->a, y->b) && plan_bexpr_equal(x->b, y->a);
+}
+
+/*
+ * Factor the conjuncts common to every branch of the OR e:
+ * (A AND x) OR (A AND y) becomes A and (x OR y) (distribution holds in
+ * SQL's three-valued logic; a branch left with nothing is TRUE, and then
+ * the residual OR is dropped: A OR (A AND y) is A). On return *common
+ * holds the factored conjuncts (taken from the first branch) and
+ * *residual the remaining OR, or NULL when none is left. When nothing is
+ * common, *ncommon is 0 and *residual is e. 0, or -1 out of memory.
+ */
+static int factor_or(BindCtx *bc, BExpr *e, BExpr ***common, int *ncommon, BExpr **residual) {
+    BExpr **br = NULL;
+    int nbr = 0, capbr = 0;
+    *ncommon = 0;
+    *residual = e;
+    if (flatten_op(bc, e, OP_OR, &br, &nbr, &capbr) != 0) return -1;
+    BExpr ***cj = plan_alloc(bc->arena, sizeof(BExpr **) * (size_t)nbr);
+    int *ncj = plan_alloc(bc->arena, sizeof(int) * (size_t)nbr);
+    if (!cj || !ncj) return bind_oom(bc), -1;
+    for (int i = 0; i < nbr; i++) {
+        int cap = 0;
+        cj[i] = NULL;
+        ncj[i] = 0;
+        if (flatten_op(bc, br[i], OP_AND, &cj[i], &ncj[i], &cap) != 0) return -1;
+    }
+    /* used[i][k]: conjunct k of branch i is factored out */
+    char **used = plan_alloc(bc->arena, sizeof(char *) * (size_t)nbr);
+    if (!used) return bind_oom(bc), -1;
+    for (int i = 0; i < nbr; i++)
+        if (!(used[i] = plan_alloc(bc->arena, (size_t)ncj[i] + 1)))
+            return bind_oom(bc), -1;
+        else
+            memset(used[i], 0, (size_t)ncj[i] + 1);
+    BExpr **com = plan_alloc(bc->arena, sizeof(BExpr *) * (size_t)(ncj[0] ? ncj[0] : 1));
+    if (!com) return bind_oom(bc), -1;
+    int nc = 0;
+    for (int k = 0; k < ncj[0]; k++) {
+        int in_all = 1;
+        int *at = calloc((size_t)nbr, sizeof(int));
+        if (!at) return bind_oom(bc), -1;
+        for (int i = 1; i < nbr && in_all; i++) {
+            at[i] = -1;
+            for (int j = 0; j < ncj[i]; j++)
+                if (!used[i][j] && same_conjunct(cj[0][k], cj[i][j])) {
+                    at[i] = j;
+                    break;
+                }
+            if (at[i] < 0) in_all = 0;
+        }
+        if (in_all) {
+            used[0][k] = 1;
+            for (int i = 1; i < nbr; i++)
+                used[i][at[i]] = 1;
+            com[nc++] = cj[0][k];
+        }
+        free(at);
+    }
+    if (nc == 0) return 0;
+    /* residual: OR over the branches of the AND of their unused conjuncts */
+    BExpr *res = NULL;
+    for (int i = 0; i < nbr; i++) {
+        BExpr *acc = NULL;
+        for (int j = 0; j < ncj[i]; j++) {
+            if (used[i][j]) continue;
+            acc =
+                acc ? bx_bin(bc->arena, OP_AND, CAT_BOOL, acc, cj[i][j], cj[i][j]->pos) : cj[i][j];
+            if (!acc) return bind_oom(bc), -1;
+        }
+        if (!acc) { /* a branch that is all common: the OR is TRUE */
+            res = NULL;
+            break;
+        }
+        res = res ? bx_bin(bc->arena, OP_OR, CAT_BOOL, res, acc, e->pos) : acc;
+        if (!res) return bind_oom(bc), -1;
+    }
+    *common = com;
+    *ncommon = nc;
+    *residual = res;
+    return 0;
+}
+
+/* Append conjuncts of e (split on AND) to *list; an OR contributes the
+ * conjuncts common to all its branches (factor_or) separately. */
 static int split_conjuncts(BindCtx *bc, BExpr *e, BExpr ***list, int *n, int *cap) {
     if (e->kind == BE_BINARY && e->op == OP_AND)
         return split_conjuncts(bc, e->a, list, n, cap) || split_conjuncts(bc, e->b, list, n, cap);
+    if (e->kind == BE_BINARY && e->op == OP_OR) {
+        BExpr **com, *res;
+        int nc;
+        if (factor_or(bc, e, &com, &nc, &res) != 0) return -1;
+        if (nc > 0) {
+            for (int k = 0; k < nc; k++)
+                if (split_conjuncts(bc, com[k], list, n, cap) != 0) return -1;
+            return res ? split_conjuncts(bc, res, list, n, cap) : 0;
+        }
+    }
     if (*n == *cap) {
         int nc = *cap ? *cap * 2 : 16;
         BExpr **nl = plan_alloc(bc->arena, sizeof(BExpr *) * (size_t)nc);

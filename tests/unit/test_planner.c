@@ -396,3 +396,66 @@ Test(totext, unsupported_uses_are_not_implemented_errors) {
         cr_expect_str_eq(e.stage, "Not implemented", "%s: %s: %s", bad[k], e.stage, e.msg);
     }
 }
+
+/* ------------------------------------------- OR factoring (binder) -- */
+
+/* Bind sql against l(k INTEGER, q INTEGER, m TEXT) and p(k INTEGER,
+ * b TEXT) and return the number of equi-join predicates and of all join
+ * predicates, and the number of filters pushed to each table. */
+static void join_shape(const char *sql, int *nequi, int *npreds, int *nfl, int *nfp) {
+    Catalog *cat = cat_catalog_new();
+    CatError ce;
+    const char *ln[] = {"k", "q", "m"}, *pn[] = {"k", "b"};
+    CatType lt[] = {CAT_INT64, CAT_INT64, CAT_STRING}, pt[] = {CAT_INT64, CAT_STRING};
+    cr_assert_eq(cat_create_table(cat, "l", 3, ln, lt, &ce), 0, "%s", ce.msg);
+    cr_assert_eq(cat_create_table(cat, "p", 2, pn, pt, &ce), 0, "%s", ce.msg);
+    SqlArena *sa = sql_arena_new();
+    PlanArena *pa = plan_arena_new();
+    cr_assert(sa && pa);
+    AstStmt *st = NULL;
+    int64_t next;
+    SqlError serr;
+    cr_assert_eq(sql_parse_one(sql, (int64_t)strlen(sql), 0, sa, &st, &next, &serr), 0, "%s: %s",
+                 sql, serr.msg);
+    BSelect *b = NULL;
+    PlanError err;
+    memset(&err, 0, sizeof err);
+    cr_assert_eq(plan_bind_select(cat, sql, st->select, pa, &b, &err), 0, "%s: %s", sql, err.msg);
+    *nequi = 0;
+    *npreds = b->npreds;
+    for (int i = 0; i < b->npreds; i++)
+        *nequi += b->preds[i].is_equi;
+    *nfl = b->rels[0].nfilters;
+    *nfp = b->rels[1].nfilters;
+    plan_arena_free(pa);
+    sql_arena_free(sa);
+    cat_catalog_free(cat);
+}
+
+Test(factor, join_key_common_to_every_or_branch_is_an_equi_join) {
+    int ne, np, nfl, nfp;
+    /* TPC-H Q19's shape: the key sits inside each branch */
+    join_shape("SELECT l.q FROM l, p WHERE (p.k = l.k AND p.b = 'x' AND l.q < 5) OR "
+               "(p.k = l.k AND p.b = 'y' AND l.q > 10) OR (l.k = p.k AND p.b = 'x' AND l.m = 'z')",
+               &ne, &np, &nfl, &nfp);
+    cr_expect_eq(ne, 1, "the common key (either side order) is an equi-join");
+    cr_expect_eq(np, 2, "the equi-join and the residual OR");
+    join_shape("SELECT l.q FROM l, p WHERE (p.k = l.k AND p.b = 'x' AND l.q < 5) OR "
+               "(p.b = 'y' AND p.k = l.k AND l.q > 10) OR (p.k = l.k AND p.b = 'x' AND l.m = 'z')",
+               &ne, &np, &nfl, &nfp);
+    cr_expect_eq(ne, 1, "the common key is an equi-join");
+    cr_expect_eq(np, 2, "the equi-join and the residual OR");
+    /* every branch all common: A OR (A AND y) is A; single-table commons are pushed down */
+    join_shape("SELECT l.q FROM l JOIN p ON (p.k = l.k AND l.q < 5) OR (l.q < 5 AND p.k = l.k AND "
+               "p.b = 'y')",
+               &ne, &np, &nfl, &nfp);
+    cr_expect_eq(ne, 1);
+    cr_expect_eq(np, 1, "no residual OR");
+    cr_expect_eq(nfl, 1, "l.q < 5 pushed to l");
+    cr_expect_eq(nfp, 0);
+    /* nothing common: one OR predicate, no equi-join */
+    join_shape("SELECT l.q FROM l, p WHERE (p.k = l.k AND l.q < 5) OR (p.k = l.q)", &ne, &np, &nfl,
+               &nfp);
+    cr_expect_eq(ne, 0);
+    cr_expect_eq(np, 1);
+}
