@@ -23,4 +23,10 @@ int64_t bx_to_type(CatType t, int64_t v);
 int bx_fold_arith(AstOp op, const CatValue *x, const CatValue *y, CatValue *out);
 int bx_fold_neg(const CatValue *x, CatValue *out);
 
+/* funcs.c: bind-time helpers of scalar functions on constants */
+int64_t fn_days_from_civil(int64_t y, int64_t m, int64_t d);
+void fn_civil_from_days(int64_t z, int64_t *y, int64_t *m, int64_t *d);
+int64_t fn_add_months(int64_t days, int64_t n);
+int fn_sqlite_date(const char *s, const char *const *mods, int nmods, char *out);
+
 #endif

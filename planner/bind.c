@@ -771,6 +771,165 @@ static BExpr *abs_plain(BindCtx *bc, BExpr *x, int64_t pos) {
     return c;
 }
 
+/* ------------------------------------------------------------ dates -- */
+
+/* Integer constant v (INT64) at pos. */
+static BExpr *k64(BindCtx *bc, int64_t v, int64_t pos) {
+    BExpr *c = bx_int(bc->arena, CAT_INT64, v, pos);
+    return c ? c : bind_oom(bc);
+}
+
+/* EXTRACT's fields */
+enum { DP_YEAR, DP_MONTH, DP_DAY };
+
+/*
+ * Year, month or day of the non-constant DATE expression d, as integer
+ * map arithmetic (Hinnant's civil-from-days; every operand is kept
+ * non-negative by counting from 25 eras of 400 years before 0000-03-01,
+ * so truncating division is floor division for years after -10000).
+ * Runs wherever + - * / % run, on both devices. NULL on error.
+ */
+static BExpr *date_part(BindCtx *bc, BExpr *d, int part, int64_t pos) {
+#define A(op, x, y) bind_arith(bc, op, x, y, pos)
+#define K(v) k64(bc, v, pos)
+    BExpr *z = A(OP_ADD, d, K(719468 + 146097 * 25));
+    BExpr *doe = A(OP_MOD, z, K(146097));
+    BExpr *era = A(OP_DIV, z, K(146097));
+    BExpr *yoe =
+        A(OP_DIV,
+          A(OP_SUB, A(OP_ADD, A(OP_SUB, doe, A(OP_DIV, doe, K(1460))), A(OP_DIV, doe, K(36524))),
+            A(OP_DIV, doe, K(146096))),
+          K(365));
+    BExpr *doy = A(
+        OP_SUB, doe,
+        A(OP_SUB, A(OP_ADD, A(OP_MUL, K(365), yoe), A(OP_DIV, yoe, K(4))), A(OP_DIV, yoe, K(100))));
+    BExpr *mp = A(OP_DIV, A(OP_ADD, A(OP_MUL, K(5), doy), K(2)), K(153));
+    BExpr *r;
+    if (part == DP_DAY)
+        r = A(OP_ADD, A(OP_SUB, doy, A(OP_DIV, A(OP_ADD, A(OP_MUL, K(153), mp), K(2)), K(5))),
+              K(1));
+    else if (part == DP_MONTH)
+        r = A(OP_SUB, A(OP_ADD, mp, K(3)), A(OP_MUL, K(12), A(OP_DIV, mp, K(10))));
+    else
+        r = A(OP_ADD, A(OP_SUB, A(OP_ADD, yoe, A(OP_MUL, K(400), era)), K(400 * 25)),
+              A(OP_DIV, mp, K(10)));
+    return r;
+#undef A
+#undef K
+}
+
+/* x (a bound argument) as a DATE: a DATE, a date string constant or
+ * column whose every string is a canonical date, or a NULL (typed DATE).
+ * NULL with an error naming `what` otherwise. */
+static BExpr *as_date_arg(BindCtx *bc, BExpr *x, const char *what) {
+    if (x->type == CAT_STRING && x->kind == BE_CONST && !x->is_null) x = string_to_date(bc, x);
+    if (x && x->type == CAT_STRING) x = string_as_date(bc, x);
+    if (!x) return NULL;
+    if (x->type == CAT_NULL) return adopt_null(bc, x, CAT_DATE, NULL);
+    if (x->type != CAT_DATE)
+        return bind_fail(bc, "Binder", x->pos, "%s needs a DATE, not %s", what,
+                         cat_type_name(x->type));
+    return x;
+}
+
+/* 1 if the AST node is the INTERVAL the parser makes. */
+static int is_interval(const AstExpr *e) {
+    return e && e->kind == AST_FUNC && e->nlist == 2 && strcasecmp(e->str, "interval") == 0 &&
+           e->list[1]->kind == AST_STRING;
+}
+
+/* Bind date_ast +/- iv (an INTERVAL 'n' DAY|MONTH|YEAR). A constant date
+ * folds (MONTH and YEAR clamp the day to the month's end, as DuckDB);
+ * a non-constant date takes DAY intervals as integer addition. */
+static BExpr *bind_date_interval(BindCtx *bc, const AstExpr *date_ast, const AstExpr *iv, int neg,
+                                 int allow_agg, int64_t pos) {
+    BExpr *x = bind_expr(bc, date_ast, allow_agg);
+    if (!x || !(x = as_date_arg(bc, x, "date + INTERVAL"))) return NULL;
+    int64_t n = neg ? -iv->list[0]->ival : iv->list[0]->ival;
+    const char *unit = iv->list[1]->str;
+    if (x->kind == BE_CONST) {
+        if (x->is_null) return x;
+        int64_t d = x->ival;
+        if (strcmp(unit, "day") == 0)
+            d += n;
+        else
+            d = fn_add_months(d, strcmp(unit, "year") == 0 ? n * 12 : n);
+        if (d < -719528 || d > 2932896) /* 0000-01-01 .. 9999-12-31 */
+            return bind_fail(bc, "Binder", pos, "date out of range");
+        BExpr *c = bx_int(bc->arena, CAT_DATE, d, pos);
+        return c ? c : bind_oom(bc);
+    }
+    if (strcmp(unit, "day") != 0)
+        return bind_fail(bc, "Not implemented", pos,
+                         "a non-constant date + INTERVAL MONTH or YEAR (only DAY)");
+    BExpr *r = bind_arith(bc, OP_ADD, x, k64(bc, n, pos), pos);
+    if (r) r->type = CAT_DATE;
+    return r;
+}
+
+/* Bind EXTRACT(field FROM x) (e's list: STRING field, x bound as args[1]). */
+static BExpr *bind_extract(BindCtx *bc, const AstExpr *e, BExpr *x) {
+    const char *f = e->list[0]->str;
+    int part = strcasecmp(f, "year") == 0    ? DP_YEAR
+               : strcasecmp(f, "month") == 0 ? DP_MONTH
+               : strcasecmp(f, "day") == 0   ? DP_DAY
+                                             : -1;
+    if (part < 0)
+        return bind_fail(bc, "Not implemented", e->list[0]->pos,
+                         "EXTRACT(%s FROM ...) (supported: YEAR, MONTH, DAY)", f);
+    if (!(x = as_date_arg(bc, x, "EXTRACT"))) return NULL;
+    if (x->kind == BE_CONST) {
+        if (x->is_null) return bx_null(bc->arena, CAT_INT64, e->pos);
+        int64_t y, m, d;
+        fn_civil_from_days(x->ival, &y, &m, &d);
+        return k64(bc, part == DP_YEAR ? y : part == DP_MONTH ? m : d, e->pos);
+    }
+    return date_part(bc, x, part, e->pos);
+}
+
+/* Bind SQLite's date(s, modifiers...) over constants: a STRING constant
+ * (NULL where SQLite gives NULL); fn_sqlite_date lists the forms. */
+static BExpr *bind_sqlite_date(BindCtx *bc, const AstExpr *e, BExpr **args) {
+    const char **txt = plan_alloc(bc->arena, sizeof(char *) * (size_t)(e->nlist + 1));
+    char buf[16];
+    if (!txt) return bind_oom(bc);
+    for (int i = 0; i < e->nlist; i++) {
+        BExpr *a = args[i];
+        if (a->kind != BE_CONST)
+            return bind_fail(bc, "Not implemented", a->pos,
+                             "date() of a non-constant argument (constants only)");
+        if (a->is_null || a->type == CAT_NULL) {
+            BExpr *n = bx_null(bc->arena, CAT_STRING, e->pos);
+            if (!n || !(n->dict = bx_literal_dict(bc->arena, ""))) return bind_oom(bc);
+            return n;
+        }
+        if (a->type == CAT_DATE && i == 0) {
+            char *s = plan_alloc(bc->arena, 16);
+            if (!s) return bind_oom(bc);
+            cat_format_date((int32_t)a->ival, s);
+            txt[i] = s;
+        } else if (a->type == CAT_STRING) {
+            txt[i] = const_text(a);
+        } else {
+            return bind_fail(bc, "Not implemented", a->pos, "date() of a non-text argument");
+        }
+    }
+    BExpr *c;
+    int rc = fn_sqlite_date(txt[0], txt + 1, e->nlist - 1, buf);
+    if (rc == 2)
+        return bind_fail(bc, "Not implemented", e->pos,
+                         "date() with this date or modifier (supported: 'YYYY-MM-DD', '+N "
+                         "days|months|years', 'start of month|year|day')");
+    if (rc != 0) {
+        c = bx_null(bc->arena, CAT_STRING, e->pos);
+        if (c && !(c->dict = bx_literal_dict(bc->arena, ""))) c = NULL;
+    } else {
+        c = bx_new(bc->arena, BE_CONST, CAT_STRING, e->pos);
+        if (c && !(c->dict = bx_literal_dict(bc->arena, buf))) c = NULL;
+    }
+    return c ? c : bind_oom(bc);
+}
+
 /* Bind a function call: aggregates, ABS, COALESCE/IFNULL, NULLIF. */
 static BExpr *bind_func(BindCtx *bc, const AstExpr *e, int allow_agg) {
     const char *f = e->str;
@@ -853,6 +1012,12 @@ static BExpr *bind_func(BindCtx *bc, const AstExpr *e, int allow_agg) {
         if (!args[i]) return NULL;
     }
     if (strcasecmp(f, "abs") == 0 && e->nlist == 1) return bind_abs(bc, args[0], e->pos);
+    if (strcasecmp(f, "extract") == 0 && e->nlist == 2 && e->list[0]->kind == AST_STRING)
+        return bind_extract(bc, e, args[1]);
+    if (strcasecmp(f, "date") == 0 && e->nlist >= 1) return bind_sqlite_date(bc, e, args);
+    if (is_interval(e))
+        return bind_fail(bc, "Not implemented", e->pos,
+                         "INTERVAL outside date + INTERVAL or date - INTERVAL");
     if ((strcasecmp(f, "coalesce") == 0 && e->nlist >= 1) ||
         (strcasecmp(f, "ifnull") == 0 && e->nlist == 2)) {
         if (e->nlist == 2 && runtime_text(args[0]) && !args[0]->tnull &&
@@ -952,6 +1117,13 @@ static BExpr *bind_cast(BindCtx *bc, const AstExpr *e, int allow_agg) {
     if (runtime_text(x))
         return bx_is_float(t) ? text_use(bc, x, TU_REAL, CAT_FLOAT64, e->pos)
                               : text_use(bc, x, TU_INT, CAT_INT64, e->pos);
+    if (t == CAT_DATE && x->type == CAT_STRING) {
+        /* a date string is that DATE (standard SQL, DuckDB; SQLite's DATE
+         * is NUMERIC affinity and gives the year: a documented deviation) */
+        BExpr *dt = string_as_date(bc, x);
+        if (!dt) return NULL;
+        if (dt->type == CAT_DATE) return dt;
+    }
     if (x->type == CAT_STRING) {
         const CatDict *d = x->dict;
         int fl = bx_is_float(t);
@@ -1061,6 +1233,10 @@ static BExpr *bind_expr(BindCtx *bc, const AstExpr *e, int allow_agg) {
         return bind_neg(bc, x, e->pos);
     }
     case AST_BINARY: {
+        if ((e->op == OP_ADD || e->op == OP_SUB) && is_interval(e->b))
+            return bind_date_interval(bc, e->a, e->b, e->op == OP_SUB, allow_agg, e->pos);
+        if (e->op == OP_ADD && is_interval(e->a))
+            return bind_date_interval(bc, e->b, e->a, 0, allow_agg, e->pos);
         BExpr *x = bind_expr(bc, e->a, allow_agg);
         if (!x) return NULL;
         BExpr *y = bind_expr(bc, e->b, allow_agg);
