@@ -771,6 +771,214 @@ static BExpr *abs_plain(BindCtx *bc, BExpr *x, int64_t pos) {
     return c;
 }
 
+/* ------------------------------------------------- string functions -- */
+
+/* The NULL result of a function typed t (STRING gets an empty dictionary). */
+static BExpr *typed_null(BindCtx *bc, CatType t, int64_t pos) {
+    BExpr *n = bx_null(bc->arena, t, pos);
+    if (!n || (t == CAT_STRING && !(n->dict = bx_literal_dict(bc->arena, "")))) return bind_oom(bc);
+    return n;
+}
+
+/* 1 if x is a NULL constant (or untyped NULL expression). */
+static int is_null_const(const BExpr *x) {
+    return (x->kind == BE_CONST && x->is_null) || x->type == CAT_NULL;
+}
+
+/* Text of constant argument x of function f into *out (numbers as SQLite
+ * writes them); 1 if it is NULL; -1 with an error if not a constant. */
+static int const_arg_text(BindCtx *bc, BExpr *x, const char *f, const char **out) {
+    if (is_null_const(x) && x->kind == BE_CONST) return 1;
+    if (x->kind != BE_CONST || runtime_text(x))
+        return bind_fail(bc, "Not implemented", x->pos,
+                         "%s() with a non-constant argument after the first", f),
+               -1;
+    if (x->type != CAT_STRING && !(x = const_to_text(bc, x, x->pos))) return -1;
+    *out = const_text(x);
+    return 0;
+}
+
+/* Integer value of constant argument x of f into *out (SQLite's integer of
+ * a real or text); 1 if NULL; -1 with an error if not a constant. */
+static int const_arg_int(BindCtx *bc, BExpr *x, const char *f, int64_t *out) {
+    if (is_null_const(x) && x->kind == BE_CONST) return 1;
+    if (x->kind != BE_CONST || runtime_text(x))
+        return bind_fail(bc, "Not implemented", x->pos,
+                         "%s() with a non-constant argument after the first", f),
+               -1;
+    *out = x->type == CAT_STRING  ? cat_text_to_int64(const_text(x))
+           : bx_is_float(x->type) ? bx_f2i(x->fval)
+                                  : x->ival;
+    return 0;
+}
+
+/*
+ * Bind a string function LENGTH, UPPER, LOWER, SUBSTR/SUBSTRING, TRIM,
+ * LTRIM, RTRIM, REPLACE or INSTR of a STRING expression and constant other
+ * arguments, evaluated once per dictionary entry (fn_map_dict). Returns
+ * NULL with *matched 0 when f is none of them.
+ */
+static BExpr *bind_strfunc(BindCtx *bc, const AstExpr *e, BExpr **args, int *matched) {
+    static const struct {
+        const char *name;
+        FnStr fn;
+        int min, max;
+    } fns[] = {{"length", FN_LENGTH, 1, 1},    {"upper", FN_UPPER, 1, 1},
+               {"lower", FN_LOWER, 1, 1},      {"substr", FN_SUBSTR, 2, 3},
+               {"substring", FN_SUBSTR, 2, 3}, {"trim", FN_TRIM, 1, 2},
+               {"ltrim", FN_LTRIM, 1, 2},      {"rtrim", FN_RTRIM, 1, 2},
+               {"replace", FN_REPLACE, 3, 3},  {"instr", FN_INSTR, 2, 2}};
+    const char *f = e->str;
+    int k = -1;
+    for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
+        if (strcasecmp(f, fns[i].name) == 0) k = (int)i;
+    *matched = k >= 0;
+    if (k < 0) return NULL;
+    if (e->nlist < fns[k].min || e->nlist > fns[k].max)
+        return bind_fail(bc, "Binder", e->pos, "wrong number of arguments to function %s()", f);
+    FnStrOp op = {fns[k].fn, 0, 0, 0, NULL, NULL};
+    CatType rt = op.fn == FN_LENGTH || op.fn == FN_INSTR ? CAT_INT64 : CAT_STRING;
+    BExpr *x = args[0];
+    int nul = is_null_const(x) && x->kind == BE_CONST;
+    for (int i = 1; i < e->nlist; i++) {
+        int r;
+        if (op.fn == FN_SUBSTR)
+            r = const_arg_int(bc, args[i], f, i == 1 ? &op.a : &op.b);
+        else
+            r = const_arg_text(bc, args[i], f, i == 1 ? &op.s1 : &op.s2);
+        if (r < 0) return NULL;
+        nul |= r;
+    }
+    op.has_b = e->nlist == 3;
+    if (nul) return typed_null(bc, rt, e->pos);
+    if (runtime_text(x)) return runtime_text_fail(bc, x, "a string function of");
+    if (x->type == CAT_NULL)
+        return bind_fail(bc, "Not implemented", x->pos, "%s() of an untyped NULL expression", f);
+    if (x->type != CAT_STRING) {
+        if (x->kind != BE_CONST)
+            return bind_fail(bc, "Not implemented", x->pos,
+                             "%s() of a non-text expression (only text, or constants)", f);
+        if (!(x = const_to_text(bc, x, x->pos))) return NULL;
+    }
+    BExpr *r = fn_map_dict(bc->arena, x, &op, e->pos);
+    return r ? r : bind_oom(bc);
+}
+
+/* Bind x || y where at least one side is a constant: constants (numbers
+ * as their text) fold, a text expression beside a constant is mapped once
+ * per dictionary entry; NULL gives NULL. Anything else is Not implemented. */
+static BExpr *bind_concat(BindCtx *bc, BExpr *x, BExpr *y, int64_t pos) {
+    if (is_null_const(x) && x->kind == BE_CONST) return typed_null(bc, CAT_STRING, pos);
+    if (is_null_const(y) && y->kind == BE_CONST) return typed_null(bc, CAT_STRING, pos);
+    if (runtime_text(x) || runtime_text(y))
+        return runtime_text_fail(bc, runtime_text(x) ? x : y, "|| of");
+    if (x->kind != BE_CONST && y->kind != BE_CONST)
+        return bind_fail(bc, "Not implemented", pos,
+                         "operator || (string concatenation) of two non-constant operands");
+    BExpr *sides[2] = {x, y};
+    for (int i = 0; i < 2; i++) {
+        BExpr *v = sides[i];
+        if (v->type == CAT_STRING) continue;
+        if (v->kind != BE_CONST || v->type == CAT_NULL)
+            return bind_fail(bc, "Not implemented", v->pos,
+                             "operator || (string concatenation) of a non-text expression");
+        if (!(sides[i] = const_to_text(bc, v, v->pos))) return NULL;
+    }
+    FnStrOp op = {FN_CONCAT, 0, 0, 0, "", ""};
+    BExpr *v;
+    if (sides[0]->kind == BE_CONST) /* prefix x to y (constant or not) */
+        op.s1 = const_text(sides[0]), v = sides[1];
+    else
+        op.s2 = const_text(sides[1]), v = sides[0];
+    BExpr *r = fn_map_dict(bc->arena, v, &op, pos);
+    return r ? r : bind_oom(bc);
+}
+
+/* SQLite's round(r, n) for n > 0 over a constant: the decimal text of r to
+ * 15 significant digits rounded half away from zero at n decimals (SQLite
+ * formats with its printf and reads the text back). */
+static double round_const(double r, int64_t n) {
+    if (r < -4503599627370496.0 || r > 4503599627370496.0) return r;
+    char buf[64], out[96];
+    snprintf(buf, sizeof buf, "%.14e", r < 0 ? -r : r);
+    /* digits d0.d1..d14 e exp */
+    char dig[16];
+    int nd = 0;
+    for (const char *p = buf; *p && *p != 'e'; p++)
+        if (*p >= '0' && *p <= '9') dig[nd++] = *p;
+    int ex = atoi(strchr(buf, 'e') + 1);
+    /* digit k of dig has weight 10^(ex - k); keep weights >= 10^-n */
+    int keep = (int)(ex + n + 1); /* digits kept */
+    if (keep < 0) return r < 0 ? -0.0 : 0.0;
+    int64_t lead = 0; /* digits kept as an integer, then scaled */
+    long double v = 0;
+    for (int k = 0; k < keep && k < nd; k++)
+        lead = lead * 10 + (dig[k] - '0');
+    for (int k = nd; k < keep; k++)
+        lead *= 10;
+    if (keep < nd && dig[keep] >= '5') lead++;
+    (void)v;
+    snprintf(out, sizeof out,
+             "%s%lld"
+             "e%d",
+             r < 0 ? "-" : "", (long long)lead, (int)(ex - keep + 1));
+    return strtod(out, NULL);
+}
+
+/* Bind SQLite's ROUND(x[, n]) (always REAL): n <= 0 (or absent) as map
+ * arithmetic on both devices, (double)(int64)(x +- 0.5) where |x| < 2^52;
+ * n > 0 folds over a constant x and is Not implemented otherwise. */
+static BExpr *bind_round(BindCtx *bc, const AstExpr *e, BExpr **args) {
+    BExpr *x = args[0];
+    int64_t n = 0;
+    if (e->nlist == 2) {
+        int r = const_arg_int(bc, args[1], "round", &n);
+        if (r < 0) return NULL;
+        if (r == 1) return typed_null(bc, CAT_FLOAT64, e->pos);
+    }
+    if (is_null_const(x) && x->kind == BE_CONST) return typed_null(bc, CAT_FLOAT64, e->pos);
+    if (x->type == CAT_STRING && x->kind == BE_CONST) {
+        x = bx_float(bc->arena, cat_text_to_real(const_text(x)), e->pos);
+        if (!x) return bind_oom(bc);
+    }
+    if (!bx_is_numeric(x->type) || x->type == CAT_NULL || runtime_text(x))
+        return bind_fail(bc, "Not implemented", x->pos, "ROUND of a non-numeric expression");
+    if (!bx_is_float(x->type)) return cast_to(bc, x, CAT_FLOAT64);
+    if (n > 30) n = 30;
+    if (x->kind == BE_CONST) {
+        double r = x->fval;
+        if (n <= 0) {
+            if (!(r < -4503599627370496.0 || r > 4503599627370496.0))
+                r = (double)(int64_t)(r + (r < 0 ? -0.5 : 0.5));
+        } else {
+            r = round_const(r, n);
+        }
+        BExpr *c = bx_float(bc->arena, r, e->pos);
+        return c ? c : bind_oom(bc);
+    }
+    if (n > 0)
+        return bind_fail(bc, "Not implemented", e->pos,
+                         "ROUND(x, n) with n > 0 of a non-constant x (ROUND(x) is supported)");
+    x = cast_to(bc, x, CAT_FLOAT64);
+    BExpr *big = bx_float(bc->arena, 4503599627370496.0, e->pos);
+    BExpr *nbig = bx_float(bc->arena, -4503599627370496.0, e->pos);
+    BExpr *zero = bx_float(bc->arena, 0.0, e->pos);
+    BExpr *ph = bx_float(bc->arena, 0.5, e->pos), *mh = bx_float(bc->arena, -0.5, e->pos);
+    if (!big || !nbig || !zero || !ph || !mh) return bind_oom(bc);
+    BExpr *half = make_case(bc, bind_compare(bc, OP_LT, x, zero, e->pos), mh, ph, e->pos);
+    BExpr *t = half ? bind_arith(bc, OP_ADD, x, half, e->pos) : NULL;
+    BExpr *i = t ? bx_new(bc->arena, BE_CAST, CAT_INT64, e->pos) : NULL;
+    if (t && !i) return bind_oom(bc);
+    if (!i) return NULL;
+    i->a = t;
+    BExpr *f = bx_new(bc->arena, BE_CAST, CAT_FLOAT64, e->pos);
+    if (!f) return bind_oom(bc);
+    f->a = i;
+    BExpr *out = bind_logic(bc, OP_OR, bind_compare(bc, OP_LT, x, nbig, e->pos),
+                            bind_compare(bc, OP_GT, x, big, e->pos), e->pos);
+    return make_case(bc, out, x, f, e->pos);
+}
+
 /* ------------------------------------------------------------ dates -- */
 
 /* Integer constant v (INT64) at pos. */
@@ -935,6 +1143,22 @@ static BExpr *bind_func(BindCtx *bc, const AstExpr *e, int allow_agg) {
     const char *f = e->str;
     PrimAgg agg;
     int is_agg = 1;
+    if (strcasecmp(f, "total") == 0 && e->nlist == 1 && e->list[0]->kind != AST_STAR) {
+        /* SQLite's total(x): SUM(CAST(x AS REAL)), 0.0 over no rows */
+        AstExpr cast = *e->list[0], sum = *e;
+        cast.kind = AST_CAST;
+        cast.a = e->list[0];
+        cast.str = "REAL";
+        AstExpr *lp = &cast;
+        sum.str = "sum";
+        sum.list = &lp;
+        BExpr *s = bind_func(bc, &sum, allow_agg);
+        BExpr *z = s ? bx_float(bc->arena, 0.0, e->pos) : NULL;
+        BExpr *c = z ? bx_new(bc->arena, BE_COALESCE, CAT_FLOAT64, e->pos) : NULL;
+        if (s && !c) return bind_oom(bc);
+        if (c) c->a = s, c->b = z;
+        return c;
+    }
     if (strcasecmp(f, "count") == 0)
         agg = AGG_COUNT;
     else if (strcasecmp(f, "sum") == 0)
@@ -1015,6 +1239,27 @@ static BExpr *bind_func(BindCtx *bc, const AstExpr *e, int allow_agg) {
     if (strcasecmp(f, "extract") == 0 && e->nlist == 2 && e->list[0]->kind == AST_STRING)
         return bind_extract(bc, e, args[1]);
     if (strcasecmp(f, "date") == 0 && e->nlist >= 1) return bind_sqlite_date(bc, e, args);
+    if ((strcasecmp(f, "min") == 0 || strcasecmp(f, "max") == 0) && e->nlist >= 2) {
+        /* SQLite's scalar min/max: NULL if any argument is NULL, else the
+         * least/greatest (the first of equals) with its own type */
+        int mx = strcasecmp(f, "max") == 0;
+        BExpr *acc = args[0];
+        for (int i = 1; i < e->nlist; i++) {
+            BExpr *b = args[i];
+            BExpr *c1 = bind_compare(bc, mx ? OP_GE : OP_LE, acc, b, e->pos);
+            BExpr *c2 = c1 ? bind_compare(bc, mx ? OP_LT : OP_GT, acc, b, e->pos) : NULL;
+            BExpr *nul = c2 ? bx_null(bc->arena, CAT_NULL, e->pos) : NULL;
+            if (c2 && !nul) return bind_oom(bc);
+            BExpr *inner = make_case(bc, c2, b, nul, e->pos);
+            if (!(acc = make_case(bc, c1, acc, inner, e->pos))) return NULL;
+        }
+        return acc;
+    }
+    if (strcasecmp(f, "round") == 0 && (e->nlist == 1 || e->nlist == 2))
+        return bind_round(bc, e, args);
+    int matched;
+    BExpr *sf = bind_strfunc(bc, e, args, &matched);
+    if (matched) return sf;
     if (is_interval(e))
         return bind_fail(bc, "Not implemented", e->pos,
                          "INTERVAL outside date + INTERVAL or date - INTERVAL");
@@ -1259,7 +1504,7 @@ static BExpr *bind_expr(BindCtx *bc, const AstExpr *e, int allow_agg) {
         case OP_OR:
             return bind_logic(bc, e->op, x, y, e->pos);
         default:
-            return bind_fail(bc, "Not implemented", e->pos, "operator || (string concatenation)");
+            return bind_concat(bc, x, y, e->pos);
         }
     }
     case AST_BETWEEN: {

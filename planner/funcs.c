@@ -159,3 +159,216 @@ int fn_sqlite_date(const char *s, const char *const *mods, int nmods, char *out)
     snprintf(out, 16, "%04lld-%02lld-%02lld", (long long)y, (long long)m, (long long)d);
     return 0;
 }
+
+/* ------------------------------------------------- string functions -- */
+
+/* Bytes of the UTF-8 character starting with byte c (1 for a stray
+ * continuation byte). */
+static size_t u8len(unsigned char c) {
+    return c < 0xC0 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+}
+
+/* Number of UTF-8 characters in s[0..n). */
+static int64_t u8count(const char *s, size_t n) {
+    int64_t k = 0;
+    for (size_t i = 0; i < n; i += u8len((unsigned char)s[i]))
+        k++;
+    return k;
+}
+
+/* Byte offset of character k (clamped to n) in s[0..n). */
+static size_t u8skip(const char *s, size_t n, int64_t k) {
+    size_t i = 0;
+    while (k-- > 0 && i < n)
+        i += u8len((unsigned char)s[i]);
+    return i < n ? i : n;
+}
+
+/* 1 if the UTF-8 character at c (cl bytes) is one of the characters of
+ * set. */
+static int in_set(const char *c, size_t cl, const char *set) {
+    for (size_t i = 0, n = strlen(set); i < n;) {
+        size_t l = u8len((unsigned char)set[i]);
+        if (l == cl && memcmp(set + i, c, cl) == 0) return 1;
+        i += l;
+    }
+    return 0;
+}
+
+/*
+ * Apply the string function op to the text in[0..n). A text result is
+ * malloc'd into *out (NUL-terminated, length *outlen) and 0 returned; an
+ * integer result goes to *ival and 1 is returned; -1 when out of memory.
+ * Semantics are SQLite's (func.c): LENGTH and INSTR count UTF-8
+ * characters, UPPER/LOWER fold ASCII letters only, SUBSTR's start and
+ * length follow substrFunc (negative start counts from the end, 0 is
+ * before the first character, a negative length takes characters before
+ * the start), TRIM removes any character of the set (default ' '), REPLACE
+ * replaces every occurrence (an empty pattern leaves the text).
+ */
+int fn_apply_str(const FnStrOp *op, const char *in, size_t n, char **out, size_t *outlen,
+                 int64_t *ival) {
+    size_t lo = 0, hi = n;
+    switch (op->fn) {
+    case FN_LENGTH:
+        *ival = u8count(in, strnlen(in, n));
+        return 1;
+    case FN_INSTR: {
+        const char *hit = strstr(in, op->s1);
+        *ival = hit ? u8count(in, (size_t)(hit - in)) + 1 : 0;
+        return 1;
+    }
+    case FN_UPPER:
+    case FN_LOWER:
+        break;
+    case FN_CONCAT: {
+        size_t l1 = strlen(op->s1), l2 = strlen(op->s2);
+        char *r = malloc(l1 + n + l2 + 1);
+        if (!r) return -1;
+        memcpy(r, op->s1, l1);
+        memcpy(r + l1, in, n);
+        memcpy(r + l1 + n, op->s2, l2);
+        r[l1 + n + l2] = 0;
+        *out = r;
+        *outlen = l1 + n + l2;
+        return 0;
+    }
+    case FN_SUBSTR: {
+        int64_t p1 = op->a, p2 = op->has_b ? op->b : INT64_MAX / 4;
+        int neg = 0;
+        if (p2 < 0) p2 = -p2, neg = 1;
+        if (p1 < 0) {
+            p1 += u8count(in, n);
+            if (p1 < 0) {
+                p2 += p1;
+                if (p2 < 0) p2 = 0;
+                p1 = 0;
+            }
+        } else if (p1 > 0) {
+            p1--;
+        } else if (p2 > 0) {
+            p2--;
+        }
+        if (neg) {
+            p1 -= p2;
+            if (p1 < 0) p2 += p1, p1 = 0;
+        }
+        lo = u8skip(in, n, p1);
+        hi = lo + u8skip(in + lo, n - lo, p2);
+        break;
+    }
+    case FN_TRIM:
+    case FN_LTRIM:
+    case FN_RTRIM: {
+        const char *set = op->s1 ? op->s1 : " ";
+        if (op->fn != FN_RTRIM)
+            while (lo < hi && in_set(in + lo, u8len((unsigned char)in[lo]), set))
+                lo += u8len((unsigned char)in[lo]);
+        if (op->fn != FN_LTRIM)
+            while (hi > lo) {
+                size_t s = hi - 1;
+                while (s > lo && ((unsigned char)in[s] & 0xC0) == 0x80)
+                    s--;
+                if (!in_set(in + s, hi - s, set)) break;
+                hi = s;
+            }
+        break;
+    }
+    case FN_REPLACE: {
+        size_t pl = strlen(op->s1), rl = strlen(op->s2), cap = n + 1, k = 0;
+        if (pl > 0)
+            for (const char *p = in; (p = strstr(p, op->s1)); p += pl)
+                cap += rl;
+        char *r = malloc(cap);
+        if (!r) return -1;
+        for (size_t i = 0; i < n;) {
+            if (pl > 0 && i + pl <= n && memcmp(in + i, op->s1, pl) == 0) {
+                memcpy(r + k, op->s2, rl);
+                k += rl;
+                i += pl;
+            } else {
+                r[k++] = in[i++];
+            }
+        }
+        r[k] = 0;
+        *out = r;
+        *outlen = k;
+        return 0;
+    }
+    }
+    char *r = malloc(hi - lo + 1);
+    if (!r) return -1;
+    memcpy(r, in + lo, hi - lo);
+    r[hi - lo] = 0;
+    for (size_t i = 0; i < hi - lo; i++) {
+        if (op->fn == FN_UPPER && r[i] >= 'a' && r[i] <= 'z') r[i] = (char)(r[i] - 32);
+        if (op->fn == FN_LOWER && r[i] >= 'A' && r[i] <= 'Z') r[i] = (char)(r[i] + 32);
+    }
+    *out = r;
+    *outlen = hi - lo;
+    return 0;
+}
+
+/*
+ * The string function op applied to the STRING expression x (a non-NULL
+ * constant, or anything with a dictionary) once per dictionary entry: an
+ * integer result is a BE_LOOKUP of type INT64 from x's codes; a text
+ * result a new dictionary of the results plus a BE_LOOKUP from x's codes
+ * to its codes. A constant folds to a constant. NULL when out of memory.
+ */
+BExpr *fn_map_dict(PlanArena *a, BExpr *x, const FnStrOp *op, int64_t pos) {
+    const CatDict *d = x->dict;
+    int64_t n = d->n;
+    int64_t lo = x->kind == BE_CONST ? x->ival : 0, hi = x->kind == BE_CONST ? x->ival + 1 : n;
+    int is_int = op->fn == FN_LENGTH || op->fn == FN_INSTR;
+    int64_t *tab = plan_alloc(a, sizeof(int64_t) * (size_t)(n ? n : 1));
+    char **strs = is_int ? NULL : calloc((size_t)(n ? n : 1), sizeof(char *));
+    size_t *lens = is_int ? NULL : calloc((size_t)(n ? n : 1), sizeof(size_t));
+    int32_t *codes = is_int ? NULL : calloc((size_t)(n ? n : 1), sizeof(int32_t));
+    BExpr *r = NULL;
+    if (!tab || (!is_int && (!strs || !lens || !codes))) goto done;
+    int64_t m = 0; /* text results, entries lo..hi */
+    for (int64_t i = lo; i < hi; i++) {
+        int64_t v = 0;
+        char *o = NULL;
+        size_t ol = 0;
+        int k = fn_apply_str(op, cat_dict_str(d, i), (size_t)cat_dict_len(d, i), &o, &ol, &v);
+        if (k < 0) goto done;
+        if (k == 1)
+            tab[i] = v;
+        else
+            strs[m] = o, lens[m++] = ol;
+    }
+    if (is_int) {
+        if (x->kind == BE_CONST) {
+            r = bx_int(a, CAT_INT64, tab[lo], pos);
+        } else if ((r = bx_new(a, BE_LOOKUP, CAT_INT64, pos))) {
+            r->a = x;
+            r->table = tab;
+            r->table_n = n;
+        }
+        goto done;
+    }
+    CatDict *nd = cat_dict_build((const char *const *)strs, lens, m, codes);
+    if (!nd || plan_arena_own_dict(a, nd) != 0) goto done;
+    if (x->kind == BE_CONST) {
+        if ((r = bx_new(a, BE_CONST, CAT_STRING, pos))) r->ival = codes[0], r->dict = nd;
+        goto done;
+    }
+    for (int64_t i = 0; i < n; i++)
+        tab[i] = codes[i];
+    if ((r = bx_new(a, BE_LOOKUP, CAT_STRING, pos))) {
+        r->a = x;
+        r->table = tab;
+        r->table_n = n;
+        r->dict = nd;
+    }
+done:
+    if (strs)
+        for (int64_t i = 0; i < n; i++)
+            free(strs[i]);
+    free(strs);
+    free(lens);
+    free(codes);
+    return r;
+}

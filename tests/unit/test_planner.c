@@ -508,7 +508,7 @@ Test(dates, interval_months_clamp_to_month_end_as_duckdb) {
     cr_expect_eq(folded_date("CAST('1998-09-02' AS date)"), days_of("1998-09-02"));
 }
 
-Test(dates, unsupported_forms_are_not_implemented) {
+Test(functions, unsupported_forms_are_not_implemented) {
     const char *bad[] = {
         "SELECT CAST(s AS DATE) + INTERVAL '1' MONTH FROM t",
         "SELECT EXTRACT(HOUR FROM DATE '2000-01-01') FROM t",
@@ -516,6 +516,13 @@ Test(dates, unsupported_forms_are_not_implemented) {
         "SELECT date('2000-01-01', '+1.5 days') FROM t",
         "SELECT date('2000-01-01', 'weekday 0') FROM t",
         "SELECT INTERVAL '1' DAY FROM t",
+        "SELECT s || s FROM t",
+        "SELECT s || i FROM t",
+        "SELECT ROUND(CAST(i AS REAL) / 3, 2) FROM t",
+        "SELECT LENGTH(i) FROM t",
+        "SELECT SUBSTR(s, i) FROM t",
+        "SELECT REPLACE(s, s, 'x') FROM t",
+        "SELECT UPPER(CAST(i AS TEXT)) FROM t",
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         PlanError e;
