@@ -1040,6 +1040,50 @@ static BExpr *as_date_arg(BindCtx *bc, BExpr *x, const char *what) {
     return x;
 }
 
+/* Months 0000-01 .. 9999-12 indexed from 0 (the DATE range). */
+enum { MONTHS_SPAN = 10000 * 12 };
+
+/* A LOOKUP of type INT64 from the month index mi (y * 12 + m - 1) to the
+ * first day of that month (first) or its length in days. */
+static BExpr *month_lookup(BindCtx *bc, BExpr *mi, int first, int64_t pos) {
+    int64_t *tab = plan_alloc(bc->arena, sizeof(int64_t) * MONTHS_SPAN);
+    BExpr *l = bx_new(bc->arena, BE_LOOKUP, CAT_INT64, pos);
+    if (!tab || !l) return bind_oom(bc);
+    for (int64_t i = 0; i < MONTHS_SPAN; i++) {
+        int64_t y = i / 12, m = i % 12 + 1, f = fn_days_from_civil(y, m, 1);
+        tab[i] =
+            first
+                ? f
+                : (m == 12 ? fn_days_from_civil(y + 1, 1, 1) : fn_days_from_civil(y, m + 1, 1)) - f;
+    }
+    l->a = mi;
+    l->table = tab;
+    l->table_n = MONTHS_SPAN;
+    return l;
+}
+
+/* The non-constant DATE x plus n months, DuckDB's rule (the day clamped to
+ * the month's end): first[mi + n] + min(day, length[mi + n]) - 1 with the
+ * month index mi of x from date_part, through two per-month LOOKUP tables
+ * over 0000-01 .. 9999-12 (a result outside that range is NULL). Map
+ * arithmetic and lookups only, so it runs on both devices. */
+static BExpr *date_add_months(BindCtx *bc, BExpr *x, int64_t n, int64_t pos) {
+    BExpr *y = date_part(bc, x, DP_YEAR, pos), *m = date_part(bc, x, DP_MONTH, pos);
+    BExpr *d = date_part(bc, x, DP_DAY, pos);
+    if (!y || !m || !d) return NULL;
+    BExpr *mi = bind_arith(bc, OP_ADD, bind_arith(bc, OP_MUL, y, k64(bc, 12, pos), pos),
+                           bind_arith(bc, OP_SUB, m, k64(bc, 1 - n, pos), pos), pos);
+    if (!mi) return NULL;
+    BExpr *first = month_lookup(bc, mi, 1, pos), *len = month_lookup(bc, mi, 0, pos);
+    if (!first || !len) return NULL;
+    BExpr *day = make_case(bc, bind_compare(bc, OP_LE, d, len, pos), d, len, pos);
+    BExpr *r =
+        day ? bind_arith(bc, OP_SUB, bind_arith(bc, OP_ADD, first, day, pos), k64(bc, 1, pos), pos)
+            : NULL;
+    if (r) r->type = CAT_DATE;
+    return r;
+}
+
 /* 1 if the AST node is the INTERVAL the parser makes. */
 static int is_interval(const AstExpr *e) {
     return e && e->kind == AST_FUNC && e->nlist == 2 && strcasecmp(e->str, "interval") == 0 &&
@@ -1068,8 +1112,7 @@ static BExpr *bind_date_interval(BindCtx *bc, const AstExpr *date_ast, const Ast
         return c ? c : bind_oom(bc);
     }
     if (strcmp(unit, "day") != 0)
-        return bind_fail(bc, "Not implemented", pos,
-                         "a non-constant date + INTERVAL MONTH or YEAR (only DAY)");
+        return date_add_months(bc, x, strcmp(unit, "year") == 0 ? n * 12 : n, pos);
     BExpr *r = bind_arith(bc, OP_ADD, x, k64(bc, n, pos), pos);
     if (r) r->type = CAT_DATE;
     return r;
