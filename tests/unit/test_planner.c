@@ -453,6 +453,15 @@ Test(factor, join_key_common_to_every_or_branch_is_an_equi_join) {
     cr_expect_eq(np, 1, "no residual OR");
     cr_expect_eq(nfl, 1, "l.q < 5 pushed to l");
     cr_expect_eq(nfp, 0);
+    /* Q19's full shape: key, IN list and string equality common; the
+     * single-table commons go down to l's scan */
+    join_shape("SELECT l.q FROM l, p WHERE (p.k = l.k AND p.b = 'x' AND l.q BETWEEN 1 AND 11 AND "
+               "l.m IN ('AIR', 'AIR REG') AND l.m <> 'z') OR (p.k = l.k AND p.b = 'y' AND l.q "
+               "BETWEEN 10 AND 20 AND l.m IN ('AIR', 'AIR REG') AND l.m <> 'z')",
+               &ne, &np, &nfl, &nfp);
+    cr_expect_eq(ne, 1);
+    cr_expect_eq(np, 2);
+    cr_expect_eq(nfl, 2, "the IN list and l.m <> 'z' pushed to l");
     /* nothing common: one OR predicate, no equi-join */
     join_shape("SELECT l.q FROM l, p WHERE (p.k = l.k AND l.q < 5) OR (p.k = l.q)", &ne, &np, &nfl,
                &nfp);
