@@ -23,4 +23,33 @@ int64_t bx_to_type(CatType t, int64_t v);
 int bx_fold_arith(AstOp op, const CatValue *x, const CatValue *y, CatValue *out);
 int bx_fold_neg(const CatValue *x, CatValue *out);
 
+/* funcs.c: bind-time helpers of scalar functions on constants */
+int64_t fn_days_from_civil(int64_t y, int64_t m, int64_t d);
+void fn_civil_from_days(int64_t z, int64_t *y, int64_t *m, int64_t *d);
+int64_t fn_add_months(int64_t days, int64_t n);
+int fn_sqlite_date(const char *s, const char *const *mods, int nmods, char *out);
+
+/* A string function with its constant arguments (see fn_apply_str). */
+typedef enum FnStr {
+    FN_LENGTH,
+    FN_UPPER,
+    FN_LOWER,
+    FN_SUBSTR,
+    FN_TRIM,
+    FN_LTRIM,
+    FN_RTRIM,
+    FN_REPLACE,
+    FN_INSTR,
+    FN_CONCAT /* s1 || text || s2 */
+} FnStr;
+typedef struct FnStrOp {
+    FnStr fn;
+    int64_t a, b; /* SUBSTR start, length (has_b) */
+    int has_b;
+    const char *s1, *s2; /* TRIM set (NULL: ' '), REPLACE pattern and text, INSTR needle */
+} FnStrOp;
+int fn_apply_str(const FnStrOp *op, const char *in, size_t n, char **out, size_t *outlen,
+                 int64_t *ival);
+BExpr *fn_map_dict(PlanArena *a, BExpr *x, const FnStrOp *op, int64_t pos);
+
 #endif

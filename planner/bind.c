@@ -885,11 +885,437 @@ static BExpr *abs_plain(BindCtx *bc, BExpr *x, int64_t pos) {
     return c;
 }
 
+/* ------------------------------------------------- string functions -- */
+
+/* The NULL result of a function typed t (STRING gets an empty dictionary). */
+static BExpr *typed_null(BindCtx *bc, CatType t, int64_t pos) {
+    BExpr *n = bx_null(bc->arena, t, pos);
+    if (!n || (t == CAT_STRING && !(n->dict = bx_literal_dict(bc->arena, "")))) return bind_oom(bc);
+    return n;
+}
+
+/* 1 if x is a NULL constant (or untyped NULL expression). */
+static int is_null_const(const BExpr *x) {
+    return (x->kind == BE_CONST && x->is_null) || x->type == CAT_NULL;
+}
+
+/* Text of constant argument x of function f into *out (numbers as SQLite
+ * writes them); 1 if it is NULL; -1 with an error if not a constant. */
+static int const_arg_text(BindCtx *bc, BExpr *x, const char *f, const char **out) {
+    if (is_null_const(x) && x->kind == BE_CONST) return 1;
+    if (x->kind != BE_CONST || runtime_text(x))
+        return bind_fail(bc, "Not implemented", x->pos,
+                         "%s() with a non-constant argument after the first", f),
+               -1;
+    if (x->type != CAT_STRING && !(x = const_to_text(bc, x, x->pos))) return -1;
+    *out = const_text(x);
+    return 0;
+}
+
+/* Integer value of constant argument x of f into *out (SQLite's integer of
+ * a real or text); 1 if NULL; -1 with an error if not a constant. */
+static int const_arg_int(BindCtx *bc, BExpr *x, const char *f, int64_t *out) {
+    if (is_null_const(x) && x->kind == BE_CONST) return 1;
+    if (x->kind != BE_CONST || runtime_text(x))
+        return bind_fail(bc, "Not implemented", x->pos,
+                         "%s() with a non-constant argument after the first", f),
+               -1;
+    *out = x->type == CAT_STRING  ? cat_text_to_int64(const_text(x))
+           : bx_is_float(x->type) ? bx_f2i(x->fval)
+                                  : x->ival;
+    return 0;
+}
+
+/*
+ * Bind a string function LENGTH, UPPER, LOWER, SUBSTR/SUBSTRING, TRIM,
+ * LTRIM, RTRIM, REPLACE or INSTR of a STRING expression and constant other
+ * arguments, evaluated once per dictionary entry (fn_map_dict). Returns
+ * NULL with *matched 0 when f is none of them.
+ */
+static BExpr *bind_strfunc(BindCtx *bc, const AstExpr *e, BExpr **args, int *matched) {
+    static const struct {
+        const char *name;
+        FnStr fn;
+        int min, max;
+    } fns[] = {{"length", FN_LENGTH, 1, 1},    {"upper", FN_UPPER, 1, 1},
+               {"lower", FN_LOWER, 1, 1},      {"substr", FN_SUBSTR, 2, 3},
+               {"substring", FN_SUBSTR, 2, 3}, {"trim", FN_TRIM, 1, 2},
+               {"ltrim", FN_LTRIM, 1, 2},      {"rtrim", FN_RTRIM, 1, 2},
+               {"replace", FN_REPLACE, 3, 3},  {"instr", FN_INSTR, 2, 2}};
+    const char *f = e->str;
+    int k = -1;
+    for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
+        if (strcasecmp(f, fns[i].name) == 0) k = (int)i;
+    *matched = k >= 0;
+    if (k < 0) return NULL;
+    if (e->nlist < fns[k].min || e->nlist > fns[k].max)
+        return bind_fail(bc, "Binder", e->pos, "wrong number of arguments to function %s()", f);
+    FnStrOp op = {fns[k].fn, 0, 0, 0, NULL, NULL};
+    CatType rt = op.fn == FN_LENGTH || op.fn == FN_INSTR ? CAT_INT64 : CAT_STRING;
+    BExpr *x = args[0];
+    int nul = is_null_const(x) && x->kind == BE_CONST;
+    for (int i = 1; i < e->nlist; i++) {
+        int r;
+        if (op.fn == FN_SUBSTR)
+            r = const_arg_int(bc, args[i], f, i == 1 ? &op.a : &op.b);
+        else
+            r = const_arg_text(bc, args[i], f, i == 1 ? &op.s1 : &op.s2);
+        if (r < 0) return NULL;
+        nul |= r;
+    }
+    op.has_b = e->nlist == 3;
+    if (nul) return typed_null(bc, rt, e->pos);
+    if (runtime_text(x)) return runtime_text_fail(bc, x, "a string function of");
+    if (x->type == CAT_NULL)
+        return bind_fail(bc, "Not implemented", x->pos, "%s() of an untyped NULL expression", f);
+    if (x->type != CAT_STRING) {
+        if (x->kind != BE_CONST)
+            return bind_fail(bc, "Not implemented", x->pos,
+                             "%s() of a non-text expression (only text, or constants)", f);
+        if (!(x = const_to_text(bc, x, x->pos))) return NULL;
+    }
+    BExpr *r = fn_map_dict(bc->arena, x, &op, e->pos);
+    return r ? r : bind_oom(bc);
+}
+
+/* Bind x || y where at least one side is a constant: constants (numbers
+ * as their text) fold, a text expression beside a constant is mapped once
+ * per dictionary entry; NULL gives NULL. Anything else is Not implemented. */
+static BExpr *bind_concat(BindCtx *bc, BExpr *x, BExpr *y, int64_t pos) {
+    if (is_null_const(x) && x->kind == BE_CONST) return typed_null(bc, CAT_STRING, pos);
+    if (is_null_const(y) && y->kind == BE_CONST) return typed_null(bc, CAT_STRING, pos);
+    if (runtime_text(x) || runtime_text(y))
+        return runtime_text_fail(bc, runtime_text(x) ? x : y, "|| of");
+    if (x->kind != BE_CONST && y->kind != BE_CONST)
+        return bind_fail(bc, "Not implemented", pos,
+                         "operator || (string concatenation) of two non-constant operands");
+    BExpr *sides[2] = {x, y};
+    for (int i = 0; i < 2; i++) {
+        BExpr *v = sides[i];
+        if (v->type == CAT_STRING) continue;
+        if (v->kind != BE_CONST || v->type == CAT_NULL)
+            return bind_fail(bc, "Not implemented", v->pos,
+                             "operator || (string concatenation) of a non-text expression");
+        if (!(sides[i] = const_to_text(bc, v, v->pos))) return NULL;
+    }
+    FnStrOp op = {FN_CONCAT, 0, 0, 0, "", ""};
+    BExpr *v;
+    if (sides[0]->kind == BE_CONST) /* prefix x to y (constant or not) */
+        op.s1 = const_text(sides[0]), v = sides[1];
+    else
+        op.s2 = const_text(sides[1]), v = sides[0];
+    BExpr *r = fn_map_dict(bc->arena, v, &op, pos);
+    return r ? r : bind_oom(bc);
+}
+
+/* SQLite's round(r, n) for n > 0 over a constant: the decimal text of r to
+ * 15 significant digits rounded half away from zero at n decimals (SQLite
+ * formats with its printf and reads the text back). */
+static double round_const(double r, int64_t n) {
+    if (r < -4503599627370496.0 || r > 4503599627370496.0) return r;
+    char buf[64], out[96];
+    snprintf(buf, sizeof buf, "%.14e", r < 0 ? -r : r);
+    /* digits d0.d1..d14 e exp */
+    char dig[16];
+    int nd = 0;
+    for (const char *p = buf; *p && *p != 'e'; p++)
+        if (*p >= '0' && *p <= '9') dig[nd++] = *p;
+    int ex = atoi(strchr(buf, 'e') + 1);
+    /* digit k of dig has weight 10^(ex - k); keep weights >= 10^-n */
+    int keep = (int)(ex + n + 1); /* digits kept */
+    if (keep < 0) return r < 0 ? -0.0 : 0.0;
+    int64_t lead = 0; /* digits kept as an integer, then scaled */
+    long double v = 0;
+    for (int k = 0; k < keep && k < nd; k++)
+        lead = lead * 10 + (dig[k] - '0');
+    for (int k = nd; k < keep; k++)
+        lead *= 10;
+    if (keep < nd && dig[keep] >= '5') lead++;
+    (void)v;
+    snprintf(out, sizeof out,
+             "%s%lld"
+             "e%d",
+             r < 0 ? "-" : "", (long long)lead, (int)(ex - keep + 1));
+    return strtod(out, NULL);
+}
+
+/* Bind SQLite's ROUND(x[, n]) (always REAL): n <= 0 (or absent) as map
+ * arithmetic on both devices, (double)(int64)(x +- 0.5) where |x| < 2^52;
+ * n > 0 folds over a constant x and is Not implemented otherwise. */
+static BExpr *bind_round(BindCtx *bc, const AstExpr *e, BExpr **args) {
+    BExpr *x = args[0];
+    int64_t n = 0;
+    if (e->nlist == 2) {
+        int r = const_arg_int(bc, args[1], "round", &n);
+        if (r < 0) return NULL;
+        if (r == 1) return typed_null(bc, CAT_FLOAT64, e->pos);
+    }
+    if (is_null_const(x) && x->kind == BE_CONST) return typed_null(bc, CAT_FLOAT64, e->pos);
+    if (x->type == CAT_STRING && x->kind == BE_CONST) {
+        x = bx_float(bc->arena, cat_text_to_real(const_text(x)), e->pos);
+        if (!x) return bind_oom(bc);
+    }
+    if (!bx_is_numeric(x->type) || x->type == CAT_NULL || runtime_text(x))
+        return bind_fail(bc, "Not implemented", x->pos, "ROUND of a non-numeric expression");
+    if (!bx_is_float(x->type)) return cast_to(bc, x, CAT_FLOAT64);
+    if (n > 30) n = 30;
+    if (x->kind == BE_CONST) {
+        double r = x->fval;
+        if (n <= 0) {
+            if (!(r < -4503599627370496.0 || r > 4503599627370496.0))
+                r = (double)(int64_t)(r + (r < 0 ? -0.5 : 0.5));
+        } else {
+            r = round_const(r, n);
+        }
+        BExpr *c = bx_float(bc->arena, r, e->pos);
+        return c ? c : bind_oom(bc);
+    }
+    if (n > 0)
+        return bind_fail(bc, "Not implemented", e->pos,
+                         "ROUND(x, n) with n > 0 of a non-constant x (ROUND(x) is supported)");
+    x = cast_to(bc, x, CAT_FLOAT64);
+    BExpr *big = bx_float(bc->arena, 4503599627370496.0, e->pos);
+    BExpr *nbig = bx_float(bc->arena, -4503599627370496.0, e->pos);
+    BExpr *zero = bx_float(bc->arena, 0.0, e->pos);
+    BExpr *ph = bx_float(bc->arena, 0.5, e->pos), *mh = bx_float(bc->arena, -0.5, e->pos);
+    if (!big || !nbig || !zero || !ph || !mh) return bind_oom(bc);
+    BExpr *half = make_case(bc, bind_compare(bc, OP_LT, x, zero, e->pos), mh, ph, e->pos);
+    BExpr *t = half ? bind_arith(bc, OP_ADD, x, half, e->pos) : NULL;
+    BExpr *i = t ? bx_new(bc->arena, BE_CAST, CAT_INT64, e->pos) : NULL;
+    if (t && !i) return bind_oom(bc);
+    if (!i) return NULL;
+    i->a = t;
+    BExpr *f = bx_new(bc->arena, BE_CAST, CAT_FLOAT64, e->pos);
+    if (!f) return bind_oom(bc);
+    f->a = i;
+    BExpr *out = bind_logic(bc, OP_OR, bind_compare(bc, OP_LT, x, nbig, e->pos),
+                            bind_compare(bc, OP_GT, x, big, e->pos), e->pos);
+    return make_case(bc, out, x, f, e->pos);
+}
+
+/* ------------------------------------------------------------ dates -- */
+
+/* Integer constant v (INT64) at pos. */
+static BExpr *k64(BindCtx *bc, int64_t v, int64_t pos) {
+    BExpr *c = bx_int(bc->arena, CAT_INT64, v, pos);
+    return c ? c : bind_oom(bc);
+}
+
+/* EXTRACT's fields */
+enum { DP_YEAR, DP_MONTH, DP_DAY };
+
+/*
+ * Year, month or day of the non-constant DATE expression d, as integer
+ * map arithmetic (Hinnant's civil-from-days; every operand is kept
+ * non-negative by counting from 25 eras of 400 years before 0000-03-01,
+ * so truncating division is floor division for years after -10000).
+ * Runs wherever + - * / % run, on both devices. NULL on error.
+ */
+static BExpr *date_part(BindCtx *bc, BExpr *d, int part, int64_t pos) {
+#define A(op, x, y) bind_arith(bc, op, x, y, pos)
+#define K(v) k64(bc, v, pos)
+    BExpr *z = A(OP_ADD, d, K(719468 + 146097 * 25));
+    BExpr *doe = A(OP_MOD, z, K(146097));
+    BExpr *era = A(OP_DIV, z, K(146097));
+    BExpr *yoe =
+        A(OP_DIV,
+          A(OP_SUB, A(OP_ADD, A(OP_SUB, doe, A(OP_DIV, doe, K(1460))), A(OP_DIV, doe, K(36524))),
+            A(OP_DIV, doe, K(146096))),
+          K(365));
+    BExpr *doy = A(
+        OP_SUB, doe,
+        A(OP_SUB, A(OP_ADD, A(OP_MUL, K(365), yoe), A(OP_DIV, yoe, K(4))), A(OP_DIV, yoe, K(100))));
+    BExpr *mp = A(OP_DIV, A(OP_ADD, A(OP_MUL, K(5), doy), K(2)), K(153));
+    BExpr *r;
+    if (part == DP_DAY)
+        r = A(OP_ADD, A(OP_SUB, doy, A(OP_DIV, A(OP_ADD, A(OP_MUL, K(153), mp), K(2)), K(5))),
+              K(1));
+    else if (part == DP_MONTH)
+        r = A(OP_SUB, A(OP_ADD, mp, K(3)), A(OP_MUL, K(12), A(OP_DIV, mp, K(10))));
+    else
+        r = A(OP_ADD, A(OP_SUB, A(OP_ADD, yoe, A(OP_MUL, K(400), era)), K(400 * 25)),
+              A(OP_DIV, mp, K(10)));
+    return r;
+#undef A
+#undef K
+}
+
+/* x (a bound argument) as a DATE: a DATE, a date string constant or
+ * column whose every string is a canonical date, or a NULL (typed DATE).
+ * NULL with an error naming `what` otherwise. */
+static BExpr *as_date_arg(BindCtx *bc, BExpr *x, const char *what) {
+    if (x->type == CAT_STRING && x->kind == BE_CONST && !x->is_null) x = string_to_date(bc, x);
+    if (x && x->type == CAT_STRING) x = string_as_date(bc, x);
+    if (!x) return NULL;
+    if (x->type == CAT_NULL) return adopt_null(bc, x, CAT_DATE, NULL);
+    if (x->type != CAT_DATE)
+        return bind_fail(bc, "Binder", x->pos, "%s needs a DATE, not %s", what,
+                         cat_type_name(x->type));
+    return x;
+}
+
+/* Months 0000-01 .. 9999-12 indexed from 0 (the DATE range). */
+enum { MONTHS_SPAN = 10000 * 12 };
+
+/* A LOOKUP of type INT64 from the month index mi (y * 12 + m - 1) to the
+ * first day of that month (first) or its length in days. */
+static BExpr *month_lookup(BindCtx *bc, BExpr *mi, int first, int64_t pos) {
+    int64_t *tab = plan_alloc(bc->arena, sizeof(int64_t) * MONTHS_SPAN);
+    BExpr *l = bx_new(bc->arena, BE_LOOKUP, CAT_INT64, pos);
+    if (!tab || !l) return bind_oom(bc);
+    for (int64_t i = 0; i < MONTHS_SPAN; i++) {
+        int64_t y = i / 12, m = i % 12 + 1, f = fn_days_from_civil(y, m, 1);
+        tab[i] =
+            first
+                ? f
+                : (m == 12 ? fn_days_from_civil(y + 1, 1, 1) : fn_days_from_civil(y, m + 1, 1)) - f;
+    }
+    l->a = mi;
+    l->table = tab;
+    l->table_n = MONTHS_SPAN;
+    return l;
+}
+
+/* The non-constant DATE x plus n months, DuckDB's rule (the day clamped to
+ * the month's end): first[mi + n] + min(day, length[mi + n]) - 1 with the
+ * month index mi of x from date_part, through two per-month LOOKUP tables
+ * over 0000-01 .. 9999-12 (a result outside that range is NULL). Map
+ * arithmetic and lookups only, so it runs on both devices. */
+static BExpr *date_add_months(BindCtx *bc, BExpr *x, int64_t n, int64_t pos) {
+    BExpr *y = date_part(bc, x, DP_YEAR, pos), *m = date_part(bc, x, DP_MONTH, pos);
+    BExpr *d = date_part(bc, x, DP_DAY, pos);
+    if (!y || !m || !d) return NULL;
+    BExpr *mi = bind_arith(bc, OP_ADD, bind_arith(bc, OP_MUL, y, k64(bc, 12, pos), pos),
+                           bind_arith(bc, OP_SUB, m, k64(bc, 1 - n, pos), pos), pos);
+    if (!mi) return NULL;
+    BExpr *first = month_lookup(bc, mi, 1, pos), *len = month_lookup(bc, mi, 0, pos);
+    if (!first || !len) return NULL;
+    BExpr *day = make_case(bc, bind_compare(bc, OP_LE, d, len, pos), d, len, pos);
+    BExpr *r =
+        day ? bind_arith(bc, OP_SUB, bind_arith(bc, OP_ADD, first, day, pos), k64(bc, 1, pos), pos)
+            : NULL;
+    if (r) r->type = CAT_DATE;
+    return r;
+}
+
+/* 1 if the AST node is the INTERVAL the parser makes. */
+static int is_interval(const AstExpr *e) {
+    return e && e->kind == AST_FUNC && e->nlist == 2 && strcasecmp(e->str, "interval") == 0 &&
+           e->list[1]->kind == AST_STRING;
+}
+
+/* Bind date_ast +/- iv (an INTERVAL 'n' DAY|MONTH|YEAR). A constant date
+ * folds (MONTH and YEAR clamp the day to the month's end, as DuckDB);
+ * a non-constant date takes DAY intervals as integer addition. */
+static BExpr *bind_date_interval(BindCtx *bc, const AstExpr *date_ast, const AstExpr *iv, int neg,
+                                 int allow_agg, int64_t pos) {
+    BExpr *x = bind_expr(bc, date_ast, allow_agg);
+    if (!x || !(x = as_date_arg(bc, x, "date + INTERVAL"))) return NULL;
+    int64_t n = neg ? -iv->list[0]->ival : iv->list[0]->ival;
+    const char *unit = iv->list[1]->str;
+    if (x->kind == BE_CONST) {
+        if (x->is_null) return x;
+        int64_t d = x->ival;
+        if (strcmp(unit, "day") == 0)
+            d += n;
+        else
+            d = fn_add_months(d, strcmp(unit, "year") == 0 ? n * 12 : n);
+        if (d < -719528 || d > 2932896) /* 0000-01-01 .. 9999-12-31 */
+            return bind_fail(bc, "Binder", pos, "date out of range");
+        BExpr *c = bx_int(bc->arena, CAT_DATE, d, pos);
+        return c ? c : bind_oom(bc);
+    }
+    if (strcmp(unit, "day") != 0)
+        return date_add_months(bc, x, strcmp(unit, "year") == 0 ? n * 12 : n, pos);
+    BExpr *r = bind_arith(bc, OP_ADD, x, k64(bc, n, pos), pos);
+    if (r) r->type = CAT_DATE;
+    return r;
+}
+
+/* Bind EXTRACT(field FROM x) (e's list: STRING field, x bound as args[1]). */
+static BExpr *bind_extract(BindCtx *bc, const AstExpr *e, BExpr *x) {
+    const char *f = e->list[0]->str;
+    int part = strcasecmp(f, "year") == 0    ? DP_YEAR
+               : strcasecmp(f, "month") == 0 ? DP_MONTH
+               : strcasecmp(f, "day") == 0   ? DP_DAY
+                                             : -1;
+    if (part < 0)
+        return bind_fail(bc, "Not implemented", e->list[0]->pos,
+                         "EXTRACT(%s FROM ...) (supported: YEAR, MONTH, DAY)", f);
+    if (!(x = as_date_arg(bc, x, "EXTRACT"))) return NULL;
+    if (x->kind == BE_CONST) {
+        if (x->is_null) return bx_null(bc->arena, CAT_INT64, e->pos);
+        int64_t y, m, d;
+        fn_civil_from_days(x->ival, &y, &m, &d);
+        return k64(bc, part == DP_YEAR ? y : part == DP_MONTH ? m : d, e->pos);
+    }
+    return date_part(bc, x, part, e->pos);
+}
+
+/* Bind SQLite's date(s, modifiers...) over constants: a STRING constant
+ * (NULL where SQLite gives NULL); fn_sqlite_date lists the forms. */
+static BExpr *bind_sqlite_date(BindCtx *bc, const AstExpr *e, BExpr **args) {
+    const char **txt = plan_alloc(bc->arena, sizeof(char *) * (size_t)(e->nlist + 1));
+    char buf[16];
+    if (!txt) return bind_oom(bc);
+    for (int i = 0; i < e->nlist; i++) {
+        BExpr *a = args[i];
+        if (a->kind != BE_CONST)
+            return bind_fail(bc, "Not implemented", a->pos,
+                             "date() of a non-constant argument (constants only)");
+        if (a->is_null || a->type == CAT_NULL) {
+            BExpr *n = bx_null(bc->arena, CAT_STRING, e->pos);
+            if (!n || !(n->dict = bx_literal_dict(bc->arena, ""))) return bind_oom(bc);
+            return n;
+        }
+        if (a->type == CAT_DATE && i == 0) {
+            char *s = plan_alloc(bc->arena, 16);
+            if (!s) return bind_oom(bc);
+            cat_format_date((int32_t)a->ival, s);
+            txt[i] = s;
+        } else if (a->type == CAT_STRING) {
+            txt[i] = const_text(a);
+        } else {
+            return bind_fail(bc, "Not implemented", a->pos, "date() of a non-text argument");
+        }
+    }
+    BExpr *c;
+    int rc = fn_sqlite_date(txt[0], txt + 1, e->nlist - 1, buf);
+    if (rc == 2)
+        return bind_fail(bc, "Not implemented", e->pos,
+                         "date() with this date or modifier (supported: 'YYYY-MM-DD', '+N "
+                         "days|months|years', 'start of month|year|day')");
+    if (rc != 0) {
+        c = bx_null(bc->arena, CAT_STRING, e->pos);
+        if (c && !(c->dict = bx_literal_dict(bc->arena, ""))) c = NULL;
+    } else {
+        c = bx_new(bc->arena, BE_CONST, CAT_STRING, e->pos);
+        if (c && !(c->dict = bx_literal_dict(bc->arena, buf))) c = NULL;
+    }
+    return c ? c : bind_oom(bc);
+}
+
 /* Bind a function call: aggregates, ABS, COALESCE/IFNULL, NULLIF. */
 static BExpr *bind_func(BindCtx *bc, const AstExpr *e, int allow_agg) {
     const char *f = e->str;
     PrimAgg agg;
     int is_agg = 1;
+    if (strcasecmp(f, "total") == 0 && e->nlist == 1 && e->list[0]->kind != AST_STAR) {
+        /* SQLite's total(x): SUM(CAST(x AS REAL)), 0.0 over no rows */
+        AstExpr cast = *e->list[0], sum = *e;
+        cast.kind = AST_CAST;
+        cast.a = e->list[0];
+        cast.str = "REAL";
+        AstExpr *lp = &cast;
+        sum.str = "sum";
+        sum.list = &lp;
+        BExpr *s = bind_func(bc, &sum, allow_agg);
+        BExpr *z = s ? bx_float(bc->arena, 0.0, e->pos) : NULL;
+        BExpr *c = z ? bx_new(bc->arena, BE_COALESCE, CAT_FLOAT64, e->pos) : NULL;
+        if (s && !c) return bind_oom(bc);
+        if (c) c->a = s, c->b = z;
+        return c;
+    }
     if (strcasecmp(f, "count") == 0)
         agg = AGG_COUNT;
     else if (strcasecmp(f, "sum") == 0)
@@ -967,6 +1393,33 @@ static BExpr *bind_func(BindCtx *bc, const AstExpr *e, int allow_agg) {
         if (!args[i]) return NULL;
     }
     if (strcasecmp(f, "abs") == 0 && e->nlist == 1) return bind_abs(bc, args[0], e->pos);
+    if (strcasecmp(f, "extract") == 0 && e->nlist == 2 && e->list[0]->kind == AST_STRING)
+        return bind_extract(bc, e, args[1]);
+    if (strcasecmp(f, "date") == 0 && e->nlist >= 1) return bind_sqlite_date(bc, e, args);
+    if ((strcasecmp(f, "min") == 0 || strcasecmp(f, "max") == 0) && e->nlist >= 2) {
+        /* SQLite's scalar min/max: NULL if any argument is NULL, else the
+         * least/greatest (the first of equals) with its own type */
+        int mx = strcasecmp(f, "max") == 0;
+        BExpr *acc = args[0];
+        for (int i = 1; i < e->nlist; i++) {
+            BExpr *b = args[i];
+            BExpr *c1 = bind_compare(bc, mx ? OP_GE : OP_LE, acc, b, e->pos);
+            BExpr *c2 = c1 ? bind_compare(bc, mx ? OP_LT : OP_GT, acc, b, e->pos) : NULL;
+            BExpr *nul = c2 ? bx_null(bc->arena, CAT_NULL, e->pos) : NULL;
+            if (c2 && !nul) return bind_oom(bc);
+            BExpr *inner = make_case(bc, c2, b, nul, e->pos);
+            if (!(acc = make_case(bc, c1, acc, inner, e->pos))) return NULL;
+        }
+        return acc;
+    }
+    if (strcasecmp(f, "round") == 0 && (e->nlist == 1 || e->nlist == 2))
+        return bind_round(bc, e, args);
+    int matched;
+    BExpr *sf = bind_strfunc(bc, e, args, &matched);
+    if (matched) return sf;
+    if (is_interval(e))
+        return bind_fail(bc, "Not implemented", e->pos,
+                         "INTERVAL outside date + INTERVAL or date - INTERVAL");
     if ((strcasecmp(f, "coalesce") == 0 && e->nlist >= 1) ||
         (strcasecmp(f, "ifnull") == 0 && e->nlist == 2)) {
         if (e->nlist == 2 && runtime_text(args[0]) && !args[0]->tnull &&
@@ -1066,6 +1519,13 @@ static BExpr *bind_cast(BindCtx *bc, const AstExpr *e, int allow_agg) {
     if (runtime_text(x))
         return bx_is_float(t) ? text_use(bc, x, TU_REAL, CAT_FLOAT64, e->pos)
                               : text_use(bc, x, TU_INT, CAT_INT64, e->pos);
+    if (t == CAT_DATE && x->type == CAT_STRING) {
+        /* a date string is that DATE (standard SQL, DuckDB; SQLite's DATE
+         * is NUMERIC affinity and gives the year: a documented deviation) */
+        BExpr *dt = string_as_date(bc, x);
+        if (!dt) return NULL;
+        if (dt->type == CAT_DATE) return dt;
+    }
     if (x->type == CAT_STRING) {
         const CatDict *d = x->dict;
         int fl = bx_is_float(t);
@@ -1175,6 +1635,10 @@ static BExpr *bind_expr(BindCtx *bc, const AstExpr *e, int allow_agg) {
         return bind_neg(bc, x, e->pos);
     }
     case AST_BINARY: {
+        if ((e->op == OP_ADD || e->op == OP_SUB) && is_interval(e->b))
+            return bind_date_interval(bc, e->a, e->b, e->op == OP_SUB, allow_agg, e->pos);
+        if (e->op == OP_ADD && is_interval(e->a))
+            return bind_date_interval(bc, e->b, e->a, 0, allow_agg, e->pos);
         BExpr *x = bind_expr(bc, e->a, allow_agg);
         if (!x) return NULL;
         BExpr *y = bind_expr(bc, e->b, allow_agg);
@@ -1197,7 +1661,7 @@ static BExpr *bind_expr(BindCtx *bc, const AstExpr *e, int allow_agg) {
         case OP_OR:
             return bind_logic(bc, e->op, x, y, e->pos);
         default:
-            return bind_fail(bc, "Not implemented", e->pos, "operator || (string concatenation)");
+            return bind_concat(bc, x, y, e->pos);
         }
     }
     case AST_BETWEEN: {
@@ -1389,10 +1853,126 @@ static int has_agg_call(const BExpr *e) {
     return has_agg_call(e->a) || has_agg_call(e->b) || has_agg_call(e->c);
 }
 
-/* Append conjuncts of e (split on AND) to *list. */
+/* Append the operands of e's chain of `op` (AND or OR) to *list (grown in
+ * the arena); 0, or -1 out of memory. */
+static int flatten_op(BindCtx *bc, BExpr *e, AstOp op, BExpr ***list, int *n, int *cap) {
+    if (e->kind == BE_BINARY && e->op == op)
+        return flatten_op(bc, e->a, op, list, n, cap) || flatten_op(bc, e->b, op, list, n, cap);
+    if (*n == *cap) {
+        int nc = *cap ? *cap * 2 : 8;
+        BExpr **nl = plan_alloc(bc->arena, sizeof(BExpr *) * (size_t)nc);
+        if (!nl) return bind_oom(bc), -1;
+        if (*n) memcpy(nl, *list, sizeof(BExpr *) * (size_t)*n);
+        *list = nl;
+        *cap = nc;
+    }
+    (*list)[(*n)++] = e;
+    return 0;
+}
+
+/* 1 if conjuncts x and y are the same condition: structurally equal, or
+ * equalities with their sides swapped. */
+static int same_conjunct(const BExpr *x, const BExpr *y) {
+    if (plan_bexpr_equal(x, y)) return 1;
+    return x->kind == BE_BINARY && y->kind == BE_BINARY && x->op == OP_EQ && y->op == OP_EQ &&
+           plan_bexpr_equal(x->a, y->b) && plan_bexpr_equal(x->b, y->a);
+}
+
+/*
+ * Factor the conjuncts common to every branch of the OR e:
+ * (A AND x) OR (A AND y) becomes A and (x OR y) (distribution holds in
+ * SQL's three-valued logic; a branch left with nothing is TRUE, and then
+ * the residual OR is dropped: A OR (A AND y) is A). On return *common
+ * holds the factored conjuncts (taken from the first branch) and
+ * *residual the remaining OR, or NULL when none is left. When nothing is
+ * common, *ncommon is 0 and *residual is e. 0, or -1 out of memory.
+ */
+static int factor_or(BindCtx *bc, BExpr *e, BExpr ***common, int *ncommon, BExpr **residual) {
+    BExpr **br = NULL;
+    int nbr = 0, capbr = 0;
+    *ncommon = 0;
+    *residual = e;
+    if (flatten_op(bc, e, OP_OR, &br, &nbr, &capbr) != 0) return -1;
+    BExpr ***cj = plan_alloc(bc->arena, sizeof(BExpr **) * (size_t)nbr);
+    int *ncj = plan_alloc(bc->arena, sizeof(int) * (size_t)nbr);
+    if (!cj || !ncj) return bind_oom(bc), -1;
+    for (int i = 0; i < nbr; i++) {
+        int cap = 0;
+        cj[i] = NULL;
+        ncj[i] = 0;
+        if (flatten_op(bc, br[i], OP_AND, &cj[i], &ncj[i], &cap) != 0) return -1;
+    }
+    /* used[i][k]: conjunct k of branch i is factored out */
+    char **used = plan_alloc(bc->arena, sizeof(char *) * (size_t)nbr);
+    if (!used) return bind_oom(bc), -1;
+    for (int i = 0; i < nbr; i++)
+        if (!(used[i] = plan_alloc(bc->arena, (size_t)ncj[i] + 1)))
+            return bind_oom(bc), -1;
+        else
+            memset(used[i], 0, (size_t)ncj[i] + 1);
+    BExpr **com = plan_alloc(bc->arena, sizeof(BExpr *) * (size_t)(ncj[0] ? ncj[0] : 1));
+    if (!com) return bind_oom(bc), -1;
+    int nc = 0;
+    for (int k = 0; k < ncj[0]; k++) {
+        int in_all = 1;
+        int *at = calloc((size_t)nbr, sizeof(int));
+        if (!at) return bind_oom(bc), -1;
+        for (int i = 1; i < nbr && in_all; i++) {
+            at[i] = -1;
+            for (int j = 0; j < ncj[i]; j++)
+                if (!used[i][j] && same_conjunct(cj[0][k], cj[i][j])) {
+                    at[i] = j;
+                    break;
+                }
+            if (at[i] < 0) in_all = 0;
+        }
+        if (in_all) {
+            used[0][k] = 1;
+            for (int i = 1; i < nbr; i++)
+                used[i][at[i]] = 1;
+            com[nc++] = cj[0][k];
+        }
+        free(at);
+    }
+    if (nc == 0) return 0;
+    /* residual: OR over the branches of the AND of their unused conjuncts */
+    BExpr *res = NULL;
+    for (int i = 0; i < nbr; i++) {
+        BExpr *acc = NULL;
+        for (int j = 0; j < ncj[i]; j++) {
+            if (used[i][j]) continue;
+            acc =
+                acc ? bx_bin(bc->arena, OP_AND, CAT_BOOL, acc, cj[i][j], cj[i][j]->pos) : cj[i][j];
+            if (!acc) return bind_oom(bc), -1;
+        }
+        if (!acc) { /* a branch that is all common: the OR is TRUE */
+            res = NULL;
+            break;
+        }
+        res = res ? bx_bin(bc->arena, OP_OR, CAT_BOOL, res, acc, e->pos) : acc;
+        if (!res) return bind_oom(bc), -1;
+    }
+    *common = com;
+    *ncommon = nc;
+    *residual = res;
+    return 0;
+}
+
+/* Append conjuncts of e (split on AND) to *list; an OR contributes the
+ * conjuncts common to all its branches (factor_or) separately. */
 static int split_conjuncts(BindCtx *bc, BExpr *e, BExpr ***list, int *n, int *cap) {
     if (e->kind == BE_BINARY && e->op == OP_AND)
         return split_conjuncts(bc, e->a, list, n, cap) || split_conjuncts(bc, e->b, list, n, cap);
+    if (e->kind == BE_BINARY && e->op == OP_OR) {
+        BExpr **com, *res;
+        int nc;
+        if (factor_or(bc, e, &com, &nc, &res) != 0) return -1;
+        if (nc > 0) {
+            for (int k = 0; k < nc; k++)
+                if (split_conjuncts(bc, com[k], list, n, cap) != 0) return -1;
+            return res ? split_conjuncts(bc, res, list, n, cap) : 0;
+        }
+    }
     if (*n == *cap) {
         int nc = *cap ? *cap * 2 : 16;
         BExpr **nl = plan_alloc(bc->arena, sizeof(BExpr *) * (size_t)nc);

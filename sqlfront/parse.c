@@ -553,6 +553,117 @@ static AstExpr *parse_call(Parser *p, SqlToken name) {
     return set_height(p, e, e->nlist > 1 ? e->nlist - 1 : 0, e->pos);
 }
 
+/* A STRING node holding the literal text txt (arena copy), at pos. */
+static AstExpr *string_node(Parser *p, const char *txt, int64_t pos, int64_t end) {
+    AstExpr *e = new_expr(p, AST_STRING, pos, end);
+    if (!e) return NULL;
+    size_t n = strlen(txt);
+    if (!(e->str = sql_arena_alloc(p->arena, n + 1))) {
+        fail_at(p, pos, "out of memory");
+        return NULL;
+    }
+    memcpy(e->str, txt, n + 1);
+    return e;
+}
+
+/* Parses EXTRACT(field FROM expr) with EXTRACT current; returns the
+ * AST_FUNC "extract" with list [STRING field (lower case), expr]. */
+static AstExpr *parse_extract(Parser *p, SqlToken name) {
+    AstExpr *e = new_expr(p, AST_FUNC, name.pos, 0);
+    if (!e || !(e->str = tok_text(p, name))) return NULL;
+    advance(p); /* EXTRACT */
+    if (expect_op(p, "(") < 0) return NULL;
+    SqlToken f = p->tok;
+    if (f.kind != TK_IDENT && f.kind != TK_STRING) return fail_syntax(p), NULL;
+    char *ft = tok_text(p, f);
+    if (!ft) return NULL;
+    for (char *c = ft; *c; c++)
+        if (*c >= 'A' && *c <= 'Z') *c = (char)(*c + 32);
+    advance(p);
+    if (expect_kw(p, "from") < 0) return NULL;
+    AstExpr *fld = string_node(p, ft, f.pos, f.pos + f.len), *x = parse_expr(p);
+    if (!fld || !x || expect_op(p, ")") < 0) return NULL;
+    AstExpr **l = sql_arena_alloc(p->arena, 2 * sizeof(AstExpr *));
+    if (!l) return fail_at(p, name.pos, "out of memory"), NULL;
+    l[0] = fld;
+    l[1] = x;
+    e->list = l;
+    e->nlist = 2;
+    e->end = p->prev_end;
+    return e;
+}
+
+/* Parses SUBSTRING(x FROM a [FOR b]) with "(" current (the name consumed);
+ * also the comma form. Returns AST_FUNC "substr" with list [x, a[, b]]. */
+static AstExpr *parse_substring(Parser *p, SqlToken name) {
+    AstExpr *e = new_expr(p, AST_FUNC, name.pos, 0);
+    if (!e || !(e->str = tok_text(p, name))) return NULL;
+    advance(p); /* ( */
+    AstExpr **l = sql_arena_alloc(p->arena, 3 * sizeof(AstExpr *));
+    if (!l) return fail_at(p, name.pos, "out of memory"), NULL;
+    int n = 0;
+    if (!(l[n++] = parse_expr(p))) return NULL;
+    if (accept_kw(p, "from")) {
+        if (!(l[n++] = parse_expr(p))) return NULL;
+        if (accept_kw(p, "for") && !(l[n++] = parse_expr(p))) return NULL;
+    } else {
+        while (n < 3 && accept_op(p, ","))
+            if (!(l[n++] = parse_expr(p))) return NULL;
+    }
+    if (expect_op(p, ")") < 0) return NULL;
+    e->list = l;
+    e->nlist = n;
+    e->end = p->prev_end;
+    return e;
+}
+
+/* Parses INTERVAL 'n' unit, INTERVAL n unit or INTERVAL 'n unit' with
+ * INTERVAL current (a string or integer token follows); unit is DAY, MONTH
+ * or YEAR (also plural). Returns AST_FUNC "interval" with list
+ * [INT n, STRING unit ("day", "month" or "year")]. */
+static AstExpr *parse_interval(Parser *p, SqlToken name) {
+    AstExpr *e = new_expr(p, AST_FUNC, name.pos, 0);
+    if (!e || !(e->str = tok_text(p, name))) return NULL;
+    advance(p); /* INTERVAL */
+    SqlToken v = p->tok;
+    char *vt = tok_text(p, v);
+    if (!vt) return NULL;
+    advance(p);
+    char *endp;
+    long long n = strtoll(vt, &endp, 10);
+    if (endp == vt) return fail_at(p, v.pos, "invalid INTERVAL value"), NULL;
+    while (*endp == ' ')
+        endp++;
+    char unit[16] = {0};
+    if (*endp) { /* INTERVAL '3 days' */
+        snprintf(unit, sizeof unit, "%s", endp);
+    } else {
+        if (p->tok.kind != TK_IDENT) return fail_syntax(p), NULL;
+        char *ut = tok_text(p, p->tok);
+        if (!ut) return NULL;
+        snprintf(unit, sizeof unit, "%s", ut);
+        advance(p);
+    }
+    for (char *c = unit; *c; c++)
+        if (*c >= 'A' && *c <= 'Z') *c = (char)(*c + 32);
+    size_t ul = strlen(unit);
+    if (ul > 1 && unit[ul - 1] == 's') unit[ul - 1] = 0;
+    if (strcmp(unit, "day") && strcmp(unit, "month") && strcmp(unit, "year"))
+        return fail_at(p, v.pos, "INTERVAL unit \"%s\" is not supported (DAY, MONTH, YEAR)", unit),
+               NULL;
+    AstExpr *nv = new_expr(p, AST_INT, v.pos, v.pos + v.len),
+            *u = string_node(p, unit, v.pos, v.pos);
+    AstExpr **l = sql_arena_alloc(p->arena, 2 * sizeof(AstExpr *));
+    if (!nv || !u || !l) return fail_at(p, name.pos, "out of memory"), NULL;
+    nv->ival = n;
+    l[0] = nv;
+    l[1] = u;
+    e->list = l;
+    e->nlist = 2;
+    e->end = p->prev_end;
+    return e;
+}
+
 /* Parses CASE [operand] WHEN c THEN r ... [ELSE e] END with CASE current.
  * Returns the AST_CASE node (list holds when/then pairs) or NULL. */
 static AstExpr *parse_case(Parser *p) {
@@ -708,6 +819,9 @@ static AstExpr *parse_primary(Parser *p) {
             return NULL;
         }
         SqlToken n = peek(p);
+        if (is_kw(p, "extract") && tok_is_op(p, n, "(")) return parse_extract(p, t);
+        if (is_kw(p, "interval") && (n.kind == TK_STRING || n.kind == TK_INTEGER))
+            return parse_interval(p, t);
         if (is_kw(p, "date") && n.kind == TK_STRING) {
             if (!(e = new_expr(p, AST_DATE, t.pos, n.pos + n.len)) || !(e->str = tok_text(p, n)))
                 return NULL;
@@ -726,6 +840,7 @@ static AstExpr *parse_primary(Parser *p) {
         return NULL;
     }
     advance(p);
+    if (is_op(p, "(") && !t.quoted && tok_is_kw(p, t, "substring")) return parse_substring(p, t);
     if (is_op(p, "(")) return parse_call(p, t);
     if (!(e = new_expr(p, AST_COLUMN, t.pos, t.pos + t.len)) || !(e->str = tok_text(p, t)))
         return NULL;

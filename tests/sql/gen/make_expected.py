@@ -36,9 +36,28 @@ OUT_DIR = os.path.dirname(HERE)
 DATE_LIT = re.compile(r"\bDATE\s+'(\d{4}-\d\d-\d\d)'", re.IGNORECASE)
 
 
+CAST_DATE = re.compile(r"\bCAST\(([^()]+?)\s+AS\s+DATE\)", re.IGNORECASE)
+EXTRACT = re.compile(r"\bEXTRACT\(\s*(YEAR|MONTH|DAY)\s+FROM\s+([^()]+?)\)", re.IGNORECASE)
+INTERVAL = re.compile(
+    r"([\w.]+|'[^']*')\s*([+-])\s*INTERVAL\s+'?(\d+)'?\s+(DAY|MONTH|YEAR)S?\b", re.IGNORECASE)
+SUBSTRING = re.compile(r"\bsubstring\(([^()]+?)\s+FROM\s+([^()]+?)(?:\s+FOR\s+([^()]+?))?\)",
+                       re.IGNORECASE)
+EXTRACT_FMT = {"year": "%Y", "month": "%m", "day": "%d"}
+
+
 def for_sqlite(sql):
-    """The SQL text as SQLite should run it (DATE literals become text)."""
-    return DATE_LIT.sub(r"'\1'", sql)
+    """The SQL text as SQLite should run it: DATE literals become text,
+    CAST(x AS DATE) is x, EXTRACT(f FROM x) is CAST(strftime(...) AS
+    INTEGER), substring(x FROM a FOR b) is substr(x, a, b), x +/- INTERVAL 'n' unit is date(x, '+/-n units') (which
+    agrees with gqp's DuckDB month rule except past a month's end)."""
+    sql = DATE_LIT.sub(r"'\1'", sql)
+    sql = CAST_DATE.sub(r"\1", sql)
+    sql = SUBSTRING.sub(lambda m: "substr(%s, %s%s)" % (m.group(1), m.group(2),
+                                                       ", " + m.group(3) if m.group(3) else ""), sql)
+    sql = EXTRACT.sub(lambda m: "CAST(strftime('%s', %s) AS INTEGER)"
+                      % (EXTRACT_FMT[m.group(1).lower()], m.group(2)), sql)
+    return INTERVAL.sub(lambda m: "date(%s, '%s%s %ss')"
+                        % (m.group(1), m.group(2), m.group(3), m.group(4).lower()), sql)
 
 
 def text_to_int(s):

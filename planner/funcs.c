@@ -1,0 +1,374 @@
+/*
+ * funcs.c -- bind-time helpers of SQL scalar functions that work on
+ * constants: civil dates, DuckDB's month arithmetic, SQLite's date()
+ * modifiers, and UTF-8 string functions evaluated once per dictionary
+ * entry (LENGTH, UPPER, LOWER, SUBSTR, TRIM, REPLACE, INSTR).
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "planner/bexpr.h"
+
+/* Days since 1970-01-01 of the proleptic Gregorian y-m-d; d may pass the
+ * month's end (it then counts on into the next month, as SQLite's date
+ * arithmetic normalizes). */
+int64_t fn_days_from_civil(int64_t y, int64_t m, int64_t d) {
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    int64_t yoe = y - era * 400;
+    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468 + (d - 1);
+}
+
+/* Year, month (1..12) and day (1..31) of days since 1970-01-01. */
+void fn_civil_from_days(int64_t z, int64_t *y, int64_t *m, int64_t *d) {
+    z += 719468;
+    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+    int64_t doe = z - era * 146097;
+    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    int64_t mp = (5 * doy + 2) / 153;
+    *d = doy - (153 * mp + 2) / 5 + 1;
+    *m = mp < 10 ? mp + 3 : mp - 9;
+    *y = yoe + era * 400 + (*m <= 2);
+}
+
+/* Days in month m of year y. */
+static int64_t month_days(int64_t y, int64_t m) {
+    static const int md[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    return md[m - 1] + (m == 2 && leap);
+}
+
+/* days plus n months, DuckDB's rule: the day is clamped to the end of the
+ * resulting month (2021-01-31 + 1 month = 2021-02-28). */
+int64_t fn_add_months(int64_t days, int64_t n) {
+    int64_t y, m, d;
+    fn_civil_from_days(days, &y, &m, &d);
+    int64_t mm = y * 12 + (m - 1) + n;
+    int64_t ny = mm >= 0 ? mm / 12 : -((-mm + 11) / 12);
+    int64_t nm = mm - ny * 12 + 1;
+    int64_t dim = month_days(ny, nm);
+    return fn_days_from_civil(ny, nm, d > dim ? dim : d);
+}
+
+/* Parse n digits at s into *v; 0 or -1. */
+static int digits(const char *s, int n, int64_t *v) {
+    *v = 0;
+    for (int i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9') return -1;
+        *v = *v * 10 + (s[i] - '0');
+    }
+    return 0;
+}
+
+/* 1 if s (len bytes) is SQLite's time part after a date: [ T]HH:MM[:SS[.f]]
+ * then spaces. */
+static int time_part(const char *s, size_t len) {
+    size_t i = 1;
+    int64_t v;
+    while (i < len && s[i] == ' ' && s[0] == ' ')
+        i++;
+    if (i + 5 > len || digits(s + i, 2, &v) || s[i + 2] != ':' || digits(s + i + 3, 2, &v))
+        return 0;
+    i += 5;
+    if (i < len && s[i] == ':') {
+        if (i + 3 > len || digits(s + i + 1, 2, &v)) return 0;
+        i += 3;
+        if (i < len && s[i] == '.') {
+            i++;
+            while (i < len && s[i] >= '0' && s[i] <= '9')
+                i++;
+        }
+    }
+    return i == len;
+}
+
+/*
+ * SQLite's date(s, mods...) for constant text, modelled on SQLite's
+ * date.c: s is 'YYYY-MM-DD' (optionally a time part, which date() drops);
+ * the date is kept as written (day up to 31) until a modifier computes
+ * with it, which normalizes a day past the month's end. Modifiers:
+ * '[+-]N day(s)|month(s)|year(s)' (months and years keep the day, then
+ * normalize: 2021-01-31 +1 month is 2021-03-03), 'start of month|year|day'.
+ * Writes 'YYYY-MM-DD' to out (>= 16 bytes) and returns 0; returns 1 where
+ * SQLite's answer is NULL (malformed date), 2 for what is not folded here
+ * (other modifiers, fractional amounts, times, Julian day numbers).
+ */
+int fn_sqlite_date(const char *s, const char *const *mods, int nmods, char *out) {
+    int64_t y, m, d;
+    size_t len = strlen(s);
+    while (len && s[len - 1] == ' ')
+        len--;
+    if (len < 10 || digits(s, 4, &y) || s[4] != '-' || digits(s + 5, 2, &m) || s[7] != '-' ||
+        digits(s + 8, 2, &d))
+        return (s[0] >= '0' && s[0] <= '9') || strcasecmp(s, "now") == 0 ? 2 : 1;
+    if (len > 10 && ((s[10] != ' ' && s[10] != 'T') || !time_part(s + 10, len - 10))) return 1;
+    if (m < 1 || m > 12 || d < 1 || d > 31) return 1;
+    int have_ymd = 1; /* y-m-d as written; else days */
+    int64_t days = 0;
+    for (int i = 0; i < nmods; i++) {
+        const char *p = mods[i];
+        if (strcasecmp(p, "start of day") == 0) continue;
+        if (strcasecmp(p, "start of month") == 0 || strcasecmp(p, "start of year") == 0) {
+            if (!have_ymd) fn_civil_from_days(days, &y, &m, &d);
+            d = 1;
+            if (p[9] == 'y' || p[9] == 'Y') m = 1;
+            have_ymd = 1;
+            continue;
+        }
+        char *end;
+        if (isalpha((unsigned char)*p)) {
+            /* SQLite's other named modifiers are not folded; any other
+             * word is an invalid modifier: NULL */
+            static const char *const named[] = {"start of", "weekday",   "unixepoch", "julianday",
+                                                "auto",     "localtime", "utc",       "subsec",
+                                                "ceiling",  "floor"};
+            for (size_t k = 0; k < sizeof named / sizeof named[0]; k++)
+                if (strncasecmp(p, named[k], strlen(named[k])) == 0) return 2;
+            return 1;
+        }
+        if (!(*p == '+' || *p == '-' || (*p >= '0' && *p <= '9'))) return 2;
+        if (p[*p == '+' || *p == '-'] < '0' || p[*p == '+' || *p == '-'] > '9') return 2;
+        long long n = strtoll(p, &end, 10);
+        if (*end != ' ') return 2; /* fractions, times */
+        while (*end == ' ')
+            end++;
+        size_t ul = strlen(end);
+        if (ul > 3 && (end[ul - 1] == 's' || end[ul - 1] == 'S')) ul--;
+        if (ul == 3 && strncasecmp(end, "day", 3) == 0) {
+            if (have_ymd) days = fn_days_from_civil(y, m, d);
+            days += n;
+        } else if ((ul == 5 && strncasecmp(end, "month", 5) == 0) ||
+                   (ul == 4 && strncasecmp(end, "year", 4) == 0)) {
+            if (!have_ymd) fn_civil_from_days(days, &y, &m, &d);
+            int64_t mm = (y * 12 + (m - 1)) + (ul == 5 ? n : n * 12);
+            int64_t ny = mm >= 0 ? mm / 12 : -((-mm + 11) / 12);
+            days = fn_days_from_civil(ny, mm - ny * 12 + 1, d);
+        } else {
+            return 2;
+        }
+        have_ymd = 0;
+    }
+    if (!have_ymd) fn_civil_from_days(days, &y, &m, &d);
+    if (y < 0 || y > 9999) return 2;
+    snprintf(out, 16, "%04lld-%02lld-%02lld", (long long)y, (long long)m, (long long)d);
+    return 0;
+}
+
+/* ------------------------------------------------- string functions -- */
+
+/* Bytes of the UTF-8 character starting with byte c (1 for a stray
+ * continuation byte). */
+static size_t u8len(unsigned char c) {
+    return c < 0xC0 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+}
+
+/* Number of UTF-8 characters in s[0..n). */
+static int64_t u8count(const char *s, size_t n) {
+    int64_t k = 0;
+    for (size_t i = 0; i < n; i += u8len((unsigned char)s[i]))
+        k++;
+    return k;
+}
+
+/* Byte offset of character k (clamped to n) in s[0..n). */
+static size_t u8skip(const char *s, size_t n, int64_t k) {
+    size_t i = 0;
+    while (k-- > 0 && i < n)
+        i += u8len((unsigned char)s[i]);
+    return i < n ? i : n;
+}
+
+/* 1 if the UTF-8 character at c (cl bytes) is one of the characters of
+ * set. */
+static int in_set(const char *c, size_t cl, const char *set) {
+    for (size_t i = 0, n = strlen(set); i < n;) {
+        size_t l = u8len((unsigned char)set[i]);
+        if (l == cl && memcmp(set + i, c, cl) == 0) return 1;
+        i += l;
+    }
+    return 0;
+}
+
+/*
+ * Apply the string function op to the text in[0..n). A text result is
+ * malloc'd into *out (NUL-terminated, length *outlen) and 0 returned; an
+ * integer result goes to *ival and 1 is returned; -1 when out of memory.
+ * Semantics are SQLite's (func.c): LENGTH and INSTR count UTF-8
+ * characters, UPPER/LOWER fold ASCII letters only, SUBSTR's start and
+ * length follow substrFunc (negative start counts from the end, 0 is
+ * before the first character, a negative length takes characters before
+ * the start), TRIM removes any character of the set (default ' '), REPLACE
+ * replaces every occurrence (an empty pattern leaves the text).
+ */
+int fn_apply_str(const FnStrOp *op, const char *in, size_t n, char **out, size_t *outlen,
+                 int64_t *ival) {
+    size_t lo = 0, hi = n;
+    switch (op->fn) {
+    case FN_LENGTH:
+        *ival = u8count(in, strnlen(in, n));
+        return 1;
+    case FN_INSTR: {
+        const char *hit = strstr(in, op->s1);
+        *ival = hit ? u8count(in, (size_t)(hit - in)) + 1 : 0;
+        return 1;
+    }
+    case FN_UPPER:
+    case FN_LOWER:
+        break;
+    case FN_CONCAT: {
+        size_t l1 = strlen(op->s1), l2 = strlen(op->s2);
+        char *r = malloc(l1 + n + l2 + 1);
+        if (!r) return -1;
+        memcpy(r, op->s1, l1);
+        memcpy(r + l1, in, n);
+        memcpy(r + l1 + n, op->s2, l2);
+        r[l1 + n + l2] = 0;
+        *out = r;
+        *outlen = l1 + n + l2;
+        return 0;
+    }
+    case FN_SUBSTR: {
+        int64_t p1 = op->a, p2 = op->has_b ? op->b : INT64_MAX / 4;
+        int neg = 0;
+        if (p2 < 0) p2 = -p2, neg = 1;
+        if (p1 < 0) {
+            p1 += u8count(in, n);
+            if (p1 < 0) {
+                p2 += p1;
+                if (p2 < 0) p2 = 0;
+                p1 = 0;
+            }
+        } else if (p1 > 0) {
+            p1--;
+        } else if (p2 > 0) {
+            p2--;
+        }
+        if (neg) {
+            p1 -= p2;
+            if (p1 < 0) p2 += p1, p1 = 0;
+        }
+        lo = u8skip(in, n, p1);
+        hi = lo + u8skip(in + lo, n - lo, p2);
+        break;
+    }
+    case FN_TRIM:
+    case FN_LTRIM:
+    case FN_RTRIM: {
+        const char *set = op->s1 ? op->s1 : " ";
+        if (op->fn != FN_RTRIM)
+            while (lo < hi && in_set(in + lo, u8len((unsigned char)in[lo]), set))
+                lo += u8len((unsigned char)in[lo]);
+        if (op->fn != FN_LTRIM)
+            while (hi > lo) {
+                size_t s = hi - 1;
+                while (s > lo && ((unsigned char)in[s] & 0xC0) == 0x80)
+                    s--;
+                if (!in_set(in + s, hi - s, set)) break;
+                hi = s;
+            }
+        break;
+    }
+    case FN_REPLACE: {
+        size_t pl = strlen(op->s1), rl = strlen(op->s2), cap = n + 1, k = 0;
+        if (pl > 0)
+            for (const char *p = in; (p = strstr(p, op->s1)); p += pl)
+                cap += rl;
+        char *r = malloc(cap);
+        if (!r) return -1;
+        for (size_t i = 0; i < n;) {
+            if (pl > 0 && i + pl <= n && memcmp(in + i, op->s1, pl) == 0) {
+                memcpy(r + k, op->s2, rl);
+                k += rl;
+                i += pl;
+            } else {
+                r[k++] = in[i++];
+            }
+        }
+        r[k] = 0;
+        *out = r;
+        *outlen = k;
+        return 0;
+    }
+    }
+    char *r = malloc(hi - lo + 1);
+    if (!r) return -1;
+    memcpy(r, in + lo, hi - lo);
+    r[hi - lo] = 0;
+    for (size_t i = 0; i < hi - lo; i++) {
+        if (op->fn == FN_UPPER && r[i] >= 'a' && r[i] <= 'z') r[i] = (char)(r[i] - 32);
+        if (op->fn == FN_LOWER && r[i] >= 'A' && r[i] <= 'Z') r[i] = (char)(r[i] + 32);
+    }
+    *out = r;
+    *outlen = hi - lo;
+    return 0;
+}
+
+/*
+ * The string function op applied to the STRING expression x (a non-NULL
+ * constant, or anything with a dictionary) once per dictionary entry: an
+ * integer result is a BE_LOOKUP of type INT64 from x's codes; a text
+ * result a new dictionary of the results plus a BE_LOOKUP from x's codes
+ * to its codes. A constant folds to a constant. NULL when out of memory.
+ */
+BExpr *fn_map_dict(PlanArena *a, BExpr *x, const FnStrOp *op, int64_t pos) {
+    const CatDict *d = x->dict;
+    int64_t n = d->n;
+    int64_t lo = x->kind == BE_CONST ? x->ival : 0, hi = x->kind == BE_CONST ? x->ival + 1 : n;
+    int is_int = op->fn == FN_LENGTH || op->fn == FN_INSTR;
+    int64_t *tab = plan_alloc(a, sizeof(int64_t) * (size_t)(n ? n : 1));
+    char **strs = is_int ? NULL : calloc((size_t)(n ? n : 1), sizeof(char *));
+    size_t *lens = is_int ? NULL : calloc((size_t)(n ? n : 1), sizeof(size_t));
+    int32_t *codes = is_int ? NULL : calloc((size_t)(n ? n : 1), sizeof(int32_t));
+    BExpr *r = NULL;
+    if (!tab || (!is_int && (!strs || !lens || !codes))) goto done;
+    int64_t m = 0; /* text results, entries lo..hi */
+    for (int64_t i = lo; i < hi; i++) {
+        int64_t v = 0;
+        char *o = NULL;
+        size_t ol = 0;
+        int k = fn_apply_str(op, cat_dict_str(d, i), (size_t)cat_dict_len(d, i), &o, &ol, &v);
+        if (k < 0) goto done;
+        if (k == 1)
+            tab[i] = v;
+        else
+            strs[m] = o, lens[m++] = ol;
+    }
+    if (is_int) {
+        if (x->kind == BE_CONST) {
+            r = bx_int(a, CAT_INT64, tab[lo], pos);
+        } else if ((r = bx_new(a, BE_LOOKUP, CAT_INT64, pos))) {
+            r->a = x;
+            r->table = tab;
+            r->table_n = n;
+        }
+        goto done;
+    }
+    CatDict *nd = cat_dict_build((const char *const *)strs, lens, m, codes);
+    if (!nd || plan_arena_own_dict(a, nd) != 0) goto done;
+    if (x->kind == BE_CONST) {
+        if ((r = bx_new(a, BE_CONST, CAT_STRING, pos))) r->ival = codes[0], r->dict = nd;
+        goto done;
+    }
+    for (int64_t i = 0; i < n; i++)
+        tab[i] = codes[i];
+    if ((r = bx_new(a, BE_LOOKUP, CAT_STRING, pos))) {
+        r->a = x;
+        r->table = tab;
+        r->table_n = n;
+        r->dict = nd;
+    }
+done:
+    if (strs)
+        for (int64_t i = 0; i < n; i++)
+            free(strs[i]);
+    free(strs);
+    free(lens);
+    free(codes);
+    return r;
+}
