@@ -107,7 +107,7 @@ if [ "$MODE" = tests ] || [ "$MODE" = all ]; then
     T0=$(date +%s)
     PYTHONUNBUFFERED=1 python3 tests/diff/gqpdiff.py --gqp-batch $B/tests/gqp_batch \
         --seeds ${GQP_DIFF_SEEDS:-1:2000} --features all --device gpu --compare-device cpu \
-        --no-fail --report "$OUT/diff-gpu-vs-cpu.md" > "$LOG/diff-gpu-vs-cpu.log" 2>&1
+        --no-fail --max-repro 150 --report "$OUT/diff-gpu-vs-cpu.md" > "$LOG/diff-gpu-vs-cpu.log" 2>&1
     say "diff gpu vs cpu (all features): rc=$? $(grep -a 'checks' "$LOG/diff-gpu-vs-cpu.log" | tail -1) ($(( $(date +%s) - T0 )) s)"
     T0=$(date +%s)
     PYTHONUNBUFFERED=1 python3 tests/diff/gqpdiff.py --gqp-batch $B/tests/gqp_batch \
