@@ -1010,6 +1010,13 @@ static BExpr *bind_func(BindCtx *bc, const AstExpr *e, int allow_agg) {
         return acc;
     }
     if (strcasecmp(f, "nullif") == 0 && e->nlist == 2) {
+        /* the result is the first argument or NULL: a branch of a CASE,
+         * which runtime text cannot be (it has no dictionary to share) */
+        if (runtime_text(args[0])) {
+            if (args[1]->kind == BE_CONST && (args[1]->is_null || args[1]->type == CAT_NULL))
+                return args[0]; /* never equal to NULL */
+            return runtime_text_fail(bc, args[0], "NULLIF of");
+        }
         BExpr *eq = bind_compare(bc, OP_EQ, args[0], args[1], e->pos);
         if (!eq) return NULL;
         /* a constant comparison folds: the first argument, or NULL */
@@ -1321,6 +1328,19 @@ static BExpr *group_remap(BindCtx *bc, BExpr *c, const CatDict *dict) {
     return l;
 }
 
+/* 1 if e is group key g: structurally equal, where an all-NULL value
+ * (CAT_NULL, e.g. a CASE whose branches all are NULL) counts as the
+ * INT64 that a select item or group key of it is typed. */
+static int same_group_key(const BExpr *e, const BExpr *g) {
+    if (plan_bexpr_equal(e, g)) return 1;
+    if (e->type == g->type || (e->type != CAT_NULL && g->type != CAT_NULL) ||
+        (e->type != CAT_INT64 && g->type != CAT_INT64))
+        return 0;
+    BExpr t = *e;
+    t.type = g->type;
+    return plan_bexpr_equal(&t, g);
+}
+
 /* Rewrite an expression of the FROM scope into the aggregate scope: group
  * keys become columns 0..ngroup-1, aggregate calls columns ngroup+k (added
  * to b->aggs, shared when equal). A bare column outside any aggregate that
@@ -1330,8 +1350,8 @@ static BExpr *to_agg_scope(BindCtx *bc, BExpr *e) {
     if (!e) return NULL;
     if (e->kind == BE_CONST) return e; /* the same in every group */
     for (int k = 0; k < b->ngroup; k++) {
-        if (plan_bexpr_equal(e, b->group[k])) {
-            BExpr *c = bx_new(bc->arena, BE_COL, e->type, e->pos);
+        if (same_group_key(e, b->group[k])) {
+            BExpr *c = bx_new(bc->arena, BE_COL, b->group[k]->type, e->pos);
             if (!c) return bind_oom(bc);
             c->slot = 0;
             c->col = k;
@@ -1656,6 +1676,7 @@ int plan_bind_select(const Catalog *cat, const char *sql, const AstSelect *sel, 
                           "aggregate functions are not allowed in GROUP BY");
                 return -1;
             }
+            if (g->type == CAT_NULL) g->type = CAT_INT64; /* typed as a select item is */
             b->group[b->ngroup++] = g;
         }
     }

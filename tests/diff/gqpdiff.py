@@ -672,7 +672,10 @@ def val_eq(a, b):
 
 
 def sort_key(row):
-    return tuple((0, 0, "") if v is None else (1, float(v), "") if not isinstance(v, str) else (2, 0, v)
+    # numbers by their float value, ties (e.g. 9223372036854775807 and
+    # 9223372036854775806, one float apart from neither) by the exact value:
+    # Python compares int with int and int with float exactly
+    return tuple((0, 0, "") if v is None else (1, float(v), v) if not isinstance(v, str) else (2, 0, v)
                  for v in row)
 
 
