@@ -403,3 +403,17 @@ Test(totext, unsupported_uses_are_not_implemented_errors) {
         cr_expect_str_eq(e.stage, "Not implemented", "%s: %s: %s", bad[k], e.stage, e.msg);
     }
 }
+
+Test(binder, string_vs_number_is_an_error) {
+    /* documented deviation (docs/sql.md): SQLite orders numbers before text */
+    const char *bad[] = {
+        "SELECT s = 1 FROM t",
+        "SELECT s = i < 2 FROM t",
+        "SELECT i FROM t WHERE 1.5 <> s",
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        PlanError e;
+        cr_expect_eq(bind_sql(bad[k], &e), -1, "%s binds", bad[k]);
+        cr_expect_str_eq(e.stage, "Binder", "%s: %s: %s", bad[k], e.stage, e.msg);
+    }
+}
