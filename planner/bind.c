@@ -210,6 +210,23 @@ static BExpr *string_as_date(BindCtx *bc, BExpr *x) {
     return l;
 }
 
+/* 1 if x is the constant NULL (of any type). */
+static int is_null_const(const BExpr *x) {
+    return x->kind == BE_CONST && (x->is_null || x->type == CAT_NULL);
+}
+
+/* Operators distributed into mixed INT/REAL branches (see below). */
+typedef enum DistKind {
+    DIST_LEFT,
+    DIST_RIGHT,
+    DIST_NEG,
+    DIST_ABS,
+    DIST_CMP_LEFT, /* comparison with an integer: int branches compare exactly */
+    DIST_CMP_RIGHT
+} DistKind;
+static int dist_ok(const BExpr *x, const BExpr *other);
+static BExpr *distribute(BindCtx *bc, BExpr *m, DistKind kind, AstOp op, BExpr *other, int64_t pos);
+
 /* Bind a comparison op(x, y): numeric promotion, string dictionary
  * unification, dates against date strings. */
 static BExpr *bind_compare(BindCtx *bc, AstOp op, BExpr *x, BExpr *y, int64_t pos) {
@@ -249,6 +266,12 @@ static BExpr *bind_compare(BindCtx *bc, AstOp op, BExpr *x, BExpr *y, int64_t po
                              cat_type_name(y->type));
         if (bx_unify_dicts(bc->arena, &x, &y) != 0) return bind_oom(bc);
     } else if (bx_is_float(x->type) || bx_is_float(y->type)) {
+        /* a mixed CASE against an integer: its INT branches compare as
+         * integers (SQLite compares int64 with int64 exactly) */
+        if (!bx_is_float(y->type) && y->type != CAT_DATE && !is_null_const(y) && dist_ok(x, y))
+            return distribute(bc, x, DIST_CMP_LEFT, op, y, pos);
+        if (!bx_is_float(x->type) && x->type != CAT_DATE && !is_null_const(x) && dist_ok(y, x))
+            return distribute(bc, y, DIST_CMP_RIGHT, op, x, pos);
         x = cast_to(bc, x, CAT_FLOAT64);
         y = cast_to(bc, y, CAT_FLOAT64);
     }
@@ -308,13 +331,12 @@ static BExpr *arith_plain(BindCtx *bc, AstOp op, BExpr *x, BExpr *y, int64_t pos
  */
 #define DIST_MAX_NODES 2048
 
-typedef enum DistKind { DIST_LEFT, DIST_RIGHT, DIST_NEG, DIST_ABS } DistKind;
-
 static int unify_branches(BindCtx *bc, BExpr **br, int n, CatType *out);
 static BExpr *bind_arith(BindCtx *bc, AstOp op, BExpr *x, BExpr *y, int64_t pos);
 static BExpr *bind_neg(BindCtx *bc, BExpr *x, int64_t pos);
 static BExpr *bind_abs(BindCtx *bc, BExpr *x, int64_t pos);
 static BExpr *abs_plain(BindCtx *bc, BExpr *x, int64_t pos);
+static BExpr *bind_compare(BindCtx *bc, AstOp op, BExpr *x, BExpr *y, int64_t pos);
 
 /* Nodes of e (shared subtrees counted once per use), counting stops past
  * cap. */
@@ -383,6 +405,10 @@ static BExpr *dist_apply(BindCtx *bc, DistKind kind, AstOp op, BExpr *x, BExpr *
         return bind_arith(bc, op, other, x, pos);
     case DIST_NEG:
         return bind_neg(bc, x, pos);
+    case DIST_CMP_LEFT:
+        return bind_compare(bc, op, x, other, pos);
+    case DIST_CMP_RIGHT:
+        return bind_compare(bc, op, other, x, pos);
     default:
         return bind_abs(bc, x, pos);
     }
@@ -413,6 +439,15 @@ static BExpr *distribute(BindCtx *bc, BExpr *m, DistKind kind, AstOp op, BExpr *
     case DIST_RIGHT:
         c->orig = arith_plain(bc, op, other, m, pos);
         break;
+    case DIST_CMP_LEFT:
+    case DIST_CMP_RIGHT: {
+        /* the comparison of the REAL value, as without distribution */
+        BExpr *o = cast_to(bc, other, CAT_FLOAT64);
+        if (!o) return NULL;
+        c->orig = kind == DIST_CMP_LEFT ? bx_bin(bc->arena, op, CAT_BOOL, m, o, pos)
+                                        : bx_bin(bc->arena, op, CAT_BOOL, o, m, pos);
+        break;
+    }
     case DIST_NEG:
         if ((c->orig = bx_new(bc->arena, BE_UNARY, m->type, pos))) {
             c->orig->op = OP_NEG;
@@ -892,11 +927,6 @@ static BExpr *typed_null(BindCtx *bc, CatType t, int64_t pos) {
     BExpr *n = bx_null(bc->arena, t, pos);
     if (!n || (t == CAT_STRING && !(n->dict = bx_literal_dict(bc->arena, "")))) return bind_oom(bc);
     return n;
-}
-
-/* 1 if x is a NULL constant (or untyped NULL expression). */
-static int is_null_const(const BExpr *x) {
-    return (x->kind == BE_CONST && x->is_null) || x->type == CAT_NULL;
 }
 
 /* Text of constant argument x of function f into *out (numbers as SQLite
@@ -1463,6 +1493,13 @@ static BExpr *bind_func(BindCtx *bc, const AstExpr *e, int allow_agg) {
         return acc;
     }
     if (strcasecmp(f, "nullif") == 0 && e->nlist == 2) {
+        /* the result is the first argument or NULL: a branch of a CASE,
+         * which runtime text cannot be (it has no dictionary to share) */
+        if (runtime_text(args[0])) {
+            if (args[1]->kind == BE_CONST && (args[1]->is_null || args[1]->type == CAT_NULL))
+                return args[0]; /* never equal to NULL */
+            return runtime_text_fail(bc, args[0], "NULLIF of");
+        }
         BExpr *eq = bind_compare(bc, OP_EQ, args[0], args[1], e->pos);
         if (!eq) return NULL;
         /* a constant comparison folds: the first argument, or NULL */
@@ -1484,6 +1521,9 @@ static BExpr *bind_func(BindCtx *bc, const AstExpr *e, int allow_agg) {
     return bind_fail(bc, "Binder", e->pos, "no function matches %s() with %d argument%s", f,
                      e->nlist, e->nlist == 1 ? "" : "s");
 }
+
+static BExpr *cast_number(BindCtx *bc, BExpr *x, CatType t, int64_t pos);
+static BExpr *cast_mixed(BindCtx *bc, BExpr *m, CatType t, int64_t pos);
 
 /* Bind CAST(x AS type). Numbers convert between int and float; a STRING
  * value converts to a number through a per-dictionary-entry table (SQLite's
@@ -1559,6 +1599,21 @@ static BExpr *bind_cast(BindCtx *bc, const AstExpr *e, int allow_agg) {
         l->table_n = d->n;
         return l;
     }
+    if ((t == CAT_INT64 || t == CAT_INT32) && x->mixed &&
+        (x->kind == BE_CASE || x->kind == BE_COALESCE)) {
+        /* CAST(CASE .. THEN int ELSE real END AS INTEGER): each branch
+         * converts from its own type (an int64 branch keeps every digit) */
+        BExpr *c = cast_mixed(bc, x, t, e->pos);
+        if (!c) return NULL;
+        if (!(c->orig = bx_new(bc->arena, BE_CAST, t, e->pos))) return bind_oom(bc);
+        c->orig->a = x;
+        return c;
+    }
+    return cast_number(bc, x, t, e->pos);
+}
+
+/* CAST of the numeric (non-STRING) x to the non-STRING type t. */
+static BExpr *cast_number(BindCtx *bc, BExpr *x, CatType t, int64_t pos) {
     if (x->type == CAT_NULL) return adopt_null(bc, x, t, NULL);
     if (t == CAT_BOOL) {
         BExpr *c = as_condition(bc, x);
@@ -1570,12 +1625,31 @@ static BExpr *bind_cast(BindCtx *bc, const AstExpr *e, int allow_agg) {
             x->type = t;
             return x;
         }
-        BExpr *c = bx_new(bc->arena, BE_CAST, t, e->pos);
+        BExpr *c = bx_new(bc->arena, BE_CAST, t, pos);
         if (!c) return bind_oom(bc);
         c->a = x;
         return c;
     }
     return cast_to(bc, x, t);
+}
+
+/* The integer CAST to t distributed into the branches of the mixed CASE /
+ * COALESCE m (its INT branches without their mixed REAL cast); the result
+ * has m's shape, typed t and not mixed. NULL with err set on failure. */
+static BExpr *cast_mixed(BindCtx *bc, BExpr *m, CatType t, int64_t pos) {
+    if (!m->mixed || (m->kind != BE_CASE && m->kind != BE_COALESCE))
+        return cast_number(bc, strip_mixed(m), t, pos);
+    BExpr *c = plan_alloc(bc->arena, sizeof(BExpr));
+    if (!c) return bind_oom(bc);
+    *c = *m;
+    c->type = t;
+    c->mixed = 0;
+    c->dict = NULL;
+    c->orig = NULL;
+    BExpr **p = m->kind == BE_CASE ? &c->b : &c->a;
+    BExpr **q = m->kind == BE_CASE ? &c->c : &c->b;
+    if (!(*p = cast_mixed(bc, *p, t, pos)) || !(*q = cast_mixed(bc, *q, t, pos))) return NULL;
+    return c;
 }
 
 /* Bind an AST expression in the FROM scope. allow_agg permits aggregate
@@ -1785,6 +1859,19 @@ static BExpr *group_remap(BindCtx *bc, BExpr *c, const CatDict *dict) {
     return l;
 }
 
+/* 1 if e is group key g: structurally equal, where an all-NULL value
+ * (CAT_NULL, e.g. a CASE whose branches all are NULL) counts as the
+ * INT64 that a select item or group key of it is typed. */
+static int same_group_key(const BExpr *e, const BExpr *g) {
+    if (plan_bexpr_equal(e, g)) return 1;
+    if (e->type == g->type || (e->type != CAT_NULL && g->type != CAT_NULL) ||
+        (e->type != CAT_INT64 && g->type != CAT_INT64))
+        return 0;
+    BExpr t = *e;
+    t.type = g->type;
+    return plan_bexpr_equal(&t, g);
+}
+
 /* Rewrite an expression of the FROM scope into the aggregate scope: group
  * keys become columns 0..ngroup-1, aggregate calls columns ngroup+k (added
  * to b->aggs, shared when equal). A bare column outside any aggregate that
@@ -1794,8 +1881,8 @@ static BExpr *to_agg_scope(BindCtx *bc, BExpr *e) {
     if (!e) return NULL;
     if (e->kind == BE_CONST) return e; /* the same in every group */
     for (int k = 0; k < b->ngroup; k++) {
-        if (plan_bexpr_equal(e, b->group[k])) {
-            BExpr *c = bx_new(bc->arena, BE_COL, e->type, e->pos);
+        if (same_group_key(e, b->group[k])) {
+            BExpr *c = bx_new(bc->arena, BE_COL, b->group[k]->type, e->pos);
             if (!c) return bind_oom(bc);
             c->slot = 0;
             c->col = k;
@@ -2412,6 +2499,7 @@ int plan_bind_select(const Catalog *cat, const char *sql, const AstSelect *sel, 
                           "aggregate functions are not allowed in GROUP BY");
                 return -1;
             }
+            if (g->type == CAT_NULL) g->type = CAT_INT64; /* typed as a select item is */
             b->group[b->ngroup++] = g;
         }
     }
