@@ -2074,7 +2074,8 @@ static int bind_from(BindCtx *bc) {
     b->rels = plan_alloc(bc->arena, sizeof(BRel) * (size_t)(s->nfrom ? s->nfrom : 1));
     if (!b->rels) return bind_oom(bc), -1;
     for (int i = 0; i < s->nfrom; i++) {
-        CatTable *t = cat_find_table(bc->cat, s->from[i].name);
+        CatTable *t = cat_find_table(bc->cat, s->from[i].bound_name ? s->from[i].bound_name
+                                                                    : s->from[i].name);
         if (!t) {
             bind_fail(bc, "Catalog", s->from[i].pos, "Table with name %s does not exist!",
                       s->from[i].name);

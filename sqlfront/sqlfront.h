@@ -138,8 +138,20 @@ typedef struct AstTableRef {
     char *name;
     char *alias; /* or NULL */
     int64_t pos;
-    AstExpr *join_on; /* ON condition for [INNER] JOIN; NULL for comma / first */
+    AstExpr *join_on;           /* ON condition for [INNER] JOIN; NULL for comma / first */
+    struct AstSelect *subquery; /* FROM (SELECT ...) [AS] alias: name is NULL */
+    char *bound_name;           /* set by libgqp before binding: the catalog table that
+                                   holds a derived table / CTE / view's rows, or NULL */
 } AstTableRef;
+
+/* One WITH name [(cols)] AS (SELECT ...) of a SELECT (non-recursive). */
+typedef struct AstCte {
+    char *name;
+    int64_t pos;
+    char **colnames; /* or NULL */
+    int ncolnames;
+    struct AstSelect *select;
+} AstCte;
 
 typedef struct AstOrderItem {
     AstExpr *expr;
@@ -174,6 +186,8 @@ typedef struct AstSelect {
      * order_by / limit / offset above then apply to the whole compound */
     AstCompoundArm *compound;
     int ncompound;
+    AstCte *with; /* WITH ... before this SELECT, in order; a CTE sees the ones before it */
+    int nwith;
 } AstSelect;
 
 typedef struct AstColumnDef {
@@ -200,7 +214,10 @@ typedef enum AstStmtKind {
     STMT_UPDATE,       /* UPDATE table SET set_cols[i] = set_exprs[i], ... [WHERE where] */
     STMT_DELETE,       /* DELETE FROM table [WHERE where] */
     STMT_CREATE_INDEX, /* CREATE [UNIQUE] INDEX [IF NOT EXISTS] index_name ON table(insert_cols) */
-    STMT_DROP_INDEX    /* DROP INDEX [IF EXISTS] index_name */
+    STMT_DROP_INDEX,   /* DROP INDEX [IF EXISTS] index_name */
+    STMT_CREATE_VIEW,  /* CREATE VIEW [IF NOT EXISTS] table [(insert_cols)] AS select
+                          (its text: view_pos .. end) */
+    STMT_DROP_VIEW     /* DROP VIEW [IF EXISTS] table */
 } AstStmtKind;
 
 typedef struct AstStmt {
@@ -229,6 +246,7 @@ typedef struct AstStmt {
     char *index_name;
     int64_t index_pos;
     int unique;
+    int64_t view_pos; /* CREATE VIEW: byte offset of its SELECT */
     /* SET name = value */
     char *set_name;
     AstExpr *set_value;
