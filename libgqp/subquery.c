@@ -54,9 +54,42 @@ void gqp_drop_temps(gqp *db, gqp_stmt *st) {
     st->mat_explain = NULL;
 }
 
-/* Run sel (text sql[0..len), AST positions into it) with the CTEs of scope
- * visible and store its rows in a new temporary table owned by st; its
- * name goes to *out (st-owned). what / label describe it for EXPLAIN. */
+/* Free a child statement made by run_child. */
+static void child_free(gqp *db, gqp_stmt *child) {
+    if (!child) return;
+    gqp_drop_temps(db, child);
+    exec_result_free(&child->res);
+    plan_dag_free(child->dag);
+    plan_arena_free(child->plan_arena);
+    free(child);
+}
+
+/* Plan and run sel (text sql[0..len), AST positions into it) with the CTEs
+ * of scope visible, as a child of st; *out gets the child (its rows in
+ * res, its plan in dag; free with child_free) also on error (or NULL). */
+static int run_child(gqp *db, gqp_stmt *st, const char *sql, int64_t len, AstSelect *sel,
+                     const GqpScope *scope, gqp_stmt **out) {
+    gqp_stmt *child = *out = calloc(1, sizeof *child);
+    if (!child) return gqp_set_error(db, GQP_NOMEM, "out of memory");
+    child->db = db;
+    child->sql = sql;
+    child->sql_len = len;
+    child->placed_device = -1;
+    child->ast = st->ast;
+    child->parse_arena = st->parse_arena; /* shared (views parse into it); st frees it */
+    if (!(child->plan_arena = plan_arena_new()))
+        return gqp_set_error(db, GQP_NOMEM, "out of memory");
+    const GqpScope *saved = db->scope;
+    db->scope = scope;
+    int rc = gqp_plan_select(db, child, sel);
+    db->scope = saved;
+    if (rc == GQP_OK) rc = gqp_run_select(db, child);
+    return rc;
+}
+
+/* Run sel (see run_child) and store its rows in a new temporary table
+ * owned by st; its name goes to *out (st-owned). what / label describe it
+ * for EXPLAIN. */
 static int materialize_one(gqp *db, gqp_stmt *st, const char *sql, int64_t len, AstSelect *sel,
                            const GqpScope *scope, char *const *cols, int ncols, const char *what,
                            const char *label, char **out) {
@@ -65,21 +98,8 @@ static int materialize_one(gqp *db, gqp_stmt *st, const char *sql, int64_t len, 
     char **g = realloc(st->temps, sizeof *g * (size_t)(st->ntemps + 1));
     if (!g) return gqp_set_error(db, GQP_NOMEM, "out of memory");
     st->temps = g;
-    gqp_stmt *child = calloc(1, sizeof *child);
-    if (!child) return gqp_set_error(db, GQP_NOMEM, "out of memory");
-    child->db = db;
-    child->sql = sql;
-    child->sql_len = len;
-    child->placed_device = -1;
-    child->ast = st->ast;
-    child->parse_arena = st->parse_arena; /* shared (views parse into it); st frees it */
-    int rc = GQP_OK;
-    if (!(child->plan_arena = plan_arena_new())) rc = gqp_set_error(db, GQP_NOMEM, "out of memory");
-    const GqpScope *saved = db->scope;
-    db->scope = scope;
-    if (rc == GQP_OK) rc = gqp_plan_select(db, child, sel);
-    db->scope = saved;
-    if (rc == GQP_OK) rc = gqp_run_select(db, child);
+    gqp_stmt *child = NULL;
+    int rc = run_child(db, st, sql, len, sel, scope, &child);
     if (rc == GQP_OK && cols && ncols != child->res.ncols)
         rc = gqp_set_error(db, GQP_ERROR, "Binder Error: expected %d columns for '%s' but got %d",
                            ncols, label, child->res.ncols);
@@ -102,11 +122,7 @@ static int materialize_one(gqp *db, gqp_stmt *st, const char *sql, int64_t len, 
         }
     }
     /* the child's own temporaries are no longer needed: its rows are copied */
-    gqp_drop_temps(db, child);
-    exec_result_free(&child->res);
-    plan_dag_free(child->dag);
-    plan_arena_free(child->plan_arena);
-    free(child);
+    child_free(db, child);
     return rc;
 }
 
@@ -177,12 +193,212 @@ static int materialize_from(gqp *db, gqp_stmt *st, AstSelect *s, const GqpScope 
     return GQP_OK;
 }
 
+/* ---- subqueries in expressions ---- */
+
+/* Context of one SELECT whose expressions' subqueries are being run. */
+typedef struct SubCtx {
+    gqp *db;
+    gqp_stmt *st;
+    AstSelect *outer; /* the SELECT (for correlation: its FROM) */
+    const GqpScope *scope;
+} SubCtx;
+
+static AstExpr *find_col_sel(AstSelect *s, int64_t pos);
+
+/* The AST_COLUMN at byte offset pos inside e (and its subqueries), or NULL. */
+static AstExpr *find_col_expr(AstExpr *e, int64_t pos) {
+    if (!e) return NULL;
+    if (e->kind == AST_COLUMN && e->pos == pos) return e;
+    AstExpr *r = NULL;
+    if (e->select && (r = find_col_sel(e->select, pos))) return r;
+    if ((r = find_col_expr(e->a, pos)) || (r = find_col_expr(e->b, pos)) ||
+        (r = find_col_expr(e->c, pos)))
+        return r;
+    for (int i = 0; i < e->nlist; i++)
+        if ((r = find_col_expr(e->list[i], pos))) return r;
+    return NULL;
+}
+
+static AstExpr *find_col_sel(AstSelect *s, int64_t pos) {
+    AstExpr *r = NULL;
+    for (int i = 0; i < s->nitems && !r; i++)
+        r = find_col_expr(s->items[i].expr, pos);
+    for (int i = 0; i < s->nfrom && !r; i++) {
+        r = find_col_expr(s->from[i].join_on, pos);
+        if (!r && s->from[i].subquery) r = find_col_sel(s->from[i].subquery, pos);
+    }
+    if (!r) r = find_col_expr(s->where, pos);
+    if (!r) r = find_col_expr(s->having, pos);
+    for (int i = 0; i < s->ngroup && !r; i++)
+        r = find_col_expr(s->group_by[i], pos);
+    for (int i = 0; i < s->norder && !r; i++)
+        r = find_col_expr(s->order_by[i].expr, pos);
+    for (int i = 0; i < s->ncompound && !r; i++)
+        r = find_col_sel(s->compound[i].select, pos);
+    for (int i = 0; i < s->nwith && !r; i++)
+        r = find_col_sel(s->with[i].select, pos);
+    return r;
+}
+
+/* 1 when column c names a column of a table in s's FROM (or its arms). */
+static int resolves_in(gqp *db, const AstSelect *s, const AstExpr *c) {
+    for (int k = 0; k <= s->ncompound; k++) {
+        const AstSelect *q = k ? s->compound[k - 1].select : s;
+        for (int i = 0; i < q->nfrom; i++) {
+            const AstTableRef *r = &q->from[i];
+            const char *alias = r->alias ? r->alias : r->name;
+            if (c->table && (!alias || strcasecmp(c->table, alias) != 0)) continue;
+            CatTable *t = cat_find_table(db->cat, r->bound_name ? r->bound_name : r->name);
+            if (t && cat_find_column(t, c->str) >= 0) return 1;
+        }
+    }
+    return 0;
+}
+
+/* e rewritten into the literal of row r of result column c. */
+static void set_literal(AstExpr *e, const ExecColumn *c, int64_t r) {
+    e->str = NULL;
+    e->nlist = 0;
+    e->list = NULL;
+    e->a = e->b = e->c = NULL;
+    if (c->vec.valid && !c->vec.valid[r]) {
+        e->kind = AST_NULL;
+        return;
+    }
+    int64_t i = 0;
+    double f = 0;
+    int isf = 0;
+    switch (c->vec.type) {
+    case PRIM_U8:
+        i = ((const uint8_t *)c->vec.data)[r];
+        break;
+    case PRIM_I32:
+        i = ((const int32_t *)c->vec.data)[r];
+        break;
+    case PRIM_I64:
+        i = ((const int64_t *)c->vec.data)[r];
+        break;
+    case PRIM_F32:
+        f = ((const float *)c->vec.data)[r], isf = 1;
+        break;
+    case PRIM_F64:
+        f = ((const double *)c->vec.data)[r], isf = 1;
+        break;
+    }
+    if (c->ltype == CAT_STRING) {
+        e->kind = AST_STRING;
+        e->str = (char *)cat_dict_str(c->dict, i);
+    } else if (c->ltype == CAT_DATE) {
+        e->kind = AST_DATE;
+        e->ival = i;
+    } else if (isf) {
+        e->kind = AST_FLOAT;
+        e->fval = f;
+    } else {
+        e->kind = AST_INT;
+        e->ival = i;
+    }
+}
+
+/* Run e's subquery and rewrite e into its value (see AstExpr.select). */
+static int run_sub(SubCtx *x, AstExpr *e) {
+    gqp *db = x->db;
+    gqp_stmt *st = x->st, *child = NULL;
+    int rc = run_child(db, st, st->sql, st->sql_len, e->select, x->scope, &child);
+    if (rc == GQP_ERROR && strncmp(db->errmsg, "Binder Error", 12) == 0) {
+        AstExpr *c = find_col_sel(e->select, db->err_offset);
+        if (c && resolves_in(db, x->outer, c))
+            rc = gqp_set_error_at(db, st->sql, st->sql_len, c->pos, "Not implemented",
+                                  "correlated subquery");
+    }
+    if (rc == GQP_OK && e->sub_kind != AST_EXISTS && child->res.ncols != 1) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "sub-select returns %d columns - expected 1", child->res.ncols);
+        rc = gqp_set_error_at(db, st->sql, st->sql_len, e->select->items[0].expr->pos, "Binder",
+                              msg);
+    }
+    if (rc == GQP_OK) {
+        const ExecResult *res = &child->res;
+        if (e->sub_kind == AST_EXISTS) {
+            e->kind = AST_INT;
+            e->ival = res->nrows > 0;
+        } else if (e->sub_kind == AST_SUBQUERY) {
+            /* SQLite: the first row; no row is NULL */
+            if (res->nrows == 0) {
+                e->kind = AST_NULL;
+                e->str = NULL;
+            } else {
+                set_literal(e, &res->cols[0], 0);
+            }
+        } else { /* IN: the rows as a list of literals */
+            AstExpr **list =
+                sql_arena_alloc(st->parse_arena, sizeof *list * (size_t)(res->nrows + 1));
+            AstExpr *vals =
+                sql_arena_alloc(st->parse_arena, sizeof *vals * (size_t)(res->nrows + 1));
+            if (!list || !vals || res->nrows > INT32_MAX) {
+                rc = gqp_set_error(db, GQP_NOMEM, "out of memory");
+            } else {
+                for (int64_t r = 0; r < res->nrows; r++) {
+                    vals[r].pos = e->select->items[0].expr->pos;
+                    vals[r].end = e->end;
+                    vals[r].height = vals[r].weight = 1;
+                    set_literal(&vals[r], &res->cols[0], r);
+                    list[r] = &vals[r];
+                }
+                e->kind = AST_IN;
+                e->list = list;
+                e->nlist = (int)res->nrows;
+            }
+        }
+    }
+    child_free(db, child);
+    return rc;
+}
+
+/* Run the subqueries in e (not inside other subqueries: their own plans do). */
+static int walk_expr(SubCtx *x, AstExpr *e) {
+    if (!e) return GQP_OK;
+    int rc;
+    if (e->select) {
+        if (e->sub_kind == AST_IN && (rc = walk_expr(x, e->a)) != GQP_OK) return rc;
+        return run_sub(x, e);
+    }
+    if ((rc = walk_expr(x, e->a)) != GQP_OK || (rc = walk_expr(x, e->b)) != GQP_OK ||
+        (rc = walk_expr(x, e->c)) != GQP_OK)
+        return rc;
+    for (int i = 0; i < e->nlist; i++)
+        if ((rc = walk_expr(x, e->list[i])) != GQP_OK) return rc;
+    return GQP_OK;
+}
+
+/* Run the expression subqueries of one SELECT core (and ORDER BY / LIMIT). */
+static int walk_core(SubCtx *x, AstSelect *s) {
+    int rc = GQP_OK;
+    for (int i = 0; rc == GQP_OK && i < s->nitems; i++)
+        rc = walk_expr(x, s->items[i].expr);
+    for (int i = 0; rc == GQP_OK && i < s->nfrom; i++)
+        rc = walk_expr(x, s->from[i].join_on);
+    if (rc == GQP_OK) rc = walk_expr(x, s->where);
+    for (int i = 0; rc == GQP_OK && i < s->ngroup; i++)
+        rc = walk_expr(x, s->group_by[i]);
+    if (rc == GQP_OK) rc = walk_expr(x, s->having);
+    for (int i = 0; rc == GQP_OK && i < s->norder; i++)
+        rc = walk_expr(x, s->order_by[i].expr);
+    if (rc == GQP_OK) rc = walk_expr(x, s->limit);
+    if (rc == GQP_OK) rc = walk_expr(x, s->offset);
+    return rc;
+}
+
 int gqp_materialize(gqp *db, gqp_stmt *st, AstSelect *sel) {
     GqpScope sc = {sel->with, sel->nwith, db->scope};
     const GqpScope *use = sel->nwith ? &sc : db->scope;
     int rc = materialize_from(db, st, sel, use);
     for (int i = 0; rc == GQP_OK && i < sel->ncompound; i++)
         rc = materialize_from(db, st, sel->compound[i].select, use);
+    SubCtx x = {db, st, sel, use};
+    if (rc == GQP_OK) rc = walk_core(&x, sel);
+    for (int i = 0; rc == GQP_OK && i < sel->ncompound; i++)
+        rc = walk_core(&x, sel->compound[i].select);
     return rc;
 }
 

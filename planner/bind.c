@@ -1754,6 +1754,9 @@ static BExpr *bind_expr(BindCtx *bc, const AstExpr *e, int allow_agg) {
         return bind_cast(bc, e, allow_agg);
     case AST_FUNC:
         return bind_func(bc, e, allow_agg);
+    case AST_SUBQUERY: /* libgqp runs subqueries and writes their values before binding */
+    case AST_EXISTS:
+        return bind_fail(bc, "Not implemented", e->pos, "a subquery here");
     case AST_PARAM: /* libgqp writes bound values into the AST before binding */
         return bind_fail(bc, "Binder", e->pos, "parameter %s has no value", e->str);
     }

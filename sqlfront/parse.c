@@ -265,6 +265,8 @@ static AstExpr *parse_unary(Parser *p);
 
 /* Returns a zeroed expression node of kind k spanning [pos, end); NULL after
  * an out-of-memory error. */
+static AstSelect *parse_select(Parser *p);
+
 static AstExpr *new_expr(Parser *p, AstKind k, int64_t pos, int64_t end) {
     AstExpr *e = sql_arena_alloc(p->arena, sizeof *e);
     if (!e) {
@@ -784,9 +786,15 @@ static AstExpr *parse_primary(Parser *p) {
     case TK_OP:
         if (is_op(p, "(")) {
             SqlToken n = peek(p);
-            if (tok_is_kw(p, n, "select")) {
-                fail_unsupported(p, n.pos, "a subquery");
-                return NULL;
+            if (tok_is_kw(p, n, "select") || tok_is_kw(p, n, "with")) {
+                if (enter(p) < 0) return NULL;
+                advance(p);
+                if (!(e = new_expr(p, AST_SUBQUERY, t.pos, 0))) return NULL;
+                e->sub_kind = AST_SUBQUERY;
+                if (!(e->select = parse_select(p)) || expect_op(p, ")") < 0) return NULL;
+                p->depth--;
+                e->end = p->prev_end;
+                return e;
             }
             advance(p);
             if (!(e = parse_expr(p)) || expect_op(p, ")") < 0) return NULL;
@@ -814,9 +822,20 @@ static AstExpr *parse_primary(Parser *p) {
         }
         if (is_kw(p, "case")) return parse_case(p);
         if (is_kw(p, "cast")) return parse_cast(p);
-        if (is_kw(p, "exists")) {
-            fail_unsupported(p, t.pos, "EXISTS (a subquery)");
-            return NULL;
+        if (is_kw(p, "exists") && tok_is_op(p, peek(p), "(")) {
+            advance(p);
+            advance(p);
+            if (!is_kw(p, "select") && !is_kw(p, "with")) {
+                fail_syntax(p);
+                return NULL;
+            }
+            if (enter(p) < 0) return NULL;
+            if (!(e = new_expr(p, AST_EXISTS, t.pos, 0))) return NULL;
+            e->sub_kind = AST_EXISTS;
+            if (!(e->select = parse_select(p)) || expect_op(p, ")") < 0) return NULL;
+            p->depth--;
+            e->end = p->prev_end;
+            return e;
         }
         SqlToken n = peek(p);
         if (is_kw(p, "extract") && tok_is_op(p, n, "(")) return parse_extract(p, t);
@@ -958,10 +977,36 @@ static AstExpr *parse_predicate_tail(Parser *p, AstExpr *l, int negated) {
     } else if (accept_kw(p, "in")) {
         if (!(e = new_expr(p, AST_IN, l->pos, 0))) return NULL;
         e->a = l;
+        e->sub_kind = AST_IN;
+        if (!is_op(p, "(") && tok_is_name(p, p->tok)) { /* SQLite's x IN table */
+            AstSelect *s = sql_arena_alloc(p->arena, sizeof *s);
+            AstSelectItem *it = sql_arena_alloc(p->arena, sizeof *it);
+            AstTableRef *r = sql_arena_alloc(p->arena, sizeof *r);
+            if (!s || !it || !r) {
+                fail_oom(p);
+                return NULL;
+            }
+            r->pos = p->tok.pos;
+            if (!(it->expr = new_expr(p, AST_STAR, p->tok.pos, p->tok.pos + p->tok.len)) ||
+                !(r->name = expect_name(p)))
+                return NULL;
+            s->items = it;
+            s->nitems = 1;
+            s->from = r;
+            s->nfrom = 1;
+            e->select = s;
+            e->negated = negated;
+            e->end = p->prev_end;
+            return set_height(p, e, 0, e->pos);
+        }
         if (expect_op(p, "(") < 0) return NULL;
-        if (is_kw(p, "select")) {
-            fail_unsupported(p, p->tok.pos, "a subquery");
-            return NULL;
+        if (is_kw(p, "select") || is_kw(p, "with")) {
+            if (enter(p) < 0) return NULL;
+            if (!(e->select = parse_select(p)) || expect_op(p, ")") < 0) return NULL;
+            p->depth--;
+            e->negated = negated;
+            e->end = p->prev_end;
+            return set_height(p, e, 0, e->pos);
         }
         Vec items = vec_make(sizeof(AstExpr *));
         if (!is_op(p, ")") && parse_expr_list(p, &items) < 0) return NULL;

@@ -62,8 +62,10 @@ typedef enum AstKind {
     AST_CASE,    /* CASE [a] WHEN list[0] THEN list[1] WHEN list[2] THEN list[3] ... [ELSE b] END */
     AST_CAST,    /* CAST(a AS type_name) */
     AST_FUNC,    /* name(list...) incl. COUNT(*) (list[0] is AST_STAR), distinct flag */
-    AST_PARAM    /* bind parameter: ival its index (1-based); libgqp rewrites the node
+    AST_PARAM,   /* bind parameter: ival its index (1-based); libgqp rewrites the node
                     into the bound literal (AST_INT / FLOAT / STRING / NULL) before binding */
+    AST_SUBQUERY, /* (SELECT ...) as a scalar: select */
+    AST_EXISTS    /* EXISTS (SELECT ...): select */
 } AstKind;
 
 typedef enum AstOp {
@@ -99,8 +101,15 @@ typedef struct AstExpr {
     struct AstExpr *a, *b, *c;
     struct AstExpr **list;
     int nlist;
-    int negated;    /* NOT BETWEEN / NOT IN / IS NOT NULL / NOT LIKE */
-    int distinct;   /* COUNT(DISTINCT x) etc. */
+    int negated;  /* NOT BETWEEN / NOT IN / IS NOT NULL / NOT LIKE */
+    int distinct; /* COUNT(DISTINCT x) etc. */
+    /* AST_SUBQUERY, AST_EXISTS, and AST_IN over (SELECT ...) or a table:
+     * the subquery, and the kind the parser gave the node. libgqp runs the
+     * (uncorrelated) subquery before binding and rewrites the node into its
+     * value (a literal) or, for IN, its list of values; every plan starts
+     * again from sub_kind */
+    struct AstSelect *select;
+    AstKind sub_kind;
     int height;     /* levels of the tree rooted here (1 for a leaf; a CASE or a
                        call also counts its arms / arguments, which the binder
                        chains); at most SQL_MAX_EXPR_DEPTH */

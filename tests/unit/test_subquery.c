@@ -83,3 +83,41 @@ Test(subquery, temporaries_are_dropped) {
     run_ok(db, "CREATE TABLE __gqp_temp_2(a INTEGER)");
     gqp_close(db);
 }
+
+Test(subquery, correlated_is_an_error_at_the_column) {
+    gqp *db = open_db();
+    run_ok(db, "CREATE TABLE u(x INTEGER, y INTEGER); INSERT INTO u VALUES (1, 1), (2, NULL)");
+    static const char *const bad[] = {
+        "SELECT a FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.x = t.a)",
+        "SELECT a FROM t WHERE b > (SELECT MAX(x) FROM u WHERE x = a)",
+        "SELECT a, (SELECT COUNT(*) FROM u WHERE y = b) FROM t",
+        "SELECT a FROM t WHERE a IN (SELECT x FROM u WHERE x IN (SELECT a FROM u WHERE y = t.b))",
+        "SELECT a FROM t tt WHERE a NOT IN (SELECT x FROM u WHERE y = tt.a)",
+        "SELECT COUNT(*) FROM (SELECT a FROM t) d WHERE EXISTS (SELECT 1 FROM u WHERE x = d.a)",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        gqp_stmt *st = NULL;
+        cr_expect_neq(gqp_prepare(db, bad[i], -1, &st, NULL), GQP_OK, "%s", bad[i]);
+        cr_expect(strstr(gqp_errmsg(db), "Not implemented Error: correlated subquery") != NULL,
+                  "%s: %s", bad[i], gqp_errmsg(db));
+        gqp_finalize(st);
+    }
+    /* an unknown column that resolves nowhere stays a Binder Error */
+    gqp_stmt *st = NULL;
+    cr_expect_neq(gqp_prepare(db, "SELECT a FROM t WHERE a IN (SELECT nope FROM u)", -1, &st, NULL),
+                  GQP_OK);
+    cr_expect(strstr(gqp_errmsg(db), "Binder Error") != NULL, "%s", gqp_errmsg(db));
+    gqp_close(db);
+}
+
+Test(subquery, prepared_subquery_reruns) {
+    gqp *db = open_db();
+    gqp_stmt *st = NULL;
+    const char *sql = "SELECT COUNT(*) FROM t WHERE b = (SELECT MAX(b) FROM t)";
+    cr_assert_eq(gqp_prepare(db, sql, -1, &st, NULL), GQP_OK, "%s", gqp_errmsg(db));
+    run_ok(db, "INSERT INTO t VALUES (7, 70), (8, 70)");
+    cr_assert_eq(gqp_step(st), GQP_ROW, "%s", gqp_errmsg(db));
+    cr_expect_eq(gqp_column_int64(st, 0), 2);
+    gqp_finalize(st);
+    gqp_close(db);
+}
