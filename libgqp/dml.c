@@ -572,6 +572,12 @@ int gqp_run_other(gqp *db, gqp_stmt *st) {
     }
     switch (a->kind) {
     case STMT_CREATE_TABLE:
+        if (gqp_is_view(db, a->table)) {
+            if (a->if_not_exists) return GQP_OK;
+            char msg[300];
+            snprintf(msg, sizeof msg, "view %s already exists", a->table);
+            return gqp_set_error_at(db, st->sql, st->sql_len, a->table_pos, "Catalog", msg);
+        }
         if (a->select && cat_find_table(db->cat, a->table) && a->if_not_exists) return GQP_OK;
         return a->select ? run_ctas(db, st) : run_create(db, st);
     case STMT_INSERT:

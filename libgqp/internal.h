@@ -123,6 +123,8 @@ int gqp_materialize(gqp *db, gqp_stmt *st, AstSelect *sel);
 void gqp_drop_temps(gqp *db, gqp_stmt *st);
 /* CREATE VIEW / DROP VIEW. */
 int gqp_run_view(gqp *db, gqp_stmt *st);
+/* 1 when db has a view named name. */
+int gqp_is_view(gqp *db, const char *name);
 /* Free every view of db. */
 void gqp_free_views(gqp *db);
 /* Create table `name` from res (column names: colnames when given, else

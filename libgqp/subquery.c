@@ -126,6 +126,12 @@ static int materialize_one(gqp *db, gqp_stmt *st, const char *sql, int64_t len, 
     return rc;
 }
 
+int gqp_is_view(gqp *db, const char *name) {
+    for (int i = 0; i < db->nviews; i++)
+        if (strcasecmp(db->views[i].name, name) == 0) return 1;
+    return 0;
+}
+
 /* The view named name, or NULL. */
 static GqpView *find_view(gqp *db, const char *name) {
     for (int i = 0; i < db->nviews; i++)
@@ -319,6 +325,17 @@ static int run_sub(SubCtx *x, AstExpr *e) {
     }
     if (rc == GQP_OK) {
         const ExecResult *res = &child->res;
+        char head[200];
+        snprintf(head, sizeof head, "-- ran the %s subquery at byte %lld first (%lld rows):\n",
+                 e->sub_kind == AST_EXISTS ? "EXISTS"
+                 : e->sub_kind == AST_IN   ? "IN"
+                                           : "scalar",
+                 (long long)e->pos, (long long)res->nrows);
+        note(st, head);
+        if (child->mat_explain) note(st, child->mat_explain);
+        char *plan = plan_explain_text(child->dag, 0);
+        if (plan) note(st, plan);
+        free(plan);
         if (e->sub_kind == AST_EXISTS) {
             e->kind = AST_INT;
             e->ival = res->nrows > 0;

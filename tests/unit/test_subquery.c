@@ -60,6 +60,12 @@ Test(subquery, explain_lists_materialized_plans) {
     cr_expect(strstr(out, "materialized derived table d") != NULL, "%s", out);
     cr_expect(strstr(out, "materialized view v") != NULL, "%s", out);
     gqp_free(out);
+    out = NULL;
+    sql = "SELECT a FROM t WHERE a IN (SELECT a FROM v) AND EXISTS (SELECT 1 FROM t)";
+    cr_assert_eq(gqp_explain(db, sql, -1, 0, &out), GQP_OK, "%s", gqp_errmsg(db));
+    cr_expect(strstr(out, "ran the IN subquery") != NULL, "%s", out);
+    cr_expect(strstr(out, "ran the EXISTS subquery") != NULL, "%s", out);
+    gqp_free(out);
     gqp_close(db);
 }
 
