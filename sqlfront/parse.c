@@ -1613,7 +1613,7 @@ static int parse_insert(Parser *p, AstStmt *st) {
         st->insert_cols = (char **)names.data;
         st->ninsert_cols = (int)names.n;
     }
-    if (is_kw(p, "select")) return (st->select = parse_select(p)) ? 0 : -1;
+    if (is_kw(p, "select") || is_kw(p, "with")) return (st->select = parse_select(p)) ? 0 : -1;
     if (expect_kw(p, "values") < 0) return -1;
     Vec rows = vec_make(sizeof(AstExpr **));
     do {
