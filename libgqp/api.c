@@ -147,6 +147,7 @@ int gqp_close(gqp *db) {
     exec_device_close(db->dev);
     exec_pool_free(db->pool);
     cat_catalog_free(db->cat);
+    gqp_free_views(db);
     free(db->cost);
     free(db->reads);
     gqp_leave(db);
@@ -439,6 +440,7 @@ int gqp_finalize(gqp_stmt *st) {
 
 /* Free everything of st (not linked in any list any more). */
 void gqp_stmt_destroy(gqp_stmt *st) {
+    gqp_drop_temps(st->db, st);
     exec_result_free(&st->res);
     plan_dag_free(st->dag);
     plan_arena_free(st->plan_arena);

@@ -458,18 +458,13 @@ static int run_delete(gqp *db, gqp_stmt *st, CatTable *t) {
     return rc;
 }
 
-/* CREATE TABLE t AS SELECT ...: run the query, create t with its column
- * names (a repeated name gets ":1", ":2", ... as in SQLite) and types,
- * insert its rows; on any error t does not exist. */
-static int run_ctas(gqp *db, gqp_stmt *st) {
-    const AstStmt *a = st->ast;
-    int rc = run_inner_select(db, st, a->select, NULL);
-    if (rc != GQP_OK) {
-        release_select(st);
-        return rc;
-    }
-    int nc = st->res.ncols;
-    int64_t n = st->res.nrows;
+int gqp_table_from_result(gqp *db, const ExecResult *res, char *const *result_names,
+                          const char *name, char *const *colnames, int ncolnames) {
+    int nc = res->ncols, rc = GQP_OK;
+    int64_t n = res->nrows;
+    if (colnames && ncolnames != nc)
+        return gqp_set_error(db, GQP_ERROR, "Binder Error: table %s has %d values for %d columns",
+                             name, nc, ncolnames);
     char **names = calloc((size_t)nc + 1, sizeof *names);
     CatType *types = calloc((size_t)nc + 1, sizeof *types);
     CatValue *vals = calloc((size_t)(n * nc) + 1, sizeof *vals);
@@ -479,7 +474,7 @@ static int run_ctas(gqp *db, gqp_stmt *st) {
         goto done;
     }
     for (int i = 0; i < nc; i++) {
-        const char *base = st->dag->result_names[i];
+        const char *base = colnames ? colnames[i] : result_names[i];
         size_t len = strlen(base) + 16;
         if (!(names[i] = malloc(len))) {
             rc = gqp_set_error(db, GQP_NOMEM, "out of memory");
@@ -493,30 +488,45 @@ static int run_ctas(gqp *db, gqp_stmt *st) {
             if (!dup) break;
             snprintf(names[i], len, "%s:%d", base, k);
         }
-        types[i] = st->res.cols[i].ltype == CAT_NULL ? CAT_INT64 : st->res.cols[i].ltype;
+        types[i] = res->cols[i].ltype == CAT_NULL ? CAT_INT64 : res->cols[i].ltype;
     }
     for (int64_t r = 0; r < n; r++)
         for (int i = 0; i < nc; i++)
-            result_value(&st->res.cols[i], r, textbuf + (r * nc + i) * 32, &vals[r * nc + i]);
+            result_value(&res->cols[i], r, textbuf + (r * nc + i) * 32, &vals[r * nc + i]);
     CatError err;
-    if (cat_create_table(db->cat, a->table, nc, (const char *const *)names, types, &err) != 0) {
+    if (cat_create_table(db->cat, name, nc, (const char *const *)names, types, &err) != 0) {
         rc = gqp_set_error(db, GQP_ERROR, "%s", err.msg);
         goto done;
     }
-    if (cat_insert_rows(cat_find_table(db->cat, a->table), n, vals, &err) != 0) {
+    if (cat_insert_rows(cat_find_table(db->cat, name), n, vals, &err) != 0) {
         rc = gqp_set_error(db, GQP_ERROR, "%s", err.msg);
-        cat_drop_table(db->cat, a->table, NULL);
+        cat_drop_table(db->cat, name, NULL);
         goto done;
     }
-    st->changes = n;
 done:
-    release_select(st);
     for (int i = 0; names && i < nc; i++)
         free(names[i]);
     free(names);
     free(types);
     free(vals);
     free(textbuf);
+    return rc;
+}
+
+void gqp_forget_table(gqp *db, const CatTable *t) {
+    forget_columns(db, t, NULL, 0);
+}
+
+/* CREATE TABLE t AS SELECT ...: run the query, create t with its column
+ * names (a repeated name gets ":1", ":2", ... as in SQLite) and types,
+ * insert its rows; on any error t does not exist. */
+static int run_ctas(gqp *db, gqp_stmt *st) {
+    const AstStmt *a = st->ast;
+    int rc = run_inner_select(db, st, a->select, NULL);
+    if (rc == GQP_OK)
+        rc = gqp_table_from_result(db, &st->res, st->dag->result_names, a->table, NULL, 0);
+    if (rc == GQP_OK) st->changes = st->res.nrows;
+    release_select(st);
     return rc;
 }
 
@@ -562,6 +572,12 @@ int gqp_run_other(gqp *db, gqp_stmt *st) {
     }
     switch (a->kind) {
     case STMT_CREATE_TABLE:
+        if (gqp_is_view(db, a->table)) {
+            if (a->if_not_exists) return GQP_OK;
+            char msg[300];
+            snprintf(msg, sizeof msg, "view %s already exists", a->table);
+            return gqp_set_error_at(db, st->sql, st->sql_len, a->table_pos, "Catalog", msg);
+        }
         if (a->select && cat_find_table(db->cat, a->table) && a->if_not_exists) return GQP_OK;
         return a->select ? run_ctas(db, st) : run_create(db, st);
     case STMT_INSERT:
@@ -583,6 +599,9 @@ int gqp_run_other(gqp *db, gqp_stmt *st) {
     }
     case STMT_CREATE_INDEX:
         return run_create_index(db, st);
+    case STMT_CREATE_VIEW:
+    case STMT_DROP_VIEW:
+        return gqp_run_view(db, st);
     case STMT_DROP_INDEX: {
         if (!cat_find_index(db->cat, a->index_name, NULL)) {
             if (a->if_not_exists) return GQP_OK;

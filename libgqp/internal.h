@@ -57,7 +57,20 @@ struct gqp {
     int nreads, cap_reads;
     uint64_t nqueries;    /* SELECTs executed */
     uint64_t reads_epoch; /* bumped whenever a count in `reads` changes */
+    /* views (subquery.c): name, the SELECT's text, optional column names */
+    struct GqpView *views;
+    int nviews;
+    const struct GqpScope *scope; /* CTEs visible to the SELECT being planned */
+    const struct GqpBusy *busy;   /* CTEs being materialized (circular references) */
+    uint64_t ntemps;              /* temporary tables made so far (their names) */
 };
+
+typedef struct GqpView {
+    char *name;
+    char *sql; /* SELECT ... as written */
+    char **cols;
+    int ncols;
+} GqpView;
 
 /* A bound parameter value (gqp_bind_*). */
 typedef struct GqpParam {
@@ -95,7 +108,32 @@ struct gqp_stmt {
      * these constants and plans again */
     GqpParam *params;
     uint64_t bind_gen, planned_gen;
+    /* derived tables, CTEs and views of the last plan, materialized into
+     * catalog tables (subquery.c); dropped on re-plan and on finalize */
+    char **temps;
+    int ntemps;
+    char *mat_explain; /* EXPLAIN text of their plans (malloc'ed) or NULL */
 };
+
+/* Materialize every derived table, CTE and view named in sel's FROM (and
+ * its compound arms) into temporary catalog tables owned by st, setting
+ * each reference's bound_name. GQP_OK or an error with db's message. */
+int gqp_materialize(gqp *db, gqp_stmt *st, AstSelect *sel);
+/* Drop st's temporary tables (and forget its materialized plans' text). */
+void gqp_drop_temps(gqp *db, gqp_stmt *st);
+/* CREATE VIEW / DROP VIEW. */
+int gqp_run_view(gqp *db, gqp_stmt *st);
+/* 1 when db has a view named name. */
+int gqp_is_view(gqp *db, const char *name);
+/* Free every view of db. */
+void gqp_free_views(gqp *db);
+/* Create table `name` from res (column names: colnames when given, else
+ * result_names, a repeated name getting ":1", ... as in SQLite) and insert
+ * its rows; on error the table does not exist. */
+int gqp_table_from_result(gqp *db, const ExecResult *res, char *const *result_names,
+                          const char *name, char *const *colnames, int ncolnames);
+/* Drop table t's columns from the GPU cache and the read counts. */
+void gqp_forget_table(gqp *db, const CatTable *t);
 
 /* Take / release db's recursive mutex (the public gqp_lock/gqp_unlock). */
 void gqp_enter(gqp *db);

@@ -152,6 +152,9 @@ static double agg_cost(void *ud, int dense, const PlanAggShape *s) {
 int gqp_plan_select(gqp *db, gqp_stmt *st, const AstSelect *sel) {
     PlanError perr;
     memset(&perr, 0, sizeof perr);
+    gqp_drop_temps(db, st);
+    int mrc = gqp_materialize(db, st, (AstSelect *)sel);
+    if (mrc != GQP_OK) return mrc;
     if (plan_bind_select(db->cat, st->sql, sel, st->plan_arena, &st->bound, &perr) != 0)
         return gqp_set_error_at(db, st->sql, st->sql_len, perr.offset, perr.stage, perr.msg);
     st->dag = plan_dag_new(st->plan_arena);
@@ -219,6 +222,17 @@ static int explain_locked(gqp *db, const char *sql, int64_t nbytes, int flags, c
     char *s = (flags & GQP_EXPLAIN_JSON)  ? plan_explain_json(st->dag, an)
               : (flags & GQP_EXPLAIN_DOT) ? plan_explain_dot(st->dag, an)
                                           : plan_explain_text(st->dag, an);
+    if (s && st->mat_explain && !(flags & (GQP_EXPLAIN_JSON | GQP_EXPLAIN_DOT))) {
+        /* the derived tables / CTEs / views run before the query: their plans first */
+        size_t a = strlen(st->mat_explain), b = strlen(s);
+        char *t = malloc(a + b + 1);
+        if (t) {
+            memcpy(t, st->mat_explain, a);
+            memcpy(t + a, s, b + 1);
+            free(s);
+            s = t;
+        }
+    }
     if (s && an && !(flags & (GQP_EXPLAIN_JSON | GQP_EXPLAIN_DOT))) {
         size_t l = strlen(s);
         char *t = realloc(s, l + 256);

@@ -1828,6 +1828,9 @@ static BExpr *bind_expr(BindCtx *bc, const AstExpr *e, int allow_agg) {
         return bind_cast(bc, e, allow_agg);
     case AST_FUNC:
         return bind_func(bc, e, allow_agg);
+    case AST_SUBQUERY: /* libgqp runs subqueries and writes their values before binding */
+    case AST_EXISTS:
+        return bind_fail(bc, "Not implemented", e->pos, "a subquery here");
     case AST_PARAM: /* libgqp writes bound values into the AST before binding */
         return bind_fail(bc, "Binder", e->pos, "parameter %s has no value", e->str);
     }
@@ -2161,7 +2164,8 @@ static int bind_from(BindCtx *bc) {
     b->rels = plan_alloc(bc->arena, sizeof(BRel) * (size_t)(s->nfrom ? s->nfrom : 1));
     if (!b->rels) return bind_oom(bc), -1;
     for (int i = 0; i < s->nfrom; i++) {
-        CatTable *t = cat_find_table(bc->cat, s->from[i].name);
+        CatTable *t = cat_find_table(bc->cat, s->from[i].bound_name ? s->from[i].bound_name
+                                                                    : s->from[i].name);
         if (!t) {
             bind_fail(bc, "Catalog", s->from[i].pos, "Table with name %s does not exist!",
                       s->from[i].name);

@@ -265,6 +265,8 @@ static AstExpr *parse_unary(Parser *p);
 
 /* Returns a zeroed expression node of kind k spanning [pos, end); NULL after
  * an out-of-memory error. */
+static AstSelect *parse_select(Parser *p);
+
 static AstExpr *new_expr(Parser *p, AstKind k, int64_t pos, int64_t end) {
     AstExpr *e = sql_arena_alloc(p->arena, sizeof *e);
     if (!e) {
@@ -784,9 +786,15 @@ static AstExpr *parse_primary(Parser *p) {
     case TK_OP:
         if (is_op(p, "(")) {
             SqlToken n = peek(p);
-            if (tok_is_kw(p, n, "select")) {
-                fail_unsupported(p, n.pos, "a subquery");
-                return NULL;
+            if (tok_is_kw(p, n, "select") || tok_is_kw(p, n, "with")) {
+                if (enter(p) < 0) return NULL;
+                advance(p);
+                if (!(e = new_expr(p, AST_SUBQUERY, t.pos, 0))) return NULL;
+                e->sub_kind = AST_SUBQUERY;
+                if (!(e->select = parse_select(p)) || expect_op(p, ")") < 0) return NULL;
+                p->depth--;
+                e->end = p->prev_end;
+                return e;
             }
             advance(p);
             if (!(e = parse_expr(p)) || expect_op(p, ")") < 0) return NULL;
@@ -814,9 +822,20 @@ static AstExpr *parse_primary(Parser *p) {
         }
         if (is_kw(p, "case")) return parse_case(p);
         if (is_kw(p, "cast")) return parse_cast(p);
-        if (is_kw(p, "exists")) {
-            fail_unsupported(p, t.pos, "EXISTS (a subquery)");
-            return NULL;
+        if (is_kw(p, "exists") && tok_is_op(p, peek(p), "(")) {
+            advance(p);
+            advance(p);
+            if (!is_kw(p, "select") && !is_kw(p, "with")) {
+                fail_syntax(p);
+                return NULL;
+            }
+            if (enter(p) < 0) return NULL;
+            if (!(e = new_expr(p, AST_EXISTS, t.pos, 0))) return NULL;
+            e->sub_kind = AST_EXISTS;
+            if (!(e->select = parse_select(p)) || expect_op(p, ")") < 0) return NULL;
+            p->depth--;
+            e->end = p->prev_end;
+            return e;
         }
         SqlToken n = peek(p);
         if (is_kw(p, "extract") && tok_is_op(p, n, "(")) return parse_extract(p, t);
@@ -958,10 +977,36 @@ static AstExpr *parse_predicate_tail(Parser *p, AstExpr *l, int negated) {
     } else if (accept_kw(p, "in")) {
         if (!(e = new_expr(p, AST_IN, l->pos, 0))) return NULL;
         e->a = l;
+        e->sub_kind = AST_IN;
+        if (!is_op(p, "(") && tok_is_name(p, p->tok)) { /* SQLite's x IN table */
+            AstSelect *s = sql_arena_alloc(p->arena, sizeof *s);
+            AstSelectItem *it = sql_arena_alloc(p->arena, sizeof *it);
+            AstTableRef *r = sql_arena_alloc(p->arena, sizeof *r);
+            if (!s || !it || !r) {
+                fail_oom(p);
+                return NULL;
+            }
+            r->pos = p->tok.pos;
+            if (!(it->expr = new_expr(p, AST_STAR, p->tok.pos, p->tok.pos + p->tok.len)) ||
+                !(r->name = expect_name(p)))
+                return NULL;
+            s->items = it;
+            s->nitems = 1;
+            s->from = r;
+            s->nfrom = 1;
+            e->select = s;
+            e->negated = negated;
+            e->end = p->prev_end;
+            return set_height(p, e, 0, e->pos);
+        }
         if (expect_op(p, "(") < 0) return NULL;
-        if (is_kw(p, "select")) {
-            fail_unsupported(p, p->tok.pos, "a subquery");
-            return NULL;
+        if (is_kw(p, "select") || is_kw(p, "with")) {
+            if (enter(p) < 0) return NULL;
+            if (!(e->select = parse_select(p)) || expect_op(p, ")") < 0) return NULL;
+            p->depth--;
+            e->negated = negated;
+            e->end = p->prev_end;
+            return set_height(p, e, 0, e->pos);
         }
         Vec items = vec_make(sizeof(AstExpr *));
         if (!is_op(p, ")") && parse_expr_list(p, &items) < 0) return NULL;
@@ -1139,6 +1184,7 @@ static int parse_select_item(Parser *p, AstSelectItem *it) {
 }
 
 static int parse_from_list(Parser *p, Vec *from);
+static AstSelect *parse_select(Parser *p);
 
 /* Parses one FROM factor: name [[AS] alias], or "(" join-list ")" whose
  * tables are flattened into *from (all joins are inner, so this keeps the
@@ -1146,7 +1192,17 @@ static int parse_from_list(Parser *p, Vec *from);
 static int parse_table_factor(Parser *p, Vec *from) {
     if (is_op(p, "(")) {
         SqlToken n = peek(p);
-        if (tok_is_kw(p, n, "select")) return fail_unsupported(p, n.pos, "a subquery in FROM");
+        if (tok_is_kw(p, n, "select") || tok_is_kw(p, n, "with")) {
+            AstTableRef r;
+            memset(&r, 0, sizeof r);
+            r.pos = n.pos;
+            if (enter(p) < 0) return -1;
+            advance(p);
+            if (!(r.subquery = parse_select(p)) || expect_op(p, ")") < 0) return -1;
+            p->depth--;
+            if (parse_alias(p, &r.alias) < 0) return -1;
+            return vec_push(p, from, &r);
+        }
         if (enter(p) < 0) return -1;
         advance(p);
         if (parse_from_list(p, from) < 0) return -1;
@@ -1279,9 +1335,59 @@ static const char *accept_setop(Parser *p, AstSetOp *op) {
 /* Parses a SELECT statement with SELECT current: a core, or a compound of
  * cores, then ORDER BY / LIMIT (of the whole compound). Returns the
  * arena-owned AstSelect or NULL after an error. */
+static int parse_name_list(Parser *p, char ***names, int *n);
+
+/* Parses WITH name [(cols)] AS (select), ... into *ctes. Returns 0 or -1. */
+static int parse_with(Parser *p, AstCte **ctes, int *n) {
+    advance(p);
+    if (is_kw(p, "recursive")) return fail_unsupported(p, p->tok.pos, "WITH RECURSIVE");
+    Vec v = vec_make(sizeof(AstCte));
+    do {
+        AstCte c;
+        memset(&c, 0, sizeof c);
+        c.pos = p->tok.pos;
+        if (!(c.name = expect_name(p))) return -1;
+        if (is_op(p, "(") && parse_name_list(p, &c.colnames, &c.ncolnames) < 0) return -1;
+        if (expect_kw(p, "as") < 0 || expect_op(p, "(") < 0) return -1;
+        if (!is_kw(p, "select") && !is_kw(p, "with")) return fail_syntax(p);
+        if (enter(p) < 0) return -1;
+        if (!(c.select = parse_select(p)) || expect_op(p, ")") < 0) return -1;
+        p->depth--;
+        if (vec_push(p, &v, &c) < 0) return -1;
+    } while (accept_op(p, ","));
+    *ctes = (AstCte *)v.data;
+    *n = (int)v.n;
+    return 0;
+}
+
+/* Parses "(" name, ... ")" into *names / *n. Returns 0 or -1. */
+static int parse_name_list(Parser *p, char ***names, int *n) {
+    if (expect_op(p, "(") < 0) return -1;
+    Vec v = vec_make(sizeof(char *));
+    do {
+        char *nm = expect_name(p);
+        if (!nm || vec_push(p, &v, &nm) < 0) return -1;
+    } while (accept_op(p, ","));
+    if (expect_op(p, ")") < 0) return -1;
+    *names = (char **)v.data;
+    *n = (int)v.n;
+    return 0;
+}
+
 static AstSelect *parse_select(Parser *p) {
+    AstCte *with = NULL;
+    int nwith = 0;
+    if (is_kw(p, "with")) {
+        if (parse_with(p, &with, &nwith) < 0) return NULL;
+        if (!is_kw(p, "select")) {
+            fail_syntax(p);
+            return NULL;
+        }
+    }
     AstSelect *s = parse_select_core(p);
     if (!s) return NULL;
+    s->with = with;
+    s->nwith = nwith;
     if (at_setop(p)) {
         Vec arms = vec_make(sizeof(AstCompoundArm));
         while (at_setop(p)) {
@@ -1379,7 +1485,9 @@ static int parse_create(Parser *p, AstStmt *st) {
     st->kind = STMT_CREATE_TABLE;
     advance(p);
     if (is_kw(p, "unique") || is_kw(p, "index")) return parse_create_index(p, st);
-    if (expect_kw(p, "table") < 0) return -1;
+    int view = accept_kw(p, "view");
+    if (view) st->kind = STMT_CREATE_VIEW;
+    if (!view && expect_kw(p, "table") < 0) return -1;
     if (is_kw(p, "if") && tok_is_kw(p, peek(p), "not")) {
         advance(p);
         advance(p);
@@ -1388,8 +1496,15 @@ static int parse_create(Parser *p, AstStmt *st) {
     }
     st->table_pos = p->tok.pos;
     if (!(st->table = expect_name(p))) return -1;
+    if (view) {
+        if (is_op(p, "(") && parse_name_list(p, &st->insert_cols, &st->ninsert_cols) < 0) return -1;
+        if (expect_kw(p, "as") < 0) return -1;
+        if (!is_kw(p, "select") && !is_kw(p, "with")) return fail_syntax(p);
+        st->view_pos = p->tok.pos;
+        return (st->select = parse_select(p)) ? 0 : -1;
+    }
     if (accept_kw(p, "as")) {
-        if (!is_kw(p, "select")) return fail_syntax(p);
+        if (!is_kw(p, "select") && !is_kw(p, "with")) return fail_syntax(p);
         return (st->select = parse_select(p)) ? 0 : -1;
     }
     if (expect_op(p, "(") < 0) return -1;
@@ -1498,7 +1613,7 @@ static int parse_insert(Parser *p, AstStmt *st) {
         st->insert_cols = (char **)names.data;
         st->ninsert_cols = (int)names.n;
     }
-    if (is_kw(p, "select")) return (st->select = parse_select(p)) ? 0 : -1;
+    if (is_kw(p, "select") || is_kw(p, "with")) return (st->select = parse_select(p)) ? 0 : -1;
     if (expect_kw(p, "values") < 0) return -1;
     Vec rows = vec_make(sizeof(AstExpr **));
     do {
@@ -1525,6 +1640,8 @@ static int parse_drop(Parser *p, AstStmt *st) {
     int index = accept_kw(p, "index");
     if (index)
         st->kind = STMT_DROP_INDEX;
+    else if (accept_kw(p, "view"))
+        st->kind = STMT_DROP_VIEW;
     else if (expect_kw(p, "table") < 0)
         return -1;
     if (is_kw(p, "if") && tok_is_kw(p, peek(p), "exists")) {
@@ -1587,7 +1704,7 @@ int sql_parse_one(const char *sql, int64_t len, int64_t start, SqlArena *arena, 
     }
     st->pos = p->tok.pos;
     int rc;
-    if (is_kw(p, "select")) {
+    if (is_kw(p, "select") || is_kw(p, "with")) {
         st->kind = STMT_SELECT;
         rc = (st->select = parse_select(p)) ? 0 : -1;
     } else if (is_kw(p, "create")) {

@@ -62,8 +62,10 @@ typedef enum AstKind {
     AST_CASE,    /* CASE [a] WHEN list[0] THEN list[1] WHEN list[2] THEN list[3] ... [ELSE b] END */
     AST_CAST,    /* CAST(a AS type_name) */
     AST_FUNC,    /* name(list...) incl. COUNT(*) (list[0] is AST_STAR), distinct flag */
-    AST_PARAM    /* bind parameter: ival its index (1-based); libgqp rewrites the node
+    AST_PARAM,   /* bind parameter: ival its index (1-based); libgqp rewrites the node
                     into the bound literal (AST_INT / FLOAT / STRING / NULL) before binding */
+    AST_SUBQUERY, /* (SELECT ...) as a scalar: select */
+    AST_EXISTS    /* EXISTS (SELECT ...): select */
 } AstKind;
 
 typedef enum AstOp {
@@ -99,8 +101,15 @@ typedef struct AstExpr {
     struct AstExpr *a, *b, *c;
     struct AstExpr **list;
     int nlist;
-    int negated;    /* NOT BETWEEN / NOT IN / IS NOT NULL / NOT LIKE */
-    int distinct;   /* COUNT(DISTINCT x) etc. */
+    int negated;  /* NOT BETWEEN / NOT IN / IS NOT NULL / NOT LIKE */
+    int distinct; /* COUNT(DISTINCT x) etc. */
+    /* AST_SUBQUERY, AST_EXISTS, and AST_IN over (SELECT ...) or a table:
+     * the subquery, and the kind the parser gave the node. libgqp runs the
+     * (uncorrelated) subquery before binding and rewrites the node into its
+     * value (a literal) or, for IN, its list of values; every plan starts
+     * again from sub_kind */
+    struct AstSelect *select;
+    AstKind sub_kind;
     int height;     /* levels of the tree rooted here (1 for a leaf; a CASE or a
                        call also counts its arms / arguments, which the binder
                        chains); at most SQL_MAX_EXPR_DEPTH */
@@ -138,8 +147,20 @@ typedef struct AstTableRef {
     char *name;
     char *alias; /* or NULL */
     int64_t pos;
-    AstExpr *join_on; /* ON condition for [INNER] JOIN; NULL for comma / first */
+    AstExpr *join_on;           /* ON condition for [INNER] JOIN; NULL for comma / first */
+    struct AstSelect *subquery; /* FROM (SELECT ...) [AS] alias: name is NULL */
+    char *bound_name;           /* set by libgqp before binding: the catalog table that
+                                   holds a derived table / CTE / view's rows, or NULL */
 } AstTableRef;
+
+/* One WITH name [(cols)] AS (SELECT ...) of a SELECT (non-recursive). */
+typedef struct AstCte {
+    char *name;
+    int64_t pos;
+    char **colnames; /* or NULL */
+    int ncolnames;
+    struct AstSelect *select;
+} AstCte;
 
 typedef struct AstOrderItem {
     AstExpr *expr;
@@ -174,6 +195,8 @@ typedef struct AstSelect {
      * order_by / limit / offset above then apply to the whole compound */
     AstCompoundArm *compound;
     int ncompound;
+    AstCte *with; /* WITH ... before this SELECT, in order; a CTE sees the ones before it */
+    int nwith;
 } AstSelect;
 
 typedef struct AstColumnDef {
@@ -200,7 +223,10 @@ typedef enum AstStmtKind {
     STMT_UPDATE,       /* UPDATE table SET set_cols[i] = set_exprs[i], ... [WHERE where] */
     STMT_DELETE,       /* DELETE FROM table [WHERE where] */
     STMT_CREATE_INDEX, /* CREATE [UNIQUE] INDEX [IF NOT EXISTS] index_name ON table(insert_cols) */
-    STMT_DROP_INDEX    /* DROP INDEX [IF EXISTS] index_name */
+    STMT_DROP_INDEX,   /* DROP INDEX [IF EXISTS] index_name */
+    STMT_CREATE_VIEW,  /* CREATE VIEW [IF NOT EXISTS] table [(insert_cols)] AS select
+                          (its text: view_pos .. end) */
+    STMT_DROP_VIEW     /* DROP VIEW [IF EXISTS] table */
 } AstStmtKind;
 
 typedef struct AstStmt {
@@ -229,6 +255,7 @@ typedef struct AstStmt {
     char *index_name;
     int64_t index_pos;
     int unique;
+    int64_t view_pos; /* CREATE VIEW: byte offset of its SELECT */
     /* SET name = value */
     char *set_name;
     AstExpr *set_value;
