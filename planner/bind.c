@@ -2014,8 +2014,8 @@ static int place_conjuncts(BindCtx *bc, BExpr **conj, int n) {
     for (int i = 0; i < n; i++) {
         uint64_t m = bx_rel_mask(conj[i]);
         int r = single_rel(m);
-        if (m == 0) r = 0;
-        if (r >= 0) {
+        if (m == 0) r = b->nrels > 1 && b->rels[0].outer ? 1 : 0;
+        if (r >= 0 && !b->rels[r].outer) {
             b->rels[r].filters[b->rels[r].nfilters++] = conj[i];
             continue;
         }
@@ -2035,6 +2035,69 @@ static int place_conjuncts(BindCtx *bc, BExpr **conj, int n) {
         }
     }
     free(nf);
+    return 0;
+}
+
+/* Mark the outer relations of the FROM list: the table after LEFT JOIN,
+ * the first table for a RIGHT JOIN of the first two (a RIGHT JOIN later in
+ * the list is not implemented). Sets b->has_outer. Returns 0 or -1. */
+static int mark_outer(BindCtx *bc) {
+    const AstSelect *s = bc->sel;
+    BSelect *b = bc->b;
+    for (int i = 1; i < s->nfrom; i++) {
+        if (s->from[i].join_kind == AST_JOIN_LEFT) {
+            b->rels[i].outer = 1;
+        } else if (s->from[i].join_kind == AST_JOIN_RIGHT) {
+            if (i != 1) {
+                bind_fail(bc, "Not implemented", s->from[i].pos,
+                          "RIGHT [OUTER] JOIN after another join");
+                return -1;
+            }
+            b->rels[0].outer = 1;
+        } else {
+            continue;
+        }
+        b->has_outer = 1;
+    }
+    return 0;
+}
+
+/* Bind the ON condition of each outer join: conjuncts that read only the
+ * outer relation become its filters (they drop right rows before the
+ * join, never left rows); the rest are kept in its on[] list for the join
+ * to evaluate on the pairs. A conjunct reading a table to the right of
+ * the join is an error. Returns 0 or -1. */
+static int place_outer_on(BindCtx *bc) {
+    const AstSelect *s = bc->sel;
+    BSelect *b = bc->b;
+    for (int i = 1; i < s->nfrom; i++) {
+        int k = s->from[i].join_kind;
+        if (k == AST_JOIN_INNER || !s->from[i].join_on) continue;
+        int o = k == AST_JOIN_LEFT ? i : 0;
+        uint64_t allowed = i >= 63 ? ~(uint64_t)0 : (((uint64_t)1 << (i + 1)) - 1);
+        BExpr **conj = NULL;
+        int nconj = 0, capconj = 0;
+        BExpr *w = as_condition(bc, bind_expr(bc, s->from[i].join_on, 0));
+        if (!w || split_conjuncts(bc, w, &conj, &nconj, &capconj) != 0) return -1;
+        BRel *rel = &b->rels[o];
+        BExpr **f = plan_alloc(bc->arena, sizeof(BExpr *) * (size_t)(rel->nfilters + nconj + 1));
+        rel->on = plan_alloc(bc->arena, sizeof(BExpr *) * (size_t)(nconj + 1));
+        if (!f || !rel->on) return bind_oom(bc), -1;
+        if (rel->nfilters) memcpy(f, rel->filters, sizeof(BExpr *) * (size_t)rel->nfilters);
+        rel->filters = f;
+        for (int c = 0; c < nconj; c++) {
+            uint64_t m = bx_rel_mask(conj[c]);
+            if (m & ~allowed) {
+                bind_fail(bc, "Binder", s->from[i].join_on->pos,
+                          "ON clause references tables to its right");
+                return -1;
+            }
+            if (m == ((uint64_t)1 << o))
+                rel->filters[rel->nfilters++] = conj[c];
+            else
+                rel->on[rel->non++] = conj[c];
+        }
+    }
     return 0;
 }
 
@@ -2372,8 +2435,9 @@ int plan_bind_select(const Catalog *cat, const char *sql, const AstSelect *sel, 
         BExpr *w = as_condition(&bc, bind_expr(&bc, sel->where, 0));
         if (!w || split_conjuncts(&bc, w, &conj, &nconj, &capconj) != 0) return -1;
     }
+    if (mark_outer(&bc) != 0) return -1;
     for (int i = 0; i < sel->nfrom; i++) {
-        if (!sel->from[i].join_on) continue;
+        if (!sel->from[i].join_on || sel->from[i].join_kind != AST_JOIN_INNER) continue;
         BExpr *w = as_condition(&bc, bind_expr(&bc, sel->from[i].join_on, 0));
         if (!w || split_conjuncts(&bc, w, &conj, &nconj, &capconj) != 0) return -1;
     }
@@ -2383,6 +2447,7 @@ int plan_bind_select(const Catalog *cat, const char *sql, const AstSelect *sel, 
         return -1;
     }
     if (place_conjuncts(&bc, conj, nconj) != 0) return -1;
+    if (place_outer_on(&bc) != 0) return -1;
 
     /* select list */
     BExpr **items;

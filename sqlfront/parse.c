@@ -1162,13 +1162,15 @@ static int parse_table_factor(Parser *p, Vec *from) {
     return vec_push(p, from, &r);
 }
 
-/* Parses a FROM list: factor {(',' | CROSS JOIN | [INNER] JOIN) factor
- * [ON expr]}. The ON condition goes to join_on of the last table of the
+/* Parses a FROM list: factor {(',' | CROSS JOIN | [INNER] JOIN |
+ * LEFT [OUTER] JOIN | RIGHT [OUTER] JOIN) factor [ON expr]} (an outer join
+ * needs ON and a single table on its right; its kind is recorded in
+ * join_kind of that table). The ON condition goes to join_on of the last table of the
  * joined factor (ANDed with one already there). Returns 0 or -1. */
 static int parse_from_list(Parser *p, Vec *from) {
     if (parse_table_factor(p, from) < 0) return -1;
     for (;;) {
-        int join = 0;
+        int join = 0, kind = AST_JOIN_INNER;
         if (accept_op(p, ",")) {
         } else if (is_kw(p, "cross") && tok_is_kw(p, peek(p), "join")) {
             advance(p);
@@ -1177,14 +1179,28 @@ static int parse_from_list(Parser *p, Vec *from) {
             accept_kw(p, "inner");
             if (expect_kw(p, "join") < 0) return -1;
             join = 1;
-        } else if (is_kw(p, "left") || is_kw(p, "right") || is_kw(p, "full")) {
-            return fail_unsupported(p, p->tok.pos, "an outer join");
+        } else if (is_kw(p, "left") || is_kw(p, "right")) {
+            kind = is_kw(p, "left") ? AST_JOIN_LEFT : AST_JOIN_RIGHT;
+            advance(p);
+            accept_kw(p, "outer");
+            if (expect_kw(p, "join") < 0) return -1;
+            join = 1;
+        } else if (is_kw(p, "full")) {
+            return fail_unsupported(p, p->tok.pos, "FULL [OUTER] JOIN");
         } else if (is_kw(p, "natural")) {
             return fail_unsupported(p, p->tok.pos, "NATURAL JOIN");
         } else {
             return 0;
         }
+        int64_t fpos = p->tok.pos, nbefore = from->n;
         if (parse_table_factor(p, from) < 0) return -1;
+        if (kind != AST_JOIN_INNER) {
+            AstTableRef *last = (AstTableRef *)from->data + (from->n - 1);
+            if (from->n != nbefore + 1 || last->join_kind != AST_JOIN_INNER || last->join_on)
+                return fail_unsupported(p, fpos, "an outer join of a parenthesized join");
+            last->join_kind = kind;
+            if (!is_kw(p, "on")) return fail_unsupported(p, p->tok.pos, "an outer join without ON");
+        }
         if (join && is_kw(p, "using")) return fail_unsupported(p, p->tok.pos, "JOIN ... USING");
         if (join && accept_kw(p, "on")) {
             AstExpr *on = parse_expr(p);

@@ -139,7 +139,15 @@ typedef struct AstTableRef {
     char *alias; /* or NULL */
     int64_t pos;
     AstExpr *join_on; /* ON condition for [INNER] JOIN; NULL for comma / first */
+    int join_kind;    /* AstJoinKind of the join that added this table */
 } AstTableRef;
+
+/* How a FROM table is joined to the tables before it. */
+typedef enum AstJoinKind {
+    AST_JOIN_INNER = 0, /* comma, CROSS JOIN, [INNER] JOIN */
+    AST_JOIN_LEFT = 1,  /* LEFT [OUTER] JOIN */
+    AST_JOIN_RIGHT = 2  /* RIGHT [OUTER] JOIN */
+} AstJoinKind;
 
 typedef struct AstOrderItem {
     AstExpr *expr;
