@@ -5,7 +5,8 @@
  * predicate that connects them (a cross node where none does), every
  * slot's row ids are gathered through the pairs, and the predicates that
  * have become evaluable run as one filter. A LEFT JOIN (op_left_join)
- * keeps the unmatched left rows with right row id -1 (NULL columns).
+ * keeps the unmatched left rows with right row id -1 (NULL columns); a
+ * FULL JOIN also the unmatched right rows with left row id -1.
  */
 #include <string.h>
 
@@ -112,17 +113,56 @@ static int copy_slot(Lower *L, LowSlot *dst, const LowSlot *s) {
     return 0;
 }
 
-/* Value a then b (two I64 vectors) as one DN_CONCAT node; -1 on failure. */
-static int concat2(Lower *L, int a, int b, int64_t est) {
+/* The I64 vectors in[0..n) one after another (one DN_CONCAT node); -1 on
+ * failure. */
+static int concat(Lower *L, const int *in, int n, int64_t est) {
     PrimType t = PRIM_I64;
-    int in[2] = {a, b};
-    int node = plan_dag_add(L->dag, DN_CONCAT, in, 2, 1, &t);
+    int node = plan_dag_add(L->dag, DN_CONCAT, in, n, 1, &t);
     if (node < 0) return op_fail(L, "out of memory");
     L->dag->nodes[node].est_rows = est;
     int v = plan_dag_out(L->dag, node, 0);
     L->dag->values[v].ltype = CAT_INT64;
     L->dag->values[v].est_rows = est;
     return v;
+}
+
+/* The rows 0..n-1 of a side (n = the length of value len) that no pair
+ * idx[] reaches: marks[idx[k]] = k over -1s (a match-marking scatter),
+ * then the rows whose mark is still -1 (*u, row numbers of that side) and
+ * *pad (as many -1s: the row ids of the other side). Returns 0 or -1. */
+static int unmatched(Lower *L, int idx, int len, int64_t n_est, int *u, int *pad, int64_t *nu) {
+    PrimType t64 = PRIM_I64;
+    int mk = plan_dag_add(L->dag, DN_SCATTER, &idx, 1, 1, &t64);
+    if (mk < 0) return op_fail(L, "out of memory");
+    L->dag->nodes[mk].len_from = len;
+    L->dag->nodes[mk].est_rows = n_est;
+    L->dag->nodes[mk].label = plan_strdup(L->arena, "mark matched rows");
+    int marks = plan_dag_out(L->dag, mk, 0);
+    L->dag->values[marks].ltype = CAT_INT64;
+    L->dag->values[marks].est_rows = n_est;
+    LowState ts;
+    memset(&ts, 0, sizeof ts);
+    ts.nslots = 1;
+    ts.slots = plan_alloc(L->arena, sizeof(LowSlot));
+    int *cols = plan_alloc(L->arena, sizeof(int));
+    char **names = plan_alloc(L->arena, sizeof(char *));
+    BExpr *mcol = bx_new(L->arena, BE_COL, CAT_INT64, -1);
+    BExpr *zero = bx_int(L->arena, CAT_INT64, 0, -1);
+    if (!ts.slots || !cols || !names || !mcol || !zero) return op_fail(L, "out of memory");
+    cols[0] = marks;
+    names[0] = plan_strdup(L->arena, "match");
+    if (op_computed_slot(L, &ts.slots[0], cols, names, 1) != 0) return -1;
+    mcol->slot = 0;
+    mcol->col = 0;
+    BExpr *unm = bx_bin(L->arena, OP_LT, CAT_BOOL, mcol, zero, -1);
+    if (!unm) return op_fail(L, "out of memory");
+    ts.len_value = marks;
+    ts.est_rows = n_est;
+    if (op_filter(L, &ts, unm, 0.1) != 0) return -1;
+    *u = ts.len_value;
+    *nu = ts.est_rows;
+    *pad = op_gather(L, marks, *u, *nu); /* all -1 */
+    return *pad < 0 ? -1 : 0;
 }
 
 int op_left_join(Lower *L, LowState *st, int r, uint8_t *used) {
@@ -211,52 +251,31 @@ int op_left_join(Lower *L, LowState *st, int r, uint8_t *used) {
             return -1;
     }
 
-    /* mark the matched left rows: marks[li[k]] = k over -1s; the unmatched
-     * left rows u are those still -1 */
-    PrimType t64 = PRIM_I64;
-    int mk = plan_dag_add(L->dag, DN_SCATTER, &li, 1, 1, &t64);
-    if (mk < 0) return op_fail(L, "out of memory");
-    L->dag->nodes[mk].len_from = st->len_value;
-    L->dag->nodes[mk].est_rows = st->est_rows;
-    L->dag->nodes[mk].label = plan_strdup(L->arena, "mark matched left rows");
-    int marks = plan_dag_out(L->dag, mk, 0);
-    L->dag->values[marks].ltype = CAT_INT64;
-    L->dag->values[marks].est_rows = st->est_rows;
-    LowState ts;
-    memset(&ts, 0, sizeof ts);
-    ts.nslots = 1;
-    ts.slots = plan_alloc(L->arena, sizeof(LowSlot));
-    int *cols = plan_alloc(L->arena, sizeof(int));
-    char **names = plan_alloc(L->arena, sizeof(char *));
-    BExpr *mcol = bx_new(L->arena, BE_COL, CAT_INT64, -1);
-    BExpr *zero = bx_int(L->arena, CAT_INT64, 0, -1);
-    if (!ts.slots || !cols || !names || !mcol || !zero) return op_fail(L, "out of memory");
-    cols[0] = marks;
-    names[0] = plan_strdup(L->arena, "match");
-    if (op_computed_slot(L, &ts.slots[0], cols, names, 1) != 0) return -1;
-    mcol->slot = 0;
-    mcol->col = 0;
-    BExpr *unm = bx_bin(L->arena, OP_LT, CAT_BOOL, mcol, zero, -1);
-    if (!unm) return op_fail(L, "out of memory");
-    ts.len_value = marks;
-    ts.est_rows = st->est_rows;
-    if (op_filter(L, &ts, unm, 0.1) != 0) return -1;
-    int u = ts.len_value;
-    int64_t nu = ts.est_rows;
-    int pad = op_gather(L, marks, u, nu); /* all -1: the NULL right rows */
-    if (pad < 0) return -1;
+    /* the unmatched left rows u (and, for FULL JOIN, right rows v) */
+    int u, pad, v = -1, vpad = -1;
+    int64_t nu, nv = 0;
+    if (unmatched(L, li, st->len_value, st->est_rows, &u, &pad, &nu) != 0) return -1;
+    if (rel->full) {
+        for (int k = 0; k < st->nslots; k++)
+            if (st->slots[k].joined && st->slots[k].rowids >= 0)
+                return op_fail(L, "FULL JOIN of a filtered left side");
+        if (rs.slots[r].rowids >= 0) return op_fail(L, "FULL JOIN of a filtered right side");
+        if (unmatched(L, ri, rs.len_value, rs.est_rows, &v, &vpad, &nv) != 0) return -1;
+    }
 
     /* the result: matched pairs, then the unmatched left rows */
-    int64_t tot = est + nu;
-    int lall = concat2(L, li, u, tot);
+    int64_t tot = est + nu + nv;
     int rrow = rs.slots[r].rowids < 0 ? ri : op_gather(L, rs.slots[r].rowids, ri, est);
-    int rall = lall >= 0 && rrow >= 0 ? concat2(L, rrow, pad, tot) : -1;
+    int lin[3] = {li, u, vpad}, rin[3] = {rrow, pad, v};
+    int lall = concat(L, lin, rel->full ? 3 : 2, tot);
+    int rall = lall >= 0 && rrow >= 0 ? concat(L, rin, rel->full ? 3 : 2, tot) : -1;
     if (rall < 0) return -1;
     for (int k = 0; k < st->nslots; k++) {
         LowSlot *s = &st->slots[k];
         if (!s->joined) continue;
         s->rowids = s->rowids < 0 ? lall : op_gather(L, s->rowids, lall, tot);
         if (s->rowids < 0) return -1;
+        if (rel->full) s->nullable = 1;
         for (int c = 0; c < s->ncols; c++)
             s->gathered[c] = -1;
     }

@@ -2014,7 +2014,8 @@ static int place_conjuncts(BindCtx *bc, BExpr **conj, int n) {
     for (int i = 0; i < n; i++) {
         uint64_t m = bx_rel_mask(conj[i]);
         int r = single_rel(m);
-        if (m == 0) r = b->nrels > 1 && b->rels[0].outer ? 1 : 0;
+        if (m == 0) r = b->nrels > 1 && b->rels[0].outer && !b->rels[1].full ? 1 : 0;
+        if (m == 0 && b->rels[r].outer) r = -1; /* FULL JOIN: after the join */
         if (r >= 0 && !b->rels[r].outer) {
             b->rels[r].filters[b->rels[r].nfilters++] = conj[i];
             continue;
@@ -2054,6 +2055,13 @@ static int mark_outer(BindCtx *bc) {
                 return -1;
             }
             b->rels[0].outer = 1;
+        } else if (s->from[i].join_kind == AST_JOIN_FULL) {
+            if (i != 1) {
+                bind_fail(bc, "Not implemented", s->from[i].pos,
+                          "FULL [OUTER] JOIN after another join");
+                return -1;
+            }
+            b->rels[0].outer = b->rels[1].outer = b->rels[1].full = 1;
         } else {
             continue;
         }
@@ -2073,7 +2081,7 @@ static int place_outer_on(BindCtx *bc) {
     for (int i = 1; i < s->nfrom; i++) {
         int k = s->from[i].join_kind;
         if (k == AST_JOIN_INNER || !s->from[i].join_on) continue;
-        int o = k == AST_JOIN_LEFT ? i : 0;
+        int o = k == AST_JOIN_RIGHT ? 0 : i;
         uint64_t allowed = i >= 63 ? ~(uint64_t)0 : (((uint64_t)1 << (i + 1)) - 1);
         BExpr **conj = NULL;
         int nconj = 0, capconj = 0;
@@ -2092,7 +2100,7 @@ static int place_outer_on(BindCtx *bc) {
                           "ON clause references tables to its right");
                 return -1;
             }
-            if (m == ((uint64_t)1 << o))
+            if (m == ((uint64_t)1 << o) && k != AST_JOIN_FULL)
                 rel->filters[rel->nfilters++] = conj[c];
             else
                 rel->on[rel->non++] = conj[c];

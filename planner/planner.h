@@ -110,6 +110,8 @@ typedef struct BRel {
      * are the ON conjuncts that do not read only this relation (those are
      * filters); WHERE conjuncts that read it are preds, not filters. */
     int outer;
+    int full; /* outer and FULL JOIN (the first join only): the left rels
+                 are outer too; no ON or WHERE conjunct is pushed down */
     BExpr **on;
     int non;
 } BRel;

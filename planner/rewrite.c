@@ -58,7 +58,7 @@ void plan_rewrite(BSelect *b) {
          * tables is their LEFT JOIN the other way round) */
         for (int r = 0; r < b->nrels; r++)
             order[r] = r;
-        if (b->nrels > 1 && b->rels[0].outer) order[0] = 1, order[1] = 0;
+        if (b->nrels > 1 && b->rels[0].outer && !b->rels[1].full) order[0] = 1, order[1] = 0;
         return;
     }
     uint64_t in = 0;

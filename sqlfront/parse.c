@@ -1163,7 +1163,7 @@ static int parse_table_factor(Parser *p, Vec *from) {
 }
 
 /* Parses a FROM list: factor {(',' | CROSS JOIN | [INNER] JOIN |
- * LEFT [OUTER] JOIN | RIGHT [OUTER] JOIN) factor [ON expr]} (an outer join
+ * {LEFT | RIGHT | FULL} [OUTER] JOIN) factor [ON expr]} (an outer join
  * needs ON and a single table on its right; its kind is recorded in
  * join_kind of that table). The ON condition goes to join_on of the last table of the
  * joined factor (ANDed with one already there). Returns 0 or -1. */
@@ -1179,14 +1179,14 @@ static int parse_from_list(Parser *p, Vec *from) {
             accept_kw(p, "inner");
             if (expect_kw(p, "join") < 0) return -1;
             join = 1;
-        } else if (is_kw(p, "left") || is_kw(p, "right")) {
-            kind = is_kw(p, "left") ? AST_JOIN_LEFT : AST_JOIN_RIGHT;
+        } else if (is_kw(p, "left") || is_kw(p, "right") || is_kw(p, "full")) {
+            kind = is_kw(p, "left")    ? AST_JOIN_LEFT
+                   : is_kw(p, "right") ? AST_JOIN_RIGHT
+                                       : AST_JOIN_FULL;
             advance(p);
             accept_kw(p, "outer");
             if (expect_kw(p, "join") < 0) return -1;
             join = 1;
-        } else if (is_kw(p, "full")) {
-            return fail_unsupported(p, p->tok.pos, "FULL [OUTER] JOIN");
         } else if (is_kw(p, "natural")) {
             return fail_unsupported(p, p->tok.pos, "NATURAL JOIN");
         } else {

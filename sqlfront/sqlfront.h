@@ -146,7 +146,8 @@ typedef struct AstTableRef {
 typedef enum AstJoinKind {
     AST_JOIN_INNER = 0, /* comma, CROSS JOIN, [INNER] JOIN */
     AST_JOIN_LEFT = 1,  /* LEFT [OUTER] JOIN */
-    AST_JOIN_RIGHT = 2  /* RIGHT [OUTER] JOIN */
+    AST_JOIN_RIGHT = 2, /* RIGHT [OUTER] JOIN */
+    AST_JOIN_FULL = 3   /* FULL [OUTER] JOIN */
 } AstJoinKind;
 
 typedef struct AstOrderItem {
