@@ -1164,9 +1164,10 @@ static int parse_table_factor(Parser *p, Vec *from) {
 
 /* Parses a FROM list: factor {(',' | CROSS JOIN | [INNER] JOIN |
  * {LEFT | RIGHT | FULL} [OUTER] JOIN) factor [ON expr]} (an outer join
- * needs ON and a single table on its right; its kind is recorded in
- * join_kind of that table). The ON condition goes to join_on of the last table of the
- * joined factor (ANDed with one already there). Returns 0 or -1. */
+ * needs a single table on its right; its kind is recorded in join_kind of
+ * that table; without ON it keeps every row of its preserved side). The ON
+ * condition goes to join_on of the last table of the joined factor (ANDed
+ * with one already there). Returns 0 or -1. */
 static int parse_from_list(Parser *p, Vec *from) {
     if (parse_table_factor(p, from) < 0) return -1;
     for (;;) {
@@ -1199,7 +1200,6 @@ static int parse_from_list(Parser *p, Vec *from) {
             if (from->n != nbefore + 1 || last->join_kind != AST_JOIN_INNER || last->join_on)
                 return fail_unsupported(p, fpos, "an outer join of a parenthesized join");
             last->join_kind = kind;
-            if (!is_kw(p, "on")) return fail_unsupported(p, p->tok.pos, "an outer join without ON");
         }
         if (join && is_kw(p, "using")) return fail_unsupported(p, p->tok.pos, "JOIN ... USING");
         if (join && accept_kw(p, "on")) {
