@@ -114,6 +114,11 @@ typedef struct BRel {
                  are outer too; no ON or WHERE conjunct is pushed down */
     BExpr **on;
     int non;
+    /* NATURAL JOIN / USING: the equalities it stands for (AST, arena) and
+     * the columns it merges into the left table's (hidden[c] = 1: not
+     * found by an unqualified name or SELECT *); NULL when none */
+    struct AstExpr *using_on;
+    uint8_t *hidden;
 } BRel;
 
 /* A conjunct that reads two or more relations. rels is a bit mask over

@@ -138,8 +138,11 @@ typedef struct AstTableRef {
     char *name;
     char *alias; /* or NULL */
     int64_t pos;
-    AstExpr *join_on; /* ON condition for [INNER] JOIN; NULL for comma / first */
-    int join_kind;    /* AstJoinKind of the join that added this table */
+    AstExpr *join_on;  /* ON condition for [INNER] JOIN; NULL for comma / first */
+    int join_kind;     /* AstJoinKind of the join that added this table */
+    int natural;       /* NATURAL join */
+    char **using_cols; /* JOIN ... USING (cols): the names, or NULL */
+    int nusing;
 } AstTableRef;
 
 /* How a FROM table is joined to the tables before it. */

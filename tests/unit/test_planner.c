@@ -404,6 +404,8 @@ Test(outer_join, later_right_and_full_joins_are_not_implemented) {
         "SELECT * FROM t AS x JOIN t AS y ON x.i = y.i RIGHT JOIN t AS z ON z.i = x.i",
         "SELECT * FROM t AS x LEFT JOIN t AS y ON x.i = y.i FULL JOIN t AS z ON z.i = x.i",
         "SELECT * FROM t AS x, t AS y RIGHT OUTER JOIN t AS z ON z.i = y.i",
+        "SELECT * FROM t AS x RIGHT JOIN t AS y USING (i)",
+        "SELECT * FROM t AS x NATURAL FULL JOIN t AS y",
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         PlanError e;
