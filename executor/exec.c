@@ -454,6 +454,24 @@ static int run_node(Exec *x, int i, int gpu) {
         break;
     }
     case DN_SCATTER: {
+        if (n->count_from < 0) {
+            /* match marks: a fresh I64 vector of len_from's length, all -1,
+             * then dst[idx[k]] = k (flags NULL); duplicate indices write
+             * any one of their k, which is all the marks need */
+            int64_t len = x->vals[n->len_from].n;
+            if (ex_alloc(x, o0, len, 0, gpu) != 0) return -1;
+            n->rows_in = in[0].n;
+            if (gpu) {
+                if (prim_gpu_memset(OUTV->data, 0xff, (size_t)len * 8, x->cur_stream, x->err,
+                                    x->errcap) != 0)
+                    return -1;
+            } else if (len) {
+                memset(OUTV->data, 0xff, (size_t)len * 8);
+            }
+            rc = gpu ? prim_gpu_scatter(ctx, NULL, NULL, in[0].data, in[0].n, OUTV)
+                     : prim_cpu_scatter(ctx, NULL, NULL, in[0].data, in[0].n, OUTV);
+            break;
+        }
         int64_t total = x->vals[x->dag->nodes[n->count_from].outputs[0]].total;
         if (ex_alloc(x, o0, total, 0, gpu) != 0) return -1;
         n->rows_in = in[0].n;
@@ -463,7 +481,7 @@ static int run_node(Exec *x, int i, int gpu) {
     }
     case DN_GATHER: {
         int64_t len = in[1].n;
-        if (ex_alloc(x, o0, len, in[0].valid != NULL, gpu) != 0) return -1;
+        if (ex_alloc(x, o0, len, in[0].valid != NULL || n->gather_nulls, gpu) != 0) return -1;
         n->rows_in = in[0].n;
         rc = gpu ? prim_gpu_gather(ctx, &in[0], in[1].data, len, OUTV)
                  : prim_cpu_gather(ctx, &in[0], in[1].data, len, OUTV);

@@ -4,9 +4,14 @@
  * join node produces (left row, right row) pairs on the first equi-join
  * predicate that connects them (a cross node where none does), every
  * slot's row ids are gathered through the pairs, and the predicates that
- * have become evaluable run as one filter.
+ * have become evaluable run as one filter. A LEFT JOIN (op_left_join)
+ * keeps the unmatched left rows with right row id -1 (NULL columns); a
+ * FULL JOIN also the unmatched right rows with left row id -1.
  */
+#include <string.h>
+
 #include "operators/operators.h"
+#include "planner/bexpr.h"
 
 /* The vector type both join keys are converted to. */
 static PrimType key_type(PrimType a, PrimType b) {
@@ -87,6 +92,201 @@ int op_join(Lower *L, LowState *st, int r, uint8_t *used) {
 
     /* predicates now evaluable, as one filter */
     in_mask |= (uint64_t)1 << r;
+    BExpr *acc = NULL;
+    for (int i = 0; i < b->npreds; i++) {
+        if (used[i] || (b->preds[i].rels & ~in_mask)) continue;
+        used[i] = 1;
+        if (!(acc = op_and(L, acc, b->preds[i].expr))) return op_fail(L, "out of memory");
+    }
+    if (acc && op_filter(L, st, acc, 0.25) != 0) return -1;
+    return 0;
+}
+
+/* A fresh copy of slot s for another state: its own gathered cache (all
+ * -1), so resetting it leaves s alone. Returns 0 or -1. */
+static int copy_slot(Lower *L, LowSlot *dst, const LowSlot *s) {
+    *dst = *s;
+    dst->gathered = plan_alloc(L->arena, sizeof(int) * (size_t)(s->ncols + 1));
+    if (!dst->gathered) return op_fail(L, "out of memory");
+    for (int c = 0; c < s->ncols; c++)
+        dst->gathered[c] = -1;
+    return 0;
+}
+
+/* The I64 vectors in[0..n) one after another (one DN_CONCAT node); -1 on
+ * failure. */
+static int concat(Lower *L, const int *in, int n, int64_t est) {
+    PrimType t = PRIM_I64;
+    int node = plan_dag_add(L->dag, DN_CONCAT, in, n, 1, &t);
+    if (node < 0) return op_fail(L, "out of memory");
+    L->dag->nodes[node].est_rows = est;
+    int v = plan_dag_out(L->dag, node, 0);
+    L->dag->values[v].ltype = CAT_INT64;
+    L->dag->values[v].est_rows = est;
+    return v;
+}
+
+/* The rows 0..n-1 of a side (n = the length of value len) that no pair
+ * idx[] reaches: marks[idx[k]] = k over -1s (a match-marking scatter),
+ * then the rows whose mark is still -1 (*u, row numbers of that side) and
+ * *pad (as many -1s: the row ids of the other side). Returns 0 or -1. */
+static int unmatched(Lower *L, int idx, int len, int64_t n_est, int *u, int *pad, int64_t *nu) {
+    PrimType t64 = PRIM_I64;
+    int mk = plan_dag_add(L->dag, DN_SCATTER, &idx, 1, 1, &t64);
+    if (mk < 0) return op_fail(L, "out of memory");
+    L->dag->nodes[mk].len_from = len;
+    L->dag->nodes[mk].est_rows = n_est;
+    L->dag->nodes[mk].label = plan_strdup(L->arena, "mark matched rows");
+    int marks = plan_dag_out(L->dag, mk, 0);
+    L->dag->values[marks].ltype = CAT_INT64;
+    L->dag->values[marks].est_rows = n_est;
+    LowState ts;
+    memset(&ts, 0, sizeof ts);
+    ts.nslots = 1;
+    ts.slots = plan_alloc(L->arena, sizeof(LowSlot));
+    int *cols = plan_alloc(L->arena, sizeof(int));
+    char **names = plan_alloc(L->arena, sizeof(char *));
+    BExpr *mcol = bx_new(L->arena, BE_COL, CAT_INT64, -1);
+    BExpr *zero = bx_int(L->arena, CAT_INT64, 0, -1);
+    if (!ts.slots || !cols || !names || !mcol || !zero) return op_fail(L, "out of memory");
+    cols[0] = marks;
+    names[0] = plan_strdup(L->arena, "match");
+    if (op_computed_slot(L, &ts.slots[0], cols, names, 1) != 0) return -1;
+    mcol->slot = 0;
+    mcol->col = 0;
+    BExpr *unm = bx_bin(L->arena, OP_LT, CAT_BOOL, mcol, zero, -1);
+    if (!unm) return op_fail(L, "out of memory");
+    ts.len_value = marks;
+    ts.est_rows = n_est;
+    if (op_filter(L, &ts, unm, 0.1) != 0) return -1;
+    *u = ts.len_value;
+    *nu = ts.est_rows;
+    *pad = op_gather(L, marks, *u, *nu); /* all -1 */
+    return *pad < 0 ? -1 : 0;
+}
+
+int op_left_join(Lower *L, LowState *st, int r, uint8_t *used) {
+    const BSelect *b = L->b;
+    const BRel *rel = &b->rels[r];
+    uint64_t in_mask = 0;
+    for (int k = 0; k < st->nslots; k++)
+        if (st->slots[k].joined) in_mask |= (uint64_t)1 << k;
+
+    /* the right side, with the ON conjuncts that read only it */
+    LowState rs = *st;
+    rs.slots = plan_alloc(L->arena, sizeof(LowSlot) * (size_t)st->nslots);
+    if (!rs.slots) return op_fail(L, "out of memory");
+    if (op_scan(L, &rs, r) != 0) return -1;
+    if (rel->nfilters) {
+        BExpr *p = op_and_all(L, rel->filters, rel->nfilters);
+        if (!p) return op_fail(L, "out of memory");
+        double sel = (double)rel->est_rows / (double)(rel->table->nrows ? rel->table->nrows : 1);
+        if (op_filter(L, &rs, p, sel) != 0) return -1;
+    }
+
+    /* the first ON conjunct left-expr = right-expr is the join key; the
+     * others are evaluated on the pairs */
+    const BExpr *lk = NULL, *rk = NULL;
+    BExpr *resid = NULL;
+    uint64_t rbit = (uint64_t)1 << r;
+    for (int i = 0; i < rel->non; i++) {
+        BExpr *e = rel->on[i];
+        if (!lk && e->kind == BE_BINARY && e->op == OP_EQ) {
+            uint64_t ma = bx_rel_mask(e->a), mb = bx_rel_mask(e->b);
+            if (ma && !(ma & ~in_mask) && mb == rbit) {
+                lk = e->a, rk = e->b;
+                continue;
+            }
+            if (mb && !(mb & ~in_mask) && ma == rbit) {
+                lk = e->b, rk = e->a;
+                continue;
+            }
+        }
+        if (!(resid = op_and(L, resid, e))) return op_fail(L, "out of memory");
+    }
+    int64_t est = st->est_rows * rs.est_rows;
+    PrimType i64[2] = {PRIM_I64, PRIM_I64};
+    int node;
+    if (lk) {
+        int lv = op_expr(L, st, lk, op_prim_type(lk->type), 0);
+        int rv = lv >= 0 ? op_expr(L, &rs, rk, op_prim_type(rk->type), 0) : -1;
+        if (rv < 0) return -1;
+        PrimType kt = key_type(L->dag->values[lv].type, L->dag->values[rv].type);
+        if ((lv = op_convert(L, lv, kt)) < 0 || (rv = op_convert(L, rv, kt)) < 0) return -1;
+        const CatColumn *kc = (rk->kind == BE_COL) ? &rel->table->cols[rk->col] : NULL;
+        int64_t nd = kc && kc->stats.distinct > 0 ? kc->stats.distinct : 1;
+        est = est / nd;
+        int in[2] = {lv, rv};
+        node = plan_dag_add(L->dag, DN_JOIN, in, 2, 2, i64);
+        if (node < 0) return op_fail(L, "out of memory");
+        L->dag->nodes[node].label = plan_strdup(L->arena, "hash equi-join (left outer)");
+    } else {
+        int in[2] = {st->len_value, rs.len_value};
+        node = plan_dag_add(L->dag, DN_CROSS, in, 2, 2, i64);
+        if (node < 0) return op_fail(L, "out of memory");
+    }
+    L->dag->nodes[node].est_rows = est;
+    int li = plan_dag_out(L->dag, node, 0), ri = plan_dag_out(L->dag, node, 1);
+
+    /* the rest of ON on the pairs: a state of both sides through (li, ri) */
+    if (resid) {
+        LowState ps = *st;
+        ps.slots = plan_alloc(L->arena, sizeof(LowSlot) * (size_t)st->nslots);
+        if (!ps.slots) return op_fail(L, "out of memory");
+        for (int k = 0; k < st->nslots; k++) {
+            const LowSlot *s = k == r ? &rs.slots[r] : &st->slots[k];
+            if (!s->joined) continue;
+            if (copy_slot(L, &ps.slots[k], s) != 0) return -1;
+            int idx = k == r ? ri : li;
+            LowSlot *d = &ps.slots[k];
+            d->rowids = d->rowids < 0 ? idx : op_gather(L, d->rowids, idx, est);
+            if (d->rowids < 0) return -1;
+        }
+        ps.len_value = li;
+        ps.est_rows = est;
+        if (op_filter(L, &ps, resid, 0.5) != 0) return -1;
+        est = ps.est_rows;
+        if ((li = op_gather(L, li, ps.len_value, est)) < 0 ||
+            (ri = op_gather(L, ri, ps.len_value, est)) < 0)
+            return -1;
+    }
+
+    /* the unmatched left rows u (and, for FULL JOIN, right rows v) */
+    int u, pad, v = -1, vpad = -1;
+    int64_t nu, nv = 0;
+    if (unmatched(L, li, st->len_value, st->est_rows, &u, &pad, &nu) != 0) return -1;
+    if (rel->full) {
+        for (int k = 0; k < st->nslots; k++)
+            if (st->slots[k].joined && st->slots[k].rowids >= 0)
+                return op_fail(L, "FULL JOIN of a filtered left side");
+        if (rs.slots[r].rowids >= 0) return op_fail(L, "FULL JOIN of a filtered right side");
+        if (unmatched(L, ri, rs.len_value, rs.est_rows, &v, &vpad, &nv) != 0) return -1;
+    }
+
+    /* the result: matched pairs, then the unmatched left rows */
+    int64_t tot = est + nu + nv;
+    int rrow = rs.slots[r].rowids < 0 ? ri : op_gather(L, rs.slots[r].rowids, ri, est);
+    int lin[3] = {li, u, vpad}, rin[3] = {rrow, pad, v};
+    int lall = concat(L, lin, rel->full ? 3 : 2, tot);
+    int rall = lall >= 0 && rrow >= 0 ? concat(L, rin, rel->full ? 3 : 2, tot) : -1;
+    if (rall < 0) return -1;
+    for (int k = 0; k < st->nslots; k++) {
+        LowSlot *s = &st->slots[k];
+        if (!s->joined) continue;
+        s->rowids = s->rowids < 0 ? lall : op_gather(L, s->rowids, lall, tot);
+        if (s->rowids < 0) return -1;
+        if (rel->full) s->nullable = 1;
+        for (int c = 0; c < s->ncols; c++)
+            s->gathered[c] = -1;
+    }
+    if (copy_slot(L, &st->slots[r], &rs.slots[r]) != 0) return -1;
+    st->slots[r].rowids = rall;
+    st->slots[r].nullable = 1;
+    st->est_rows = tot;
+    st->len_value = lall;
+
+    /* WHERE predicates now evaluable, after the NULL padding */
+    in_mask |= rbit;
     BExpr *acc = NULL;
     for (int i = 0; i < b->npreds; i++) {
         if (used[i] || (b->preds[i].rels & ~in_mask)) continue;

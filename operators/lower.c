@@ -46,7 +46,10 @@ int op_column(Lower *L, LowState *st, int slot, int col) {
     LowSlot *s = &st->slots[slot];
     if (s->gathered[col] >= 0) return s->gathered[col];
     int v = op_source(L, s, col);
-    if (v >= 0 && s->rowids >= 0) v = op_gather(L, v, s->rowids, st->est_rows);
+    if (v >= 0 && s->rowids >= 0) {
+        v = op_gather(L, v, s->rowids, st->est_rows);
+        if (v >= 0 && s->nullable) L->dag->nodes[L->dag->values[v].producer].gather_nulls = 1;
+    }
     if (v >= 0) s->gathered[col] = v;
     return v;
 }
@@ -132,7 +135,9 @@ int op_lower_block(const BSelect *b, const LowerOpts *opts, Dag *dag, PlanError 
             if (!p || op_filter(&L, &st, p, sel) != 0) return -1;
         }
         for (int k = 1; k < b->nrels; k++)
-            if (op_join(&L, &st, b->join_order[k], used) != 0) return -1;
+            if ((b->rels[b->join_order[k]].outer ? op_left_join
+                                                 : op_join)(&L, &st, b->join_order[k], used) != 0)
+                return -1;
     }
     if (b->has_agg && op_aggregate(&L, &st) != 0) return -1;
 aggregated:

@@ -23,6 +23,7 @@ typedef struct LowSlot {
     char **col_names; /* for labels */
     int rowids;       /* I64 row ids into the columns; -1 = identity */
     int joined;       /* 1 once the slot is part of the state */
+    int nullable;     /* rowids may hold -1 (outer join padding): gathers give NULL */
 } LowSlot;
 
 typedef struct LowState {
@@ -126,6 +127,12 @@ int op_filter(Lower *L, LowState *st, const BExpr *pred, double selectivity);
  * that connect them (or a cross product), then the predicates that become
  * evaluable. */
 int op_join(Lower *L, LowState *st, int r, uint8_t *pred_used);
+/* join.c: LEFT JOIN relation r (b->rels[r].outer) into st: the pairs of
+ * its first ON equi-conjunct (or a cross product) filtered by the rest of
+ * its ON conjuncts, then the unmatched left rows with right row id -1 (a
+ * match-marking scatter, a filter and a concat), then the WHERE predicates
+ * that become evaluable. */
+int op_left_join(Lower *L, LowState *st, int r, uint8_t *pred_used);
 /* denseagg.c: if the block is a star (or one table) whose aggregation fits
  * a dense table and the dense plan is chosen (LowerOpts), lower FROM ..
  * GROUP BY as keymaps + one fused dense-aggregate and replace st (which has

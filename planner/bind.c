@@ -54,7 +54,7 @@ static BExpr *bind_column(BindCtx *bc, const AstExpr *e) {
         if (e->table && strcasecmp(e->table, b->rels[r].alias) != 0) continue;
         table_seen = 1;
         int c = cat_find_column(b->rels[r].table, e->str);
-        if (c < 0) continue;
+        if (c < 0 || (!e->table && b->rels[r].hidden && b->rels[r].hidden[c])) continue;
         if (found_rel >= 0)
             return bind_fail(bc, "Binder", e->pos, "column reference \"%s\" is ambiguous", e->str);
         found_rel = r;
@@ -2104,8 +2104,9 @@ static int place_conjuncts(BindCtx *bc, BExpr **conj, int n) {
     for (int i = 0; i < n; i++) {
         uint64_t m = bx_rel_mask(conj[i]);
         int r = single_rel(m);
-        if (m == 0) r = 0;
-        if (r >= 0) {
+        if (m == 0) r = b->nrels > 1 && b->rels[0].outer && !b->rels[1].full ? 1 : 0;
+        if (m == 0 && b->rels[r].outer) r = -1; /* FULL JOIN: after the join */
+        if (r >= 0 && !b->rels[r].outer) {
             b->rels[r].filters[b->rels[r].nfilters++] = conj[i];
             continue;
         }
@@ -2125,6 +2126,154 @@ static int place_conjuncts(BindCtx *bc, BExpr **conj, int n) {
         }
     }
     free(nf);
+    return 0;
+}
+
+/* Mark the outer relations of the FROM list: the table after LEFT JOIN,
+ * the first table for a RIGHT JOIN of the first two (a RIGHT JOIN later in
+ * the list is not implemented). Sets b->has_outer. Returns 0 or -1. */
+static int mark_outer(BindCtx *bc) {
+    const AstSelect *s = bc->sel;
+    BSelect *b = bc->b;
+    for (int i = 1; i < s->nfrom; i++) {
+        if (s->from[i].join_kind == AST_JOIN_LEFT) {
+            b->rels[i].outer = 1;
+        } else if (s->from[i].join_kind == AST_JOIN_RIGHT) {
+            if (i != 1) {
+                bind_fail(bc, "Not implemented", s->from[i].pos,
+                          "RIGHT [OUTER] JOIN after another join");
+                return -1;
+            }
+            b->rels[0].outer = 1;
+        } else if (s->from[i].join_kind == AST_JOIN_FULL) {
+            if (i != 1) {
+                bind_fail(bc, "Not implemented", s->from[i].pos,
+                          "FULL [OUTER] JOIN after another join");
+                return -1;
+            }
+            b->rels[0].outer = b->rels[1].outer = b->rels[1].full = 1;
+        } else {
+            continue;
+        }
+        b->has_outer = 1;
+    }
+    return 0;
+}
+
+/* A new AST node (plan arena) of kind k at pos; NULL when out of memory. */
+static AstExpr *ast_node(BindCtx *bc, AstKind k, int64_t pos) {
+    AstExpr *e = plan_alloc(bc->arena, sizeof(AstExpr));
+    if (!e) return NULL;
+    memset(e, 0, sizeof *e);
+    e->kind = k;
+    e->pos = e->end = pos;
+    e->height = 1;
+    e->weight = 1;
+    return e;
+}
+
+/* NATURAL JOIN and JOIN ... USING (cols) of inner and LEFT joins: each
+ * named column (NATURAL: each column of the joined table that a table to
+ * its left has) equals the same-named column of the first table to its
+ * left that has it; the equalities become the join's ON (rels[i].using_on)
+ * and the joined table's column is hidden from unqualified names and
+ * SELECT *, as SQLite merges them. Returns 0 or -1. */
+static int bind_using(BindCtx *bc) {
+    const AstSelect *s = bc->sel;
+    BSelect *b = bc->b;
+    for (int i = 1; i < s->nfrom; i++) {
+        const AstTableRef *f = &s->from[i];
+        if (!f->natural && !f->nusing) continue;
+        if (f->join_kind == AST_JOIN_RIGHT || f->join_kind == AST_JOIN_FULL) {
+            bind_fail(bc, "Not implemented", f->pos, "NATURAL or USING with a RIGHT or FULL JOIN");
+            return -1;
+        }
+        BRel *rel = &b->rels[i];
+        const CatTable *t = rel->table;
+        rel->hidden = plan_alloc(bc->arena, (size_t)t->ncols + 1);
+        if (!rel->hidden) return bind_oom(bc), -1;
+        memset(rel->hidden, 0, (size_t)t->ncols + 1);
+        int n = f->natural ? t->ncols : f->nusing;
+        AstExpr *acc = NULL;
+        for (int k = 0; k < n; k++) {
+            const char *name = f->natural ? t->cols[k].name : f->using_cols[k];
+            int rc = cat_find_column(t, name), l = -1;
+            for (int r = 0; r < i && l < 0; r++) {
+                int c = cat_find_column(b->rels[r].table, name);
+                if (c >= 0 && !(b->rels[r].hidden && b->rels[r].hidden[c])) l = r;
+            }
+            if (f->natural && l < 0) continue;
+            if (rc < 0 || l < 0) {
+                bind_fail(bc, "Binder", f->pos,
+                          "cannot join using column %s - column not present in both tables", name);
+                return -1;
+            }
+            if (rel->hidden[rc]) continue; /* named twice */
+            rel->hidden[rc] = 1;
+            AstExpr *x = ast_node(bc, AST_COLUMN, f->pos), *y = ast_node(bc, AST_COLUMN, f->pos);
+            AstExpr *eq = ast_node(bc, AST_BINARY, f->pos);
+            if (!x || !y || !eq) return bind_oom(bc), -1;
+            x->str = y->str = (char *)name;
+            x->table = b->rels[l].alias;
+            y->table = rel->alias;
+            eq->op = OP_EQ;
+            eq->a = x;
+            eq->b = y;
+            eq->height = 2;
+            eq->weight = 3;
+            if (acc) {
+                AstExpr *and = ast_node(bc, AST_BINARY, f->pos);
+                if (!and) return bind_oom(bc), -1;
+                and->op = OP_AND;
+                and->a = acc;
+                and->b = eq;
+                and->height = (acc->height > 2 ? acc->height : 2) + 1;
+                and->weight = acc->weight + eq->weight + 1;
+                eq = and;
+            }
+            acc = eq;
+        }
+        rel->using_on = acc;
+    }
+    return 0;
+}
+
+/* Bind the ON condition of each outer join: conjuncts that read only the
+ * outer relation become its filters (they drop right rows before the
+ * join, never left rows); the rest are kept in its on[] list for the join
+ * to evaluate on the pairs. A conjunct reading a table to the right of
+ * the join is an error. Returns 0 or -1. */
+static int place_outer_on(BindCtx *bc) {
+    const AstSelect *s = bc->sel;
+    BSelect *b = bc->b;
+    for (int i = 1; i < s->nfrom; i++) {
+        int k = s->from[i].join_kind;
+        const AstExpr *on = b->rels[i].using_on ? b->rels[i].using_on : s->from[i].join_on;
+        if (k == AST_JOIN_INNER || !on) continue;
+        int o = k == AST_JOIN_RIGHT ? 0 : i;
+        uint64_t allowed = i >= 63 ? ~(uint64_t)0 : (((uint64_t)1 << (i + 1)) - 1);
+        BExpr **conj = NULL;
+        int nconj = 0, capconj = 0;
+        BExpr *w = as_condition(bc, bind_expr(bc, on, 0));
+        if (!w || split_conjuncts(bc, w, &conj, &nconj, &capconj) != 0) return -1;
+        BRel *rel = &b->rels[o];
+        BExpr **f = plan_alloc(bc->arena, sizeof(BExpr *) * (size_t)(rel->nfilters + nconj + 1));
+        rel->on = plan_alloc(bc->arena, sizeof(BExpr *) * (size_t)(nconj + 1));
+        if (!f || !rel->on) return bind_oom(bc), -1;
+        if (rel->nfilters) memcpy(f, rel->filters, sizeof(BExpr *) * (size_t)rel->nfilters);
+        rel->filters = f;
+        for (int c = 0; c < nconj; c++) {
+            uint64_t m = bx_rel_mask(conj[c]);
+            if (m & ~allowed) {
+                bind_fail(bc, "Binder", on->pos, "ON clause references tables to its right");
+                return -1;
+            }
+            if (m == ((uint64_t)1 << o) && k != AST_JOIN_FULL)
+                rel->filters[rel->nfilters++] = conj[c];
+            else
+                rel->on[rel->non++] = conj[c];
+        }
+    }
     return 0;
 }
 
@@ -2221,6 +2370,7 @@ static int bind_items(BindCtx *bc, BExpr ***items, char ***names, int *n) {
             for (int r = 0; r < b->nrels; r++) {
                 if (e->table && strcasecmp(e->table, b->rels[r].alias) != 0) continue;
                 for (int c = 0; c < b->rels[r].table->ncols; c++) {
+                    if (!e->table && b->rels[r].hidden && b->rels[r].hidden[c]) continue;
                     const CatColumn *col = &b->rels[r].table->cols[c];
                     BExpr *x = bx_new(bc->arena, BE_COL, col->type, e->pos);
                     if (!x) return bind_oom(bc), -1;
@@ -2463,9 +2613,11 @@ int plan_bind_select(const Catalog *cat, const char *sql, const AstSelect *sel, 
         BExpr *w = as_condition(&bc, bind_expr(&bc, sel->where, 0));
         if (!w || split_conjuncts(&bc, w, &conj, &nconj, &capconj) != 0) return -1;
     }
+    if (mark_outer(&bc) != 0 || bind_using(&bc) != 0) return -1;
     for (int i = 0; i < sel->nfrom; i++) {
-        if (!sel->from[i].join_on) continue;
-        BExpr *w = as_condition(&bc, bind_expr(&bc, sel->from[i].join_on, 0));
+        const AstExpr *on = b->rels[i].using_on ? b->rels[i].using_on : sel->from[i].join_on;
+        if (!on || sel->from[i].join_kind != AST_JOIN_INNER) continue;
+        BExpr *w = as_condition(&bc, bind_expr(&bc, on, 0));
         if (!w || split_conjuncts(&bc, w, &conj, &nconj, &capconj) != 0) return -1;
     }
     if (b->nrels == 0 && nconj > 0) {
@@ -2474,6 +2626,7 @@ int plan_bind_select(const Catalog *cat, const char *sql, const AstSelect *sel, 
         return -1;
     }
     if (place_conjuncts(&bc, conj, nconj) != 0) return -1;
+    if (place_outer_on(&bc) != 0) return -1;
 
     /* select list */
     BExpr **items;

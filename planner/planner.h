@@ -105,6 +105,20 @@ typedef struct BRel {
     BExpr **filters; /* conjuncts that read only this relation (pushed down) */
     int nfilters;
     int64_t est_rows; /* after its filters */
+    /* outer = 1: this relation is LEFT JOINed to the relations before it in
+     * join_order (its columns are NULL for their unmatched rows); on[0..non)
+     * are the ON conjuncts that do not read only this relation (those are
+     * filters); WHERE conjuncts that read it are preds, not filters. */
+    int outer;
+    int full; /* outer and FULL JOIN (the first join only): the left rels
+                 are outer too; no ON or WHERE conjunct is pushed down */
+    BExpr **on;
+    int non;
+    /* NATURAL JOIN / USING: the equalities it stands for (AST, arena) and
+     * the columns it merges into the left table's (hidden[c] = 1: not
+     * found by an unqualified name or SELECT *); NULL when none */
+    struct AstExpr *using_on;
+    uint8_t *hidden;
 } BRel;
 
 /* A conjunct that reads two or more relations. rels is a bit mask over
@@ -138,6 +152,8 @@ typedef struct BSelect {
     int npreds;
     BPred *preds;
     int *join_order; /* permutation of 0..nrels-1 chosen by the rewriter */
+    int has_outer;   /* some rel is outer: join_order is the written order (RIGHT
+                        JOIN of the first two tables swaps them) */
 
     int has_agg; /* GROUP BY or any aggregate */
     int ngroup;
@@ -283,7 +299,10 @@ typedef struct DagNode {
     int noutputs;
     int outputs[DAG_MAX_OUT]; /* value ids */
     int len_from;             /* value whose runtime length gives this node's n (map, slice) */
-    int count_from;           /* DN_SCATTER: the DN_SCAN node whose total sizes the output */
+    int count_from;           /* DN_SCATTER: the DN_SCAN node whose total sizes the output;
+                                 -1: a match-marking scatter, dst[idx[i]] = i into len_from's
+                                 length filled with -1 (outer joins) */
+    int gather_nulls;         /* DN_GATHER: idx may hold -1 (NULL rows): output has validity */
     /* parameters */
     const CatTable *table; /* DN_SOURCE */
     int column;            /* DN_SOURCE */

@@ -53,6 +53,14 @@ void plan_rewrite(BSelect *b) {
     }
     if (b->nrels == 0 || !b->join_order) return;
     int *order = b->join_order; /* allocated by the binder, nrels entries */
+    if (b->has_outer) {
+        /* outer joins keep the written order (a RIGHT JOIN of the first two
+         * tables is their LEFT JOIN the other way round) */
+        for (int r = 0; r < b->nrels; r++)
+            order[r] = r;
+        if (b->nrels > 1 && b->rels[0].outer && !b->rels[1].full) order[0] = 1, order[1] = 0;
+        return;
+    }
     uint64_t in = 0;
     int first = 0;
     for (int r = 1; r < b->nrels; r++)

@@ -1218,13 +1218,23 @@ static int parse_table_factor(Parser *p, Vec *from) {
     return vec_push(p, from, &r);
 }
 
-/* Parses a FROM list: factor {(',' | CROSS JOIN | [INNER] JOIN) factor
- * [ON expr]}. The ON condition goes to join_on of the last table of the
- * joined factor (ANDed with one already there). Returns 0 or -1. */
+/* Parses a FROM list: factor {(',' | CROSS JOIN | [INNER] JOIN |
+ * [NATURAL] {LEFT | RIGHT | FULL} [OUTER] JOIN) factor [ON expr | USING
+ * (names)]} (NATURAL and USING name their table's natural / using_cols;
+ * an outer join
+ * needs a single table on its right; its kind is recorded in join_kind of
+ * that table; without ON it keeps every row of its preserved side). The ON
+ * condition goes to join_on of the last table of the joined factor (ANDed
+ * with one already there). Returns 0 or -1. */
 static int parse_from_list(Parser *p, Vec *from) {
     if (parse_table_factor(p, from) < 0) return -1;
     for (;;) {
-        int join = 0;
+        int join = 0, kind = AST_JOIN_INNER;
+        int64_t npos = p->tok.pos;
+        int natural = is_kw(p, "natural") ? (advance(p), 1) : 0;
+        if (natural && !is_kw(p, "join") && !is_kw(p, "inner") && !is_kw(p, "left") &&
+            !is_kw(p, "right") && !is_kw(p, "full"))
+            return fail_syntax(p);
         if (accept_op(p, ",")) {
         } else if (is_kw(p, "cross") && tok_is_kw(p, peek(p), "join")) {
             advance(p);
@@ -1234,14 +1244,44 @@ static int parse_from_list(Parser *p, Vec *from) {
             if (expect_kw(p, "join") < 0) return -1;
             join = 1;
         } else if (is_kw(p, "left") || is_kw(p, "right") || is_kw(p, "full")) {
-            return fail_unsupported(p, p->tok.pos, "an outer join");
-        } else if (is_kw(p, "natural")) {
-            return fail_unsupported(p, p->tok.pos, "NATURAL JOIN");
+            kind = is_kw(p, "left")    ? AST_JOIN_LEFT
+                   : is_kw(p, "right") ? AST_JOIN_RIGHT
+                                       : AST_JOIN_FULL;
+            advance(p);
+            accept_kw(p, "outer");
+            if (expect_kw(p, "join") < 0) return -1;
+            join = 1;
         } else {
             return 0;
         }
+        int64_t fpos = p->tok.pos, nbefore = from->n;
         if (parse_table_factor(p, from) < 0) return -1;
-        if (join && is_kw(p, "using")) return fail_unsupported(p, p->tok.pos, "JOIN ... USING");
+        if (kind != AST_JOIN_INNER) {
+            AstTableRef *last = (AstTableRef *)from->data + (from->n - 1);
+            if (from->n != nbefore + 1 || last->join_kind != AST_JOIN_INNER || last->join_on)
+                return fail_unsupported(p, fpos, "an outer join of a parenthesized join");
+            last->join_kind = kind;
+        }
+        if (natural || (join && is_kw(p, "using"))) {
+            AstTableRef *last = (AstTableRef *)from->data + (from->n - 1);
+            if (from->n != nbefore + 1)
+                return fail_unsupported(p, natural ? npos : p->tok.pos,
+                                        "NATURAL JOIN or USING of a parenthesized join");
+            last->natural = natural;
+            if (!natural) {
+                advance(p);
+                if (expect_op(p, "(") < 0) return -1;
+                Vec names = vec_make(sizeof(char *));
+                do {
+                    char *n = expect_name(p);
+                    if (!n || vec_push(p, &names, &n) < 0) return -1;
+                } while (accept_op(p, ","));
+                if (expect_op(p, ")") < 0) return -1;
+                last->using_cols = (char **)names.data;
+                last->nusing = (int)names.n;
+            }
+            continue;
+        }
         if (join && accept_kw(p, "on")) {
             AstExpr *on = parse_expr(p);
             if (!on) return -1;

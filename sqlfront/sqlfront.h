@@ -151,6 +151,10 @@ typedef struct AstTableRef {
     struct AstSelect *subquery; /* FROM (SELECT ...) [AS] alias: name is NULL */
     char *bound_name;           /* set by libgqp before binding: the catalog table that
                                    holds a derived table / CTE / view's rows, or NULL */
+    int join_kind;              /* AstJoinKind of the join that added this table */
+    int natural;                /* NATURAL join */
+    char **using_cols;          /* JOIN ... USING (cols): the names, or NULL */
+    int nusing;
 } AstTableRef;
 
 /* One WITH name [(cols)] AS (SELECT ...) of a SELECT (non-recursive). */
@@ -161,6 +165,14 @@ typedef struct AstCte {
     int ncolnames;
     struct AstSelect *select;
 } AstCte;
+
+/* How a FROM table is joined to the tables before it. */
+typedef enum AstJoinKind {
+    AST_JOIN_INNER = 0, /* comma, CROSS JOIN, [INNER] JOIN */
+    AST_JOIN_LEFT = 1,  /* LEFT [OUTER] JOIN */
+    AST_JOIN_RIGHT = 2, /* RIGHT [OUTER] JOIN */
+    AST_JOIN_FULL = 3   /* FULL [OUTER] JOIN */
+} AstJoinKind;
 
 typedef struct AstOrderItem {
     AstExpr *expr;
