@@ -475,7 +475,7 @@ int gqp_run_view(gqp *db, gqp_stmt *st) {
         return gqp_set_error(db, GQP_NOMEM, "out of memory");
     }
     /* check it now, as SQLite does at CREATE VIEW time: plan (and run) it once */
-    AstTableRef ref = {nv.name, NULL, a->table_pos, NULL, NULL, NULL};
+    AstTableRef ref = {.name = nv.name, .pos = a->table_pos};
     AstSelect probe;
     memset(&probe, 0, sizeof probe);
     probe.from = &ref;

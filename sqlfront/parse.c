@@ -1256,6 +1256,12 @@ static int parse_from_list(Parser *p, Vec *from) {
         }
         int64_t fpos = p->tok.pos, nbefore = from->n;
         if (parse_table_factor(p, from) < 0) return -1;
+        /* a parenthesized join on the right holding an outer join cannot be
+         * flattened into written order (the outer ON could read its NULL-
+         * padded side): refused rather than answered wrongly */
+        for (int64_t k = nbefore + 1; k < from->n; k++)
+            if (((AstTableRef *)from->data)[k].join_kind != AST_JOIN_INNER)
+                return fail_unsupported(p, fpos, "an outer join inside a parenthesized join");
         if (kind != AST_JOIN_INNER) {
             AstTableRef *last = (AstTableRef *)from->data + (from->n - 1);
             if (from->n != nbefore + 1 || last->join_kind != AST_JOIN_INNER || last->join_on)

@@ -835,3 +835,16 @@ Test(corpus, select5_parses) {
     fclose(f);
     cr_assert_gt(count, 1000, "only %lld statements read", (long long)count);
 }
+
+Test(parse, outer_join_inside_parenthesized_join_is_refused) {
+    /* flattened into written order, the outer ON of a JOIN (b LEFT JOIN c)
+     * could read c's NULL-padded rows: refused, never answered wrongly */
+    SqlError err;
+    parse_fails("SELECT * FROM a JOIN (b LEFT JOIN c ON b.y = c.z) ON a.x = c.z", &err);
+    cr_expect(strstr(err.msg, "outer join inside a parenthesized join") != NULL, "%s", err.msg);
+    SqlArena *ar;
+    sel1(&ar, "SELECT * FROM (b LEFT JOIN c ON b.y = c.z) JOIN a ON a.x = c.z");
+    sql_arena_free(ar);
+    sel1(&ar, "SELECT * FROM a JOIN (b JOIN c ON b.y = c.z) ON a.x = c.z");
+    sql_arena_free(ar);
+}
