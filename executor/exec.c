@@ -530,6 +530,18 @@ static int run_node(Exec *x, int i, int gpu) {
                      : prim_cpu_cross(ctx, in[0].n, in[1].n, &pairs);
         if (rc != 0) break;
         RtVal *l = out, *r = &x->vals[n->outputs[1]];
+        if (gpu && !pairs.left) {
+            /* no pairs: a value's NULL device pointer means "not on the
+             * device yet" (ensure_dev would copy an unset host side), so
+             * an empty result still gets (minimal) device buffers */
+            pairs.left = prim_gpu_malloc(0, x->cur_stream);
+            pairs.right = prim_gpu_malloc(0, x->cur_stream);
+            if (!pairs.left || !pairs.right) {
+                prim_gpu_free(pairs.left, x->cur_stream);
+                prim_gpu_free(pairs.right, x->cur_stream);
+                return ex_fail(x, "Device Error: out of device memory (join node #%d)", i);
+            }
+        }
         PrimVec lv = {PRIM_I64, pairs.n, pairs.left, NULL};
         PrimVec rv = {PRIM_I64, pairs.n, pairs.right, NULL};
         if (gpu) {
