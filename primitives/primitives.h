@@ -104,12 +104,12 @@ typedef enum PrimOp {
     POP_NOT,    /* dst(I) = a == 0 (a of type t), NULL stays NULL */
     POP_ISNULL, /* dst(I) = a is NULL ? 1 : 0, never NULL */
     POP_NOTNULL,
-    POP_TRUTH,   /* dst(I) = a != 0 (a of type t), NULL stays NULL */
-    POP_CASE,    /* dst = (a not NULL and a != 0) ? b : c, all of type t except a (I) */
-    POP_LOOKUP,  /* dst = table[a] for 0 <= a < table_n (a of type I); NULL if a NULL
-                    or table value is INT64_MIN: dictionary remaps, LIKE per entry.
-                    dst is I, or F when t is PRIM_REG_F: then the entries are the
-                    bit patterns of doubles (CAST(text AS REAL) per entry) */
+    POP_TRUTH,    /* dst(I) = a != 0 (a of type t), NULL stays NULL */
+    POP_CASE,     /* dst = (a not NULL and a != 0) ? b : c, all of type t except a (I) */
+    POP_LOOKUP,   /* dst = table[a] for 0 <= a < table_n (a of type I); NULL if a NULL
+                     or table value is INT64_MIN: dictionary remaps, LIKE per entry.
+                     dst is I, or F when t is PRIM_REG_F: then the entries are the
+                     bit patterns of doubles (CAST(text AS REAL) per entry) */
     POP_COALESCE, /* dst = a if not NULL else b, in type t */
     POP_INLIST    /* dst(I) = a IN set: the set is table[0..table_n), ascending with no
                      duplicates, of int64 values (t I) or of doubles stored in the

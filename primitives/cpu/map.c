@@ -92,7 +92,7 @@ typedef struct MapJob {
     char *scratch;          /* nt * 2 * per_thread bytes (batch, recheck) */
     size_t per_thread;
     const int *interrupt; /* PrimCtx's: stop between batches when set */
-    int failed; /* some thread found an integer overflow in the result */
+    int failed;           /* some thread found an integer overflow in the result */
 } MapJob;
 
 /* Marks register d as written through its own int64 buffer and returns
