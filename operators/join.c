@@ -20,6 +20,36 @@ static PrimType key_type(PrimType a, PrimType b) {
     return PRIM_I64;
 }
 
+/* Adds the node pairing st's rows with rs's rows of rel: a hash equi-join
+ * on lk = rk (labelled label) when lk is set, else a cross product; sets
+ * *est to its estimated pairs. Returns the node or -1 with an error. */
+static int pair_node(Lower *L, LowState *st, LowState *rs, const BRel *rel, const BExpr *lk,
+                     const BExpr *rk, const char *label, int64_t *est) {
+    PrimType i64[2] = {PRIM_I64, PRIM_I64};
+    int node;
+    *est = st->est_rows * rs->est_rows;
+    if (lk) {
+        int lv = op_expr(L, st, lk, op_prim_type(lk->type), 0);
+        int rv = lv >= 0 ? op_expr(L, rs, rk, op_prim_type(rk->type), 0) : -1;
+        if (rv < 0) return -1;
+        PrimType kt = key_type(L->dag->values[lv].type, L->dag->values[rv].type);
+        if ((lv = op_convert(L, lv, kt)) < 0 || (rv = op_convert(L, rv, kt)) < 0) return -1;
+        const CatColumn *kc = (rk->kind == BE_COL) ? &rel->table->cols[rk->col] : NULL;
+        int64_t nd = kc && kc->stats.distinct > 0 ? kc->stats.distinct : 1;
+        *est = *est / nd;
+        int in[2] = {lv, rv};
+        node = plan_dag_add(L->dag, DN_JOIN, in, 2, 2, i64);
+        if (node < 0) return op_fail(L, "out of memory");
+        L->dag->nodes[node].label = plan_strdup(L->arena, label);
+    } else {
+        int in[2] = {st->len_value, rs->len_value};
+        node = plan_dag_add(L->dag, DN_CROSS, in, 2, 2, i64);
+        if (node < 0) return op_fail(L, "out of memory");
+    }
+    L->dag->nodes[node].est_rows = *est;
+    return node;
+}
+
 int op_join(Lower *L, LowState *st, int r, uint8_t *used) {
     const BSelect *b = L->b;
     const BRel *rel = &b->rels[r];
@@ -49,29 +79,10 @@ int op_join(Lower *L, LowState *st, int r, uint8_t *used) {
         else if (p->lrel == r && (in_mask >> p->rrel & 1))
             pi = i, lk = p->rkey, rk = p->lkey;
     }
-    int64_t est = st->est_rows * rs.est_rows;
-    PrimType i64[2] = {PRIM_I64, PRIM_I64};
-    int node;
-    if (pi >= 0) {
-        used[pi] = 1;
-        int lv = op_expr(L, st, lk, op_prim_type(lk->type), 0);
-        int rv = lv >= 0 ? op_expr(L, &rs, rk, op_prim_type(rk->type), 0) : -1;
-        if (rv < 0) return -1;
-        PrimType kt = key_type(L->dag->values[lv].type, L->dag->values[rv].type);
-        if ((lv = op_convert(L, lv, kt)) < 0 || (rv = op_convert(L, rv, kt)) < 0) return -1;
-        const CatColumn *kc = (rk->kind == BE_COL) ? &rel->table->cols[rk->col] : NULL;
-        int64_t nd = kc && kc->stats.distinct > 0 ? kc->stats.distinct : 1;
-        est = est / nd;
-        int in[2] = {lv, rv};
-        node = plan_dag_add(L->dag, DN_JOIN, in, 2, 2, i64);
-        if (node < 0) return op_fail(L, "out of memory");
-        L->dag->nodes[node].label = plan_strdup(L->arena, "hash equi-join");
-    } else {
-        int in[2] = {st->len_value, rs.len_value};
-        node = plan_dag_add(L->dag, DN_CROSS, in, 2, 2, i64);
-        if (node < 0) return op_fail(L, "out of memory");
-    }
-    L->dag->nodes[node].est_rows = est;
+    if (pi >= 0) used[pi] = 1;
+    int64_t est;
+    int node = pair_node(L, st, &rs, rel, pi >= 0 ? lk : NULL, rk, "hash equi-join", &est);
+    if (node < 0) return -1;
     int li = plan_dag_out(L->dag, node, 0), ri = plan_dag_out(L->dag, node, 1);
     for (int k = 0; k < st->nslots; k++) {
         LowSlot *s = &st->slots[k];
@@ -204,28 +215,9 @@ int op_left_join(Lower *L, LowState *st, int r, uint8_t *used) {
         }
         if (!(resid = op_and(L, resid, e))) return op_fail(L, "out of memory");
     }
-    int64_t est = st->est_rows * rs.est_rows;
-    PrimType i64[2] = {PRIM_I64, PRIM_I64};
-    int node;
-    if (lk) {
-        int lv = op_expr(L, st, lk, op_prim_type(lk->type), 0);
-        int rv = lv >= 0 ? op_expr(L, &rs, rk, op_prim_type(rk->type), 0) : -1;
-        if (rv < 0) return -1;
-        PrimType kt = key_type(L->dag->values[lv].type, L->dag->values[rv].type);
-        if ((lv = op_convert(L, lv, kt)) < 0 || (rv = op_convert(L, rv, kt)) < 0) return -1;
-        const CatColumn *kc = (rk->kind == BE_COL) ? &rel->table->cols[rk->col] : NULL;
-        int64_t nd = kc && kc->stats.distinct > 0 ? kc->stats.distinct : 1;
-        est = est / nd;
-        int in[2] = {lv, rv};
-        node = plan_dag_add(L->dag, DN_JOIN, in, 2, 2, i64);
-        if (node < 0) return op_fail(L, "out of memory");
-        L->dag->nodes[node].label = plan_strdup(L->arena, "hash equi-join (left outer)");
-    } else {
-        int in[2] = {st->len_value, rs.len_value};
-        node = plan_dag_add(L->dag, DN_CROSS, in, 2, 2, i64);
-        if (node < 0) return op_fail(L, "out of memory");
-    }
-    L->dag->nodes[node].est_rows = est;
+    int64_t est;
+    int node = pair_node(L, st, &rs, rel, lk, rk, "hash equi-join (left outer)", &est);
+    if (node < 0) return -1;
     int li = plan_dag_out(L->dag, node, 0), ri = plan_dag_out(L->dag, node, 1);
 
     /* the rest of ON on the pairs: a state of both sides through (li, ri) */
