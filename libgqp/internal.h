@@ -119,6 +119,21 @@ struct gqp_stmt {
  * its compound arms) into temporary catalog tables owned by st, setting
  * each reference's bound_name. GQP_OK or an error with db's message. */
 int gqp_materialize(gqp *db, gqp_stmt *st, AstSelect *sel);
+/* The CTEs a SELECT being planned may name: with[0..nvisible) of one WITH
+ * (as in SQLite, a CTE may name any other of its WITH), then the enclosing
+ * scopes'. */
+typedef struct GqpScope {
+    const AstCte *with;
+    int nvisible;
+    const struct GqpScope *parent;
+} GqpScope;
+/* 1 when column reference c names a column of a table in s's FROM (or its
+ * compound arms), as far as the catalog knows them now. */
+int gqp_resolves_in(gqp *db, const AstSelect *s, const AstExpr *c);
+/* decorrelate.c: rewrite the correlated subqueries of sel's WHERE that it
+ * can into joins with derived tables, appended to sel's FROM (*nadded of
+ * them, not yet materialized). GQP_OK, or GQP_NOMEM with db's message. */
+int gqp_decorrelate(gqp *db, gqp_stmt *st, AstSelect *sel, int *nadded);
 /* Drop st's temporary tables (and forget its materialized plans' text). */
 void gqp_drop_temps(gqp *db, gqp_stmt *st);
 /* CREATE VIEW / DROP VIEW. */

@@ -14,15 +14,6 @@
 
 #include "libgqp/internal.h"
 
-/* The CTEs a SELECT being planned may name: with[0..nvisible) of one WITH
- * (as in SQLite, a CTE may name any other of its WITH), then the enclosing
- * scopes'. */
-typedef struct GqpScope {
-    const AstCte *with;
-    int nvisible;
-    const struct GqpScope *parent;
-} GqpScope;
-
 /* The CTEs whose materialization is under way, innermost first. */
 typedef struct GqpBusy {
     const AstCte *cte;
@@ -199,6 +190,21 @@ static int materialize_from(gqp *db, gqp_stmt *st, AstSelect *s, const GqpScope 
     return GQP_OK;
 }
 
+/* Materialize s's FROM, then decorrelate its correlated subqueries (the
+ * derived tables that become, materialized in turn). */
+static int materialize_core(gqp *db, gqp_stmt *st, AstSelect *s, const GqpScope *sc) {
+    int n = 0, rc = materialize_from(db, st, s, sc);
+    if (rc == GQP_OK) rc = gqp_decorrelate(db, st, s, &n);
+    if (rc == GQP_OK && n > 0) {
+        AstSelect tail;
+        memset(&tail, 0, sizeof tail);
+        tail.from = s->from + (s->nfrom - n);
+        tail.nfrom = n;
+        rc = materialize_from(db, st, &tail, sc);
+    }
+    return rc;
+}
+
 /* ---- subqueries in expressions ---- */
 
 /* Context of one SELECT whose expressions' subqueries are being run. */
@@ -246,8 +252,7 @@ static AstExpr *find_col_sel(AstSelect *s, int64_t pos) {
     return r;
 }
 
-/* 1 when column c names a column of a table in s's FROM (or its arms). */
-static int resolves_in(gqp *db, const AstSelect *s, const AstExpr *c) {
+int gqp_resolves_in(gqp *db, const AstSelect *s, const AstExpr *c) {
     for (int k = 0; k <= s->ncompound; k++) {
         const AstSelect *q = k ? s->compound[k - 1].select : s;
         for (int i = 0; i < q->nfrom; i++) {
@@ -313,7 +318,7 @@ static int run_sub(SubCtx *x, AstExpr *e) {
     int rc = run_child(db, st, st->sql, st->sql_len, e->select, x->scope, &child);
     if (rc == GQP_ERROR && strncmp(db->errmsg, "Binder Error", 12) == 0) {
         AstExpr *c = find_col_sel(e->select, db->err_offset);
-        if (c && resolves_in(db, x->outer, c))
+        if (c && gqp_resolves_in(db, x->outer, c))
             rc = gqp_set_error_at(db, st->sql, st->sql_len, c->pos, "Not implemented",
                                   "correlated subquery");
     }
@@ -409,9 +414,9 @@ static int walk_core(SubCtx *x, AstSelect *s) {
 int gqp_materialize(gqp *db, gqp_stmt *st, AstSelect *sel) {
     GqpScope sc = {sel->with, sel->nwith, db->scope};
     const GqpScope *use = sel->nwith ? &sc : db->scope;
-    int rc = materialize_from(db, st, sel, use);
-    for (int i = 0; rc == GQP_OK && i < sel->ncompound; i++)
-        rc = materialize_from(db, st, sel->compound[i].select, use);
+    int rc = GQP_OK;
+    for (int i = 0; rc == GQP_OK && i <= sel->ncompound; i++)
+        rc = materialize_core(db, st, i ? sel->compound[i - 1].select : sel, use);
     SubCtx x = {db, st, sel, use};
     if (rc == GQP_OK) rc = walk_core(&x, sel);
     for (int i = 0; rc == GQP_OK && i < sel->ncompound; i++)

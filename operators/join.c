@@ -6,7 +6,9 @@
  * slot's row ids are gathered through the pairs, and the predicates that
  * have become evaluable run as one filter. A LEFT JOIN (op_left_join)
  * keeps the unmatched left rows with right row id -1 (NULL columns); a
- * FULL JOIN also the unmatched right rows with left row id -1.
+ * FULL JOIN also the unmatched right rows with left row id -1. A SEMI
+ * (ANTI) JOIN (op_semi_join) keeps the left rows that some pair reaches
+ * (that none does), through the same match-marking scatter.
  */
 #include <string.h>
 
@@ -48,6 +50,22 @@ static int pair_node(Lower *L, LowState *st, LowState *rs, const BRel *rel, cons
     }
     L->dag->nodes[node].est_rows = *est;
     return node;
+}
+
+/* The WHERE predicates that the relations joined into st (and r) make
+ * evaluable, as one filter. Returns 0 or -1. */
+static int where_now(Lower *L, LowState *st, int r, uint8_t *used) {
+    const BSelect *b = L->b;
+    uint64_t in_mask = (uint64_t)1 << r;
+    for (int k = 0; k < st->nslots; k++)
+        if (st->slots[k].joined) in_mask |= (uint64_t)1 << k;
+    BExpr *acc = NULL;
+    for (int i = 0; i < b->npreds; i++) {
+        if (used[i] || (b->preds[i].rels & ~in_mask)) continue;
+        used[i] = 1;
+        if (!(acc = op_and(L, acc, b->preds[i].expr))) return op_fail(L, "out of memory");
+    }
+    return acc ? op_filter(L, st, acc, 0.25) : 0;
 }
 
 int op_join(Lower *L, LowState *st, int r, uint8_t *used) {
@@ -102,15 +120,7 @@ int op_join(Lower *L, LowState *st, int r, uint8_t *used) {
     st->len_value = li;
 
     /* predicates now evaluable, as one filter */
-    in_mask |= (uint64_t)1 << r;
-    BExpr *acc = NULL;
-    for (int i = 0; i < b->npreds; i++) {
-        if (used[i] || (b->preds[i].rels & ~in_mask)) continue;
-        used[i] = 1;
-        if (!(acc = op_and(L, acc, b->preds[i].expr))) return op_fail(L, "out of memory");
-    }
-    if (acc && op_filter(L, st, acc, 0.25) != 0) return -1;
-    return 0;
+    return where_now(L, st, r, used);
 }
 
 /* A fresh copy of slot s for another state: its own gathered cache (all
@@ -138,10 +148,13 @@ static int concat(Lower *L, const int *in, int n, int64_t est) {
 }
 
 /* The rows 0..n-1 of a side (n = the length of value len) that no pair
- * idx[] reaches: marks[idx[k]] = k over -1s (a match-marking scatter),
- * then the rows whose mark is still -1 (*u, row numbers of that side) and
- * *pad (as many -1s: the row ids of the other side). Returns 0 or -1. */
-static int unmatched(Lower *L, int idx, int len, int64_t n_est, int *u, int *pad, int64_t *nu) {
+ * idx[] reaches (matched = 0), or that some pair reaches (matched = 1):
+ * marks[idx[k]] = k over -1s (a match-marking scatter), then the rows
+ * whose mark is still -1 (or is not) (*u, row numbers of that side) and
+ * *pad (for matched = 0: as many -1s, the row ids of the other side).
+ * Returns 0 or -1. */
+static int rows_by_match(Lower *L, int idx, int len, int64_t n_est, int matched, int *u, int *pad,
+                         int64_t *nu) {
     PrimType t64 = PRIM_I64;
     int mk = plan_dag_add(L->dag, DN_SCATTER, &idx, 1, 1, &t64);
     if (mk < 0) return op_fail(L, "out of memory");
@@ -165,18 +178,26 @@ static int unmatched(Lower *L, int idx, int len, int64_t n_est, int *u, int *pad
     if (op_computed_slot(L, &ts.slots[0], cols, names, 1) != 0) return -1;
     mcol->slot = 0;
     mcol->col = 0;
-    BExpr *unm = bx_bin(L->arena, OP_LT, CAT_BOOL, mcol, zero, -1);
+    BExpr *unm = bx_bin(L->arena, matched ? OP_GE : OP_LT, CAT_BOOL, mcol, zero, -1);
     if (!unm) return op_fail(L, "out of memory");
     ts.len_value = marks;
     ts.est_rows = n_est;
-    if (op_filter(L, &ts, unm, 0.1) != 0) return -1;
+    if (op_filter(L, &ts, unm, matched ? 0.5 : 0.1) != 0) return -1;
     *u = ts.len_value;
     *nu = ts.est_rows;
+    if (matched) return 0;
     *pad = op_gather(L, marks, *u, *nu); /* all -1 */
     return *pad < 0 ? -1 : 0;
 }
 
-int op_left_join(Lower *L, LowState *st, int r, uint8_t *used) {
+/* The pairs of st's rows with the rows of relation r (b->rels[r].on: an
+ * outer, semi or anti join): r's own state *rs (scanned, its filters
+ * applied), a join node on the first ON conjunct left-expr = right-expr
+ * (or a cross product), the other ON conjuncts as a filter on the pairs;
+ * *li / *ri get the pairs' row numbers of st and of *rs, *est their
+ * estimate. Returns 0 or -1. */
+static int on_pairs(Lower *L, LowState *st, int r, LowState *rs, const char *label, int *lip,
+                    int *rip, int64_t *estp) {
     const BSelect *b = L->b;
     const BRel *rel = &b->rels[r];
     uint64_t in_mask = 0;
@@ -184,15 +205,15 @@ int op_left_join(Lower *L, LowState *st, int r, uint8_t *used) {
         if (st->slots[k].joined) in_mask |= (uint64_t)1 << k;
 
     /* the right side, with the ON conjuncts that read only it */
-    LowState rs = *st;
-    rs.slots = plan_alloc(L->arena, sizeof(LowSlot) * (size_t)st->nslots);
-    if (!rs.slots) return op_fail(L, "out of memory");
-    if (op_scan(L, &rs, r) != 0) return -1;
+    *rs = *st;
+    rs->slots = plan_alloc(L->arena, sizeof(LowSlot) * (size_t)st->nslots);
+    if (!rs->slots) return op_fail(L, "out of memory");
+    if (op_scan(L, rs, r) != 0) return -1;
     if (rel->nfilters) {
         BExpr *p = op_and_all(L, rel->filters, rel->nfilters);
         if (!p) return op_fail(L, "out of memory");
         double sel = (double)rel->est_rows / (double)(rel->table->nrows ? rel->table->nrows : 1);
-        if (op_filter(L, &rs, p, sel) != 0) return -1;
+        if (op_filter(L, rs, p, sel) != 0) return -1;
     }
 
     /* the first ON conjunct left-expr = right-expr is the join key; the
@@ -216,7 +237,7 @@ int op_left_join(Lower *L, LowState *st, int r, uint8_t *used) {
         if (!(resid = op_and(L, resid, e))) return op_fail(L, "out of memory");
     }
     int64_t est;
-    int node = pair_node(L, st, &rs, rel, lk, rk, "hash equi-join (left outer)", &est);
+    int node = pair_node(L, st, rs, rel, lk, rk, label, &est);
     if (node < 0) return -1;
     int li = plan_dag_out(L->dag, node, 0), ri = plan_dag_out(L->dag, node, 1);
 
@@ -226,7 +247,7 @@ int op_left_join(Lower *L, LowState *st, int r, uint8_t *used) {
         ps.slots = plan_alloc(L->arena, sizeof(LowSlot) * (size_t)st->nslots);
         if (!ps.slots) return op_fail(L, "out of memory");
         for (int k = 0; k < st->nslots; k++) {
-            const LowSlot *s = k == r ? &rs.slots[r] : &st->slots[k];
+            const LowSlot *s = k == r ? &rs->slots[r] : &st->slots[k];
             if (!s->joined) continue;
             if (copy_slot(L, &ps.slots[k], s) != 0) return -1;
             int idx = k == r ? ri : li;
@@ -242,17 +263,51 @@ int op_left_join(Lower *L, LowState *st, int r, uint8_t *used) {
             (ri = op_gather(L, ri, ps.len_value, est)) < 0)
             return -1;
     }
+    *lip = li, *rip = ri, *estp = est;
+    return 0;
+}
+
+int op_semi_join(Lower *L, LowState *st, int r, uint8_t *used) {
+    const BRel *rel = &L->b->rels[r];
+    LowState rs;
+    int li, ri, u, pad;
+    int64_t est, nu;
+    if (on_pairs(L, st, r, &rs, rel->semi == 1 ? "hash semi-join" : "hash anti-join", &li, &ri,
+                 &est) != 0)
+        return -1;
+    (void)ri;
+    if (rows_by_match(L, li, st->len_value, st->est_rows, rel->semi == 1, &u, &pad, &nu) != 0)
+        return -1;
+    for (int k = 0; k < st->nslots; k++) {
+        LowSlot *s = &st->slots[k];
+        if (!s->joined) continue;
+        s->rowids = s->rowids < 0 ? u : op_gather(L, s->rowids, u, nu);
+        if (s->rowids < 0) return -1;
+        for (int c = 0; c < s->ncols; c++)
+            s->gathered[c] = -1;
+    }
+    st->est_rows = nu;
+    st->len_value = u;
+    return where_now(L, st, r, used);
+}
+
+int op_left_join(Lower *L, LowState *st, int r, uint8_t *used) {
+    const BRel *rel = &L->b->rels[r];
+    LowState rs;
+    int li, ri;
+    int64_t est;
+    if (on_pairs(L, st, r, &rs, "hash equi-join (left outer)", &li, &ri, &est) != 0) return -1;
 
     /* the unmatched left rows u (and, for FULL JOIN, right rows v) */
     int u, pad, v = -1, vpad = -1;
     int64_t nu, nv = 0;
-    if (unmatched(L, li, st->len_value, st->est_rows, &u, &pad, &nu) != 0) return -1;
+    if (rows_by_match(L, li, st->len_value, st->est_rows, 0, &u, &pad, &nu) != 0) return -1;
     if (rel->full) {
         for (int k = 0; k < st->nslots; k++)
             if (st->slots[k].joined && st->slots[k].rowids >= 0)
                 return op_fail(L, "FULL JOIN of a filtered left side");
         if (rs.slots[r].rowids >= 0) return op_fail(L, "FULL JOIN of a filtered right side");
-        if (unmatched(L, ri, rs.len_value, rs.est_rows, &v, &vpad, &nv) != 0) return -1;
+        if (rows_by_match(L, ri, rs.len_value, rs.est_rows, 0, &v, &vpad, &nv) != 0) return -1;
     }
 
     /* the result: matched pairs, then the unmatched left rows */
@@ -278,13 +333,5 @@ int op_left_join(Lower *L, LowState *st, int r, uint8_t *used) {
     st->len_value = lall;
 
     /* WHERE predicates now evaluable, after the NULL padding */
-    in_mask |= rbit;
-    BExpr *acc = NULL;
-    for (int i = 0; i < b->npreds; i++) {
-        if (used[i] || (b->preds[i].rels & ~in_mask)) continue;
-        used[i] = 1;
-        if (!(acc = op_and(L, acc, b->preds[i].expr))) return op_fail(L, "out of memory");
-    }
-    if (acc && op_filter(L, st, acc, 0.25) != 0) return -1;
-    return 0;
+    return where_now(L, st, r, used);
 }

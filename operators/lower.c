@@ -134,10 +134,13 @@ int op_lower_block(const BSelect *b, const LowerOpts *opts, Dag *dag, PlanError 
             double sel = (double)r0->est_rows / (double)(r0->table->nrows ? r0->table->nrows : 1);
             if (!p || op_filter(&L, &st, p, sel) != 0) return -1;
         }
-        for (int k = 1; k < b->nrels; k++)
-            if ((b->rels[b->join_order[k]].outer ? op_left_join
-                                                 : op_join)(&L, &st, b->join_order[k], used) != 0)
+        for (int k = 1; k < b->nrels; k++) {
+            const BRel *rk = &b->rels[b->join_order[k]];
+            if ((rk->semi    ? op_semi_join
+                 : rk->outer ? op_left_join
+                             : op_join)(&L, &st, b->join_order[k], used) != 0)
                 return -1;
+        }
     }
     if (b->has_agg && op_aggregate(&L, &st) != 0) return -1;
 aggregated:

@@ -133,6 +133,11 @@ int op_join(Lower *L, LowState *st, int r, uint8_t *pred_used);
  * match-marking scatter, a filter and a concat), then the WHERE predicates
  * that become evaluable. */
 int op_left_join(Lower *L, LowState *st, int r, uint8_t *pred_used);
+/* join.c: SEMI (ANTI) JOIN relation r (b->rels[r].semi): the pairs of its
+ * ON conjuncts as for op_left_join, a match-marking scatter over st's
+ * rows, and st keeps the rows some pair reaches (ANTI: that none does);
+ * r adds no columns (its slot stays unjoined). */
+int op_semi_join(Lower *L, LowState *st, int r, uint8_t *pred_used);
 /* denseagg.c: if the block is a star (or one table) whose aggregation fits
  * a dense table and the dense plan is chosen (LowerOpts), lower FROM ..
  * GROUP BY as keymaps + one fused dense-aggregate and replace st (which has

@@ -2131,12 +2131,17 @@ static int place_conjuncts(BindCtx *bc, BExpr **conj, int n) {
 
 /* Mark the outer relations of the FROM list: the table after LEFT JOIN,
  * the first table for a RIGHT JOIN of the first two (a RIGHT JOIN later in
- * the list is not implemented). Sets b->has_outer. Returns 0 or -1. */
+ * the list is not implemented); and the SEMI / ANTI JOIN relations that
+ * decorrelation appended. Sets b->has_outer, b->has_semi. Returns 0 or -1. */
 static int mark_outer(BindCtx *bc) {
     const AstSelect *s = bc->sel;
     BSelect *b = bc->b;
     for (int i = 1; i < s->nfrom; i++) {
-        if (s->from[i].join_kind == AST_JOIN_LEFT) {
+        if (s->from[i].join_kind == AST_JOIN_SEMI || s->from[i].join_kind == AST_JOIN_ANTI) {
+            b->rels[i].semi = s->from[i].join_kind == AST_JOIN_SEMI ? 1 : 2;
+            b->has_semi = 1;
+            continue;
+        } else if (s->from[i].join_kind == AST_JOIN_LEFT) {
             b->rels[i].outer = 1;
         } else if (s->from[i].join_kind == AST_JOIN_RIGHT) {
             if (i != 1) {
@@ -2323,6 +2328,11 @@ static int bind_from(BindCtx *bc) {
         if (cat_table_ready(t) != 0) return bind_oom(bc), -1; /* rows INSERTed: sort, stats */
         b->rels[i].table = t;
         b->rels[i].alias = plan_strdup(bc->arena, s->from[i].alias ? s->from[i].alias : t->name);
+        if (s->from[i].hidden) { /* a decorrelated subquery: qualified names only */
+            b->rels[i].hidden = plan_alloc(bc->arena, (size_t)t->ncols + 1);
+            if (!b->rels[i].hidden) return bind_oom(bc), -1;
+            memset(b->rels[i].hidden, 1, (size_t)t->ncols + 1);
+        }
         for (int j = 0; j < i; j++)
             if (strcasecmp(b->rels[j].alias, b->rels[i].alias) == 0) {
                 bind_fail(bc, "Binder", s->from[i].pos, "duplicate alias \"%s\" in FROM",
@@ -2369,6 +2379,7 @@ static int bind_items(BindCtx *bc, BExpr ***items, char ***names, int *n) {
         if (e->kind == AST_STAR) {
             for (int r = 0; r < b->nrels; r++) {
                 if (e->table && strcasecmp(e->table, b->rels[r].alias) != 0) continue;
+                if (b->rels[r].semi) continue;
                 for (int c = 0; c < b->rels[r].table->ncols; c++) {
                     if (!e->table && b->rels[r].hidden && b->rels[r].hidden[c]) continue;
                     const CatColumn *col = &b->rels[r].table->cols[c];

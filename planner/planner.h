@@ -119,6 +119,11 @@ typedef struct BRel {
      * found by an unqualified name or SELECT *); NULL when none */
     struct AstExpr *using_on;
     uint8_t *hidden;
+    /* semi = 1 (SEMI JOIN) / 2 (ANTI JOIN): the rows joined so far are kept
+     * when some row (SEMI) or no row (ANTI) of this relation satisfies
+     * on[0..non); this relation adds no columns to the result. Semi
+     * relations come last in join_order. */
+    int semi;
 } BRel;
 
 /* A conjunct that reads two or more relations. rels is a bit mask over
@@ -154,6 +159,7 @@ typedef struct BSelect {
     int *join_order; /* permutation of 0..nrels-1 chosen by the rewriter */
     int has_outer;   /* some rel is outer: join_order is the written order (RIGHT
                         JOIN of the first two tables swaps them) */
+    int has_semi;    /* some rel is a SEMI / ANTI JOIN (BRel.semi) */
 
     int has_agg; /* GROUP BY or any aggregate */
     int ngroup;

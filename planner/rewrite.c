@@ -61,14 +61,25 @@ void plan_rewrite(BSelect *b) {
         if (b->nrels > 1 && b->rels[0].outer && !b->rels[1].full) order[0] = 1, order[1] = 0;
         return;
     }
+    /* SEMI / ANTI JOIN relations go last, in the written order */
+    int nj = 0;
     uint64_t in = 0;
-    int first = 0;
-    for (int r = 1; r < b->nrels; r++)
-        if (b->rels[r].est_rows < b->rels[first].est_rows) first = r;
+    for (int r = 0; r < b->nrels; r++)
+        nj += !b->rels[r].semi;
+    for (int r = 0, k = nj; r < b->nrels; r++)
+        if (b->rels[r].semi) {
+            order[k++] = r;
+            in |= (uint64_t)1 << r;
+        }
+    int first = -1;
+    for (int r = 0; r < b->nrels; r++)
+        if (!b->rels[r].semi && (first < 0 || b->rels[r].est_rows < b->rels[first].est_rows))
+            first = r;
+    if (first < 0) return;
     order[0] = first;
     in |= (uint64_t)1 << first;
     double cur = (double)b->rels[first].est_rows;
-    for (int k = 1; k < b->nrels; k++) {
+    for (int k = 1; k < nj; k++) {
         int best = -1, best_conn = 0;
         double best_est = 0;
         for (int r = 0; r < b->nrels; r++) {

@@ -155,6 +155,8 @@ typedef struct AstTableRef {
     int natural;                /* NATURAL join */
     char **using_cols;          /* JOIN ... USING (cols): the names, or NULL */
     int nusing;
+    int hidden; /* made by decorrelation: its columns are found only by a
+                   qualified name and are not part of SELECT * */
 } AstTableRef;
 
 /* One WITH name [(cols)] AS (SELECT ...) of a SELECT (non-recursive). */
@@ -171,7 +173,13 @@ typedef enum AstJoinKind {
     AST_JOIN_INNER = 0, /* comma, CROSS JOIN, [INNER] JOIN */
     AST_JOIN_LEFT = 1,  /* LEFT [OUTER] JOIN */
     AST_JOIN_RIGHT = 2, /* RIGHT [OUTER] JOIN */
-    AST_JOIN_FULL = 3   /* FULL [OUTER] JOIN */
+    AST_JOIN_FULL = 3,  /* FULL [OUTER] JOIN */
+    /* made by libgqp's decorrelation, never by the parser: keep the rows
+     * of the tables before it that some row of this table matches under
+     * join_on (SEMI: EXISTS), or that none matches (ANTI: NOT EXISTS);
+     * this table's columns are visible only inside join_on */
+    AST_JOIN_SEMI = 4,
+    AST_JOIN_ANTI = 5
 } AstJoinKind;
 
 typedef struct AstOrderItem {

@@ -1,0 +1,512 @@
+/*
+ * decorrelate.c -- correlated subqueries rewritten into joins before the
+ * SELECT that holds them is bound, after Neumann and Kemper ("Unnesting
+ * Arbitrary Queries", BTW 2015) for the forms analytical SQL uses:
+ *
+ *   [NOT] EXISTS (SELECT .. FROM F WHERE C AND L)     a top-level WHERE conjunct
+ *   x IN (SELECT y FROM F WHERE C AND L)              likewise
+ *     -> FROM .., (SELECT <inner columns of C> FROM F WHERE L) AS __gqp_sqN
+ *        joined as a SEMI (ANTI) JOIN on C (and x = y), C's inner columns
+ *        read from __gqp_sqN; the conjunct becomes TRUE.
+ *   (SELECT agg-expr FROM F WHERE o1 = i1 AND .. AND L)  anywhere in WHERE
+ *     -> (SELECT i1 AS __k1, .., agg-expr AS __v FROM F WHERE L GROUP BY
+ *        i1, ..) AS __gqp_sqN, joined on o1 = __k1 AND ..; the subquery
+ *        becomes __gqp_sqN.__v (also in the select list). An inner join where the subquery is an
+ *        operand of a comparison that is a top-level conjunct and its value
+ *        over no rows is NULL (SUM, AVG, MIN, MAX and strict arithmetic on
+ *        them); else a LEFT JOIN and CASE WHEN __k1 IS NULL THEN <the value
+ *        over no rows> ELSE __v END (COUNT gives 0: the "count bug").
+ *
+ * C are the conjuncts of the subquery's WHERE that read a column of the
+ * enclosing SELECT's FROM (correlated), L the others. The derived table is
+ * uncorrelated, so it is materialized like any other (subquery.c), and the
+ * joins run on the join primitives of either device. Shapes outside these
+ * (correlation under OR, in a GROUP BY subquery, to a grand-parent query,
+ * NOT IN) are left alone and end in "Not implemented Error: correlated
+ * subquery" as before.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "libgqp/internal.h"
+
+typedef struct Dc {
+    gqp *db;
+    gqp_stmt *st;
+    AstSelect *outer;
+    int nadd; /* FROM entries to append */
+    AstTableRef add[16];
+} Dc;
+
+/* 1 when every FROM entry of s is a base table (so its columns are known
+ * before anything is materialized): no derived table, CTE or view. */
+static int base_only(Dc *x, const AstSelect *s) {
+    if (s->ncompound || s->nwith || s->nfrom == 0) return 0;
+    for (int i = 0; i < s->nfrom; i++) {
+        const AstTableRef *r = &s->from[i];
+        if (r->subquery || !r->name || gqp_is_view(x->db, r->name) ||
+            !cat_find_table(x->db->cat, r->name))
+            return 0;
+        for (const GqpScope *p = x->db->scope; p; p = p->parent)
+            for (int k = 0; k < p->nvisible; k++)
+                if (strcasecmp(p->with[k].name, r->name) == 0) return 0;
+    }
+    return 1;
+}
+
+/* Column census of e (not inside nested subqueries): *inner counts columns
+ * of sub's FROM, *outer columns of the enclosing FROM only, *bad columns
+ * of neither; *nested counts nested subqueries. */
+static void census(Dc *x, const AstSelect *sub, const AstExpr *e, int *inner, int *outer, int *bad,
+                   int *nested) {
+    if (!e) return;
+    if (e->select) (*nested)++;
+    if (e->kind == AST_COLUMN) {
+        if (gqp_resolves_in(x->db, sub, e))
+            (*inner)++;
+        else if (gqp_resolves_in(x->db, x->outer, e))
+            (*outer)++;
+        else
+            (*bad)++;
+        return;
+    }
+    census(x, sub, e->a, inner, outer, bad, nested);
+    census(x, sub, e->b, inner, outer, bad, nested);
+    census(x, sub, e->c, inner, outer, bad, nested);
+    for (int i = 0; i < e->nlist; i++)
+        census(x, sub, e->list[i], inner, outer, bad, nested);
+}
+
+/* A new AST node of kind k (parse arena); NULL when out of memory. */
+static AstExpr *node(Dc *x, AstKind k, int64_t pos) {
+    AstExpr *e = sql_arena_alloc(x->st->parse_arena, sizeof *e);
+    if (!e) return NULL;
+    e->kind = k;
+    e->pos = e->end = pos;
+    e->height = e->weight = 1;
+    return e;
+}
+
+/* a op b (a binary node); NULL when out of memory. */
+static AstExpr *bin(Dc *x, AstOp op, AstExpr *a, AstExpr *b) {
+    AstExpr *e = node(x, AST_BINARY, a->pos);
+    if (!e) return NULL;
+    e->op = op;
+    e->a = a;
+    e->b = b;
+    e->end = b->end > a->end ? b->end : a->end;
+    e->height = (a->height > b->height ? a->height : b->height) + 1;
+    e->weight = a->weight + b->weight + 1;
+    return e;
+}
+
+/* The column alias.name; NULL when out of memory. */
+static AstExpr *colref(Dc *x, const char *alias, const char *name, int64_t pos) {
+    AstExpr *e = node(x, AST_COLUMN, pos);
+    if (!e) return NULL;
+    e->table = sql_arena_strndup(x->st->parse_arena, alias, strlen(alias));
+    e->str = sql_arena_strndup(x->st->parse_arena, name, strlen(name));
+    return e->table && e->str ? e : NULL;
+}
+
+/* The conjuncts of an AND tree into list (cap entries); their count, or
+ * -1 when there are more. */
+static int conjuncts(AstExpr *e, AstExpr **list, int n, int cap) {
+    if (!e) return n;
+    if (e->kind == AST_BINARY && e->op == OP_AND) {
+        n = conjuncts(e->a, list, n, cap);
+        return n < 0 ? n : conjuncts(e->b, list, n, cap);
+    }
+    if (n >= cap) return -1;
+    list[n] = e;
+    return n + 1;
+}
+
+/* The AND of list[0..n), or NULL for n == 0 (*oom on failure). */
+static AstExpr *and_all(Dc *x, AstExpr **list, int n, int *oom) {
+    AstExpr *acc = NULL;
+    for (int i = 0; i < n; i++)
+        if (!(acc = acc ? bin(x, OP_AND, acc, list[i]) : list[i])) {
+            *oom = 1;
+            return NULL;
+        }
+    return acc;
+}
+
+#define DC_MAX_CONJ 256
+#define DC_MAX_COLS 64
+
+/* A subquery being taken apart. */
+typedef struct Split {
+    AstSelect *sub;
+    AstExpr *local[DC_MAX_CONJ]; /* L */
+    int nlocal;
+    AstExpr *corr[DC_MAX_CONJ]; /* C */
+    int ncorr;
+    AstSelectItem items[DC_MAX_COLS]; /* the derived table's columns */
+    int nitems;
+    char alias[32];
+} Split;
+
+/* Split sub's WHERE into s->local and s->corr (exists: sub is an EXISTS
+ * subquery, whose rows only count). Returns 1 when some conjunct
+ * is correlated and every correlated one reads only sub's and the outer
+ * FROM's columns (no nested subquery); 0 when sub is not correlated (or
+ * not in a form handled here); -1 when out of memory. */
+static int split(Dc *x, AstSelect *sub, Split *s, int exists) {
+    memset(s, 0, sizeof *s);
+    s->sub = sub;
+    /* EXISTS (... LIMIT n), n >= 1, is EXISTS (...) */
+    int limit_ok = exists && sub->limit && !sub->offset && sub->limit->kind == AST_INT &&
+                   sub->limit->ival >= 1;
+    if (!base_only(x, sub) || sub->having || (sub->limit && !limit_ok) || sub->offset) return 0;
+    AstExpr *list[DC_MAX_CONJ];
+    int n = conjuncts(sub->where, list, 0, DC_MAX_CONJ);
+    if (n < 0) return 0;
+    for (int i = 0; i < n; i++) {
+        int in = 0, out = 0, bad = 0, nested = 0;
+        census(x, sub, list[i], &in, &out, &bad, &nested);
+        if (bad) return 0;
+        if (!out) {
+            s->local[s->nlocal++] = list[i];
+            continue;
+        }
+        if (nested) return 0;
+        s->corr[s->ncorr++] = list[i];
+    }
+    if (!s->ncorr) return 0;
+    /* correlation outside WHERE is not handled */
+    for (int i = 0; i < sub->nitems; i++) {
+        int in = 0, out = 0, bad = 0, nested = 0;
+        census(x, sub, sub->items[i].expr, &in, &out, &bad, &nested);
+        if (out || bad || nested) return 0;
+    }
+    for (int i = 0; i < sub->ngroup; i++) {
+        int in = 0, out = 0, bad = 0, nested = 0;
+        census(x, sub, sub->group_by[i], &in, &out, &bad, &nested);
+        if (out || bad) return 0;
+    }
+    snprintf(s->alias, sizeof s->alias, "__gqp_sq%llu", (unsigned long long)++x->db->ntemps);
+    return 1;
+}
+
+/* Add expression e (of sub's FROM) as a column of the derived table;
+ * returns a reference alias.__cN to it, or NULL (out of memory / full). */
+static AstExpr *export_col(Dc *x, Split *s, AstExpr *e, const char *prefix) {
+    if (s->nitems >= DC_MAX_COLS) return NULL;
+    char name[32];
+    snprintf(name, sizeof name, "%s%d", prefix, s->nitems + 1);
+    AstSelectItem *it = &s->items[s->nitems++];
+    it->expr = e;
+    if (!(it->alias = sql_arena_strndup(x->st->parse_arena, name, strlen(name)))) return NULL;
+    return colref(x, s->alias, name, e->pos);
+}
+
+/* Rewrite the columns of sub's FROM inside correlated conjunct e into
+ * columns of the derived table (each exported once per occurrence).
+ * Returns 0 or -1. */
+static int export_inner(Dc *x, Split *s, AstExpr *e) {
+    if (!e) return 0;
+    if (e->kind == AST_COLUMN) {
+        if (!gqp_resolves_in(x->db, s->sub, e)) return 0;
+        AstExpr *copy = node(x, AST_COLUMN, e->pos);
+        if (!copy) return -1;
+        *copy = *e;
+        AstExpr *r = export_col(x, s, copy, "__c");
+        if (!r) return -1;
+        e->table = r->table;
+        e->str = r->str;
+        return 0;
+    }
+    if (export_inner(x, s, e->a) || export_inner(x, s, e->b) || export_inner(x, s, e->c)) return -1;
+    for (int i = 0; i < e->nlist; i++)
+        if (export_inner(x, s, e->list[i])) return -1;
+    return 0;
+}
+
+/* Append the derived table of s to the outer FROM as a join of kind kind
+ * with condition on (NULL: none); group (n keys) for scalar subqueries.
+ * Returns 0 or -1. */
+static int append(Dc *x, Split *s, int kind, AstExpr *on, AstExpr **group, int ngroup,
+                  int64_t pos) {
+    if (x->nadd >= (int)(sizeof x->add / sizeof x->add[0])) return -1;
+    SqlArena *a = x->st->parse_arena;
+    AstSelect *d = sql_arena_alloc(a, sizeof *d);
+    AstSelectItem *items = sql_arena_alloc(a, sizeof *items * (size_t)(s->nitems + 1));
+    if (!d || !items) return -1;
+    int oom = 0;
+    d->from = s->sub->from;
+    d->nfrom = s->sub->nfrom;
+    d->where = and_all(x, s->local, s->nlocal, &oom);
+    if (oom) return -1;
+    if (s->nitems == 0) { /* EXISTS on outer columns only: any one column */
+        AstExpr *one = node(x, AST_INT, pos);
+        if (!one) return -1;
+        one->ival = 1;
+        items[0].expr = one;
+        items[0].alias = sql_arena_strndup(a, "__c1", 4);
+        d->nitems = 1;
+    } else {
+        memcpy(items, s->items, sizeof *items * (size_t)s->nitems);
+        d->nitems = s->nitems;
+    }
+    d->items = items;
+    d->group_by = group;
+    d->ngroup = ngroup;
+    AstTableRef *r = &x->add[x->nadd++];
+    memset(r, 0, sizeof *r);
+    r->alias = sql_arena_strndup(a, s->alias, strlen(s->alias));
+    r->pos = pos;
+    r->subquery = d;
+    r->join_kind = kind;
+    r->join_on = on;
+    r->hidden = 1;
+    return r->alias ? 0 : -1;
+}
+
+static int has_agg(const AstExpr *e);
+
+/* e becomes the literal TRUE (its subquery is now a join). */
+static void set_true(AstExpr *e) {
+    int64_t pos = e->pos, end = e->end;
+    memset(e, 0, sizeof *e);
+    e->kind = AST_BOOL;
+    e->ival = 1;
+    e->pos = pos;
+    e->end = end;
+    e->height = e->weight = 1;
+}
+
+/* [NOT] EXISTS (sub) or x IN (sub) as top-level conjunct e (ex: the node
+ * holding the subquery). Returns 1 rewritten, 0 left alone, -1 OOM. */
+static int semi(Dc *x, AstExpr *e, AstExpr *ex, int anti) {
+    Split s;
+    int rc = split(x, ex->select, &s, ex->sub_kind == AST_EXISTS);
+    if (rc <= 0) return rc;
+    AstSelect *sub = ex->select;
+    if (sub->ngroup) return 0;
+    /* an aggregate without GROUP BY makes one row whatever matches */
+    for (int i = 0; i < sub->nitems; i++)
+        if (has_agg(sub->items[i].expr)) return 0;
+    AstExpr *in_eq = NULL;
+    if (ex->sub_kind == AST_IN) {
+        if (sub->nitems != 1 || sub->items[0].expr->kind == AST_STAR) return 0;
+        AstExpr *y = export_col(x, &s, sub->items[0].expr, "__c");
+        if (!y || !(in_eq = bin(x, OP_EQ, ex->a, y))) return -1;
+    }
+    for (int i = 0; i < s.ncorr; i++)
+        if (export_inner(x, &s, s.corr[i]) != 0) return -1;
+    int oom = 0;
+    AstExpr *on = and_all(x, s.corr, s.ncorr, &oom);
+    if (!oom && in_eq) on = bin(x, OP_AND, in_eq, on);
+    if (oom || !on) return -1;
+    if (append(x, &s, anti ? AST_JOIN_ANTI : AST_JOIN_SEMI, on, NULL, 0, ex->pos) != 0) return -1;
+    set_true(e);
+    return 1;
+}
+
+/* 1 when a name is one of SQL's aggregate functions (one argument). */
+static int is_agg_name(const char *n) {
+    static const char *const aggs[] = {"sum",   "avg",   "min",          "max",
+                                       "count", "total", "group_concat", "string_agg"};
+    for (size_t i = 0; i < sizeof aggs / sizeof aggs[0]; i++)
+        if (strcasecmp(n, aggs[i]) == 0) return 1;
+    return 0;
+}
+
+static int is_agg_call(const AstExpr *e) {
+    return e->kind == AST_FUNC && is_agg_name(e->str) &&
+           (e->nlist <= 1 || strcasecmp(e->str, "group_concat") == 0 ||
+            strcasecmp(e->str, "string_agg") == 0);
+}
+
+/* 1 when e contains an aggregate call. */
+static int has_agg(const AstExpr *e) {
+    if (!e) return 0;
+    if (is_agg_call(e)) return 1;
+    if (has_agg(e->a) || has_agg(e->b) || has_agg(e->c)) return 1;
+    for (int i = 0; i < e->nlist; i++)
+        if (has_agg(e->list[i])) return 1;
+    return 0;
+}
+
+/* 1 when e (an aggregate expression) is NULL over no rows for certain. */
+static int null_on_empty(const AstExpr *e) {
+    if (!e) return 0;
+    if (is_agg_call(e)) return strcasecmp(e->str, "count") != 0 && strcasecmp(e->str, "total") != 0;
+    switch (e->kind) {
+    case AST_NULL:
+        return 1;
+    case AST_BINARY:
+        if (e->op >= OP_ADD && e->op <= OP_MOD) return null_on_empty(e->a) || null_on_empty(e->b);
+        return 0;
+    case AST_UNARY:
+        return e->op != OP_NOT && null_on_empty(e->a);
+    case AST_CAST:
+        return null_on_empty(e->a);
+    default:
+        return 0;
+    }
+}
+
+/* A copy of aggregate expression e as its value over no rows: COUNT ->
+ * 0, TOTAL -> 0.0, other aggregates and bare columns -> NULL. NULL when out
+ * of memory. */
+static AstExpr *empty_value(Dc *x, const AstExpr *e) {
+    if (!e) return NULL;
+    AstExpr *c = node(x, AST_NULL, e->pos);
+    if (!c) return NULL;
+    if (is_agg_call(e) || e->kind == AST_COLUMN) {
+        c->end = e->end;
+        if (e->kind == AST_FUNC && strcasecmp(e->str, "count") == 0) {
+            c->kind = AST_INT;
+        } else if (e->kind == AST_FUNC && strcasecmp(e->str, "total") == 0) {
+            c->kind = AST_FLOAT;
+        }
+        return c;
+    }
+    *c = *e;
+    if ((e->a && !(c->a = empty_value(x, e->a))) || (e->b && !(c->b = empty_value(x, e->b))) ||
+        (e->c && !(c->c = empty_value(x, e->c))))
+        return NULL;
+    if (e->nlist) {
+        c->list = sql_arena_alloc(x->st->parse_arena, sizeof *c->list * (size_t)e->nlist);
+        if (!c->list) return NULL;
+        for (int i = 0; i < e->nlist; i++)
+            if (!(c->list[i] = empty_value(x, e->list[i]))) return NULL;
+    }
+    return c;
+}
+
+/* Scalar subquery node ex; strict: it is an operand of a comparison that
+ * is a top-level WHERE conjunct. Returns 1 rewritten, 0 left alone, -1. */
+static int scalar(Dc *x, AstExpr *ex, int strict) {
+    Split s;
+    int rc = split(x, ex->select, &s, 0);
+    if (rc <= 0) return rc;
+    AstSelect *sub = ex->select;
+    if (sub->ngroup || sub->distinct || sub->nitems != 1 || !has_agg(sub->items[0].expr)) return 0;
+    /* every correlated conjunct: outer-only expression = inner-only expression */
+    AstExpr *keys[DC_MAX_CONJ], *outer_side[DC_MAX_CONJ];
+    for (int i = 0; i < s.ncorr; i++) {
+        AstExpr *c = s.corr[i];
+        if (c->kind != AST_BINARY || c->op != OP_EQ) return 0;
+        int ia = 0, oa = 0, ib = 0, ob = 0, bad = 0, nested = 0;
+        census(x, sub, c->a, &ia, &oa, &bad, &nested);
+        census(x, sub, c->b, &ib, &ob, &bad, &nested);
+        if (oa && !ia && ib && !ob)
+            outer_side[i] = c->a, keys[i] = c->b;
+        else if (ob && !ib && ia && !oa)
+            outer_side[i] = c->b, keys[i] = c->a;
+        else
+            return 0;
+    }
+    SqlArena *a = x->st->parse_arena;
+    AstExpr **group = sql_arena_alloc(a, sizeof *group * (size_t)s.ncorr);
+    AstExpr *on = NULL, *first = NULL;
+    if (!group) return -1;
+    for (int i = 0; i < s.ncorr; i++) {
+        group[i] = keys[i];
+        AstExpr *k = export_col(x, &s, keys[i], "__k");
+        if (!k) return -1;
+        if (!first) first = k;
+        AstExpr *eq = bin(x, OP_EQ, outer_side[i], k);
+        if (!eq || !(on = on ? bin(x, OP_AND, on, eq) : eq)) return -1;
+    }
+    AstExpr *item = sub->items[0].expr;
+    AstExpr *v = export_col(x, &s, item, "__v");
+    if (!v) return -1;
+    int inner = strict && null_on_empty(item);
+    AstExpr *value = v;
+    if (!inner) {
+        /* CASE WHEN <first key> IS NULL THEN <value over no rows> ELSE __v END */
+        AstExpr *isn = node(x, AST_ISNULL, ex->pos), *cs = node(x, AST_CASE, ex->pos);
+        AstExpr **arms = sql_arena_alloc(a, sizeof *arms * 2);
+        AstExpr *ev = empty_value(x, item);
+        AstExpr *fk = colref(x, first->table, first->str, ex->pos);
+        if (!isn || !cs || !arms || !ev || !fk) return -1;
+        isn->a = fk;
+        isn->height = 2;
+        isn->weight = 2;
+        arms[0] = isn;
+        arms[1] = ev;
+        cs->list = arms;
+        cs->nlist = 2;
+        cs->b = v;
+        cs->end = ex->end;
+        cs->height = (ev->height > 2 ? ev->height : 2) + 1;
+        cs->weight = ev->weight + 4;
+        value = cs;
+    }
+    if (append(x, &s, inner ? AST_JOIN_INNER : AST_JOIN_LEFT, on, group, s.ncorr, ex->pos) != 0)
+        return -1;
+    int64_t pos = ex->pos, end = ex->end;
+    *ex = *value;
+    ex->pos = pos;
+    ex->end = end;
+    return 1;
+}
+
+static int is_cmp(AstOp op) {
+    return op == OP_EQ || op == OP_NE || op == OP_LT || op == OP_LE || op == OP_GT || op == OP_GE;
+}
+
+/* Decorrelate the subqueries of e (not inside other subqueries); top: e is
+ * a top-level conjunct of WHERE. Returns 0 or -1 (out of memory). */
+static int walk(Dc *x, AstExpr *e, int top) {
+    if (!e) return 0;
+    int rc = 0;
+    if (top && e->kind == AST_BINARY && e->op == OP_AND)
+        return walk(x, e->a, 1) || walk(x, e->b, 1) ? -1 : 0;
+    if (e->select) {
+        if (top && e->sub_kind == AST_EXISTS)
+            rc = semi(x, e, e, 0);
+        else if (top && e->sub_kind == AST_IN && !e->negated)
+            rc = semi(x, e, e, 0);
+        else if (e->sub_kind == AST_SUBQUERY)
+            rc = scalar(x, e, 0);
+        if (rc < 0) return -1;
+        if (rc == 0 && e->sub_kind == AST_IN) return walk(x, e->a, 0);
+        return 0;
+    }
+    if (top && e->kind == AST_UNARY && e->op == OP_NOT && e->a && e->a->select &&
+        e->a->sub_kind == AST_EXISTS) {
+        rc = semi(x, e, e->a, 1);
+        if (rc != 0) return rc < 0 ? -1 : 0;
+    }
+    if (top && e->kind == AST_BINARY && is_cmp(e->op)) {
+        for (int k = 0; k < 2; k++) {
+            AstExpr *o = k ? e->b : e->a;
+            if (o && o->select && o->sub_kind == AST_SUBQUERY && scalar(x, o, 1) < 0) return -1;
+        }
+    }
+    if (walk(x, e->a, 0) || walk(x, e->b, 0) || walk(x, e->c, 0)) return -1;
+    for (int i = 0; i < e->nlist; i++)
+        if (walk(x, e->list[i], 0)) return -1;
+    return 0;
+}
+
+int gqp_decorrelate(gqp *db, gqp_stmt *st, AstSelect *sel, int *nadded) {
+    Dc x;
+    memset(&x, 0, sizeof x);
+    x.db = db;
+    x.st = st;
+    x.outer = sel;
+    *nadded = 0;
+    if (sel->nfrom == 0) return GQP_OK;
+    int rc = walk(&x, sel->where, 1);
+    for (int i = 0; rc == 0 && i < sel->nitems; i++)
+        rc = walk(&x, sel->items[i].expr, 0);
+    if (rc != 0) return gqp_set_error(db, GQP_NOMEM, "out of memory");
+    if (!x.nadd) return GQP_OK;
+    AstTableRef *from =
+        sql_arena_alloc(st->parse_arena, sizeof *from * (size_t)(sel->nfrom + x.nadd));
+    if (!from) return gqp_set_error(db, GQP_NOMEM, "out of memory");
+    memcpy(from, sel->from, sizeof *from * (size_t)sel->nfrom);
+    memcpy(from + sel->nfrom, x.add, sizeof *from * (size_t)x.nadd);
+    sel->from = from;
+    sel->nfrom += x.nadd;
+    *nadded = x.nadd;
+    return GQP_OK;
+}
