@@ -63,6 +63,7 @@ struct gqp {
     const struct GqpScope *scope; /* CTEs visible to the SELECT being planned */
     const struct GqpBusy *busy;   /* CTEs being materialized (circular references) */
     uint64_t ntemps;              /* temporary tables made so far (their names) */
+    int no_inline;                /* materialize derived tables (see gqp_plan_select) */
 };
 
 typedef struct GqpView {

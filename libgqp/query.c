@@ -155,8 +155,17 @@ int gqp_plan_select(gqp *db, gqp_stmt *st, const AstSelect *sel) {
     gqp_drop_temps(db, st);
     int mrc = gqp_materialize(db, st, (AstSelect *)sel);
     if (mrc != GQP_OK) return mrc;
-    if (plan_bind_select(db->cat, st->sql, sel, st->plan_arena, &st->bound, &perr) != 0)
+    if (plan_bind_select(db->cat, st->sql, sel, st->plan_arena, &st->bound, &perr) != 0) {
+        if (strcmp(perr.stage, "Materialize") == 0 && !db->no_inline) {
+            /* a derived table the binder cannot plan inline: run every
+             * derived table into a temporary table instead */
+            db->no_inline = 1;
+            int rc = gqp_plan_select(db, st, sel);
+            db->no_inline = 0;
+            return rc;
+        }
         return gqp_set_error_at(db, st->sql, st->sql_len, perr.offset, perr.stage, perr.msg);
+    }
     st->dag = plan_dag_new(st->plan_arena);
     if (!st->dag) return gqp_set_error(db, GQP_NOMEM, "out of memory");
     LowerOpts opts = {(LowerAgg)db->agg_mode, agg_cost, db};

@@ -2307,6 +2307,70 @@ static int bind_limit(BindCtx *bc, const AstExpr *e, int64_t *out) {
 }
 
 /* Bind the FROM list: look up tables, check duplicate aliases. */
+/* Estimated rows of bound SELECT b's result (before LIMIT). */
+static int64_t est_result_rows(const BSelect *b) {
+    if (b->narms > 0) {
+        int64_t n = 0;
+        for (int i = 0; i < b->narms; i++)
+            n += est_result_rows(b->arms[i]);
+        return n;
+    }
+    int64_t n = 1;
+    for (int r = 0; r < b->nrels; r++)
+        if (!b->rels[r].semi && b->rels[r].est_rows > n) n = b->rels[r].est_rows;
+    if (b->has_agg) n = b->ngroup == 0 ? 1 : (b->est_groups > 0 ? b->est_groups : n / 10 + 1);
+    if (b->limit >= 0 && b->limit < n) n = b->limit;
+    return n;
+}
+
+/* FROM entry i, a derived table: bind its SELECT (with the same catalog,
+ * text and arena) and describe its result as the relation's table:
+ * columns named as SQLite names a subquery's (a repeated name gets ":1",
+ * ...), typed and with the dictionaries of the select list. A STRING
+ * column made at run time (no dictionary at bind time) cannot be planned
+ * inline: the error asks libgqp to materialize (stage "Materialize").
+ * Returns 0 or -1. */
+static int bind_derived(BindCtx *bc, int i) {
+    const AstTableRef *f = &bc->sel->from[i];
+    BSelect *sub = NULL;
+    if (plan_bind_select(bc->cat, bc->sql, f->subquery, bc->arena, &sub, bc->err) != 0) return -1;
+    int nc = sub->nout;
+    CatTable *t = plan_alloc(bc->arena, sizeof *t);
+    if (!t || !(t->cols = plan_alloc(bc->arena, sizeof(CatColumn) * (size_t)(nc ? nc : 1))))
+        return bind_oom(bc), -1;
+    t->name = plan_strdup(bc->arena, f->alias ? f->alias : "(subquery)");
+    t->ncols = nc;
+    t->nrows = est_result_rows(sub);
+    for (int c = 0; c < nc; c++) {
+        const BExpr *o = sub->narms > 0 ? sub->arms[0]->out[c] : sub->out[c];
+        CatColumn *col = &t->cols[c];
+        col->type = o->type == CAT_NULL ? CAT_INT64 : o->type;
+        col->dict = (CatDict *)o->dict;
+        col->n = t->nrows;
+        col->stats.rows = t->nrows;
+        col->stats.distinct = t->nrows;
+        if (col->type == CAT_STRING && !col->dict) {
+            bind_fail(bc, "Materialize", f->pos, "a derived table's text made at run time");
+            return -1;
+        }
+        const char *base = sub->out_names[c] ? sub->out_names[c] : "?";
+        size_t len = strlen(base) + 16;
+        if (!(col->name = plan_alloc(bc->arena, len))) return bind_oom(bc), -1;
+        snprintf(col->name, len, "%s", base);
+        for (int k = 1;; k++) {
+            int dup = 0;
+            for (int j = 0; j < c && !dup; j++)
+                dup = strcasecmp(t->cols[j].name, col->name) == 0;
+            if (!dup) break;
+            snprintf(col->name, len, "%s:%d", base, k);
+        }
+    }
+    bc->b->rels[i].table = t;
+    bc->b->rels[i].sub = sub;
+    bc->b->has_sub = 1;
+    return 0;
+}
+
 static int bind_from(BindCtx *bc) {
     const AstSelect *s = bc->sel;
     BSelect *b = bc->b;
@@ -2318,14 +2382,20 @@ static int bind_from(BindCtx *bc) {
     b->rels = plan_alloc(bc->arena, sizeof(BRel) * (size_t)(s->nfrom ? s->nfrom : 1));
     if (!b->rels) return bind_oom(bc), -1;
     for (int i = 0; i < s->nfrom; i++) {
-        CatTable *t = cat_find_table(bc->cat, s->from[i].bound_name ? s->from[i].bound_name
-                                                                    : s->from[i].name);
-        if (!t) {
-            bind_fail(bc, "Catalog", s->from[i].pos, "Table with name %s does not exist!",
-                      s->from[i].name);
-            return -1;
+        CatTable *t = NULL;
+        if (s->from[i].subquery && !s->from[i].bound_name) {
+            if (bind_derived(bc, i) != 0) return -1;
+            t = b->rels[i].table;
+        } else {
+            t = cat_find_table(bc->cat, s->from[i].bound_name ? s->from[i].bound_name
+                                                              : s->from[i].name);
+            if (!t) {
+                bind_fail(bc, "Catalog", s->from[i].pos, "Table with name %s does not exist!",
+                          s->from[i].name);
+                return -1;
+            }
+            if (cat_table_ready(t) != 0) return bind_oom(bc), -1; /* rows INSERTed: sort, stats */
         }
-        if (cat_table_ready(t) != 0) return bind_oom(bc), -1; /* rows INSERTed: sort, stats */
         b->rels[i].table = t;
         b->rels[i].alias = plan_strdup(bc->arena, s->from[i].alias ? s->from[i].alias : t->name);
         if (s->from[i].hidden) { /* a decorrelated subquery: qualified names only */

@@ -124,6 +124,10 @@ typedef struct BRel {
      * on[0..non); this relation adds no columns to the result. Semi
      * relations come last in join_order. */
     int semi;
+    /* A derived table planned inline: its bound SELECT, lowered into the
+     * same DAG where the relation is scanned; table is then a description
+     * (names, types, dictionaries, estimated rows; no data, no stats). */
+    struct BSelect *sub;
 } BRel;
 
 /* A conjunct that reads two or more relations. rels is a bit mask over
@@ -160,6 +164,7 @@ typedef struct BSelect {
     int has_outer;   /* some rel is outer: join_order is the written order (RIGHT
                         JOIN of the first two tables swaps them) */
     int has_semi;    /* some rel is a SEMI / ANTI JOIN (BRel.semi) */
+    int has_sub;     /* some rel is a derived table planned inline (BRel.sub) */
 
     int has_agg; /* GROUP BY or any aggregate */
     int ngroup;
