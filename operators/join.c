@@ -22,11 +22,21 @@ static PrimType key_type(PrimType a, PrimType b) {
     return PRIM_I64;
 }
 
+/* The column statistics of e when it is a column of a relation (through
+ * CASTs), else NULL. */
+static const CatStats *col_stats(const BSelect *b, const BExpr *e) {
+    if (e && e->kind == BE_CAST) e = e->a;
+    if (!e || e->kind != BE_COL || e->slot < 0 || e->slot >= b->nrels) return NULL;
+    const CatTable *t = b->rels[e->slot].table;
+    return e->col >= 0 && e->col < t->ncols ? &t->cols[e->col].stats : NULL;
+}
+
 /* Adds the node pairing st's rows with rs's rows of rel: a hash equi-join
  * on lk = rk (labelled label) when lk is set, else a cross product; sets
- * *est to its estimated pairs. Returns the node or -1 with an error. */
-static int pair_node(Lower *L, LowState *st, LowState *rs, const BRel *rel, const BExpr *lk,
-                     const BExpr *rk, const char *label, int64_t *est) {
+ * *est to its estimated pairs (nd: the distinct keys on the right, 0 for
+ * rk's column statistics). Returns the node or -1 with an error. */
+static int pair_node(Lower *L, LowState *st, LowState *rs, const BExpr *lk, const BExpr *rk,
+                     int64_t nd, const char *label, int64_t *est) {
     PrimType i64[2] = {PRIM_I64, PRIM_I64};
     int node;
     *est = st->est_rows * rs->est_rows;
@@ -36,8 +46,10 @@ static int pair_node(Lower *L, LowState *st, LowState *rs, const BRel *rel, cons
         if (rv < 0) return -1;
         PrimType kt = key_type(L->dag->values[lv].type, L->dag->values[rv].type);
         if ((lv = op_convert(L, lv, kt)) < 0 || (rv = op_convert(L, rv, kt)) < 0) return -1;
-        const CatColumn *kc = (rk->kind == BE_COL) ? &rel->table->cols[rk->col] : NULL;
-        int64_t nd = kc && kc->stats.distinct > 0 ? kc->stats.distinct : 1;
+        if (nd <= 0) {
+            const CatStats *ks = col_stats(L->b, rk);
+            nd = ks && ks->distinct > 0 ? ks->distinct : 1;
+        }
         *est = *est / nd;
         int in[2] = {lv, rv};
         node = plan_dag_add(L->dag, DN_JOIN, in, 2, 2, i64);
@@ -50,6 +62,65 @@ static int pair_node(Lower *L, LowState *st, LowState *rs, const BRel *rel, cons
     }
     L->dag->nodes[node].est_rows = *est;
     return node;
+}
+
+/* Most equi-join predicates one join combines into its key. */
+#define JOIN_MAX_KEYS 4
+
+/* Combine the equi-join keys lks[i] = rks[i] (i < n) into one integer key
+ * on each side, (k0 - lo0) * span1 * ... + (k1 - lo1) * span2 * ... + ...,
+ * where lo_i .. lo_i + span_i - 1 covers both sides' column statistics:
+ * a one-to-one map of the key tuples, so the join on it pairs exactly the
+ * rows whose keys are all equal (a NULL part makes the key NULL). Applies
+ * when every key is an integer or DATE column with statistics on both
+ * sides and the spans' product stays below 2^62; sets *lk, *rk (else
+ * NULL) and *nd (distinct composite keys estimated). 0, or -1 when out
+ * of memory. */
+static int composite_key(Lower *L, const BExpr *const *lks, const BExpr *const *rks, int n,
+                         BExpr **lk, BExpr **rk, int64_t *nd) {
+    int64_t lo[JOIN_MAX_KEYS], span[JOIN_MAX_KEYS];
+    double prod = 1, dist = 1;
+    *lk = *rk = NULL;
+    for (int i = 0; i < n; i++) {
+        const CatStats *a = col_stats(L->b, lks[i]), *c = col_stats(L->b, rks[i]);
+        CatType ta = lks[i]->type, tc = rks[i]->type;
+        int okt = (ta == CAT_INT32 || ta == CAT_INT64 || ta == CAT_DATE) &&
+                  (tc == CAT_INT32 || tc == CAT_INT64 || tc == CAT_DATE);
+        if (!okt || !a || !c || !a->has_minmax || !c->has_minmax) return 0;
+        double mn = a->min < c->min ? a->min : c->min, mx = a->max > c->max ? a->max : c->max;
+        if (mn < -4e18 || mx > 4e18) return 0;
+        lo[i] = (int64_t)mn;
+        span[i] = (int64_t)mx - lo[i] + 1;
+        prod *= (double)span[i];
+        dist *= (double)(c->distinct > 0 ? c->distinct : 1);
+        if (prod >= 4.0e18) return 0;
+    }
+    BExpr *acc[2] = {NULL, NULL};
+    for (int side = 0; side < 2; side++) {
+        for (int i = 0; i < n; i++) {
+            BExpr *k = (BExpr *)(side ? rks[i] : lks[i]);
+            if (k->type != CAT_INT64) {
+                BExpr *c = bx_new(L->arena, BE_CAST, CAT_INT64, -1);
+                if (!c) return op_fail(L, "out of memory");
+                c->a = k;
+                k = c;
+            }
+            BExpr *lov = bx_int(L->arena, CAT_INT64, lo[i], -1);
+            BExpr *part = lov ? bx_bin(L->arena, OP_SUB, CAT_INT64, k, lov, -1) : NULL;
+            if (!part) return op_fail(L, "out of memory");
+            if (acc[side]) {
+                BExpr *sp = bx_int(L->arena, CAT_INT64, span[i], -1);
+                BExpr *m = sp ? bx_bin(L->arena, OP_MUL, CAT_INT64, acc[side], sp, -1) : NULL;
+                if (!m || !(part = bx_bin(L->arena, OP_ADD, CAT_INT64, m, part, -1)))
+                    return op_fail(L, "out of memory");
+            }
+            acc[side] = part;
+        }
+    }
+    *lk = acc[0];
+    *rk = acc[1];
+    *nd = dist < 4e18 ? (int64_t)dist : INT64_MAX;
+    return 0;
 }
 
 /* The WHERE predicates that the relations joined into st (and r) make
@@ -87,19 +158,35 @@ int op_join(Lower *L, LowState *st, int r, uint8_t *used) {
         if (op_filter(L, &rs, p, sel) != 0) return -1;
     }
 
-    int pi = -1;
-    const BExpr *lk = NULL, *rk = NULL;
-    for (int i = 0; i < b->npreds && pi < 0; i++) {
+    /* the equi-join predicates that connect r with the state (lk on the
+     * state's side): the first is the join key, or all of them combined
+     * into one (composite_key); the others stay predicates and are
+     * checked on the pairs */
+    int pi = -1, neq = 0;
+    const BExpr *lks[JOIN_MAX_KEYS], *rks[JOIN_MAX_KEYS];
+    for (int i = 0; i < b->npreds && neq < JOIN_MAX_KEYS; i++) {
         const BPred *p = &b->preds[i];
         if (used[i] || !p->is_equi) continue;
         if (p->rrel == r && (in_mask >> p->lrel & 1))
-            pi = i, lk = p->lkey, rk = p->rkey;
+            lks[neq] = p->lkey, rks[neq++] = p->rkey;
         else if (p->lrel == r && (in_mask >> p->rrel & 1))
-            pi = i, lk = p->rkey, rk = p->lkey;
+            lks[neq] = p->rkey, rks[neq++] = p->lkey;
+        else
+            continue;
+        if (pi < 0) pi = i;
     }
     if (pi >= 0) used[pi] = 1;
+    const BExpr *lk = neq ? lks[0] : NULL, *rk = neq ? rks[0] : NULL;
+    int64_t nd = 0;
+    BExpr *clk = NULL, *crk = NULL;
+    if (neq > 1 && composite_key(L, lks, rks, neq, &clk, &crk, &nd) < 0) return -1;
+    if (clk) {
+        lk = clk, rk = crk;
+        if (nd > rel->table->nrows) nd = rel->table->nrows > 0 ? rel->table->nrows : 1;
+    }
     int64_t est;
-    int node = pair_node(L, st, &rs, rel, pi >= 0 ? lk : NULL, rk, "hash equi-join", &est);
+    int node = pair_node(L, st, &rs, lk, rk, nd,
+                         clk ? "hash equi-join (composite key)" : "hash equi-join", &est);
     if (node < 0) return -1;
     int li = plan_dag_out(L->dag, node, 0), ri = plan_dag_out(L->dag, node, 1);
     for (int k = 0; k < st->nslots; k++) {
@@ -237,7 +324,7 @@ static int on_pairs(Lower *L, LowState *st, int r, LowState *rs, const char *lab
         if (!(resid = op_and(L, resid, e))) return op_fail(L, "out of memory");
     }
     int64_t est;
-    int node = pair_node(L, st, rs, rel, lk, rk, label, &est);
+    int node = pair_node(L, st, rs, lk, rk, 0, label, &est);
     if (node < 0) return -1;
     int li = plan_dag_out(L->dag, node, 0), ri = plan_dag_out(L->dag, node, 1);
 
