@@ -6,7 +6,8 @@
  * slot's row ids are gathered through the pairs, and the predicates that
  * have become evaluable run as one filter. A LEFT JOIN (op_left_join)
  * keeps the unmatched left rows with right row id -1 (NULL columns); a
- * FULL JOIN also the unmatched right rows with left row id -1. A SEMI
+ * FULL JOIN also the unmatched right rows with left row ids -1, a RIGHT
+ * JOIN after other joins only those (and the matched pairs). A SEMI
  * (ANTI) JOIN (op_semi_join) keeps the left rows that some pair reaches
  * (that none does), through the same match-marking scatter.
  */
@@ -378,6 +379,35 @@ int op_semi_join(Lower *L, LowState *st, int r, uint8_t *used) {
     return where_now(L, st, r, used);
 }
 
+/* Row ids idx gathered through index vector lall, whose -1 entries (NULL
+ * padding) give -1 when padded (a NULL-aware gather, then COALESCE(x, -1)
+ * as a map). Value id or -1. */
+static int pad_gather(Lower *L, int idx, int lall, int64_t n, int padded) {
+    int g = op_gather(L, idx, lall, n);
+    if (g < 0 || !padded) return g;
+    L->dag->nodes[L->dag->values[g].producer].gather_nulls = 1;
+    LowState ts;
+    memset(&ts, 0, sizeof ts);
+    ts.nslots = 1;
+    ts.slots = plan_alloc(L->arena, sizeof(LowSlot));
+    int *cols = plan_alloc(L->arena, sizeof(int));
+    char **names = plan_alloc(L->arena, sizeof(char *));
+    BExpr *col = bx_new(L->arena, BE_COL, CAT_INT64, -1);
+    BExpr *neg = bx_int(L->arena, CAT_INT64, -1, -1);
+    BExpr *co = bx_new(L->arena, BE_COALESCE, CAT_INT64, -1);
+    if (!ts.slots || !cols || !names || !col || !neg || !co) return op_fail(L, "out of memory");
+    cols[0] = g;
+    names[0] = plan_strdup(L->arena, "row id");
+    if (op_computed_slot(L, &ts.slots[0], cols, names, 1) != 0) return -1;
+    col->slot = 0;
+    col->col = 0;
+    co->a = col;
+    co->b = neg;
+    ts.len_value = g;
+    ts.est_rows = n;
+    return op_expr(L, &ts, co, PRIM_I64, 0);
+}
+
 int op_left_join(Lower *L, LowState *st, int r, uint8_t *used) {
     const BRel *rel = &L->b->rels[r];
     LowState rs;
@@ -385,37 +415,40 @@ int op_left_join(Lower *L, LowState *st, int r, uint8_t *used) {
     int64_t est;
     if (on_pairs(L, st, r, &rs, "hash equi-join (left outer)", &li, &ri, &est) != 0) return -1;
 
-    /* the unmatched left rows u (and, for FULL JOIN, right rows v) */
-    int u, pad, v = -1, vpad = -1;
-    int64_t nu, nv = 0;
-    if (rows_by_match(L, li, st->len_value, st->est_rows, 0, &u, &pad, &nu) != 0) return -1;
-    if (rel->full) {
-        for (int k = 0; k < st->nslots; k++)
-            if (st->slots[k].joined && st->slots[k].rowids >= 0)
-                return op_fail(L, "FULL JOIN of a filtered left side");
-        if (rs.slots[r].rowids >= 0) return op_fail(L, "FULL JOIN of a filtered right side");
+    /* the unmatched left rows u (LEFT, FULL) and right rows v (RIGHT, FULL) */
+    int u = -1, pad = -1, v = -1, vpad = -1;
+    int64_t nu = 0, nv = 0;
+    int keep_left = !rel->right, keep_right = rel->right || rel->full;
+    if (keep_left && rows_by_match(L, li, st->len_value, st->est_rows, 0, &u, &pad, &nu) != 0)
+        return -1;
+    if (keep_right) {
         if (rows_by_match(L, ri, rs.len_value, rs.est_rows, 0, &v, &vpad, &nv) != 0) return -1;
+        /* row numbers of the right side's state -> its table's rows */
+        if (rs.slots[r].rowids >= 0 && (v = op_gather(L, rs.slots[r].rowids, v, nv)) < 0) return -1;
     }
 
-    /* the result: matched pairs, then the unmatched left rows */
+    /* the result: matched pairs, then the unmatched left rows, then the
+     * unmatched right rows */
     int64_t tot = est + nu + nv;
     int rrow = rs.slots[r].rowids < 0 ? ri : op_gather(L, rs.slots[r].rowids, ri, est);
-    int lin[3] = {li, u, vpad}, rin[3] = {rrow, pad, v};
-    int lall = concat(L, lin, rel->full ? 3 : 2, tot);
-    int rall = lall >= 0 && rrow >= 0 ? concat(L, rin, rel->full ? 3 : 2, tot) : -1;
+    int lin[3] = {li}, rin[3] = {rrow}, nparts = 1;
+    if (keep_left) lin[nparts] = u, rin[nparts++] = pad;
+    if (keep_right) lin[nparts] = vpad, rin[nparts++] = v;
+    int lall = concat(L, lin, nparts, tot);
+    int rall = lall >= 0 && rrow >= 0 ? concat(L, rin, nparts, tot) : -1;
     if (rall < 0) return -1;
     for (int k = 0; k < st->nslots; k++) {
         LowSlot *s = &st->slots[k];
         if (!s->joined) continue;
-        s->rowids = s->rowids < 0 ? lall : op_gather(L, s->rowids, lall, tot);
+        s->rowids = s->rowids < 0 ? lall : pad_gather(L, s->rowids, lall, tot, keep_right);
         if (s->rowids < 0) return -1;
-        if (rel->full) s->nullable = 1;
+        if (keep_right) s->nullable = 1;
         for (int c = 0; c < s->ncols; c++)
             s->gathered[c] = -1;
     }
     if (copy_slot(L, &st->slots[r], &rs.slots[r]) != 0) return -1;
     st->slots[r].rowids = rall;
-    st->slots[r].nullable = 1;
+    st->slots[r].nullable = keep_left;
     st->est_rows = tot;
     st->len_value = lall;
 

@@ -2086,7 +2086,7 @@ static int single_rel(uint64_t m) {
 
 /* Classify WHERE/ON conjuncts: push single-relation ones to their scan,
  * keep the rest as join predicates (equi-joins recognized). */
-static int place_conjuncts(BindCtx *bc, BExpr **conj, int n) {
+static int place_conjuncts(BindCtx *bc, BExpr **conj, int n, int nwhere) {
     BSelect *b = bc->b;
     b->preds = plan_alloc(bc->arena, sizeof(BPred) * (size_t)(n ? n : 1));
     int *nf = calloc((size_t)b->nrels, sizeof(int));
@@ -2106,13 +2106,16 @@ static int place_conjuncts(BindCtx *bc, BExpr **conj, int n) {
         int r = single_rel(m);
         if (m == 0) r = b->nrels > 1 && b->rels[0].outer && !b->rels[1].full ? 1 : 0;
         if (m == 0 && b->rels[r].outer) r = -1; /* FULL JOIN: after the join */
-        if (r >= 0 && !b->rels[r].outer) {
+        /* a WHERE conjunct on a table that a later RIGHT / FULL JOIN pads
+         * runs after that join */
+        int late = i < nwhere && b->late_where > 0 && (m & (((uint64_t)1 << b->late_where) - 1));
+        if (r >= 0 && !b->rels[r].outer && !late) {
             b->rels[r].filters[b->rels[r].nfilters++] = conj[i];
             continue;
         }
         BPred *p = &b->preds[b->npreds++];
         p->expr = conj[i];
-        p->rels = m;
+        p->rels = m | (late ? (uint64_t)1 << b->late_where : 0);
         BExpr *e = conj[i];
         if (e->kind == BE_BINARY && e->op == OP_EQ) {
             int la = single_rel(bx_rel_mask(e->a)), rb = single_rel(bx_rel_mask(e->b));
@@ -2130,9 +2133,11 @@ static int place_conjuncts(BindCtx *bc, BExpr **conj, int n) {
 }
 
 /* Mark the outer relations of the FROM list: the table after LEFT JOIN,
- * the first table for a RIGHT JOIN of the first two (a RIGHT JOIN later in
- * the list is not implemented); and the SEMI / ANTI JOIN relations that
- * decorrelation appended. Sets b->has_outer, b->has_semi. Returns 0 or -1. */
+ * the first table for a RIGHT JOIN of the first two; a RIGHT or FULL JOIN
+ * later in the list marks its table (right / full) and the tables before
+ * it (padded); and the SEMI / ANTI JOIN relations that decorrelation
+ * appended. Sets b->has_outer, b->has_semi, b->late_where. Returns 0 or
+ * -1. */
 static int mark_outer(BindCtx *bc) {
     const AstSelect *s = bc->sel;
     BSelect *b = bc->b;
@@ -2143,20 +2148,19 @@ static int mark_outer(BindCtx *bc) {
             continue;
         } else if (s->from[i].join_kind == AST_JOIN_LEFT) {
             b->rels[i].outer = 1;
-        } else if (s->from[i].join_kind == AST_JOIN_RIGHT) {
-            if (i != 1) {
-                bind_fail(bc, "Not implemented", s->from[i].pos,
-                          "RIGHT [OUTER] JOIN after another join");
-                return -1;
-            }
+        } else if (s->from[i].join_kind == AST_JOIN_RIGHT && i == 1) {
             b->rels[0].outer = 1;
-        } else if (s->from[i].join_kind == AST_JOIN_FULL) {
-            if (i != 1) {
-                bind_fail(bc, "Not implemented", s->from[i].pos,
-                          "FULL [OUTER] JOIN after another join");
-                return -1;
-            }
+        } else if (s->from[i].join_kind == AST_JOIN_FULL && i == 1) {
             b->rels[0].outer = b->rels[1].outer = b->rels[1].full = 1;
+        } else if (s->from[i].join_kind == AST_JOIN_RIGHT ||
+                   s->from[i].join_kind == AST_JOIN_FULL) {
+            /* after other joins: the rows so far are the NULL-padded side */
+            b->rels[i].outer = 1;
+            b->rels[i].full = s->from[i].join_kind == AST_JOIN_FULL;
+            b->rels[i].right = s->from[i].join_kind == AST_JOIN_RIGHT;
+            for (int j = 0; j < i; j++)
+                b->rels[j].padded = 1;
+            b->late_where = i;
         } else {
             continue;
         }
@@ -2255,7 +2259,7 @@ static int place_outer_on(BindCtx *bc) {
         int k = s->from[i].join_kind;
         const AstExpr *on = b->rels[i].using_on ? b->rels[i].using_on : s->from[i].join_on;
         if (k == AST_JOIN_INNER || !on) continue;
-        int o = k == AST_JOIN_RIGHT ? 0 : i;
+        int o = k == AST_JOIN_RIGHT && i == 1 ? 0 : i;
         uint64_t allowed = i >= 63 ? ~(uint64_t)0 : (((uint64_t)1 << (i + 1)) - 1);
         BExpr **conj = NULL;
         int nconj = 0, capconj = 0;
@@ -2273,7 +2277,7 @@ static int place_outer_on(BindCtx *bc) {
                 bind_fail(bc, "Binder", on->pos, "ON clause references tables to its right");
                 return -1;
             }
-            if (m == ((uint64_t)1 << o) && k != AST_JOIN_FULL)
+            if (m == ((uint64_t)1 << o) && k != AST_JOIN_FULL && !rel->right)
                 rel->filters[rel->nfilters++] = conj[c];
             else
                 rel->on[rel->non++] = conj[c];
@@ -2387,8 +2391,8 @@ static int bind_from(BindCtx *bc) {
             if (bind_derived(bc, i) != 0) return -1;
             t = b->rels[i].table;
         } else {
-            t = cat_find_table(bc->cat, s->from[i].bound_name ? s->from[i].bound_name
-                                                              : s->from[i].name);
+            t = cat_find_table(bc->cat,
+                               s->from[i].bound_name ? s->from[i].bound_name : s->from[i].name);
             if (!t) {
                 bind_fail(bc, "Catalog", s->from[i].pos, "Table with name %s does not exist!",
                           s->from[i].name);
@@ -2694,6 +2698,7 @@ int plan_bind_select(const Catalog *cat, const char *sql, const AstSelect *sel, 
         BExpr *w = as_condition(&bc, bind_expr(&bc, sel->where, 0));
         if (!w || split_conjuncts(&bc, w, &conj, &nconj, &capconj) != 0) return -1;
     }
+    int nwhere = nconj;
     if (mark_outer(&bc) != 0 || bind_using(&bc) != 0) return -1;
     for (int i = 0; i < sel->nfrom; i++) {
         const AstExpr *on = b->rels[i].using_on ? b->rels[i].using_on : sel->from[i].join_on;
@@ -2706,7 +2711,7 @@ int plan_bind_select(const Catalog *cat, const char *sql, const AstSelect *sel, 
         bind_fail(&bc, "Not implemented", sel->where->pos, "WHERE without FROM");
         return -1;
     }
-    if (place_conjuncts(&bc, conj, nconj) != 0) return -1;
+    if (place_conjuncts(&bc, conj, nconj, nwhere) != 0) return -1;
     if (place_outer_on(&bc) != 0) return -1;
 
     /* select list */

@@ -110,8 +110,12 @@ typedef struct BRel {
      * are the ON conjuncts that do not read only this relation (those are
      * filters); WHERE conjuncts that read it are preds, not filters. */
     int outer;
-    int full; /* outer and FULL JOIN (the first join only): the left rels
-                 are outer too; no ON or WHERE conjunct is pushed down */
+    int full;   /* outer and FULL JOIN: the left rels are outer too (the first
+                   join) or padded (a later one); no ON conjunct is pushed down */
+    int right;  /* outer and a RIGHT JOIN after other joins: this relation's
+                   rows are kept, the rows joined so far padded */
+    int padded; /* a later RIGHT / FULL JOIN may pad this relation's rows with
+                   NULLs: its WHERE conjuncts run after that join */
     BExpr **on;
     int non;
     /* NATURAL JOIN / USING: the equalities it stands for (AST, arena) and
@@ -164,6 +168,8 @@ typedef struct BSelect {
     int has_outer;   /* some rel is outer: join_order is the written order (RIGHT
                         JOIN of the first two tables swaps them) */
     int has_semi;    /* some rel is a SEMI / ANTI JOIN (BRel.semi) */
+    int late_where;  /* > 0: the last RIGHT / FULL JOIN after other joins (the
+                        WHERE conjuncts on padded rels wait for it) */
     int has_sub;     /* some rel is a derived table planned inline (BRel.sub) */
 
     int has_agg; /* GROUP BY or any aggregate */
