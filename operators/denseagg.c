@@ -162,8 +162,9 @@ static double abs_bound(const BSelect *b, const BExpr *e) {
 static int dense_applies(Lower *L, DensePlan *p) {
     const BSelect *b = L->b;
     memset(p, 0, sizeof *p);
-    if (!b->has_agg || b->has_outer || b->has_semi || b->has_sub || b->nrels < 1 || b->ngroup > PRIM_DA_MAX ||
-        b->naggs > PRIM_DA_MAX || b->nrels - 1 > PRIM_DA_MAX || b->npreds != b->nrels - 1)
+    if (!b->has_agg || b->has_outer || b->has_semi || b->has_sub || b->nrels < 1 ||
+        b->ngroup > PRIM_DA_MAX || b->naggs > PRIM_DA_MAX || b->nrels - 1 > PRIM_DA_MAX ||
+        b->npreds != b->nrels - 1)
         return 0;
     int f = 0;
     for (int r = 1; r < b->nrels; r++)

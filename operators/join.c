@@ -190,22 +190,13 @@ int op_join(Lower *L, LowState *st, int r, uint8_t *used) {
                          clk ? "hash equi-join (composite key)" : "hash equi-join", &est);
     if (node < 0) return -1;
     int li = plan_dag_out(L->dag, node, 0), ri = plan_dag_out(L->dag, node, 1);
-    for (int k = 0; k < st->nslots; k++) {
-        LowSlot *s = &st->slots[k];
-        if (!s->joined) continue;
-        s->rowids = s->rowids < 0 ? li : op_gather(L, s->rowids, li, est);
-        if (s->rowids < 0) return -1;
-        for (int c = 0; c < s->ncols; c++)
-            s->gathered[c] = -1;
-    }
+    if (op_reselect(L, st, li, est) != 0) return -1;
     st->slots[r] = rs.slots[r];
     LowSlot *s = &st->slots[r];
     s->rowids = s->rowids < 0 ? ri : op_gather(L, s->rowids, ri, est);
     if (s->rowids < 0) return -1;
     for (int c = 0; c < s->ncols; c++)
         s->gathered[c] = -1;
-    st->est_rows = est;
-    st->len_value = li;
 
     /* predicates now evaluable, as one filter */
     return where_now(L, st, r, used);
@@ -235,6 +226,27 @@ static int concat(Lower *L, const int *in, int n, int64_t est) {
     return v;
 }
 
+/* *ts becomes a state of one computed column, the I64 value v (n rows
+ * estimated, named name); returns that column as a bound expression, or
+ * NULL when out of memory. */
+static BExpr *one_column_state(Lower *L, LowState *ts, int v, int64_t n, const char *name) {
+    memset(ts, 0, sizeof *ts);
+    ts->nslots = 1;
+    ts->slots = plan_alloc(L->arena, sizeof(LowSlot));
+    int *cols = plan_alloc(L->arena, sizeof(int));
+    char **names = plan_alloc(L->arena, sizeof(char *));
+    BExpr *col = bx_new(L->arena, BE_COL, CAT_INT64, -1);
+    if (!ts->slots || !cols || !names || !col) return NULL;
+    cols[0] = v;
+    names[0] = plan_strdup(L->arena, name);
+    if (op_computed_slot(L, &ts->slots[0], cols, names, 1) != 0) return NULL;
+    col->slot = 0;
+    col->col = 0;
+    ts->len_value = v;
+    ts->est_rows = n;
+    return col;
+}
+
 /* The rows 0..n-1 of a side (n = the length of value len) that no pair
  * idx[] reaches (matched = 0), or that some pair reaches (matched = 1):
  * marks[idx[k]] = k over -1s (a match-marking scatter), then the rows
@@ -253,23 +265,11 @@ static int rows_by_match(Lower *L, int idx, int len, int64_t n_est, int matched,
     L->dag->values[marks].ltype = CAT_INT64;
     L->dag->values[marks].est_rows = n_est;
     LowState ts;
-    memset(&ts, 0, sizeof ts);
-    ts.nslots = 1;
-    ts.slots = plan_alloc(L->arena, sizeof(LowSlot));
-    int *cols = plan_alloc(L->arena, sizeof(int));
-    char **names = plan_alloc(L->arena, sizeof(char *));
-    BExpr *mcol = bx_new(L->arena, BE_COL, CAT_INT64, -1);
+    BExpr *mcol = one_column_state(L, &ts, marks, n_est, "match");
     BExpr *zero = bx_int(L->arena, CAT_INT64, 0, -1);
-    if (!ts.slots || !cols || !names || !mcol || !zero) return op_fail(L, "out of memory");
-    cols[0] = marks;
-    names[0] = plan_strdup(L->arena, "match");
-    if (op_computed_slot(L, &ts.slots[0], cols, names, 1) != 0) return -1;
-    mcol->slot = 0;
-    mcol->col = 0;
-    BExpr *unm = bx_bin(L->arena, matched ? OP_GE : OP_LT, CAT_BOOL, mcol, zero, -1);
+    BExpr *unm =
+        mcol && zero ? bx_bin(L->arena, matched ? OP_GE : OP_LT, CAT_BOOL, mcol, zero, -1) : NULL;
     if (!unm) return op_fail(L, "out of memory");
-    ts.len_value = marks;
-    ts.est_rows = n_est;
     if (op_filter(L, &ts, unm, matched ? 0.5 : 0.1) != 0) return -1;
     *u = ts.len_value;
     *nu = ts.est_rows;
@@ -366,16 +366,7 @@ int op_semi_join(Lower *L, LowState *st, int r, uint8_t *used) {
     (void)ri;
     if (rows_by_match(L, li, st->len_value, st->est_rows, rel->semi == 1, &u, &pad, &nu) != 0)
         return -1;
-    for (int k = 0; k < st->nslots; k++) {
-        LowSlot *s = &st->slots[k];
-        if (!s->joined) continue;
-        s->rowids = s->rowids < 0 ? u : op_gather(L, s->rowids, u, nu);
-        if (s->rowids < 0) return -1;
-        for (int c = 0; c < s->ncols; c++)
-            s->gathered[c] = -1;
-    }
-    st->est_rows = nu;
-    st->len_value = u;
+    if (op_reselect(L, st, u, nu) != 0) return -1;
     return where_now(L, st, r, used);
 }
 
@@ -387,24 +378,12 @@ static int pad_gather(Lower *L, int idx, int lall, int64_t n, int padded) {
     if (g < 0 || !padded) return g;
     L->dag->nodes[L->dag->values[g].producer].gather_nulls = 1;
     LowState ts;
-    memset(&ts, 0, sizeof ts);
-    ts.nslots = 1;
-    ts.slots = plan_alloc(L->arena, sizeof(LowSlot));
-    int *cols = plan_alloc(L->arena, sizeof(int));
-    char **names = plan_alloc(L->arena, sizeof(char *));
-    BExpr *col = bx_new(L->arena, BE_COL, CAT_INT64, -1);
+    BExpr *col = one_column_state(L, &ts, g, n, "row id");
     BExpr *neg = bx_int(L->arena, CAT_INT64, -1, -1);
     BExpr *co = bx_new(L->arena, BE_COALESCE, CAT_INT64, -1);
-    if (!ts.slots || !cols || !names || !col || !neg || !co) return op_fail(L, "out of memory");
-    cols[0] = g;
-    names[0] = plan_strdup(L->arena, "row id");
-    if (op_computed_slot(L, &ts.slots[0], cols, names, 1) != 0) return -1;
-    col->slot = 0;
-    col->col = 0;
+    if (!col || !neg || !co) return op_fail(L, "out of memory");
     co->a = col;
     co->b = neg;
-    ts.len_value = g;
-    ts.est_rows = n;
     return op_expr(L, &ts, co, PRIM_I64, 0);
 }
 

@@ -54,6 +54,20 @@ int op_column(Lower *L, LowState *st, int slot, int col) {
     return v;
 }
 
+int op_reselect(Lower *L, LowState *st, int idx, int64_t est) {
+    for (int k = 0; k < st->nslots; k++) {
+        LowSlot *s = &st->slots[k];
+        if (!s->joined) continue;
+        s->rowids = s->rowids < 0 ? idx : op_gather(L, s->rowids, idx, est);
+        if (s->rowids < 0) return -1;
+        for (int c = 0; c < s->ncols; c++)
+            s->gathered[c] = -1;
+    }
+    st->est_rows = est;
+    st->len_value = idx;
+    return 0;
+}
+
 int op_computed_slot(Lower *L, LowSlot *s, int *cols, char **names, int n) {
     memset(s, 0, sizeof *s);
     s->ncols = n;

@@ -111,6 +111,10 @@ const char *op_agg_name(PrimAgg agg);
 /* A one-row int64 constant 0: the length of SELECT without FROM, and the
  * start of the single segment of a global aggregate. Value id or -1. */
 int op_zero_row(Lower *L, const char *label);
+/* Keep the rows idx (row numbers of st, est of them) of every joined slot:
+ * its row ids gathered through idx (idx itself for identity row ids), its
+ * column cache reset; st's length becomes idx's. Returns 0 or -1. */
+int op_reselect(Lower *L, LowState *st, int idx, int64_t est);
 /* Gather value v through index vector idx. */
 int op_gather(Lower *L, int v, int idx, int64_t est_rows);
 
