@@ -25,6 +25,8 @@ ExecDevice *gqp_device_session(gqp *db) {
         gqp_set_error(db, GQP_DEVICE, "%s", err);
     else {
         exec_pool_set_pinned(db->pool, 1);
+        exec_device_set_limit(db->dev, (size_t)db->mem_limit_bytes, db->mem_limit_pct);
+        exec_device_fail_at(db->dev, db->fail_dev_at, db->fail_dev_sticky);
         const CostModel *m = gqp_cost(db);
         if (m) exec_device_set_lock_min(db->dev, cost_lock_min_bytes(m));
     }
@@ -175,7 +177,9 @@ static double wall_ms(void) {
 
 int gqp_run_select(gqp *db, gqp_stmt *st) {
     char err[1024];
-    ExecOptions opt = {db->nthreads, NULL, db->pool, 0, st->profile, &db->interrupt};
+    /* auto: a GPU node that runs out of device memory runs on its CPU twin */
+    ExecOptions opt = {db->nthreads, NULL,           db->pool, 0,
+                       st->profile,  &db->interrupt, db->device == GQP_DEVICE_AUTO};
     /* place again only if what the placement priced has changed since
      * prepare: the device setting, which columns are resident, or how
      * often the columns were read */
