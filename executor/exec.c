@@ -217,8 +217,8 @@ static int ensure_host_issue(Exec *x, int v, int wait) {
     if (!r->h.data || (r->d.valid && !r->h.valid))
         rc = ex_fail(x, "Execution Error: out of memory copying a value to the host");
     else if (prim_gpu_copy(r->h.data, r->d.data, bytes, PRIM_D2H, s, x->err, x->errcap) != 0 ||
-             (r->d.valid && prim_gpu_copy(r->h.valid, r->d.valid, (size_t)r->n, PRIM_D2H, s,
-                                          x->err, x->errcap) != 0) ||
+             (r->d.valid && prim_gpu_copy(r->h.valid, r->d.valid, (size_t)r->n, PRIM_D2H, s, x->err,
+                                          x->errcap) != 0) ||
              (wait && prim_gpu_sync(s, x->err, x->errcap) != 0))
         rc = -1;
     if (rc != 0) {
@@ -1100,8 +1100,7 @@ int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, ExecStats *stats
             dag->nodes[fc].fused_with = i;
             /* the scatter's output is written here, on this node's stream */
             x.node_stream[fc] = x.node_stream[i];
-            rc = gpu ? run_gpu_recover(&x, opt, i, fc, &gpu, &rstats)
-                     : run_select(&x, i, fc, gpu);
+            rc = gpu ? run_gpu_recover(&x, opt, i, fc, &gpu, &rstats) : run_select(&x, i, fc, gpu);
         } else {
             rc = gpu ? run_gpu_recover(&x, opt, i, -1, &gpu, &rstats) : run_node(&x, i, gpu);
         }

@@ -138,6 +138,8 @@ int gqp_open(const char *config_path, gqp **out) {
         db->mem_limit_pct = settings.memory_limit_pct;
         if (lrc != 0) return gqp_set_error(db, GQP_ERROR, "%s", err.msg);
     }
+    env = getenv("GQP_OOM_FALLBACK");
+    db->oom_fallback_gpu = env && strcmp(env, "1") == 0;
     /* GQP_FAIL_ALLOC=host:N|device:N[+]: allocation fault injection (tests) */
     env = getenv("GQP_FAIL_ALLOC");
     if (env && *env) {

@@ -57,11 +57,15 @@ struct gqp {
      * fault injection, armed again whenever the GPU session opens */
     int64_t fail_dev_at;
     int fail_dev_sticky;
-    char cost_file[512];     /* config's device: cost_file ("" = by GPU name) */
-    CostModel *cost;         /* loaded on first placement (query.c) */
-    int test_gpu;            /* tests: 1 = place as if a GPU were present,
-                                2 = and every table column resident on it */
-    GqpColReads *reads;      /* columns read since the GPU cache was last reset */
+    /* tests (GQP_OOM_FALLBACK=1): --device gpu recovers from a device
+     * out-of-memory on the CPU twin as auto does, so that a test can put
+     * every node on the GPU and still check every answer */
+    int oom_fallback_gpu;
+    char cost_file[512]; /* config's device: cost_file ("" = by GPU name) */
+    CostModel *cost;     /* loaded on first placement (query.c) */
+    int test_gpu;        /* tests: 1 = place as if a GPU were present,
+                            2 = and every table column resident on it */
+    GqpColReads *reads;  /* columns read since the GPU cache was last reset */
     int nreads, cap_reads;
     uint64_t nqueries;    /* SELECTs executed */
     uint64_t reads_epoch; /* bumped whenever a count in `reads` changes */

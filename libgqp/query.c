@@ -177,9 +177,9 @@ static double wall_ms(void) {
 
 int gqp_run_select(gqp *db, gqp_stmt *st) {
     char err[1024];
+    ExecOptions opt = {db->nthreads, NULL, db->pool, 0, st->profile, &db->interrupt, 0};
     /* auto: a GPU node that runs out of device memory runs on its CPU twin */
-    ExecOptions opt = {db->nthreads, NULL,           db->pool, 0,
-                       st->profile,  &db->interrupt, db->device == GQP_DEVICE_AUTO};
+    opt.oom_cpu_fallback = db->device == GQP_DEVICE_AUTO || db->oom_fallback_gpu;
     /* place again only if what the placement priced has changed since
      * prepare: the device setting, which columns are resident, or how
      * often the columns were read */
