@@ -920,10 +920,16 @@ static int run_gpu_recover(Exec *x, const ExecOptions *opt, int i, int fc, int *
     x->err[0] = x->hctx.err[0] = x->dctx.err[0] = 0;
     n->oom_action = 2;
     n->device = DEV_CPU;
-    if (fc >= 0) {
-        x->dag->nodes[fc].device = DEV_CPU;
-        for (int s = i + 1; s < fc; s++)
-            if (x->dag->nodes[s].fused_with == i) x->dag->nodes[s].device = DEV_CPU;
+    /* the scan and scatter fused into it move along (and back to the GPU
+     * with it at the next run) */
+    for (int s = i + 1; fc >= 0 && s <= fc; s++) {
+        DagNode *f = &x->dag->nodes[s];
+        if (s != fc && f->fused_with != i) continue;
+        f->device = DEV_CPU;
+        f->oom_action = 2;
+        f->oom_need = n->oom_need;
+        f->oom_avail = n->oom_avail;
+        f->oom_limit = n->oom_limit;
     }
     if (st) st->oom_fallbacks++;
     *gpu = 0;
