@@ -11,18 +11,19 @@
 #   "out of memory" error, never anything else (a crash, a wrong answer).
 #   Seed 004 at 20,000 rows, SSB at SF 0.01.
 # MODE device (needs a GPU, else exit 77 = skipped): seed 004 at 200,000
-#   rows and SSB at SF 0.1 (columns larger than 1 MB), every query
-#   - on the GPU with device allocations failing (GQP_FAIL_ALLOC=device:N
-#     once and device:N+ from the N-th on) and the CPU fallback on
-#     (GQP_OOM_FALLBACK=1: as auto does, with every node on the GPU): the
-#     CPU's answer;
-#   - under auto with device:1+ failing: the CPU's answer;
-#   - with SET memory_limit = '1MB' on the GPU (with the fallback) and
-#     under auto: the CPU's answer;
-#   - with memory_limit 1MB on --device gpu proper (no fallback): fails,
-#     the message naming the bytes needed and available;
-#   - EXPLAIN ANALYZE with every device allocation failing shows a node
-#     that "ran on the CPU after a device out-of-memory".
+#   rows and SSB at SF 0.1 (columns larger than 1 MB), all queries of a set
+#   in one process (one load), and its answers must be the CPU's:
+#   - on the GPU with the process's N-th device allocation failing
+#     (GQP_FAIL_ALLOC=device:N once, device:N+ from the N-th on; N from 1
+#     to 987) and the CPU fallback on (GQP_OOM_FALLBACK=1: as auto does,
+#     with every node on the GPU);
+#   - under auto with device:1+, device:4 and device:40 failing;
+#   - with SET memory_limit = '1MB', on the GPU (with the fallback) and
+#     under auto;
+#   - and for the set's first query: memory_limit 1MB on --device gpu
+#     proper (no fallback) fails, the message naming the bytes needed and
+#     available; EXPLAIN ANALYZE with every device allocation failing shows
+#     a node that "ran on the CPU after a device out-of-memory".
 # Exit 0 if all hold, 1 otherwise (each failure named).
 set -u
 if [ $# -lt 3 ]; then
@@ -74,60 +75,71 @@ same() {
 
 for set in seed004 ssb; do
     if [ $set = seed004 ]; then CFG=$SEED/gqp.yaml; else CFG=$SSB/gqp.yaml; fi
-    first=1
+    if [ "$MODE" = device ]; then
+        # every query of the set in one process (one load of the tables)
+        ALL=$WORK/$set-all.sql
+        cat "$SRC"/tests/$set/queries/*.sql >"$ALL"
+        REF=$WORK/ref.csv
+        if ! "$GQP" run -c "$CFG" --device cpu --mode csv "$ALL" >"$REF" 2>"$ERR"; then
+            fail "$set: the CPU run failed"
+            continue
+        fi
+        # the N-th device allocation of the process failing, once and from
+        # the N-th on (later ones then fall back to the CPU too)
+        for n in 1 2 3 5 8 13 21 34 55 89 144 233 377 610 987; do
+            for spec in device:$n device:$n+; do
+                runs=$((runs + 1))
+                GQP_FAIL_ALLOC=$spec GQP_OOM_FALLBACK=1 "$GQP" run -c "$CFG" --device gpu \
+                    --mode csv "$ALL" >"$OUT" 2>"$ERR" && same "$REF" ||
+                    fail "$set on the GPU with $spec failing (CPU fallback on)"
+            done
+        done
+        for spec in device:1+ device:4 device:40; do
+            runs=$((runs + 1))
+            GQP_FAIL_ALLOC=$spec "$GQP" run -c "$CFG" --device auto --mode csv "$ALL" >"$OUT" \
+                2>"$ERR" && same "$REF" || fail "$set under auto with $spec failing"
+        done
+        for dev in gpu auto; do
+            runs=$((runs + 1))
+            { echo "SET memory_limit = '1MB';"; cat "$ALL"; } >"$WORK/limited.sql"
+            GQP_OOM_FALLBACK=1 "$GQP" run -c "$CFG" --device $dev --mode csv "$WORK/limited.sql" \
+                >"$OUT" 2>"$ERR" && same "$REF" || fail "$set on $dev under memory_limit 1MB"
+        done
+        q=$(ls "$SRC"/tests/$set/queries/*.sql | head -1)
+        sql=$(cat "$q")
+        if "$GQP" run -c "$CFG" --device gpu --mode csv -e "SET memory_limit = '1MB'; $sql" \
+            >"$OUT" 2>"$ERR"; then
+            fail "$q: --device gpu under memory_limit 1MB answered (expected an out-of-memory)"
+        elif ! grep -q "bytes needed, [0-9]* available under memory_limit" "$ERR"; then
+            fail "$q: --device gpu's out-of-memory error does not name needed/available bytes"
+        fi
+        GQP_FAIL_ALLOC=device:1+ GQP_OOM_FALLBACK=1 "$GQP" explain --analyze -c "$CFG" \
+            --device gpu "$q" >"$OUT" 2>"$ERR" ||
+            fail "$q: EXPLAIN ANALYZE with every device allocation failing"
+        grep -q "ran on the CPU after a device out-of-memory" "$OUT" ||
+            fail "$q: EXPLAIN ANALYZE does not say a node ran on the CPU after an out-of-memory"
+        continue
+    fi
     for q in "$SRC"/tests/$set/queries/*.sql; do
         name=$set/$(basename "$q" .sql)
         REF=$WORK/ref.csv
-        sql=$(cat "$q")
         if ! "$GQP" run -c "$CFG" --device cpu --mode csv "$q" >"$REF" 2>"$ERR"; then
             fail "$name: the CPU run failed"
             continue
         fi
-        if [ "$MODE" = host ]; then
-            for n in 1 2 3 5 8 16 40; do
-                runs=$((runs + 1))
-                GQP_FAIL_ALLOC=host:$n "$GQP" run -c "$CFG" --device auto --mode csv "$q" \
-                    >"$OUT" 2>"$ERR"
-                rc=$?
-                if [ $rc -eq 0 ]; then
-                    same "$REF" || fail "$name with host allocation $n failing: another answer"
-                elif [ $rc -ge 128 ] || ! grep -q "out of memory" "$ERR"; then
-                    fail "$name with host allocation $n failing: exit $rc, not an out-of-memory error"
-                else
-                    ooms=$((ooms + 1))
-                fi
-            done
-            continue
-        fi
-        for spec in device:1 device:1+ device:2 device:3+ device:5 device:8+ device:13 device:21+; do
+        for n in 1 2 3 5 8 16 40; do
             runs=$((runs + 1))
-            GQP_FAIL_ALLOC=$spec GQP_OOM_FALLBACK=1 "$GQP" run -c "$CFG" --device gpu --mode csv \
-                "$q" >"$OUT" 2>"$ERR" && same "$REF" ||
-                fail "$name on the GPU with $spec failing (CPU fallback on)"
-        done
-        runs=$((runs + 1))
-        GQP_FAIL_ALLOC=device:1+ "$GQP" run -c "$CFG" --device auto --mode csv "$q" >"$OUT" \
-            2>"$ERR" && same "$REF" || fail "$name under auto with device:1+ failing"
-        for dev in gpu auto; do
-            runs=$((runs + 1))
-            GQP_OOM_FALLBACK=1 "$GQP" run -c "$CFG" --device $dev --mode csv \
-                -e "SET memory_limit = '1MB'; $sql" >"$OUT" 2>"$ERR" && same "$REF" ||
-                fail "$name on $dev under memory_limit 1MB"
-        done
-        if [ $first = 1 ]; then
-            first=0
-            if "$GQP" run -c "$CFG" --device gpu --mode csv -e "SET memory_limit = '1MB'; $sql" \
-                >"$OUT" 2>"$ERR"; then
-                fail "$name: --device gpu under memory_limit 1MB answered (expected an out-of-memory)"
-            elif ! grep -q "bytes needed, [0-9]* available under memory_limit" "$ERR"; then
-                fail "$name: --device gpu's out-of-memory error does not name needed/available bytes"
+            GQP_FAIL_ALLOC=host:$n "$GQP" run -c "$CFG" --device auto --mode csv "$q" \
+                >"$OUT" 2>"$ERR"
+            rc=$?
+            if [ $rc -eq 0 ]; then
+                same "$REF" || fail "$name with host allocation $n failing: another answer"
+            elif [ $rc -ge 128 ] || ! grep -q "out of memory" "$ERR"; then
+                fail "$name with host allocation $n failing: exit $rc, not an out-of-memory error"
+            else
+                ooms=$((ooms + 1))
             fi
-            GQP_FAIL_ALLOC=device:1+ GQP_OOM_FALLBACK=1 "$GQP" explain --analyze -c "$CFG" \
-                --device gpu "$q" >"$OUT" 2>"$ERR" ||
-                fail "$name: EXPLAIN ANALYZE with every device allocation failing"
-            grep -q "ran on the CPU after a device out-of-memory" "$OUT" ||
-                fail "$name: EXPLAIN ANALYZE does not say a node ran on the CPU after an out-of-memory"
-        fi
+        done
     done
 done
 echo "check.sh $MODE: $runs runs, $ooms out-of-memory errors, $fails failures"
