@@ -242,11 +242,17 @@ static int explain_locked(gqp *db, const char *sql, int64_t nbytes, int flags, c
         char *t = realloc(s, l + 256);
         if (t) {
             s = t;
-            snprintf(s + l, 256,
-                     "result rows: %lld, execution %.3f ms, h2d %lld B, d2h %lld B, "
-                     "peak device memory %zu B\n",
-                     (long long)st->res.nrows, st->exec_ms, (long long)st->stats.bytes_h2d,
-                     (long long)st->stats.bytes_d2h, st->stats.peak_device_bytes);
+            int k = snprintf(s + l, 256,
+                             "result rows: %lld, execution %.3f ms, h2d %lld B, d2h %lld B, "
+                             "peak device memory %zu B\n",
+                             (long long)st->res.nrows, st->exec_ms, (long long)st->stats.bytes_h2d,
+                             (long long)st->stats.bytes_d2h, st->stats.peak_device_bytes);
+            if (k > 0 && k < 128 && (st->stats.oom_retries || st->stats.oom_fallbacks))
+                snprintf(s + l + k, (size_t)(256 - k),
+                         "device out-of-memory: %d node%s ran again on the GPU, %d on the CPU\n",
+                         st->stats.oom_retries - st->stats.oom_fallbacks,
+                         st->stats.oom_retries - st->stats.oom_fallbacks == 1 ? "" : "s",
+                         st->stats.oom_fallbacks);
         }
     }
     gqp_finalize(st);
