@@ -2,9 +2,10 @@
  * budget.c -- the bookkeeping behind the device memory budget: a table of
  * the executor's live device allocations (address -> bytes) summed against
  * a limit, the cache's eviction choice (least recently used among the
- * entries no running query reads) and the allocation fault injection the
- * out-of-memory tests use. No CUDA here: device.c calls it around the real
- * allocations, and tests/unit/test_memory.c drives it with fake sizes.
+ * entries no running query reads), the out-of-memory recovery's next step
+ * and the allocation fault injection the out-of-memory tests use. No CUDA
+ * here: device.c calls it around the real allocations, and
+ * tests/unit/test_memory.c drives it with fake sizes.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -106,6 +107,11 @@ void exec_budget_free(ExecBudget *b) {
     b->sizes = NULL;
     b->cap = b->n = 0;
     b->used = 0;
+}
+
+ExecOomStep exec_oom_step(int attempt, int cpu_fallback) {
+    if (attempt <= 1) return EXEC_OOM_RETRY;
+    return cpu_fallback ? EXEC_OOM_CPU : EXEC_OOM_FAIL;
 }
 
 int exec_cache_victim(const ExecCacheEntry *e, int n) {

@@ -886,54 +886,55 @@ static size_t free_for_node(Exec *x, int i) {
 static int run_gpu_recover(Exec *x, const ExecOptions *opt, int i, int fc, int *gpu,
                            ExecStats *st) {
     DagNode *n = &x->dag->nodes[i];
-    int64_t oc = 0;
-    exec_device_oom(x->dev, &oc, NULL, NULL);
-    int rc = fc >= 0 ? run_select(x, i, fc, 1) : run_node(x, i, 1);
-    if (rc == 0 || !dev_oom(x, oc)) return rc;
-    /* 1: free the cache and what this node does not read; run it again */
-    size_t need = 0, avail = 0;
-    int how = exec_device_oom(x->dev, NULL, &need, &avail);
-    n->oom_need = (int64_t)need;
-    n->oom_avail = (int64_t)avail;
-    n->oom_limit = how == 2;
-    undo_node(x, i, fc);
-    free_for_node(x, i);
-    x->err[0] = x->dctx.err[0] = 0;
-    exec_device_oom(x->dev, &oc, NULL, NULL);
-    n->oom_action = 1;
-    if (st) st->oom_retries++;
-    rc = fc >= 0 ? run_select(x, i, fc, 1) : run_node(x, i, 1);
-    if (rc == 0 || !dev_oom(x, oc)) return rc;
-    how = exec_device_oom(x->dev, NULL, &need, &avail);
-    n->oom_need = (int64_t)need;
-    n->oom_avail = (int64_t)avail;
-    n->oom_limit = how == 2;
-    undo_node(x, i, fc);
-    if (!opt || !opt->oom_cpu_fallback) {
-        char t[160];
-        return ex_fail(x, "Device Error: out of device memory in %s node #%d%s%s%s: %s",
-                       plan_dag_kind_name(n->kind), i, n->label ? " (" : "",
-                       n->label ? n->label : "", n->label ? ")" : "", oom_text(x, t, sizeof t));
+    int fallback = opt && opt->oom_cpu_fallback;
+    for (int attempt = 1;; attempt++) {
+        int64_t oc = 0;
+        exec_device_oom(x->dev, &oc, NULL, NULL);
+        int rc = fc >= 0 ? run_select(x, i, fc, 1) : run_node(x, i, 1);
+        if (rc == 0 || !dev_oom(x, oc)) return rc;
+        size_t need = 0, avail = 0;
+        int how = exec_device_oom(x->dev, NULL, &need, &avail);
+        n->oom_need = (int64_t)need;
+        n->oom_avail = (int64_t)avail;
+        n->oom_limit = how == 2;
+        undo_node(x, i, fc);
+        switch (exec_oom_step(attempt, fallback)) {
+        case EXEC_OOM_RETRY:
+            /* free the cache and what this node does not read; again */
+            free_for_node(x, i);
+            x->err[0] = x->dctx.err[0] = 0;
+            n->oom_action = 1;
+            if (st) st->oom_retries++;
+            continue;
+        case EXEC_OOM_FAIL: {
+            char t[160];
+            return ex_fail(x, "Device Error: out of device memory in %s node #%d%s%s%s: %s",
+                           plan_dag_kind_name(n->kind), i, n->label ? " (" : "",
+                           n->label ? n->label : "", n->label ? ")" : "", oom_text(x, t, sizeof t));
+        }
+        case EXEC_OOM_CPU:
+            break;
+        }
+        /* its CPU twin; its GPU consumers copy its outputs across (and
+         * recover the same way should that not fit) */
+        x->err[0] = x->hctx.err[0] = x->dctx.err[0] = 0;
+        n->oom_action = 2;
+        n->device = DEV_CPU;
+        /* the scan and scatter fused into it move along (and back to the
+         * GPU with it at the next run) */
+        for (int s = i + 1; fc >= 0 && s <= fc; s++) {
+            DagNode *f = &x->dag->nodes[s];
+            if (s != fc && f->fused_with != i) continue;
+            f->device = DEV_CPU;
+            f->oom_action = 2;
+            f->oom_need = n->oom_need;
+            f->oom_avail = n->oom_avail;
+            f->oom_limit = n->oom_limit;
+        }
+        if (st) st->oom_fallbacks++;
+        *gpu = 0;
+        return fc >= 0 ? run_select(x, i, fc, 0) : run_node(x, i, 0);
     }
-    /* 2: its CPU twin; its GPU consumers copy its outputs across (and
-     * recover the same way should that not fit) */
-    x->err[0] = x->hctx.err[0] = x->dctx.err[0] = 0;
-    n->oom_action = 2;
-    n->device = DEV_CPU;
-    /* the scan and scatter fused into it move along (and back to the GPU
-     * with it at the next run) */
-    for (int s = i + 1; fc >= 0 && s <= fc; s++) {
-        DagNode *f = &x->dag->nodes[s];
-        if (s != fc && f->fused_with != i) continue;
-        f->device = DEV_CPU;
-        f->oom_action = 2;
-        f->oom_need = n->oom_need;
-        f->oom_avail = n->oom_avail;
-        f->oom_limit = n->oom_limit;
-    }
-    if (st) st->oom_fallbacks++;
-    *gpu = 0;
-    return fc >= 0 ? run_select(x, i, fc, 0) : run_node(x, i, 0);
 }
 
 int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, ExecStats *stats, char *errbuf,

@@ -58,6 +58,13 @@ int exec_budget_inject(ExecBudget *b);
 void exec_budget_fail_at(ExecBudget *b, int64_t n, int sticky);
 /* Free the table (the budget is then empty, limits kept). */
 void exec_budget_free(ExecBudget *b);
+/* What the executor does after attempt `attempt` (1 = the first) of a GPU
+ * node failed with a device out-of-memory (the failed attempt undone):
+ * RETRY on the GPU once after freeing the cache and what the node does
+ * not read; then CPU (its CPU twin) when cpu_fallback (--device auto),
+ * else FAIL with the bytes needed and available. */
+typedef enum ExecOomStep { EXEC_OOM_RETRY, EXEC_OOM_CPU, EXEC_OOM_FAIL } ExecOomStep;
+ExecOomStep exec_oom_step(int attempt, int cpu_fallback);
 /* The cache entry to evict next: the least recently used of those no live
  * value reads (readers == 0), or -1 when every entry is being read. */
 int exec_cache_victim(const ExecCacheEntry *e, int n);

@@ -149,6 +149,16 @@ Test(memory, eviction_skips_pinned_entries) {
     cr_expect_eq(exec_cache_victim(e, 0), -1);
 }
 
+/* The recovery's steps: one retry on the GPU, then the CPU twin (auto) or
+ * the error (gpu). */
+Test(memory, recovery_steps) {
+    cr_expect_eq(exec_oom_step(1, 1), EXEC_OOM_RETRY);
+    cr_expect_eq(exec_oom_step(1, 0), EXEC_OOM_RETRY);
+    cr_expect_eq(exec_oom_step(2, 1), EXEC_OOM_CPU);
+    cr_expect_eq(exec_oom_step(2, 0), EXEC_OOM_FAIL);
+    cr_expect_eq(exec_oom_step(3, 1), EXEC_OOM_CPU);
+}
+
 /* ---------------------------------------------------- config and SET */
 
 static char tmpdir[256];
@@ -341,6 +351,49 @@ Test(memory, host_allocation_failures_auto) {
     gqp_close(db);
 }
 
+/* EXPLAIN ANALYZE's text and JSON for nodes that recovered from a device
+ * out-of-memory (the fields the executor sets, set here by hand). */
+Test(memory, explain_names_the_recovery) {
+    gqp *db;
+    cr_assert_eq(gqp_open(NULL, &db), GQP_OK);
+    cr_assert_eq(gqp_set_device(db, GQP_DEVICE_CPU), GQP_OK);
+    make_tables(db);
+    gqp_stmt *st;
+    cr_assert_eq(gqp_prepare(db, "SELECT k FROM u WHERE w > 3", -1, &st, NULL), GQP_OK);
+    while (gqp_step(st) == GQP_ROW)
+        ;
+    Dag *d = st->dag;
+    cr_assert_gt(d->nnodes, 1);
+    d->nodes[0].oom_action = 2;
+    d->nodes[0].oom_need = 80000;
+    d->nodes[0].oom_avail = 16000;
+    d->nodes[0].oom_limit = 1;
+    d->nodes[1].oom_action = 1;
+    d->nodes[1].oom_need = 4096;
+    d->nodes[1].oom_avail = 1024;
+    char *t = plan_explain_text(d, 1);
+    cr_assert_not_null(t);
+    cr_expect(strstr(t, "(ran on the CPU after a device out-of-memory: 80000 bytes needed, 16000 "
+                        "available under memory_limit)") &&
+                  strstr(t, "(ran again on the GPU after a device out-of-memory: 4096 bytes "
+                            "needed, 1024 available)"),
+              "%s", t);
+    free(t);
+    char *j = plan_explain_json(d, 1);
+    cr_assert_not_null(j);
+    cr_expect(strstr(j, "\"device_oom\": {\"action\": \"cpu\", \"bytes_needed\": 80000, "
+                        "\"bytes_available\": 16000, \"memory_limit\": true}") &&
+                  strstr(j, "\"action\": \"retry\""),
+              "%s", j);
+    free(j);
+    /* not analyzed: no such text */
+    t = plan_explain_text(d, 0);
+    cr_expect_null(strstr(t, "out-of-memory"), "%s", t);
+    free(t);
+    gqp_finalize(st);
+    gqp_close(db);
+}
+
 /* ------------------------------------------------------ on the GPU */
 
 /* The accounted allocator against memory_limit and the device itself; a
@@ -393,6 +446,32 @@ Test(memory_gpu, allocator_limit_and_error_state) {
     exec_dev_free(d, p1, d->stream);
     exec_dev_free(d, p3, d->stream);
     exec_device_close(d);
+}
+
+/* A column cache budget far below what one query reads: the cache evicts
+ * only columns no running query reads (it used to evict the least
+ * recently used one even while a later node still read it). */
+Test(memory_gpu, cache_budget_keeps_columns_being_read) {
+    if (!prim_gpu_available()) cr_skip_test("no CUDA device");
+    gqp *db;
+    cr_assert_eq(gqp_open(NULL, &db), GQP_OK);
+    db->gpu_cache_bytes = 1; /* before the GPU session opens */
+    make_tables(db);
+    size_t nq = sizeof queries / sizeof queries[0];
+    for (int rep = 0; rep < 2; rep++)
+        for (size_t q = 0; q < nq; q++) {
+            int rc;
+            cr_assert_eq(gqp_set_device(db, GQP_DEVICE_CPU), GQP_OK);
+            char *want = rows_of(db, queries[q], &rc);
+            cr_assert_not_null(want, "%s: %s", queries[q], gqp_errmsg(db));
+            cr_assert_eq(gqp_set_device(db, GQP_DEVICE_GPU), GQP_OK);
+            char *got = rows_of(db, queries[q], &rc);
+            cr_expect_not_null(got, "%s: %s", queries[q], gqp_errmsg(db));
+            if (got) cr_expect_str_eq(got, want, "%s", queries[q]);
+            free(got);
+            free(want);
+        }
+    gqp_close(db);
 }
 
 /* Every query, with every node on the GPU: every device allocation from
