@@ -51,6 +51,9 @@ static int grow(ExecBudget *b) {
 
 int exec_budget_add(ExecBudget *b, const void *p, size_t bytes) {
     if (!p) return 0;
+    /* an address recorded already (freed behind the budget's back and
+     * handed out again): it is one allocation, of the new size */
+    exec_budget_remove(b, p);
     if ((b->n + 1) * 2 > b->cap && grow(b) != 0) return -1;
     put(b->keys, b->sizes, b->cap, p, bytes);
     b->n++;

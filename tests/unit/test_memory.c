@@ -99,6 +99,12 @@ Test(memory, budget_accounting) {
     cr_assert_eq(b.used, 0);
     cr_assert_eq(b.n, 0);
     cr_assert_eq(b.peak, 5005000);
+    /* the same address twice is one allocation */
+    cr_assert_eq(exec_budget_add(&b, fake(7), 100), 0);
+    cr_assert_eq(exec_budget_add(&b, fake(7), 300), 0);
+    cr_expect(b.used == 300 && b.n == 1);
+    cr_assert_eq(exec_budget_remove(&b, fake(7)), 300);
+    cr_expect(b.used == 0 && b.n == 0);
     /* a limit */
     b.limit = 1000;
     cr_assert_eq(exec_budget_add(&b, fake(1), 600), 0);
