@@ -311,8 +311,11 @@ static const char *queries[] = {
 
 /* Run every query normally, then with each of its host allocations
  * failing in turn (n = 1 .. the allocations its normal run made): each
- * run answers as the normal one or fails with an out-of-memory error. */
-static void check_host_failures(gqp *db) {
+ * run answers as the normal one or fails with an out-of-memory error.
+ * strict: the run with n one past the count must not fail (the plan, and
+ * so the count, is the same every run: not so under auto with a GPU,
+ * whose placement follows the columns' read counts). */
+static void check_host_failures(gqp *db, int strict) {
     for (size_t q = 0; q < sizeof queries / sizeof queries[0]; q++) {
         int rc;
         gqp_test_fail_alloc(db, 0, 0, 0);
@@ -331,7 +334,7 @@ static void check_host_failures(gqp *db) {
                 cr_expect(strstr(gqp_errmsg(db), "out of memory"),
                           "%s with host allocation %lld failing: %s", queries[q], (long long)n,
                           gqp_errmsg(db));
-            if (n == count + 1) cr_expect_not_null(got, "%s: nothing failed", queries[q]);
+            if (strict && n == count + 1) cr_expect_not_null(got, "%s: nothing failed", queries[q]);
             free(got);
         }
         free(want);
@@ -344,7 +347,7 @@ Test(memory, host_allocation_failures_cpu) {
     cr_assert_eq(gqp_set_device(db, GQP_DEVICE_CPU), GQP_OK);
     cr_assert_eq(gqp_set_threads(db, 2), GQP_OK);
     make_tables(db);
-    check_host_failures(db);
+    check_host_failures(db, 1);
     gqp_close(db);
 }
 
@@ -353,7 +356,7 @@ Test(memory, host_allocation_failures_auto) {
     cr_assert_eq(gqp_open(NULL, &db), GQP_OK);
     cr_assert_eq(gqp_set_threads(db, 2), GQP_OK);
     make_tables(db);
-    check_host_failures(db);
+    check_host_failures(db, !prim_gpu_available());
     gqp_close(db);
 }
 
