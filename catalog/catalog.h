@@ -169,6 +169,7 @@ int cat_find_column(const CatTable *t, const char *name);
  *         - {name: id, type: INT32}
  *   device:                       # optional settings, returned in *settings
  *     gpu_cache_bytes: 8589934592
+ *     memory_limit: 4GiB          # or 25% of device memory
  *
  * binary: `source` is a folder holding one raw little-endian file per
  * column named <column>.bin (STRING: <column>.bin int32 codes plus
@@ -186,7 +187,17 @@ int cat_find_column(const CatTable *t, const char *name);
 typedef struct CatSettings {
     int64_t gpu_cache_bytes; /* 0 = default */
     char cost_file[512];     /* "" = default */
+    /* device: memory_limit: bytes, or a share of device memory in percent
+     * (both 0: no limit) */
+    int64_t memory_limit_bytes;
+    double memory_limit_pct;
 } CatSettings;
+/* Parse a memory limit as DuckDB writes one: a number with an optional
+ * unit (B, KB, MB, GB, TB in powers of 1000; KiB, MiB, GiB, TiB in powers
+ * of 1024; case-insensitive; none = bytes), or a percentage "25%" (more
+ * than 0, at most 100), or "none"/"unlimited"/0 for no limit. 0 with
+ * *bytes or *pct set (the other 0), or -1. */
+int cat_parse_memory_limit(const char *txt, int64_t *bytes, double *pct);
 int cat_load_config(Catalog *cat, const char *yaml_path, CatSettings *settings, CatError *err);
 
 /* Load one table from a file; on success the table is added to cat. */

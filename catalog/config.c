@@ -220,11 +220,71 @@ static int parse_table(Cfg *g, yaml_node_t *n, TDecl *d) {
     return parse_columns(g, cols, d);
 }
 
+int cat_parse_memory_limit(const char *txt, int64_t *bytes, double *pct) {
+    static const struct {
+        const char *unit;
+        double mult;
+    } units[] = {{"", 1},
+                 {"b", 1},
+                 {"bytes", 1},
+                 {"kb", 1e3},
+                 {"mb", 1e6},
+                 {"gb", 1e9},
+                 {"tb", 1e12},
+                 {"kib", 1024.0},
+                 {"mib", 1024.0 * 1024},
+                 {"gib", 1024.0 * 1024 * 1024},
+                 {"tib", 1024.0 * 1024 * 1024 * 1024}};
+    *bytes = 0;
+    *pct = 0;
+    if (!txt) return -1;
+    while (*txt == ' ')
+        txt++;
+    if (strcasecmp(txt, "none") == 0 || strcasecmp(txt, "unlimited") == 0) return 0;
+    if ((*txt < '0' || *txt > '9') && *txt != '.') return -1;
+    char *end;
+    errno = 0;
+    double v = strtod(txt, &end);
+    if (errno || end == txt || !(v >= 0)) return -1;
+    while (*end == ' ')
+        end++;
+    size_t l = strlen(end);
+    while (l && end[l - 1] == ' ')
+        l--;
+    char unit[8];
+    if (l >= sizeof unit) return -1;
+    memcpy(unit, end, l);
+    unit[l] = '\0';
+    if (strcmp(unit, "%") == 0) {
+        if (!(v > 0 && v <= 100)) return -1;
+        *pct = v;
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if (strcasecmp(unit, units[i].unit) == 0) {
+            double b = v * units[i].mult;
+            if (b >= 9.2e18) return -1;
+            *bytes = (int64_t)(b + 0.5);
+            if (v > 0 && *bytes == 0) *bytes = 1;
+            return 0;
+        }
+    return -1;
+}
+
 /* Parse the `device:` mapping (or top-level settings) into s. Returns 0 or
  * -1 with the error set. */
 static int parse_setting(Cfg *g, const char *key, yaml_node_t *v, CatSettings *s) {
     const char *txt = scalar(g, v, key);
     if (!txt) return -1;
+    if (strcmp(key, "memory_limit") == 0) {
+        if (cat_parse_memory_limit(txt, &s->memory_limit_bytes, &s->memory_limit_pct) != 0)
+            return cfg_err(g, v,
+                           "'memory_limit' must be a size (bytes, or with a unit: B, KB, MB, GB, "
+                           "TB, KiB, MiB, GiB, TiB) or a share of device memory (up to 100%%), "
+                           "not '%s'",
+                           txt);
+        return 0;
+    }
     if (strcmp(key, "gpu_cache_bytes") == 0) {
         int64_t b;
         if (cat_parse_i64(txt, strlen(txt), &b) != 0 || b < 0)
@@ -277,7 +337,8 @@ static int parse_root(Cfg *g, yaml_node_t *root, CatSettings *s) {
                 yaml_node_t *v2 = yaml_document_get_node(g->doc, q->value);
                 const char *key2 = unique_key(g, v, q);
                 if (!key2) return -1;
-                if (strcmp(key2, "gpu_cache_bytes") != 0 && strcmp(key2, "cost_file") != 0)
+                if (strcmp(key2, "gpu_cache_bytes") != 0 && strcmp(key2, "cost_file") != 0 &&
+                    strcmp(key2, "memory_limit") != 0)
                     return cfg_err(g, k2, "unknown key '%s' in device", key2);
                 if (parse_setting(g, key2, v2, s) != 0) return -1;
             }

@@ -134,8 +134,53 @@ int gqp_open(const char *config_path, gqp **out) {
         int lrc = cat_load_config(db->cat, config_path, &settings, &err);
         snprintf(db->cost_file, sizeof db->cost_file, "%s", settings.cost_file);
         db->gpu_cache_bytes = settings.gpu_cache_bytes;
+        db->mem_limit_bytes = settings.memory_limit_bytes;
+        db->mem_limit_pct = settings.memory_limit_pct;
         if (lrc != 0) return gqp_set_error(db, GQP_ERROR, "%s", err.msg);
     }
+    env = getenv("GQP_OOM_FALLBACK");
+    db->oom_fallback_gpu = env && strcmp(env, "1") == 0;
+    /* GQP_FAIL_ALLOC=host:N|device:N[+]: allocation fault injection (tests) */
+    env = getenv("GQP_FAIL_ALLOC");
+    if (env && *env) {
+        int dv, sticky;
+        int64_t n;
+        if (exec_parse_fail_spec(env, &dv, &n, &sticky) != 0)
+            return gqp_set_error(db, GQP_MISUSE,
+                                 "API Error: GQP_FAIL_ALLOC must be host:N or device:N, N >= 1, "
+                                 "with + to fail every allocation from the N-th on; not '%s'",
+                                 env);
+        gqp_test_fail_alloc(db, dv, n, sticky);
+    }
+    return GQP_OK;
+}
+
+void gqp_test_fail_alloc(gqp *db, int device, int64_t n, int sticky) {
+    if (!device) {
+        exec_pool_fail_at(db->pool, n, sticky);
+        return;
+    }
+    db->fail_dev_at = n;
+    db->fail_dev_sticky = sticky;
+    exec_device_fail_at(db->dev, n, sticky);
+}
+
+int64_t gqp_test_alloc_count(gqp *db, int device) {
+    return device ? exec_device_alloc_count(db->dev) : exec_pool_alloc_count(db->pool);
+}
+
+int gqp_set_memory_limit(gqp *db, const char *txt) {
+    int64_t b;
+    double pct;
+    if (cat_parse_memory_limit(txt, &b, &pct) != 0)
+        return gqp_set_error(db, GQP_ERROR,
+                             "Binder Error: memory_limit must be a size (bytes, or with a unit: "
+                             "B, KB, MB, GB, TB, KiB, MiB, GiB, TiB), a share of device memory "
+                             "(up to 100%%) or 'none', not '%s'",
+                             txt);
+    db->mem_limit_bytes = b;
+    db->mem_limit_pct = pct;
+    exec_device_set_limit(db->dev, (size_t)b, pct);
     return GQP_OK;
 }
 

@@ -221,7 +221,7 @@ done:
 
 /* SET device = 'cpu'|'gpu'|'auto' ; SET aggregate = 'auto'|'sort'|'dense' ;
  * SET threads = N ; SET gpu_cache = 'clear' (drop every resident column and
- * the read counts) */
+ * the read counts) ; SET memory_limit = '2GB'|'25%'|'none'|N (bytes) */
 static int run_set(gqp *db, gqp_stmt *st) {
     const AstStmt *a = st->ast;
     PlanArena *arena = plan_arena_new();
@@ -259,6 +259,13 @@ static int run_set(gqp *db, gqp_stmt *st) {
                strcasecmp(v.s, "clear") == 0) {
         exec_device_invalidate(db->dev); /* benchmarks' cold runs */
         gqp_forget_reads(db);
+    } else if (strcasecmp(a->set_name, "memory_limit") == 0 &&
+               (v.kind == CAT_V_STR || v.kind == CAT_V_INT)) {
+        char num[32];
+        if (v.kind == CAT_V_INT) snprintf(num, sizeof num, "%lld", (long long)v.i);
+        rc = v.kind == CAT_V_INT && v.i < 0
+                 ? gqp_set_error(db, GQP_ERROR, "Binder Error: memory_limit must not be negative")
+                 : gqp_set_memory_limit(db, v.kind == CAT_V_STR ? v.s : num);
     } else if (strcasecmp(a->set_name, "threads") == 0 && v.kind == CAT_V_INT) {
         rc = gqp_set_threads(db, (int)v.i);
     } else {

@@ -216,6 +216,11 @@ static void text_node(PlanBuf *b, const Dag *d, int id, int depth, uint8_t *seen
     if (analyze && (n->bytes_h2d || n->bytes_d2h))
         plan_buf_printf(b, " h2d=%lldB d2h=%lldB", (long long)n->bytes_h2d,
                         (long long)n->bytes_d2h);
+    if (analyze && n->oom_action)
+        plan_buf_printf(
+            b, "  (%s after a device out-of-memory: %lld bytes needed, %lld available%s)",
+            n->oom_action == 2 ? "ran on the CPU" : "ran again on the GPU", (long long)n->oom_need,
+            (long long)n->oom_avail, n->oom_limit ? " under memory_limit" : "");
     plan_buf_printf(b, "\n");
     for (int i = 0; i < n->ninputs; i++)
         text_node(b, d, d->values[n->inputs[i]].producer, depth + 1, seen, analyze);
@@ -282,6 +287,12 @@ char *plan_explain_json(const Dag *d, int analyze) {
         }
         if (analyze && n->fused_with >= 0)
             plan_buf_printf(&b, ", \"fused_with\": %d", n->fused_with);
+        if (analyze && n->oom_action)
+            plan_buf_printf(&b,
+                            ", \"device_oom\": {\"action\": \"%s\", \"bytes_needed\": %lld, "
+                            "\"bytes_available\": %lld, \"memory_limit\": %s}",
+                            n->oom_action == 2 ? "cpu" : "retry", (long long)n->oom_need,
+                            (long long)n->oom_avail, n->oom_limit ? "true" : "false");
         if (analyze)
             plan_buf_printf(
                 &b, ", \"rows\": %lld, \"ms\": %.6f, \"h2d_bytes\": %lld, \"d2h_bytes\": %lld",

@@ -350,6 +350,13 @@ typedef struct DagNode {
     int64_t rows_in, rows_out;
     int64_t bytes_h2d, bytes_d2h;
     int fused_with; /* -1 or the node it ran fused into */
+    /* device out-of-memory recovery (executor): 1 the node ran on the GPU
+     * again after memory was freed, 2 it ran on its CPU twin instead (it
+     * was placed on the GPU); the failing allocation's bytes needed and
+     * available, oom_limit when memory_limit refused it */
+    int oom_action;
+    int64_t oom_need, oom_avail;
+    int oom_limit;
 } DagNode;
 
 typedef struct Dag {

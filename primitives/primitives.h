@@ -384,6 +384,10 @@ void prim_gpu_event_destroy(void *ev);
 /* High-water mark of the pool's used bytes since the last reset (reset
  * != 0 resets it after reading). 0 on error. */
 size_t prim_gpu_pool_peak(int reset);
+/* Device memory: *total bytes, and *free bytes an allocation can still get
+ * (free on the device plus what the stream-ordered pool holds unused).
+ * 0, or -1 (both 0) without a device. */
+int prim_gpu_mem_info(size_t *free_bytes, size_t *total_bytes);
 /* Measure bandwidths in GB/s with buffers of `bytes`: a device-to-device
  * copy counting bytes read + written, and pinned host->device and
  * device->host copies (median of 5 after a warm-up, CUDA events). */

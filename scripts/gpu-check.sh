@@ -11,6 +11,8 @@
 #          DuckDB; GQP_BENCH_ROWS sets the sizes) and ssb;
 #   ssb:   SSB SF 10 and 20 (GQP_SSB_SF) under GQP_SSB_DEVICES (default
 #          gpu,gpu-sort: the chosen aggregation plan and the sort plan);
+#   oom:   the out-of-memory ctests (oom.*, test_memory) and
+#          compute-sanitizer over test_memory's GPU cases;
 #   final: ctest + calibrate, then bench; placement: calibrate, then
 #          bench/placement.py with that cost file (placement-shipped: with
 #          the configs/ one);
@@ -122,6 +124,22 @@ if [ "$MODE" = tests ] || [ "$MODE" = all ]; then
     T0=$(date +%s)
     (cd $B && ctest -j8 --output-on-failure > "$LOG/ctest.log" 2>&1)
     say "ctest: rc=$? $(grep -a 'tests passed' "$LOG/ctest.log") ($(( $(date +%s) - T0 )) s)"
+fi
+
+if [ "$MODE" = oom ]; then
+    # the out-of-memory tests (docs/memory.md): memory_limit, device
+    # allocation fault injection, recovery on the CPU twins, and the
+    # compute-sanitizer over the allocator / recovery unit tests
+    T0=$(date +%s)
+    (cd $B && ctest -j4 -R '^oom\.|unit.test_memory' --output-on-failure > "$LOG/ctest-oom.log" 2>&1)
+    say "ctest oom: rc=$? $(grep -a 'tests passed' "$LOG/ctest-oom.log") ($(( $(date +%s) - T0 )) s)"
+    grep -a "Test *#" "$LOG/ctest-oom.log" | sed 's/^/    /' | tee -a "$SUM" >/dev/null
+    T0=$(date +%s)
+    # (--report-api-errors no: the test's deliberate over-size cudaMallocAsync
+    # is an API error by design)
+    timeout 300 compute-sanitizer --tool memcheck --report-api-errors no $B/tests/test_memory \
+        --jobs 1 --filter='memory_gpu/*' > "$LOG/sanitizer-oom.log" 2>&1
+    say "compute-sanitizer test_memory: rc=$? $(grep -a 'ERROR SUMMARY' "$LOG/sanitizer-oom.log" | tail -1) ($(( $(date +%s) - T0 )) s)"
 fi
 
 if [ "$MODE" = final ]; then
