@@ -23,6 +23,7 @@ typedef struct TDecl {
     int ncols;
     char **col_names;
     CatType *col_types;
+    int *col_prec, *col_scale; /* DECIMAL(p,s) columns */
 } TDecl;
 
 /* Parse state for one config file. */
@@ -107,6 +108,8 @@ static void decl_free(TDecl *d) {
         free(d->col_names[i]);
     free(d->col_names);
     free(d->col_types);
+    free(d->col_prec);
+    free(d->col_scale);
 }
 
 /* malloc'ed copy of s, or NULL (with an out-of-memory error on n). */
@@ -125,7 +128,10 @@ static int parse_columns(Cfg *g, yaml_node_t *n, TDecl *d) {
     if (cnt == 0) return cfg_err(g, n, "'columns' is empty");
     d->col_names = calloc((size_t)cnt, sizeof *d->col_names);
     d->col_types = calloc((size_t)cnt, sizeof *d->col_types);
-    if (!d->col_names || !d->col_types) return cfg_err(g, n, "out of memory");
+    d->col_prec = calloc((size_t)cnt, sizeof *d->col_prec);
+    d->col_scale = calloc((size_t)cnt, sizeof *d->col_scale);
+    if (!d->col_names || !d->col_types || !d->col_prec || !d->col_scale)
+        return cfg_err(g, n, "out of memory");
     for (int i = 0; i < cnt; i++) {
         yaml_node_t *c = yaml_document_get_node(g->doc, n->data.sequence.items.start[i]);
         if (c->type != YAML_MAPPING_NODE)
@@ -149,7 +155,7 @@ static int parse_columns(Cfg *g, yaml_node_t *n, TDecl *d) {
         }
         if (!name || !*name) return cfg_err(g, c, "column %d has no 'name'", i + 1);
         if (!type) return cfg_err(g, c, "column '%s' has no 'type'", name);
-        if (cat_type_parse(type, &d->col_types[i]) != 0)
+        if (cat_type_parse_dec(type, &d->col_types[i], &d->col_prec[i], &d->col_scale[i]) != 0)
             return cfg_err(g, type_node, "unknown type '%s' for column '%s'", type, name);
         for (int j = 0; j < i; j++)
             if (strcasecmp(d->col_names[j], name) == 0)
@@ -353,7 +359,9 @@ int cat_load_config(Catalog *cat, const char *yaml_path, CatSettings *settings, 
                            d->delimiter,
                            d->ncols,
                            (const char *const *)d->col_names,
-                           d->col_types};
+                           d->col_types,
+                           d->col_prec,
+                           d->col_scale};
         CatError e;
         if (cat_load_table(cat, &def, &e) != 0 && rc == 0) {
             rc = -1;
