@@ -316,7 +316,11 @@ static void label(PlanBuf *b, Lower *L, const LowState *st, const BExpr *e) {
             plan_buf_printf(b, "'%s'", cat_dict_str(e->dict, e->ival));
         else if (e->type == CAT_FLOAT32 || e->type == CAT_FLOAT64)
             plan_buf_printf(b, "%g", e->fval);
-        else
+        else if (e->type == CAT_DECIMAL) {
+            char buf[32];
+            cat_format_decimal(e->ival, bx_scale(e), buf, sizeof buf);
+            plan_buf_printf(b, "%s", buf);
+        } else
             plan_buf_printf(b, "%lld", (long long)e->ival);
         break;
     case BE_COL:
