@@ -505,6 +505,19 @@ static int dec_meet_float(BindCtx *bc, BExpr **x, BExpr **y) {
 
 /* Comparison op(x, y) where x or y is DECIMAL (the other not STRING). */
 static BExpr *dec_compare(BindCtx *bc, AstOp op, BExpr *x, BExpr *y, int64_t pos) {
+    /* a string constant is cast to the DECIMAL's type, as DuckDB does */
+    BExpr **sc = x->type == CAT_STRING && x->kind == BE_CONST   ? &x
+                 : y->type == CAT_STRING && y->kind == BE_CONST ? &y
+                                                                : NULL;
+    if (sc) {
+        BExpr *d = sc == &x ? y : x;
+        int64_t v = 0;
+        const char *t = (*sc)->is_null ? NULL : const_text(*sc);
+        if (t && cat_parse_decimal(t, strlen(t), CAT_DEC_MAX_PREC, bx_scale(d), &v) != 0)
+            return bind_fail(bc, "Conversion", (*sc)->pos,
+                             "could not convert string '%s' to DECIMAL", t);
+        if (!(*sc = dec_const(bc, v, bx_scale(d), t == NULL, (*sc)->pos))) return NULL;
+    }
     if (x->type == CAT_DATE || y->type == CAT_DATE || x->type == CAT_STRING ||
         y->type == CAT_STRING)
         return bind_fail(bc, "Binder", pos, "cannot compare %s with %s", cat_type_name(x->type),
@@ -2813,6 +2826,8 @@ static int bind_items(BindCtx *bc, BExpr ***items, char ***names, int *n) {
                     x->slot = r;
                     x->col = c;
                     x->dict = col->dict;
+                    x->prec = col->prec;
+                    x->scale = col->scale;
                     (*items)[*n] = x;
                     (*names)[(*n)++] = plan_strdup(bc->arena, col->name);
                 }
