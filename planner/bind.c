@@ -503,6 +503,35 @@ static int dec_meet_float(BindCtx *bc, BExpr **x, BExpr **y) {
     return 0;
 }
 
+/* The non-NULL constant v (integer, DECIMAL or exact decimal literal) as
+ * a scaled integer at scale s: 1 with *in = 1 and *out set, or *in = 0
+ * when no DECIMAL of scale s equals it; 0 when v is none of those (the
+ * caller compares otherwise). */
+static int dec_in_value(BindCtx *bc, const BExpr *v, int s, int64_t *out, int *in) {
+    int64_t raw;
+    int vs;
+    *in = 0;
+    if (bx_is_float(v->type)) {
+        BExpr *d = dec_from_literal(bc, v);
+        if (!d) return 0;
+        raw = d->ival, vs = d->scale;
+    } else if (dec_is(v) || v->type == CAT_INT64 || v->type == CAT_INT32 || v->type == CAT_BOOL) {
+        raw = v->ival, vs = bx_scale(v);
+    } else {
+        return 0;
+    }
+    if (vs > s) {
+        int64_t p = cat_pow10(vs - s);
+        if (raw % p != 0) return 1;
+        raw /= p;
+    } else if (__builtin_mul_overflow(raw, cat_pow10(s - vs), &raw)) {
+        return 1;
+    }
+    *out = raw;
+    *in = 1;
+    return 1;
+}
+
 /* Comparison op(x, y) where x or y is DECIMAL (the other not STRING). */
 static BExpr *dec_compare(BindCtx *bc, AstOp op, BExpr *x, BExpr *y, int64_t pos) {
     /* a string constant is cast to the DECIMAL's type, as DuckDB does */
@@ -958,7 +987,7 @@ static BExpr *bind_in_set(BindCtx *bc, const AstExpr *e, int allow_agg, int *dec
     *declined = 0;
     if (!x) return NULL;
     *declined = 1;
-    if (x->kind == BE_CONST || x->type == CAT_NULL || dec_is(x)) return NULL;
+    if (x->kind == BE_CONST || x->type == CAT_NULL) return NULL;
     int isf = bx_is_float(x->type), isstr = x->type == CAT_STRING;
     if (isstr && !x->dict) return NULL;
     if (!isstr && !bx_is_numeric(x->type)) return NULL;
@@ -970,9 +999,17 @@ static BExpr *bind_in_set(BindCtx *bc, const AstExpr *e, int allow_agg, int *dec
     for (int i = 0; i < e->nlist; i++) {
         BExpr *v = bind_expr(bc, e->list[i], allow_agg);
         if (!v) return *declined = 0, NULL;
-        if (v->kind != BE_CONST || dec_is(v)) return NULL;
+        if (v->kind != BE_CONST || (dec_is(v) && !dec_is(x))) return NULL;
         if (v->is_null || v->type == CAT_NULL) {
             hasnull = 1;
+            continue;
+        }
+        if (dec_is(x)) {
+            /* the value at x's scale; one with finer digits (or beyond the
+             * int64) equals no value of x */
+            int in;
+            if (!dec_in_value(bc, v, bx_scale(x), &tab[n], &in)) return NULL;
+            n += in;
             continue;
         }
         if (v->type == CAT_STRING) {
