@@ -234,8 +234,8 @@ static int dense_applies(Lower *L, DensePlan *p) {
         int in_pass =
             plain_col(b, e) ||
             (e->kind == BE_BINARY && (e->op == OP_ADD || e->op == OP_SUB || e->op == OP_MUL) &&
-             e->type == CAT_INT64 && plain_col(b, e->a) && plain_col(b, e->b) &&
-             is_int_type(e->a->type) && is_int_type(e->b->type));
+             (e->type == CAT_INT64 || e->type == CAT_DECIMAL) && plain_col(b, e->a) &&
+             plain_col(b, e->b) && is_int_type(e->a->type) && is_int_type(e->b->type));
         if (!in_pass && (b->nrels > 1 || b->rels[f].nfilters > 0) &&
             !(abs_bound(b, e) < 4611686018427387904.0))
             return 0;
@@ -436,8 +436,8 @@ static int dense_build(Lower *L, LowState *st, const DensePlan *p, const char *w
         if (!e) continue;
         const BExpr *x = e, *y = NULL;
         if (e->kind == BE_BINARY && (e->op == OP_ADD || e->op == OP_SUB || e->op == OP_MUL) &&
-            e->type == CAT_INT64 && plain_col(b, e->a) && plain_col(b, e->b) &&
-            is_int_type(e->a->type) && is_int_type(e->b->type)) {
+            (e->type == CAT_INT64 || e->type == CAT_DECIMAL) && plain_col(b, e->a) &&
+            plain_col(b, e->b) && is_int_type(e->a->type) && is_int_type(e->b->type)) {
             x = e->a, y = e->b;
             spec->val_op[a] = e->op == OP_ADD ? '+' : e->op == OP_SUB ? '-' : '*';
         }
