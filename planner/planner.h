@@ -101,7 +101,9 @@ typedef struct BExpr {
      * carry CAT_DEC_MAX_PREC) */
     int prec, scale;
     int float_lit; /* a FLOAT64 constant written as a literal (0.05): exact as
-                      a DECIMAL where it meets one (DuckDB types it DECIMAL) */
+                      a DECIMAL where it meets one (DuckDB types it DECIMAL);
+                      2: folded from literals (0.06 + 0.01), its exact decimal
+                      value is ival at scale */
 } BExpr;
 
 /* A relation of the FROM list. */
