@@ -49,6 +49,9 @@ int cat_type_parse(const char *name, CatType *out);
  * / DECIMAL (18,3): *prec and *scale are set for a DECIMAL (0 for other
  * types). Returns -1 when unknown or when p is not 1..18 or s not 0..p. */
 int cat_type_parse_dec(const char *name, CatType *out, int *prec, int *scale);
+/* "" or, for a DECIMAL / NUMERIC spelling that cat_type_parse_dec
+ * refused, a static " (...)" hint on DECIMAL's limits for a message. */
+const char *cat_type_hint(const char *name);
 /* 10^k for 0 <= k <= 18 (int64). */
 int64_t cat_pow10(int k);
 /* Parse decimal text ([+-] digits [. digits], optionally [eE][+-]digits,

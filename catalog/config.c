@@ -156,7 +156,8 @@ static int parse_columns(Cfg *g, yaml_node_t *n, TDecl *d) {
         if (!name || !*name) return cfg_err(g, c, "column %d has no 'name'", i + 1);
         if (!type) return cfg_err(g, c, "column '%s' has no 'type'", name);
         if (cat_type_parse_dec(type, &d->col_types[i], &d->col_prec[i], &d->col_scale[i]) != 0)
-            return cfg_err(g, type_node, "unknown type '%s' for column '%s'", type, name);
+            return cfg_err(g, type_node, "unknown type '%s' for column '%s'%s", type, name,
+                           cat_type_hint(type));
         for (int j = 0; j < i; j++)
             if (strcasecmp(d->col_names[j], name) == 0)
                 return cfg_err(g, c, "duplicate column name '%s'", name);

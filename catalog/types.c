@@ -162,6 +162,15 @@ int cat_type_parse_dec(const char *name, CatType *out, int *prec, int *scale) {
 }
 
 /* See catalog.h. */
+const char *cat_type_hint(const char *name) {
+    while (name && isspace((unsigned char)*name))
+        name++;
+    if (name && (strncasecmp(name, "DECIMAL", 7) == 0 || strncasecmp(name, "NUMERIC", 7) == 0))
+        return " (DECIMAL(p,s) takes 1 <= p <= 18 and 0 <= s <= p)";
+    return "";
+}
+
+/* See catalog.h. */
 int64_t cat_pow10(int k) {
     int64_t v = 1;
     for (int i = 0; i < k && i < 18; i++)

@@ -39,7 +39,7 @@ static int run_create(gqp *db, gqp_stmt *st) {
             types[i] = CAT_INT64; /* untyped column */
         } else if (cat_type_parse_dec(tn, &types[i], &prec[i], &scale[i]) != 0) {
             char msg[300];
-            snprintf(msg, sizeof msg, "unknown type \"%s\"", tn);
+            snprintf(msg, sizeof msg, "unknown type \"%s\"%s", tn, cat_type_hint(tn));
             free(names);
             free(types);
             free(prec);

@@ -2039,7 +2039,8 @@ static BExpr *bind_cast(BindCtx *bc, const AstExpr *e, int allow_agg) {
     CatType t;
     int dprec, dscale;
     if (cat_type_parse_dec(e->str, &t, &dprec, &dscale) != 0)
-        return bind_fail(bc, "Binder", e->pos, "unknown type \"%s\"", e->str);
+        return bind_fail(bc, "Binder", e->pos, "unknown type \"%s\"%s", e->str,
+                         cat_type_hint(e->str));
     if (t == CAT_DECIMAL && runtime_text(x)) return runtime_text_fail(bc, x, "CAST to DECIMAL of");
     if (t == CAT_DECIMAL && x->type == CAT_STRING)
         return dec_cast_text(bc, x, dprec, dscale, e->pos);
