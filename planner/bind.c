@@ -560,6 +560,42 @@ static void dec_exact_fold(BindCtx *bc, AstOp op, BExpr *x, BExpr *y, BExpr *r) 
     r->scale = d->scale;
 }
 
+/* A comparison *op(*x, *y) of a non-constant and a non-NULL constant
+ * with more digits after the point than the other side has, rewritten to
+ * compare on the other side's scale (no rescaling of every row, which
+ * could overflow, and a plain `column < constant` for range filters):
+ * with P = 10^k, k the excess digits, c the constant,
+ *   v < c  <=>  v < ceil(c/P)     v <= c  <=>  v <= floor(c/P)
+ *   v > c  <=>  v > floor(c/P)    v >= c  <=>  v >= ceil(c/P)
+ *   v = c, v <> c: only when P divides c.
+ * Returns 1 when rewritten (*x, *y NULL after an error), else 0. */
+static int dec_compare_const(BindCtx *bc, AstOp *op, BExpr **x, BExpr **y) {
+    static const AstOp flip[] = {[OP_EQ] = OP_EQ, [OP_NE] = OP_NE, [OP_LT] = OP_GT,
+                                 [OP_LE] = OP_GE, [OP_GT] = OP_LT, [OP_GE] = OP_LE};
+    int cl = (*x)->kind == BE_CONST;
+    BExpr *c = cl ? *x : *y, *v = cl ? *y : *x;
+    if (c->kind != BE_CONST || v->kind == BE_CONST || c->is_null || !dec_is(c) ||
+        bx_scale(c) <= bx_scale(v) || *op < OP_EQ || *op > OP_GE)
+        return 0;
+    AstOp o = cl ? flip[*op] : *op; /* now v o c */
+    int64_t p = cat_pow10(bx_scale(c) - bx_scale(v)), q = c->ival / p, r = c->ival % p;
+    int64_t fl = q - (r < 0), ce = q + (r > 0);
+    int64_t b;
+    if (o == OP_LT || o == OP_GE)
+        b = ce;
+    else if (o == OP_LE || o == OP_GT)
+        b = fl;
+    else if (r == 0)
+        b = q;
+    else
+        return 0;
+    BExpr *k = dec_const(bc, b, bx_scale(v), 0, c->pos);
+    *x = dec_rescale_up(bc, v, bx_scale(v), c->pos);
+    *y = k;
+    *op = o;
+    return 1;
+}
+
 /* Comparison op(x, y) where x or y is DECIMAL (the other not STRING). */
 static BExpr *dec_compare(BindCtx *bc, AstOp op, BExpr *x, BExpr *y, int64_t pos) {
     /* a string constant is cast to the DECIMAL's type, as DuckDB does */
@@ -582,6 +618,8 @@ static BExpr *dec_compare(BindCtx *bc, AstOp op, BExpr *x, BExpr *y, int64_t pos
     if (dec_meet_float(bc, &x, &y)) {
         x = dec_is(x) ? dec_to(bc, x, CAT_FLOAT64, 0, pos) : cast_to(bc, x, CAT_FLOAT64);
         y = dec_is(y) ? dec_to(bc, y, CAT_FLOAT64, 0, pos) : cast_to(bc, y, CAT_FLOAT64);
+    } else if (dec_compare_const(bc, &op, &x, &y)) {
+        if (!x || !y) return NULL;
     } else {
         int s = bx_scale(x) > bx_scale(y) ? bx_scale(x) : bx_scale(y);
         x = dec_rescale_up(bc, x, s, pos);
@@ -598,12 +636,20 @@ static BExpr *dec_arith(BindCtx *bc, AstOp op, BExpr *x, BExpr *y, int64_t pos) 
         y->type == CAT_DATE)
         return bind_fail(bc, "Binder", pos, "cannot apply arithmetic to %s and %s",
                          cat_type_name(x->type), cat_type_name(y->type));
-    if (op == OP_DIV || dec_meet_float(bc, &x, &y)) {
+    BExpr *x0 = x, *y0 = y;
+    int lit = bx_is_float(x->type) || bx_is_float(y->type);
+    int sx, sy;
+    if (op == OP_DIV || dec_meet_float(bc, &x, &y) ||
+        (op == OP_MUL && lit && bx_scale(x) + bx_scale(y) > CAT_DEC_MAX_PREC)) {
+        /* DOUBLE; also a product with a literal that has too many digits
+         * for an int64 DECIMAL (DuckDB: a wider DECIMAL) */
+        x = x0, y = y0;
         x = dec_is(x) ? dec_to(bc, x, CAT_FLOAT64, 0, pos) : cast_to(bc, x, CAT_FLOAT64);
         y = dec_is(y) ? dec_to(bc, y, CAT_FLOAT64, 0, pos) : cast_to(bc, y, CAT_FLOAT64);
         return arith_plain(bc, op, x, y, pos);
     }
-    int sx = bx_scale(x), sy = bx_scale(y), s;
+    sx = bx_scale(x), sy = bx_scale(y);
+    int s;
     if (op == OP_MUL) {
         s = sx + sy;
         if (s > CAT_DEC_MAX_PREC)
