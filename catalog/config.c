@@ -5,6 +5,7 @@
  */
 #include "catalog/cat_internal.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,6 +120,21 @@ static char *dup_or_err(Cfg *g, const yaml_node_t *n, const char *s) {
     return p;
 }
 
+/* 1 if `type` is "...(digits" without its ')' and the next flow-mapping
+ * entry is the key "digits)" with an empty value: the two halves of an
+ * unquoted DECIMAL(p,s) that YAML split at its comma. */
+static int split_decimal(const char *type, const char *key, const yaml_node_t *v) {
+    const char *open = strrchr(type, '(');
+    if (!open || strchr(open, ')') || v->type != YAML_SCALAR_NODE || v->data.scalar.length != 0)
+        return 0;
+    for (const char *p = open + 1; *p; p++)
+        if (!isdigit((unsigned char)*p) && *p != ' ') return 0;
+    size_t n = strlen(key), i = 0;
+    while (i < n && (isdigit((unsigned char)key[i]) || key[i] == ' '))
+        i++;
+    return i > 0 && i + 1 == n && key[i] == ')';
+}
+
 /* Parse the `columns:` sequence n into d. Returns 0 or -1 with the error
  * set. */
 static int parse_columns(Cfg *g, yaml_node_t *n, TDecl *d) {
@@ -138,6 +154,7 @@ static int parse_columns(Cfg *g, yaml_node_t *n, TDecl *d) {
             return cfg_err(g, c, "a column must be a mapping {name: ..., type: ...}");
         const char *name = NULL, *type = NULL;
         yaml_node_t *type_node = NULL;
+        char joined[96];
         for (yaml_node_pair_t *p = c->data.mapping.pairs.start; p < c->data.mapping.pairs.top;
              p++) {
             yaml_node_t *k = yaml_document_get_node(g->doc, p->key);
@@ -149,6 +166,13 @@ static int parse_columns(Cfg *g, yaml_node_t *n, TDecl *d) {
             } else if (strcmp(key, "type") == 0) {
                 if (!(type = scalar(g, v, key))) return -1;
                 type_node = v;
+            } else if (type && split_decimal(type, key, v)) {
+                /* {name: x, type: DECIMAL(15,2)} unquoted: YAML's flow
+                 * mapping split it at the comma into DECIMAL(15 and a key
+                 * 2) without a value; join them again */
+                if (snprintf(joined, sizeof joined, "%s,%s", type, key) >= (int)sizeof joined)
+                    return cfg_err(g, k, "type too long in column");
+                type = joined;
             } else {
                 return cfg_err(g, k, "unknown key '%s' in column", key);
             }
