@@ -23,10 +23,17 @@ typedef enum CatType {
     CAT_INT64 = 2,
     CAT_FLOAT32 = 3,
     CAT_FLOAT64 = 4,
-    CAT_DATE = 5,  /* int32 days since 1970-01-01 */
-    CAT_BOOL = 6,  /* uint8_t 0/1 */
-    CAT_STRING = 7 /* int32 codes into a sorted CatDict */
+    CAT_DATE = 5,   /* int32 days since 1970-01-01 */
+    CAT_BOOL = 6,   /* uint8_t 0/1 */
+    CAT_STRING = 7, /* int32 codes into a sorted CatDict */
+    CAT_DECIMAL = 8 /* int64 value * 10^scale (DECIMAL(prec, scale), prec <= 18) */
 } CatType;
+
+/* DECIMAL's limits: precision 1..CAT_DEC_MAX_PREC, scale 0..precision;
+ * DECIMAL alone is DuckDB's DECIMAL(18,3). */
+#define CAT_DEC_MAX_PREC 18
+#define CAT_DEC_DEFAULT_PREC 18
+#define CAT_DEC_DEFAULT_SCALE 3
 
 /* Bytes per value of a stored column of type t (STRING: its int32 code). */
 size_t cat_type_width(CatType t);
@@ -38,6 +45,24 @@ const char *cat_type_name(CatType t);
  * BOOLEAN, TEXT VARCHAR CHAR (with or without (n)) -> STRING. Returns -1 if
  * unknown. */
 int cat_type_parse(const char *name, CatType *out);
+/* cat_type_parse that also reads DECIMAL(p,s) / DECIMAL(p) / NUMERIC(...)
+ * / DECIMAL (18,3): *prec and *scale are set for a DECIMAL (0 for other
+ * types). Returns -1 when unknown or when p is not 1..18 or s not 0..p. */
+int cat_type_parse_dec(const char *name, CatType *out, int *prec, int *scale);
+/* "" or, for a DECIMAL / NUMERIC spelling that cat_type_parse_dec
+ * refused, a static " (...)" hint on DECIMAL's limits for a message. */
+const char *cat_type_hint(const char *name);
+/* 10^k for 0 <= k <= 18 (int64). */
+int64_t cat_pow10(int k);
+/* Parse decimal text ([+-] digits [. digits], optionally [eE][+-]digits,
+ * surrounding white space allowed) exactly into an int64 scaled by
+ * 10^scale, digits past the scale rounded half away from zero (DuckDB).
+ * Returns 0, 1 when malformed, 2 when the value needs more than prec
+ * digits. */
+int cat_parse_decimal(const char *s, size_t len, int prec, int scale, int64_t *out);
+/* Text of the DECIMAL value v at scale: exactly scale digits after the
+ * point ("-0.50", "0.00", "12"), as DuckDB prints it. buf >= 24 bytes. */
+void cat_format_decimal(int64_t v, int scale, char *buf, size_t cap);
 
 /* A sorted dictionary of distinct strings: string i is
  * bytes[offsets[i] .. offsets[i+1]) (not NUL-terminated in general; the
@@ -116,6 +141,7 @@ typedef struct CatColumn {
     int64_t cap;    /* rows allocated in data (and valid) by INSERT; 0 = n */
     CatDict *dict;  /* STRING only */
     CatStats stats;
+    int prec, scale; /* DECIMAL only: DECIMAL(prec, scale) */
 } CatColumn;
 
 /* An index (CREATE [UNIQUE] INDEX): metadata only; a UNIQUE one is
@@ -211,6 +237,8 @@ typedef struct CatTableDef {
     int ncols;
     const char *const *col_names;
     const CatType *col_types;
+    const int *col_prec, *col_scale; /* DECIMAL columns' precision and scale (NULL:
+                                        DECIMAL columns are DECIMAL(18,3)) */
 } CatTableDef;
 int cat_load_table(Catalog *cat, const CatTableDef *def, CatError *err);
 
@@ -220,6 +248,10 @@ int cat_write_binary(const CatTable *t, const char *dir, CatError *err);
 /* CREATE TABLE: an empty table. Error if the name exists. */
 int cat_create_table(Catalog *cat, const char *name, int ncols, const char *const *col_names,
                      const CatType *col_types, CatError *err);
+
+/* Set the precision and scale of t's DECIMAL columns from the arrays
+ * (indexed by column; NULL: DECIMAL(18,3)). */
+void cat_table_set_decimal(CatTable *t, const int *prec, const int *scale);
 
 /* A literal value for INSERT. */
 typedef enum CatValueKind { CAT_V_NULL, CAT_V_INT, CAT_V_FLOAT, CAT_V_STR } CatValueKind;

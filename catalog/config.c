@@ -5,6 +5,7 @@
  */
 #include "catalog/cat_internal.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@ typedef struct TDecl {
     int ncols;
     char **col_names;
     CatType *col_types;
+    int *col_prec, *col_scale; /* DECIMAL(p,s) columns */
 } TDecl;
 
 /* Parse state for one config file. */
@@ -107,6 +109,8 @@ static void decl_free(TDecl *d) {
         free(d->col_names[i]);
     free(d->col_names);
     free(d->col_types);
+    free(d->col_prec);
+    free(d->col_scale);
 }
 
 /* malloc'ed copy of s, or NULL (with an out-of-memory error on n). */
@@ -114,6 +118,21 @@ static char *dup_or_err(Cfg *g, const yaml_node_t *n, const char *s) {
     char *p = cat_concat3(s, "", "");
     if (!p) cfg_err(g, n, "out of memory");
     return p;
+}
+
+/* 1 if `type` is "...(digits" without its ')' and the next flow-mapping
+ * entry is the key "digits)" with an empty value: the two halves of an
+ * unquoted DECIMAL(p,s) that YAML split at its comma. */
+static int split_decimal(const char *type, const char *key, const yaml_node_t *v) {
+    const char *open = strrchr(type, '(');
+    if (!open || strchr(open, ')') || v->type != YAML_SCALAR_NODE || v->data.scalar.length != 0)
+        return 0;
+    for (const char *p = open + 1; *p; p++)
+        if (!isdigit((unsigned char)*p) && *p != ' ') return 0;
+    size_t n = strlen(key), i = 0;
+    while (i < n && (isdigit((unsigned char)key[i]) || key[i] == ' '))
+        i++;
+    return i > 0 && i + 1 == n && key[i] == ')';
 }
 
 /* Parse the `columns:` sequence n into d. Returns 0 or -1 with the error
@@ -125,13 +144,17 @@ static int parse_columns(Cfg *g, yaml_node_t *n, TDecl *d) {
     if (cnt == 0) return cfg_err(g, n, "'columns' is empty");
     d->col_names = calloc((size_t)cnt, sizeof *d->col_names);
     d->col_types = calloc((size_t)cnt, sizeof *d->col_types);
-    if (!d->col_names || !d->col_types) return cfg_err(g, n, "out of memory");
+    d->col_prec = calloc((size_t)cnt, sizeof *d->col_prec);
+    d->col_scale = calloc((size_t)cnt, sizeof *d->col_scale);
+    if (!d->col_names || !d->col_types || !d->col_prec || !d->col_scale)
+        return cfg_err(g, n, "out of memory");
     for (int i = 0; i < cnt; i++) {
         yaml_node_t *c = yaml_document_get_node(g->doc, n->data.sequence.items.start[i]);
         if (c->type != YAML_MAPPING_NODE)
             return cfg_err(g, c, "a column must be a mapping {name: ..., type: ...}");
         const char *name = NULL, *type = NULL;
         yaml_node_t *type_node = NULL;
+        char joined[96];
         for (yaml_node_pair_t *p = c->data.mapping.pairs.start; p < c->data.mapping.pairs.top;
              p++) {
             yaml_node_t *k = yaml_document_get_node(g->doc, p->key);
@@ -143,14 +166,22 @@ static int parse_columns(Cfg *g, yaml_node_t *n, TDecl *d) {
             } else if (strcmp(key, "type") == 0) {
                 if (!(type = scalar(g, v, key))) return -1;
                 type_node = v;
+            } else if (type && split_decimal(type, key, v)) {
+                /* {name: x, type: DECIMAL(15,2)} unquoted: YAML's flow
+                 * mapping split it at the comma into DECIMAL(15 and a key
+                 * 2) without a value; join them again */
+                if (snprintf(joined, sizeof joined, "%s,%s", type, key) >= (int)sizeof joined)
+                    return cfg_err(g, k, "type too long in column");
+                type = joined;
             } else {
                 return cfg_err(g, k, "unknown key '%s' in column", key);
             }
         }
         if (!name || !*name) return cfg_err(g, c, "column %d has no 'name'", i + 1);
         if (!type) return cfg_err(g, c, "column '%s' has no 'type'", name);
-        if (cat_type_parse(type, &d->col_types[i]) != 0)
-            return cfg_err(g, type_node, "unknown type '%s' for column '%s'", type, name);
+        if (cat_type_parse_dec(type, &d->col_types[i], &d->col_prec[i], &d->col_scale[i]) != 0)
+            return cfg_err(g, type_node, "unknown type '%s' for column '%s'%s", type, name,
+                           cat_type_hint(type));
         for (int j = 0; j < i; j++)
             if (strcasecmp(d->col_names[j], name) == 0)
                 return cfg_err(g, c, "duplicate column name '%s'", name);
@@ -414,7 +445,9 @@ int cat_load_config(Catalog *cat, const char *yaml_path, CatSettings *settings, 
                            d->delimiter,
                            d->ncols,
                            (const char *const *)d->col_names,
-                           d->col_types};
+                           d->col_types,
+                           d->col_prec,
+                           d->col_scale};
         CatError e;
         if (cat_load_table(cat, &def, &e) != 0 && rc == 0) {
             rc = -1;

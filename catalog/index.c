@@ -26,6 +26,7 @@ void cat_cell_of(const CatColumn *c, int64_t r, CatCell *out) {
         out->i = ((const int32_t *)c->data)[r];
         break;
     case CAT_INT64:
+    case CAT_DECIMAL:
         out->i = ((const int64_t *)c->data)[r];
         break;
     case CAT_BOOL:

@@ -138,6 +138,22 @@ static int convert(const CatTable *t, const CatColumn *c, NewCol *nc, int64_t r,
         else
             ok = cat_parse_bool(shown, strlen(shown), (uint8_t *)nc->vals + r) == 0;
         break;
+    case CAT_DECIMAL: {
+        /* an integer exactly; a REAL or text through its decimal text (so
+         * that the literal 1.005 is 1.01 at scale 2, as DuckDB reads it) */
+        int64_t d = 0;
+        int bad;
+        if (v->kind == CAT_V_INT) {
+            int64_t lim = cat_pow10(c->prec - c->scale);
+            bad = v->i >= lim || v->i <= -lim;
+            d = bad ? 0 : v->i * cat_pow10(c->scale);
+        } else {
+            bad = cat_parse_decimal(shown, strlen(shown), c->prec, c->scale, &d);
+        }
+        ok = bad == 0;
+        if (ok) ((int64_t *)nc->vals)[r] = d;
+        break;
+    }
     case CAT_STRING:
         if (v->kind != CAT_V_STR) {
             size_t n = strlen(text) + 1;
@@ -325,6 +341,7 @@ static void newcol_cell(const CatColumn *c, const NewCol *nc, int64_t r, CatCell
         out->i = ((const int32_t *)nc->vals)[r];
         break;
     case CAT_INT64:
+    case CAT_DECIMAL:
         out->i = ((const int64_t *)nc->vals)[r];
         break;
     case CAT_BOOL:

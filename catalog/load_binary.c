@@ -84,6 +84,7 @@ static CatDict *dict_from_file(char *buf, size_t len, const char *path, CatError
 /* See cat_internal.h: load a binary-column folder described by def. */
 CatTable *cat_read_binary(const CatTableDef *def, CatError *err) {
     CatTable *t = cat_table_new(def->name, def->ncols, def->col_names, def->col_types);
+    if (t) cat_table_set_decimal(t, def->col_prec, def->col_scale);
     char *path = NULL;
     const char *first = NULL;
     if (!t) {

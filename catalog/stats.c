@@ -104,6 +104,7 @@ static double value_at(const CatColumn *c, int64_t i) {
     case CAT_STRING:
         return ((const int32_t *)c->data)[i];
     case CAT_INT64:
+    case CAT_DECIMAL: /* the scaled integer: what the binder compares */
         return (double)((const int64_t *)c->data)[i];
     case CAT_FLOAT32:
         return ((const float *)c->data)[i];
@@ -122,6 +123,7 @@ static double value_at(const CatColumn *c, int64_t i) {
 static uint64_t hash_at(const CatColumn *c, int64_t i) {
     switch (c->type) {
     case CAT_INT64:
+    case CAT_DECIMAL:
         return mix64((uint64_t)((const int64_t *)c->data)[i]);
     case CAT_FLOAT32:
     case CAT_FLOAT64:

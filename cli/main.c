@@ -191,7 +191,7 @@ static gqp *open_db(const CliOpts *o) {
 /* 1 if values of type t are numbers (right-aligned, unquoted in JSON). */
 static int type_is_numeric(gqp_type t) {
     return t == GQP_TYPE_INT32 || t == GQP_TYPE_INT64 || t == GQP_TYPE_FLOAT32 ||
-           t == GQP_TYPE_FLOAT64;
+           t == GQP_TYPE_FLOAT64 || t == GQP_TYPE_DECIMAL;
 }
 
 /* Lower-case display name of a result type for the table header. */
@@ -213,6 +213,8 @@ static const char *type_label(gqp_type t) {
         return "boolean";
     case GQP_TYPE_STRING:
         return "varchar";
+    case GQP_TYPE_DECIMAL:
+        return "decimal";
     }
     return "?";
 }

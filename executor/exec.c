@@ -309,6 +309,8 @@ static const char *number_text(const PrimVec *in, int64_t i, int date, char *buf
     if (in->valid && !in->valid[i]) return NULL;
     if (in->type == PRIM_F64)
         cat_format_real(((const double *)in->data)[i], 15, buf, 32);
+    else if (date >= 2) /* DECIMAL of scale date - 2 */
+        cat_format_decimal(((const int64_t *)in->data)[i], date - 2, buf, 32);
     else if (date)
         cat_format_date((int32_t)((const int64_t *)in->data)[i], buf);
     else
@@ -1163,6 +1165,7 @@ int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, ExecStats *stats
                 break;
             }
             res->cols[r].ltype = dag->values[v].ltype;
+            res->cols[r].scale = dag->values[v].scale;
             res->cols[r].dict = dag->values[v].dict ? dag->values[v].dict : x.vals[v].rdict;
             if (r == 0) res->nrows = res->cols[r].vec.n;
         }

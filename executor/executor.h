@@ -17,6 +17,7 @@ typedef struct ExecHostPool ExecHostPool;
 typedef struct ExecColumn {
     PrimVec vec; /* vec.n = rows */
     CatType ltype;
+    int scale;           /* DECIMAL: digits after the point */
     const CatDict *dict; /* STRING: codes refer to it (owned by plan or catalog) */
 } ExecColumn;
 

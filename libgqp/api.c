@@ -631,6 +631,13 @@ static gqp_type column_type_unlocked(gqp_stmt *st, int col) {
     return (gqp_type)st->dag->values[st->dag->results[col]].ltype;
 }
 
+/* gqp_column_scale() without the lock (st may be NULL). */
+static int column_scale_unlocked(gqp_stmt *st, int col) {
+    if (!st || !st->dag || col < 0 || col >= st->dag->nresults) return 0;
+    const DagValue *v = &st->dag->values[st->dag->results[col]];
+    return v->ltype == CAT_DECIMAL ? v->scale : 0;
+}
+
 /* The result column col if a row is current, else NULL. */
 static const ExecColumn *cur_col(gqp_stmt *st, int col) {
     if (!st || col < 0 || col >= st->res.ncols || st->cursor < 0 || st->cursor >= st->res.nrows)
@@ -680,6 +687,7 @@ static int64_t column_int64_unlocked(gqp_stmt *st, int col) {
     int64_t i;
     double f;
     cur_num(c, st->cursor, &isf, &i, &f);
+    if (c->ltype == CAT_DECIMAL) return i / cat_pow10(c->scale);
     if (!isf) return i;
     /* SQLite's REAL -> INTEGER: truncation, saturating; a NaN (NULL in
      * SQLite, whose sqlite3_column_int64 then gives 0) gives 0 */
@@ -699,6 +707,7 @@ static double column_double_unlocked(gqp_stmt *st, int col) {
     int64_t i;
     double f;
     cur_num(c, st->cursor, &isf, &i, &f);
+    if (c->ltype == CAT_DECIMAL) return (double)i / (double)cat_pow10(c->scale);
     return isf ? f : (double)i;
 }
 
@@ -716,6 +725,14 @@ static const char *column_text_unlocked(gqp_stmt *st, int col) {
         double f;
         cur_num(c, row, &isf, &i, &f);
         cat_format_date((int32_t)i, st->text);
+        return st->text;
+    }
+    case CAT_DECIMAL: {
+        int isf;
+        int64_t i;
+        double f;
+        cur_num(c, row, &isf, &i, &f);
+        cat_format_decimal(i, c->scale, st->text, sizeof st->text);
         return st->text;
     }
     default:
@@ -800,6 +817,14 @@ gqp_type gqp_column_type(gqp_stmt *st, int col) {
     if (!st) return column_type_unlocked(st, col);
     gqp_enter(st->db);
     gqp_type r = column_type_unlocked(st, col);
+    gqp_leave(st->db);
+    return r;
+}
+
+int gqp_column_scale(gqp_stmt *st, int col) {
+    if (!st) return column_scale_unlocked(st, col);
+    gqp_enter(st->db);
+    int r = column_scale_unlocked(st, col);
     gqp_leave(st->db);
     return r;
 }

@@ -316,6 +316,11 @@ static void set_literal(AstExpr *e, const ExecColumn *c, int64_t r) {
     } else if (c->ltype == CAT_DATE) {
         e->kind = AST_DATE;
         e->ival = i;
+    } else if (c->ltype == CAT_DECIMAL) {
+        /* a REAL literal: exact again where it meets a DECIMAL (bind.c,
+         * dec_from_literal) for up to 15 significant digits */
+        e->kind = AST_FLOAT;
+        e->fval = (double)i / (double)cat_pow10(c->scale);
     } else if (isf) {
         e->kind = AST_FLOAT;
         e->fval = f;

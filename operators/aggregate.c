@@ -149,6 +149,7 @@ int op_aggregate(Lower *L, LowState *st) {
         free(lb.s);
         int v = plan_dag_out(L->dag, node, 0);
         L->dag->values[v].ltype = ag->type;
+        L->dag->values[v].scale = ag->scale;
         L->dag->values[v].dict = ag->arg ? ag->arg->dict : NULL;
         L->dag->values[v].est_rows = est_groups;
         if (op_prim_type(ag->type) != ot && (v = op_convert(L, v, op_prim_type(ag->type))) < 0)

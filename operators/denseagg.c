@@ -37,7 +37,7 @@
 #define DENSE_MAX_RANGE ((int64_t)1 << 27)
 
 static int is_int_type(CatType t) {
-    return t == CAT_INT32 || t == CAT_INT64 || t == CAT_DATE || t == CAT_BOOL;
+    return t == CAT_INT32 || t == CAT_INT64 || t == CAT_DATE || t == CAT_BOOL || t == CAT_DECIMAL;
 }
 
 /* Column (slot, col) of e if e is a plain column reference, else NULL. */
@@ -50,7 +50,9 @@ static const CatColumn *plain_col(const BSelect *b, const BExpr *e) {
 /* 1 if column c is an integer key without NULLs whose values are distinct
  * and span at most max_range values (a bitmap over [min, max]). */
 static int unique_dense_key(const CatColumn *c, int64_t max_range) {
-    if (!(c->type == CAT_INT32 || c->type == CAT_INT64 || c->type == CAT_DATE)) return 0;
+    if (!(c->type == CAT_INT32 || c->type == CAT_INT64 || c->type == CAT_DATE ||
+          c->type == CAT_DECIMAL))
+        return 0;
     if (c->valid || !c->stats.has_minmax || c->stats.nulls > 0) return 0;
     int64_t lo = (int64_t)c->stats.min, range = (int64_t)c->stats.max - lo + 1;
     if (range < 1 || range > max_range || c->n > range) return 0;
@@ -58,8 +60,8 @@ static int unique_dense_key(const CatColumn *c, int64_t max_range) {
     if (!bits) return 0;
     int ok = 1;
     for (int64_t i = 0; i < c->n && ok; i++) {
-        int64_t v = c->type == CAT_INT64 ? ((const int64_t *)c->data)[i]
-                                         : (int64_t)((const int32_t *)c->data)[i];
+        int64_t v = cat_type_width(c->type) == 8 ? ((const int64_t *)c->data)[i]
+                                                 : (int64_t)((const int32_t *)c->data)[i];
         uint64_t k = (uint64_t)(v - lo);
         if (k >= (uint64_t)range || (bits[k / 64] >> (k % 64) & 1))
             ok = 0;
@@ -233,8 +235,8 @@ static int dense_applies(Lower *L, DensePlan *p) {
         int in_pass =
             plain_col(b, e) ||
             (e->kind == BE_BINARY && (e->op == OP_ADD || e->op == OP_SUB || e->op == OP_MUL) &&
-             e->type == CAT_INT64 && plain_col(b, e->a) && plain_col(b, e->b) &&
-             is_int_type(e->a->type) && is_int_type(e->b->type));
+             (e->type == CAT_INT64 || e->type == CAT_DECIMAL) && plain_col(b, e->a) &&
+             plain_col(b, e->b) && is_int_type(e->a->type) && is_int_type(e->b->type));
         if (!in_pass && (b->nrels > 1 || b->rels[f].nfilters > 0) &&
             !(abs_bound(b, e) < 4611686018427387904.0))
             return 0;
@@ -435,8 +437,8 @@ static int dense_build(Lower *L, LowState *st, const DensePlan *p, const char *w
         if (!e) continue;
         const BExpr *x = e, *y = NULL;
         if (e->kind == BE_BINARY && (e->op == OP_ADD || e->op == OP_SUB || e->op == OP_MUL) &&
-            e->type == CAT_INT64 && plain_col(b, e->a) && plain_col(b, e->b) &&
-            is_int_type(e->a->type) && is_int_type(e->b->type)) {
+            (e->type == CAT_INT64 || e->type == CAT_DECIMAL) && plain_col(b, e->a) &&
+            plain_col(b, e->b) && is_int_type(e->a->type) && is_int_type(e->b->type)) {
             x = e->a, y = e->b;
             spec->val_op[a] = e->op == OP_ADD ? '+' : e->op == OP_SUB ? '-' : '*';
         }
@@ -535,6 +537,7 @@ static int dense_build(Lower *L, LowState *st, const DensePlan *p, const char *w
         e->b->dict = g->dict;
         if ((cols[k] = op_expr(L, &rt, e, op_prim_type(g->type), 0)) < 0) return -1;
         L->dag->values[cols[k]].ltype = g->type;
+        L->dag->values[cols[k]].scale = g->scale;
         L->dag->values[cols[k]].dict = g->dict;
         names[k] = st->slots[g->slot].col_names[g->col];
         stride *= p->key_card[k];
@@ -559,6 +562,7 @@ static int dense_build(Lower *L, LowState *st, const DensePlan *p, const char *w
         PrimType pt = op_prim_type(ag->type);
         if ((cols[ng + a] = op_expr(L, &rt, e, pt, 0)) < 0) return -1;
         L->dag->values[cols[ng + a]].ltype = ag->type;
+        L->dag->values[cols[ng + a]].scale = ag->scale;
         L->dag->values[cols[ng + a]].dict = ag->arg ? ag->arg->dict : NULL;
         PlanBuf nb = {0};
         if (ag->arg)

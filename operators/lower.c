@@ -19,6 +19,7 @@ int op_gather(Lower *L, int v, int idx, int64_t est_rows) {
     L->dag->nodes[node].est_rows = est_rows;
     int out = plan_dag_out(L->dag, node, 0);
     L->dag->values[out].ltype = L->dag->values[v].ltype;
+    L->dag->values[out].scale = L->dag->values[v].scale;
     L->dag->values[out].dict = L->dag->values[v].dict;
     L->dag->values[out].est_rows = est_rows;
     return out;
@@ -36,6 +37,7 @@ int op_source(Lower *L, LowSlot *s, int col) {
     n->est_rows = s->table->nrows;
     int v = plan_dag_out(L->dag, node, 0);
     L->dag->values[v].ltype = c->type;
+    L->dag->values[v].scale = c->scale;
     L->dag->values[v].dict = c->dict;
     L->dag->values[v].est_rows = s->table->nrows;
     s->col_value[col] = v;

@@ -96,6 +96,14 @@ typedef struct BExpr {
      * value as a whole (REAL), for where the branches cannot be reached
      * (the mixed value is a GROUP BY key); NULL otherwise. */
     struct BExpr *orig;
+    /* type DECIMAL: the value is an int64 scaled by 10^scale, declared
+     * DECIMAL(prec, scale) (prec matters to CAST; results of arithmetic
+     * carry CAT_DEC_MAX_PREC) */
+    int prec, scale;
+    int float_lit; /* a FLOAT64 constant written as a literal (0.05): exact as
+                      a DECIMAL where it meets one (DuckDB types it DECIMAL);
+                      2: folded from literals (0.06 + 0.01), its exact decimal
+                      value is ival at scale */
 } BExpr;
 
 /* A relation of the FROM list. */
@@ -150,6 +158,7 @@ typedef struct BAgg {
     PrimAgg agg;
     BExpr *arg; /* NULL for COUNT(*) */
     CatType type;
+    int scale;    /* type DECIMAL: its scale */
     int distinct; /* aggregate over the distinct non-NULL values of arg */
 } BAgg;
 
@@ -302,6 +311,7 @@ typedef struct DagValue {
     int slot;     /* which output of the producer */
     PrimType type;
     CatType ltype; /* logical type (result columns) */
+    int scale;     /* ltype DECIMAL: digits after the point */
     const CatDict *dict;
     int64_t est_rows;
 } DagValue;
@@ -330,7 +340,8 @@ typedef struct DagNode {
     int64_t *cdata;        /* DN_CONST */
     int64_t cn;
     int64_t slice_offset, slice_limit; /* DN_SLICE (-1 limit = all) */
-    int totext_date;                   /* DN_TOTEXT: the input is DATE days */
+    int totext_date;                   /* DN_TOTEXT: the input is DATE days (1), a DECIMAL of
+                                          scale s (2 + s), else 0 */
     TextUse totext_use;                /* DN_TOTEXT: BE_TOTEXT's tuse ... */
     AstOp totext_op;                   /* ... op (TU_CMP), */
     int totext_neg;                    /* ... negated (TU_LIKE), */

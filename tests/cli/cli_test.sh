@@ -297,6 +297,22 @@ run run -c "$W/mal/gqp.yaml" --mode csv -e "SELECT COUNT(*), MAX(s) FROM m"
 expect_rc "CRLF, no final newline" 0
 expect_in "CRLF, no final newline" "$OUT" "2,y"
 
+# DECIMAL prints exactly its scale's digits (DuckDB's text: -0.50, 0.00),
+# as a number in JSON and right-aligned in markdown.
+DEC="CREATE TABLE m(x DECIMAL(15,2)); INSERT INTO m VALUES (-0.5), (0), (1234.567); SELECT x, x * x AS y FROM m ORDER BY x;"
+run run --mode csv -e "$DEC"
+printf 'x,y\n-0.50,0.2500\n0.00,0.0000\n1234.57,1524163.0849\n' >"$W/dec.csv"
+expect_text "decimal csv" "$W/dec.csv"
+run run --mode json -e "$DEC"
+printf '[\n{"x":-0.50,"y":0.2500},\n{"x":0.00,"y":0.0000},\n{"x":1234.57,"y":1524163.0849}\n]\n' >"$W/dec.json"
+expect_text "decimal json" "$W/dec.json"
+run run --mode markdown -e "$DEC"
+expect_in "decimal markdown" "$OUT" "|---:|---:|"
+expect_in "decimal markdown" "$OUT" "| -0.50 | 0.2500 |"
+run run --mode table -e "$DEC"
+expect_in "decimal table" "$OUT" "decimal"
+expect_in "decimal table" "$OUT" "   -0.50 "
+
 run run -c "$W/nonexistent.yaml" -e "SELECT 1"
 expect_rc "missing config" 1
 run run "$W/nonexistent.sql"
