@@ -151,8 +151,8 @@ static int materialize_from(gqp *db, gqp_stmt *st, AstSelect *s, const GqpScope 
                 if (!(r->alias = sql_arena_strndup(st->parse_arena, buf, strlen(buf))))
                     return gqp_set_error(db, GQP_NOMEM, "out of memory");
             }
-            int rc = materialize_one(db, st, st->sql, st->sql_len, r->subquery, sc, NULL, 0,
-                                     "derived table", r->alias, &r->bound_name);
+            int rc = materialize_one(db, st, st->sql, st->sql_len, r->subquery, sc, r->colnames,
+                                     r->ncolnames, "derived table", r->alias, &r->bound_name);
             if (rc != GQP_OK) return rc;
             continue;
         }

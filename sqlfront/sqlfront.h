@@ -155,6 +155,8 @@ typedef struct AstTableRef {
     int natural;                /* NATURAL join */
     char **using_cols;          /* JOIN ... USING (cols): the names, or NULL */
     int nusing;
+    char **colnames; /* FROM (SELECT ...) [AS] alias (cols): the names, or NULL */
+    int ncolnames;
 } AstTableRef;
 
 /* One WITH name [(cols)] AS (SELECT ...) of a SELECT (non-recursive). */
