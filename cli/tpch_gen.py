@@ -52,6 +52,8 @@ def connect(db_file=None):
         print(NEED + " [duckdb %s has no matching tpch extension]" % duckdb.__version__,
               file=sys.stderr)
         sys.exit(3)
+    if db_file:
+        os.makedirs(os.path.dirname(os.path.abspath(db_file)), exist_ok=True)
     con = duckdb.connect(db_file) if db_file else duckdb.connect()
     con.execute("LOAD '%s'" % ext.replace("'", "''"))
     return con

@@ -80,8 +80,9 @@ def header_matches(got, want):
                       and g.endswith(")"))
 
 
-def value_matches(got, want):
-    """gqp's printed value got against the answer's want (see the module doc)."""
+def value_matches(got, want, rel=1e-12):
+    """gqp's printed value got against the answer's want (see the module
+    doc; rel is the relative slack)."""
     if got == want:
         return True
     if NUM.fullmatch(want) and NUM.fullmatch(got):
@@ -89,13 +90,13 @@ def value_matches(got, want):
         frac = want.split("e")[0].split("E")[0]
         digits = len(frac.split(".")[1]) if "." in frac else 0
         exp = int(re.split("[eE]", want)[1]) if re.search("[eE]", want) else 0
-        return abs(g - w) <= 0.5 * 10.0 ** (exp - digits) + 1e-12 * abs(w)
+        return abs(g - w) <= 0.5 * 10.0 ** (exp - digits) + rel * abs(w)
     return False
 
 
-def compare(want_header, want_rows, got_header, got_rows):
+def compare(want_header, want_rows, got_header, got_rows, rel=1e-12):
     """None when gqp's answer (got_*) equals the expected one, else a
-    message naming the first difference."""
+    message naming the first difference (rel: see value_matches)."""
     if got_header is None:
         return "gqp printed nothing"
     if len(got_header) != len(want_header):
@@ -110,7 +111,7 @@ def compare(want_header, want_rows, got_header, got_rows):
         if len(gr) != len(wr):
             return "row %d has %d fields, expected %d" % (i + 1, len(gr), len(wr))
         for j, (g, w) in enumerate(zip(gr, wr)):
-            if not value_matches(g, w):
+            if not value_matches(g, w, rel):
                 return "row %d column %s: %r, expected %r" % (i + 1, want_header[j], g, w)
     return None
 
