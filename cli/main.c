@@ -785,9 +785,12 @@ static int cmd_gen_tpch(int argc, char **argv) {
                 return usage_error("--sf needs a scale factor in (0, 1000], got",
                                    v ? v : "nothing");
             sf = v;
-        } else if (strcmp(a, "--out") == 0 || strcmp(a, "--duckdb") == 0) {
+        } else if (strcmp(a, "--out") == 0) {
             if (!v) return usage_error("missing value for", a);
-            *(a[2] == 'o' ? &dir : &duck) = v;
+            dir = v;
+        } else if (strcmp(a, "--duckdb") == 0) {
+            if (!v) return usage_error("missing value for", a);
+            duck = v;
         } else {
             return usage_error("unknown option", a);
         }
