@@ -2,12 +2,19 @@
 """TPC-H's 22 queries: gqp (gpu and auto) vs DuckDB with all cores, in one run.
 
     python3 bench/tpch.py --sf 10 [--sf 30 ...] [--build build] [--device gpu,auto]
-                          [--threads N] [--repeat 5] [--work bench/work] [--out]
+                          [--threads N] [--repeat 5] [--work bench/work]
+                          [--duckdb-file | --duckdb-memory] [--gen-only] [--out]
 
-* Data: `gqp gen tpch --sf N --out WORK/tpch-sfN --duckdb WORK/tpch-sfN/tpch.duckdb`
-  (reused when there): gqp reads the binary columns (gqp.yaml), DuckDB the
-  database dbgen wrote: the same rows (money columns are DECIMAL(15,2) in
-  DuckDB, FLOAT64 in gqp until gqp has DECIMAL; see docs/tpch.md).
+* Data: `gqp gen tpch --sf N --out WORK/tpch-sfN` (reused when there): gqp
+  reads the binary columns (gqp.yaml). DuckDB reads WORK/tpch-sfN/tpch.duckdb,
+  which `gqp gen tpch --duckdb` wrote in the same dbgen run (the default up
+  to SF 10, or --duckdb-file), or runs dbgen itself in memory (above SF 10,
+  or --duckdb-memory: the database file would need about 0.3 GB of disk per
+  SF beside gqp's columns, too much at SF 30 on the lent machine's 64 GB;
+  dbgen is deterministic, so the rows are the same, but it is single-threaded
+  and takes minutes per run at SF 30). Money columns are DECIMAL(15,2) in
+  DuckDB, FLOAT64 in gqp until gqp has DECIMAL (docs/tpch.md). --gen-only
+  stops after generating (a device call of its own at large SF).
 * Queries: bench/tpch/q01..q22.sql, the text DuckDB's tpch extension prints;
   gqp and DuckDB run the same text.
 * Check first: every query runs once per gqp device through `gqp run --mode
@@ -69,17 +76,39 @@ def queries():
     return out
 
 
-def gen_data(gqp, sf, work):
-    """Generate SF once (gqp binary columns + DuckDB's database); the folder."""
+def gen_data(gqp, sf, work, duck_file):
+    """Generate SF once (gqp's binary columns, and DuckDB's database when
+    duck_file); the folder."""
     data = os.path.join(work, "tpch-sf%s" % sf_name(sf))
     duck = os.path.join(data, "tpch.duckdb")
-    if not (os.path.exists(os.path.join(data, "gqp.yaml")) and os.path.exists(duck)):
+    if not (os.path.exists(os.path.join(data, "gqp.yaml")) and
+            (not duck_file or os.path.exists(duck))):
         print("gqp gen tpch --sf %s ..." % sf_name(sf), file=sys.stderr)
         t0 = time.perf_counter()
-        subprocess.run([gqp, "gen", "tpch", "--sf", sf_name(sf), "--out", data, "--duckdb",
-                        duck], check=True)
+        subprocess.run([gqp, "gen", "tpch", "--sf", sf_name(sf), "--out", data] +
+                       (["--duckdb", duck] if duck_file else []), check=True)
         print("  generated in %.1f s" % (time.perf_counter() - t0), file=sys.stderr)
     return data
+
+
+def duckdb_connect(data, sf, threads, duck_file):
+    """A DuckDB connection holding TPC-H at sf: the database file in data,
+    or (not duck_file) dbgen run in memory."""
+    import duckdb
+
+    if duck_file:
+        con = duckdb.connect(os.path.join(data, "tpch.duckdb"), read_only=True)
+    else:
+        sys.path.insert(0, os.path.join(ROOT, "cli"))
+        import tpch_gen
+
+        con = tpch_gen.connect()
+        con.execute("SET enable_progress_bar = false")
+        t0 = time.perf_counter()
+        con.execute("CALL dbgen(sf=%r)" % sf)
+        print("  duckdb dbgen in %.1f s" % (time.perf_counter() - t0), file=sys.stderr)
+    con.execute("SET threads TO %d" % threads)
+    return con
 
 
 def text(v):
@@ -210,6 +239,11 @@ def main():
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--work", default=os.path.join(HERE, "work"))
+    ap.add_argument("--duckdb-file", action="store_true",
+                    help="DuckDB reads a database file kept in the data folder (default to SF 10)")
+    ap.add_argument("--duckdb-memory", action="store_true",
+                    help="DuckDB runs dbgen in memory each run (default above SF 10)")
+    ap.add_argument("--gen-only", action="store_true", help="generate the data, then stop")
     ap.add_argument("--out", action="store_true",
                     help="write bench/results/tpch-<host>-sf<N>.md")
     args = ap.parse_args()
@@ -218,16 +252,18 @@ def main():
     if not os.access(os.path.join(args.build, "bench_gqp"), os.X_OK):
         sys.exit("tpch.py: %s/bench_gqp not found (build the project first)" % args.build)
     try:
-        import duckdb
+        import duckdb  # noqa: F401
     except ImportError:
         sys.exit("tpch.py: needs duckdb==1.5.5 and duckdb-extension-tpch==1.5.5 (docs/tpch.md)")
     qs = queries()
     os.makedirs(args.work, exist_ok=True)
     for sf in args.sf or [1.0]:
-        data = gen_data(gqp, sf, args.work)
+        duck_file = args.duckdb_file or (sf <= 10 and not args.duckdb_memory)
+        data = gen_data(gqp, sf, args.work, duck_file)
+        if args.gen_only:
+            continue
         cfg = os.path.join(data, "gqp.yaml")
-        con = duckdb.connect(os.path.join(data, "tpch.duckdb"), read_only=True)
-        con.execute("SET threads TO %d" % args.threads)
+        con = duckdb_connect(data, sf, args.threads, duck_file)
         print("duckdb answers, SF %s ..." % sf_name(sf), file=sys.stderr)
         ref = duckdb_answers(con, qs)
         g, errs, peaks, pcie = {}, {}, {}, {}

@@ -33,9 +33,11 @@ static int buf_add(char **buf, size_t *len, size_t *cap, const char *fmt, const 
 /* Load every table of the config in_path, write each as the binary-column
  * folder <folder of out_path>/bin/<table>/ and write out_path declaring
  * them (format binary, the same column names and types, in the config's
- * order). Returns 0, or -1 with err set (a table that fails to load fails
- * the whole conversion; folders written before the error are left). */
-int cat_config_to_binary(const char *in_path, const char *out_path, CatError *err) {
+ * order), or with append add their entries to the end of out_path (a
+ * config this function wrote). Returns 0, or -1 with err set (a table that
+ * fails to load fails the whole conversion; folders written before the
+ * error are left). */
+int cat_config_to_binary(const char *in_path, const char *out_path, int append, CatError *err) {
     if (!in_path || !out_path) return cat_err(err, "cat_config_to_binary: no config path");
     Catalog *cat = cat_catalog_new();
     if (!cat) return cat_err(err, "out of memory");
@@ -52,8 +54,9 @@ int cat_config_to_binary(const char *in_path, const char *out_path, CatError *er
     else
         dir[0] = 0;
     if (cat_load_config(cat, in_path, NULL, err) != 0) goto done;
-    if (buf_add(&text, &len, &cap, "# the tables of %s%s as binary columns under bin/\ntables:\n",
-                strrchr(in_path, '/') ? strrchr(in_path, '/') + 1 : in_path, "") != 0)
+    if (!append &&
+        buf_add(&text, &len, &cap, "%s%s",
+                "# binary-column folders under bin/ (gqp_config_to_binary)\n", "tables:\n") != 0)
         goto oom;
     for (int i = 0; i < cat->ntables; i++) {
         const CatTable *t = cat->tables[i];
@@ -75,7 +78,21 @@ int cat_config_to_binary(const char *in_path, const char *out_path, CatError *er
                 goto oom;
         }
     }
-    rc = cat_write_text(out_path, text, len, err);
+    if (!append) {
+        rc = cat_write_text(out_path, text, len, err);
+        goto done;
+    }
+    FILE *f = fopen(out_path, "ab");
+    if (!f || fwrite(text, 1, len, f) != len) {
+        cat_err(err, "%s: cannot append: %s", out_path, strerror(errno));
+        if (f) fclose(f);
+        goto done;
+    }
+    if (fclose(f) != 0) {
+        cat_err(err, "%s: cannot append: %s", out_path, strerror(errno));
+        goto done;
+    }
+    rc = 0;
     goto done;
 oom:
     cat_err(err, "cat_config_to_binary: out of memory");

@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
 """TPC-H tables through DuckDB's tpch extension (the real dbgen), as CSV.
 
-Usage: tpch_gen.py --sf N --out DIR [--decimal] [--duckdb FILE]
+Usage: tpch_gen.py --sf N --out DIR [--decimal] [--duckdb FILE] [--handshake]
 
 `gqp gen tpch` runs this script (built into the gqp binary from
-cli/tpch_gen.py) with python3, then turns DIR/gqp-csv.yaml's tables into
-binary-column folders. Writes:
+cli/tpch_gen.py) with python3 and --handshake: after writing each table
+(lineitem first) the script prints the table's name on stdout and waits
+for a line on stdin, while gqp turns that table into a binary-column
+folder and removes its CSV, so that at most one table's text is on disk
+at a time. Writes:
   DIR/csv/<table>.csv   the eight tables, with a header line
-  DIR/gqp-csv.yaml      a gqp config declaring them from the CSV files
+  DIR/csv/<table>.yaml  a gqp config declaring that table alone
+  DIR/gqp-csv.yaml      a gqp config declaring all eight from the CSV files
 DuckDB's DECIMAL(p,s) money columns are declared FLOAT64, or DECIMAL(p,s)
 with --decimal; its BIGINT keys are declared INT32 when every value of the
 column fits (true up to SF 300: lossless, half the bytes), else INT64. --duckdb FILE also keeps the generated database in FILE
@@ -79,6 +83,8 @@ def main():
     ap.add_argument("--decimal", action="store_true",
                     help="declare money columns DECIMAL(p,s) instead of FLOAT64")
     ap.add_argument("--duckdb", metavar="FILE", help="keep the DuckDB database in FILE")
+    ap.add_argument("--handshake", action="store_true",
+                    help="after each table print its name and wait for a line on stdin")
     a = ap.parse_args()
     if not a.sf > 0:
         sys.exit("tpch_gen.py: --sf must be positive")
@@ -88,18 +94,28 @@ def main():
     con.execute("SET enable_progress_bar = false")
     os.makedirs(os.path.join(a.out, "csv"), exist_ok=True)
     con.execute("CALL dbgen(sf=%r)" % a.sf)
-    yaml = ["# TPC-H SF %g from DuckDB %s's tpch extension (dbgen), as CSV" %
-            (a.sf, con.execute("SELECT version()").fetchone()[0]), "tables:"]
+    head = "# TPC-H SF %g from DuckDB %s's tpch extension (dbgen), as CSV" % (
+        a.sf, con.execute("SELECT version()").fetchone()[0])
+    yaml = [head, "tables:"]
     for t in TABLES:
         cols = con.execute("SELECT column_name, data_type FROM information_schema.columns "
                            "WHERE table_name = ? ORDER BY ordinal_position", [t]).fetchall()
         path = os.path.join(a.out, "csv", t + ".csv")
         con.execute("COPY %s TO '%s' (HEADER, DELIMITER ',')" % (t, path.replace("'", "''")))
-        yaml += ["  - name: %s" % t, "    source: csv/%s.csv" % t, "    format: csv",
-                 "    header: true", "    columns:"]
+        one = ["  - name: %s" % t, "    source: %s.csv" % t, "    format: csv",
+               "    header: true", "    columns:"]
         for n, ty in cols:
             g = gqp_type(con, t, n, ty, a.decimal)
-            yaml.append("      - {name: %s, type: %s}" % (n, '"%s"' % g if "," in g else g))
+            one.append("      - {name: %s, type: %s}" % (n, '"%s"' % g if "," in g else g))
+        # csv/<table>.yaml declares this table alone (gqp converts it while
+        # the next one is written); gqp-csv.yaml all of them
+        with open(os.path.join(a.out, "csv", t + ".yaml"), "w") as f:
+            f.write("\n".join([head, "tables:"] + one) + "\n")
+        yaml += [one[0], "    source: csv/%s.csv" % t] + one[2:]
+        if a.handshake:
+            print(t, flush=True)
+            if not sys.stdin.readline():
+                sys.exit(1)  # gqp went away
     with open(os.path.join(a.out, "gqp-csv.yaml"), "w") as f:
         f.write("\n".join(yaml) + "\n")
     con.close()

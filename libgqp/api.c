@@ -857,10 +857,11 @@ int gqp_gen_test(const char *dir, int64_t nrows, uint64_t seed, char **errmsg) {
     return GQP_OK;
 }
 
-int gqp_config_to_binary(const char *config_path, const char *out_config, char **errmsg) {
+int gqp_config_to_binary(const char *config_path, const char *out_config, int append,
+                         char **errmsg) {
     CatError err;
     if (errmsg) *errmsg = NULL;
-    if (cat_config_to_binary(config_path, out_config, &err) != 0) {
+    if (cat_config_to_binary(config_path, out_config, append, &err) != 0) {
         if (errmsg) *errmsg = strdup(err.msg);
         return GQP_ERROR;
     }
