@@ -14,7 +14,9 @@ extension's tpch_answers(); for another SF the extension is asked).
 
 Configurations: `cpu` and `auto`; `cpu-sort` / `cpu-dense` force an
 aggregation plan (GQP_AGGREGATE=sort / dense); with a usable GPU (`gqp
---version` says so) also `gpu`, `gpu-sort`, `gpu-dense`.
+--version` says so) also `gpu`, `gpu-sort`, `gpu-dense`. With
+GQP_TEST_SCALE below 1 (the sanitizer build) an SF above 0.01 runs only
+`cpu`.
 
 Comparison (compare()): the same number of columns and rows, rows in the
 answer's order (every query has an ORDER BY; none leaves ties that change
@@ -262,6 +264,8 @@ def main():
     queries = [int(x) for x in a.queries.split(",")] if a.queries else list(range(1, 23))
     if a.configs:
         configs = a.configs.split(",")
+    elif a.sf > 0.01 and float(os.environ.get("GQP_TEST_SCALE") or 1) < 1:
+        configs = ["cpu"]  # sanitizer builds: SF 0.01 runs every configuration
     else:
         configs = ["cpu", "auto", "cpu-sort", "cpu-dense"]
         v = subprocess.run([gqp, "--version"], capture_output=True, text=True).stdout
