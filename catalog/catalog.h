@@ -356,4 +356,15 @@ int cat_gen_test(const char *dir, int64_t nrows, uint64_t seed, CatError *err);
  */
 int cat_gen_ssb(const char *dir, double sf, uint64_t seed, CatError *err);
 
+/*
+ * Load every table of the config in_path (catalog/convert.c), write each as
+ * the binary-column folder <folder of out_path>/bin/<table>/ and write the
+ * config out_path declaring them (format binary, the same names and types,
+ * in the config's order); with append, add their entries to the end of
+ * out_path (a config written by this function). All tables of in_path are
+ * in memory at once. Returns 0, or -1 with err set (folders written before
+ * the error are left).
+ */
+int cat_config_to_binary(const char *in_path, const char *out_path, int append, CatError *err);
+
 #endif /* GQP_CATALOG_H */

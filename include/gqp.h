@@ -317,6 +317,19 @@ int gqp_gen_test(const char *dir, int64_t nrows, uint64_t seed, char **errmsg);
 int gqp_gen_ssb(const char *dir, double sf, uint64_t seed, char **errmsg);
 
 /*
+ * Load every table the config file config_path declares and write each as
+ * a binary-column folder bin/<table>/ in the folder of out_config, together
+ * with the config out_config declaring them (format binary: loaded without
+ * parsing, as `gqp gen ssb`'s gqp.yaml); with append != 0, add their
+ * entries to the end of out_config instead (one this function wrote).
+ * `gqp gen tpch` uses it on each CSV file DuckDB's dbgen wrote. The tables
+ * of config_path are held in memory at once. On error returns GQP_ERROR
+ * and, if errmsg is not NULL, a message the caller frees with gqp_free().
+ */
+int gqp_config_to_binary(const char *config_path, const char *out_config, int append,
+                         char **errmsg);
+
+/*
  * Measure this machine for the cost model (`gqp calibrate`): time every
  * CPU primitive (and, with a GPU, every GPU primitive and the PCIe
  * transfers) at sizes from 1e3 to 1e7 rows, fit each primitive's constants

@@ -927,6 +927,17 @@ int gqp_gen_test(const char *dir, int64_t nrows, uint64_t seed, char **errmsg) {
     return GQP_OK;
 }
 
+int gqp_config_to_binary(const char *config_path, const char *out_config, int append,
+                         char **errmsg) {
+    CatError err;
+    if (errmsg) *errmsg = NULL;
+    if (cat_config_to_binary(config_path, out_config, append, &err) != 0) {
+        if (errmsg) *errmsg = strdup(err.msg);
+        return GQP_ERROR;
+    }
+    return GQP_OK;
+}
+
 int gqp_gen_ssb(const char *dir, double sf, uint64_t seed, char **errmsg) {
     CatError err;
     if (errmsg) *errmsg = NULL;

@@ -155,8 +155,8 @@ static int materialize_from(gqp *db, gqp_stmt *st, AstSelect *s, const GqpScope 
                 rc = gqp_materialize(db, st, r->subquery);
                 db->scope = saved;
             } else {
-                rc = materialize_one(db, st, st->sql, st->sql_len, r->subquery, sc, NULL, 0,
-                                     "derived table", r->alias, &r->bound_name);
+                rc = materialize_one(db, st, st->sql, st->sql_len, r->subquery, sc, r->colnames,
+                                     r->ncolnames, "derived table", r->alias, &r->bound_name);
             }
             if (rc != GQP_OK) return rc;
             continue;

@@ -2901,6 +2901,11 @@ static int bind_derived(BindCtx *bc, int i) {
     BSelect *sub = NULL;
     if (plan_bind_select(bc->cat, bc->sql, f->subquery, bc->arena, &sub, bc->err) != 0) return -1;
     int nc = sub->nout;
+    if (f->colnames && f->ncolnames != nc) {
+        bind_fail(bc, "Binder", f->pos, "expected %d columns for '%s' but got %d", f->ncolnames,
+                  f->alias ? f->alias : "(subquery)", nc);
+        return -1;
+    }
     CatTable *t = plan_alloc(bc->arena, sizeof *t);
     if (!t || !(t->cols = plan_alloc(bc->arena, sizeof(CatColumn) * (size_t)(nc ? nc : 1))))
         return bind_oom(bc), -1;
@@ -2919,7 +2924,9 @@ static int bind_derived(BindCtx *bc, int i) {
             bind_fail(bc, "Materialize", f->pos, "a derived table's text made at run time");
             return -1;
         }
-        const char *base = sub->out_names[c] ? sub->out_names[c] : "?";
+        const char *base = f->colnames           ? f->colnames[c]
+                           : sub->out_names[c] ? sub->out_names[c]
+                                               : "?";
         size_t len = strlen(base) + 16;
         if (!(col->name = plan_alloc(bc->arena, len))) return bind_oom(bc), -1;
         snprintf(col->name, len, "%s", base);

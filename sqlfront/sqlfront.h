@@ -161,6 +161,8 @@ typedef struct AstTableRef {
                    qualified name and are not part of SELECT * */
     int materialize; /* set by libgqp: run this derived table into a temporary
                         table (bound_name) instead of planning it inline */
+    char **colnames; /* FROM (SELECT ...) [AS] alias (cols): the names, or NULL */
+    int ncolnames;
 } AstTableRef;
 
 /* One WITH name [(cols)] AS (SELECT ...) of a SELECT (non-recursive). */

@@ -6,7 +6,8 @@
 # generated table (answers from sqlite3), the exact text of every output mode,
 # --timer, stdin scripts, `explain` in each format, and the error paths
 # (parser, binder, bad CSV row, bad YAML, --device gpu without a GPU, missing
-# file, usage errors). Prints one line per failed check; exit 1 if any
+# file, usage errors, gen tpch's usage errors and its message without
+# python3). Prints one line per failed check; exit 1 if any
 # failed.
 set -u
 
@@ -329,6 +330,21 @@ else
 fi
 run run --device cpu --threads 1 -e "SELECT 1"
 expect_rc "--device cpu --threads 1" 0
+
+# ---- gen tpch: usage errors, and the message without python3's duckdb ----
+run gen tpch --out "$W/tpch"
+expect_rc "gen tpch without --sf" 1
+expect_in "gen tpch without --sf" "$ERR" "gen tpch needs --sf N"
+run gen tpch --sf 0 --out "$W/tpch"
+expect_rc "gen tpch --sf 0" 1
+run gen tpch --sf 0.01 --bogus 1 --out "$W/tpch"
+expect_rc "gen tpch unknown option" 1
+GQP_PYTHON=$W/no-such-python "$GQP" gen tpch --sf 0.01 --out "$W/tpch" >"$OUT" 2>"$ERR"
+rc=$?
+checks=$((checks + 1))
+expect_rc "gen tpch without python3" 1
+expect_in "gen tpch without python3" "$ERR" \
+    "Error: gqp gen tpch needs python3 with duckdb==1.5.5 and duckdb-extension-tpch==1.5.5"
 
 echo "cli_test: $checks commands, $fails failed checks"
 [ $fails -eq 0 ]

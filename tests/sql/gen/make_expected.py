@@ -235,8 +235,8 @@ def generate(spec):
         sort = head[2] if len(head) > 2 else "nosort"
         try:
             rows, ncols = run_query(con, sql)
-        except sqlite3.Error as e:
-            sys.exit("%s: SQLite error: %s" % (where, e))
+        except Exception as e:
+            sys.exit("%s: %s error: %s" % (where, engine, e))
         if ncols != len(types):
             sys.exit("%s: %d columns but types %r" % (where, ncols, types))
         if sort == "nosort" and len(rows) > 1 and not duck:
