@@ -63,13 +63,15 @@ NUM = re.compile(r"-?\d+(\.\d+)?([eE][+-]?\d+)?")
 
 def parse_answer(text):
     """(header, rows) of an official answer: '|'-separated, header first."""
-    lines = text.rstrip("\n").split("\n")
+    # one line per row, each ended by a newline: a row of one NULL column
+    # is an empty line (q17 at SF 0.01), so only the last newline goes
+    lines = (text[:-1] if text.endswith("\n") else text).split("\n")
     return lines[0].split("|"), [ln.split("|") for ln in lines[1:]]
 
 
 def parse_csv(text):
     """(header, rows) of gqp's --mode csv output."""
-    rows = list(csv.reader(io.StringIO(text)))
+    rows = [r if r else [""] for r in csv.reader(io.StringIO(text))]  # "" = NULL
     if not rows:
         return None, []
     return rows[0], rows[1:]
