@@ -149,7 +149,7 @@ int op_aggregate(Lower *L, LowState *st) {
             int safe = 0;
             double x = op_abs_bound(ag->arg, op_state_col, st, &safe);
             double rows = op_state_rows_bound(st);
-            if (safe && op_sum_no_overflow(rows, x)) {
+            if (safe && op_sum_no_overflow(rows, x) && op_skip_checks_allowed()) {
                 n->no_ovf = 1;
                 n->ovf_bound = rows * x;
             }

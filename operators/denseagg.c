@@ -439,7 +439,7 @@ static int dense_build(Lower *L, LowState *st, const DensePlan *p, const char *w
     }
     spec->ngroups = p->groups;
     double ovf_bound = 0;
-    spec->nocheck = dense_no_overflow(b, p, &ovf_bound);
+    spec->nocheck = op_skip_checks_allowed() && dense_no_overflow(b, p, &ovf_bound);
 
     /* aggregate values */
     spec->naggs = b->naggs;

@@ -461,9 +461,9 @@ int op_expr(Lower *L, LowState *st, const BExpr *e, PrimType out_type, int as_fi
     int checked = 0;
     for (int k = 0; k < c.n; k++)
         checked |= c.code[k].t == PRIM_REG_I &&
-                   (c.code[k].op == POP_ADD || c.code[k].op == POP_SUB ||
-                    c.code[k].op == POP_MUL || c.code[k].op == POP_DIV || c.code[k].op == POP_NEG);
-    if (checked) {
+                   (c.code[k].op == POP_ADD || c.code[k].op == POP_SUB || c.code[k].op == POP_MUL ||
+                    c.code[k].op == POP_DIV || c.code[k].op == POP_NEG);
+    if (checked && op_skip_checks_allowed()) {
         int safe = 0;
         double x = op_abs_bound(e, op_state_col, st, &safe);
         if (safe) {

@@ -173,5 +173,9 @@ double op_state_rows_bound(const LowState *st);
 /* 1 when a sum of at most rows values each bounded by bound in absolute
  * value stays below OP_OVF_LIMIT (and so cannot overflow int64). */
 int op_sum_no_overflow(double rows, double bound);
+/* 0 when GQP_OVERFLOW_PROOF=off is set: nodes keep their overflow checks
+ * whatever the proofs say (an A/B switch for measurements; the plan's
+ * shape does not change). */
+int op_skip_checks_allowed(void);
 
 #endif /* GQP_OPERATORS_H */
