@@ -142,6 +142,16 @@ typedef struct CatColumn {
     CatDict *dict;  /* STRING only */
     CatStats stats;
     int prec, scale; /* DECIMAL only: DECIMAL(prec, scale) */
+    /* A column of a binary folder (format: binary) is checked at load (its
+     * file sizes) but read on first use, cat_column_use(): until then data
+     * is NULL, valid and dict are not read (dict is empty) and stats are
+     * not computed (stats.rows = 0). Its data is then the file mapped with
+     * mmap (MAP_PRIVATE: a change never reaches the file; INSERT / UPDATE /
+     * DELETE move a column to the heap first). */
+    char *lazy; /* <folder>/<column> while the column waits for its first use */
+    void *map;  /* the mapping backing data (munmap'ed with the column), or NULL */
+    size_t map_len;
+    int from_file; /* 1 for a binary-folder column (read or not) */
 } CatColumn;
 
 /* An index (CREATE [UNIQUE] INDEX): metadata only; a UNIQUE one is
@@ -200,6 +210,9 @@ int cat_find_column(const CatTable *t, const char *name);
  * binary: `source` is a folder holding one raw little-endian file per
  * column named <column>.bin (STRING: <column>.bin int32 codes plus
  * <column>.dict, the strings each followed by '\n', in code order).
+ * Loading checks the files' sizes (and that a STRING's .dict exists) but
+ * reads nothing: each column is read when a query first uses it
+ * (cat_column_use), so a bad dictionary or code is reported then.
  *
  * With a header, each declared column is the file column of the same name
  * (case-insensitive; undeclared file columns are skipped; a declared column
@@ -241,6 +254,19 @@ typedef struct CatTableDef {
                                         DECIMAL columns are DECIMAL(18,3)) */
 } CatTableDef;
 int cat_load_table(Catalog *cat, const CatTableDef *def, CatError *err);
+
+/* Make column col of t readable (see CatColumn.lazy): a binary column not
+ * used yet is mapped, its NULL flags and dictionary read, its codes
+ * checked against the dictionary and its statistics computed. A no-op for
+ * other columns and once done. Returns 0, or -1 with err naming the file
+ * (a file changed or removed since the load, a bad dictionary, a code out
+ * of range); the column then stays unread. */
+int cat_column_use(CatTable *t, int col, CatError *err);
+/* cat_column_use() for every column of t (before changing or writing it). */
+int cat_table_use_all(CatTable *t, CatError *err);
+/* 1 when column col of t holds its data: read (binary) or not from a file
+ * read lazily; 0 for a binary column not used yet. */
+int cat_column_loaded(const CatTable *t, int col);
 
 /* Write table t as a binary-column folder (see above). */
 int cat_write_binary(const CatTable *t, const char *dir, CatError *err);

@@ -97,7 +97,8 @@ void cat_table_free(CatTable *t) {
         for (int i = 0; i < t->ncols; i++) {
             CatColumn *c = &t->cols[i];
             free(c->name);
-            cat_host_free(c->data);
+            free(c->lazy);
+            cat_column_free_data(c);
             cat_host_free(c->valid);
             cat_dict_free(c->dict);
             free(c->stats.hist);

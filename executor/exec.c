@@ -567,8 +567,8 @@ static int run_node(Exec *x, int i, int gpu) {
         if (ex_alloc(x, o0, nseg, !counts, gpu) != 0) return -1;
         n->rows_in = len;
         const PrimVec *val = n->ninputs > 1 ? &in[1] : NULL;
-        rc = gpu ? prim_gpu_segreduce(ctx, n->agg, val, in[0].data, nseg, len, OUTV)
-                 : prim_cpu_segreduce(ctx, n->agg, val, in[0].data, nseg, len, OUTV);
+        rc = gpu ? prim_gpu_segreduce_ex(ctx, n->agg, n->no_ovf, val, in[0].data, nseg, len, OUTV)
+                 : prim_cpu_segreduce_ex(ctx, n->agg, n->no_ovf, val, in[0].data, nseg, len, OUTV);
         if (rc == 0 && !gpu) drop_all_valid(x, &out->h);
         break;
     }

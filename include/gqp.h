@@ -283,6 +283,12 @@ int64_t gqp_peak_device_bytes(gqp_stmt *stmt);
  * plan's node count. 0 for statements without a plan. */
 int gqp_gpu_nodes(gqp_stmt *stmt, int *nnodes);
 
+/* Whether column `column` of table `table` holds its data: 1 once read (a
+ * column of a binary folder is mapped and read when a query first uses
+ * it; columns of other sources are read at load), 0 for a binary column
+ * no statement has used yet, -1 when there is no such table or column. */
+int gqp_column_loaded(gqp *db, const char *table, const char *column);
+
 /* Explain flags. */
 #define GQP_EXPLAIN_ANALYZE 1 /* run the query and add measured figures */
 #define GQP_EXPLAIN_JSON 2    /* JSON instead of a text tree */

@@ -259,6 +259,16 @@ const char *gqp_cost_model(gqp *db) {
     return s;
 }
 
+int gqp_column_loaded(gqp *db, const char *table, const char *column) {
+    if (!db || !table || !column) return -1;
+    gqp_enter(db);
+    const CatTable *t = cat_find_table(db->cat, table);
+    int c = t ? cat_find_column(t, column) : -1;
+    int rc = c < 0 ? -1 : cat_column_loaded(t, c);
+    gqp_leave(db);
+    return rc;
+}
+
 int gqp_set_threads(gqp *db, int nthreads) {
     if (!db) return GQP_MISUSE;
     gqp_enter(db);

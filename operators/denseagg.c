@@ -141,23 +141,39 @@ static int dim_index(const DensePlan *p, int rel) {
     return -1;
 }
 
+/* OpColOf over a block (ud): plain_col. */
+static const CatColumn *block_col(const void *ud, const BExpr *e) {
+    return plain_col(ud, e);
+}
+
 /* An upper bound on |e| over the rows of the block, from the catalog's
- * min / max: e an integer column, a constant, or +, -, *, unary -, CASE,
- * COALESCE and integer casts of such; HUGE_VAL when unknown. */
+ * statistics (op_abs_bound), HUGE_VAL when unknown or when some integer
+ * operation inside e may overflow. */
 static double abs_bound(const BSelect *b, const BExpr *e) {
-    if (!e || !is_int_type(e->type)) return HUGE_VAL;
-    if (e->kind == BE_CONST) return e->is_null ? 0 : fabs((double)e->ival);
-    if (e->kind == BE_BINARY && (e->op == OP_ADD || e->op == OP_SUB || e->op == OP_MUL)) {
-        double x = abs_bound(b, e->a), y = abs_bound(b, e->b);
-        return e->op == OP_MUL ? x * y : x + y;
+    int safe = 0;
+    double r = op_abs_bound(e, block_col, b, &safe);
+    return safe ? r : HUGE_VAL;
+}
+
+/* Whether no aggregate of p's pass can overflow int64 (a row's a OP b, a
+ * SUM or AVG's sum over at most the fact's rows: each fact row meets at
+ * most one row of each dimension, whose keys are unique); the largest
+ * proven bound on a sum in *bound. */
+static int dense_no_overflow(const BSelect *b, const DensePlan *p, double *bound) {
+    double rows = (double)b->rels[p->f].table->nrows;
+    *bound = 0;
+    for (int a = 0; a < b->naggs; a++) {
+        const BAgg *ag = &b->aggs[a];
+        if (!ag->arg) continue;
+        int safe = 0; /* no integer operation inside (a OP b) may overflow */
+        double x = op_abs_bound(ag->arg, block_col, b, &safe);
+        if (!safe) return 0;
+        if (ag->agg == AGG_SUM || ag->agg == AGG_AVG) {
+            if (!op_sum_no_overflow(rows, x)) return 0;
+            if (rows * x > *bound) *bound = rows * x;
+        }
     }
-    if ((e->kind == BE_UNARY && e->op == OP_NEG) || e->kind == BE_CAST) return abs_bound(b, e->a);
-    if (e->kind == BE_CASE) return fmax(abs_bound(b, e->b), abs_bound(b, e->c));
-    if (e->kind == BE_COALESCE) return fmax(abs_bound(b, e->a), abs_bound(b, e->b));
-    const CatColumn *c = plain_col(b, e);
-    if (!c) return HUGE_VAL;
-    if (!c->stats.has_minmax) return 0; /* no non-NULL value */
-    return fmax(fabs(c->stats.min), fabs(c->stats.max));
+    return 1;
 }
 
 /* Does the dense plan apply to L->b? Fills p (no DAG node is made). */
@@ -425,6 +441,8 @@ static int dense_build(Lower *L, LowState *st, const DensePlan *p, const char *w
         spec->key_card[k] = p->key_card[k];
     }
     spec->ngroups = p->groups;
+    double ovf_bound = 0;
+    spec->nocheck = op_skip_checks_allowed() && dense_no_overflow(b, p, &ovf_bound);
 
     /* aggregate values */
     spec->naggs = b->naggs;
@@ -470,6 +488,8 @@ static int dense_build(Lower *L, LowState *st, const DensePlan *p, const char *w
     dn->dagg = spec;
     dn->est_rows = p->groups;
     dn->da_pass = (int64_t)p->shape.filtered;
+    dn->no_ovf = spec->nocheck;
+    dn->ovf_bound = ovf_bound;
     if (b->ngroup) plan_buf_printf(&lb, " %d key%s", b->ngroup, b->ngroup > 1 ? "s" : "");
     for (int a = 0; a < b->naggs; a++)
         plan_buf_printf(&lb, "%s %s", a ? "," : "", op_agg_name(b->aggs[a].agg));

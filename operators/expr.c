@@ -463,6 +463,22 @@ int op_expr(Lower *L, LowState *st, const BExpr *e, PrimType out_type, int as_fi
     n->prog.result_t = reg_t(e->type);
     n->prog.ninputs = c.ninputs;
     n->prog.as_filter = as_filter;
+    /* integer arithmetic that the statistics prove free of overflow runs
+     * without the checks (operators/bound.c; the GPU twin's map_kernel) */
+    int checked = 0;
+    for (int k = 0; k < c.n; k++)
+        checked |= c.code[k].t == PRIM_REG_I &&
+                   (c.code[k].op == POP_ADD || c.code[k].op == POP_SUB || c.code[k].op == POP_MUL ||
+                    c.code[k].op == POP_DIV || c.code[k].op == POP_NEG);
+    if (checked && op_skip_checks_allowed()) {
+        int safe = 0;
+        double x = op_abs_bound(e, op_state_col, st, &safe);
+        if (safe) {
+            n->prog.nocheck = 1;
+            n->no_ovf = 1;
+            n->ovf_bound = x;
+        }
+    }
     n->len_from = st->len_value;
     n->label = op_expr_label(L, st, e);
     n->est_rows = st->est_rows;

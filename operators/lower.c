@@ -27,6 +27,10 @@ int op_gather(Lower *L, int v, int idx, int64_t est_rows) {
 
 int op_source(Lower *L, LowSlot *s, int col) {
     if (s->col_value[col] >= 0) return s->col_value[col];
+    /* a binary column not read yet (one no expression named, such as the
+     * column that gives COUNT(*) its row count): read it now */
+    CatError cerr;
+    if (cat_column_use((CatTable *)s->table, col, &cerr) != 0) return op_fail(L, "%s", cerr.msg);
     const CatColumn *c = &s->table->cols[col];
     PrimType t = op_prim_type(c->type);
     int node = plan_dag_add(L->dag, DN_SOURCE, NULL, 0, 1, &t);

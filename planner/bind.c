@@ -74,6 +74,11 @@ static BExpr *bind_column(BindCtx *bc, const AstExpr *e) {
                              e->str, e->table);
         return bind_fail(bc, "Binder", e->pos, "column \"%s\" not found", e->str);
     }
+    /* a binary column is read on its first use (its dictionary and stats
+     * are needed from here on) */
+    CatError cerr;
+    if (cat_column_use(b->rels[found_rel].table, found_col, &cerr) != 0)
+        return bind_fail(bc, "Catalog", e->pos, "%s", cerr.msg);
     const CatColumn *col = &b->rels[found_rel].table->cols[found_col];
     BExpr *x = bx_new(bc->arena, BE_COL, col->type, e->pos);
     if (!x) return bind_oom(bc);
@@ -3025,6 +3030,9 @@ static int bind_items(BindCtx *bc, BExpr ***items, char ***names, int *n) {
                 if (b->rels[r].semi) continue;
                 for (int c = 0; c < b->rels[r].table->ncols; c++) {
                     if (!e->table && b->rels[r].hidden && b->rels[r].hidden[c]) continue;
+                    CatError cerr;
+                    if (cat_column_use(b->rels[r].table, c, &cerr) != 0)
+                        return bind_fail(bc, "Catalog", e->pos, "%s", cerr.msg), -1;
                     const CatColumn *col = &b->rels[r].table->cols[c];
                     BExpr *x = bx_new(bc->arena, BE_COL, col->type, e->pos);
                     if (!x) return bind_oom(bc), -1;

@@ -351,6 +351,12 @@ typedef struct DagNode {
     int64_t km_min, km_range;          /* DN_KEYMAP: key range (output length km_range) */
     const PrimDenseAgg *dagg;          /* DN_DENSEAGG: the spec (arena); output length ngroups */
     int64_t da_pass; /* DN_DENSEAGG: estimated fact rows that pass its range filters (cost) */
+    /* DN_SEGREDUCE, DN_DENSEAGG, DN_MAP: 1 when the planner proved from
+     * column statistics that no int64 overflow can occur (operators/
+     * bound.c), so the primitives run without the checks (prog.nocheck,
+     * dagg->nocheck); ovf_bound is the proven bound on |sum| / |value| */
+    int no_ovf;
+    double ovf_bound;
     /* placement and estimates */
     DagDevice device;
     int64_t est_rows;
