@@ -2378,8 +2378,7 @@ static BExpr *bind_expr(BindCtx *bc, const AstExpr *e, int allow_agg) {
         int64_t *tab = plan_alloc(A, sizeof(int64_t) * (size_t)(d->n ? d->n : 1));
         BExpr *l = bx_new(A, BE_LOOKUP, CAT_BOOL, e->pos);
         if (!tab || !l) return bind_oom(bc);
-        for (int64_t i = 0; i < d->n; i++)
-            tab[i] = plan_like_match(cat_dict_str(d, i), pat) ^ (e->negated ? 1 : 0);
+        plan_like_table(d, pat, e->negated, tab);
         if (x->kind == BE_CONST) return bx_int(A, CAT_BOOL, tab[x->ival], e->pos);
         l->a = x;
         l->table = tab;

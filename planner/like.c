@@ -4,6 +4,8 @@
  * and letters compare case-insensitively in ASCII only ('A' LIKE 'a' but
  * not 'É' LIKE 'é'), as SQLite's built-in like() does without ICU.
  */
+#include <unistd.h>
+
 #include "planner/planner.h"
 
 enum { LIKE_MATCH = 0, LIKE_NOMATCH = 1, LIKE_NOWILD = 2 };
@@ -42,7 +44,21 @@ static int like_at(const unsigned char *p, const unsigned char *s) {
                 }
             }
             if (!*p) return LIKE_MATCH;
+            /* the next pattern character, when an ASCII letter or symbol,
+             * must start the match: skip to its next occurrence (either
+             * case) by bytes -- an ASCII byte never occurs inside a UTF-8
+             * sequence -- instead of trying every position */
+            unsigned char lo = 0, up = 0;
+            if (*p < 0x80 && *p != '_') {
+                lo = (unsigned char)fold(*p);
+                up = lo >= 'a' && lo <= 'z' ? (unsigned char)(lo - ('a' - 'A')) : lo;
+            }
             while (*s) {
+                if (lo) {
+                    while (*s && *s != lo && *s != up)
+                        s++;
+                    if (!*s) break;
+                }
                 int r = like_at(p, s);
                 if (r != LIKE_NOMATCH) return r;
                 utf8_read(&s);
@@ -58,4 +74,27 @@ static int like_at(const unsigned char *p, const unsigned char *s) {
 
 int plan_like_match(const char *s, const char *pattern) {
     return like_at((const unsigned char *)pattern, (const unsigned char *)s) == LIKE_MATCH;
+}
+
+/* One thread's share of plan_like_table. */
+typedef struct LikeJob {
+    const CatDict *d;
+    const char *pat;
+    int negated;
+    int64_t *tab;
+} LikeJob;
+
+static void like_worker(void *arg, int t, int nt) {
+    const LikeJob *j = arg;
+    int64_t n = j->d->n, lo = n * t / nt, hi = n * (t + 1) / nt;
+    for (int64_t i = lo; i < hi; i++)
+        j->tab[i] = plan_like_match(cat_dict_str(j->d, i), j->pat) ^ (j->negated ? 1 : 0);
+}
+
+void plan_like_table(const CatDict *d, const char *pattern, int negated, int64_t *tab) {
+    LikeJob j = {d, pattern, negated, tab};
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    int nt = d->n < 65536 ? 1 : (int)(ncpu < 1 ? 1 : ncpu > 64 ? 64 : ncpu);
+    if (nt > 1 && prim_parallel(nt, like_worker, &j) == 0) return;
+    like_worker(&j, 0, 1);
 }

@@ -247,6 +247,9 @@ int plan_bind_const(const char *sql, const AstExpr *ast, PlanArena *arena, BExpr
 /* SQLite's `s LIKE pattern` (planner/like.c): 1 if it matches, else 0.
  * `%` any run, `_` one UTF-8 character, ASCII-only case folding. */
 int plan_like_match(const char *s, const char *pattern);
+/* tab[i] = (entry i of d LIKE pattern) XOR negated, for every entry of d
+ * (all cores for a large dictionary). */
+void plan_like_table(const CatDict *d, const char *pattern, int negated, int64_t *tab);
 
 /* Structural equality of bound expressions. */
 int plan_bexpr_equal(const BExpr *x, const BExpr *y);
