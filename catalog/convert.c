@@ -70,7 +70,12 @@ int cat_config_to_binary(const char *in_path, const char *out_path, int append, 
             goto oom;
         for (int c = 0; c < t->ncols; c++) {
             /* a type name with a comma (DECIMAL(p,s)) is quoted in the flow mapping */
+            char dec[48];
             const char *ty = cat_type_name(t->cols[c].type);
+            if (t->cols[c].type == CAT_DECIMAL) {
+                snprintf(dec, sizeof dec, "DECIMAL(%d,%d)", t->cols[c].prec, t->cols[c].scale);
+                ty = dec;
+            }
             if (buf_add(&text, &len, &cap,
                         strchr(ty, ',') ? "      - {name: %s, type: \"%s\"}\n"
                                         : "      - {name: %s, type: %s}\n",

@@ -10,7 +10,7 @@
  *           [--format text|json|dot] (FILE | -e SQL | -)
  *   gqp gen test [--rows N] --out DIR [--seed S]
  *   gqp gen ssb --sf N --out DIR [--seed S]
- *   gqp gen tpch --sf N --out DIR [--decimal] [--keep-csv] [--duckdb FILE]
+ *   gqp gen tpch --sf N --out DIR [--float] [--keep-csv] [--duckdb FILE]
  *   gqp calibrate [--out FILE] [--threads N] [--max-rows N]
  *   gqp --version | --help
  *
@@ -61,7 +61,7 @@ static void usage(FILE *f) {
           "          [--format text|json|dot] (FILE | -e SQL | -)\n"
           "  gqp gen test [--rows N] --out DIR [--seed S]\n"
           "  gqp gen ssb --sf N --out DIR [--seed S]\n"
-          "  gqp gen tpch --sf N --out DIR [--decimal] [--keep-csv] [--duckdb FILE]\n"
+          "  gqp gen tpch --sf N --out DIR [--float] [--keep-csv] [--duckdb FILE]\n"
           "  gqp calibrate [--out FILE] [--threads N] [--max-rows N]\n"
           "  gqp --version\n"
           "  gqp --help\n"
@@ -766,17 +766,18 @@ static int cmd_gen_ssb(int argc, char **argv) {
  * gqp then writes DIR/bin/<table>/ and DIR/gqp.yaml through
  * gqp_config_to_binary() and, without --keep-csv, removes that CSV before
  * answering, so at most one table's text is on disk at a time.
- * --decimal (or GQP_TPCH_DECIMAL=1) declares the money columns
- * DECIMAL(15,2) instead of FLOAT64; --duckdb FILE keeps DuckDB's database.
+ * The money columns are DECIMAL(15,2) as in TPC-H; --float (or
+ * GQP_TPCH_DECIMAL=0) declares them FLOAT64 instead (--decimal is the
+ * default, kept for scripts); --duckdb FILE keeps DuckDB's database.
  * Returns the exit status. */
 static int cmd_gen_tpch(int argc, char **argv) {
     const char *dir = NULL, *sf = NULL, *duck = NULL;
     const char *env = getenv("GQP_TPCH_DECIMAL");
-    int decimal = env && env[0] && strcmp(env, "0") != 0, keep_csv = 0;
+    int decimal = !(env && strcmp(env, "0") == 0), keep_csv = 0;
     for (int i = 3; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--decimal") == 0) {
-            decimal = 1;
+        if (strcmp(a, "--decimal") == 0 || strcmp(a, "--float") == 0) {
+            decimal = strcmp(a, "--decimal") == 0;
             continue;
         }
         if (strcmp(a, "--keep-csv") == 0) {

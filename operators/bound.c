@@ -17,9 +17,11 @@
 
 #include "operators/operators.h"
 
-/* 1 for the integer logical types (whose values the map holds as int64). */
+/* 1 for the integer logical types (whose values the map holds as int64;
+ * a DECIMAL as its scaled integer, which is also what its statistics
+ * hold). */
 static int int_type(CatType t) {
-    return t == CAT_INT32 || t == CAT_INT64 || t == CAT_DATE || t == CAT_BOOL;
+    return t == CAT_INT32 || t == CAT_INT64 || t == CAT_DATE || t == CAT_BOOL || t == CAT_DECIMAL;
 }
 
 /* Bound of e (see op_abs_bound); every child is visited, so *safe sees

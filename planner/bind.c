@@ -2921,6 +2921,10 @@ static int bind_derived(BindCtx *bc, int i) {
         CatColumn *col = &t->cols[c];
         col->type = o->type == CAT_NULL ? CAT_INT64 : o->type;
         col->dict = (CatDict *)o->dict;
+        if (col->type == CAT_DECIMAL) {
+            col->scale = bx_scale(o);
+            col->prec = 18;
+        }
         col->n = t->nrows;
         col->stats.rows = t->nrows;
         col->stats.distinct = t->nrows;
