@@ -104,6 +104,12 @@ int op_aggregate(Lower *L, LowState *st) {
     }
     for (int a = 0; a < na; a++) {
         const BAgg *ag = &b->aggs[a];
+        if (ag->quant != AQ_NONE) {
+            if ((cols[ng + a] =
+                     op_quantile(L, st, ag, keys, ng, starts, est_groups, &names[ng + a])) < 0)
+                return -1;
+            continue;
+        }
         int in[2] = {starts, -1};
         int nin = 1;
         PrimType vt = PRIM_I64;

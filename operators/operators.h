@@ -144,6 +144,12 @@ int op_semi_join(Lower *L, LowState *st, int r, uint8_t *pred_used);
  * b->nrels empty slots) by the grouped state; returns 1. Returns 0 with
  * nothing added when it does not apply or is not chosen, -1 on error. */
 int op_dense_aggregate(Lower *L, LowState *st);
+/* quantile.c: the order statistic ag (ag->quant) per group as a value of
+ * its logical type: sort by (keys[0..ng), argument), per-group counts over
+ * the group segments starts, index maps and gathers (file comment).
+ * *label receives its EXPLAIN text. Value id or -1. */
+int op_quantile(Lower *L, LowState *st, const BAgg *ag, const int *keys, int ng, int starts,
+                int64_t est_groups, char **label);
 /* aggregate.c: replace st by the grouped state (keys, then aggregates). */
 int op_aggregate(Lower *L, LowState *st);
 /* project.c: values of the select list over st into out[0..nout). */

@@ -121,7 +121,8 @@ int plan_bexpr_equal(const BExpr *x, const BExpr *y) {
         if (!plan_bexpr_equal(x->a, y->a)) return 0;
         return lookup_equal(x, y);
     case BE_AGG:
-        if (x->agg != y->agg || x->agg_star != y->agg_star || x->agg_distinct != y->agg_distinct)
+        if (x->agg != y->agg || x->agg_star != y->agg_star || x->agg_distinct != y->agg_distinct ||
+            x->ival != y->ival || x->fval != y->fval)
             return 0;
         break;
     case BE_TOTEXT:

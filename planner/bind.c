@@ -1325,11 +1325,83 @@ static BExpr *bind_sqlite_date(BindCtx *bc, const AstExpr *e, BExpr **args) {
     return c ? c : bind_oom(bc);
 }
 
+/* DuckDB's order statistics MEDIAN(x), QUANTILE_CONT(x, q),
+ * QUANTILE_DISC(x, q) (and QUANTILE, its alias of QUANTILE_DISC) as a
+ * BE_AGG with ival = AggQuant and fval = q, a constant in [0, 1]. CONT and
+ * MEDIAN take numbers and give FLOAT64; DISC also takes DATE and STRING
+ * (codes order as text) and gives the argument's type. Returns NULL (err
+ * set) on misuse; *handled = 0 when f is none of these names. */
+static BExpr *bind_quantile(BindCtx *bc, const AstExpr *e, int allow_agg, int *handled) {
+    const char *f = e->str;
+    int median = strcasecmp(f, "median") == 0;
+    AggQuant quant = median || strcasecmp(f, "quantile_cont") == 0 ? AQ_CONT
+                     : strcasecmp(f, "quantile_disc") == 0 || strcasecmp(f, "quantile") == 0
+                         ? AQ_DISC
+                         : AQ_NONE;
+    *handled = quant != AQ_NONE;
+    if (quant == AQ_NONE) return NULL;
+    if (!allow_agg)
+        return bind_fail(bc, "Binder", e->pos, "aggregate function %s is not allowed here", f);
+    if (bc->in_agg)
+        return bind_fail(bc, "Binder", e->pos, "aggregate function calls cannot be nested");
+    if (e->distinct) return bind_fail(bc, "Not implemented", e->pos, "%s(DISTINCT ...)", f);
+    if (e->nlist != (median ? 1 : 2) || e->list[0]->kind == AST_STAR)
+        return bind_fail(bc, "Binder", e->pos, "%s takes %s", f,
+                         median ? "one argument" : "two arguments (value, fraction)");
+    double q = 0.5;
+    if (!median) {
+        BExpr *qe = bind_expr(bc, e->list[1], 0);
+        if (!qe) return NULL;
+        if (qe->kind != BE_CONST || qe->is_null || qe->type == CAT_STRING || qe->type == CAT_DATE ||
+            qe->type == CAT_BOOL)
+            return bind_fail(bc, "Binder", e->list[1]->pos,
+                             "%s: the fraction must be a constant number", f);
+        q = bx_is_float(qe->type) ? qe->fval : (double)qe->ival;
+        if (!(q >= 0.0 && q <= 1.0))
+            return bind_fail(bc, "Binder", e->list[1]->pos,
+                             "%s: the fraction must be between 0 and 1", f);
+    }
+    bc->in_agg = 1;
+    BExpr *arg = bind_expr(bc, e->list[0], 0);
+    bc->in_agg = 0;
+    if (!arg) return NULL;
+    if (runtime_text(arg)) return runtime_text_fail(bc, arg, "an aggregate of");
+    if (arg->type == CAT_BOOL) arg = cast_to(bc, arg, CAT_INT64), arg->type = CAT_INT64;
+    if (quant == AQ_CONT && (arg->type == CAT_STRING || arg->type == CAT_DATE))
+        return bind_fail(bc, "Not implemented", e->pos, "%s of a %s value", f,
+                         arg->type == CAT_STRING ? "STRING" : "DATE");
+    BExpr *x = bx_new(bc->arena, BE_AGG, CAT_FLOAT64, e->pos);
+    if (!x) return bind_oom(bc);
+    x->agg = AGG_MIN;
+    x->ival = quant;
+    x->fval = q;
+    x->a = arg;
+    if (quant == AQ_DISC) {
+        x->type = arg->type == CAT_STRING  ? CAT_STRING
+                  : arg->type == CAT_DATE  ? CAT_DATE
+                  : bx_is_float(arg->type) ? CAT_FLOAT64
+                                           : CAT_INT64;
+        x->dict = arg->dict;
+    }
+    if (arg->type == CAT_NULL) {
+        /* every input is NULL, so is the result (as MIN(NULL)) */
+        if (quant == AQ_DISC) x->type = CAT_INT64;
+        BExpr *w = bx_new(bc->arena, BE_CAST, CAT_NULL, e->pos);
+        if (!w) return bind_oom(bc);
+        w->a = x;
+        return w;
+    }
+    return x;
+}
+
 /* Bind a function call: aggregates, ABS, COALESCE/IFNULL, NULLIF. */
 static BExpr *bind_func(BindCtx *bc, const AstExpr *e, int allow_agg) {
     const char *f = e->str;
     PrimAgg agg;
     int is_agg = 1;
+    int quantile = 0;
+    BExpr *qx = bind_quantile(bc, e, allow_agg, &quantile);
+    if (quantile) return qx;
     if (strcasecmp(f, "total") == 0 && e->nlist == 1 && e->list[0]->kind != AST_STAR) {
         /* SQLite's total(x): SUM(CAST(x AS REAL)), 0.0 over no rows */
         AstExpr cast = *e->list[0], sum = *e;
@@ -1898,6 +1970,7 @@ static BExpr *to_agg_scope(BindCtx *bc, BExpr *e) {
         int idx = -1;
         for (int k = 0; k < b->naggs; k++)
             if (b->aggs[k].agg == e->agg && b->aggs[k].distinct == e->agg_distinct &&
+                b->aggs[k].quant == (AggQuant)e->ival && b->aggs[k].q == e->fval &&
                 plan_bexpr_equal(b->aggs[k].arg, e->a))
                 idx = k;
         if (idx < 0) {
@@ -1908,6 +1981,8 @@ static BExpr *to_agg_scope(BindCtx *bc, BExpr *e) {
             na[b->naggs].arg = e->a;
             na[b->naggs].type = e->type;
             na[b->naggs].distinct = e->agg_distinct;
+            na[b->naggs].quant = (AggQuant)e->ival;
+            na[b->naggs].q = e->fval;
             b->aggs = na;
             idx = b->naggs++;
         }

@@ -40,7 +40,8 @@ typedef enum BExprKind {
     BE_CAST,     /* a converted to type (numeric <-> numeric) */
     BE_TRUTH,    /* a != 0 as BOOL (numeric used as a condition) */
     BE_LOOKUP,   /* table[a] (a is a STRING code): remaps and LIKE */
-    BE_AGG,      /* aggregate call (only before rewriting into the agg scope) */
+    BE_AGG,      /* aggregate call (only before rewriting into the agg scope);
+                    ival = an AggQuant, fval its fraction q */
     BE_TOTEXT,   /* CAST(number AS TEXT) of a non-constant number: its text
                     exists only when the query runs (dict NULL); tuse says
                     what is made of it (TextUse) */
@@ -138,11 +139,22 @@ typedef struct BPred {
     int used;
 } BPred;
 
+/* An order statistic (DuckDB's MEDIAN / QUANTILE_CONT / QUANTILE_DISC)
+ * in place of agg: over the n non-NULL values of the group in ascending
+ * order v[0..n) (NULL when n == 0),
+ *   AQ_CONT  v[lo] + (v[hi] - v[lo]) * d as DOUBLE, where r = (n-1)*q,
+ *            lo = floor(r), hi = ceil(r), d = r - lo  (MEDIAN: q = 0.5)
+ *   AQ_DISC  v[max(ceil(n*q), 1) - 1], of the argument's type
+ * Lowered by the sort plan only (operators/quantile.c). */
+typedef enum AggQuant { AQ_NONE = 0, AQ_CONT, AQ_DISC } AggQuant;
+
 typedef struct BAgg {
     PrimAgg agg;
     BExpr *arg; /* NULL for COUNT(*) */
     CatType type;
-    int distinct; /* aggregate over the distinct non-NULL values of arg */
+    int distinct;   /* aggregate over the distinct non-NULL values of arg */
+    AggQuant quant; /* an order statistic (agg then unused) */
+    double q;       /* its fraction, 0..1 */
 } BAgg;
 
 /*
