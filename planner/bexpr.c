@@ -68,6 +68,20 @@ static int bx_same_text(const char *a, const char *b) {
     return a == b || (a && b && strcmp(a, b) == 0);
 }
 
+/* 1 if lookup x reads a pair index (funcs.c): (CAST(a) * n) + CAST(b) of
+ * two STRING operands a and b. */
+static int pair_lookup_ops(const BExpr *x) {
+    const BExpr *i = x->a;
+    return i && i->kind == BE_BINARY && i->op == OP_ADD && i->a->kind == BE_BINARY &&
+           i->a->op == OP_MUL && i->a->a->kind == BE_CAST && i->b->kind == BE_CAST &&
+           i->a->a->a->type == CAT_STRING && i->b->a->type == CAT_STRING;
+}
+
+/* Operand k (0: left, 1: right) of a pair lookup. */
+static const BExpr *pair_op(const BExpr *x, int k) {
+    return k == 0 ? x->a->a->a->a : x->a->b->a;
+}
+
 /*
  * 1 if the lookups x and y, whose children are equal expressions, compute
  * the same function of the child's text. The tables are per-binding
@@ -82,6 +96,20 @@ static int lookup_equal(const BExpr *x, const BExpr *y) {
     if (x->table_n == y->table_n && x->dict == y->dict && xa == ya &&
         memcmp(x->table, y->table, (size_t)x->table_n * sizeof(int64_t)) == 0)
         return 1;
+    if (pair_lookup_ops(x) && pair_lookup_ops(y)) {
+        /* a lookup over the pairs of two operands' codes (fn_concat_pairs,
+         * fn_like_pairs): equal when both operands carry the same
+         * dictionaries and the entries agree (STRING ones as text) */
+        if (pair_op(x, 0)->dict != pair_op(y, 0)->dict ||
+            pair_op(x, 1)->dict != pair_op(y, 1)->dict || x->table_n != y->table_n)
+            return 0;
+        for (int64_t i = 0; i < x->table_n; i++)
+            if (x->type == CAT_STRING ? strcmp(cat_dict_str(x->dict, x->table[i]),
+                                               cat_dict_str(y->dict, y->table[i])) != 0
+                                      : x->table[i] != y->table[i])
+                return 0;
+        return 1;
+    }
     if (!xa || !ya || xa->n != x->table_n || ya->n != y->table_n) return 0;
     int str = x->type == CAT_STRING;
     if (str && (!x->dict || !y->dict)) return 0;

@@ -51,5 +51,12 @@ typedef struct FnStrOp {
 int fn_apply_str(const FnStrOp *op, const char *in, size_t n, char **out, size_t *outlen,
                  int64_t *ival);
 BExpr *fn_map_dict(PlanArena *a, BExpr *x, const FnStrOp *op, int64_t pos);
+/* Operators over two text expressions through a table of every pair of
+ * their dictionaries' entries (funcs.c): x || y, x [NOT] LIKE p. Only for
+ * dictionaries whose sizes multiply to at most fn_pairs_max(). NULL when
+ * out of memory. */
+int64_t fn_pairs_max(void);
+BExpr *fn_concat_pairs(PlanArena *a, BExpr *x, BExpr *y, int64_t pos);
+BExpr *fn_like_pairs(PlanArena *a, BExpr *x, BExpr *p, int negated, int64_t pos);
 
 #endif

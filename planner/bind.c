@@ -1016,9 +1016,21 @@ static BExpr *bind_concat(BindCtx *bc, BExpr *x, BExpr *y, int64_t pos) {
     if (is_null_const(y) && y->kind == BE_CONST) return typed_null(bc, CAT_STRING, pos);
     if (runtime_text(x) || runtime_text(y))
         return runtime_text_fail(bc, runtime_text(x) ? x : y, "|| of");
-    if (x->kind != BE_CONST && y->kind != BE_CONST)
-        return bind_fail(bc, "Not implemented", pos,
-                         "operator || (string concatenation) of two non-constant operands");
+    if (x->kind != BE_CONST && y->kind != BE_CONST) {
+        /* two text expressions: a lookup over the pairs of their entries */
+        if (x->type != CAT_STRING || y->type != CAT_STRING)
+            return bind_fail(bc, "Not implemented", x->type != CAT_STRING ? x->pos : y->pos,
+                             "operator || (string concatenation) of a non-constant non-text "
+                             "expression and another non-constant expression");
+        if ((double)x->dict->n * (double)y->dict->n > (double)fn_pairs_max())
+            return bind_fail(bc, "Not implemented", pos,
+                             "operator || of two text expressions whose distinct values make "
+                             "more than %lld pairs (%lld x %lld)",
+                             (long long)fn_pairs_max(), (long long)x->dict->n,
+                             (long long)y->dict->n);
+        BExpr *r = fn_concat_pairs(bc->arena, x, y, pos);
+        return r ? r : bind_oom(bc);
+    }
     BExpr *sides[2] = {x, y};
     for (int i = 0; i < 2; i++) {
         BExpr *v = sides[i];
@@ -1872,8 +1884,23 @@ static BExpr *bind_expr(BindCtx *bc, const AstExpr *e, int allow_agg) {
         if (x->type != CAT_STRING)
             return bind_fail(bc, "Binder", e->pos, "LIKE needs a STRING value, got %s",
                              cat_type_name(x->type));
-        if (p->kind != BE_CONST || p->type != CAT_STRING)
-            return bind_fail(bc, "Not implemented", e->b->pos, "LIKE with a non-constant pattern");
+        if (p->type != CAT_STRING)
+            return bind_fail(bc, "Binder", e->b->pos, "LIKE needs a STRING pattern, got %s",
+                             cat_type_name(p->type));
+        if (p->kind != BE_CONST) {
+            /* a pattern of a text expression: a lookup over the pairs of
+             * the value's and the pattern's entries */
+            if (runtime_text(x) || runtime_text(p))
+                return runtime_text_fail(bc, runtime_text(x) ? x : p, "LIKE with");
+            if ((double)x->dict->n * (double)p->dict->n > (double)fn_pairs_max())
+                return bind_fail(bc, "Not implemented", e->b->pos,
+                                 "LIKE with a non-constant pattern whose distinct values and "
+                                 "the value's make more than %lld pairs (%lld x %lld)",
+                                 (long long)fn_pairs_max(), (long long)x->dict->n,
+                                 (long long)p->dict->n);
+            BExpr *l = fn_like_pairs(A, x, p, e->negated, e->pos);
+            return l ? l : bind_oom(bc);
+        }
         const char *pat = const_text(p);
         if (runtime_text(x)) {
             BExpr *u = text_use(bc, x, TU_LIKE, CAT_BOOL, e->pos);

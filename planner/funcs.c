@@ -372,3 +372,98 @@ done:
     free(codes);
     return r;
 }
+
+/* Entries of the table of a pair of dictionaries beyond which the binder
+ * declines a pair lookup (Not implemented): 2^20 pairs (8 MiB of int64
+ * table; for ||, as many strings to build at bind time). */
+#define FN_PAIRS_MAX ((int64_t)1 << 20)
+
+int64_t fn_pairs_max(void) {
+    return FN_PAIRS_MAX;
+}
+
+/* x * |dict(y)| + y over the codes of STRING expressions x and y, INT64
+ * (NULL when either is NULL). The BE_CASTs reinterpret a code as an
+ * integer: in a map a code already is one (an I register). */
+static BExpr *pair_index(PlanArena *a, BExpr *x, BExpr *y, int64_t pos) {
+    BExpr *cx = bx_new(a, BE_CAST, CAT_INT64, pos), *cy = bx_new(a, BE_CAST, CAT_INT64, pos);
+    BExpr *n = bx_int(a, CAT_INT64, y->dict->n, pos);
+    BExpr *mul = bx_new(a, BE_BINARY, CAT_INT64, pos), *add = bx_new(a, BE_BINARY, CAT_INT64, pos);
+    if (!cx || !cy || !n || !mul || !add) return NULL;
+    cx->a = x, cy->a = y;
+    mul->op = OP_MUL, mul->a = cx, mul->b = n;
+    add->op = OP_ADD, add->a = mul, add->b = cy;
+    return add;
+}
+
+/* A lookup of type t from the pair index of x and y into tab (x's entries
+ * times y's), dictionary d for STRING. NULL when out of memory. */
+static BExpr *pair_lookup(PlanArena *a, BExpr *x, BExpr *y, CatType t, const int64_t *tab,
+                          const CatDict *d, int64_t pos) {
+    BExpr *idx = pair_index(a, x, y, pos);
+    BExpr *r = idx ? bx_new(a, BE_LOOKUP, t, pos) : NULL;
+    if (!r) return NULL;
+    r->a = idx;
+    r->table = tab;
+    r->table_n = x->dict->n * y->dict->n;
+    r->dict = d;
+    return r;
+}
+
+/*
+ * x || y of two STRING expressions with dictionaries (constants too) whose
+ * entries multiply to at most fn_pairs_max(): the dictionary of every
+ * concatenation of an entry of x's with one of y's, built now, and a
+ * BE_LOOKUP from the pair index (x * |y| + y) to its codes, so it runs as
+ * a map on either device. NULL when out of memory.
+ */
+BExpr *fn_concat_pairs(PlanArena *a, BExpr *x, BExpr *y, int64_t pos) {
+    const CatDict *dx = x->dict, *dy = y->dict;
+    int64_t n = dx->n * dy->n;
+    int64_t *tab = plan_alloc(a, sizeof(int64_t) * (size_t)(n ? n : 1));
+    char **strs = calloc((size_t)(n ? n : 1), sizeof(char *));
+    size_t *lens = calloc((size_t)(n ? n : 1), sizeof(size_t));
+    int32_t *codes = calloc((size_t)(n ? n : 1), sizeof(int32_t));
+    BExpr *r = NULL;
+    if (!tab || !strs || !lens || !codes) goto done;
+    for (int64_t i = 0; i < dx->n; i++) {
+        size_t li = (size_t)cat_dict_len(dx, i);
+        for (int64_t j = 0; j < dy->n; j++) {
+            size_t lj = (size_t)cat_dict_len(dy, j), k = (size_t)(i * dy->n + j);
+            if (!(strs[k] = malloc(li + lj + 1))) goto done;
+            memcpy(strs[k], cat_dict_str(dx, i), li);
+            memcpy(strs[k] + li, cat_dict_str(dy, j), lj);
+            strs[k][li + lj] = 0;
+            lens[k] = li + lj;
+        }
+    }
+    CatDict *nd = cat_dict_build((const char *const *)strs, lens, n, codes);
+    if (!nd || plan_arena_own_dict(a, nd) != 0) goto done;
+    for (int64_t k = 0; k < n; k++)
+        tab[k] = codes[k];
+    r = pair_lookup(a, x, y, CAT_STRING, tab, nd, pos);
+done:
+    if (strs)
+        for (int64_t k = 0; k < n; k++)
+            free(strs[k]);
+    free(strs);
+    free(lens);
+    free(codes);
+    return r;
+}
+
+/* x [NOT] LIKE p of two STRING expressions with dictionaries whose entries
+ * multiply to at most fn_pairs_max(): SQLite's LIKE of every pair of
+ * entries, computed now, and a BOOL BE_LOOKUP from the pair index (NULL
+ * when either side is NULL). NULL when out of memory. */
+BExpr *fn_like_pairs(PlanArena *a, BExpr *x, BExpr *p, int negated, int64_t pos) {
+    const CatDict *dx = x->dict, *dp = p->dict;
+    int64_t n = dx->n * dp->n;
+    int64_t *tab = plan_alloc(a, sizeof(int64_t) * (size_t)(n ? n : 1));
+    if (!tab) return NULL;
+    for (int64_t i = 0; i < dx->n; i++)
+        for (int64_t j = 0; j < dp->n; j++)
+            tab[i * dp->n + j] =
+                plan_like_match(cat_dict_str(dx, i), cat_dict_str(dp, j)) ^ (negated ? 1 : 0);
+    return pair_lookup(a, x, p, CAT_BOOL, tab, NULL, pos);
+}
