@@ -256,6 +256,8 @@ static double now_ms(void) {
  * into buf (>= 32 bytes); NULL for a NULL value. */
 static const char *number_text(const PrimVec *in, int64_t i, int date, char *buf) {
     if (in->valid && !in->valid[i]) return NULL;
+    if (in->type == PRIM_I32) /* STRING codes: see value_text */
+        return NULL;
     if (in->type == PRIM_F64)
         cat_format_real(((const double *)in->data)[i], 15, buf, 32);
     else if (date)
@@ -263,6 +265,84 @@ static const char *number_text(const PrimVec *in, int64_t i, int date, char *buf
     else
         snprintf(buf, 32, "%lld", (long long)((const int64_t *)in->data)[i]);
     return buf;
+}
+
+/* Text of value i of in as number_text, except that STRING codes (an I32
+ * vector, group_concat's run-time text) read as their entry of dict d. */
+static const char *value_text(const PrimVec *in, int64_t i, int date, const CatDict *d, char *buf) {
+    if (in->type == PRIM_I32 && d)
+        return in->valid && !in->valid[i] ? NULL : cat_dict_str(d, ((const int32_t *)in->data)[i]);
+    return number_text(in, i, date, buf);
+}
+
+/* DN_TOTEXT node with TU_GCONCAT: in[0] holds the values in group order
+ * (STRING codes of node->totext_dict or of d, numbers, DATE days), in[1]
+ * the nseg group starts; out (nseg rows, validity) receives per group the
+ * text of its non-NULL values joined by node->totext_text, NULL when it
+ * has none, as codes into a dictionary built now (it joins x->dicts and
+ * becomes out->rdict). SQLite's group_concat. Returns 0 or -1. */
+static int group_concat(Exec *x, const DagNode *node, const PrimVec *in, const CatDict *d,
+                        RtVal *out) {
+    int64_t n = in[0].n, nseg = in[1].n;
+    const int64_t *starts = in[1].data;
+    const char *sep = node->totext_text ? node->totext_text : ",";
+    size_t seplen = strlen(sep), total = 0;
+    int date = node->totext_date;
+    char nb[32];
+    PrimVec *o = &out->h;
+    size_t *lens = calloc((size_t)(nseg ? nseg : 1), sizeof(size_t));
+    const char **strs = calloc((size_t)(nseg ? nseg : 1), sizeof(char *));
+    CatDict **nd = realloc(x->dicts, sizeof(CatDict *) * (size_t)(x->ndicts + 1));
+    if (nd) x->dicts = nd;
+    if (!lens || !strs || !nd) {
+        free(lens);
+        free(strs);
+        return ex_fail(x, "Execution Error: out of memory");
+    }
+    /* lengths first, then one buffer for every group's text */
+    for (int pass = 0; pass < 2; pass++) {
+        char *buf = NULL;
+        if (pass == 1 && !(buf = malloc(total ? total : 1))) {
+            free(lens);
+            free(strs);
+            return ex_fail(x, "Execution Error: out of memory");
+        }
+        size_t at = 0;
+        for (int64_t s = 0; s < nseg; s++) {
+            int64_t hi = s + 1 < nseg ? starts[s + 1] : n;
+            size_t len = 0;
+            int any = 0;
+            if (pass == 1) strs[s] = buf + at;
+            for (int64_t i = starts[s]; i < hi; i++) {
+                const char *t = value_text(&in[0], i, date, d, nb);
+                if (!t) continue;
+                size_t tl = strlen(t);
+                if (pass == 1) {
+                    if (any) memcpy(buf + at + len, sep, seplen);
+                    memcpy(buf + at + len + (any ? seplen : 0), t, tl);
+                }
+                len += (any ? seplen : 0) + tl;
+                any = 1;
+            }
+            if (pass == 0) {
+                total += len;
+                if (o->valid) o->valid[s] = (uint8_t)any;
+            } else {
+                lens[s] = len;
+                at += len;
+            }
+        }
+        if (pass == 1) {
+            CatDict *dict = cat_dict_build(strs, lens, nseg, o->data);
+            free(buf);
+            free(lens);
+            free(strs);
+            if (!dict) return ex_fail(x, "Execution Error: out of memory");
+            x->dicts[x->ndicts++] = dict;
+            out->rdict = dict;
+        }
+    }
+    return 0;
 }
 
 /* 1 if strcmp-order c satisfies comparison op. */
@@ -292,12 +372,13 @@ static int cmp_holds(AstOp op, int c) {
  * out->rdict). */
 static int to_text(Exec *x, const DagNode *node, const PrimVec *in, int64_t n, RtVal *out) {
     int date = node->totext_date;
+    const CatDict *rd = x->vals[node->inputs[0]].rdict; /* STRING input: group_concat */
     TextUse use = node->totext_use;
     PrimVec *o = &out->h;
     if (use != TU_TEXT) {
         char buf[32];
         for (int64_t i = 0; i < n; i++) {
-            const char *s = number_text(in, i, date, buf);
+            const char *s = value_text(in, i, date, rd, buf);
             if (!s) s = node->totext_null;
             const char *other = node->totext_text;
             if (use == TU_CMP && node->ninputs > 1)
@@ -337,7 +418,7 @@ static int to_text(Exec *x, const DagNode *node, const PrimVec *in, int64_t n, R
         return ex_fail(x, "Execution Error: out of memory");
     }
     for (int64_t i = 0; i < n; i++) {
-        const char *s = number_text(in, i, date, buf + i * 32);
+        const char *s = value_text(in, i, date, rd, buf + i * 32);
         if (!s) s = node->totext_null;
         if (o->valid) o->valid[i] = s != NULL;
         strs[i] = s ? s : "";
@@ -664,6 +745,13 @@ static int run_node(Exec *x, int i, int gpu) {
         return ex_fail(x, "Execution Error: transfer nodes are executed implicitly");
     case DN_TOTEXT: {
         if (gpu) return ex_fail(x, "Execution Error: to-text runs on the CPU only");
+        if (n->totext_use == TU_GCONCAT) {
+            if (ex_alloc(x, o0, in[1].n, 1, 0) != 0) return -1;
+            n->rows_in = in[0].n;
+            rc = group_concat(x, n, in,
+                              n->totext_dict ? n->totext_dict : x->vals[n->inputs[0]].rdict, out);
+            break;
+        }
         int64_t len = in[0].n;
         int want_valid = in[0].valid != NULL || (n->ninputs > 1 && in[1].valid != NULL);
         if (ex_alloc(x, o0, len, want_valid, 0) != 0) return -1;

@@ -104,6 +104,12 @@ int op_aggregate(Lower *L, LowState *st) {
     }
     for (int a = 0; a < na; a++) {
         const BAgg *ag = &b->aggs[a];
+        if (ag->quant == AQ_CONCAT) {
+            if ((cols[ng + a] =
+                     op_group_concat(L, st, ag, perm, starts, est_groups, &names[ng + a])) < 0)
+                return -1;
+            continue;
+        }
         if (ag->quant != AQ_NONE) {
             if ((cols[ng + a] =
                      op_quantile(L, st, ag, keys, ng, starts, est_groups, &names[ng + a])) < 0)

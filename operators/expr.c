@@ -406,8 +406,14 @@ char *op_expr_label(Lower *L, const LowState *st, const BExpr *e) {
 
 int op_totext(Lower *L, LowState *st, const BExpr *e) {
     int v[2];
-    v[0] = op_expr(L, st, e->a, bx_is_float(e->a->type) ? PRIM_F64 : PRIM_I64, 0);
+    /* a STRING input (group_concat's text, made at run time) as its codes */
+    v[0] = op_expr(L, st, e->a,
+                   e->a->type == CAT_STRING  ? PRIM_I32
+                   : bx_is_float(e->a->type) ? PRIM_F64
+                                             : PRIM_I64,
+                   0);
     if (v[0] < 0) return -1;
+    if (e->a->type == CAT_STRING && e->tuse == TU_TEXT && !e->tnull) return v[0];
     /* TU_CMP against a string expression: its codes are the second input */
     if (e->b && (v[1] = op_expr(L, st, e->b, PRIM_I32, 0)) < 0) return -1;
     PrimType ot = op_prim_type(e->type);

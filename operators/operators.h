@@ -150,6 +150,12 @@ int op_dense_aggregate(Lower *L, LowState *st);
  * *label receives its EXPLAIN text. Value id or -1. */
 int op_quantile(Lower *L, LowState *st, const BAgg *ag, const int *keys, int ng, int starts,
                 int64_t est_groups, char **label);
+/* groupconcat.c: group_concat ag (AQ_CONCAT) per group: its argument
+ * gathered through perm (-1: the rows as they are, one group) and a
+ * CPU-only to-text node over it and the segment starts; STRING codes of a
+ * dictionary made at run time. *label receives its EXPLAIN text. */
+int op_group_concat(Lower *L, LowState *st, const BAgg *ag, int perm, int starts,
+                    int64_t est_groups, char **label);
 /* aggregate.c: replace st by the grouped state (keys, then aggregates). */
 int op_aggregate(Lower *L, LowState *st);
 /* project.c: values of the select list over st into out[0..nout). */

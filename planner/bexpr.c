@@ -150,7 +150,7 @@ int plan_bexpr_equal(const BExpr *x, const BExpr *y) {
         return lookup_equal(x, y);
     case BE_AGG:
         if (x->agg != y->agg || x->agg_star != y->agg_star || x->agg_distinct != y->agg_distinct ||
-            x->ival != y->ival || x->fval != y->fval)
+            x->ival != y->ival || x->fval != y->fval || !bx_same_text(x->ttext, y->ttext))
             return 0;
         break;
     case BE_TOTEXT:

@@ -130,7 +130,8 @@ static BExpr *text_use(BindCtx *bc, const BExpr *x, TextUse use, CatType t, int6
  * dictionary at bind time; returns NULL. */
 static void *runtime_text_fail(BindCtx *bc, const BExpr *x, const char *what) {
     return bind_fail(bc, "Not implemented", x->pos,
-                     "%s CAST(x AS TEXT) of a non-constant number (supported: output, IS NULL, "
+                     "%s text made when the query runs (CAST(x AS TEXT) of a non-constant number, "
+                     "group_concat) (supported: output, IS NULL, "
                      "COUNT, LIKE, comparison with a string, CAST to a number, COALESCE with a "
                      "constant string)",
                      what);
@@ -1406,6 +1407,58 @@ static BExpr *bind_quantile(BindCtx *bc, const AstExpr *e, int allow_agg, int *h
     return x;
 }
 
+/* SQLite's group_concat(x [, sep]) and string_agg(x, sep): a BE_AGG
+ * (AQ_CONCAT, ttext = sep, default ",") whose text is made when the query
+ * runs, so it is wrapped as runtime text (BE_TOTEXT TU_TEXT over it): the
+ * uses of such text that runtime_text allows work, the others fail as
+ * Not implemented. sep must be a constant. *handled = 0 when f is neither. */
+static BExpr *bind_group_concat(BindCtx *bc, const AstExpr *e, int allow_agg, int *handled) {
+    const char *f = e->str;
+    int sagg = strcasecmp(f, "string_agg") == 0;
+    *handled = sagg || strcasecmp(f, "group_concat") == 0;
+    if (!*handled) return NULL;
+    if (!allow_agg)
+        return bind_fail(bc, "Binder", e->pos, "aggregate function %s is not allowed here", f);
+    if (bc->in_agg)
+        return bind_fail(bc, "Binder", e->pos, "aggregate function calls cannot be nested");
+    if (e->nlist < 1 + sagg || e->nlist > 2 || e->list[0]->kind == AST_STAR)
+        return bind_fail(bc, "Binder", e->pos, "wrong number of arguments to function %s()", f);
+    if (e->distinct) return bind_fail(bc, "Not implemented", e->pos, "%s(DISTINCT ...)", f);
+    const char *sep = ",";
+    if (e->nlist == 2) {
+        BExpr *se = bind_expr(bc, e->list[1], 0);
+        if (!se) return NULL;
+        if (se->kind != BE_CONST || runtime_text(se))
+            return bind_fail(bc, "Not implemented", e->list[1]->pos,
+                             "%s() with a non-constant separator", f);
+        if (se->is_null || se->type == CAT_NULL) {
+            sep = "";
+        } else {
+            if (se->type != CAT_STRING && !(se = const_to_text(bc, se, se->pos))) return NULL;
+            sep = const_text(se);
+        }
+    }
+    bc->in_agg = 1;
+    BExpr *arg = bind_expr(bc, e->list[0], 0);
+    bc->in_agg = 0;
+    if (!arg) return NULL;
+    /* the text of numbers is what group_concat makes of the numbers */
+    if (runtime_text(arg) && !arg->tnull) arg = arg->a;
+    if (runtime_text(arg)) return runtime_text_fail(bc, arg, "an aggregate of");
+    if (arg->type == CAT_BOOL) arg = cast_to(bc, arg, CAT_INT64), arg->type = CAT_INT64;
+    BExpr *x = bx_new(bc->arena, BE_AGG, CAT_STRING, e->pos);
+    BExpr *t = bx_new(bc->arena, BE_TOTEXT, CAT_STRING, e->pos);
+    char *sp = plan_strdup(bc->arena, sep);
+    if (!x || !t || !sp) return bind_oom(bc);
+    x->agg = AGG_COUNT;
+    x->ival = AQ_CONCAT;
+    x->ttext = sp;
+    x->a = arg;
+    t->tuse = TU_TEXT;
+    t->a = x;
+    return t;
+}
+
 /* Bind a function call: aggregates, ABS, COALESCE/IFNULL, NULLIF. */
 static BExpr *bind_func(BindCtx *bc, const AstExpr *e, int allow_agg) {
     const char *f = e->str;
@@ -1413,6 +1466,8 @@ static BExpr *bind_func(BindCtx *bc, const AstExpr *e, int allow_agg) {
     int is_agg = 1;
     int quantile = 0;
     BExpr *qx = bind_quantile(bc, e, allow_agg, &quantile);
+    if (quantile) return qx;
+    qx = bind_group_concat(bc, e, allow_agg, &quantile);
     if (quantile) return qx;
     if (strcasecmp(f, "total") == 0 && e->nlist == 1 && e->list[0]->kind != AST_STAR) {
         /* SQLite's total(x): SUM(CAST(x AS REAL)), 0.0 over no rows */
@@ -1998,6 +2053,8 @@ static BExpr *to_agg_scope(BindCtx *bc, BExpr *e) {
         for (int k = 0; k < b->naggs; k++)
             if (b->aggs[k].agg == e->agg && b->aggs[k].distinct == e->agg_distinct &&
                 b->aggs[k].quant == (AggQuant)e->ival && b->aggs[k].q == e->fval &&
+                (b->aggs[k].sep == e->ttext ||
+                 (b->aggs[k].sep && e->ttext && strcmp(b->aggs[k].sep, e->ttext) == 0)) &&
                 plan_bexpr_equal(b->aggs[k].arg, e->a))
                 idx = k;
         if (idx < 0) {
@@ -2010,6 +2067,7 @@ static BExpr *to_agg_scope(BindCtx *bc, BExpr *e) {
             na[b->naggs].distinct = e->agg_distinct;
             na[b->naggs].quant = (AggQuant)e->ival;
             na[b->naggs].q = e->fval;
+            na[b->naggs].sep = e->ttext;
             b->aggs = na;
             idx = b->naggs++;
         }

@@ -41,7 +41,8 @@ typedef enum BExprKind {
     BE_TRUTH,    /* a != 0 as BOOL (numeric used as a condition) */
     BE_LOOKUP,   /* table[a] (a is a STRING code): remaps and LIKE */
     BE_AGG,      /* aggregate call (only before rewriting into the agg scope);
-                    ival = an AggQuant, fval its fraction q */
+                    ival = an AggQuant, fval its fraction q, ttext
+                    group_concat's separator */
     BE_TOTEXT,   /* CAST(number AS TEXT) of a non-constant number: its text
                     exists only when the query runs (dict NULL); tuse says
                     what is made of it (TextUse) */
@@ -64,8 +65,13 @@ typedef enum BExprKind {
  *   TU_LIKE   BOOL    text LIKE ttext, NOT LIKE when negated
  *   TU_CMP    BOOL    text <op> ttext, or <op> the STRING expression b
  *                     (a dictionary of bind time) when b is set, in byte
- *                     order (SQLite's BINARY); NULL if either is NULL */
-typedef enum TextUse { TU_TEXT = 0, TU_INT, TU_REAL, TU_LIKE, TU_CMP } TextUse;
+ *                     order (SQLite's BINARY); NULL if either is NULL
+ *   TU_GCONCAT STRING (DN_TOTEXT only, group_concat): inputs the values
+ *                     in group order and the group starts; per group the
+ *                     text of its non-NULL values joined by ttext, NULL
+ *                     when none, codes into a dictionary built at run time
+ * A STRING input (group_concat's result) reads as its own text. */
+typedef enum TextUse { TU_TEXT = 0, TU_INT, TU_REAL, TU_LIKE, TU_CMP, TU_GCONCAT } TextUse;
 
 typedef struct BExpr {
     BExprKind kind;
@@ -145,16 +151,20 @@ typedef struct BPred {
  *   AQ_CONT  v[lo] + (v[hi] - v[lo]) * d as DOUBLE, where r = (n-1)*q,
  *            lo = floor(r), hi = ceil(r), d = r - lo  (MEDIAN: q = 0.5)
  *   AQ_DISC  v[max(ceil(n*q), 1) - 1], of the argument's type
+ *   AQ_CONCAT SQLite's group_concat(x, sep): the text of the non-NULL
+ *            values in input order joined by sep (NULL when none), a
+ *            STRING made at run time by a CPU-only DN_TOTEXT (TU_GCONCAT)
  * Lowered by the sort plan only (operators/quantile.c). */
-typedef enum AggQuant { AQ_NONE = 0, AQ_CONT, AQ_DISC } AggQuant;
+typedef enum AggQuant { AQ_NONE = 0, AQ_CONT, AQ_DISC, AQ_CONCAT } AggQuant;
 
 typedef struct BAgg {
     PrimAgg agg;
     BExpr *arg; /* NULL for COUNT(*) */
     CatType type;
-    int distinct;   /* aggregate over the distinct non-NULL values of arg */
-    AggQuant quant; /* an order statistic (agg then unused) */
-    double q;       /* its fraction, 0..1 */
+    int distinct;    /* aggregate over the distinct non-NULL values of arg */
+    AggQuant quant;  /* an order statistic (agg then unused) */
+    double q;        /* its fraction, 0..1 */
+    const char *sep; /* AQ_CONCAT: the separator */
 } BAgg;
 
 /*
