@@ -77,6 +77,14 @@ static int pair_lookup_ops(const BExpr *x) {
            i->a->a->a->type == CAT_STRING && i->b->a->type == CAT_STRING;
 }
 
+/* 1 if lookup x reads a day index (funcs.c fn_map_text): CAST(d) - lo of
+ * a DATE d. */
+static int date_lookup_ops(const BExpr *x) {
+    const BExpr *i = x->a;
+    return i && i->kind == BE_BINARY && i->op == OP_SUB && i->a->kind == BE_CAST &&
+           i->a->a->type == CAT_DATE;
+}
+
 /* Operand k (0: left, 1: right) of a pair lookup. */
 static const BExpr *pair_op(const BExpr *x, int k) {
     return k == 0 ? x->a->a->a->a : x->a->b->a;
@@ -96,18 +104,24 @@ static int lookup_equal(const BExpr *x, const BExpr *y) {
     if (x->table_n == y->table_n && x->dict == y->dict && xa == ya &&
         memcmp(x->table, y->table, (size_t)x->table_n * sizeof(int64_t)) == 0)
         return 1;
-    if (pair_lookup_ops(x) && pair_lookup_ops(y)) {
+    int pair = pair_lookup_ops(x) && pair_lookup_ops(y);
+    if (pair || (date_lookup_ops(x) && date_lookup_ops(y))) {
         /* a lookup over the pairs of two operands' codes (fn_concat_pairs,
-         * fn_like_pairs): equal when both operands carry the same
-         * dictionaries and the entries agree (STRING ones as text) */
-        if (pair_op(x, 0)->dict != pair_op(y, 0)->dict ||
-            pair_op(x, 1)->dict != pair_op(y, 1)->dict || x->table_n != y->table_n)
+         * fn_like_pairs) or over the days of a DATE range (fn_map_text):
+         * equal when the operands carry the same dictionaries and the
+         * entries agree (STRING ones as text; INT64_MIN is NULL) */
+        if ((pair && (pair_op(x, 0)->dict != pair_op(y, 0)->dict ||
+                      pair_op(x, 1)->dict != pair_op(y, 1)->dict)) ||
+            x->table_n != y->table_n || (x->type == CAT_STRING && (!x->dict || !y->dict)))
             return 0;
-        for (int64_t i = 0; i < x->table_n; i++)
-            if (x->type == CAT_STRING ? strcmp(cat_dict_str(x->dict, x->table[i]),
-                                               cat_dict_str(y->dict, y->table[i])) != 0
-                                      : x->table[i] != y->table[i])
+        for (int64_t i = 0; i < x->table_n; i++) {
+            int64_t u = x->table[i], v = y->table[i];
+            if (u == INT64_MIN || v == INT64_MIN || x->type != CAT_STRING) {
+                if (u != v) return 0;
+            } else if (strcmp(cat_dict_str(x->dict, u), cat_dict_str(y->dict, v)) != 0) {
                 return 0;
+            }
+        }
         return 1;
     }
     if (!xa || !ya || xa->n != x->table_n || ya->n != y->table_n) return 0;

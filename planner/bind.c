@@ -1295,9 +1295,98 @@ static BExpr *bind_extract(BindCtx *bc, const AstExpr *e, BExpr *x) {
     return date_part(bc, x, part, e->pos);
 }
 
+/* fn_map_text callbacks: strftime with format ud; date() with the
+ * modifiers of DateMods ud. */
+static int strftime_cb(const void *ud, const char *in, char *out, size_t cap) {
+    return fn_strftime((const char *)ud, in, out, cap);
+}
+typedef struct DateMods {
+    const char **mods;
+    int nmods;
+} DateMods;
+static int date_cb(const void *ud, const char *in, char *out, size_t cap) {
+    const DateMods *dm = ud;
+    (void)cap; /* >= 16 bytes: 'YYYY-MM-DD' */
+    return fn_sqlite_date(in, dm->mods, dm->nmods, out);
+}
+
+/* Text function fn of a non-constant date argument x of SQL function f:
+ * a text x per dictionary entry, a DATE column per day of its value range
+ * (catalog statistics, at most 2^20 days); other DATE expressions and
+ * values fn does not handle are Not implemented. NULL with err set. */
+static BExpr *bind_date_text(BindCtx *bc, BExpr *x, FnText fn, const void *ud, const char *f,
+                             int64_t pos) {
+    if (runtime_text(x)) return runtime_text_fail(bc, x, "a date function of");
+    int64_t lo = 0, hi = -1;
+    if (x->type == CAT_DATE && x->kind != BE_CONST) {
+        if (x->kind != BE_COL || !bc->b || x->slot >= bc->b->nrels)
+            return bind_fail(bc, "Not implemented", x->pos,
+                             "%s() of a DATE expression other than a column", f);
+        const CatStats *st = &bc->b->rels[x->slot].table->cols[x->col].stats;
+        if (st->has_minmax) lo = (int64_t)st->min, hi = (int64_t)st->max;
+        if (hi - lo >= fn_pairs_max())
+            return bind_fail(bc, "Not implemented", x->pos,
+                             "%s() of a DATE column spanning more than %lld days", f,
+                             (long long)fn_pairs_max());
+    } else if (x->type != CAT_STRING && x->type != CAT_DATE) {
+        return bind_fail(bc, "Not implemented", x->pos, "%s() of a non-text argument", f);
+    }
+    int unsupported = 0;
+    BExpr *r = fn_map_text(bc->arena, x, fn, ud, lo, hi, pos, &unsupported);
+    if (unsupported)
+        return bind_fail(bc, "Not implemented", x->pos,
+                         "%s() of a value that is not a 'YYYY-MM-DD[ HH:MM[:SS]]' date (Julian "
+                         "day numbers, times alone, 'now', time zones), or with this modifier",
+                         f);
+    return r ? r : bind_oom(bc);
+}
+
+/* Bind SQLite's strftime(fmt, x): fmt a constant with the conversions
+ * fn_strftime_ok accepts, x text or a DATE; per possible value of x
+ * (bind_date_text), so it runs on both devices. */
+static BExpr *bind_strftime(BindCtx *bc, const AstExpr *e, BExpr **args) {
+    if (e->nlist != 2)
+        return bind_fail(bc, "Not implemented", e->pos,
+                         "strftime() with modifiers (supported: strftime(format, date))");
+    BExpr *fe = args[0], *x = args[1];
+    if (fe->kind != BE_CONST || runtime_text(fe))
+        return bind_fail(bc, "Not implemented", fe->pos, "strftime() with a non-constant format");
+    if (fe->is_null || fe->type == CAT_NULL || is_null_const(x))
+        return typed_null(bc, CAT_STRING, e->pos);
+    if (fe->type != CAT_STRING && !(fe = const_to_text(bc, fe, fe->pos))) return NULL;
+    const char *fmt = const_text(fe);
+    if (!fn_strftime_ok(fmt))
+        return bind_fail(bc, "Not implemented", fe->pos,
+                         "strftime() format '%s' (supported: %%d %%f %%H %%j %%m %%M %%s %%S %%w "
+                         "%%W %%Y %%%%)",
+                         fmt);
+    if (x->kind == BE_CONST && x->type != CAT_STRING && x->type != CAT_DATE &&
+        !(x = const_to_text(bc, x, x->pos)))
+        return NULL;
+    return bind_date_text(bc, x, strftime_cb, fmt, "strftime", e->pos);
+}
+
 /* Bind SQLite's date(s, modifiers...) over constants: a STRING constant
- * (NULL where SQLite gives NULL); fn_sqlite_date lists the forms. */
+ * (NULL where SQLite gives NULL); fn_sqlite_date lists the forms. A
+ * non-constant s with constant modifiers is mapped per possible value of
+ * s (bind_date_text). */
 static BExpr *bind_sqlite_date(BindCtx *bc, const AstExpr *e, BExpr **args) {
+    if (args[0]->kind != BE_CONST) {
+        DateMods *dm = plan_alloc(bc->arena, sizeof(DateMods));
+        if (!dm || !(dm->mods = plan_alloc(bc->arena, sizeof(char *) * (size_t)e->nlist)))
+            return bind_oom(bc);
+        for (int i = 1; i < e->nlist; i++) {
+            BExpr *a = args[i];
+            if (a->kind != BE_CONST || runtime_text(a))
+                return bind_fail(bc, "Not implemented", a->pos,
+                                 "date() with a non-constant modifier");
+            if (a->is_null || a->type == CAT_NULL) return typed_null(bc, CAT_STRING, e->pos);
+            if (a->type != CAT_STRING)
+                return bind_fail(bc, "Not implemented", a->pos, "date() of a non-text argument");
+            dm->mods[dm->nmods++] = const_text(a);
+        }
+        return bind_date_text(bc, args[0], date_cb, dm, "date", e->pos);
+    }
     const char **txt = plan_alloc(bc->arena, sizeof(char *) * (size_t)(e->nlist + 1));
     char buf[16];
     if (!txt) return bind_oom(bc);
@@ -1565,6 +1654,7 @@ static BExpr *bind_func(BindCtx *bc, const AstExpr *e, int allow_agg) {
     if (strcasecmp(f, "extract") == 0 && e->nlist == 2 && e->list[0]->kind == AST_STRING)
         return bind_extract(bc, e, args[1]);
     if (strcasecmp(f, "date") == 0 && e->nlist >= 1) return bind_sqlite_date(bc, e, args);
+    if (strcasecmp(f, "strftime") == 0 && e->nlist >= 2) return bind_strftime(bc, e, args);
     if ((strcasecmp(f, "min") == 0 || strcasecmp(f, "max") == 0) && e->nlist >= 2) {
         /* SQLite's scalar min/max: NULL if any argument is NULL, else the
          * least/greatest (the first of equals) with its own type */

@@ -553,7 +553,13 @@ Test(dates, interval_months_clamp_to_month_end_as_duckdb) {
 Test(functions, unsupported_forms_are_not_implemented) {
     const char *bad[] = {
         "SELECT EXTRACT(HOUR FROM DATE '2000-01-01') FROM t",
-        "SELECT date(s) FROM t",
+        "SELECT date(i) FROM t",
+        "SELECT date(s, s) FROM t",
+        "SELECT strftime('%Y', i) FROM t",
+        "SELECT strftime('%Q', s) FROM t",
+        "SELECT strftime(s, s) FROM t",
+        "SELECT strftime('%Y', s, '+1 day') FROM t",
+        "SELECT strftime('%Y', DATE '2000-01-01' + INTERVAL 1 DAY + i) FROM t",
         "SELECT date('2000-01-01', '+1.5 days') FROM t",
         "SELECT date('2000-01-01', 'weekday 0') FROM t",
         "SELECT INTERVAL '1' DAY FROM t",
