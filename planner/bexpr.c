@@ -77,12 +77,24 @@ static int pair_lookup_ops(const BExpr *x) {
            i->a->a->a->type == CAT_STRING && i->b->a->type == CAT_STRING;
 }
 
-/* 1 if lookup x reads a day index (funcs.c fn_map_text): CAST(d) - lo of
- * a DATE d. */
+/* 1 if lookup x reads a value index (funcs.c fn_map_text): CAST(d) - lo
+ * of a DATE or integer d. */
 static int date_lookup_ops(const BExpr *x) {
     const BExpr *i = x->a;
     return i && i->kind == BE_BINARY && i->op == OP_SUB && i->a->kind == BE_CAST &&
-           i->a->a->type == CAT_DATE;
+           i->b->kind == BE_CONST &&
+           (i->a->a->type == CAT_DATE || i->a->a->type == CAT_INT32 || i->a->a->type == CAT_INT64);
+}
+
+/* 1 if dictionaries a and b hold the same strings (so the same codes). */
+static int same_dict(const CatDict *a, const CatDict *b) {
+    if (a == b) return 1;
+    if (!a || !b || a->n != b->n) return 0;
+    for (int64_t i = 0; i < a->n; i++)
+        if (cat_dict_len(a, i) != cat_dict_len(b, i) ||
+            memcmp(cat_dict_str(a, i), cat_dict_str(b, i), (size_t)cat_dict_len(a, i)) != 0)
+            return 0;
+    return 1;
 }
 
 /* Operand k (0: left, 1: right) of a pair lookup. */
@@ -110,8 +122,8 @@ static int lookup_equal(const BExpr *x, const BExpr *y) {
          * fn_like_pairs) or over the days of a DATE range (fn_map_text):
          * equal when the operands carry the same dictionaries and the
          * entries agree (STRING ones as text; INT64_MIN is NULL) */
-        if ((pair && (pair_op(x, 0)->dict != pair_op(y, 0)->dict ||
-                      pair_op(x, 1)->dict != pair_op(y, 1)->dict)) ||
+        if ((pair && (!same_dict(pair_op(x, 0)->dict, pair_op(y, 0)->dict) ||
+                      !same_dict(pair_op(x, 1)->dict, pair_op(y, 1)->dict))) ||
             x->table_n != y->table_n || (x->type == CAT_STRING && (!x->dict || !y->dict)))
             return 0;
         for (int64_t i = 0; i < x->table_n; i++) {

@@ -64,6 +64,7 @@ int fn_strftime(const char *fmt, const char *s, char *out, size_t cap);
 typedef int (*FnText)(const void *ud, const char *in, char *out, size_t cap);
 BExpr *fn_map_text(PlanArena *a, BExpr *x, FnText fn, const void *ud, int64_t lo, int64_t hi,
                    int64_t pos, int *unsupported);
+int fn_text_same(const void *ud, const char *in, char *out, size_t cap);
 int64_t fn_pairs_max(void);
 BExpr *fn_concat_pairs(PlanArena *a, BExpr *x, BExpr *y, int64_t pos);
 BExpr *fn_like_pairs(PlanArena *a, BExpr *x, BExpr *p, int negated, int64_t pos);

@@ -1009,12 +1009,37 @@ static BExpr *bind_strfunc(BindCtx *bc, const AstExpr *e, BExpr **args, int *mat
     return r ? r : bind_oom(bc);
 }
 
-/* Bind x || y where at least one side is a constant: constants (numbers
- * as their text) fold, a text expression beside a constant is mapped once
- * per dictionary entry; NULL gives NULL. Anything else is Not implemented. */
+/* The text of a non-constant integer or DATE column x (or of the runtime
+ * text CAST(x AS TEXT) of one) as a STRING: a dictionary of the text of
+ * every value of the column's range (catalog statistics, at most 2^20
+ * values) and a lookup at x - min. x itself when it is not such a column
+ * (the caller then reports what it cannot do); NULL when out of memory. */
+static BExpr *column_text(BindCtx *bc, BExpr *x) {
+    BExpr *c = runtime_text(x) && !x->tnull ? x->a : x;
+    if (c->kind != BE_COL || !bc->b || c->slot >= bc->b->nrels ||
+        (c->type != CAT_INT32 && c->type != CAT_INT64 && c->type != CAT_DATE))
+        return x;
+    const CatStats *st = &bc->b->rels[c->slot].table->cols[c->col].stats;
+    int64_t lo = 0, hi = -1;
+    if (st->has_minmax) lo = (int64_t)st->min, hi = (int64_t)st->max;
+    if (hi - lo >= fn_pairs_max()) return x;
+    int unsupported = 0;
+    BExpr *r = fn_map_text(bc->arena, c, fn_text_same, NULL, lo, hi, c->pos, &unsupported);
+    return r ? r : bind_oom(bc);
+}
+
+/* Bind x || y: constants (numbers as their text) fold, a text expression
+ * beside a constant is mapped once per dictionary entry, two text
+ * expressions through their pairs (fn_concat_pairs); an integer or DATE
+ * column is first made text (column_text); NULL gives NULL. Anything else
+ * is Not implemented. */
 static BExpr *bind_concat(BindCtx *bc, BExpr *x, BExpr *y, int64_t pos) {
     if (is_null_const(x) && x->kind == BE_CONST) return typed_null(bc, CAT_STRING, pos);
     if (is_null_const(y) && y->kind == BE_CONST) return typed_null(bc, CAT_STRING, pos);
+    if (x->kind != BE_CONST && x->type != CAT_STRING && !(x = column_text(bc, x))) return NULL;
+    if (y->kind != BE_CONST && y->type != CAT_STRING && !(y = column_text(bc, y))) return NULL;
+    if (runtime_text(x) && !(x = column_text(bc, x))) return NULL;
+    if (runtime_text(y) && !(y = column_text(bc, y))) return NULL;
     if (runtime_text(x) || runtime_text(y))
         return runtime_text_fail(bc, runtime_text(x) ? x : y, "|| of");
     if (x->kind != BE_CONST && y->kind != BE_CONST) {

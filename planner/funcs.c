@@ -586,19 +586,29 @@ int fn_strftime(const char *fmt, const char *s, char *out, size_t cap) {
     return 0;
 }
 
+/* fn_map_text's function that keeps the text as it is (the text of an
+ * integer or a DATE, as a dictionary). */
+int fn_text_same(const void *ud, const char *in, char *out, size_t cap) {
+    (void)ud;
+    size_t l = strlen(in);
+    if (l + 1 > cap) return 2;
+    memcpy(out, in, l + 1);
+    return 0;
+}
+
 /*
  * A text-valued function of one text argument, evaluated at bind time once
  * per possible value of x: per dictionary entry of a STRING x, per day of
- * [lo, hi] for a DATE x (its text 'YYYY-MM-DD'; the lookup index is
- * x - lo). fn(ud, in, out, cap) returns 0 with text, 1 for NULL, 2 for
- * what is not handled. Returns the new dictionary's lookup (a constant
- * for a constant x), or NULL with *unsupported set when fn answered 2 for
- * some value, or NULL when out of memory.
+ * [lo, hi] for a DATE x (its text 'YYYY-MM-DD'), per integer of [lo, hi]
+ * for an integer x (its decimal text); the lookup index is then x - lo. fn(ud, in, out, cap)
+ * returns 0 with text, 1 for NULL, 2 for what is not handled. Returns the new dictionary's lookup
+ * (a constant for a constant x), or NULL with *unsupported set when fn answered 2 for some value,
+ * or NULL when out of memory.
  */
 BExpr *fn_map_text(PlanArena *a, BExpr *x, FnText fn, const void *ud, int64_t lo, int64_t hi,
                    int64_t pos, int *unsupported) {
-    int date = x->type == CAT_DATE;
-    int64_t n = x->kind == BE_CONST ? 1 : date ? hi - lo + 1 : x->dict->n;
+    int date = x->type == CAT_DATE, num = !date && x->type != CAT_STRING;
+    int64_t n = x->kind == BE_CONST ? 1 : date || num ? hi - lo + 1 : x->dict->n;
     if (n < 0) n = 0;
     size_t cap = 4096;
     int64_t *tab = plan_alloc(a, sizeof(int64_t) * (size_t)(n ? n : 1));
@@ -612,10 +622,14 @@ BExpr *fn_map_text(PlanArena *a, BExpr *x, FnText fn, const void *ud, int64_t lo
     *unsupported = 0;
     if (!tab || !strs || !lens || !codes || !which || !buf) goto done;
     for (int64_t i = 0; i < n; i++) {
-        char dbuf[16];
+        char dbuf[32];
         const char *in;
         if (date) {
             cat_format_date((int32_t)(x->kind == BE_CONST ? x->ival : lo + i), dbuf);
+            in = dbuf;
+        } else if (num) {
+            snprintf(dbuf, sizeof dbuf, "%lld",
+                     (long long)(x->kind == BE_CONST ? x->ival : lo + i));
             in = dbuf;
         } else {
             in = cat_dict_str(x->dict, x->kind == BE_CONST ? x->ival : i);
@@ -643,7 +657,7 @@ BExpr *fn_map_text(PlanArena *a, BExpr *x, FnText fn, const void *ud, int64_t lo
         goto done;
     }
     BExpr *idx = x;
-    if (date) {
+    if (date || num) {
         BExpr *c = bx_new(a, BE_CAST, CAT_INT64, pos), *k = bx_int(a, CAT_INT64, lo, pos);
         BExpr *sub = bx_new(a, BE_BINARY, CAT_INT64, pos);
         if (!c || !k || !sub) goto done;
