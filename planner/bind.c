@@ -1383,15 +1383,26 @@ static BExpr *bind_extract(BindCtx *bc, const AstExpr *e, BExpr *x) {
     return date_part(bc, x, part, e->pos);
 }
 
-/* fn_map_text callbacks: strftime with format ud; date() with the
- * modifiers of DateMods ud. */
-static int strftime_cb(const void *ud, const char *in, char *out, size_t cap) {
-    return fn_strftime((const char *)ud, in, out, cap);
-}
+/* fn_map_text callbacks: strftime with the format and modifiers of
+ * DateMods ud; date() with its modifiers. */
 typedef struct DateMods {
     const char **mods;
     int nmods;
+    const char *fmt; /* strftime */
 } DateMods;
+static int strftime_cb(const void *ud, const char *in, char *out, size_t cap) {
+    const DateMods *dm = ud;
+    if (!dm->nmods) return fn_strftime(dm->fmt, in, out, cap);
+    /* modifiers: the date they give (its time 00:00:00); a time part of
+     * the value that the format would show is not handled */
+    char day[16];
+    if (strlen(in) > 10 && strpbrk(dm->fmt, "HMSfs")) {
+        for (const char *p = strchr(dm->fmt, '%'); p; p = strchr(p + 2, '%'))
+            if (p[1] && strchr("HMSfs", p[1])) return 2;
+    }
+    int rc = fn_sqlite_date(in, dm->mods, dm->nmods, day);
+    return rc ? rc : fn_strftime(dm->fmt, day, out, cap);
+}
 static int date_cb(const void *ud, const char *in, char *out, size_t cap) {
     const DateMods *dm = ud;
     (void)cap; /* >= 16 bytes: 'YYYY-MM-DD' */
@@ -1429,13 +1440,35 @@ static BExpr *bind_date_text(BindCtx *bc, BExpr *x, FnText fn, const void *ud, c
     return r ? r : bind_oom(bc);
 }
 
-/* Bind SQLite's strftime(fmt, x): fmt a constant with the conversions
- * fn_strftime_ok accepts, x text or a DATE; per possible value of x
- * (bind_date_text), so it runs on both devices. */
-static BExpr *bind_strftime(BindCtx *bc, const AstExpr *e, BExpr **args) {
-    if (e->nlist != 2)
-        return bind_fail(bc, "Not implemented", e->pos,
-                         "strftime() with modifiers (supported: strftime(format, date))");
+/* Bind SQLite's strftime(fmt, x, modifiers...): fmt a constant with the
+ * conversions fn_strftime_ok accepts, x text or a DATE, the modifiers
+ * constants that date() takes; per possible value of x (bind_date_text),
+ * so it runs on both devices. datetime(x, ...) and time(x, ...) are
+ * strftime with SQLite's formats (fmt_fixed, with args[0] as x). */
+static BExpr *bind_strftime(BindCtx *bc, const AstExpr *e, BExpr **args, const char *fmt_fixed) {
+    int first = fmt_fixed ? 0 : 1; /* index of x */
+    const char *f = fmt_fixed ? e->str : "strftime";
+    DateMods *dm = plan_alloc(bc->arena, sizeof(DateMods));
+    if (!dm || !(dm->mods = plan_alloc(bc->arena, sizeof(char *) * (size_t)e->nlist)))
+        return bind_oom(bc);
+    for (int i = first + 1; i < e->nlist; i++) {
+        BExpr *a = args[i];
+        if (a->kind != BE_CONST || runtime_text(a))
+            return bind_fail(bc, "Not implemented", a->pos, "%s() with a non-constant modifier", f);
+        if (a->is_null || a->type == CAT_NULL) return typed_null(bc, CAT_STRING, e->pos);
+        if (a->type != CAT_STRING)
+            return bind_fail(bc, "Not implemented", a->pos, "%s() with a non-text modifier", f);
+        dm->mods[dm->nmods++] = const_text(a);
+    }
+    if (fmt_fixed) {
+        BExpr *x = args[0];
+        if (is_null_const(x)) return typed_null(bc, CAT_STRING, e->pos);
+        if (x->kind == BE_CONST && x->type != CAT_STRING && x->type != CAT_DATE &&
+            !(x = const_to_text(bc, x, x->pos)))
+            return NULL;
+        dm->fmt = fmt_fixed;
+        return bind_date_text(bc, x, strftime_cb, dm, f, e->pos);
+    }
     BExpr *fe = args[0], *x = args[1];
     if (fe->kind != BE_CONST || runtime_text(fe))
         return bind_fail(bc, "Not implemented", fe->pos, "strftime() with a non-constant format");
@@ -1451,7 +1484,8 @@ static BExpr *bind_strftime(BindCtx *bc, const AstExpr *e, BExpr **args) {
     if (x->kind == BE_CONST && x->type != CAT_STRING && x->type != CAT_DATE &&
         !(x = const_to_text(bc, x, x->pos)))
         return NULL;
-    return bind_date_text(bc, x, strftime_cb, fmt, "strftime", e->pos);
+    dm->fmt = fmt;
+    return bind_date_text(bc, x, strftime_cb, dm, "strftime", e->pos);
 }
 
 /* Bind SQLite's date(s, modifiers...) over constants: a STRING constant
@@ -1742,7 +1776,10 @@ static BExpr *bind_func(BindCtx *bc, const AstExpr *e, int allow_agg) {
     if (strcasecmp(f, "extract") == 0 && e->nlist == 2 && e->list[0]->kind == AST_STRING)
         return bind_extract(bc, e, args[1]);
     if (strcasecmp(f, "date") == 0 && e->nlist >= 1) return bind_sqlite_date(bc, e, args);
-    if (strcasecmp(f, "strftime") == 0 && e->nlist >= 2) return bind_strftime(bc, e, args);
+    if (strcasecmp(f, "strftime") == 0 && e->nlist >= 2) return bind_strftime(bc, e, args, NULL);
+    if (strcasecmp(f, "datetime") == 0 && e->nlist >= 1)
+        return bind_strftime(bc, e, args, "%Y-%m-%d %H:%M:%S");
+    if (strcasecmp(f, "time") == 0 && e->nlist >= 1) return bind_strftime(bc, e, args, "%H:%M:%S");
     if ((strcasecmp(f, "min") == 0 || strcasecmp(f, "max") == 0) && e->nlist >= 2) {
         /* SQLite's scalar min/max: NULL if any argument is NULL, else the
          * least/greatest (the first of equals) with its own type */
