@@ -275,6 +275,39 @@ static const char *value_text(const PrimVec *in, int64_t i, int date, const CatD
     return number_text(in, i, date, buf);
 }
 
+/* Bytes a row's text needs in to_text: 32 for a number, the longest
+ * entries of the two dictionaries (plus NUL) for a pair index. */
+static size_t text_width(const DagNode *node) {
+    if (!node->totext_pair[0]) return 32;
+    size_t w = 1;
+    for (int k = 0; k < 2; k++) {
+        int64_t m = 0;
+        for (int64_t i = 0; i < node->totext_pair[k]->n; i++)
+            if (cat_dict_len(node->totext_pair[k], i) > m)
+                m = cat_dict_len(node->totext_pair[k], i);
+        w += (size_t)m;
+    }
+    return w < 32 ? 32 : w;
+}
+
+/* Text of row i of to-text node node's input in (value_text, or for a
+ * pair index x * |d1| + y the concatenation d1[x] || d2[y]) into buf
+ * (text_width bytes); NULL for NULL. */
+static const char *row_text(const DagNode *node, const PrimVec *in, int64_t i, int date,
+                            const CatDict *d, char *buf) {
+    const CatDict *p0 = node->totext_pair[0], *p1 = node->totext_pair[1];
+    if (!p0) return value_text(in, i, date, d, buf);
+    if (in->valid && !in->valid[i]) return NULL;
+    int64_t v = ((const int64_t *)in->data)[i], n1 = p1->n ? p1->n : 1;
+    int64_t a = v / n1, b = v % n1;
+    if (a < 0 || a >= p0->n || b < 0 || b >= p1->n) return NULL;
+    size_t la = (size_t)cat_dict_len(p0, a), lb = (size_t)cat_dict_len(p1, b);
+    memcpy(buf, cat_dict_str(p0, a), la);
+    memcpy(buf + la, cat_dict_str(p1, b), lb);
+    buf[la + lb] = 0;
+    return buf;
+}
+
 /* DN_TOTEXT node with TU_GCONCAT: in[0] holds the values in group order
  * (STRING codes of node->totext_dict or of d, numbers, DATE days), in[1]
  * the nseg group starts; out (nseg rows, validity) receives per group the
@@ -375,10 +408,12 @@ static int to_text(Exec *x, const DagNode *node, const PrimVec *in, int64_t n, R
     const CatDict *rd = x->vals[node->inputs[0]].rdict; /* STRING input: group_concat */
     TextUse use = node->totext_use;
     PrimVec *o = &out->h;
+    size_t w = text_width(node);
     if (use != TU_TEXT) {
-        char buf[32];
+        char *buf = malloc(w);
+        if (!buf) return ex_fail(x, "Execution Error: out of memory");
         for (int64_t i = 0; i < n; i++) {
-            const char *s = value_text(in, i, date, rd, buf);
+            const char *s = row_text(node, in, i, date, rd, buf);
             if (!s) s = node->totext_null;
             const char *other = node->totext_text;
             if (use == TU_CMP && node->ninputs > 1)
@@ -404,9 +439,10 @@ static int to_text(Exec *x, const DagNode *node, const PrimVec *in, int64_t n, R
                 break;
             }
         }
+        free(buf);
         return 0;
     }
-    char *buf = malloc((size_t)(n ? n : 1) * 32);
+    char *buf = malloc((size_t)(n ? n : 1) * w);
     const char **strs = malloc(sizeof(char *) * (size_t)(n ? n : 1));
     size_t *lens = malloc(sizeof(size_t) * (size_t)(n ? n : 1));
     CatDict **nd = realloc(x->dicts, sizeof(CatDict *) * (size_t)(x->ndicts + 1));
@@ -418,7 +454,7 @@ static int to_text(Exec *x, const DagNode *node, const PrimVec *in, int64_t n, R
         return ex_fail(x, "Execution Error: out of memory");
     }
     for (int64_t i = 0; i < n; i++) {
-        const char *s = value_text(in, i, date, rd, buf + i * 32);
+        const char *s = row_text(node, in, i, date, rd, buf + (size_t)i * w);
         if (!s) s = node->totext_null;
         if (o->valid) o->valid[i] = s != NULL;
         strs[i] = s ? s : "";

@@ -380,6 +380,7 @@ static void label(PlanBuf *b, Lower *L, const LowState *st, const BExpr *e) {
         break;
     case BE_TOTEXT:
         plan_buf_printf(b, e->tnull ? "COALESCE(CAST(" : "CAST(");
+        if (e->tpair[0]) plan_buf_printf(b, "pair ");
         label(b, L, st, e->a);
         plan_buf_printf(b, " AS TEXT)");
         if (e->tnull) plan_buf_printf(b, ", '%s')", e->tnull);
@@ -428,6 +429,8 @@ int op_totext(Lower *L, LowState *st, const BExpr *e) {
     n->totext_text = e->ttext;
     n->totext_null = e->tnull;
     n->totext_dict = e->b ? e->b->dict : NULL;
+    n->totext_pair[0] = e->tpair[0];
+    n->totext_pair[1] = e->tpair[1];
     n->label = op_expr_label(L, st, e);
     int out = plan_dag_out(L->dag, node, 0);
     L->dag->values[out].ltype = e->type;

@@ -181,7 +181,8 @@ int plan_bexpr_equal(const BExpr *x, const BExpr *y) {
         break;
     case BE_TOTEXT:
         if (x->tuse != y->tuse || !bx_same_text(x->ttext, y->ttext) ||
-            !bx_same_text(x->tnull, y->tnull))
+            !bx_same_text(x->tnull, y->tnull) || x->tpair[0] != y->tpair[0] ||
+            x->tpair[1] != y->tpair[1])
             return 0;
         break;
     case BE_INLIST:

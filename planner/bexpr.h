@@ -66,6 +66,8 @@ BExpr *fn_map_text(PlanArena *a, BExpr *x, FnText fn, const void *ud, int64_t lo
                    int64_t pos, int *unsupported);
 int fn_text_same(const void *ud, const char *in, char *out, size_t cap);
 int64_t fn_pairs_max(void);
+/* x * |dict(y)| + y over the codes of STRING expressions x and y, INT64. */
+BExpr *fn_pair_index(PlanArena *a, BExpr *x, BExpr *y, int64_t pos);
 BExpr *fn_concat_pairs(PlanArena *a, BExpr *x, BExpr *y, int64_t pos);
 BExpr *fn_like_pairs(PlanArena *a, BExpr *x, BExpr *p, int negated, int64_t pos);
 

@@ -122,6 +122,8 @@ static BExpr *text_use(BindCtx *bc, const BExpr *x, TextUse use, CatType t, int6
     if (!u) return bind_oom(bc);
     u->a = x->a;
     u->tnull = x->tnull;
+    u->tpair[0] = x->tpair[0];
+    u->tpair[1] = x->tpair[1];
     u->tuse = use;
     return u;
 }
@@ -1015,7 +1017,7 @@ static BExpr *bind_strfunc(BindCtx *bc, const AstExpr *e, BExpr **args, int *mat
  * values) and a lookup at x - min. x itself when it is not such a column
  * (the caller then reports what it cannot do); NULL when out of memory. */
 static BExpr *column_text(BindCtx *bc, BExpr *x) {
-    BExpr *c = runtime_text(x) && !x->tnull ? x->a : x;
+    BExpr *c = runtime_text(x) && !x->tnull && !x->tpair[0] ? x->a : x;
     if (c->kind != BE_COL || !bc->b || c->slot >= bc->b->nrels ||
         (c->type != CAT_INT32 && c->type != CAT_INT64 && c->type != CAT_DATE))
         return x;
@@ -1048,12 +1050,20 @@ static BExpr *bind_concat(BindCtx *bc, BExpr *x, BExpr *y, int64_t pos) {
             return bind_fail(bc, "Not implemented", x->type != CAT_STRING ? x->pos : y->pos,
                              "operator || (string concatenation) of a non-constant non-text "
                              "expression and another non-constant expression");
-        if ((double)x->dict->n * (double)y->dict->n > (double)fn_pairs_max())
-            return bind_fail(bc, "Not implemented", pos,
-                             "operator || of two text expressions whose distinct values make "
-                             "more than %lld pairs (%lld x %lld)",
-                             (long long)fn_pairs_max(), (long long)x->dict->n,
-                             (long long)y->dict->n);
+        if ((double)x->dict->n * (double)y->dict->n > (double)fn_pairs_max()) {
+            /* too many pairs for a table: the text is made when the query
+             * runs (CPU-only to-text over the pair index), as runtime text */
+            if ((double)x->dict->n * (double)y->dict->n > 9.2e18)
+                return bind_fail(bc, "Not implemented", pos,
+                                 "operator || of two text expressions with %lld x %lld values",
+                                 (long long)x->dict->n, (long long)y->dict->n);
+            BExpr *t = bx_new(bc->arena, BE_TOTEXT, CAT_STRING, pos);
+            if (!t || !(t->a = fn_pair_index(bc->arena, x, y, pos))) return bind_oom(bc);
+            t->tuse = TU_TEXT;
+            t->tpair[0] = x->dict;
+            t->tpair[1] = y->dict;
+            return t;
+        }
         BExpr *r = fn_concat_pairs(bc->arena, x, y, pos);
         return r ? r : bind_oom(bc);
     }
@@ -1654,7 +1664,7 @@ static BExpr *bind_group_concat(BindCtx *bc, const AstExpr *e, int allow_agg, in
     bc->in_agg = 0;
     if (!arg) return NULL;
     /* the text of numbers is what group_concat makes of the numbers */
-    if (runtime_text(arg) && !arg->tnull) arg = arg->a;
+    if (runtime_text(arg) && !arg->tnull && !arg->tpair[0]) arg = arg->a;
     if (runtime_text(arg)) return runtime_text_fail(bc, arg, "an aggregate of");
     if (arg->type == CAT_BOOL) arg = cast_to(bc, arg, CAT_INT64), arg->type = CAT_INT64;
     BExpr *x = bx_new(bc->arena, BE_AGG, CAT_STRING, e->pos);

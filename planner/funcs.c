@@ -385,7 +385,7 @@ int64_t fn_pairs_max(void) {
 /* x * |dict(y)| + y over the codes of STRING expressions x and y, INT64
  * (NULL when either is NULL). The BE_CASTs reinterpret a code as an
  * integer: in a map a code already is one (an I register). */
-static BExpr *pair_index(PlanArena *a, BExpr *x, BExpr *y, int64_t pos) {
+BExpr *fn_pair_index(PlanArena *a, BExpr *x, BExpr *y, int64_t pos) {
     BExpr *cx = bx_new(a, BE_CAST, CAT_INT64, pos), *cy = bx_new(a, BE_CAST, CAT_INT64, pos);
     BExpr *n = bx_int(a, CAT_INT64, y->dict->n, pos);
     BExpr *mul = bx_new(a, BE_BINARY, CAT_INT64, pos), *add = bx_new(a, BE_BINARY, CAT_INT64, pos);
@@ -400,7 +400,7 @@ static BExpr *pair_index(PlanArena *a, BExpr *x, BExpr *y, int64_t pos) {
  * times y's), dictionary d for STRING. NULL when out of memory. */
 static BExpr *pair_lookup(PlanArena *a, BExpr *x, BExpr *y, CatType t, const int64_t *tab,
                           const CatDict *d, int64_t pos) {
-    BExpr *idx = pair_index(a, x, y, pos);
+    BExpr *idx = fn_pair_index(a, x, y, pos);
     BExpr *r = idx ? bx_new(a, BE_LOOKUP, t, pos) : NULL;
     if (!r) return NULL;
     r->a = idx;

@@ -93,6 +93,11 @@ typedef struct BExpr {
     TextUse tuse;        /* BE_TOTEXT (op, negated as above) */
     const char *ttext;   /* BE_TOTEXT: LIKE pattern / comparison constant */
     const char *tnull;   /* BE_TOTEXT TU_TEXT: text of a NULL number, or NULL */
+    /* BE_TOTEXT: when tpair[0] is set, a is not a number but the pair
+     * index x * |tpair[1]| + y of the codes of two STRING expressions, and
+     * its text is tpair[0][x] || tpair[1][y] (x || y beyond the pairs
+     * table's limit, made when the query runs) */
+    const CatDict *tpair[2];
     /* INT and REAL branches meet (SQLite keeps the taken branch's type):
      * on a BE_CAST, the cast the binder put on an integer branch of a
      * CASE / COALESCE to give it the REAL result type; on a BE_CASE /
@@ -348,6 +353,7 @@ typedef struct DagNode {
     const char *totext_text;           /* ... ttext and */
     const char *totext_null;           /* ... tnull (arena); */
     const CatDict *totext_dict;        /* ... b's dictionary (TU_CMP with a second input) */
+    const CatDict *totext_pair[2];     /* ... tpair: the input is a pair index */
     int64_t km_min, km_range;          /* DN_KEYMAP: key range (output length km_range) */
     const PrimDenseAgg *dagg;          /* DN_DENSEAGG: the spec (arena); output length ngroups */
     int64_t da_pass; /* DN_DENSEAGG: estimated fact rows that pass its range filters (cost) */
