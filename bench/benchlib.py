@@ -1,4 +1,4 @@
-"""Helpers shared by the benchmark scripts (seed004.py, ssb.py, placement.py):
+"""Helpers shared by the benchmark scripts (seed004.py, ssb.py, tpch.py, placement.py):
 the host's CPU name, the GPU bandwidths that floors divide by, gqp timings
 through bench_gqp, and DuckDB timings measured the same way in every script."""
 import os
@@ -33,7 +33,8 @@ def bandwidth(build):
     return (float(m.group(1)), float(m.group(2))) if m else None
 
 
-def bench_gqp(build, cfg, device, threads, paths, repeat=5, check=False, peaks=None):
+def bench_gqp(build, cfg, device, threads, paths, repeat=5, check=False, peaks=None,
+              explain_dir=None, wall=False):
     # a device may carry the aggregation plan: "gpu-sort" = --device gpu with
     # GQP_AGGREGATE=sort (the plan before the fused dense-aggregate)
     env = None
@@ -43,19 +44,27 @@ def bench_gqp(build, cfg, device, threads, paths, repeat=5, check=False, peaks=N
     """{query file name without .sql: (rows or None, median exec ms)} from one
     bench_gqp process (config opened once, warm-up, `repeat` timed runs).
     check=True raises on failure; otherwise it is reported on stderr. A dict
-    `peaks` receives {name: peak device bytes over the runs}."""
+    `peaks` receives {name: peak device bytes over the runs}. explain_dir:
+    bench_gqp --explain-dir (one EXPLAIN ANALYZE JSON per query after its
+    timed runs, DIR/<file>.<device>.json). wall=True reports the median
+    wall_ms (prepare + run) instead of exec_ms: derived tables, CTEs and
+    uncorrelated subqueries are materialized while preparing, outside
+    gqp_exec_ms."""
     cmd = [os.path.join(build, "bench_gqp"), "-c", cfg, "--device", device,
-           "--threads", str(threads), "--repeat", str(repeat)] + list(paths)
+           "--threads", str(threads), "--repeat", str(repeat)]
+    if explain_dir:
+        cmd += ["--explain-dir", explain_dir]
+    cmd += list(paths)
     p = subprocess.run(cmd, capture_output=True, text=True, check=check, env=env)
     if p.returncode != 0:
         print("bench_gqp --device %s failed: %s" % (device, p.stderr.strip()), file=sys.stderr)
     res = {}
     for line in p.stdout.splitlines():
-        m = re.match(r"(\S+) rows=(-?\d+) exec_ms=([\d.]+)", line)
+        m = re.match(r"(\S+) rows=(-?\d+) exec_ms=([\d.]+) wall_ms=([\d.]+)", line)
         if m:
             rows = int(m.group(2))
             name = os.path.basename(m.group(1))[:-4]
-            res[name] = (rows if rows >= 0 else None, float(m.group(3)))
+            res[name] = (rows if rows >= 0 else None, float(m.group(4 if wall else 3)))
             pk = re.search(r"peak_dev_bytes=(\d+)", line)
             if peaks is not None and pk:
                 peaks[name] = int(pk.group(1))

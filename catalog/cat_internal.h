@@ -115,9 +115,23 @@ int cat_parse_bool(const char *s, size_t len, uint8_t *out);
  * set; nothing is left allocated on error. */
 CatTable *cat_read_text(const CatTableDef *def, CatError *err);
 CatTable *cat_read_binary(const CatTableDef *def, CatError *err);
+/* Release column c's data (munmap when it is a mapped binary column, else
+ * cat_host_free); data becomes NULL. */
+void cat_column_free_data(CatColumn *c);
+/* Compute the statistics of every column of the binary folder def names
+ * (written by other means than cat_write_binary) and write them beside
+ * its columns as <column>.stats. Returns 0, or -1 with err set. */
+int cat_binary_write_stats(const CatTableDef *def, CatError *err);
 
 /* Compute the statistics of one column in place. */
 void cat_column_stats(CatColumn *c);
+/* Write c's statistics (current: stats.rows == n) to path (a new file
+ * renamed over it). Returns 0, or -1 with err set. */
+int cat_stats_write(const CatColumn *c, const char *path, CatError *err);
+/* Read statistics written by cat_stats_write from path into c->stats when
+ * they describe `rows` rows. Returns 1 when read, 0 otherwise (missing,
+ * malformed or for another row count: c unchanged). */
+int cat_stats_read(CatColumn *c, const char *path, int64_t rows);
 
 /* One value of a row for the UNIQUE check (index.c). */
 typedef struct CatCell {

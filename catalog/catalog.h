@@ -23,10 +23,17 @@ typedef enum CatType {
     CAT_INT64 = 2,
     CAT_FLOAT32 = 3,
     CAT_FLOAT64 = 4,
-    CAT_DATE = 5,  /* int32 days since 1970-01-01 */
-    CAT_BOOL = 6,  /* uint8_t 0/1 */
-    CAT_STRING = 7 /* int32 codes into a sorted CatDict */
+    CAT_DATE = 5,   /* int32 days since 1970-01-01 */
+    CAT_BOOL = 6,   /* uint8_t 0/1 */
+    CAT_STRING = 7, /* int32 codes into a sorted CatDict */
+    CAT_DECIMAL = 8 /* int64 value * 10^scale (DECIMAL(prec, scale), prec <= 18) */
 } CatType;
+
+/* DECIMAL's limits: precision 1..CAT_DEC_MAX_PREC, scale 0..precision;
+ * DECIMAL alone is DuckDB's DECIMAL(18,3). */
+#define CAT_DEC_MAX_PREC 18
+#define CAT_DEC_DEFAULT_PREC 18
+#define CAT_DEC_DEFAULT_SCALE 3
 
 /* Bytes per value of a stored column of type t (STRING: its int32 code). */
 size_t cat_type_width(CatType t);
@@ -38,6 +45,24 @@ const char *cat_type_name(CatType t);
  * BOOLEAN, TEXT VARCHAR CHAR (with or without (n)) -> STRING. Returns -1 if
  * unknown. */
 int cat_type_parse(const char *name, CatType *out);
+/* cat_type_parse that also reads DECIMAL(p,s) / DECIMAL(p) / NUMERIC(...)
+ * / DECIMAL (18,3): *prec and *scale are set for a DECIMAL (0 for other
+ * types). Returns -1 when unknown or when p is not 1..18 or s not 0..p. */
+int cat_type_parse_dec(const char *name, CatType *out, int *prec, int *scale);
+/* "" or, for a DECIMAL / NUMERIC spelling that cat_type_parse_dec
+ * refused, a static " (...)" hint on DECIMAL's limits for a message. */
+const char *cat_type_hint(const char *name);
+/* 10^k for 0 <= k <= 18 (int64). */
+int64_t cat_pow10(int k);
+/* Parse decimal text ([+-] digits [. digits], optionally [eE][+-]digits,
+ * surrounding white space allowed) exactly into an int64 scaled by
+ * 10^scale, digits past the scale rounded half away from zero (DuckDB).
+ * Returns 0, 1 when malformed, 2 when the value needs more than prec
+ * digits. */
+int cat_parse_decimal(const char *s, size_t len, int prec, int scale, int64_t *out);
+/* Text of the DECIMAL value v at scale: exactly scale digits after the
+ * point ("-0.50", "0.00", "12"), as DuckDB prints it. buf >= 24 bytes. */
+void cat_format_decimal(int64_t v, int scale, char *buf, size_t cap);
 
 /* A sorted dictionary of distinct strings: string i is
  * bytes[offsets[i] .. offsets[i+1]) (not NUL-terminated in general; the
@@ -116,6 +141,17 @@ typedef struct CatColumn {
     int64_t cap;    /* rows allocated in data (and valid) by INSERT; 0 = n */
     CatDict *dict;  /* STRING only */
     CatStats stats;
+    int prec, scale; /* DECIMAL only: DECIMAL(prec, scale) */
+    /* A column of a binary folder (format: binary) is checked at load (its
+     * file sizes) but read on first use, cat_column_use(): until then data
+     * is NULL, valid and dict are not read (dict is empty) and stats are
+     * not computed (stats.rows = 0). Its data is then the file mapped with
+     * mmap (MAP_PRIVATE: a change never reaches the file; INSERT / UPDATE /
+     * DELETE move a column to the heap first). */
+    char *lazy; /* <folder>/<column> while the column waits for its first use */
+    void *map;  /* the mapping backing data (munmap'ed with the column), or NULL */
+    size_t map_len;
+    int from_file; /* 1 for a binary-folder column (read or not) */
 } CatColumn;
 
 /* An index (CREATE [UNIQUE] INDEX): metadata only; a UNIQUE one is
@@ -169,10 +205,14 @@ int cat_find_column(const CatTable *t, const char *name);
  *         - {name: id, type: INT32}
  *   device:                       # optional settings, returned in *settings
  *     gpu_cache_bytes: 8589934592
+ *     memory_limit: 4GiB          # or 25% of device memory
  *
  * binary: `source` is a folder holding one raw little-endian file per
  * column named <column>.bin (STRING: <column>.bin int32 codes plus
  * <column>.dict, the strings each followed by '\n', in code order).
+ * Loading checks the files' sizes (and that a STRING's .dict exists) but
+ * reads nothing: each column is read when a query first uses it
+ * (cat_column_use), so a bad dictionary or code is reported then.
  *
  * With a header, each declared column is the file column of the same name
  * (case-insensitive; undeclared file columns are skipped; a declared column
@@ -186,7 +226,17 @@ int cat_find_column(const CatTable *t, const char *name);
 typedef struct CatSettings {
     int64_t gpu_cache_bytes; /* 0 = default */
     char cost_file[512];     /* "" = default */
+    /* device: memory_limit: bytes, or a share of device memory in percent
+     * (both 0: no limit) */
+    int64_t memory_limit_bytes;
+    double memory_limit_pct;
 } CatSettings;
+/* Parse a memory limit as DuckDB writes one: a number with an optional
+ * unit (B, KB, MB, GB, TB in powers of 1000; KiB, MiB, GiB, TiB in powers
+ * of 1024; case-insensitive; none = bytes), or a percentage "25%" (more
+ * than 0, at most 100), or "none"/"unlimited"/0 for no limit. 0 with
+ * *bytes or *pct set (the other 0), or -1. */
+int cat_parse_memory_limit(const char *txt, int64_t *bytes, double *pct);
 int cat_load_config(Catalog *cat, const char *yaml_path, CatSettings *settings, CatError *err);
 
 /* Load one table from a file; on success the table is added to cat. */
@@ -200,8 +250,23 @@ typedef struct CatTableDef {
     int ncols;
     const char *const *col_names;
     const CatType *col_types;
+    const int *col_prec, *col_scale; /* DECIMAL columns' precision and scale (NULL:
+                                        DECIMAL columns are DECIMAL(18,3)) */
 } CatTableDef;
 int cat_load_table(Catalog *cat, const CatTableDef *def, CatError *err);
+
+/* Make column col of t readable (see CatColumn.lazy): a binary column not
+ * used yet is mapped, its NULL flags and dictionary read, its codes
+ * checked against the dictionary and its statistics computed. A no-op for
+ * other columns and once done. Returns 0, or -1 with err naming the file
+ * (a file changed or removed since the load, a bad dictionary, a code out
+ * of range); the column then stays unread. */
+int cat_column_use(CatTable *t, int col, CatError *err);
+/* cat_column_use() for every column of t (before changing or writing it). */
+int cat_table_use_all(CatTable *t, CatError *err);
+/* 1 when column col of t holds its data: read (binary) or not from a file
+ * read lazily; 0 for a binary column not used yet. */
+int cat_column_loaded(const CatTable *t, int col);
 
 /* Write table t as a binary-column folder (see above). */
 int cat_write_binary(const CatTable *t, const char *dir, CatError *err);
@@ -209,6 +274,10 @@ int cat_write_binary(const CatTable *t, const char *dir, CatError *err);
 /* CREATE TABLE: an empty table. Error if the name exists. */
 int cat_create_table(Catalog *cat, const char *name, int ncols, const char *const *col_names,
                      const CatType *col_types, CatError *err);
+
+/* Set the precision and scale of t's DECIMAL columns from the arrays
+ * (indexed by column; NULL: DECIMAL(18,3)). */
+void cat_table_set_decimal(CatTable *t, const int *prec, const int *scale);
 
 /* A literal value for INSERT. */
 typedef enum CatValueKind { CAT_V_NULL, CAT_V_INT, CAT_V_FLOAT, CAT_V_STR } CatValueKind;
@@ -312,5 +381,16 @@ int cat_gen_test(const char *dir, int64_t nrows, uint64_t seed, CatError *err);
  * set (files written before the error are left in place).
  */
 int cat_gen_ssb(const char *dir, double sf, uint64_t seed, CatError *err);
+
+/*
+ * Load every table of the config in_path (catalog/convert.c), write each as
+ * the binary-column folder <folder of out_path>/bin/<table>/ and write the
+ * config out_path declaring them (format binary, the same names and types,
+ * in the config's order); with append, add their entries to the end of
+ * out_path (a config written by this function). All tables of in_path are
+ * in memory at once. Returns 0, or -1 with err set (folders written before
+ * the error are left).
+ */
+int cat_config_to_binary(const char *in_path, const char *out_path, int append, CatError *err);
 
 #endif /* GQP_CATALOG_H */

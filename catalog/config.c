@@ -5,6 +5,7 @@
  */
 #include "catalog/cat_internal.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@ typedef struct TDecl {
     int ncols;
     char **col_names;
     CatType *col_types;
+    int *col_prec, *col_scale; /* DECIMAL(p,s) columns */
 } TDecl;
 
 /* Parse state for one config file. */
@@ -107,6 +109,8 @@ static void decl_free(TDecl *d) {
         free(d->col_names[i]);
     free(d->col_names);
     free(d->col_types);
+    free(d->col_prec);
+    free(d->col_scale);
 }
 
 /* malloc'ed copy of s, or NULL (with an out-of-memory error on n). */
@@ -114,6 +118,21 @@ static char *dup_or_err(Cfg *g, const yaml_node_t *n, const char *s) {
     char *p = cat_concat3(s, "", "");
     if (!p) cfg_err(g, n, "out of memory");
     return p;
+}
+
+/* 1 if `type` is "...(digits" without its ')' and the next flow-mapping
+ * entry is the key "digits)" with an empty value: the two halves of an
+ * unquoted DECIMAL(p,s) that YAML split at its comma. */
+static int split_decimal(const char *type, const char *key, const yaml_node_t *v) {
+    const char *open = strrchr(type, '(');
+    if (!open || strchr(open, ')') || v->type != YAML_SCALAR_NODE || v->data.scalar.length != 0)
+        return 0;
+    for (const char *p = open + 1; *p; p++)
+        if (!isdigit((unsigned char)*p) && *p != ' ') return 0;
+    size_t n = strlen(key), i = 0;
+    while (i < n && (isdigit((unsigned char)key[i]) || key[i] == ' '))
+        i++;
+    return i > 0 && i + 1 == n && key[i] == ')';
 }
 
 /* Parse the `columns:` sequence n into d. Returns 0 or -1 with the error
@@ -125,13 +144,17 @@ static int parse_columns(Cfg *g, yaml_node_t *n, TDecl *d) {
     if (cnt == 0) return cfg_err(g, n, "'columns' is empty");
     d->col_names = calloc((size_t)cnt, sizeof *d->col_names);
     d->col_types = calloc((size_t)cnt, sizeof *d->col_types);
-    if (!d->col_names || !d->col_types) return cfg_err(g, n, "out of memory");
+    d->col_prec = calloc((size_t)cnt, sizeof *d->col_prec);
+    d->col_scale = calloc((size_t)cnt, sizeof *d->col_scale);
+    if (!d->col_names || !d->col_types || !d->col_prec || !d->col_scale)
+        return cfg_err(g, n, "out of memory");
     for (int i = 0; i < cnt; i++) {
         yaml_node_t *c = yaml_document_get_node(g->doc, n->data.sequence.items.start[i]);
         if (c->type != YAML_MAPPING_NODE)
             return cfg_err(g, c, "a column must be a mapping {name: ..., type: ...}");
         const char *name = NULL, *type = NULL;
         yaml_node_t *type_node = NULL;
+        char joined[96];
         for (yaml_node_pair_t *p = c->data.mapping.pairs.start; p < c->data.mapping.pairs.top;
              p++) {
             yaml_node_t *k = yaml_document_get_node(g->doc, p->key);
@@ -143,14 +166,22 @@ static int parse_columns(Cfg *g, yaml_node_t *n, TDecl *d) {
             } else if (strcmp(key, "type") == 0) {
                 if (!(type = scalar(g, v, key))) return -1;
                 type_node = v;
+            } else if (type && split_decimal(type, key, v)) {
+                /* {name: x, type: DECIMAL(15,2)} unquoted: YAML's flow
+                 * mapping split it at the comma into DECIMAL(15 and a key
+                 * 2) without a value; join them again */
+                if (snprintf(joined, sizeof joined, "%s,%s", type, key) >= (int)sizeof joined)
+                    return cfg_err(g, k, "type too long in column");
+                type = joined;
             } else {
                 return cfg_err(g, k, "unknown key '%s' in column", key);
             }
         }
         if (!name || !*name) return cfg_err(g, c, "column %d has no 'name'", i + 1);
         if (!type) return cfg_err(g, c, "column '%s' has no 'type'", name);
-        if (cat_type_parse(type, &d->col_types[i]) != 0)
-            return cfg_err(g, type_node, "unknown type '%s' for column '%s'", type, name);
+        if (cat_type_parse_dec(type, &d->col_types[i], &d->col_prec[i], &d->col_scale[i]) != 0)
+            return cfg_err(g, type_node, "unknown type '%s' for column '%s'%s", type, name,
+                           cat_type_hint(type));
         for (int j = 0; j < i; j++)
             if (strcasecmp(d->col_names[j], name) == 0)
                 return cfg_err(g, c, "duplicate column name '%s'", name);
@@ -220,11 +251,71 @@ static int parse_table(Cfg *g, yaml_node_t *n, TDecl *d) {
     return parse_columns(g, cols, d);
 }
 
+int cat_parse_memory_limit(const char *txt, int64_t *bytes, double *pct) {
+    static const struct {
+        const char *unit;
+        double mult;
+    } units[] = {{"", 1},
+                 {"b", 1},
+                 {"bytes", 1},
+                 {"kb", 1e3},
+                 {"mb", 1e6},
+                 {"gb", 1e9},
+                 {"tb", 1e12},
+                 {"kib", 1024.0},
+                 {"mib", 1024.0 * 1024},
+                 {"gib", 1024.0 * 1024 * 1024},
+                 {"tib", 1024.0 * 1024 * 1024 * 1024}};
+    *bytes = 0;
+    *pct = 0;
+    if (!txt) return -1;
+    while (*txt == ' ')
+        txt++;
+    if (strcasecmp(txt, "none") == 0 || strcasecmp(txt, "unlimited") == 0) return 0;
+    if ((*txt < '0' || *txt > '9') && *txt != '.') return -1;
+    char *end;
+    errno = 0;
+    double v = strtod(txt, &end);
+    if (errno || end == txt || !(v >= 0)) return -1;
+    while (*end == ' ')
+        end++;
+    size_t l = strlen(end);
+    while (l && end[l - 1] == ' ')
+        l--;
+    char unit[8];
+    if (l >= sizeof unit) return -1;
+    memcpy(unit, end, l);
+    unit[l] = '\0';
+    if (strcmp(unit, "%") == 0) {
+        if (!(v > 0 && v <= 100)) return -1;
+        *pct = v;
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if (strcasecmp(unit, units[i].unit) == 0) {
+            double b = v * units[i].mult;
+            if (b >= 9.2e18) return -1;
+            *bytes = (int64_t)(b + 0.5);
+            if (v > 0 && *bytes == 0) *bytes = 1;
+            return 0;
+        }
+    return -1;
+}
+
 /* Parse the `device:` mapping (or top-level settings) into s. Returns 0 or
  * -1 with the error set. */
 static int parse_setting(Cfg *g, const char *key, yaml_node_t *v, CatSettings *s) {
     const char *txt = scalar(g, v, key);
     if (!txt) return -1;
+    if (strcmp(key, "memory_limit") == 0) {
+        if (cat_parse_memory_limit(txt, &s->memory_limit_bytes, &s->memory_limit_pct) != 0)
+            return cfg_err(g, v,
+                           "'memory_limit' must be a size (bytes, or with a unit: B, KB, MB, GB, "
+                           "TB, KiB, MiB, GiB, TiB) or a share of device memory (up to 100%%), "
+                           "not '%s'",
+                           txt);
+        return 0;
+    }
     if (strcmp(key, "gpu_cache_bytes") == 0) {
         int64_t b;
         if (cat_parse_i64(txt, strlen(txt), &b) != 0 || b < 0)
@@ -277,7 +368,8 @@ static int parse_root(Cfg *g, yaml_node_t *root, CatSettings *s) {
                 yaml_node_t *v2 = yaml_document_get_node(g->doc, q->value);
                 const char *key2 = unique_key(g, v, q);
                 if (!key2) return -1;
-                if (strcmp(key2, "gpu_cache_bytes") != 0 && strcmp(key2, "cost_file") != 0)
+                if (strcmp(key2, "gpu_cache_bytes") != 0 && strcmp(key2, "cost_file") != 0 &&
+                    strcmp(key2, "memory_limit") != 0)
                     return cfg_err(g, k2, "unknown key '%s' in device", key2);
                 if (parse_setting(g, key2, v2, s) != 0) return -1;
             }
@@ -353,7 +445,9 @@ int cat_load_config(Catalog *cat, const char *yaml_path, CatSettings *settings, 
                            d->delimiter,
                            d->ncols,
                            (const char *const *)d->col_names,
-                           d->col_types};
+                           d->col_types,
+                           d->col_prec,
+                           d->col_scale};
         CatError e;
         if (cat_load_table(cat, &def, &e) != 0 && rc == 0) {
             rc = -1;

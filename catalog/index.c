@@ -26,6 +26,7 @@ void cat_cell_of(const CatColumn *c, int64_t r, CatCell *out) {
         out->i = ((const int32_t *)c->data)[r];
         break;
     case CAT_INT64:
+    case CAT_DECIMAL:
         out->i = ((const int64_t *)c->data)[r];
         break;
     case CAT_BOOL:
@@ -205,6 +206,11 @@ int cat_create_index(Catalog *cat, CatTable *t, const char *name, int ncols, con
     }
     strcpy(ix.name, name);
     memcpy(ix.cols, cols, sizeof(int) * (size_t)ncols);
+    for (int k = 0; unique && k < ncols; k++)
+        if (cat_column_use(t, cols[k], err) != 0) {
+            index_free(&ix);
+            return -1;
+        }
     if (unique) {
         /* check the data as it is: a one-index table view */
         CatTable probe = *t;

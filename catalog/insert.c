@@ -138,6 +138,22 @@ static int convert(const CatTable *t, const CatColumn *c, NewCol *nc, int64_t r,
         else
             ok = cat_parse_bool(shown, strlen(shown), (uint8_t *)nc->vals + r) == 0;
         break;
+    case CAT_DECIMAL: {
+        /* an integer exactly; a REAL or text through its decimal text (so
+         * that the literal 1.005 is 1.01 at scale 2, as DuckDB reads it) */
+        int64_t d = 0;
+        int bad;
+        if (v->kind == CAT_V_INT) {
+            int64_t lim = cat_pow10(c->prec - c->scale);
+            bad = v->i >= lim || v->i <= -lim;
+            d = bad ? 0 : v->i * cat_pow10(c->scale);
+        } else {
+            bad = cat_parse_decimal(shown, strlen(shown), c->prec, c->scale, &d);
+        }
+        ok = bad == 0;
+        if (ok) ((int64_t *)nc->vals)[r] = d;
+        break;
+    }
     case CAT_STRING:
         if (v->kind != CAT_V_STR) {
             size_t n = strlen(text) + 1;
@@ -216,7 +232,7 @@ static void append(CatColumn *c, NewCol *nc, int64_t nrows) {
     size_t w = cat_type_width(c->type);
     if (nc->data) {
         if (c->n) memcpy(nc->data, c->data, (size_t)c->n * w);
-        cat_host_free(c->data);
+        cat_column_free_data(c);
         c->data = nc->data;
     }
     if (nc->cvalid) {
@@ -248,6 +264,7 @@ int cat_insert_rows(CatTable *t, int64_t nrows, const CatValue *vals, CatError *
     if (nrows < 0) return cat_err(err, "INSERT into '%s': negative row count", t->name);
     if (nrows == 0) return 0;
     if (!vals) return cat_err(err, "INSERT into '%s': no values", t->name);
+    if (cat_table_use_all(t, err) != 0) return -1; /* a binary table: read it first */
     NewCol *nc = calloc((size_t)t->ncols, sizeof *nc);
     if (!nc) return cat_err(err, "INSERT into '%s': out of memory", t->name);
     int rc = -1;
@@ -294,6 +311,8 @@ done:
  * table. */
 int cat_table_ready(CatTable *t) {
     if (!t || !t->stale) return 0;
+    CatError e;
+    if (cat_table_use_all(t, &e) != 0) return -1;
     for (int ci = 0; ci < t->ncols; ci++) {
         CatColumn *c = &t->cols[ci];
         if (c->type == CAT_STRING && c->dict && c->dict->unsorted &&
@@ -325,6 +344,7 @@ static void newcol_cell(const CatColumn *c, const NewCol *nc, int64_t r, CatCell
         out->i = ((const int32_t *)nc->vals)[r];
         break;
     case CAT_INT64:
+    case CAT_DECIMAL:
         out->i = ((const int64_t *)nc->vals)[r];
         break;
     case CAT_BOOL:
@@ -454,7 +474,7 @@ static int rebuild(const CatColumn *c, int64_t n, const int64_t *src, const NewC
 
 /* Swap rebuilt arrays into column c (n rows); frees the old ones. */
 static void swap_in(CatColumn *c, Rebuilt *b, int64_t n) {
-    cat_host_free(c->data);
+    cat_column_free_data(c);
     cat_host_free(c->valid);
     c->data = b->data;
     c->valid = b->valid;
@@ -472,6 +492,7 @@ int cat_update_rows(CatTable *t, int nset, const int *cols, int64_t m, const int
                     const CatValue *vals, CatError *err) {
     if (!t) return cat_err(err, "UPDATE: no table");
     if (m <= 0 || nset <= 0) return 0;
+    if (cat_table_use_all(t, err) != 0) return -1; /* a binary table: read it first */
     int64_t n = t->nrows;
     NewCol *nc = calloc((size_t)nset, sizeof *nc);
     NewCol **upd = calloc((size_t)t->ncols, sizeof *upd);
@@ -537,6 +558,7 @@ done:
 /* See catalog.h: DELETE, all or nothing. */
 int cat_delete_rows(CatTable *t, const uint8_t *del, CatError *err) {
     if (!t || !del) return cat_err(err, "DELETE: no table");
+    if (cat_table_use_all(t, err) != 0) return -1; /* a binary table: read it first */
     int64_t n = t->nrows, keep = 0;
     int64_t *src = malloc(sizeof *src * (size_t)(n ? n : 1));
     Rebuilt *nb = calloc((size_t)t->ncols, sizeof *nb);

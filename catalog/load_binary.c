@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -81,9 +82,26 @@ static CatDict *dict_from_file(char *buf, size_t len, const char *path, CatError
     return d;
 }
 
-/* See cat_internal.h: load a binary-column folder described by def. */
+/* Size of the regular file at path into *size. Returns 0, 1 when it does
+ * not exist (missing_ok), or -1 with err set. */
+static int file_size(const char *path, size_t *size, int missing_ok, CatError *err) {
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        if (missing_ok && errno == ENOENT) return 1;
+        return cat_err(err, "%s: cannot open: %s", path, strerror(errno));
+    }
+    if (!S_ISREG(st.st_mode)) return cat_err(err, "%s: not a regular file", path);
+    *size = (size_t)st.st_size;
+    return 0;
+}
+
+/* See cat_internal.h: a binary-column folder described by def, checked but
+ * not read: every column's .bin holds a whole number of values and the same
+ * row count, a .valid (if any) one byte per row, a STRING has its .dict.
+ * The columns are read on first use (cat_column_use). */
 CatTable *cat_read_binary(const CatTableDef *def, CatError *err) {
     CatTable *t = cat_table_new(def->name, def->ncols, def->col_names, def->col_types);
+    if (t) cat_table_set_decimal(t, def->col_prec, def->col_scale);
     char *path = NULL;
     const char *first = NULL;
     if (!t) {
@@ -93,17 +111,14 @@ CatTable *cat_read_binary(const CatTableDef *def, CatError *err) {
     int64_t nrows = -1;
     for (int c = 0; c < t->ncols; c++) {
         CatColumn *col = &t->cols[c];
-        size_t w = cat_type_width(col->type), len;
+        size_t w = cat_type_width(col->type), len = 0;
         path = cat_concat3(def->source, "/", col->name);
         char *bin = path ? cat_concat3(path, ".bin", "") : NULL;
         if (!bin) goto oom;
-        void *data = cat_read_file(bin, &len, 0, err);
-        if (!data) {
+        if (file_size(bin, &len, 0, err) != 0) {
             free(bin);
             goto fail;
         }
-        cat_host_free(col->data);
-        col->data = data;
         if (len % w != 0) {
             cat_err(err, "%s: size %zu is not a multiple of %zu bytes (%s column '%s')", bin, len,
                     w, cat_type_name(col->type), col->name);
@@ -125,65 +140,29 @@ CatTable *cat_read_binary(const CatTableDef *def, CatError *err) {
             first = col->name;
         }
         col->n = n;
-        if (col->type == CAT_BOOL)
-            for (int64_t i = 0; i < n; i++)
-                ((uint8_t *)col->data)[i] = ((uint8_t *)col->data)[i] != 0;
         char *vpath = cat_concat3(path, ".valid", "");
         if (!vpath) goto oom;
-        uint8_t *valid = cat_read_file(vpath, &len, 1, err);
-        if (!valid && len == 0 && access(vpath, F_OK) == 0) {
-            free(vpath);
-            goto fail;
-        }
-        if (valid) {
-            if ((int64_t)len != n) {
+        int vr = file_size(vpath, &len, 1, err);
+        if (vr < 0 || (vr == 0 && (int64_t)len != n)) {
+            if (vr == 0)
                 cat_err(err, "%s: size %zu does not match the column's %lld rows", vpath, len,
                         (long long)n);
-                cat_host_free(valid);
-                free(vpath);
-                goto fail;
-            }
-            int any_null = 0;
-            for (int64_t i = 0; i < n; i++) {
-                valid[i] = valid[i] != 0;
-                any_null |= !valid[i];
-            }
-            if (any_null) {
-                col->valid = valid;
-            } else {
-                cat_host_free(valid);
-            }
+            free(vpath);
+            goto fail;
         }
         free(vpath);
         if (col->type == CAT_STRING) {
             char *dpath = cat_concat3(path, ".dict", "");
             if (!dpath) goto oom;
-            char *dbuf = cat_read_file(dpath, &len, 0, err);
-            if (!dbuf) {
-                free(dpath);
-                goto fail;
-            }
-            CatDict *d = dict_from_file(dbuf, len, dpath, err);
-            if (!d) {
-                free(dpath);
-                goto fail;
-            }
-            cat_dict_free(col->dict);
-            col->dict = d;
-            const int32_t *codes = col->data;
-            for (int64_t i = 0; i < n; i++) {
-                if (col->valid && !col->valid[i]) continue;
-                if (codes[i] < 0 || codes[i] >= d->n) {
-                    cat_err(err, "%s/%s.bin: row %lld: code %d out of range (%s has %lld strings)",
-                            def->source, col->name, (long long)i + 1, (int)codes[i], dpath,
-                            (long long)d->n);
-                    free(dpath);
-                    goto fail;
-                }
-            }
+            int dr = file_size(dpath, &len, 0, err);
             free(dpath);
+            if (dr != 0) goto fail;
         }
-        free(path);
+        /* read on first use */
+        cat_host_free(col->data);
+        col->data = NULL;
+        col->lazy = path;
+        col->from_file = 1;
         path = NULL;
     }
     t->nrows = nrows < 0 ? 0 : nrows;
@@ -200,16 +179,211 @@ fail:
     return NULL;
 }
 
+/* Releases column c's data: munmap when mapped, else cat_host_free. */
+void cat_column_free_data(CatColumn *c) {
+    if (c->map) {
+        munmap(c->map, c->map_len);
+        c->map = NULL;
+        c->map_len = 0;
+    } else {
+        cat_host_free(c->data);
+    }
+    c->data = NULL;
+}
+
+/* Maps base.bin (n values of w bytes, as checked at load) into *data:
+ * MAP_PRIVATE and writable, so that a write (the BOOL normalization, a
+ * re-coding) copies a page and never reaches the file. Returns 0, or -1
+ * with err set (the file changed since the load). */
+static int map_column(CatColumn *c, const char *bin, size_t bytes, CatError *err) {
+    if (bytes == 0) {
+        c->data = cat_host_alloc(0);
+        return c->data ? 0 : cat_err(err, "%s: out of memory", bin);
+    }
+    int fd = open(bin, O_RDONLY);
+    if (fd < 0) return cat_err(err, "%s: cannot open: %s", bin, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || (size_t)st.st_size != bytes) {
+        close(fd);
+        return cat_err(err, "%s: changed since the table was loaded (expected %zu bytes)", bin,
+                       bytes);
+    }
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+    int e = errno;
+    close(fd);
+    if (p == MAP_FAILED) return cat_err(err, "%s: cannot map: %s", bin, strerror(e));
+    c->map = p;
+    c->map_len = bytes;
+    c->data = p;
+    return 0;
+}
+
+/* 1 when base.stats exists and is not older than base.bin, base.valid and
+ * base.dict (those that exist): written with them, not left behind by a
+ * later change of the data. */
+static int stats_fresh(const char *base) {
+    static const char *ext[] = {".bin", ".valid", ".dict"};
+    char *p = cat_concat3(base, ".stats", "");
+    struct stat ss, st;
+    int ok = p && stat(p, &ss) == 0;
+    free(p);
+    for (int k = 0; k < 3 && ok; k++) {
+        if (!(p = cat_concat3(base, ext[k], ""))) return 0;
+        if (stat(p, &st) == 0)
+            ok =
+                st.st_mtim.tv_sec < ss.st_mtim.tv_sec || (st.st_mtim.tv_sec == ss.st_mtim.tv_sec &&
+                                                          st.st_mtim.tv_nsec <= ss.st_mtim.tv_nsec);
+        free(p);
+    }
+    return ok;
+}
+
+/* Reads column ci of t (cat_column_use); its statistics too (from its
+ * .stats file when fresh, else computed) when want_stats. */
+static int column_read(CatTable *t, int ci, int want_stats, CatError *err) {
+    if (!t || ci < 0 || ci >= t->ncols) return cat_err(err, "no such column");
+    CatColumn *col = &t->cols[ci];
+    if (!col->lazy) return 0;
+    const char *path = col->lazy;
+    int64_t n = col->n;
+    size_t w = cat_type_width(col->type), len;
+    char *bin = cat_concat3(path, ".bin", "");
+    char *vpath = cat_concat3(path, ".valid", "");
+    char *dpath = cat_concat3(path, ".dict", "");
+    char *spath = cat_concat3(path, ".stats", "");
+    uint8_t *valid = NULL;
+    CatDict *d = NULL;
+    /* statistics written with the folder: nothing to compute */
+    int have_stats = want_stats && spath && stats_fresh(path) && cat_stats_read(col, spath, n);
+    if (!bin || !vpath || !dpath || !spath) {
+        cat_err(err, "%s: out of memory reading column '%s'", path, col->name);
+        goto fail;
+    }
+    if (map_column(col, bin, (size_t)n * w, err) != 0) goto fail;
+    if (col->type == CAT_BOOL)
+        for (int64_t i = 0; i < n; i++) /* writes (copies) only pages that need it */
+            if (((uint8_t *)col->data)[i] > 1) ((uint8_t *)col->data)[i] = 1;
+    valid = cat_read_file(vpath, &len, 1, err);
+    if (!valid && len == 0 && access(vpath, F_OK) == 0) goto fail;
+    if (valid) {
+        if ((int64_t)len != n) {
+            cat_err(err, "%s: size %zu does not match the column's %lld rows", vpath, len,
+                    (long long)n);
+            goto fail;
+        }
+        int any_null = 0;
+        for (int64_t i = 0; i < n; i++) {
+            valid[i] = valid[i] != 0;
+            any_null |= !valid[i];
+        }
+        if (!any_null) {
+            cat_host_free(valid);
+            valid = NULL;
+        }
+    }
+    if (col->type == CAT_STRING) {
+        char *dbuf = cat_read_file(dpath, &len, 0, err);
+        if (!dbuf) goto fail;
+        if (!(d = dict_from_file(dbuf, len, dpath, err))) goto fail;
+        const int32_t *codes = col->data;
+        /* fresh statistics bound the codes: no need to read them all */
+        const CatStats *s = &col->stats;
+        int checked =
+            have_stats && (s->has_minmax ? s->min >= 0 && s->max < (double)d->n : s->nulls == n);
+        for (int64_t i = 0; i < n && !checked; i++) {
+            if (valid && !valid[i]) continue;
+            if (codes[i] < 0 || codes[i] >= d->n) {
+                cat_err(err, "%s: row %lld: code %d out of range (%s has %lld strings)", bin,
+                        (long long)i + 1, (int)codes[i], dpath, (long long)d->n);
+                goto fail;
+            }
+        }
+        cat_dict_free(col->dict);
+        col->dict = d;
+        d = NULL;
+    }
+    col->valid = valid;
+    free(bin);
+    free(vpath);
+    free(dpath);
+    free(spath);
+    free(col->lazy);
+    col->lazy = NULL;
+    if (!have_stats && want_stats) cat_column_stats(col);
+    return 0;
+fail:
+    cat_column_free_data(col);
+    cat_host_free(valid);
+    cat_dict_free(d);
+    free(col->stats.hist);
+    memset(&col->stats, 0, sizeof col->stats);
+    free(bin);
+    free(vpath);
+    free(dpath);
+    free(spath);
+    return -1;
+}
+
+/* See catalog.h. */
+int cat_column_use(CatTable *t, int ci, CatError *err) {
+    return column_read(t, ci, 1, err);
+}
+
+/* See cat_internal.h. */
+int cat_binary_write_stats(const CatTableDef *def, CatError *err) {
+    CatTable *t = cat_read_binary(def, err);
+    if (!t) return -1;
+    int rc = 0;
+    for (int c = 0; c < t->ncols && rc == 0; c++)
+        rc = column_read(t, c, 0, err);
+    if (rc == 0) cat_table_stats(t); /* the columns in parallel */
+    for (int c = 0; c < t->ncols && rc == 0; c++) {
+        char *base = cat_concat3(def->source, "/", t->cols[c].name);
+        char *spath = base ? cat_concat3(base, ".stats", "") : NULL;
+        rc = spath ? cat_stats_write(&t->cols[c], spath, err)
+                   : cat_err(err, "%s: out of memory", def->source);
+        free(base);
+        free(spath);
+    }
+    cat_table_free(t);
+    return rc;
+}
+
+/* See catalog.h. */
+int cat_table_use_all(CatTable *t, CatError *err) {
+    for (int c = 0; t && c < t->ncols; c++)
+        if (cat_column_use(t, c, err) != 0) return -1;
+    return 0;
+}
+
+/* See catalog.h. */
+int cat_column_loaded(const CatTable *t, int col) {
+    return t && col >= 0 && col < t->ncols && !t->cols[col].lazy;
+}
+
 /* Write n bytes to a new file at path (truncating). Returns 0, or -1 with
  * err set. */
 static int write_file(const char *path, const void *data, size_t n, CatError *err) {
-    FILE *f = fopen(path, "wb");
-    if (!f) return cat_err(err, "%s: cannot create: %s", path, strerror(errno));
+    /* into a new file renamed over path: a column mapped from path (this
+     * very table written back to its folder) keeps the old file's pages */
+    char *tmp = cat_concat3(path, ".tmp", "");
+    if (!tmp) return cat_err(err, "%s: out of memory", path);
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        cat_err(err, "%s: cannot create: %s", tmp, strerror(errno));
+        free(tmp);
+        return -1;
+    }
     size_t put = n ? fwrite(data, 1, n, f) : 0;
     int bad = put != n;
     if (fclose(f) != 0) bad = 1;
-    if (bad) return cat_err(err, "%s: write failed: %s", path, strerror(errno));
-    return 0;
+    if (!bad && rename(tmp, path) != 0) bad = 1;
+    if (bad) {
+        cat_err(err, "%s: write failed: %s", path, strerror(errno));
+        unlink(tmp);
+    }
+    free(tmp);
+    return bad ? -1 : 0;
 }
 
 /* Write column c's files under dir. Returns 0, or -1 with err set. */
@@ -219,8 +393,9 @@ static int write_column(const CatColumn *c, const char *dir, CatError *err) {
     char *bin = base ? cat_concat3(base, ".bin", "") : NULL;
     char *vpath = base ? cat_concat3(base, ".valid", "") : NULL;
     char *dpath = base ? cat_concat3(base, ".dict", "") : NULL;
+    char *spath = base ? cat_concat3(base, ".stats", "") : NULL;
     char *dbuf = NULL;
-    if (!bin || !vpath || !dpath) {
+    if (!bin || !vpath || !dpath || !spath) {
         cat_err(err, "out of memory writing column '%s'", c->name);
         goto done;
     }
@@ -253,8 +428,17 @@ static int write_column(const CatColumn *c, const char *dir, CatError *err) {
         cat_err(err, "%s: cannot remove stale file: %s", vpath, strerror(errno));
         goto done;
     }
+    /* the statistics last, so that their file is the newest (see
+     * stats_fresh) */
+    if (c->stats.rows == c->n) {
+        if (cat_stats_write(c, spath, err) != 0) goto done;
+    } else if (unlink(spath) != 0 && errno != ENOENT) {
+        cat_err(err, "%s: cannot remove stale file: %s", spath, strerror(errno));
+        goto done;
+    }
     rc = 0;
 done:
+    free(spath);
     free(dbuf);
     free(dpath);
     free(vpath);
@@ -267,6 +451,13 @@ done:
  * files of the same names are replaced). Returns 0, or -1 with err set. */
 int cat_write_binary(const CatTable *t, const char *dir, CatError *err) {
     if (!t || !dir) return cat_err(err, "cat_write_binary: no table or folder");
+    if (cat_table_use_all((CatTable *)t, err) != 0) return -1;
+    /* statistics travel with the folder: compute those not current */
+    for (int c = 0; c < t->ncols; c++)
+        if (t->cols[c].stats.rows != t->cols[c].n) {
+            cat_table_stats((CatTable *)t);
+            break;
+        }
     if (t->stale)
         return cat_err(err, "table '%s': rows were inserted; call cat_table_ready() first",
                        t->name);

@@ -189,6 +189,13 @@ static int store_field(TextJob *j, int ci, const char *row, int c, int64_t r, ch
     case CAT_BOOL:
         bad = cat_parse_bool(s, m, (uint8_t *)col->data + r);
         break;
+    case CAT_DECIMAL:
+        bad = cat_parse_decimal(s, m, col->prec, col->scale, (int64_t *)col->data + r);
+        if (bad == 2)
+            return chunk_err(j, ci, row,
+                             "column '%s': value '%s' is out of range for DECIMAL(%d,%d)",
+                             col->name, cat_err_value(vbuf, f, n), col->prec, col->scale);
+        break;
     default:
         bad = -1;
         break;
@@ -488,6 +495,7 @@ CatTable *cat_read_text(const CatTableDef *def, CatError *err) {
     }
     t = cat_table_new(def->name, def->ncols, def->col_names, def->col_types);
     if (!t) goto oom;
+    cat_table_set_decimal(t, def->col_prec, def->col_scale);
     t->nrows = nrows;
     for (int c = 0; c < def->ncols; c++) {
         CatColumn *col = &t->cols[c];

@@ -6,9 +6,12 @@
  */
 #include "catalog/cat_internal.h"
 
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* TUNING: K of the KMV sketch. Relative error is about 1/sqrt(K) = 1.6%;
  * distinct counts below 2K are exact (modulo 64-bit hash collisions). */
@@ -104,6 +107,7 @@ static double value_at(const CatColumn *c, int64_t i) {
     case CAT_STRING:
         return ((const int32_t *)c->data)[i];
     case CAT_INT64:
+    case CAT_DECIMAL: /* the scaled integer: what the binder compares */
         return (double)((const int64_t *)c->data)[i];
     case CAT_FLOAT32:
         return ((const float *)c->data)[i];
@@ -122,6 +126,7 @@ static double value_at(const CatColumn *c, int64_t i) {
 static uint64_t hash_at(const CatColumn *c, int64_t i) {
     switch (c->type) {
     case CAT_INT64:
+    case CAT_DECIMAL:
         return mix64((uint64_t)((const int64_t *)c->data)[i]);
     case CAT_FLOAT32:
     case CAT_FLOAT64:
@@ -291,6 +296,7 @@ static CatHist *column_hist(const CatColumn *c) {
  * previous histogram. On allocation failure the distinct count falls back
  * to the non-NULL row count and the histogram is left out (NULL). */
 void cat_column_stats(CatColumn *c) {
+    if (c->lazy) return; /* not read yet: computed on first use */
     CatStats s = {0};
     s.rows = c->n;
     double mn = INFINITY, mx = -INFINITY;
@@ -352,7 +358,8 @@ static void stats_worker(void *arg, int i) {
 }
 
 /* Recompute the statistics of every column of t (columns in parallel when
- * the table is large). */
+ * the table is large); a binary column not read yet is left for its first
+ * use (cat_column_use). */
 void cat_table_stats(CatTable *t) {
     if (!t) return;
     StatsJob j = {t, 1};
@@ -361,4 +368,94 @@ void cat_table_stats(CatTable *t) {
         if (j.nthreads > t->ncols) j.nthreads = t->ncols;
     }
     cat_parallel(j.nthreads, stats_worker, &j);
+}
+
+/* ---------------------------------------------------- stats files -- */
+
+/* A column's statistics as text (binary folders keep one <column>.stats
+ * beside <column>.bin, so that loading a folder computes nothing):
+ *
+ *   gqp-stats 1
+ *   rows R nulls N distinct D
+ *   minmax HAS MIN MAX
+ *   hist N NSAMPLE NDV          (N = 0: no histogram)
+ *   VAL LT LE GAP_NDV           (N lines)
+ *
+ * Doubles are written with 17 significant digits (they read back
+ * exactly). */
+
+/* See cat_internal.h. */
+int cat_stats_write(const CatColumn *c, const char *path, CatError *err) {
+    const CatStats *s = &c->stats;
+    const CatHist *h = s->hist;
+    char *tmp = cat_concat3(path, ".tmp", "");
+    if (!tmp) return cat_err(err, "%s: out of memory", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        cat_err(err, "%s: cannot create: %s", tmp, strerror(errno));
+        free(tmp);
+        return -1;
+    }
+    fprintf(f, "gqp-stats 1\nrows %lld nulls %lld distinct %lld\nminmax %d %.17g %.17g\n",
+            (long long)s->rows, (long long)s->nulls, (long long)s->distinct, s->has_minmax, s->min,
+            s->max);
+    fprintf(f, "hist %d %lld %lld\n", h ? h->n : 0, h ? (long long)h->nsample : 0LL,
+            h ? (long long)h->ndv : 0LL);
+    for (int k = 0; h && k < h->n; k++)
+        fprintf(f, "%.17g %.17g %.17g %.17g\n", h->val[k], h->lt[k], h->le[k], h->gap_ndv[k]);
+    int bad = ferror(f);
+    if (fclose(f) != 0) bad = 1;
+    if (!bad && rename(tmp, path) != 0) bad = 1;
+    if (bad) {
+        cat_err(err, "%s: write failed: %s", path, strerror(errno));
+        unlink(tmp);
+    }
+    free(tmp);
+    return bad ? -1 : 0;
+}
+
+/* See cat_internal.h. */
+int cat_stats_read(CatColumn *c, const char *path, int64_t rows) {
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    CatStats s;
+    memset(&s, 0, sizeof s);
+    long long r = 0, nn = 0, d = 0, ns = 0, ndv = 0;
+    int ver = 0, n = 0, ok = 0;
+    CatHist *h = NULL;
+    if (fscanf(
+            f,
+            "gqp-stats %d rows %lld nulls %lld distinct %lld minmax %d %lg %lg hist %d %lld %lld",
+            &ver, &r, &nn, &d, &s.has_minmax, &s.min, &s.max, &n, &ns, &ndv) == 10 &&
+        ver == 1 && r == rows && nn >= 0 && nn <= r && n >= 0 && n <= CAT_HIST_BUCKETS + 1) {
+        ok = 1;
+        if (n > 0) {
+            h = malloc(sizeof *h + 4 * (size_t)n * sizeof(double));
+            if (!h) ok = 0;
+        }
+        if (h) {
+            h->n = n;
+            h->nsample = ns;
+            h->ndv = ndv;
+            h->val = (double *)(h + 1);
+            h->lt = h->val + n;
+            h->le = h->lt + n;
+            h->gap_ndv = h->le + n;
+            for (int k = 0; k < n && ok; k++)
+                ok = fscanf(f, "%lg %lg %lg %lg", &h->val[k], &h->lt[k], &h->le[k],
+                            &h->gap_ndv[k]) == 4;
+        }
+    }
+    fclose(f);
+    if (!ok) {
+        free(h);
+        return 0;
+    }
+    s.rows = r;
+    s.nulls = nn;
+    s.distinct = d;
+    s.hist = h;
+    free(c->stats.hist);
+    c->stats = s;
+    return 1;
 }

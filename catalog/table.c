@@ -47,6 +47,15 @@ static char *dup_str(const char *s) {
     return p;
 }
 
+/* See cat_internal.h. */
+void cat_table_set_decimal(CatTable *t, const int *prec, const int *scale) {
+    for (int i = 0; i < t->ncols; i++) {
+        if (t->cols[i].type != CAT_DECIMAL) continue;
+        t->cols[i].prec = prec ? prec[i] : CAT_DEC_DEFAULT_PREC;
+        t->cols[i].scale = scale ? scale[i] : CAT_DEC_DEFAULT_SCALE;
+    }
+}
+
 /* See cat_internal.h: an empty table with copied names; NULL when out of
  * memory. */
 CatTable *cat_table_new(const char *name, int ncols, const char *const *col_names,
@@ -88,7 +97,8 @@ void cat_table_free(CatTable *t) {
         for (int i = 0; i < t->ncols; i++) {
             CatColumn *c = &t->cols[i];
             free(c->name);
-            cat_host_free(c->data);
+            free(c->lazy);
+            cat_column_free_data(c);
             cat_host_free(c->valid);
             cat_dict_free(c->dict);
             free(c->stats.hist);

@@ -21,6 +21,7 @@ size_t cat_type_width(CatType t) {
         return 4;
     case CAT_INT64:
     case CAT_FLOAT64:
+    case CAT_DECIMAL:
         return 8;
     case CAT_BOOL:
         return 1;
@@ -49,6 +50,8 @@ const char *cat_type_name(CatType t) {
         return "BOOL";
     case CAT_STRING:
         return "STRING";
+    case CAT_DECIMAL:
+        return "DECIMAL";
     }
     return "UNKNOWN";
 }
@@ -108,6 +111,156 @@ int cat_type_parse(const char *name, CatType *out) {
         }
     }
     return -1;
+}
+
+/* See catalog.h: the type name with DECIMAL's "(p)" / "(p,s)" suffix
+ * read here (not by cat_type_parse, which then sees "DECIMAL"). */
+int cat_type_parse_dec(const char *name, CatType *out, int *prec, int *scale) {
+    *prec = *scale = 0;
+    if (!name) return -1;
+    while (isspace((unsigned char)*name))
+        name++;
+    size_t n = 0;
+    while (isalpha((unsigned char)name[n]))
+        n++;
+    int is_dec = (n == 7 && strncasecmp(name, "DECIMAL", 7) == 0) ||
+                 (n == 7 && strncasecmp(name, "NUMERIC", 7) == 0);
+    if (!is_dec) return cat_type_parse(name, out);
+    const char *p = name + n;
+    int pr = CAT_DEC_DEFAULT_PREC, sc = CAT_DEC_DEFAULT_SCALE;
+    while (isspace((unsigned char)*p))
+        p++;
+    if (*p == '(') {
+        char *e;
+        p++;
+        long a = strtol(p, &e, 10), b = 0;
+        if (e == p) return -1;
+        p = e;
+        while (isspace((unsigned char)*p))
+            p++;
+        if (*p == ',') {
+            p++;
+            b = strtol(p, &e, 10);
+            if (e == p) return -1;
+            p = e;
+            while (isspace((unsigned char)*p))
+                p++;
+        }
+        if (*p != ')') return -1;
+        p++;
+        if (a < 1 || a > CAT_DEC_MAX_PREC || b < 0 || b > a) return -1;
+        pr = (int)a;
+        sc = (int)b;
+    }
+    while (isspace((unsigned char)*p))
+        p++;
+    if (*p) return -1;
+    *out = CAT_DECIMAL;
+    *prec = pr;
+    *scale = sc;
+    return 0;
+}
+
+/* See catalog.h. */
+const char *cat_type_hint(const char *name) {
+    while (name && isspace((unsigned char)*name))
+        name++;
+    if (name && (strncasecmp(name, "DECIMAL", 7) == 0 || strncasecmp(name, "NUMERIC", 7) == 0))
+        return " (DECIMAL(p,s) takes 1 <= p <= 18 and 0 <= s <= p)";
+    return "";
+}
+
+/* See catalog.h. */
+int64_t cat_pow10(int k) {
+    int64_t v = 1;
+    for (int i = 0; i < k && i < 18; i++)
+        v *= 10;
+    return v;
+}
+
+/* See catalog.h: digits are accumulated exactly (up to 19 significant
+ * ones before the decision on range), the first dropped digit decides the
+ * rounding. */
+int cat_parse_decimal(const char *s, size_t len, int prec, int scale, int64_t *out) {
+    size_t i = 0;
+    while (i < len && isspace((unsigned char)s[i]))
+        i++;
+    while (len > i && isspace((unsigned char)s[len - 1]))
+        len--;
+    int neg = 0;
+    if (i < len && (s[i] == '+' || s[i] == '-')) neg = s[i++] == '-';
+    /* value = dig[0..nd) * 10^exp10 (leading zeros dropped) */
+    char dig[64];
+    int nd = 0, point = 0, lead = 1, any = 0;
+    int64_t exp10 = 0;
+    for (; i < len; i++) {
+        char c = s[i];
+        if (c >= '0' && c <= '9') {
+            any = 1;
+            if (lead && c == '0') {
+                if (point) exp10--;
+                continue;
+            }
+            lead = 0;
+            if (nd < (int)sizeof dig) {
+                dig[nd++] = c;
+                if (point) exp10--;
+            } else if (!point) {
+                exp10++; /* an integer digit past what is kept */
+            }
+        } else if (c == '.' && !point) {
+            point = 1;
+        } else {
+            break;
+        }
+    }
+    if (!any) return 1;
+    if (i < len && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        int eneg = 0;
+        if (i < len && (s[i] == '+' || s[i] == '-')) eneg = s[i++] == '-';
+        if (i == len || s[i] < '0' || s[i] > '9') return 1;
+        int64_t e = 0;
+        for (; i < len && s[i] >= '0' && s[i] <= '9'; i++)
+            if (e < 100000) e = e * 10 + (s[i] - '0');
+        exp10 += eneg ? -e : e;
+    }
+    if (i != len) return 1;
+    if (nd == 0) {
+        *out = 0;
+        return 0;
+    }
+    /* wanted: round(value * 10^scale), half away from zero */
+    int64_t shift = exp10 + scale;
+    int64_t v = 0;
+    if (shift >= 0) {
+        if (nd + shift > prec) return 2;
+        for (int k = 0; k < nd; k++)
+            v = v * 10 + (dig[k] - '0');
+        for (int64_t k = 0; k < shift; k++)
+            v *= 10;
+    } else {
+        int64_t keep = nd + shift;
+        if (keep > prec) return 2;
+        for (int64_t k = 0; k < keep; k++)
+            v = v * 10 + (dig[k] - '0');
+        if (keep >= 0 && dig[keep] >= '5') v++;
+        if (v >= cat_pow10(prec)) return 2;
+    }
+    *out = neg ? -v : v;
+    return 0;
+}
+
+/* See catalog.h. */
+void cat_format_decimal(int64_t v, int scale, char *buf, size_t cap) {
+    uint64_t a = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    if (scale <= 0) {
+        snprintf(buf, cap, "%s%llu", v < 0 ? "-" : "", (unsigned long long)a);
+        return;
+    }
+    uint64_t p = (uint64_t)cat_pow10(scale);
+    snprintf(buf, cap, "%s%llu.%0*llu", v < 0 ? "-" : "", (unsigned long long)(a / p), scale,
+             (unsigned long long)(a % p));
 }
 
 /* 64-byte aligned, zeroed allocation of at least `bytes` (a 0-byte request

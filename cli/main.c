@@ -10,6 +10,7 @@
  *           [--format text|json|dot] (FILE | -e SQL | -)
  *   gqp gen test [--rows N] --out DIR [--seed S]
  *   gqp gen ssb --sf N --out DIR [--seed S]
+ *   gqp gen tpch --sf N --out DIR [--decimal] [--keep-csv] [--duckdb FILE]
  *   gqp calibrate [--out FILE] [--threads N] [--max-rows N]
  *   gqp --version | --help
  *
@@ -24,9 +25,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "gqp.h"
+#include "tpch_gen_py.h" /* TPCH_GEN_PY: cli/tpch_gen.py, built in by CMake */
 
 #define GQP_CLI_VERSION "0.1.0"
 /* Table mode shows at most this many rows: the first and last half. */
@@ -56,6 +61,7 @@ static void usage(FILE *f) {
           "          [--format text|json|dot] (FILE | -e SQL | -)\n"
           "  gqp gen test [--rows N] --out DIR [--seed S]\n"
           "  gqp gen ssb --sf N --out DIR [--seed S]\n"
+          "  gqp gen tpch --sf N --out DIR [--decimal] [--keep-csv] [--duckdb FILE]\n"
           "  gqp calibrate [--out FILE] [--threads N] [--max-rows N]\n"
           "  gqp --version\n"
           "  gqp --help\n"
@@ -191,7 +197,7 @@ static gqp *open_db(const CliOpts *o) {
 /* 1 if values of type t are numbers (right-aligned, unquoted in JSON). */
 static int type_is_numeric(gqp_type t) {
     return t == GQP_TYPE_INT32 || t == GQP_TYPE_INT64 || t == GQP_TYPE_FLOAT32 ||
-           t == GQP_TYPE_FLOAT64;
+           t == GQP_TYPE_FLOAT64 || t == GQP_TYPE_DECIMAL;
 }
 
 /* Lower-case display name of a result type for the table header. */
@@ -213,6 +219,8 @@ static const char *type_label(gqp_type t) {
         return "boolean";
     case GQP_TYPE_STRING:
         return "varchar";
+    case GQP_TYPE_DECIMAL:
+        return "decimal";
     }
     return "?";
 }
@@ -747,14 +755,191 @@ static int cmd_gen_ssb(int argc, char **argv) {
     return 0;
 }
 
+#define TPCH_NEED                                                                                  \
+    "Error: gqp gen tpch needs python3 with duckdb==1.5.5 and duckdb-extension-tpch==1.5.5 "       \
+    "(pip install duckdb==1.5.5 duckdb-extension-tpch==1.5.5)"
+
+/* `gqp gen tpch`: the eight TPC-H tables at --sf N from DuckDB's tpch
+ * extension (the real dbgen): runs the built-in cli/tpch_gen.py with
+ * $GQP_PYTHON (default python3), which writes DIR/csv/<table>.csv with
+ * DIR/csv/<table>.yaml one table at a time and names each on its stdout;
+ * gqp then writes DIR/bin/<table>/ and DIR/gqp.yaml through
+ * gqp_config_to_binary() and, without --keep-csv, removes that CSV before
+ * answering, so at most one table's text is on disk at a time.
+ * --decimal (or GQP_TPCH_DECIMAL=1) declares the money columns
+ * DECIMAL(15,2) instead of FLOAT64; --duckdb FILE keeps DuckDB's database.
+ * Returns the exit status. */
+static int cmd_gen_tpch(int argc, char **argv) {
+    const char *dir = NULL, *sf = NULL, *duck = NULL;
+    const char *env = getenv("GQP_TPCH_DECIMAL");
+    int decimal = env && env[0] && strcmp(env, "0") != 0, keep_csv = 0;
+    for (int i = 3; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--decimal") == 0) {
+            decimal = 1;
+            continue;
+        }
+        if (strcmp(a, "--keep-csv") == 0) {
+            keep_csv = 1;
+            continue;
+        }
+        if (strcmp(a, "--sf") == 0) {
+            char *end = NULL;
+            double x = v ? strtod(v, &end) : -1;
+            if (!v || !*v || *end || !(x > 0) || x > 1000)
+                return usage_error("--sf needs a scale factor in (0, 1000], got",
+                                   v ? v : "nothing");
+            sf = v;
+        } else if (strcmp(a, "--out") == 0) {
+            if (!v) return usage_error("missing value for", a);
+            dir = v;
+        } else if (strcmp(a, "--duckdb") == 0) {
+            if (!v) return usage_error("missing value for", a);
+            duck = v;
+        } else {
+            return usage_error("unknown option", a);
+        }
+        i++;
+    }
+    if (!sf) return usage_error("gen tpch needs --sf N", NULL);
+    if (!dir) return usage_error("gen tpch needs --out DIR", NULL);
+    const char *py = getenv("GQP_PYTHON");
+    if (!py || !py[0]) py = "python3";
+    const char *args[13];
+    int n = 0;
+    args[n++] = py;
+    args[n++] = "-c";
+    args[n++] = (const char *)TPCH_GEN_PY;
+    args[n++] = "--handshake";
+    args[n++] = "--sf";
+    args[n++] = sf;
+    args[n++] = "--out";
+    args[n++] = dir;
+    if (decimal) args[n++] = "--decimal";
+    if (duck) {
+        args[n++] = "--duckdb";
+        args[n++] = duck;
+    }
+    args[n] = NULL;
+    size_t dl = strlen(dir) + 64;
+    char *path = malloc(dl), *bincfg = malloc(dl);
+    int down[2] = {-1, -1}, up[2] = {-1, -1}; /* gqp -> script, script -> gqp */
+    if (!path || !bincfg || pipe(down) != 0 || pipe(up) != 0) {
+        fprintf(stderr, "gqp: gen tpch: %s\n", path && bincfg ? strerror(errno) : "out of memory");
+        free(path);
+        free(bincfg);
+        return 1;
+    }
+    snprintf(bincfg, dl, "%s/gqp.yaml", dir);
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "gqp: gen tpch: fork failed: %s\n", strerror(errno));
+        free(path);
+        free(bincfg);
+        return 1;
+    }
+    if (pid == 0) {
+        dup2(down[0], 0);
+        dup2(up[1], 1);
+        close(down[0]);
+        close(down[1]);
+        close(up[0]);
+        close(up[1]);
+        execvp(py, (char *const *)args);
+        _exit(127);
+    }
+    close(down[0]);
+    close(up[1]);
+    signal(SIGPIPE, SIG_IGN); /* a script that died is seen by its exit status */
+    FILE *from = fdopen(up[0], "r"), *to = fdopen(down[1], "w");
+    /* the script names each table it has written (lineitem first); that
+     * table is converted and its CSV removed before the next is written */
+    static const char *const tables[] = {"lineitem", "orders",   "customer", "part",
+                                         "partsupp", "supplier", "nation",   "region"};
+    int ndone = 0, rc = (from && to) ? GQP_OK : GQP_ERROR;
+    char line[64];
+    while (rc == GQP_OK && fgets(line, sizeof line, from)) {
+        line[strcspn(line, "\r\n")] = 0;
+        int known = 0;
+        for (int t = 0; t < 8; t++)
+            known |= strcmp(line, tables[t]) == 0;
+        if (!known || ndone >= 8) {
+            fprintf(stderr, "gqp: gen tpch: unexpected line from the generator: %s\n", line);
+            rc = GQP_ERROR;
+            break;
+        }
+        snprintf(path, dl, "%s/csv/%s.yaml", dir, line);
+        char *err = NULL;
+        rc = gqp_config_to_binary(path, bincfg, ndone > 0, &err);
+        if (rc != GQP_OK) print_error(err ? err : "gqp: gen tpch: writing binary columns failed");
+        gqp_free(err);
+        if (rc != GQP_OK) break;
+        ndone++;
+        if (!keep_csv) {
+            remove(path);
+            snprintf(path, dl, "%s/csv/%s.csv", dir, line);
+            remove(path);
+        }
+        if (fputs("ok\n", to) < 0 || fflush(to) != 0) rc = GQP_ERROR;
+    }
+    /* closing the pipes ends a script still waiting for an answer */
+    if (to)
+        fclose(to);
+    else
+        close(down[1]);
+    if (from)
+        fclose(from);
+    else
+        close(up[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) {
+            fprintf(stderr, "gqp: gen tpch: waitpid failed: %s\n", strerror(errno));
+            status = 1 << 8;
+            break;
+        }
+    signal(SIGPIPE, SIG_DFL);
+    int code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+    if (rc == GQP_OK && code == 127) {
+        fprintf(stderr, "%s [cannot run %s]\n", TPCH_NEED, py);
+        rc = GQP_ERROR;
+    } else if (rc == GQP_OK && code == 3) {
+        rc = GQP_ERROR; /* the script printed TPCH_NEED */
+    } else if (rc == GQP_OK && (code != 0 || ndone != 8)) {
+        fprintf(stderr,
+                "gqp: gen tpch: %s (the generator script) failed with status %d after %d of 8 "
+                "tables\n",
+                py, code, ndone);
+        rc = GQP_ERROR;
+    }
+    if (rc == GQP_OK && !keep_csv) {
+        snprintf(path, dl, "%s/gqp-csv.yaml", dir);
+        remove(path);
+        snprintf(path, dl, "%s/csv", dir);
+        rmdir(path);
+    }
+    if (rc == GQP_OK)
+        printf("wrote TPC-H SF %s (DuckDB's dbgen) to %s: bin/, gqp.yaml%s%s%s\n", sf, dir,
+               keep_csv ? ", csv/, gqp-csv.yaml" : "", duck ? ", " : "", duck ? duck : "");
+    free(path);
+    free(bincfg);
+    return rc == GQP_OK ? 0 : 1;
+}
+
 /* `gqp gen test`: write seed 004's demo table and its config (`gqp gen ssb`
- * goes to cmd_gen_ssb). Returns the exit status. */
+ * goes to cmd_gen_ssb, `gqp gen tpch` to cmd_gen_tpch). Returns the exit
+ * status. */
 static int cmd_gen(int argc, char **argv) {
     if (argc >= 3 && strcmp(argv[2], "ssb") == 0) return cmd_gen_ssb(argc, argv);
+    if (argc >= 3 && strcmp(argv[2], "tpch") == 0) return cmd_gen_tpch(argc, argv);
     uint64_t rows = 1000000, seed = 4;
     const char *dir = NULL;
     if (argc < 3 || strcmp(argv[2], "test") != 0)
-        return usage_error("gen knows: gen test --out DIR | gen ssb --sf N --out DIR", NULL);
+        return usage_error(
+            "gen knows: gen test --out DIR | gen ssb --sf N --out DIR | gen tpch --sf N --out DIR",
+            NULL);
     for (int i = 3; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--rows") == 0) {

@@ -322,9 +322,9 @@ static int run_prim(Cal *c, int gpu, CostPrimKind p, const Bufs *b, int variant)
     PrimVec v64 = {PRIM_I64, n, b->keys, NULL};
     PrimVec f8 = {PRIM_U8, n, b->flags, NULL};
     PrimVec o64 = {PRIM_I64, n, b->out, NULL};
-    PrimProgram sp = {3, prog_short_code, 3, 2, PRIM_REG_I, 1, 0};
-    PrimProgram lp = {9, prog_long_code, 9, 8, PRIM_REG_I, 1, 0};
-    PrimProgram fp = {3, prog_filter_code, 3, 2, PRIM_REG_I, 1, 1};
+    PrimProgram sp = {3, prog_short_code, 3, 2, PRIM_REG_I, 1, 0, 0};
+    PrimProgram lp = {9, prog_long_code, 9, 8, PRIM_REG_I, 1, 0, 0};
+    PrimProgram fp = {3, prog_filter_code, 3, 2, PRIM_REG_I, 1, 1, 0};
     int64_t cnt = 0, tot = 0;
     int rc = -1;
     switch (p) {

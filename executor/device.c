@@ -4,7 +4,10 @@
  * (its host range page-locked first when it is large enough for that to pay,
  * so the copy runs at pinned bandwidth)
  * and stays resident across queries until the byte budget forces the least
- * recently used column out.
+ * recently used column out. Every device allocation of the executor goes
+ * through exec_dev_alloc here: it is accounted against memory_limit
+ * (budget.c), and a failing one first evicts cached columns no live value
+ * of the running query reads.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +45,46 @@ ExecDevice *exec_device_open(size_t budget_bytes, char *err, size_t cap) {
     return d;
 }
 
+void exec_device_set_limit(ExecDevice *d, size_t bytes, double pct) {
+    if (!d) return;
+    d->limit_bytes = bytes;
+    d->limit_pct = pct;
+    d->mem.limit = bytes;
+    if (pct > 0) {
+        size_t fr = 0, total = 0;
+        if (prim_gpu_mem_info(&fr, &total) == 0) {
+            double l = (double)total * pct / 100.0;
+            d->mem.limit = l < 1 ? 1 : (size_t)l;
+        } else {
+            d->mem.limit = 0; /* the device's size is unknown: no limit */
+        }
+    }
+}
+
+size_t exec_device_limit(const ExecDevice *d) {
+    return d ? d->mem.limit : 0;
+}
+
+size_t exec_device_used(const ExecDevice *d) {
+    return d ? d->mem.used : 0;
+}
+
+void exec_device_fail_at(ExecDevice *d, int64_t n, int sticky) {
+    if (d) exec_budget_fail_at(&d->mem, n, sticky);
+}
+
+int64_t exec_device_alloc_count(const ExecDevice *d) {
+    return d ? d->mem.count : 0;
+}
+
+int exec_device_oom(const ExecDevice *d, int64_t *count, size_t *need, size_t *avail) {
+    if (!d) return 0;
+    if (count) *count = d->oom_count;
+    if (need) *need = d->oom_need;
+    if (avail) *avail = d->oom_avail;
+    return d->oom_by_limit ? 2 : 1;
+}
+
 void exec_device_set_lock_min(ExecDevice *d, size_t bytes) {
     if (d) d->lock_min = bytes;
 }
@@ -49,8 +92,8 @@ void exec_device_set_lock_min(ExecDevice *d, size_t bytes) {
 /* Drop cache entry i (device memory freed, host range unpinned). */
 static void cache_drop(ExecDevice *d, int i) {
     ExecCacheEntry *e = &d->cache[i];
-    prim_gpu_free(e->d_data, d->stream);
-    prim_gpu_free(e->d_valid, d->stream);
+    exec_dev_free(d, e->d_data, d->stream);
+    exec_dev_free(d, e->d_valid, d->stream);
     prim_gpu_event_destroy(e->ready);
     if (e->pinned) prim_gpu_host_unregister((void *)e->h_data);
     d->cache_bytes -= e->bytes;
@@ -78,8 +121,92 @@ void exec_device_close(ExecDevice *d) {
     for (int k = 0; k < EXEC_STREAMS; k++)
         prim_gpu_stream_destroy(d->streams[k]);
     prim_gpu_pinned_free((void *)d->h_status);
+    exec_budget_free(&d->mem);
     free(d->cache);
     free(d);
+}
+
+/* Wait for every stream before device memory that a kernel still in
+ * flight may read is freed for reuse (an unread cache entry may still be
+ * read by a node issued earlier on another stream). */
+static void drain(ExecDevice *d) {
+    char e[256];
+    if (d->running) prim_gpu_device_sync(e, sizeof e);
+}
+
+size_t exec_cache_evict_unread(ExecDevice *d) {
+    size_t freed = 0;
+    int v = exec_cache_victim(d->cache, d->ncache);
+    if (v < 0) return 0;
+    char e[256];
+    prim_gpu_device_sync(e, sizeof e);
+    for (; v >= 0; v = exec_cache_victim(d->cache, d->ncache)) {
+        freed += d->cache[v].bytes;
+        cache_drop(d, v);
+    }
+    /* the frees above are stream-ordered: let them complete, so that an
+     * allocation on any stream can reuse the memory */
+    prim_gpu_device_sync(e, sizeof e);
+    return freed;
+}
+
+void exec_cache_unpin(ExecDevice *d, const void *h_data, int64_t n, PrimType type) {
+    if (!d) return;
+    for (int i = 0; i < d->ncache; i++) {
+        ExecCacheEntry *e = &d->cache[i];
+        if (e->h_data == h_data && e->n == n && e->type == type && e->readers > 0) {
+            e->readers--;
+            return;
+        }
+    }
+}
+
+/* Record a failed allocation of need bytes with avail available. */
+static void *oom(ExecDevice *d, size_t need, size_t avail, int by_limit) {
+    d->oom_count++;
+    d->oom_need = need;
+    d->oom_avail = avail;
+    d->oom_by_limit = by_limit;
+    return NULL;
+}
+
+void *exec_dev_alloc(ExecDevice *d, size_t bytes, void *stream) {
+    size_t b = bytes ? bytes : 256; /* what prim_gpu_malloc takes for 0 */
+    if (exec_budget_inject(&d->mem)) {
+        /* injected: as if the device had nothing left */
+        size_t l = exec_budget_left(&d->mem);
+        return oom(d, b, l == SIZE_MAX ? 0 : l, 0);
+    }
+    if (!exec_budget_fits(&d->mem, b)) {
+        /* over memory_limit: evict unread columns, least recently used first */
+        int v;
+        int drained = 0;
+        while (!exec_budget_fits(&d->mem, b) && (v = exec_cache_victim(d->cache, d->ncache)) >= 0) {
+            if (!drained) drain(d);
+            drained = 1;
+            cache_drop(d, v);
+        }
+        if (!exec_budget_fits(&d->mem, b)) return oom(d, b, exec_budget_left(&d->mem), 1);
+    }
+    void *p = prim_gpu_malloc(b, stream);
+    if (!p && exec_cache_evict_unread(d) > 0) p = prim_gpu_malloc(b, stream);
+    if (!p) {
+        size_t fr = 0, total = 0;
+        prim_gpu_mem_info(&fr, &total);
+        size_t l = exec_budget_left(&d->mem);
+        return oom(d, b, fr < l ? fr : l, 0);
+    }
+    if (exec_budget_add(&d->mem, p, b) != 0) {
+        prim_gpu_free(p, stream);
+        return oom(d, b, 0, 0);
+    }
+    return p;
+}
+
+void exec_dev_free(ExecDevice *d, void *p, void *stream) {
+    if (!p) return;
+    exec_budget_remove(&d->mem, p);
+    prim_gpu_free(p, stream);
 }
 
 int64_t exec_device_epoch(const ExecDevice *d) {
@@ -102,6 +229,7 @@ int exec_cache_get(ExecDevice *d, const PrimVec *h, PrimVec *out, int64_t *h2d, 
             e->last_use = d->tick;
             e->uses++;
             if (prim_gpu_stream_wait(stream, e->ready, err, cap) != 0) return -1;
+            e->readers++;
             *out = *h;
             out->data = e->d_data;
             out->valid = e->d_valid;
@@ -110,11 +238,13 @@ int exec_cache_get(ExecDevice *d, const PrimVec *h, PrimVec *out, int64_t *h2d, 
     }
     size_t w = prim_type_width(h->type);
     size_t bytes = (size_t)h->n * w + (h->valid ? (size_t)h->n : 0);
-    /* evict least recently used columns until the new one fits */
-    while (d->ncache && d->cache_bytes + bytes > d->budget) {
-        int lru = 0;
-        for (int i = 1; i < d->ncache; i++)
-            if (d->cache[i].last_use < d->cache[lru].last_use) lru = i;
+    /* evict least recently used columns until the new one fits (never one
+     * that a live value of the running query reads) */
+    int lru, drained = 0;
+    while (d->cache_bytes + bytes > d->budget &&
+           (lru = exec_cache_victim(d->cache, d->ncache)) >= 0) {
+        if (!drained) drain(d);
+        drained = 1;
         cache_drop(d, lru);
     }
     if (d->ncache == d->cap) {
@@ -135,26 +265,30 @@ int exec_cache_get(ExecDevice *d, const PrimVec *h, PrimVec *out, int64_t *h2d, 
     e.bytes = bytes;
     e.last_use = d->tick;
     e.uses = 1;
+    e.readers = 1;
     char perr[256];
     /* page-lock the host column so the copy runs at pinned bandwidth (when
      * that beats a pageable copy: lock_min); a failure only costs speed */
     e.pinned = bytes >= d->lock_min &&
                prim_gpu_host_register((void *)h->data, (size_t)h->n * w, perr, sizeof perr) == 0;
-    e.d_data = prim_gpu_malloc((size_t)h->n * w, stream);
-    e.d_valid = h->valid ? prim_gpu_malloc((size_t)h->n, stream) : NULL;
+    e.d_data = exec_dev_alloc(d, (size_t)h->n * w, stream);
+    e.d_valid = h->valid && e.d_data ? exec_dev_alloc(d, (size_t)h->n, stream) : NULL;
     if (!e.d_data || (h->valid && !e.d_valid)) {
-        prim_gpu_free(e.d_data, stream);
-        prim_gpu_free(e.d_valid, stream);
+        exec_dev_free(d, e.d_data, stream);
+        exec_dev_free(d, e.d_valid, stream);
         if (e.pinned) prim_gpu_host_unregister((void *)h->data);
-        snprintf(err, cap, "Device Error: out of device memory caching a column of %lld rows",
-                 (long long)h->n);
+        snprintf(err, cap,
+                 "Device Error: out of device memory caching a column of %lld rows (%zu bytes "
+                 "needed, %zu available%s)",
+                 (long long)h->n, d->oom_need, d->oom_avail,
+                 d->oom_by_limit ? " under memory_limit" : "");
         return -1;
     }
     if (prim_gpu_copy(e.d_data, h->data, (size_t)h->n * w, PRIM_H2D, stream, err, cap) != 0 ||
         (h->valid &&
          prim_gpu_copy(e.d_valid, h->valid, (size_t)h->n, PRIM_H2D, stream, err, cap) != 0)) {
-        prim_gpu_free(e.d_data, stream);
-        prim_gpu_free(e.d_valid, stream);
+        exec_dev_free(d, e.d_data, stream);
+        exec_dev_free(d, e.d_valid, stream);
         if (e.pinned) prim_gpu_host_unregister((void *)h->data);
         return -1;
     }

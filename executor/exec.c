@@ -22,6 +22,7 @@ typedef struct RtVal {
     PrimVec d;     /* device copy (d.data NULL if none) */
     int h_owned;   /* h allocated by the executor */
     int d_owned;   /* d allocated by the executor (not the column cache) */
+    int d_cached;  /* d is a column cache entry this value keeps from eviction */
     int64_t n;     /* length */
     int64_t total; /* DN_SCAN: sum of the flags */
     int ready;
@@ -62,15 +63,40 @@ static void host_free(void *ud, void *p) {
     exec_pool_release(ud, p);
 }
 
-/* Device allocator of the GPU twins: the stream-ordered pool. */
+/* Device allocator of the GPU twins: the session's accounted allocator
+ * (memory_limit, eviction, fault injection) over the stream-ordered pool. */
 static void *dev_alloc(void *ud, size_t bytes) {
     Exec *x = ud;
-    return prim_gpu_malloc(bytes, x->cur_stream);
+    return exec_dev_alloc(x->dev, bytes, x->cur_stream);
 }
 
 static void dev_free(void *ud, void *p) {
     Exec *x = ud;
-    prim_gpu_free(p, x->cur_stream);
+    exec_dev_free(x->dev, p, x->cur_stream);
+}
+
+/* Forget value v's device copy: an owned one is freed (the caller made
+ * sure no reader is in flight), a cached column is unpinned. */
+static void drop_dev(Exec *x, RtVal *r) {
+    if (r->d_owned && x->dev) {
+        exec_dev_free(x->dev, r->d.data, x->cur_stream);
+        exec_dev_free(x->dev, r->d.valid, x->cur_stream);
+    }
+    if (r->d_cached && x->dev) exec_cache_unpin(x->dev, r->h.data, r->n, r->d.type);
+    prim_gpu_event_destroy(r->d_ready);
+    memset(&r->d, 0, sizeof r->d);
+    r->d_owned = r->d_cached = 0;
+    r->d_ready = r->d_stream = NULL;
+}
+
+/* "N bytes needed, M available[ under memory_limit]" of the last failed
+ * device allocation, into buf. */
+static const char *oom_text(const Exec *x, char *buf, size_t cap) {
+    size_t need = 0, avail = 0;
+    int how = exec_device_oom(x->dev, NULL, &need, &avail);
+    snprintf(buf, cap, "%zu bytes needed, %zu available%s", need, avail,
+             how == 2 ? " under memory_limit" : "");
+    return buf;
 }
 
 /* Record an execution error; returns -1. */
@@ -92,9 +118,15 @@ static int ex_alloc(Exec *x, int v, int64_t n, int want_valid, int on_dev) {
     p->n = n;
     size_t bytes = (size_t)n * prim_type_width(p->type);
     if (on_dev) {
-        p->data = prim_gpu_malloc(bytes, x->cur_stream);
-        p->valid = want_valid ? prim_gpu_malloc((size_t)n, x->cur_stream) : NULL;
+        p->data = exec_dev_alloc(x->dev, bytes, x->cur_stream);
+        p->valid = want_valid && p->data ? exec_dev_alloc(x->dev, (size_t)n, x->cur_stream) : NULL;
         r->d_owned = 1;
+        if (!p->data || (want_valid && !p->valid)) {
+            char t[160];
+            drop_dev(x, r);
+            return ex_fail(x, "Device Error: out of device memory allocating %lld rows (%s)",
+                           (long long)n, oom_text(x, t, sizeof t));
+        }
     } else {
         void *(*alloc)(ExecHostPool *, size_t) = x->dev && bytes <= EXEC_PIN_MAX_BYTES && r->gpu_in
                                                      ? exec_pool_alloc_pinned
@@ -106,8 +138,7 @@ static int ex_alloc(Exec *x, int v, int64_t n, int want_valid, int on_dev) {
     r->n = n;
     r->ready = 1;
     if (!p->data || (want_valid && !p->valid))
-        return ex_fail(x, "%s: out of %s memory allocating %lld rows",
-                       on_dev ? "Device Error" : "Execution Error", on_dev ? "device" : "host",
+        return ex_fail(x, "Execution Error: out of memory allocating %lld rows on the host",
                        (long long)n);
     return 0;
 }
@@ -129,6 +160,7 @@ static void ex_release_at(Exec *x, int v, int at) {
         host_free(x->pool, r->h.data);
         host_free(x->pool, r->h.valid);
     }
+    if (r->d_cached && x->dev) exec_cache_unpin(x->dev, r->h.data, r->n, r->d.type);
     if (r->d_owned && x->dev) {
         void *s = (at >= 0 && x->node_stream[at] >= 0) ? x->dev->streams[x->node_stream[at]]
                                                        : value_stream(x, v);
@@ -140,8 +172,8 @@ static void ex_release_at(Exec *x, int v, int at) {
             if (c >= 0 && x->done[c] && x->dev->streams[k] != s)
                 prim_gpu_stream_wait(s, x->done[c], e, sizeof e);
         }
-        prim_gpu_free(r->d.data, s);
-        prim_gpu_free(r->d.valid, s);
+        exec_dev_free(x->dev, r->d.data, s);
+        exec_dev_free(x->dev, r->d.valid, s);
     }
     prim_gpu_event_destroy(r->d_ready);
     memset(r, 0, sizeof *r);
@@ -164,6 +196,10 @@ static int ensure_host_issue(Exec *x, int v, int wait) {
             r->h.n = 0;
             r->h.data = host_alloc(x->pool, 0);
             r->h_owned = 1;
+            if (!r->h.data) {
+                r->h_owned = 0;
+                return ex_fail(x, "Execution Error: out of memory copying a value to the host");
+            }
         }
         return 0;
     }
@@ -176,14 +212,23 @@ static int ensure_host_issue(Exec *x, int v, int wait) {
     r->h.data = alloc(x->pool, bytes);
     r->h.valid = r->d.valid ? alloc(x->pool, (size_t)r->n) : NULL;
     r->h_owned = 1;
-    if (!r->h.data || (r->d.valid && !r->h.valid))
-        return ex_fail(x, "Execution Error: out of host memory");
     void *s = value_stream(x, v);
-    if (prim_gpu_copy(r->h.data, r->d.data, bytes, PRIM_D2H, s, x->err, x->errcap) != 0 ||
-        (r->d.valid && prim_gpu_copy(r->h.valid, r->d.valid, (size_t)r->n, PRIM_D2H, s, x->err,
-                                     x->errcap) != 0) ||
-        (wait && prim_gpu_sync(s, x->err, x->errcap) != 0))
+    int rc = 0;
+    if (!r->h.data || (r->d.valid && !r->h.valid))
+        rc = ex_fail(x, "Execution Error: out of memory copying a value to the host");
+    else if (prim_gpu_copy(r->h.data, r->d.data, bytes, PRIM_D2H, s, x->err, x->errcap) != 0 ||
+             (r->d.valid && prim_gpu_copy(r->h.valid, r->d.valid, (size_t)r->n, PRIM_D2H, s, x->err,
+                                          x->errcap) != 0) ||
+             (wait && prim_gpu_sync(s, x->err, x->errcap) != 0))
+        rc = -1;
+    if (rc != 0) {
+        /* no half copy may stay: a set h.data reads as "on the host" */
+        host_free(x->pool, r->h.data);
+        host_free(x->pool, r->h.valid);
+        memset(&r->h, 0, sizeof r->h);
+        r->h_owned = 0;
         return -1;
+    }
     if (x->cur) x->cur->bytes_d2h += (int64_t)bytes + (r->d.valid ? r->n : 0);
     return 0;
 }
@@ -210,11 +255,17 @@ static int ensure_dev(Exec *x, int v) {
     size_t bytes = (size_t)r->n * prim_type_width(r->h.type);
     r->d.type = r->h.type;
     r->d.n = r->n;
-    r->d.data = prim_gpu_malloc(bytes, x->cur_stream);
-    r->d.valid = r->h.valid ? prim_gpu_malloc((size_t)r->n, x->cur_stream) : NULL;
+    r->d.data = exec_dev_alloc(x->dev, bytes, x->cur_stream);
+    r->d.valid =
+        r->h.valid && r->d.data ? exec_dev_alloc(x->dev, (size_t)r->n, x->cur_stream) : NULL;
     r->d_owned = 1;
-    if (!r->d.data || (r->h.valid && !r->d.valid))
-        return ex_fail(x, "Device Error: out of device memory (%lld rows)", (long long)r->n);
+    if (!r->d.data || (r->h.valid && !r->d.valid)) {
+        /* no half copy may stay: a set d.data reads as "on the device" */
+        char t[160];
+        drop_dev(x, r);
+        return ex_fail(x, "Device Error: out of device memory copying %lld rows to the device (%s)",
+                       (long long)r->n, oom_text(x, t, sizeof t));
+    }
     if (prim_gpu_copy(r->d.data, r->h.data, bytes, PRIM_H2D, x->cur_stream, x->err, x->errcap) !=
             0 ||
         (r->h.valid && prim_gpu_copy(r->d.valid, r->h.valid, (size_t)r->n, PRIM_H2D, x->cur_stream,
@@ -260,6 +311,8 @@ static const char *number_text(const PrimVec *in, int64_t i, int date, char *buf
         return NULL;
     if (in->type == PRIM_F64)
         cat_format_real(((const double *)in->data)[i], 15, buf, 32);
+    else if (date >= 2) /* DECIMAL of scale date - 2 */
+        cat_format_decimal(((const int64_t *)in->data)[i], date - 2, buf, 32);
     else if (date)
         cat_format_date((int32_t)((const int64_t *)in->data)[i], buf);
     else
@@ -538,6 +591,7 @@ static int run_node(Exec *x, int i, int gpu) {
         if (gpu && exec_cache_get(x->dev, &h, &out->d, &n->bytes_h2d, x->cur_stream, x->err,
                                   x->errcap) != 0)
             return -1;
+        out->d_cached = gpu; /* pinned in the cache until the value is released */
         return 0;
     }
     case DN_CONST: {
@@ -630,8 +684,8 @@ static int run_node(Exec *x, int i, int gpu) {
         if (ex_alloc(x, o0, nseg, !counts, gpu) != 0) return -1;
         n->rows_in = len;
         const PrimVec *val = n->ninputs > 1 ? &in[1] : NULL;
-        rc = gpu ? prim_gpu_segreduce(ctx, n->agg, val, in[0].data, nseg, len, OUTV)
-                 : prim_cpu_segreduce(ctx, n->agg, val, in[0].data, nseg, len, OUTV);
+        rc = gpu ? prim_gpu_segreduce_ex(ctx, n->agg, n->no_ovf, val, in[0].data, nseg, len, OUTV)
+                 : prim_cpu_segreduce_ex(ctx, n->agg, n->no_ovf, val, in[0].data, nseg, len, OUTV);
         if (rc == 0 && !gpu) drop_all_valid(x, &out->h);
         break;
     }
@@ -651,12 +705,14 @@ static int run_node(Exec *x, int i, int gpu) {
             /* no pairs: a value's NULL device pointer means "not on the
              * device yet" (ensure_dev would copy an unset host side), so
              * an empty result still gets (minimal) device buffers */
-            pairs.left = prim_gpu_malloc(0, x->cur_stream);
-            pairs.right = prim_gpu_malloc(0, x->cur_stream);
+            pairs.left = exec_dev_alloc(x->dev, 0, x->cur_stream);
+            pairs.right = pairs.left ? exec_dev_alloc(x->dev, 0, x->cur_stream) : NULL;
             if (!pairs.left || !pairs.right) {
-                prim_gpu_free(pairs.left, x->cur_stream);
-                prim_gpu_free(pairs.right, x->cur_stream);
-                return ex_fail(x, "Device Error: out of device memory (join node #%d)", i);
+                char t[160];
+                exec_dev_free(x->dev, pairs.left, x->cur_stream);
+                exec_dev_free(x->dev, pairs.right, x->cur_stream);
+                return ex_fail(x, "Device Error: out of device memory (join node #%d: %s)", i,
+                               oom_text(x, t, sizeof t));
             }
         }
         PrimVec lv = {PRIM_I64, pairs.n, pairs.left, NULL};
@@ -895,6 +951,118 @@ static int take_result(Exec *x, int v, int copy, ExecColumn *c) {
     return 0;
 }
 
+/* 1 if the attempt that failed with x->err ran out of device memory: a
+ * device allocation failed since the session's failure count was oc, or a
+ * CUDA call reported cudaErrorMemoryAllocation. */
+static int dev_oom(const Exec *x, int64_t oc) {
+    int64_t now = 0;
+    if (!x->dev) return 0;
+    exec_device_oom(x->dev, &now, NULL, NULL);
+    return now != oc || strstr(x->err, "out of device memory") ||
+           (strncmp(x->err, "Device Error", 12) == 0 && strstr(x->err, "out of memory"));
+}
+
+/* Undo a failed attempt of node i (fused with scatter fc when fc >= 0):
+ * its outputs are released, whatever part of them was allocated. */
+static void undo_node(Exec *x, int i, int fc) {
+    const DagNode *n = &x->dag->nodes[i];
+    for (int k = 0; k < n->noutputs; k++)
+        ex_release(x, n->outputs[k]);
+    if (fc >= 0) ex_release(x, x->dag->nodes[fc].outputs[0]);
+}
+
+/* 1 if node i reads value v (an input, or the value its length comes from). */
+static int node_reads(const DagNode *n, int v) {
+    for (int k = 0; k < n->ninputs; k++)
+        if (n->inputs[k] == v) return 1;
+    return n->len_from == v;
+}
+
+/* Make room on the device for node i after an out-of-memory: every live
+ * value that node i does not read gives up its device copy (a cached
+ * column is unpinned, an intermediate is first copied back to the host:
+ * the executor copies it again should a later GPU node read it), then
+ * every cached column no live value reads is evicted. Returns the device
+ * bytes given up. */
+static size_t free_for_node(Exec *x, int i) {
+    const DagNode *n = &x->dag->nodes[i];
+    char e[256];
+    size_t before = exec_device_used(x->dev);
+    /* nothing in flight may still read what is freed below */
+    if (prim_gpu_device_sync(e, sizeof e) != 0) return 0;
+    for (int v = 0; v < x->dag->nvalues; v++) {
+        RtVal *r = &x->vals[v];
+        if (!r->d.data || node_reads(n, v)) continue;
+        if (r->d_owned && !r->h.data && ensure_host(x, v) != 0) {
+            x->err[0] = 0; /* no host memory to spill to: keep it on the device */
+            continue;
+        }
+        drop_dev(x, r);
+    }
+    exec_cache_evict_unread(x->dev);
+    size_t after = exec_device_used(x->dev);
+    return before > after ? before - after : 0;
+}
+
+/* Run node i (fused with scatter fc when fc >= 0) on the GPU; on a device
+ * out-of-memory, free what it does not need and run it again, and if
+ * that fails too, run it on its CPU twin when opt allows (--device auto;
+ * *gpu becomes 0) or fail with the bytes needed and available. The node
+ * records what happened for EXPLAIN ANALYZE. */
+static int run_gpu_recover(Exec *x, const ExecOptions *opt, int i, int fc, int *gpu,
+                           ExecStats *st) {
+    DagNode *n = &x->dag->nodes[i];
+    int fallback = opt && opt->oom_cpu_fallback;
+    for (int attempt = 1;; attempt++) {
+        int64_t oc = 0;
+        exec_device_oom(x->dev, &oc, NULL, NULL);
+        int rc = fc >= 0 ? run_select(x, i, fc, 1) : run_node(x, i, 1);
+        if (rc == 0 || !dev_oom(x, oc)) return rc;
+        size_t need = 0, avail = 0;
+        int how = exec_device_oom(x->dev, NULL, &need, &avail);
+        n->oom_need = (int64_t)need;
+        n->oom_avail = (int64_t)avail;
+        n->oom_limit = how == 2;
+        undo_node(x, i, fc);
+        switch (exec_oom_step(attempt, fallback)) {
+        case EXEC_OOM_RETRY:
+            /* free the cache and what this node does not read; again */
+            free_for_node(x, i);
+            x->err[0] = x->dctx.err[0] = 0;
+            n->oom_action = 1;
+            if (st) st->oom_retries++;
+            continue;
+        case EXEC_OOM_FAIL: {
+            char t[160];
+            return ex_fail(x, "Device Error: out of device memory in %s node #%d%s%s%s: %s",
+                           plan_dag_kind_name(n->kind), i, n->label ? " (" : "",
+                           n->label ? n->label : "", n->label ? ")" : "", oom_text(x, t, sizeof t));
+        }
+        case EXEC_OOM_CPU:
+            break;
+        }
+        /* its CPU twin; its GPU consumers copy its outputs across (and
+         * recover the same way should that not fit) */
+        x->err[0] = x->hctx.err[0] = x->dctx.err[0] = 0;
+        n->oom_action = 2;
+        n->device = DEV_CPU;
+        /* the scan and scatter fused into it move along (and back to the
+         * GPU with it at the next run) */
+        for (int s = i + 1; fc >= 0 && s <= fc; s++) {
+            DagNode *f = &x->dag->nodes[s];
+            if (s != fc && f->fused_with != i) continue;
+            f->device = DEV_CPU;
+            f->oom_action = 2;
+            f->oom_need = n->oom_need;
+            f->oom_avail = n->oom_avail;
+            f->oom_limit = n->oom_limit;
+        }
+        if (st) st->oom_fallbacks++;
+        *gpu = 0;
+        return fc >= 0 ? run_select(x, i, fc, 0) : run_node(x, i, 0);
+    }
+}
+
 int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, ExecStats *stats, char *errbuf,
              size_t errcap) {
     Exec x;
@@ -934,6 +1102,12 @@ int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, ExecStats *stats
         x.last_use[v] = -1;
     for (int i = 0; i < dag->nnodes; i++) {
         DagNode *n = &dag->nodes[i];
+        /* a node an earlier run moved to the CPU after an out-of-memory is
+         * placed on the GPU again (memory may have been freed since) */
+        if (n->oom_action == 2) n->device = DEV_GPU;
+        n->oom_action = 0;
+        n->oom_need = n->oom_avail = 0;
+        n->oom_limit = 0;
         n->ms = 0;
         n->rows_in = n->rows_out = 0;
         n->bytes_h2d = n->bytes_d2h = 0;
@@ -1019,6 +1193,9 @@ int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, ExecStats *stats
 
     double t_start = now_ms();
     int rc = 0;
+    ExecStats rstats; /* the recovery counts, copied into *stats at the end */
+    memset(&rstats, 0, sizeof rstats);
+    if (x.dev) x.dev->running = 1;
     for (int i = 0; i < dag->nnodes && rc == 0; i++) {
         DagNode *n = &dag->nodes[i];
         int gpu = n->device == DEV_GPU;
@@ -1056,9 +1233,15 @@ int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, ExecStats *stats
             dag->nodes[fc].fused_with = i;
             /* the scatter's output is written here, on this node's stream */
             x.node_stream[fc] = x.node_stream[i];
-            rc = run_select(&x, i, fc, gpu);
+            rc = gpu ? run_gpu_recover(&x, opt, i, fc, &gpu, &rstats) : run_select(&x, i, fc, gpu);
         } else {
-            rc = run_node(&x, i, gpu);
+            rc = gpu ? run_gpu_recover(&x, opt, i, -1, &gpu, &rstats) : run_node(&x, i, gpu);
+        }
+        if (prof && !gpu) {
+            /* it ran on the CPU after all: its time is the wall time */
+            prim_gpu_event_destroy(ev[2 * i]);
+            ev[2 * i] = NULL;
+            prof = 0;
         }
         if (prof) ev[2 * i + 1] = prim_gpu_event_record(x.cur_stream);
         if (gpu && rc == 0) {
@@ -1106,6 +1289,7 @@ int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, ExecStats *stats
                 break;
             }
             res->cols[r].ltype = dag->values[v].ltype;
+            res->cols[r].scale = dag->values[v].scale;
             res->cols[r].dict = dag->values[v].dict ? dag->values[v].dict : x.vals[v].rdict;
             if (r == 0) res->nrows = res->cols[r].vec.n;
         }
@@ -1145,6 +1329,8 @@ int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, ExecStats *stats
             stats->bytes_d2h += dag->nodes[i].bytes_d2h;
         }
         if (x.dev) stats->peak_device_bytes = prim_gpu_pool_peak(0);
+        stats->oom_retries = rstats.oom_retries;
+        stats->oom_fallbacks = rstats.oom_fallbacks;
     }
     for (int v = 0; v < dag->nvalues; v++)
         ex_release(&x, v);
@@ -1160,6 +1346,7 @@ int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, ExecStats *stats
                 ex_fail(&x, "Execution Error: integer overflow");
             *x.dev->h_status = 0;
         }
+        x.dev->running = 0;
     }
     free(x.node_stream);
     free(x.done);

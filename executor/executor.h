@@ -17,6 +17,7 @@ typedef struct ExecHostPool ExecHostPool;
 typedef struct ExecColumn {
     PrimVec vec; /* vec.n = rows */
     CatType ltype;
+    int scale;           /* DECIMAL: digits after the point */
     const CatDict *dict; /* STRING: codes refer to it (owned by plan or catalog) */
 } ExecColumn;
 
@@ -56,7 +57,36 @@ int64_t exec_device_epoch(const ExecDevice *dev);
  * cache (a GPU read of it copies nothing), else 0; 0 when dev is NULL. */
 int exec_device_resident(const ExecDevice *dev, const void *h_data, int64_t n);
 
+/* memory_limit: the executor's device memory (cached columns,
+ * intermediates, the GPU twins' temporaries) is kept under bytes, or under
+ * pct percent of the device's memory when pct > 0; 0 and 0: no limit (the
+ * device's own size is the limit). An allocation that would pass it first
+ * evicts cached columns no running query reads, then fails as an
+ * out-of-memory. */
+void exec_device_set_limit(ExecDevice *dev, size_t bytes, double pct);
+/* The limit in bytes (0: none) and the bytes allocated now. */
+size_t exec_device_limit(const ExecDevice *dev);
+size_t exec_device_used(const ExecDevice *dev);
+/* The last failed device allocation: *count failures so far, *need bytes
+ * asked for, *avail bytes available then. Returns 2 when it failed against
+ * memory_limit, 1 otherwise, 0 without a session. */
+int exec_device_oom(const ExecDevice *dev, int64_t *count, size_t *need, size_t *avail);
+/* Tests (GQP_FAIL_ALLOC): the n-th device allocation from now fails (and
+ * every later one with sticky; n <= 0: none); the allocations counted
+ * since. */
+void exec_device_fail_at(ExecDevice *dev, int64_t n, int sticky);
+int64_t exec_device_alloc_count(const ExecDevice *dev);
+/* Parse a fault-injection spec "host:N" / "device:N" (the N-th allocation
+ * fails) or "host:N+" / "device:N+" (the N-th and every later one), N >= 1.
+ * 0 with *device (0 host, 1 device), *n and *sticky set, or -1. */
+int exec_parse_fail_spec(const char *spec, int *device, int64_t *n, int *sticky);
+
 ExecHostPool *exec_pool_new(size_t max_idle_bytes);
+/* Tests (GQP_FAIL_ALLOC): the n-th host allocation of the pool from now
+ * fails (and every later one with sticky; n <= 0: none); the allocations
+ * counted since. */
+void exec_pool_fail_at(ExecHostPool *p, int64_t n, int sticky);
+int64_t exec_pool_alloc_count(ExecHostPool *p);
 void exec_pool_free(ExecHostPool *p);
 /* 64-byte aligned block of at least bytes; NULL on failure. */
 void *exec_pool_alloc(ExecHostPool *p, size_t bytes);
@@ -90,12 +120,19 @@ typedef struct ExecOptions {
     /* not NULL: when *interrupt != 0 (read atomically) the run stops at
      * the next node (and CPU morsel) boundary with "Interrupted" */
     const int *interrupt;
+    /* 1 (--device auto): a GPU node whose device allocation fails after
+     * the cache was freed and the node retried runs on its CPU twin
+     * (EXPLAIN ANALYZE says so); 0: the query fails with the bytes needed
+     * and available */
+    int oom_cpu_fallback;
 } ExecOptions;
 
 typedef struct ExecStats {
     double total_ms;
     int64_t bytes_h2d, bytes_d2h;
     size_t peak_device_bytes;
+    int oom_retries;   /* GPU nodes run again after a device out-of-memory */
+    int oom_fallbacks; /* GPU nodes run on their CPU twin after one */
 } ExecStats;
 
 /*

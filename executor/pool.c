@@ -32,7 +32,29 @@ struct ExecHostPool {
     int nlive, caplive, nidle, capidle;
     size_t idle_bytes, max_idle;
     int pinned; /* new large blocks are page-locked (a GPU session exists) */
+    /* fault injection (tests): allocations counted since exec_pool_fail_at,
+     * the fail_at-th failing (and every later one when fail_sticky) */
+    int64_t count, fail_at;
+    int fail_sticky;
 };
+
+void exec_pool_fail_at(ExecHostPool *p, int64_t n, int sticky) {
+    if (!p) return;
+    __atomic_store_n(&p->count, 0, __ATOMIC_SEQ_CST);
+    p->fail_at = n > 0 ? n : 0;
+    p->fail_sticky = n > 0 && sticky;
+}
+
+int64_t exec_pool_alloc_count(ExecHostPool *p) {
+    return p ? __atomic_load_n(&p->count, __ATOMIC_SEQ_CST) : 0;
+}
+
+/* Count one allocation; 1 if fault injection says it must fail (worker
+ * threads of the CPU twins allocate too: the count is atomic). */
+static int pool_inject(ExecHostPool *p) {
+    int64_t c = __atomic_add_fetch(&p->count, 1, __ATOMIC_SEQ_CST);
+    return p->fail_at > 0 && (c == p->fail_at || (p->fail_sticky && c > p->fail_at));
+}
 
 /* Free one block with the allocator it came from. */
 static void block_free(PoolBlock b) {
@@ -86,6 +108,7 @@ static int push(PoolBlock **a, int *n, int *cap, PoolBlock b) {
 static void *pool_alloc(ExecHostPool *p, size_t bytes, int pinned) {
     size_t want = (bytes + 63) & ~(size_t)63;
     if (want == 0) want = 64;
+    if (p && pool_inject(p)) return NULL;
     if (!p || want < POOL_MIN_BLOCK) return aligned_alloc(64, want);
     pthread_mutex_lock(&p->mu);
     int pin = pinned && p->pinned;

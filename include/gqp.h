@@ -81,7 +81,8 @@ typedef enum gqp_type {
     GQP_TYPE_FLOAT64 = 4,
     GQP_TYPE_DATE = 5, /* days since 1970-01-01 as int32 */
     GQP_TYPE_BOOL = 6, /* one byte, 0 or 1 */
-    GQP_TYPE_STRING = 7
+    GQP_TYPE_STRING = 7,
+    GQP_TYPE_DECIMAL = 8 /* int64 scaled by 10^gqp_column_scale() */
 } gqp_type;
 
 /* Where the nodes of a query run. */
@@ -235,11 +236,16 @@ int gqp_column_count(gqp_stmt *stmt);
  * until gqp_finalize(). */
 const char *gqp_column_name(gqp_stmt *stmt, int col);
 gqp_type gqp_column_type(gqp_stmt *stmt, int col);
+/* Digits after the point of a GQP_TYPE_DECIMAL column (its int64 values
+ * are the number times 10^scale); 0 for other types. */
+int gqp_column_scale(gqp_stmt *stmt, int col);
 
 /* Typed accessors for the current row (after gqp_step() returned GQP_ROW).
  * Conversions follow SQLite: int64 of a float truncates (saturating at the
  * int64 range; NaN gives 0), double of an int widens, text of a number is
- * its decimal form. */
+ * its decimal form. A DECIMAL's double is its int64 / 10^scale, its int64
+ * the number truncated, its text exactly `scale` digits after the point
+ * ("-0.50"), as DuckDB prints it. */
 int gqp_column_is_null(gqp_stmt *stmt, int col);
 int64_t gqp_column_int64(gqp_stmt *stmt, int col);
 double gqp_column_double(gqp_stmt *stmt, int col);
@@ -250,7 +256,8 @@ const char *gqp_column_text(gqp_stmt *stmt, int col);
 /*
  * Direct column access to the whole result, after the first gqp_step():
  * number of rows, and a pointer to column col's values as a packed array of
- * its gqp_type (int32_t, int64_t, float, double, int32_t days, uint8_t bool;
+ * its gqp_type (int32_t, int64_t, float, double, int32_t days, uint8_t bool,
+ * int64_t scaled by 10^gqp_column_scale() for DECIMAL;
  * for GQP_TYPE_STRING an int32_t code per row, decoded with
  * gqp_result_string()). *valid (if not NULL) receives a byte-per-row
  * validity array (1 = value, 0 = NULL) or NULL when no value is NULL.
@@ -275,6 +282,12 @@ int64_t gqp_peak_device_bytes(gqp_stmt *stmt);
  * first run, when it was prepared); *nnodes (if not NULL) receives the
  * plan's node count. 0 for statements without a plan. */
 int gqp_gpu_nodes(gqp_stmt *stmt, int *nnodes);
+
+/* Whether column `column` of table `table` holds its data: 1 once read (a
+ * column of a binary folder is mapped and read when a query first uses
+ * it; columns of other sources are read at load), 0 for a binary column
+ * no statement has used yet, -1 when there is no such table or column. */
+int gqp_column_loaded(gqp *db, const char *table, const char *column);
 
 /* Explain flags. */
 #define GQP_EXPLAIN_ANALYZE 1 /* run the query and add measured figures */
@@ -308,6 +321,19 @@ int gqp_gen_test(const char *dir, int64_t nrows, uint64_t seed, char **errmsg);
  * gqp_free().
  */
 int gqp_gen_ssb(const char *dir, double sf, uint64_t seed, char **errmsg);
+
+/*
+ * Load every table the config file config_path declares and write each as
+ * a binary-column folder bin/<table>/ in the folder of out_config, together
+ * with the config out_config declaring them (format binary: loaded without
+ * parsing, as `gqp gen ssb`'s gqp.yaml); with append != 0, add their
+ * entries to the end of out_config instead (one this function wrote).
+ * `gqp gen tpch` uses it on each CSV file DuckDB's dbgen wrote. The tables
+ * of config_path are held in memory at once. On error returns GQP_ERROR
+ * and, if errmsg is not NULL, a message the caller frees with gqp_free().
+ */
+int gqp_config_to_binary(const char *config_path, const char *out_config, int append,
+                         char **errmsg);
 
 /*
  * Measure this machine for the cost model (`gqp calibrate`): time every

@@ -134,8 +134,53 @@ int gqp_open(const char *config_path, gqp **out) {
         int lrc = cat_load_config(db->cat, config_path, &settings, &err);
         snprintf(db->cost_file, sizeof db->cost_file, "%s", settings.cost_file);
         db->gpu_cache_bytes = settings.gpu_cache_bytes;
+        db->mem_limit_bytes = settings.memory_limit_bytes;
+        db->mem_limit_pct = settings.memory_limit_pct;
         if (lrc != 0) return gqp_set_error(db, GQP_ERROR, "%s", err.msg);
     }
+    env = getenv("GQP_OOM_FALLBACK");
+    db->oom_fallback_gpu = env && strcmp(env, "1") == 0;
+    /* GQP_FAIL_ALLOC=host:N|device:N[+]: allocation fault injection (tests) */
+    env = getenv("GQP_FAIL_ALLOC");
+    if (env && *env) {
+        int dv, sticky;
+        int64_t n;
+        if (exec_parse_fail_spec(env, &dv, &n, &sticky) != 0)
+            return gqp_set_error(db, GQP_MISUSE,
+                                 "API Error: GQP_FAIL_ALLOC must be host:N or device:N, N >= 1, "
+                                 "with + to fail every allocation from the N-th on; not '%s'",
+                                 env);
+        gqp_test_fail_alloc(db, dv, n, sticky);
+    }
+    return GQP_OK;
+}
+
+void gqp_test_fail_alloc(gqp *db, int device, int64_t n, int sticky) {
+    if (!device) {
+        exec_pool_fail_at(db->pool, n, sticky);
+        return;
+    }
+    db->fail_dev_at = n;
+    db->fail_dev_sticky = sticky;
+    exec_device_fail_at(db->dev, n, sticky);
+}
+
+int64_t gqp_test_alloc_count(gqp *db, int device) {
+    return device ? exec_device_alloc_count(db->dev) : exec_pool_alloc_count(db->pool);
+}
+
+int gqp_set_memory_limit(gqp *db, const char *txt) {
+    int64_t b;
+    double pct;
+    if (cat_parse_memory_limit(txt, &b, &pct) != 0)
+        return gqp_set_error(db, GQP_ERROR,
+                             "Binder Error: memory_limit must be a size (bytes, or with a unit: "
+                             "B, KB, MB, GB, TB, KiB, MiB, GiB, TiB), a share of device memory "
+                             "(up to 100%%) or 'none', not '%s'",
+                             txt);
+    db->mem_limit_bytes = b;
+    db->mem_limit_pct = pct;
+    exec_device_set_limit(db->dev, (size_t)b, pct);
     return GQP_OK;
 }
 
@@ -212,6 +257,16 @@ const char *gqp_cost_model(gqp *db) {
     const char *s = m ? m->source : "none (out of memory)";
     gqp_leave(db);
     return s;
+}
+
+int gqp_column_loaded(gqp *db, const char *table, const char *column) {
+    if (!db || !table || !column) return -1;
+    gqp_enter(db);
+    const CatTable *t = cat_find_table(db->cat, table);
+    int c = t ? cat_find_column(t, column) : -1;
+    int rc = c < 0 ? -1 : cat_column_loaded(t, c);
+    gqp_leave(db);
+    return rc;
 }
 
 int gqp_set_threads(gqp *db, int nthreads) {
@@ -586,6 +641,13 @@ static gqp_type column_type_unlocked(gqp_stmt *st, int col) {
     return (gqp_type)st->dag->values[st->dag->results[col]].ltype;
 }
 
+/* gqp_column_scale() without the lock (st may be NULL). */
+static int column_scale_unlocked(gqp_stmt *st, int col) {
+    if (!st || !st->dag || col < 0 || col >= st->dag->nresults) return 0;
+    const DagValue *v = &st->dag->values[st->dag->results[col]];
+    return v->ltype == CAT_DECIMAL ? v->scale : 0;
+}
+
 /* The result column col if a row is current, else NULL. */
 static const ExecColumn *cur_col(gqp_stmt *st, int col) {
     if (!st || col < 0 || col >= st->res.ncols || st->cursor < 0 || st->cursor >= st->res.nrows)
@@ -635,6 +697,7 @@ static int64_t column_int64_unlocked(gqp_stmt *st, int col) {
     int64_t i;
     double f;
     cur_num(c, st->cursor, &isf, &i, &f);
+    if (c->ltype == CAT_DECIMAL) return i / cat_pow10(c->scale);
     if (!isf) return i;
     /* SQLite's REAL -> INTEGER: truncation, saturating; a NaN (NULL in
      * SQLite, whose sqlite3_column_int64 then gives 0) gives 0 */
@@ -654,6 +717,7 @@ static double column_double_unlocked(gqp_stmt *st, int col) {
     int64_t i;
     double f;
     cur_num(c, st->cursor, &isf, &i, &f);
+    if (c->ltype == CAT_DECIMAL) return (double)i / (double)cat_pow10(c->scale);
     return isf ? f : (double)i;
 }
 
@@ -671,6 +735,14 @@ static const char *column_text_unlocked(gqp_stmt *st, int col) {
         double f;
         cur_num(c, row, &isf, &i, &f);
         cat_format_date((int32_t)i, st->text);
+        return st->text;
+    }
+    case CAT_DECIMAL: {
+        int isf;
+        int64_t i;
+        double f;
+        cur_num(c, row, &isf, &i, &f);
+        cat_format_decimal(i, c->scale, st->text, sizeof st->text);
         return st->text;
     }
     default:
@@ -755,6 +827,14 @@ gqp_type gqp_column_type(gqp_stmt *st, int col) {
     if (!st) return column_type_unlocked(st, col);
     gqp_enter(st->db);
     gqp_type r = column_type_unlocked(st, col);
+    gqp_leave(st->db);
+    return r;
+}
+
+int gqp_column_scale(gqp_stmt *st, int col) {
+    if (!st) return column_scale_unlocked(st, col);
+    gqp_enter(st->db);
+    int r = column_scale_unlocked(st, col);
     gqp_leave(st->db);
     return r;
 }
@@ -851,6 +931,17 @@ int gqp_gen_test(const char *dir, int64_t nrows, uint64_t seed, char **errmsg) {
     CatError err;
     if (errmsg) *errmsg = NULL;
     if (cat_gen_test(dir, nrows, seed, &err) != 0) {
+        if (errmsg) *errmsg = strdup(err.msg);
+        return GQP_ERROR;
+    }
+    return GQP_OK;
+}
+
+int gqp_config_to_binary(const char *config_path, const char *out_config, int append,
+                         char **errmsg) {
+    CatError err;
+    if (errmsg) *errmsg = NULL;
+    if (cat_config_to_binary(config_path, out_config, append, &err) != 0) {
         if (errmsg) *errmsg = strdup(err.msg);
         return GQP_ERROR;
     }

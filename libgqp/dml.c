@@ -23,9 +23,13 @@ static int run_create(gqp *db, gqp_stmt *st) {
     }
     const char **names = calloc((size_t)a->ncols + 1, sizeof(char *));
     CatType *types = calloc((size_t)a->ncols + 1, sizeof(CatType));
-    if (!names || !types) {
+    int *prec = calloc((size_t)a->ncols + 1, sizeof(int));
+    int *scale = calloc((size_t)a->ncols + 1, sizeof(int));
+    if (!names || !types || !prec || !scale) {
         free(names);
         free(types);
+        free(prec);
+        free(scale);
         return gqp_set_error(db, GQP_NOMEM, "out of memory");
     }
     for (int i = 0; i < a->ncols; i++) {
@@ -33,18 +37,23 @@ static int run_create(gqp *db, gqp_stmt *st) {
         const char *tn = a->cols[i].type_name;
         if (!tn || !*tn) {
             types[i] = CAT_INT64; /* untyped column */
-        } else if (cat_type_parse(tn, &types[i]) != 0) {
+        } else if (cat_type_parse_dec(tn, &types[i], &prec[i], &scale[i]) != 0) {
             char msg[300];
-            snprintf(msg, sizeof msg, "unknown type \"%s\"", tn);
+            snprintf(msg, sizeof msg, "unknown type \"%s\"%s", tn, cat_type_hint(tn));
             free(names);
             free(types);
+            free(prec);
+            free(scale);
             return gqp_set_error_at(db, st->sql, st->sql_len, a->cols[i].pos, "Catalog", msg);
         }
     }
     CatError err;
     int rc = cat_create_table(db->cat, a->table, a->ncols, names, types, &err);
+    if (rc == 0) cat_table_set_decimal(cat_find_table(db->cat, a->table), prec, scale);
     free(names);
     free(types);
+    free(prec);
+    free(scale);
     if (rc != 0) return gqp_set_error(db, GQP_ERROR, "%s", err.msg);
     return GQP_OK;
 }
@@ -158,6 +167,10 @@ static void result_value(const ExecColumn *c, int64_t r, char *buf, CatValue *v)
         cat_format_date((int32_t)v->i, buf);
         v->kind = CAT_V_STR;
         v->s = buf;
+    } else if (c->ltype == CAT_DECIMAL) {
+        cat_format_decimal(v->i, c->scale, buf, 32);
+        v->kind = CAT_V_STR;
+        v->s = buf;
     }
 }
 
@@ -221,7 +234,7 @@ done:
 
 /* SET device = 'cpu'|'gpu'|'auto' ; SET aggregate = 'auto'|'sort'|'dense' ;
  * SET threads = N ; SET gpu_cache = 'clear' (drop every resident column and
- * the read counts) */
+ * the read counts) ; SET memory_limit = '2GB'|'25%'|'none'|N (bytes) */
 static int run_set(gqp *db, gqp_stmt *st) {
     const AstStmt *a = st->ast;
     PlanArena *arena = plan_arena_new();
@@ -259,6 +272,13 @@ static int run_set(gqp *db, gqp_stmt *st) {
                strcasecmp(v.s, "clear") == 0) {
         exec_device_invalidate(db->dev); /* benchmarks' cold runs */
         gqp_forget_reads(db);
+    } else if (strcasecmp(a->set_name, "memory_limit") == 0 &&
+               (v.kind == CAT_V_STR || v.kind == CAT_V_INT)) {
+        char num[32];
+        if (v.kind == CAT_V_INT) snprintf(num, sizeof num, "%lld", (long long)v.i);
+        rc = v.kind == CAT_V_INT && v.i < 0
+                 ? gqp_set_error(db, GQP_ERROR, "Binder Error: memory_limit must not be negative")
+                 : gqp_set_memory_limit(db, v.kind == CAT_V_STR ? v.s : num);
     } else if (strcasecmp(a->set_name, "threads") == 0 && v.kind == CAT_V_INT) {
         rc = gqp_set_threads(db, (int)v.i);
     } else {
@@ -497,6 +517,11 @@ int gqp_table_from_result(gqp *db, const ExecResult *res, char *const *result_na
     if (cat_create_table(db->cat, name, nc, (const char *const *)names, types, &err) != 0) {
         rc = gqp_set_error(db, GQP_ERROR, "%s", err.msg);
         goto done;
+    }
+    for (int i = 0; i < nc; i++) {
+        CatColumn *col = &cat_find_table(db->cat, name)->cols[i];
+        col->prec = CAT_DEC_MAX_PREC;
+        col->scale = res->cols[i].scale;
     }
     if (cat_insert_rows(cat_find_table(db->cat, name), n, vals, &err) != 0) {
         rc = gqp_set_error(db, GQP_ERROR, "%s", err.msg);

@@ -49,11 +49,23 @@ struct gqp {
     ExecDevice *dev;         /* GPU session, opened on first GPU use */
     ExecHostPool *pool;      /* host intermediates, reused across queries */
     int64_t gpu_cache_bytes; /* config device: gpu_cache_bytes (0 = default) */
-    char cost_file[512];     /* config's device: cost_file ("" = by GPU name) */
-    CostModel *cost;         /* loaded on first placement (query.c) */
-    int test_gpu;            /* tests: 1 = place as if a GPU were present,
-                                2 = and every table column resident on it */
-    GqpColReads *reads;      /* columns read since the GPU cache was last reset */
+    /* memory_limit (config device: memory_limit, SET memory_limit): bytes,
+     * or a share of device memory in percent; both 0: none */
+    int64_t mem_limit_bytes;
+    double mem_limit_pct;
+    /* tests (GQP_FAIL_ALLOC=device:N, gqp_test_fail_alloc): the device
+     * fault injection, armed again whenever the GPU session opens */
+    int64_t fail_dev_at;
+    int fail_dev_sticky;
+    /* tests (GQP_OOM_FALLBACK=1): --device gpu recovers from a device
+     * out-of-memory on the CPU twin as auto does, so that a test can put
+     * every node on the GPU and still check every answer */
+    int oom_fallback_gpu;
+    char cost_file[512]; /* config's device: cost_file ("" = by GPU name) */
+    CostModel *cost;     /* loaded on first placement (query.c) */
+    int test_gpu;        /* tests: 1 = place as if a GPU were present,
+                            2 = and every table column resident on it */
+    GqpColReads *reads;  /* columns read since the GPU cache was last reset */
     int nreads, cap_reads;
     uint64_t nqueries;    /* SELECTs executed */
     uint64_t reads_epoch; /* bumped whenever a count in `reads` changes */
@@ -63,6 +75,7 @@ struct gqp {
     const struct GqpScope *scope; /* CTEs visible to the SELECT being planned */
     const struct GqpBusy *busy;   /* CTEs being materialized (circular references) */
     uint64_t ntemps;              /* temporary tables made so far (their names) */
+    int no_inline;                /* materialize derived tables (see gqp_plan_select) */
 };
 
 typedef struct GqpView {
@@ -169,6 +182,17 @@ void gqp_stmt_destroy(gqp_stmt *st);
 int gqp_build_has_cuda(void);
 /* The GPU session of db, opened on first use; NULL with db's error set. */
 ExecDevice *gqp_device_session(gqp *db);
+/* Tests: from now, the n-th host (device = 0: the executor's host pool) or
+ * device (device = 1: every executor device allocation) allocation fails,
+ * and every later one too when sticky; n <= 0 disarms. The environment's
+ * GQP_FAIL_ALLOC=host:N|device:N[+] does the same when the handle opens. */
+void gqp_test_fail_alloc(gqp *db, int device, int64_t n, int sticky);
+/* Tests: host or device allocations counted since the last
+ * gqp_test_fail_alloc (0 for the device without a GPU session). */
+int64_t gqp_test_alloc_count(gqp *db, int device);
+/* Apply `SET memory_limit = txt` (or the config's value): GQP_OK, or
+ * GQP_ERROR with db's message naming the accepted forms. */
+int gqp_set_memory_limit(gqp *db, const char *txt);
 
 /* query.c */
 int gqp_plan_select(gqp *db, gqp_stmt *st, const AstSelect *sel);

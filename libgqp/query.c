@@ -25,6 +25,8 @@ ExecDevice *gqp_device_session(gqp *db) {
         gqp_set_error(db, GQP_DEVICE, "%s", err);
     else {
         exec_pool_set_pinned(db->pool, 1);
+        exec_device_set_limit(db->dev, (size_t)db->mem_limit_bytes, db->mem_limit_pct);
+        exec_device_fail_at(db->dev, db->fail_dev_at, db->fail_dev_sticky);
         const CostModel *m = gqp_cost(db);
         if (m) exec_device_set_lock_min(db->dev, cost_lock_min_bytes(m));
     }
@@ -155,8 +157,17 @@ int gqp_plan_select(gqp *db, gqp_stmt *st, const AstSelect *sel) {
     gqp_drop_temps(db, st);
     int mrc = gqp_materialize(db, st, (AstSelect *)sel);
     if (mrc != GQP_OK) return mrc;
-    if (plan_bind_select(db->cat, st->sql, sel, st->plan_arena, &st->bound, &perr) != 0)
+    if (plan_bind_select(db->cat, st->sql, sel, st->plan_arena, &st->bound, &perr) != 0) {
+        if (strcmp(perr.stage, "Materialize") == 0 && !db->no_inline) {
+            /* a derived table the binder cannot plan inline: run every
+             * derived table into a temporary table instead */
+            db->no_inline = 1;
+            int rc = gqp_plan_select(db, st, sel);
+            db->no_inline = 0;
+            return rc;
+        }
         return gqp_set_error_at(db, st->sql, st->sql_len, perr.offset, perr.stage, perr.msg);
+    }
     st->dag = plan_dag_new(st->plan_arena);
     if (!st->dag) return gqp_set_error(db, GQP_NOMEM, "out of memory");
     LowerOpts opts = {(LowerAgg)db->agg_mode, agg_cost, db};
@@ -175,7 +186,9 @@ static double wall_ms(void) {
 
 int gqp_run_select(gqp *db, gqp_stmt *st) {
     char err[1024];
-    ExecOptions opt = {db->nthreads, NULL, db->pool, 0, st->profile, &db->interrupt};
+    ExecOptions opt = {db->nthreads, NULL, db->pool, 0, st->profile, &db->interrupt, 0};
+    /* auto: a GPU node that runs out of device memory runs on its CPU twin */
+    opt.oom_cpu_fallback = db->device == GQP_DEVICE_AUTO || db->oom_fallback_gpu;
     /* place again only if what the placement priced has changed since
      * prepare: the device setting, which columns are resident, or how
      * often the columns were read */
@@ -238,11 +251,17 @@ static int explain_locked(gqp *db, const char *sql, int64_t nbytes, int flags, c
         char *t = realloc(s, l + 256);
         if (t) {
             s = t;
-            snprintf(s + l, 256,
-                     "result rows: %lld, execution %.3f ms, h2d %lld B, d2h %lld B, "
-                     "peak device memory %zu B\n",
-                     (long long)st->res.nrows, st->exec_ms, (long long)st->stats.bytes_h2d,
-                     (long long)st->stats.bytes_d2h, st->stats.peak_device_bytes);
+            int k = snprintf(s + l, 256,
+                             "result rows: %lld, execution %.3f ms, h2d %lld B, d2h %lld B, "
+                             "peak device memory %zu B\n",
+                             (long long)st->res.nrows, st->exec_ms, (long long)st->stats.bytes_h2d,
+                             (long long)st->stats.bytes_d2h, st->stats.peak_device_bytes);
+            if (k > 0 && k < 128 && (st->stats.oom_retries || st->stats.oom_fallbacks))
+                snprintf(s + l + k, (size_t)(256 - k),
+                         "device out-of-memory: %d node%s ran again on the GPU, %d on the CPU\n",
+                         st->stats.oom_retries - st->stats.oom_fallbacks,
+                         st->stats.oom_retries - st->stats.oom_fallbacks == 1 ? "" : "s",
+                         st->stats.oom_fallbacks);
         }
     }
     gqp_finalize(st);

@@ -1,6 +1,10 @@
 /*
  * subquery.c -- derived tables (FROM (SELECT ...) d), non-recursive CTEs
- * (WITH) and views. Each reference is materialized once per plan: its
+ * (WITH) and views. A derived table is bound and lowered inline, into the
+ * DAG of the query that names it (planner/bind.c, operators/scan.c); here
+ * only its own FROM and subqueries are prepared. A CTE or view reference
+ * (and a derived table whose result has text made at run time, which the
+ * binder cannot describe) is materialized once per plan: its
  * SELECT runs through the normal pipeline (bind, lower, place, execute) and
  * its rows become a temporary catalog table, owned by the statement that
  * names it, which the outer query then binds like a base table. The
@@ -142,8 +146,18 @@ static int materialize_from(gqp *db, gqp_stmt *st, AstSelect *s, const GqpScope 
                 if (!(r->alias = sql_arena_strndup(st->parse_arena, buf, strlen(buf))))
                     return gqp_set_error(db, GQP_NOMEM, "out of memory");
             }
-            int rc = materialize_one(db, st, st->sql, st->sql_len, r->subquery, sc, NULL, 0,
-                                     "derived table", r->alias, &r->bound_name);
+            int rc;
+            if (!db->no_inline) {
+                /* planned inline by the binder: only its own FROM and
+                 * subqueries are prepared here */
+                const GqpScope *saved = db->scope;
+                db->scope = sc;
+                rc = gqp_materialize(db, st, r->subquery);
+                db->scope = saved;
+            } else {
+                rc = materialize_one(db, st, st->sql, st->sql_len, r->subquery, sc, r->colnames,
+                                     r->ncolnames, "derived table", r->alias, &r->bound_name);
+            }
             if (rc != GQP_OK) return rc;
             continue;
         }
@@ -302,6 +316,11 @@ static void set_literal(AstExpr *e, const ExecColumn *c, int64_t r) {
     } else if (c->ltype == CAT_DATE) {
         e->kind = AST_DATE;
         e->ival = i;
+    } else if (c->ltype == CAT_DECIMAL) {
+        /* a REAL literal: exact again where it meets a DECIMAL (bind.c,
+         * dec_from_literal) for up to 15 significant digits */
+        e->kind = AST_FLOAT;
+        e->fval = (double)i / (double)cat_pow10(c->scale);
     } else if (isf) {
         e->kind = AST_FLOAT;
         e->fval = f;

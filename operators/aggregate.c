@@ -154,6 +154,18 @@ int op_aggregate(Lower *L, LowState *st) {
         }
         DagNode *n = &L->dag->nodes[node];
         n->agg = ag->agg;
+        if (ag->arg && (ag->agg == AGG_SUM || ag->agg == AGG_AVG) && vt != PRIM_F32 &&
+            vt != PRIM_F64) {
+            /* a sum over at most the state's rows of values bounded by the
+             * statistics cannot overflow: no check (operators/bound.c) */
+            int safe = 0;
+            double x = op_abs_bound(ag->arg, op_state_col, st, &safe);
+            double rows = op_state_rows_bound(st);
+            if (safe && op_sum_no_overflow(rows, x) && op_skip_checks_allowed()) {
+                n->no_ovf = 1;
+                n->ovf_bound = rows * x;
+            }
+        }
         n->len_from = nin == 2 ? in[1] : nrows_ref;
         n->est_rows = est_groups;
         n->label = plan_strdup(L->arena, lb.s ? lb.s : "");
@@ -161,6 +173,7 @@ int op_aggregate(Lower *L, LowState *st) {
         free(lb.s);
         int v = plan_dag_out(L->dag, node, 0);
         L->dag->values[v].ltype = ag->type;
+        L->dag->values[v].scale = ag->scale;
         L->dag->values[v].dict = ag->arg ? ag->arg->dict : NULL;
         L->dag->values[v].est_rows = est_groups;
         if (op_prim_type(ag->type) != ot && (v = op_convert(L, v, op_prim_type(ag->type))) < 0)

@@ -37,7 +37,7 @@
 #define DENSE_MAX_RANGE ((int64_t)1 << 27)
 
 static int is_int_type(CatType t) {
-    return t == CAT_INT32 || t == CAT_INT64 || t == CAT_DATE || t == CAT_BOOL;
+    return t == CAT_INT32 || t == CAT_INT64 || t == CAT_DATE || t == CAT_BOOL || t == CAT_DECIMAL;
 }
 
 /* Column (slot, col) of e if e is a plain column reference, else NULL. */
@@ -50,7 +50,9 @@ static const CatColumn *plain_col(const BSelect *b, const BExpr *e) {
 /* 1 if column c is an integer key without NULLs whose values are distinct
  * and span at most max_range values (a bitmap over [min, max]). */
 static int unique_dense_key(const CatColumn *c, int64_t max_range) {
-    if (!(c->type == CAT_INT32 || c->type == CAT_INT64 || c->type == CAT_DATE)) return 0;
+    if (!(c->type == CAT_INT32 || c->type == CAT_INT64 || c->type == CAT_DATE ||
+          c->type == CAT_DECIMAL))
+        return 0;
     if (c->valid || !c->stats.has_minmax || c->stats.nulls > 0) return 0;
     int64_t lo = (int64_t)c->stats.min, range = (int64_t)c->stats.max - lo + 1;
     if (range < 1 || range > max_range || c->n > range) return 0;
@@ -58,8 +60,8 @@ static int unique_dense_key(const CatColumn *c, int64_t max_range) {
     if (!bits) return 0;
     int ok = 1;
     for (int64_t i = 0; i < c->n && ok; i++) {
-        int64_t v = c->type == CAT_INT64 ? ((const int64_t *)c->data)[i]
-                                         : (int64_t)((const int32_t *)c->data)[i];
+        int64_t v = cat_type_width(c->type) == 8 ? ((const int64_t *)c->data)[i]
+                                                 : (int64_t)((const int32_t *)c->data)[i];
         uint64_t k = (uint64_t)(v - lo);
         if (k >= (uint64_t)range || (bits[k / 64] >> (k % 64) & 1))
             ok = 0;
@@ -139,31 +141,48 @@ static int dim_index(const DensePlan *p, int rel) {
     return -1;
 }
 
+/* OpColOf over a block (ud): plain_col. */
+static const CatColumn *block_col(const void *ud, const BExpr *e) {
+    return plain_col(ud, e);
+}
+
 /* An upper bound on |e| over the rows of the block, from the catalog's
- * min / max: e an integer column, a constant, or +, -, *, unary -, CASE,
- * COALESCE and integer casts of such; HUGE_VAL when unknown. */
+ * statistics (op_abs_bound), HUGE_VAL when unknown or when some integer
+ * operation inside e may overflow. */
 static double abs_bound(const BSelect *b, const BExpr *e) {
-    if (!e || !is_int_type(e->type)) return HUGE_VAL;
-    if (e->kind == BE_CONST) return e->is_null ? 0 : fabs((double)e->ival);
-    if (e->kind == BE_BINARY && (e->op == OP_ADD || e->op == OP_SUB || e->op == OP_MUL)) {
-        double x = abs_bound(b, e->a), y = abs_bound(b, e->b);
-        return e->op == OP_MUL ? x * y : x + y;
+    int safe = 0;
+    double r = op_abs_bound(e, block_col, b, &safe);
+    return safe ? r : HUGE_VAL;
+}
+
+/* Whether no aggregate of p's pass can overflow int64 (a row's a OP b, a
+ * SUM or AVG's sum over at most the fact's rows: each fact row meets at
+ * most one row of each dimension, whose keys are unique); the largest
+ * proven bound on a sum in *bound. */
+static int dense_no_overflow(const BSelect *b, const DensePlan *p, double *bound) {
+    double rows = (double)b->rels[p->f].table->nrows;
+    *bound = 0;
+    for (int a = 0; a < b->naggs; a++) {
+        const BAgg *ag = &b->aggs[a];
+        if (!ag->arg) continue;
+        int safe = 0; /* no integer operation inside (a OP b) may overflow */
+        double x = op_abs_bound(ag->arg, block_col, b, &safe);
+        if (!safe) return 0;
+        if (ag->agg == AGG_SUM || ag->agg == AGG_AVG) {
+            if (!op_sum_no_overflow(rows, x)) return 0;
+            if (rows * x > *bound) *bound = rows * x;
+        }
     }
-    if ((e->kind == BE_UNARY && e->op == OP_NEG) || e->kind == BE_CAST) return abs_bound(b, e->a);
-    if (e->kind == BE_CASE) return fmax(abs_bound(b, e->b), abs_bound(b, e->c));
-    if (e->kind == BE_COALESCE) return fmax(abs_bound(b, e->a), abs_bound(b, e->b));
-    const CatColumn *c = plain_col(b, e);
-    if (!c) return HUGE_VAL;
-    if (!c->stats.has_minmax) return 0; /* no non-NULL value */
-    return fmax(fabs(c->stats.min), fabs(c->stats.max));
+    return 1;
 }
 
 /* Does the dense plan apply to L->b? Fills p (no DAG node is made). */
 static int dense_applies(Lower *L, DensePlan *p) {
     const BSelect *b = L->b;
     memset(p, 0, sizeof *p);
-    if (!b->has_agg || b->has_outer || b->has_semi || b->nrels < 1 || b->ngroup > PRIM_DA_MAX ||
-        b->naggs > PRIM_DA_MAX || b->nrels - 1 > PRIM_DA_MAX || b->npreds != b->nrels - 1)
+    if (!b->has_agg || b->has_outer || b->has_semi || b->has_sub || b->nrels < 1 ||
+        b->ngroup > PRIM_DA_MAX || b->naggs > PRIM_DA_MAX || b->nrels - 1 > PRIM_DA_MAX ||
+        b->npreds != b->nrels - 1)
         return 0;
     int f = 0;
     for (int r = 1; r < b->nrels; r++)
@@ -232,8 +251,8 @@ static int dense_applies(Lower *L, DensePlan *p) {
         int in_pass =
             plain_col(b, e) ||
             (e->kind == BE_BINARY && (e->op == OP_ADD || e->op == OP_SUB || e->op == OP_MUL) &&
-             e->type == CAT_INT64 && plain_col(b, e->a) && plain_col(b, e->b) &&
-             is_int_type(e->a->type) && is_int_type(e->b->type));
+             (e->type == CAT_INT64 || e->type == CAT_DECIMAL) && plain_col(b, e->a) &&
+             plain_col(b, e->b) && is_int_type(e->a->type) && is_int_type(e->b->type));
         if (!in_pass && (b->nrels > 1 || b->rels[f].nfilters > 0) &&
             !(abs_bound(b, e) < 4611686018427387904.0))
             return 0;
@@ -422,6 +441,8 @@ static int dense_build(Lower *L, LowState *st, const DensePlan *p, const char *w
         spec->key_card[k] = p->key_card[k];
     }
     spec->ngroups = p->groups;
+    double ovf_bound = 0;
+    spec->nocheck = op_skip_checks_allowed() && dense_no_overflow(b, p, &ovf_bound);
 
     /* aggregate values */
     spec->naggs = b->naggs;
@@ -434,8 +455,8 @@ static int dense_build(Lower *L, LowState *st, const DensePlan *p, const char *w
         if (!e) continue;
         const BExpr *x = e, *y = NULL;
         if (e->kind == BE_BINARY && (e->op == OP_ADD || e->op == OP_SUB || e->op == OP_MUL) &&
-            e->type == CAT_INT64 && plain_col(b, e->a) && plain_col(b, e->b) &&
-            is_int_type(e->a->type) && is_int_type(e->b->type)) {
+            (e->type == CAT_INT64 || e->type == CAT_DECIMAL) && plain_col(b, e->a) &&
+            plain_col(b, e->b) && is_int_type(e->a->type) && is_int_type(e->b->type)) {
             x = e->a, y = e->b;
             spec->val_op[a] = e->op == OP_ADD ? '+' : e->op == OP_SUB ? '-' : '*';
         }
@@ -467,6 +488,8 @@ static int dense_build(Lower *L, LowState *st, const DensePlan *p, const char *w
     dn->dagg = spec;
     dn->est_rows = p->groups;
     dn->da_pass = (int64_t)p->shape.filtered;
+    dn->no_ovf = spec->nocheck;
+    dn->ovf_bound = ovf_bound;
     if (b->ngroup) plan_buf_printf(&lb, " %d key%s", b->ngroup, b->ngroup > 1 ? "s" : "");
     for (int a = 0; a < b->naggs; a++)
         plan_buf_printf(&lb, "%s %s", a ? "," : "", op_agg_name(b->aggs[a].agg));
@@ -534,6 +557,7 @@ static int dense_build(Lower *L, LowState *st, const DensePlan *p, const char *w
         e->b->dict = g->dict;
         if ((cols[k] = op_expr(L, &rt, e, op_prim_type(g->type), 0)) < 0) return -1;
         L->dag->values[cols[k]].ltype = g->type;
+        L->dag->values[cols[k]].scale = g->scale;
         L->dag->values[cols[k]].dict = g->dict;
         names[k] = st->slots[g->slot].col_names[g->col];
         stride *= p->key_card[k];
@@ -558,6 +582,7 @@ static int dense_build(Lower *L, LowState *st, const DensePlan *p, const char *w
         PrimType pt = op_prim_type(ag->type);
         if ((cols[ng + a] = op_expr(L, &rt, e, pt, 0)) < 0) return -1;
         L->dag->values[cols[ng + a]].ltype = ag->type;
+        L->dag->values[cols[ng + a]].scale = ag->scale;
         L->dag->values[cols[ng + a]].dict = ag->arg ? ag->arg->dict : NULL;
         PlanBuf nb = {0};
         if (ag->arg)

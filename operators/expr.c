@@ -316,7 +316,11 @@ static void label(PlanBuf *b, Lower *L, const LowState *st, const BExpr *e) {
             plan_buf_printf(b, "'%s'", cat_dict_str(e->dict, e->ival));
         else if (e->type == CAT_FLOAT32 || e->type == CAT_FLOAT64)
             plan_buf_printf(b, "%g", e->fval);
-        else
+        else if (e->type == CAT_DECIMAL) {
+            char buf[32];
+            cat_format_decimal(e->ival, bx_scale(e), buf, sizeof buf);
+            plan_buf_printf(b, "%s", buf);
+        } else
             plan_buf_printf(b, "%lld", (long long)e->ival);
         break;
     case BE_COL:
@@ -422,7 +426,9 @@ int op_totext(Lower *L, LowState *st, const BExpr *e) {
     if (node < 0) return op_fail(L, "out of memory");
     DagNode *n = &L->dag->nodes[node];
     n->est_rows = st->est_rows;
-    n->totext_date = e->a->type == CAT_DATE;
+    n->totext_date = e->a->type == CAT_DATE      ? 1
+                     : e->a->type == CAT_DECIMAL ? 2 + bx_scale(e->a)
+                                                 : 0;
     n->totext_use = e->tuse;
     n->totext_op = e->op;
     n->totext_neg = e->negated;
@@ -434,6 +440,7 @@ int op_totext(Lower *L, LowState *st, const BExpr *e) {
     n->label = op_expr_label(L, st, e);
     int out = plan_dag_out(L->dag, node, 0);
     L->dag->values[out].ltype = e->type;
+    L->dag->values[out].scale = e->scale;
     L->dag->values[out].dict = NULL;
     L->dag->values[out].est_rows = st->est_rows;
     return out;
@@ -465,11 +472,28 @@ int op_expr(Lower *L, LowState *st, const BExpr *e, PrimType out_type, int as_fi
     n->prog.result_t = reg_t(e->type);
     n->prog.ninputs = c.ninputs;
     n->prog.as_filter = as_filter;
+    /* integer arithmetic that the statistics prove free of overflow runs
+     * without the checks (operators/bound.c; the GPU twin's map_kernel) */
+    int checked = 0;
+    for (int k = 0; k < c.n; k++)
+        checked |= c.code[k].t == PRIM_REG_I &&
+                   (c.code[k].op == POP_ADD || c.code[k].op == POP_SUB || c.code[k].op == POP_MUL ||
+                    c.code[k].op == POP_DIV || c.code[k].op == POP_NEG);
+    if (checked && op_skip_checks_allowed()) {
+        int safe = 0;
+        double x = op_abs_bound(e, op_state_col, st, &safe);
+        if (safe) {
+            n->prog.nocheck = 1;
+            n->no_ovf = 1;
+            n->ovf_bound = x;
+        }
+    }
     n->len_from = st->len_value;
     n->label = op_expr_label(L, st, e);
     n->est_rows = st->est_rows;
     int v = plan_dag_out(L->dag, node, 0);
     L->dag->values[v].ltype = e->type;
+    L->dag->values[v].scale = bx_scale(e);
     L->dag->values[v].dict = e->dict;
     L->dag->values[v].est_rows = st->est_rows;
     return v;
@@ -500,6 +524,7 @@ int op_convert(Lower *L, int v, PrimType t) {
     n->est_rows = val->est_rows;
     int out = plan_dag_out(L->dag, node, 0);
     L->dag->values[out].ltype = val->ltype;
+    L->dag->values[out].scale = val->scale;
     L->dag->values[out].dict = val->dict;
     L->dag->values[out].est_rows = val->est_rows;
     return out;

@@ -25,15 +25,5 @@ int op_filter(Lower *L, LowState *st, const BExpr *pred, double selectivity) {
     n->label = plan_strdup(L->arena, "row ids where flag");
     int sel = plan_dag_out(L->dag, sc, 0);
     L->dag->values[sel].est_rows = est;
-    st->est_rows = est;
-    for (int k = 0; k < st->nslots; k++) {
-        LowSlot *s = &st->slots[k];
-        if (!s->joined) continue;
-        s->rowids = s->rowids < 0 ? sel : op_gather(L, s->rowids, sel, est);
-        if (s->rowids < 0) return -1;
-        for (int c = 0; c < s->ncols; c++)
-            s->gathered[c] = -1;
-    }
-    st->len_value = sel;
-    return 0;
+    return op_reselect(L, st, sel, est);
 }

@@ -32,7 +32,9 @@ int op_group_concat(Lower *L, LowState *st, const BAgg *ag, int perm, int starts
     if (node < 0) return op_fail(L, "out of memory");
     DagNode *n = &L->dag->nodes[node];
     n->est_rows = est_groups;
-    n->totext_date = arg->type == CAT_DATE;
+    n->totext_date = arg->type == CAT_DATE      ? 1
+                     : arg->type == CAT_DECIMAL ? 2 + bx_scale(arg)
+                                                : 0; /* how the executor writes it */
     n->totext_use = TU_GCONCAT;
     n->totext_text = ag->sep;
     n->totext_dict = arg->type == CAT_STRING ? arg->dict : NULL;

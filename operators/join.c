@@ -6,7 +6,8 @@
  * slot's row ids are gathered through the pairs, and the predicates that
  * have become evaluable run as one filter. A LEFT JOIN (op_left_join)
  * keeps the unmatched left rows with right row id -1 (NULL columns); a
- * FULL JOIN also the unmatched right rows with left row id -1. A SEMI
+ * FULL JOIN also the unmatched right rows with left row ids -1, a RIGHT
+ * JOIN after other joins only those (and the matched pairs). A SEMI
  * (ANTI) JOIN (op_semi_join) keeps the left rows that some pair reaches
  * (that none does), through the same match-marking scatter.
  */
@@ -22,11 +23,21 @@ static PrimType key_type(PrimType a, PrimType b) {
     return PRIM_I64;
 }
 
+/* The column statistics of e when it is a column of a relation (through
+ * CASTs), else NULL. */
+static const CatStats *col_stats(const BSelect *b, const BExpr *e) {
+    if (e && e->kind == BE_CAST) e = e->a;
+    if (!e || e->kind != BE_COL || e->slot < 0 || e->slot >= b->nrels) return NULL;
+    const CatTable *t = b->rels[e->slot].table;
+    return e->col >= 0 && e->col < t->ncols ? &t->cols[e->col].stats : NULL;
+}
+
 /* Adds the node pairing st's rows with rs's rows of rel: a hash equi-join
  * on lk = rk (labelled label) when lk is set, else a cross product; sets
- * *est to its estimated pairs. Returns the node or -1 with an error. */
-static int pair_node(Lower *L, LowState *st, LowState *rs, const BRel *rel, const BExpr *lk,
-                     const BExpr *rk, const char *label, int64_t *est) {
+ * *est to its estimated pairs (nd: the distinct keys on the right, 0 for
+ * rk's column statistics). Returns the node or -1 with an error. */
+static int pair_node(Lower *L, LowState *st, LowState *rs, const BExpr *lk, const BExpr *rk,
+                     int64_t nd, const char *label, int64_t *est) {
     PrimType i64[2] = {PRIM_I64, PRIM_I64};
     int node;
     *est = st->est_rows * rs->est_rows;
@@ -36,8 +47,10 @@ static int pair_node(Lower *L, LowState *st, LowState *rs, const BRel *rel, cons
         if (rv < 0) return -1;
         PrimType kt = key_type(L->dag->values[lv].type, L->dag->values[rv].type);
         if ((lv = op_convert(L, lv, kt)) < 0 || (rv = op_convert(L, rv, kt)) < 0) return -1;
-        const CatColumn *kc = (rk->kind == BE_COL) ? &rel->table->cols[rk->col] : NULL;
-        int64_t nd = kc && kc->stats.distinct > 0 ? kc->stats.distinct : 1;
+        if (nd <= 0) {
+            const CatStats *ks = col_stats(L->b, rk);
+            nd = ks && ks->distinct > 0 ? ks->distinct : 1;
+        }
         *est = *est / nd;
         int in[2] = {lv, rv};
         node = plan_dag_add(L->dag, DN_JOIN, in, 2, 2, i64);
@@ -50,6 +63,65 @@ static int pair_node(Lower *L, LowState *st, LowState *rs, const BRel *rel, cons
     }
     L->dag->nodes[node].est_rows = *est;
     return node;
+}
+
+/* Most equi-join predicates one join combines into its key. */
+#define JOIN_MAX_KEYS 4
+
+/* Combine the equi-join keys lks[i] = rks[i] (i < n) into one integer key
+ * on each side, (k0 - lo0) * span1 * ... + (k1 - lo1) * span2 * ... + ...,
+ * where lo_i .. lo_i + span_i - 1 covers both sides' column statistics:
+ * a one-to-one map of the key tuples, so the join on it pairs exactly the
+ * rows whose keys are all equal (a NULL part makes the key NULL). Applies
+ * when every key is an integer or DATE column with statistics on both
+ * sides and the spans' product stays below 2^62; sets *lk, *rk (else
+ * NULL) and *nd (distinct composite keys estimated). 0, or -1 when out
+ * of memory. */
+static int composite_key(Lower *L, const BExpr *const *lks, const BExpr *const *rks, int n,
+                         BExpr **lk, BExpr **rk, int64_t *nd) {
+    int64_t lo[JOIN_MAX_KEYS], span[JOIN_MAX_KEYS];
+    double prod = 1, dist = 1;
+    *lk = *rk = NULL;
+    for (int i = 0; i < n; i++) {
+        const CatStats *a = col_stats(L->b, lks[i]), *c = col_stats(L->b, rks[i]);
+        CatType ta = lks[i]->type, tc = rks[i]->type;
+        int okt = (ta == CAT_INT32 || ta == CAT_INT64 || ta == CAT_DATE) &&
+                  (tc == CAT_INT32 || tc == CAT_INT64 || tc == CAT_DATE);
+        if (!okt || !a || !c || !a->has_minmax || !c->has_minmax) return 0;
+        double mn = a->min < c->min ? a->min : c->min, mx = a->max > c->max ? a->max : c->max;
+        if (mn < -4e18 || mx > 4e18) return 0;
+        lo[i] = (int64_t)mn;
+        span[i] = (int64_t)mx - lo[i] + 1;
+        prod *= (double)span[i];
+        dist *= (double)(c->distinct > 0 ? c->distinct : 1);
+        if (prod >= 4.0e18) return 0;
+    }
+    BExpr *acc[2] = {NULL, NULL};
+    for (int side = 0; side < 2; side++) {
+        for (int i = 0; i < n; i++) {
+            BExpr *k = (BExpr *)(side ? rks[i] : lks[i]);
+            if (k->type != CAT_INT64) {
+                BExpr *c = bx_new(L->arena, BE_CAST, CAT_INT64, -1);
+                if (!c) return op_fail(L, "out of memory");
+                c->a = k;
+                k = c;
+            }
+            BExpr *lov = bx_int(L->arena, CAT_INT64, lo[i], -1);
+            BExpr *part = lov ? bx_bin(L->arena, OP_SUB, CAT_INT64, k, lov, -1) : NULL;
+            if (!part) return op_fail(L, "out of memory");
+            if (acc[side]) {
+                BExpr *sp = bx_int(L->arena, CAT_INT64, span[i], -1);
+                BExpr *m = sp ? bx_bin(L->arena, OP_MUL, CAT_INT64, acc[side], sp, -1) : NULL;
+                if (!m || !(part = bx_bin(L->arena, OP_ADD, CAT_INT64, m, part, -1)))
+                    return op_fail(L, "out of memory");
+            }
+            acc[side] = part;
+        }
+    }
+    *lk = acc[0];
+    *rk = acc[1];
+    *nd = dist < 4e18 ? (int64_t)dist : INT64_MAX;
+    return 0;
 }
 
 /* The WHERE predicates that the relations joined into st (and r) make
@@ -87,37 +159,44 @@ int op_join(Lower *L, LowState *st, int r, uint8_t *used) {
         if (op_filter(L, &rs, p, sel) != 0) return -1;
     }
 
-    int pi = -1;
-    const BExpr *lk = NULL, *rk = NULL;
-    for (int i = 0; i < b->npreds && pi < 0; i++) {
+    /* the equi-join predicates that connect r with the state (lk on the
+     * state's side): the first is the join key, or all of them combined
+     * into one (composite_key); the others stay predicates and are
+     * checked on the pairs */
+    int pi = -1, neq = 0;
+    const BExpr *lks[JOIN_MAX_KEYS], *rks[JOIN_MAX_KEYS];
+    for (int i = 0; i < b->npreds && neq < JOIN_MAX_KEYS; i++) {
         const BPred *p = &b->preds[i];
         if (used[i] || !p->is_equi) continue;
         if (p->rrel == r && (in_mask >> p->lrel & 1))
-            pi = i, lk = p->lkey, rk = p->rkey;
+            lks[neq] = p->lkey, rks[neq++] = p->rkey;
         else if (p->lrel == r && (in_mask >> p->rrel & 1))
-            pi = i, lk = p->rkey, rk = p->lkey;
+            lks[neq] = p->rkey, rks[neq++] = p->lkey;
+        else
+            continue;
+        if (pi < 0) pi = i;
     }
     if (pi >= 0) used[pi] = 1;
+    const BExpr *lk = neq ? lks[0] : NULL, *rk = neq ? rks[0] : NULL;
+    int64_t nd = 0;
+    BExpr *clk = NULL, *crk = NULL;
+    if (neq > 1 && composite_key(L, lks, rks, neq, &clk, &crk, &nd) < 0) return -1;
+    if (clk) {
+        lk = clk, rk = crk;
+        if (nd > rel->table->nrows) nd = rel->table->nrows > 0 ? rel->table->nrows : 1;
+    }
     int64_t est;
-    int node = pair_node(L, st, &rs, rel, pi >= 0 ? lk : NULL, rk, "hash equi-join", &est);
+    int node = pair_node(L, st, &rs, lk, rk, nd,
+                         clk ? "hash equi-join (composite key)" : "hash equi-join", &est);
     if (node < 0) return -1;
     int li = plan_dag_out(L->dag, node, 0), ri = plan_dag_out(L->dag, node, 1);
-    for (int k = 0; k < st->nslots; k++) {
-        LowSlot *s = &st->slots[k];
-        if (!s->joined) continue;
-        s->rowids = s->rowids < 0 ? li : op_gather(L, s->rowids, li, est);
-        if (s->rowids < 0) return -1;
-        for (int c = 0; c < s->ncols; c++)
-            s->gathered[c] = -1;
-    }
+    if (op_reselect(L, st, li, est) != 0) return -1;
     st->slots[r] = rs.slots[r];
     LowSlot *s = &st->slots[r];
     s->rowids = s->rowids < 0 ? ri : op_gather(L, s->rowids, ri, est);
     if (s->rowids < 0) return -1;
     for (int c = 0; c < s->ncols; c++)
         s->gathered[c] = -1;
-    st->est_rows = est;
-    st->len_value = li;
 
     /* predicates now evaluable, as one filter */
     return where_now(L, st, r, used);
@@ -147,6 +226,27 @@ static int concat(Lower *L, const int *in, int n, int64_t est) {
     return v;
 }
 
+/* *ts becomes a state of one computed column, the I64 value v (n rows
+ * estimated, named name); returns that column as a bound expression, or
+ * NULL when out of memory. */
+static BExpr *one_column_state(Lower *L, LowState *ts, int v, int64_t n, const char *name) {
+    memset(ts, 0, sizeof *ts);
+    ts->nslots = 1;
+    ts->slots = plan_alloc(L->arena, sizeof(LowSlot));
+    int *cols = plan_alloc(L->arena, sizeof(int));
+    char **names = plan_alloc(L->arena, sizeof(char *));
+    BExpr *col = bx_new(L->arena, BE_COL, CAT_INT64, -1);
+    if (!ts->slots || !cols || !names || !col) return NULL;
+    cols[0] = v;
+    names[0] = plan_strdup(L->arena, name);
+    if (op_computed_slot(L, &ts->slots[0], cols, names, 1) != 0) return NULL;
+    col->slot = 0;
+    col->col = 0;
+    ts->len_value = v;
+    ts->est_rows = n;
+    return col;
+}
+
 /* The rows 0..n-1 of a side (n = the length of value len) that no pair
  * idx[] reaches (matched = 0), or that some pair reaches (matched = 1):
  * marks[idx[k]] = k over -1s (a match-marking scatter), then the rows
@@ -165,23 +265,11 @@ static int rows_by_match(Lower *L, int idx, int len, int64_t n_est, int matched,
     L->dag->values[marks].ltype = CAT_INT64;
     L->dag->values[marks].est_rows = n_est;
     LowState ts;
-    memset(&ts, 0, sizeof ts);
-    ts.nslots = 1;
-    ts.slots = plan_alloc(L->arena, sizeof(LowSlot));
-    int *cols = plan_alloc(L->arena, sizeof(int));
-    char **names = plan_alloc(L->arena, sizeof(char *));
-    BExpr *mcol = bx_new(L->arena, BE_COL, CAT_INT64, -1);
+    BExpr *mcol = one_column_state(L, &ts, marks, n_est, "match");
     BExpr *zero = bx_int(L->arena, CAT_INT64, 0, -1);
-    if (!ts.slots || !cols || !names || !mcol || !zero) return op_fail(L, "out of memory");
-    cols[0] = marks;
-    names[0] = plan_strdup(L->arena, "match");
-    if (op_computed_slot(L, &ts.slots[0], cols, names, 1) != 0) return -1;
-    mcol->slot = 0;
-    mcol->col = 0;
-    BExpr *unm = bx_bin(L->arena, matched ? OP_GE : OP_LT, CAT_BOOL, mcol, zero, -1);
+    BExpr *unm =
+        mcol && zero ? bx_bin(L->arena, matched ? OP_GE : OP_LT, CAT_BOOL, mcol, zero, -1) : NULL;
     if (!unm) return op_fail(L, "out of memory");
-    ts.len_value = marks;
-    ts.est_rows = n_est;
     if (op_filter(L, &ts, unm, matched ? 0.5 : 0.1) != 0) return -1;
     *u = ts.len_value;
     *nu = ts.est_rows;
@@ -237,7 +325,7 @@ static int on_pairs(Lower *L, LowState *st, int r, LowState *rs, const char *lab
         if (!(resid = op_and(L, resid, e))) return op_fail(L, "out of memory");
     }
     int64_t est;
-    int node = pair_node(L, st, rs, rel, lk, rk, label, &est);
+    int node = pair_node(L, st, rs, lk, rk, 0, label, &est);
     if (node < 0) return -1;
     int li = plan_dag_out(L->dag, node, 0), ri = plan_dag_out(L->dag, node, 1);
 
@@ -278,17 +366,25 @@ int op_semi_join(Lower *L, LowState *st, int r, uint8_t *used) {
     (void)ri;
     if (rows_by_match(L, li, st->len_value, st->est_rows, rel->semi == 1, &u, &pad, &nu) != 0)
         return -1;
-    for (int k = 0; k < st->nslots; k++) {
-        LowSlot *s = &st->slots[k];
-        if (!s->joined) continue;
-        s->rowids = s->rowids < 0 ? u : op_gather(L, s->rowids, u, nu);
-        if (s->rowids < 0) return -1;
-        for (int c = 0; c < s->ncols; c++)
-            s->gathered[c] = -1;
-    }
-    st->est_rows = nu;
-    st->len_value = u;
+    if (op_reselect(L, st, u, nu) != 0) return -1;
     return where_now(L, st, r, used);
+}
+
+/* Row ids idx gathered through index vector lall, whose -1 entries (NULL
+ * padding) give -1 when padded (a NULL-aware gather, then COALESCE(x, -1)
+ * as a map). Value id or -1. */
+static int pad_gather(Lower *L, int idx, int lall, int64_t n, int padded) {
+    int g = op_gather(L, idx, lall, n);
+    if (g < 0 || !padded) return g;
+    L->dag->nodes[L->dag->values[g].producer].gather_nulls = 1;
+    LowState ts;
+    BExpr *col = one_column_state(L, &ts, g, n, "row id");
+    BExpr *neg = bx_int(L->arena, CAT_INT64, -1, -1);
+    BExpr *co = bx_new(L->arena, BE_COALESCE, CAT_INT64, -1);
+    if (!col || !neg || !co) return op_fail(L, "out of memory");
+    co->a = col;
+    co->b = neg;
+    return op_expr(L, &ts, co, PRIM_I64, 0);
 }
 
 int op_left_join(Lower *L, LowState *st, int r, uint8_t *used) {
@@ -298,37 +394,40 @@ int op_left_join(Lower *L, LowState *st, int r, uint8_t *used) {
     int64_t est;
     if (on_pairs(L, st, r, &rs, "hash equi-join (left outer)", &li, &ri, &est) != 0) return -1;
 
-    /* the unmatched left rows u (and, for FULL JOIN, right rows v) */
-    int u, pad, v = -1, vpad = -1;
-    int64_t nu, nv = 0;
-    if (rows_by_match(L, li, st->len_value, st->est_rows, 0, &u, &pad, &nu) != 0) return -1;
-    if (rel->full) {
-        for (int k = 0; k < st->nslots; k++)
-            if (st->slots[k].joined && st->slots[k].rowids >= 0)
-                return op_fail(L, "FULL JOIN of a filtered left side");
-        if (rs.slots[r].rowids >= 0) return op_fail(L, "FULL JOIN of a filtered right side");
+    /* the unmatched left rows u (LEFT, FULL) and right rows v (RIGHT, FULL) */
+    int u = -1, pad = -1, v = -1, vpad = -1;
+    int64_t nu = 0, nv = 0;
+    int keep_left = !rel->right, keep_right = rel->right || rel->full;
+    if (keep_left && rows_by_match(L, li, st->len_value, st->est_rows, 0, &u, &pad, &nu) != 0)
+        return -1;
+    if (keep_right) {
         if (rows_by_match(L, ri, rs.len_value, rs.est_rows, 0, &v, &vpad, &nv) != 0) return -1;
+        /* row numbers of the right side's state -> its table's rows */
+        if (rs.slots[r].rowids >= 0 && (v = op_gather(L, rs.slots[r].rowids, v, nv)) < 0) return -1;
     }
 
-    /* the result: matched pairs, then the unmatched left rows */
+    /* the result: matched pairs, then the unmatched left rows, then the
+     * unmatched right rows */
     int64_t tot = est + nu + nv;
     int rrow = rs.slots[r].rowids < 0 ? ri : op_gather(L, rs.slots[r].rowids, ri, est);
-    int lin[3] = {li, u, vpad}, rin[3] = {rrow, pad, v};
-    int lall = concat(L, lin, rel->full ? 3 : 2, tot);
-    int rall = lall >= 0 && rrow >= 0 ? concat(L, rin, rel->full ? 3 : 2, tot) : -1;
+    int lin[3] = {li}, rin[3] = {rrow}, nparts = 1;
+    if (keep_left) lin[nparts] = u, rin[nparts++] = pad;
+    if (keep_right) lin[nparts] = vpad, rin[nparts++] = v;
+    int lall = concat(L, lin, nparts, tot);
+    int rall = lall >= 0 && rrow >= 0 ? concat(L, rin, nparts, tot) : -1;
     if (rall < 0) return -1;
     for (int k = 0; k < st->nslots; k++) {
         LowSlot *s = &st->slots[k];
         if (!s->joined) continue;
-        s->rowids = s->rowids < 0 ? lall : op_gather(L, s->rowids, lall, tot);
+        s->rowids = s->rowids < 0 ? lall : pad_gather(L, s->rowids, lall, tot, keep_right);
         if (s->rowids < 0) return -1;
-        if (rel->full) s->nullable = 1;
+        if (keep_right) s->nullable = 1;
         for (int c = 0; c < s->ncols; c++)
             s->gathered[c] = -1;
     }
     if (copy_slot(L, &st->slots[r], &rs.slots[r]) != 0) return -1;
     st->slots[r].rowids = rall;
-    st->slots[r].nullable = 1;
+    st->slots[r].nullable = keep_left;
     st->est_rows = tot;
     st->len_value = lall;
 

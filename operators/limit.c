@@ -18,6 +18,7 @@ int op_limit(Lower *L, int v, int64_t offset, int64_t limit) {
     n->est_rows = est;
     int out = plan_dag_out(L->dag, node, 0);
     L->dag->values[out].ltype = L->dag->values[v].ltype;
+    L->dag->values[out].scale = L->dag->values[v].scale;
     L->dag->values[out].dict = L->dag->values[v].dict;
     L->dag->values[out].est_rows = est;
     return out;

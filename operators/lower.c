@@ -19,6 +19,7 @@ int op_gather(Lower *L, int v, int idx, int64_t est_rows) {
     L->dag->nodes[node].est_rows = est_rows;
     int out = plan_dag_out(L->dag, node, 0);
     L->dag->values[out].ltype = L->dag->values[v].ltype;
+    L->dag->values[out].scale = L->dag->values[v].scale;
     L->dag->values[out].dict = L->dag->values[v].dict;
     L->dag->values[out].est_rows = est_rows;
     return out;
@@ -26,6 +27,10 @@ int op_gather(Lower *L, int v, int idx, int64_t est_rows) {
 
 int op_source(Lower *L, LowSlot *s, int col) {
     if (s->col_value[col] >= 0) return s->col_value[col];
+    /* a binary column not read yet (one no expression named, such as the
+     * column that gives COUNT(*) its row count): read it now */
+    CatError cerr;
+    if (cat_column_use((CatTable *)s->table, col, &cerr) != 0) return op_fail(L, "%s", cerr.msg);
     const CatColumn *c = &s->table->cols[col];
     PrimType t = op_prim_type(c->type);
     int node = plan_dag_add(L->dag, DN_SOURCE, NULL, 0, 1, &t);
@@ -36,6 +41,7 @@ int op_source(Lower *L, LowSlot *s, int col) {
     n->est_rows = s->table->nrows;
     int v = plan_dag_out(L->dag, node, 0);
     L->dag->values[v].ltype = c->type;
+    L->dag->values[v].scale = c->scale;
     L->dag->values[v].dict = c->dict;
     L->dag->values[v].est_rows = s->table->nrows;
     s->col_value[col] = v;
@@ -52,6 +58,20 @@ int op_column(Lower *L, LowState *st, int slot, int col) {
     }
     if (v >= 0) s->gathered[col] = v;
     return v;
+}
+
+int op_reselect(Lower *L, LowState *st, int idx, int64_t est) {
+    for (int k = 0; k < st->nslots; k++) {
+        LowSlot *s = &st->slots[k];
+        if (!s->joined) continue;
+        s->rowids = s->rowids < 0 ? idx : op_gather(L, s->rowids, idx, est);
+        if (s->rowids < 0) return -1;
+        for (int c = 0; c < s->ncols; c++)
+            s->gathered[c] = -1;
+    }
+    st->est_rows = est;
+    st->len_value = idx;
+    return 0;
 }
 
 int op_computed_slot(Lower *L, LowSlot *s, int *cols, char **names, int n) {

@@ -111,6 +111,10 @@ const char *op_agg_name(PrimAgg agg);
 /* A one-row int64 constant 0: the length of SELECT without FROM, and the
  * start of the single segment of a global aggregate. Value id or -1. */
 int op_zero_row(Lower *L, const char *label);
+/* Keep the rows idx (row numbers of st, est of them) of every joined slot:
+ * its row ids gathered through idx (idx itself for identity row ids), its
+ * column cache reset; st's length becomes idx's. Returns 0 or -1. */
+int op_reselect(Lower *L, LowState *st, int idx, int64_t est);
 /* Gather value v through index vector idx. */
 int op_gather(Lower *L, int v, int idx, int64_t est_rows);
 
@@ -167,5 +171,32 @@ int op_sort(Lower *L, LowState *st, const int *outv, int pre_distinct);
 int op_distinct(Lower *L, int *out, int nout, int64_t est_rows);
 /* limit.c: slice value v to [offset, offset + limit). */
 int op_limit(Lower *L, int v, int64_t offset, int64_t limit);
+
+/* --- bound.c: overflow proofs from column statistics --- */
+/* Bounds below 2^62 prove the absence of an int64 overflow (a factor of
+ * two of margin for the rounding of double statistics). */
+#define OP_OVF_LIMIT 4611686018427387904.0
+/* The catalog column a BE_COL e reads (ud: the caller's context), or NULL
+ * when e reads a computed value. */
+typedef const CatColumn *(*OpColOf)(const void *ud, const BExpr *e);
+/* An upper bound on |e| over every row of the tables its columns come
+ * from (column statistics; integer constants, columns, +, -, *, /, %,
+ * unary -, CASE, COALESCE, integer casts, lookups, booleans), HUGE_VAL
+ * when unknown (floats, computed columns, stale statistics). *safe (when
+ * not NULL) is 1 when no integer +, -, *, / or unary - inside e can
+ * overflow int64 (each one's bound below OP_OVF_LIMIT), else 0. */
+double op_abs_bound(const BExpr *e, OpColOf col_of, const void *ud, int *safe);
+/* OpColOf over a LowState (ud): the column of a base-table slot. */
+const CatColumn *op_state_col(const void *ud, const BExpr *e);
+/* An upper bound on the rows of st: the product of the row counts of its
+ * joined base tables (each at least 1); HUGE_VAL with a computed slot. */
+double op_state_rows_bound(const LowState *st);
+/* 1 when a sum of at most rows values each bounded by bound in absolute
+ * value stays below OP_OVF_LIMIT (and so cannot overflow int64). */
+int op_sum_no_overflow(double rows, double bound);
+/* 0 when GQP_OVERFLOW_PROOF=off is set: nodes keep their overflow checks
+ * whatever the proofs say (an A/B switch for measurements; the plan's
+ * shape does not change). */
+int op_skip_checks_allowed(void);
 
 #endif /* GQP_OPERATORS_H */

@@ -4,6 +4,7 @@
  * columns it reads.
  */
 #include "operators/operators.h"
+#include "planner/bexpr.h"
 
 int op_project(Lower *L, LowState *st, int *out) {
     const BSelect *b = L->b;
@@ -12,6 +13,7 @@ int op_project(Lower *L, LowState *st, int *out) {
         out[i] = op_expr(L, st, e, op_prim_type(e->type), 0);
         if (out[i] < 0) return -1;
         L->dag->values[out[i]].ltype = e->type;
+        L->dag->values[out[i]].scale = bx_scale(e);
         L->dag->values[out[i]].dict = e->dict;
     }
     return 0;

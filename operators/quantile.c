@@ -202,6 +202,7 @@ int op_quantile(Lower *L, LowState *st, const BAgg *ag, const int *keys, int ng,
         if (v < 0) return -1;
         L->dag->values[v].ltype = ag->type;
         L->dag->values[v].dict = ag->arg->dict;
+        L->dag->values[v].scale = ag->scale;
         return op_convert(L, v, op_prim_type(ag->type));
     }
     int lo = q_index(L, in, AQ_CONT, ag->q, 1, est_groups);

@@ -39,6 +39,7 @@ static int concat(Lower *L, const int *v, int n, const char *label) {
     L->dag->nodes[node].label = plan_strdup(L->arena, label);
     int out = plan_dag_out(L->dag, node, 0);
     L->dag->values[out].ltype = L->dag->values[v[0]].ltype;
+    L->dag->values[out].scale = L->dag->values[v[0]].scale;
     L->dag->values[out].dict = L->dag->values[v[0]].dict;
     L->dag->values[out].est_rows = est;
     return out;

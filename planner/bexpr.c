@@ -60,7 +60,31 @@ int bx_is_float(CatType t) {
 /* 1 if t is a number (or NULL, which adapts). */
 int bx_is_numeric(CatType t) {
     return t == CAT_INT32 || t == CAT_INT64 || t == CAT_FLOAT32 || t == CAT_FLOAT64 ||
-           t == CAT_BOOL || t == CAT_DATE || t == CAT_NULL;
+           t == CAT_BOOL || t == CAT_DATE || t == CAT_NULL || t == CAT_DECIMAL;
+}
+
+/* Scale of a DECIMAL-typed e (0 for other types). Nodes that pass a value
+ * through (CASE and COALESCE, whose branches the binder rescaled to one
+ * scale, unary minus, a cast between DECIMALs) take it from their
+ * operands, so that the nodes built by generic code need not set it; every
+ * other node carries its own (columns, constants, arithmetic, aggregates). */
+int bx_scale(const BExpr *e) {
+    if (!e || e->type != CAT_DECIMAL) return 0;
+    int a, b;
+    switch (e->kind) {
+    case BE_CASE:
+        a = bx_scale(e->b), b = bx_scale(e->c);
+        return a > b ? a : b;
+    case BE_COALESCE:
+        a = bx_scale(e->a), b = bx_scale(e->b);
+        return a > b ? a : b;
+    case BE_UNARY:
+        return bx_scale(e->a);
+    case BE_CAST:
+        return e->a && e->a->type == CAT_DECIMAL ? bx_scale(e->a) : e->scale;
+    default:
+        return e->scale;
+    }
 }
 
 /* 1 if a and b are both NULL or equal strings. */
@@ -161,6 +185,7 @@ int plan_bexpr_equal(const BExpr *x, const BExpr *y) {
     if (!x || !y) return 0;
     if (x->kind != y->kind || x->type != y->type || x->op != y->op || x->negated != y->negated)
         return 0;
+    if (x->type == CAT_DECIMAL && bx_scale(x) != bx_scale(y)) return 0;
     switch (x->kind) {
     case BE_CONST:
         if (x->is_null != y->is_null) return 0;
@@ -394,9 +419,33 @@ int bx_fold_neg(const CatValue *x, CatValue *out) {
     return 0;
 }
 
+static int eval_const_raw(const BExpr *e, CatValue *out, PlanArena *arena);
+
 /* Evaluate a column-free bound expression to a literal value. Returns 0,
- * or -1 if e reads columns or is not foldable. */
+ * or -1 if e reads columns or is not foldable. A DECIMAL's scaled integer
+ * (which the expression nodes compute: rescaling is explicit in them) is
+ * handed out as its text when an arena is given (exact, for INSERT), else
+ * as a REAL. */
 int plan_eval_const(const BExpr *e, CatValue *out, PlanArena *arena) {
+    if (eval_const_raw(e, out, arena) != 0) return -1;
+    if (e->type == CAT_DECIMAL && out->kind == CAT_V_INT) {
+        int s = bx_scale(e);
+        char *buf = arena ? plan_alloc(arena, 32) : NULL;
+        if (buf) {
+            cat_format_decimal(out->i, s, buf, 32);
+            out->kind = CAT_V_STR;
+            out->s = buf;
+        } else {
+            out->kind = CAT_V_FLOAT;
+            out->f = (double)out->i / (double)cat_pow10(s);
+        }
+    }
+    return 0;
+}
+
+/* plan_eval_const without the DECIMAL conversion at the top: a DECIMAL is
+ * its scaled integer. */
+static int eval_const_raw(const BExpr *e, CatValue *out, PlanArena *arena) {
     memset(out, 0, sizeof *out);
     switch (e->kind) {
     case BE_CONST:
@@ -423,7 +472,7 @@ int plan_eval_const(const BExpr *e, CatValue *out, PlanArena *arena) {
         return 0;
     case BE_UNARY: {
         CatValue v;
-        if (plan_eval_const(e->a, &v, arena) != 0) return -1;
+        if (eval_const_raw(e->a, &v, arena) != 0) return -1;
         if (v.kind == CAT_V_NULL) {
             *out = v;
             return 0;
@@ -438,7 +487,7 @@ int plan_eval_const(const BExpr *e, CatValue *out, PlanArena *arena) {
     }
     case BE_CAST: {
         CatValue v;
-        if (plan_eval_const(e->a, &v, arena) != 0) return -1;
+        if (eval_const_raw(e->a, &v, arena) != 0) return -1;
         if (v.kind == CAT_V_NULL || v.kind == CAT_V_STR) {
             *out = v;
             return 0;
@@ -454,8 +503,7 @@ int plan_eval_const(const BExpr *e, CatValue *out, PlanArena *arena) {
     }
     case BE_BINARY: {
         CatValue x, y;
-        if (plan_eval_const(e->a, &x, arena) != 0 || plan_eval_const(e->b, &y, arena) != 0)
-            return -1;
+        if (eval_const_raw(e->a, &x, arena) != 0 || eval_const_raw(e->b, &y, arena) != 0) return -1;
         if (x.kind == CAT_V_NULL || y.kind == CAT_V_NULL) {
             out->kind = CAT_V_NULL;
             return 0;

@@ -15,6 +15,7 @@ BExpr *bx_null(PlanArena *a, CatType t, int64_t pos);
 BExpr *bx_bin(PlanArena *a, AstOp op, CatType t, BExpr *x, BExpr *y, int64_t pos);
 int bx_is_float(CatType t);
 int bx_is_numeric(CatType t);
+int bx_scale(const BExpr *e);
 uint64_t bx_rel_mask(const BExpr *e);
 const CatDict *bx_literal_dict(PlanArena *a, const char *s);
 int bx_unify_dicts(PlanArena *a, BExpr **x, BExpr **y);

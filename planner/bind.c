@@ -43,6 +43,12 @@ static void *bind_oom(BindCtx *bc) {
 
 static BExpr *bind_expr(BindCtx *bc, const AstExpr *e, int allow_agg);
 static int has_agg_call(const BExpr *e);
+/* DECIMAL (see "DECIMAL(p,s): scaled int64" below) */
+static int dec_is(const BExpr *x);
+static BExpr *dec_to(BindCtx *bc, BExpr *x, CatType t, int scale, int64_t pos);
+static BExpr *dec_compare(BindCtx *bc, AstOp op, BExpr *x, BExpr *y, int64_t pos);
+static BExpr *dec_arith(BindCtx *bc, AstOp op, BExpr *x, BExpr *y, int64_t pos);
+static void dec_exact_fold(BindCtx *bc, AstOp op, BExpr *x, BExpr *y, BExpr *r);
 
 /* Resolve a column reference in the FROM scope. Returns the bound column or
  * NULL with an error (unknown table, unknown column, ambiguous name). */
@@ -68,12 +74,19 @@ static BExpr *bind_column(BindCtx *bc, const AstExpr *e) {
                              e->str, e->table);
         return bind_fail(bc, "Binder", e->pos, "column \"%s\" not found", e->str);
     }
+    /* a binary column is read on its first use (its dictionary and stats
+     * are needed from here on) */
+    CatError cerr;
+    if (cat_column_use(b->rels[found_rel].table, found_col, &cerr) != 0)
+        return bind_fail(bc, "Catalog", e->pos, "%s", cerr.msg);
     const CatColumn *col = &b->rels[found_rel].table->cols[found_col];
     BExpr *x = bx_new(bc->arena, BE_COL, col->type, e->pos);
     if (!x) return bind_oom(bc);
     x->slot = found_rel;
     x->col = found_col;
     x->dict = col->dict;
+    x->prec = col->prec;
+    x->scale = col->scale;
     return x;
 }
 
@@ -92,6 +105,7 @@ static BExpr *as_condition(BindCtx *bc, BExpr *x) {
 /* Cast numeric x to type t when its register class differs. */
 static BExpr *cast_to(BindCtx *bc, BExpr *x, CatType t) {
     if (!x) return NULL;
+    if (dec_is(x) && t != CAT_DECIMAL) return dec_to(bc, x, t, 0, x->pos);
     if (x->type == t || (bx_is_float(x->type) == bx_is_float(t) && x->type != CAT_NULL)) return x;
     if (x->kind == BE_CONST) {
         BExpr *c = bx_new(bc->arena, BE_CONST, t, x->pos);
@@ -148,6 +162,8 @@ static BExpr *const_to_text(BindCtx *bc, const BExpr *x, int64_t pos) {
         cat_format_real(x->fval, 15, buf, sizeof buf);
     else if (x->type == CAT_DATE)
         cat_format_date((int32_t)x->ival, buf);
+    else if (x->type == CAT_DECIMAL)
+        cat_format_decimal(x->ival, bx_scale(x), buf, sizeof buf);
     else
         snprintf(buf, sizeof buf, "%lld", (long long)x->ival);
     BExpr *c = bx_new(bc->arena, BE_CONST, CAT_STRING, pos);
@@ -263,6 +279,7 @@ static BExpr *bind_compare(BindCtx *bc, AstOp op, BExpr *x, BExpr *y, int64_t po
     if (x->type == CAT_NULL && y->type != CAT_NULL) x = adopt_null(bc, x, y->type, y->dict);
     if (y->type == CAT_NULL && x && x->type != CAT_NULL) y = adopt_null(bc, y, x->type, x->dict);
     if (!x || !y) return NULL;
+    if (dec_is(x) || dec_is(y)) return dec_compare(bc, op, x, y, pos);
     if (x->type == CAT_STRING || y->type == CAT_STRING) {
         if (x->type != y->type)
             return bind_fail(bc, "Binder", pos, "cannot compare %s with %s", cat_type_name(x->type),
@@ -286,6 +303,8 @@ static BExpr *bind_compare(BindCtx *bc, AstOp op, BExpr *x, BExpr *y, int64_t po
  * (no distribution into mixed branches; see bind_arith). */
 static BExpr *arith_plain(BindCtx *bc, AstOp op, BExpr *x, BExpr *y, int64_t pos) {
     if (!x || !y) return NULL;
+    if (dec_is(x) || dec_is(y)) return dec_arith(bc, op, x, y, pos);
+    BExpr *x0 = x, *y0 = y; /* before the casts, for dec_exact_fold */
     if (!bx_is_numeric(x->type) || !bx_is_numeric(y->type))
         return bind_fail(bc, "Binder", pos, "cannot apply arithmetic to %s and %s",
                          cat_type_name(x->type), cat_type_name(y->type));
@@ -304,11 +323,486 @@ static BExpr *arith_plain(BindCtx *bc, AstOp op, BExpr *x, BExpr *y, int64_t pos
             BExpr *c = r.kind == CAT_V_INT     ? bx_int(bc->arena, CAT_INT64, r.i, pos)
                        : r.kind == CAT_V_FLOAT ? bx_float(bc->arena, r.f, pos)
                                                : bx_null(bc->arena, t, pos);
+            if (c && r.kind == CAT_V_FLOAT) dec_exact_fold(bc, op, x0, y0, c);
             return c ? c : bind_oom(bc);
         }
     }
     BExpr *e = bx_bin(bc->arena, op, t, x, y, pos);
     return e ? e : bind_oom(bc);
+}
+
+/*
+ * ---- DECIMAL(p,s): scaled int64 ----
+ * A DECIMAL value is an int64 holding the number times 10^scale (BExpr
+ * scale, see bx_scale). Rescaling is built from ordinary nodes, so the map
+ * evaluators (CPU and GPU) need nothing new and their checked int64
+ * arithmetic raises `integer overflow`:
+ *
+ *   up by k digits     x * 10^k                      (checked multiply)
+ *   down by k digits   CASE WHEN x < 0 THEN (x - h) / 10^k
+ *                      ELSE (x + h) / 10^k END, h = 10^k / 2
+ *                      (round half away from zero, as DuckDB)
+ *   to DOUBLE          CAST(x AS DOUBLE) / 10^s
+ *
+ * Type rules (DuckDB's, with int64 in place of its int128):
+ *   dec +|-|% dec      scale max(s1, s2) (the other operand rescaled)
+ *   dec * dec          scale s1 + s2 (Not implemented above 18)
+ *   dec op integer     the integer is DECIMAL(18,0)
+ *   dec / anything     DOUBLE
+ *   dec op REAL        DOUBLE, except a literal such as 0.05 that is an
+ *                      exact decimal (DuckDB types it DECIMAL(3,2))
+ *   comparisons        on the common scale, exactly
+ */
+
+/* 1 if x is DECIMAL-typed. */
+static int dec_is(const BExpr *x) {
+    return x && x->type == CAT_DECIMAL;
+}
+
+/* A DECIMAL constant raw / 10^scale (NULL when is_null). */
+static BExpr *dec_const(BindCtx *bc, int64_t raw, int scale, int is_null, int64_t pos) {
+    BExpr *c =
+        is_null ? bx_null(bc->arena, CAT_DECIMAL, pos) : bx_int(bc->arena, CAT_DECIMAL, raw, pos);
+    if (!c) return bind_oom(bc);
+    c->prec = CAT_DEC_MAX_PREC;
+    c->scale = scale;
+    return c;
+}
+
+/* The REAL literal x as an exact DECIMAL constant (the fewest digits after
+ * the point that give back the same double, as the literal was written),
+ * or NULL when x is not such a literal or needs more than 18 digits. */
+static BExpr *dec_from_literal(BindCtx *bc, const BExpr *x) {
+    if (!x || x->kind != BE_CONST || !x->float_lit || x->is_null || !isfinite(x->fval)) return NULL;
+    if (x->float_lit == 2) return dec_const(bc, x->ival, x->scale, 0, x->pos);
+    for (int k = 0; k <= CAT_DEC_MAX_PREC; k++) {
+        char buf[64];
+        snprintf(buf, sizeof buf, "%.*f", k, x->fval);
+        if (strtod(buf, NULL) != x->fval) continue;
+        int64_t raw;
+        if (cat_parse_decimal(buf, strlen(buf), CAT_DEC_MAX_PREC, k, &raw) != 0) return NULL;
+        return dec_const(bc, raw, k, 0, x->pos);
+    }
+    return NULL;
+}
+
+/* x * m as a DECIMAL of the given scale: folded when x is a constant and
+ * the product fits, else a (checked) multiply node. */
+static BExpr *dec_mul_const(BindCtx *bc, BExpr *x, int64_t m, int scale, int64_t pos) {
+    int64_t r;
+    if (x->kind == BE_CONST && (x->is_null || !__builtin_mul_overflow(x->ival, m, &r)))
+        return dec_const(bc, x->is_null ? 0 : r, scale, x->is_null, pos);
+    BExpr *k = bx_int(bc->arena, CAT_INT64, m, pos);
+    BExpr *e = k ? bx_bin(bc->arena, OP_MUL, CAT_DECIMAL, x, k, pos) : NULL;
+    if (!e) return bind_oom(bc);
+    e->prec = CAT_DEC_MAX_PREC;
+    e->scale = scale;
+    return e;
+}
+
+/* x (DECIMAL of scale <= s, integer, BOOL or NULL) as a DECIMAL of scale
+ * s. */
+static BExpr *dec_rescale_up(BindCtx *bc, BExpr *x, int s, int64_t pos) {
+    if (!x) return NULL;
+    if (x->type == CAT_NULL || (x->kind == BE_CONST && x->is_null)) {
+        if (x->kind == BE_CONST) return dec_const(bc, 0, s, 1, pos);
+        BExpr *c = adopt_null(bc, x, CAT_DECIMAL, NULL);
+        if (c) c->scale = s;
+        return c;
+    }
+    if (x->type != CAT_DECIMAL) {
+        if (x->kind == BE_CONST) {
+            BExpr *c = dec_const(bc, x->ival, 0, 0, x->pos);
+            return c && s > 0 ? dec_mul_const(bc, c, cat_pow10(s), s, pos) : c;
+        }
+        /* the integer as DECIMAL(18,0): the same int64 */
+        BExpr *c = bx_new(bc->arena, BE_CAST, CAT_DECIMAL, x->pos);
+        if (!c) return bind_oom(bc);
+        c->a = x;
+        c->prec = CAT_DEC_MAX_PREC;
+        x = c;
+    }
+    int k = s - bx_scale(x);
+    if (k <= 0) return x;
+    return dec_mul_const(bc, x, cat_pow10(k), s, pos);
+}
+
+/* The DECIMAL x rounded half away from zero to scale s < its own, typed t
+ * (DECIMAL of scale s, or INT64 when s = 0 and t says so). */
+static BExpr *dec_round_down(BindCtx *bc, BExpr *x, int s, CatType t, int64_t pos) {
+    int k = bx_scale(x) - s;
+    int64_t p = cat_pow10(k), h = p / 2;
+    if (x->kind == BE_CONST) {
+        if (x->is_null)
+            return t == CAT_DECIMAL ? dec_const(bc, 0, s, 1, pos) : bx_null(bc->arena, t, pos);
+        int64_t v = x->ival, q = v / p, r = v % p;
+        if (r >= h && h > 0) q++;
+        if (r <= -h && h > 0) q--;
+        return t == CAT_DECIMAL ? dec_const(bc, q, s, 0, pos) : bx_int(bc->arena, t, q, pos);
+    }
+    BExpr *zero = bx_int(bc->arena, CAT_DECIMAL, 0, pos);
+    BExpr *hk = bx_int(bc->arena, CAT_INT64, h, pos);
+    BExpr *pk = bx_int(bc->arena, CAT_INT64, p, pos);
+    if (!zero || !hk || !pk) return bind_oom(bc);
+    zero->scale = bx_scale(x);
+    BExpr *lt = bx_bin(bc->arena, OP_LT, CAT_BOOL, x, zero, pos);
+    BExpr *lo = bx_bin(bc->arena, OP_SUB, t, x, hk, pos);
+    BExpr *hi = bx_bin(bc->arena, OP_ADD, t, x, hk, pos);
+    BExpr *qlo = lo ? bx_bin(bc->arena, OP_DIV, t, lo, pk, pos) : NULL;
+    BExpr *qhi = hi ? bx_bin(bc->arena, OP_DIV, t, hi, pk, pos) : NULL;
+    BExpr *c = bx_new(bc->arena, BE_CASE, t, pos);
+    if (!lt || !qlo || !qhi || !c) return bind_oom(bc);
+    lo->scale = hi->scale = bx_scale(x);
+    qlo->scale = qhi->scale = s;
+    c->a = lt;
+    c->b = qlo;
+    c->c = qhi;
+    c->scale = s;
+    return c;
+}
+
+/* The DECIMAL x as type t: FLOAT64 / FLOAT32 (x / 10^s), an integer type
+ * or BOOL (rounded half away from zero; INT32 saturates as CAST does), or
+ * DECIMAL of scale `scale` (rescaled). */
+static BExpr *dec_to(BindCtx *bc, BExpr *x, CatType t, int scale, int64_t pos) {
+    if (!x) return NULL;
+    int s = bx_scale(x);
+    if (t == CAT_DECIMAL)
+        return scale >= s ? dec_rescale_up(bc, x, scale, pos)
+                          : dec_round_down(bc, x, scale, CAT_DECIMAL, pos);
+    if (bx_is_float(t)) {
+        if (x->kind == BE_CONST) {
+            if (x->is_null) return bx_null(bc->arena, CAT_FLOAT64, pos);
+            BExpr *c = bx_float(bc->arena, (double)x->ival / (double)cat_pow10(s), pos);
+            return c ? c : bind_oom(bc);
+        }
+        BExpr *f = bx_new(bc->arena, BE_CAST, CAT_FLOAT64, pos);
+        BExpr *d = bx_float(bc->arena, (double)cat_pow10(s), pos);
+        if (!f || !d) return bind_oom(bc);
+        f->a = x;
+        if (s == 0) return f;
+        BExpr *q = bx_bin(bc->arena, OP_DIV, CAT_FLOAT64, f, d, pos);
+        return q ? q : bind_oom(bc);
+    }
+    if (t == CAT_BOOL) return as_condition(bc, x);
+    BExpr *i = s > 0 ? dec_round_down(bc, x, 0, CAT_INT64, pos) : NULL;
+    if (s == 0) {
+        if (x->kind == BE_CONST) {
+            i = x->is_null ? bx_null(bc->arena, CAT_INT64, pos)
+                           : bx_int(bc->arena, CAT_INT64, x->ival, pos);
+        } else if ((i = bx_new(bc->arena, BE_CAST, CAT_INT64, pos))) {
+            i->a = x;
+        }
+        if (!i) return bind_oom(bc);
+    }
+    if (!i || t == CAT_INT64) return i;
+    return cast_to(bc, i, t);
+}
+
+/* Operands x, y of a comparison or arithmetic where one is DECIMAL and
+ * neither is STRING or DATE: 1 if they meet as DOUBLE (a REAL operand that
+ * is not an exact decimal literal; such a literal is turned into a DECIMAL
+ * constant in place), 0 if as DECIMAL. */
+static int dec_meet_float(BindCtx *bc, BExpr **x, BExpr **y) {
+    BExpr **sides[2] = {x, y};
+    for (int i = 0; i < 2; i++) {
+        BExpr **p = sides[i];
+        if (!bx_is_float((*p)->type)) continue;
+        BExpr *d = dec_from_literal(bc, *p);
+        if (!d) return 1;
+        *p = d;
+    }
+    return 0;
+}
+
+/* The non-NULL constant v (integer, DECIMAL or exact decimal literal) as
+ * a scaled integer at scale s: 1 with *in = 1 and *out set, or *in = 0
+ * when no DECIMAL of scale s equals it; 0 when v is none of those (the
+ * caller compares otherwise). */
+static int dec_in_value(BindCtx *bc, const BExpr *v, int s, int64_t *out, int *in) {
+    int64_t raw;
+    int vs;
+    *in = 0;
+    if (bx_is_float(v->type)) {
+        BExpr *d = dec_from_literal(bc, v);
+        if (!d) return 0;
+        raw = d->ival, vs = d->scale;
+    } else if (dec_is(v) || v->type == CAT_INT64 || v->type == CAT_INT32 || v->type == CAT_BOOL) {
+        raw = v->ival, vs = bx_scale(v);
+    } else {
+        return 0;
+    }
+    if (vs > s) {
+        int64_t p = cat_pow10(vs - s);
+        if (raw % p != 0) return 1;
+        raw /= p;
+    } else if (__builtin_mul_overflow(raw, cat_pow10(s - vs), &raw)) {
+        return 1;
+    }
+    *out = raw;
+    *in = 1;
+    return 1;
+}
+
+/* r, the folded REAL constant of x op y where x and y are constants: when
+ * op is + - * and x, y are decimal literals or integers (one a literal),
+ * r keeps SQLite's double but also carries the exact decimal result
+ * (float_lit 2, ival at scale), which is what it is where it meets a
+ * DECIMAL: DuckDB computes `0.06 + 0.01` (TPC-H Q6's text) as the decimal
+ * 0.07, while the double is 0.06999999999999999. */
+static void dec_exact_fold(BindCtx *bc, AstOp op, BExpr *x, BExpr *y, BExpr *r) {
+    if ((op != OP_ADD && op != OP_SUB && op != OP_MUL) || x->kind != BE_CONST ||
+        y->kind != BE_CONST || x->is_null || y->is_null || !(x->float_lit || y->float_lit))
+        return;
+    BExpr *dx = x->float_lit ? dec_from_literal(bc, x) : NULL;
+    BExpr *dy = y->float_lit ? dec_from_literal(bc, y) : NULL;
+    if (!x->float_lit && (x->type == CAT_INT64 || x->type == CAT_INT32))
+        dx = dec_const(bc, x->ival, 0, 0, x->pos);
+    if (!y->float_lit && (y->type == CAT_INT64 || y->type == CAT_INT32))
+        dy = dec_const(bc, y->ival, 0, 0, y->pos);
+    if (!dx || !dy || bx_scale(dx) + bx_scale(dy) > CAT_DEC_MAX_PREC) return;
+    BExpr *d = dec_arith(bc, op, dx, dy, r->pos);
+    if (!d || d->kind != BE_CONST || d->is_null) return;
+    r->float_lit = 2;
+    r->ival = d->ival;
+    r->scale = d->scale;
+}
+
+/* A comparison *op(*x, *y) of a non-constant and a non-NULL constant
+ * with more digits after the point than the other side has, rewritten to
+ * compare on the other side's scale (no rescaling of every row, which
+ * could overflow, and a plain `column < constant` for range filters):
+ * with P = 10^k, k the excess digits, c the constant,
+ *   v < c  <=>  v < ceil(c/P)     v <= c  <=>  v <= floor(c/P)
+ *   v > c  <=>  v > floor(c/P)    v >= c  <=>  v >= ceil(c/P)
+ *   v = c, v <> c: only when P divides c.
+ * Returns 1 when rewritten (*x, *y NULL after an error), else 0. */
+static int dec_compare_const(BindCtx *bc, AstOp *op, BExpr **x, BExpr **y) {
+    static const AstOp flip[] = {[OP_EQ] = OP_EQ, [OP_NE] = OP_NE, [OP_LT] = OP_GT,
+                                 [OP_LE] = OP_GE, [OP_GT] = OP_LT, [OP_GE] = OP_LE};
+    int cl = (*x)->kind == BE_CONST;
+    BExpr *c = cl ? *x : *y, *v = cl ? *y : *x;
+    if (c->kind != BE_CONST || v->kind == BE_CONST || c->is_null || !dec_is(c) ||
+        bx_scale(c) <= bx_scale(v) || *op < OP_EQ || *op > OP_GE)
+        return 0;
+    AstOp o = cl ? flip[*op] : *op; /* now v o c */
+    int64_t p = cat_pow10(bx_scale(c) - bx_scale(v)), q = c->ival / p, r = c->ival % p;
+    int64_t fl = q - (r < 0), ce = q + (r > 0);
+    int64_t b;
+    if (o == OP_LT || o == OP_GE)
+        b = ce;
+    else if (o == OP_LE || o == OP_GT)
+        b = fl;
+    else if (r == 0)
+        b = q;
+    else
+        return 0;
+    BExpr *k = dec_const(bc, b, bx_scale(v), 0, c->pos);
+    *x = dec_rescale_up(bc, v, bx_scale(v), c->pos);
+    *y = k;
+    *op = o;
+    return 1;
+}
+
+/* Comparison op(x, y) where x or y is DECIMAL (the other not STRING). */
+static BExpr *dec_compare(BindCtx *bc, AstOp op, BExpr *x, BExpr *y, int64_t pos) {
+    /* a string constant is cast to the DECIMAL's type, as DuckDB does */
+    BExpr **sc = x->type == CAT_STRING && x->kind == BE_CONST   ? &x
+                 : y->type == CAT_STRING && y->kind == BE_CONST ? &y
+                                                                : NULL;
+    if (sc) {
+        BExpr *d = sc == &x ? y : x;
+        int64_t v = 0;
+        const char *t = (*sc)->is_null ? NULL : const_text(*sc);
+        if (t && cat_parse_decimal(t, strlen(t), CAT_DEC_MAX_PREC, bx_scale(d), &v) != 0)
+            return bind_fail(bc, "Conversion", (*sc)->pos,
+                             "could not convert string '%s' to DECIMAL", t);
+        if (!(*sc = dec_const(bc, v, bx_scale(d), t == NULL, (*sc)->pos))) return NULL;
+    }
+    if (x->type == CAT_DATE || y->type == CAT_DATE || x->type == CAT_STRING ||
+        y->type == CAT_STRING)
+        return bind_fail(bc, "Binder", pos, "cannot compare %s with %s", cat_type_name(x->type),
+                         cat_type_name(y->type));
+    if (dec_meet_float(bc, &x, &y)) {
+        x = dec_is(x) ? dec_to(bc, x, CAT_FLOAT64, 0, pos) : cast_to(bc, x, CAT_FLOAT64);
+        y = dec_is(y) ? dec_to(bc, y, CAT_FLOAT64, 0, pos) : cast_to(bc, y, CAT_FLOAT64);
+    } else if (dec_compare_const(bc, &op, &x, &y)) {
+        if (!x || !y) return NULL;
+    } else {
+        int s = bx_scale(x) > bx_scale(y) ? bx_scale(x) : bx_scale(y);
+        x = dec_rescale_up(bc, x, s, pos);
+        y = dec_rescale_up(bc, y, s, pos);
+    }
+    if (!x || !y) return NULL;
+    BExpr *e = bx_bin(bc->arena, op, CAT_BOOL, x, y, pos);
+    return e ? e : bind_oom(bc);
+}
+
+/* Arithmetic op(x, y) where x or y is DECIMAL (rules above). */
+static BExpr *dec_arith(BindCtx *bc, AstOp op, BExpr *x, BExpr *y, int64_t pos) {
+    if (!bx_is_numeric(x->type) || !bx_is_numeric(y->type) || x->type == CAT_DATE ||
+        y->type == CAT_DATE)
+        return bind_fail(bc, "Binder", pos, "cannot apply arithmetic to %s and %s",
+                         cat_type_name(x->type), cat_type_name(y->type));
+    BExpr *x0 = x, *y0 = y;
+    int lit = bx_is_float(x->type) || bx_is_float(y->type);
+    int sx, sy;
+    if (op == OP_DIV || dec_meet_float(bc, &x, &y) ||
+        (op == OP_MUL && lit && bx_scale(x) + bx_scale(y) > CAT_DEC_MAX_PREC)) {
+        /* DOUBLE; also a product with a literal that has too many digits
+         * for an int64 DECIMAL (DuckDB: a wider DECIMAL) */
+        x = x0, y = y0;
+        x = dec_is(x) ? dec_to(bc, x, CAT_FLOAT64, 0, pos) : cast_to(bc, x, CAT_FLOAT64);
+        y = dec_is(y) ? dec_to(bc, y, CAT_FLOAT64, 0, pos) : cast_to(bc, y, CAT_FLOAT64);
+        return arith_plain(bc, op, x, y, pos);
+    }
+    sx = bx_scale(x), sy = bx_scale(y);
+    int s;
+    if (op == OP_MUL) {
+        s = sx + sy;
+        if (s > CAT_DEC_MAX_PREC)
+            return bind_fail(bc, "Not implemented", pos,
+                             "DECIMAL product with %d digits after the point (at most %d)", s,
+                             CAT_DEC_MAX_PREC);
+        x = dec_rescale_up(bc, x, sx, pos);
+        y = dec_rescale_up(bc, y, sy, pos);
+    } else {
+        s = sx > sy ? sx : sy;
+        x = dec_rescale_up(bc, x, s, pos);
+        y = dec_rescale_up(bc, y, s, pos);
+    }
+    if (!x || !y) return NULL;
+    if (x->kind == BE_CONST && y->kind == BE_CONST) {
+        int64_t r = 0;
+        int bad = 0, null = x->is_null || y->is_null;
+        if (!null) {
+            switch (op) {
+            case OP_ADD:
+                bad = __builtin_add_overflow(x->ival, y->ival, &r);
+                break;
+            case OP_SUB:
+                bad = __builtin_sub_overflow(x->ival, y->ival, &r);
+                break;
+            case OP_MUL:
+                bad = __builtin_mul_overflow(x->ival, y->ival, &r);
+                break;
+            default: /* OP_MOD: NULL for a zero divisor, as for integers */
+                if (y->ival == 0)
+                    null = 1;
+                else
+                    r = y->ival == -1 ? 0 : x->ival % y->ival;
+                break;
+            }
+        }
+        if (!bad) return dec_const(bc, r, s, null, pos);
+    }
+    BExpr *e = bx_bin(bc->arena, op, CAT_DECIMAL, x, y, pos);
+    if (!e) return bind_oom(bc);
+    e->prec = CAT_DEC_MAX_PREC;
+    e->scale = s;
+    return e;
+}
+
+/* CAST(x AS DECIMAL(prec, scale)) of a non-STRING x: integers and DECIMALs
+ * rescale, REALs round half away from zero (x * 10^s, as DuckDB), a
+ * constant out of range for prec is a Conversion Error. */
+static BExpr *dec_cast(BindCtx *bc, BExpr *x, int prec, int scale, int64_t pos) {
+    BExpr *r;
+    BExpr *lit = dec_from_literal(bc, x); /* CAST(1.005 AS ...): the literal's digits */
+    if (lit) x = lit;
+    if (x->type == CAT_NULL || (x->kind == BE_CONST && x->is_null)) {
+        r = dec_const(bc, 0, scale, 1, pos);
+    } else if (bx_is_float(x->type)) {
+        if (x->kind == BE_CONST) {
+            double v = x->fval * (double)cat_pow10(scale);
+            v = v < 0 ? ceil(v - 0.5) : floor(v + 0.5);
+            if (!(fabs(v) < (double)cat_pow10(prec)))
+                return bind_fail(bc, "Conversion", pos,
+                                 "could not cast value %.17g to DECIMAL(%d,%d)", x->fval, prec,
+                                 scale);
+            r = dec_const(bc, (int64_t)v, scale, 0, pos);
+        } else {
+            /* x * 10^s + (x < 0 ? -0.5 : 0.5), truncated */
+            BExpr *m = bx_float(bc->arena, (double)cat_pow10(scale), pos);
+            BExpr *xf = cast_to(bc, x, CAT_FLOAT64);
+            BExpr *p = m && xf ? bx_bin(bc->arena, OP_MUL, CAT_FLOAT64, xf, m, pos) : NULL;
+            BExpr *z = bx_float(bc->arena, 0, pos);
+            BExpr *lt = p && z ? bx_bin(bc->arena, OP_LT, CAT_BOOL, p, z, pos) : NULL;
+            BExpr *hn = bx_float(bc->arena, -0.5, pos), *hp = bx_float(bc->arena, 0.5, pos);
+            BExpr *h = bx_new(bc->arena, BE_CASE, CAT_FLOAT64, pos);
+            if (!lt || !hn || !hp || !h) return bind_oom(bc);
+            h->a = lt, h->b = hn, h->c = hp;
+            BExpr *sum = bx_bin(bc->arena, OP_ADD, CAT_FLOAT64, p, h, pos);
+            BExpr *i = bx_new(bc->arena, BE_CAST, CAT_INT64, pos);
+            BExpr *d = bx_new(bc->arena, BE_CAST, CAT_DECIMAL, pos);
+            if (!sum || !i || !d) return bind_oom(bc);
+            i->a = sum;
+            d->a = i;
+            d->scale = scale;
+            r = d;
+        }
+    } else if (dec_is(x) || x->type == CAT_INT32 || x->type == CAT_INT64 || x->type == CAT_BOOL) {
+        r = dec_to(bc, dec_is(x) ? x : dec_rescale_up(bc, x, 0, pos), CAT_DECIMAL, scale, pos);
+        if (r && r->kind == BE_CONST && !r->is_null &&
+            (r->ival >= cat_pow10(prec) || r->ival <= -cat_pow10(prec)))
+            return bind_fail(bc, "Conversion", pos, "could not cast value to DECIMAL(%d,%d)", prec,
+                             scale);
+    } else {
+        return bind_fail(bc, "Binder", pos, "cannot cast %s to DECIMAL", cat_type_name(x->type));
+    }
+    if (r) r->prec = prec;
+    return r;
+}
+
+/* CAST(text AS DECIMAL(prec, scale)) of a STRING x: a constant parses
+ * exactly (Conversion Error when it does not); a column through a table
+ * over its dictionary (a text that does not parse is an error when the
+ * query is bound, as DuckDB's is when it runs). */
+static BExpr *dec_cast_text(BindCtx *bc, BExpr *x, int prec, int scale, int64_t pos) {
+    const CatDict *d = x->dict;
+    if (x->kind == BE_CONST) {
+        if (x->is_null) return dec_const(bc, 0, scale, 1, pos);
+        const char *s = const_text(x);
+        int64_t v;
+        if (cat_parse_decimal(s, strlen(s), prec, scale, &v) != 0)
+            return bind_fail(bc, "Conversion", pos,
+                             "could not convert string '%s' to DECIMAL(%d,%d)", s, prec, scale);
+        BExpr *c = dec_const(bc, v, scale, 0, pos);
+        if (c) c->prec = prec;
+        return c;
+    }
+    int64_t *tab = plan_alloc(bc->arena, sizeof(int64_t) * (size_t)(d && d->n ? d->n : 1));
+    BExpr *l = bx_new(bc->arena, BE_LOOKUP, CAT_DECIMAL, pos);
+    if (!tab || !l || !d) return bind_oom(bc);
+    for (int64_t i = 0; i < d->n; i++) {
+        const char *s = cat_dict_str(d, i);
+        if (cat_parse_decimal(s, strlen(s), prec, scale, &tab[i]) != 0)
+            return bind_fail(bc, "Conversion", pos,
+                             "could not convert string '%s' to DECIMAL(%d,%d)", s, prec, scale);
+    }
+    l->a = x;
+    l->table = tab;
+    l->table_n = d->n;
+    l->prec = prec;
+    l->scale = scale;
+    return l;
+}
+
+/* ROUND(x, n) of a DECIMAL x: DuckDB's DECIMAL of scale n when n < the
+ * scale (half away from zero), else x itself. n must be a constant. */
+static BExpr *dec_round(BindCtx *bc, BExpr *x, BExpr *n, int64_t pos) {
+    int64_t k = 0;
+    if (n) {
+        if (n->kind != BE_CONST || bx_is_float(n->type) || n->type == CAT_DECIMAL)
+            return bind_fail(bc, "Not implemented", pos,
+                             "ROUND of a DECIMAL with a digits argument that is not an integer "
+                             "constant");
+        if (n->is_null) return dec_const(bc, 0, bx_scale(x), 1, pos);
+        k = n->ival;
+    }
+    if (k < 0) k = 0;
+    if (k >= bx_scale(x)) return x;
+    return dec_round_down(bc, x, (int)k, CAT_DECIMAL, pos);
 }
 
 /*
@@ -482,7 +976,7 @@ static BExpr *bind_neg(BindCtx *bc, BExpr *x, int64_t pos) {
     if (!bx_is_numeric(x->type))
         return bind_fail(bc, "Binder", pos, "cannot negate %s", cat_type_name(x->type));
     if (dist_ok(x, NULL)) return distribute(bc, x, DIST_NEG, OP_NONE, NULL, pos);
-    CatType t = bx_is_float(x->type) ? x->type : CAT_INT64;
+    CatType t = bx_is_float(x->type) || dec_is(x) ? x->type : CAT_INT64;
     BExpr *n = bx_new(bc->arena, BE_UNARY, t, pos);
     if (!n) return bind_oom(bc);
     n->op = OP_NEG;
@@ -587,9 +1081,17 @@ static BExpr *bind_in_set(BindCtx *bc, const AstExpr *e, int allow_agg, int *dec
     for (int i = 0; i < e->nlist; i++) {
         BExpr *v = bind_expr(bc, e->list[i], allow_agg);
         if (!v) return *declined = 0, NULL;
-        if (v->kind != BE_CONST) return NULL;
+        if (v->kind != BE_CONST || (dec_is(v) && !dec_is(x))) return NULL;
         if (v->is_null || v->type == CAT_NULL) {
             hasnull = 1;
+            continue;
+        }
+        if (dec_is(x)) {
+            /* the value at x's scale; one with finer digits (or beyond the
+             * int64) equals no value of x */
+            int in;
+            if (!dec_in_value(bc, v, bx_scale(x), &tab[n], &in)) return NULL;
+            n += in;
             continue;
         }
         if (v->type == CAT_STRING) {
@@ -640,6 +1142,41 @@ static BExpr *bind_in_set(BindCtx *bc, const AstExpr *e, int allow_agg, int *dec
     s->table_n = u;
     s->ival = hasnull;
     return s;
+}
+
+/* Numeric branches br[0..n) of which some may be DECIMAL: with no REAL
+ * branch (exact decimal literals count as DECIMAL), every branch becomes a
+ * DECIMAL of the largest scale and *out is CAT_DECIMAL; with one, the
+ * DECIMAL branches become DOUBLE (*any_float set) and *out is left for
+ * the caller (CAT_NULL). Returns 0, or -1 with the error set. */
+static int dec_unify(BindCtx *bc, BExpr **br, int n, int *any_float, CatType *out) {
+    *out = CAT_NULL;
+    int any_dec = 0, s = 0;
+    for (int i = 0; i < n; i++)
+        any_dec |= dec_is(br[i]);
+    if (!any_dec) return 0;
+    int fl = 0;
+    for (int i = 0; i < n; i++)
+        if (bx_is_float(br[i]->type)) {
+            BExpr *d = dec_from_literal(bc, br[i]);
+            if (d)
+                br[i] = d;
+            else
+                fl = 1;
+        }
+    for (int i = 0; i < n; i++) {
+        if (fl && dec_is(br[i]) && !(br[i] = dec_to(bc, br[i], CAT_FLOAT64, 0, br[i]->pos)))
+            return -1;
+        if (dec_is(br[i]) && bx_scale(br[i]) > s) s = bx_scale(br[i]);
+    }
+    if (fl) {
+        *any_float = 1;
+        return 0;
+    }
+    for (int i = 0; i < n; i++)
+        if (!(br[i] = dec_rescale_up(bc, br[i], s, br[i]->pos))) return -1;
+    *out = CAT_DECIMAL;
+    return 0;
 }
 
 /* Result type shared by the branches of a CASE / COALESCE; unify string
@@ -696,6 +1233,8 @@ static int unify_branches(BindCtx *bc, BExpr **br, int n, CatType *out) {
         *out = CAT_STRING;
         return 0;
     }
+    if (any_num && dec_unify(bc, br, n, &any_float, out) != 0) return -1;
+    if (any_num && *out == CAT_DECIMAL) return 0;
     if (any_num) {
         t = any_float ? CAT_FLOAT64 : CAT_INT64;
         /* all non-NULL branches of one type (DATE, BOOL, INT32, ...): that
@@ -1611,11 +2150,18 @@ static BExpr *bind_quantile(BindCtx *bc, const AstExpr *e, int allow_agg, int *h
     x->fval = q;
     x->a = arg;
     if (quant == AQ_DISC) {
-        x->type = arg->type == CAT_STRING  ? CAT_STRING
-                  : arg->type == CAT_DATE  ? CAT_DATE
-                  : bx_is_float(arg->type) ? CAT_FLOAT64
-                                           : CAT_INT64;
+        x->type = arg->type == CAT_STRING    ? CAT_STRING
+                  : arg->type == CAT_DATE    ? CAT_DATE
+                  : arg->type == CAT_DECIMAL ? CAT_DECIMAL
+                  : bx_is_float(arg->type)   ? CAT_FLOAT64
+                                             : CAT_INT64;
         x->dict = arg->dict;
+        if (dec_is(arg)) x->prec = CAT_DEC_MAX_PREC, x->scale = bx_scale(arg);
+    } else if (dec_is(arg) && bx_scale(arg) > 0) {
+        /* over the scaled integers, then as a DOUBLE (DuckDB: DECIMAL) */
+        BExpr *d = bx_float(bc->arena, (double)cat_pow10(bx_scale(arg)), e->pos);
+        BExpr *q = d ? bx_bin(bc->arena, OP_DIV, CAT_FLOAT64, x, d, e->pos) : NULL;
+        return q ? q : bind_oom(bc);
     }
     if (arg->type == CAT_NULL) {
         /* every input is NULL, so is the result (as MIN(NULL)) */
@@ -1749,16 +2295,17 @@ static BExpr *bind_func(BindCtx *bc, const AstExpr *e, int allow_agg) {
             x->type = CAT_INT64;
             break;
         case AGG_SUM:
-            x->type = bx_is_float(arg->type) ? CAT_FLOAT64 : CAT_INT64;
+            x->type = bx_is_float(arg->type) ? CAT_FLOAT64 : dec_is(arg) ? CAT_DECIMAL : CAT_INT64;
             break;
         case AGG_AVG:
             x->type = CAT_FLOAT64;
             break;
         default:
-            x->type = arg->type == CAT_STRING  ? CAT_STRING
-                      : arg->type == CAT_DATE  ? CAT_DATE
-                      : bx_is_float(arg->type) ? CAT_FLOAT64
-                                               : CAT_INT64;
+            x->type = arg->type == CAT_STRING    ? CAT_STRING
+                      : arg->type == CAT_DATE    ? CAT_DATE
+                      : arg->type == CAT_DECIMAL ? CAT_DECIMAL
+                      : bx_is_float(arg->type)   ? CAT_FLOAT64
+                                                 : CAT_INT64;
             x->dict = arg->dict;
             break;
         }
@@ -1771,6 +2318,17 @@ static BExpr *bind_func(BindCtx *bc, const AstExpr *e, int allow_agg) {
             if (!w) return bind_oom(bc);
             w->a = x;
             return w;
+        }
+        if (dec_is(arg)) {
+            /* SUM / MIN / MAX keep the scale; AVG is the DOUBLE average of
+             * the scaled integers over 10^scale (DuckDB: DOUBLE) */
+            x->prec = CAT_DEC_MAX_PREC;
+            x->scale = agg == AGG_AVG ? 0 : bx_scale(arg);
+            if (agg == AGG_AVG && bx_scale(arg) > 0) {
+                BExpr *d = bx_float(bc->arena, (double)cat_pow10(bx_scale(arg)), e->pos);
+                BExpr *q = d ? bx_bin(bc->arena, OP_DIV, CAT_FLOAT64, x, d, e->pos) : NULL;
+                return q ? q : bind_oom(bc);
+            }
         }
         return x;
     }
@@ -1806,6 +2364,8 @@ static BExpr *bind_func(BindCtx *bc, const AstExpr *e, int allow_agg) {
         }
         return acc;
     }
+    if (strcasecmp(f, "round") == 0 && (e->nlist == 1 || e->nlist == 2) && dec_is(args[0]))
+        return dec_round(bc, args[0], e->nlist == 2 ? args[1] : NULL, e->pos);
     if (strcasecmp(f, "round") == 0 && (e->nlist == 1 || e->nlist == 2))
         return bind_round(bc, e, args);
     int matched;
@@ -1899,8 +2459,15 @@ static BExpr *bind_cast(BindCtx *bc, const AstExpr *e, int allow_agg) {
     BExpr *x = bind_expr(bc, e->a, allow_agg);
     if (!x) return NULL;
     CatType t;
-    if (cat_type_parse(e->str, &t) != 0)
-        return bind_fail(bc, "Binder", e->pos, "unknown type \"%s\"", e->str);
+    int dprec, dscale;
+    if (cat_type_parse_dec(e->str, &t, &dprec, &dscale) != 0)
+        return bind_fail(bc, "Binder", e->pos, "unknown type \"%s\"%s", e->str,
+                         cat_type_hint(e->str));
+    if (t == CAT_DECIMAL && runtime_text(x)) return runtime_text_fail(bc, x, "CAST to DECIMAL of");
+    if (t == CAT_DECIMAL && x->type == CAT_STRING)
+        return dec_cast_text(bc, x, dprec, dscale, e->pos);
+    if (t == CAT_DECIMAL) return dec_cast(bc, x, dprec, dscale, e->pos);
+    if (dec_is(x) && t != CAT_STRING) return dec_to(bc, x, t, 0, e->pos);
     if (t == CAT_STRING) {
         if (x->type == CAT_STRING || x->type == CAT_NULL) {
             if (x->type == CAT_NULL && !(x->dict = bx_literal_dict(bc->arena, "")))
@@ -2023,8 +2590,11 @@ static BExpr *bind_expr(BindCtx *bc, const AstExpr *e, int allow_agg) {
     switch (e->kind) {
     case AST_INT:
         return bx_int(A, CAT_INT64, e->ival, e->pos);
-    case AST_FLOAT:
-        return bx_float(A, e->fval, e->pos);
+    case AST_FLOAT: {
+        BExpr *x = bx_float(A, e->fval, e->pos);
+        if (x) x->float_lit = 1;
+        return x;
+    }
     case AST_BOOL:
         return bx_int(A, CAT_BOOL, e->ival, e->pos);
     case AST_DATE:
@@ -2059,6 +2629,7 @@ static BExpr *bind_expr(BindCtx *bc, const AstExpr *e, int allow_agg) {
         if (x->kind == BE_CONST) {
             if (bx_is_float(x->type)) {
                 x->fval = -x->fval;
+                if (x->float_lit == 2) x->ival = -x->ival; /* its exact decimal too */
             } else if (x->ival == INT64_MIN && !x->is_null) {
                 /* -(-9223372036854775808) is REAL in SQLite */
                 x->type = CAT_FLOAT64;
@@ -2268,6 +2839,7 @@ static BExpr *to_agg_scope(BindCtx *bc, BExpr *e) {
             if (!c) return bind_oom(bc);
             c->slot = 0;
             c->col = k;
+            c->scale = bx_scale(b->group[k]);
             c->dict = b->group[k]->dict; /* the key's values are its codes */
             if (e->type == CAT_STRING && e->dict != c->dict) return group_remap(bc, c, e->dict);
             return c;
@@ -2289,6 +2861,7 @@ static BExpr *to_agg_scope(BindCtx *bc, BExpr *e) {
             na[b->naggs].agg = e->agg;
             na[b->naggs].arg = e->a;
             na[b->naggs].type = e->type;
+            na[b->naggs].scale = e->scale;
             na[b->naggs].distinct = e->agg_distinct;
             na[b->naggs].quant = (AggQuant)e->ival;
             na[b->naggs].q = e->fval;
@@ -2300,6 +2873,7 @@ static BExpr *to_agg_scope(BindCtx *bc, BExpr *e) {
         if (!c) return bind_oom(bc);
         c->slot = 0;
         c->col = b->ngroup + idx;
+        c->scale = e->scale;
         c->dict = e->dict;
         return c;
     }
@@ -2471,7 +3045,7 @@ static int single_rel(uint64_t m) {
 
 /* Classify WHERE/ON conjuncts: push single-relation ones to their scan,
  * keep the rest as join predicates (equi-joins recognized). */
-static int place_conjuncts(BindCtx *bc, BExpr **conj, int n) {
+static int place_conjuncts(BindCtx *bc, BExpr **conj, int n, int nwhere) {
     BSelect *b = bc->b;
     b->preds = plan_alloc(bc->arena, sizeof(BPred) * (size_t)(n ? n : 1));
     int *nf = calloc((size_t)b->nrels, sizeof(int));
@@ -2491,13 +3065,16 @@ static int place_conjuncts(BindCtx *bc, BExpr **conj, int n) {
         int r = single_rel(m);
         if (m == 0) r = b->nrels > 1 && b->rels[0].outer && !b->rels[1].full ? 1 : 0;
         if (m == 0 && b->rels[r].outer) r = -1; /* FULL JOIN: after the join */
-        if (r >= 0 && !b->rels[r].outer) {
+        /* a WHERE conjunct on a table that a later RIGHT / FULL JOIN pads
+         * runs after that join */
+        int late = i < nwhere && b->late_where > 0 && (m & (((uint64_t)1 << b->late_where) - 1));
+        if (r >= 0 && !b->rels[r].outer && !late) {
             b->rels[r].filters[b->rels[r].nfilters++] = conj[i];
             continue;
         }
         BPred *p = &b->preds[b->npreds++];
         p->expr = conj[i];
-        p->rels = m;
+        p->rels = m | (late ? (uint64_t)1 << b->late_where : 0);
         BExpr *e = conj[i];
         if (e->kind == BE_BINARY && e->op == OP_EQ) {
             int la = single_rel(bx_rel_mask(e->a)), rb = single_rel(bx_rel_mask(e->b));
@@ -2515,9 +3092,11 @@ static int place_conjuncts(BindCtx *bc, BExpr **conj, int n) {
 }
 
 /* Mark the outer relations of the FROM list: the table after LEFT JOIN,
- * the first table for a RIGHT JOIN of the first two (a RIGHT JOIN later in
- * the list is not implemented); and the SEMI / ANTI JOIN relations that
- * decorrelation appended. Sets b->has_outer, b->has_semi. Returns 0 or -1. */
+ * the first table for a RIGHT JOIN of the first two; a RIGHT or FULL JOIN
+ * later in the list marks its table (right / full) and the tables before
+ * it (padded); and the SEMI / ANTI JOIN relations that decorrelation
+ * appended. Sets b->has_outer, b->has_semi, b->late_where. Returns 0 or
+ * -1. */
 static int mark_outer(BindCtx *bc) {
     const AstSelect *s = bc->sel;
     BSelect *b = bc->b;
@@ -2528,20 +3107,19 @@ static int mark_outer(BindCtx *bc) {
             continue;
         } else if (s->from[i].join_kind == AST_JOIN_LEFT) {
             b->rels[i].outer = 1;
-        } else if (s->from[i].join_kind == AST_JOIN_RIGHT) {
-            if (i != 1) {
-                bind_fail(bc, "Not implemented", s->from[i].pos,
-                          "RIGHT [OUTER] JOIN after another join");
-                return -1;
-            }
+        } else if (s->from[i].join_kind == AST_JOIN_RIGHT && i == 1) {
             b->rels[0].outer = 1;
-        } else if (s->from[i].join_kind == AST_JOIN_FULL) {
-            if (i != 1) {
-                bind_fail(bc, "Not implemented", s->from[i].pos,
-                          "FULL [OUTER] JOIN after another join");
-                return -1;
-            }
+        } else if (s->from[i].join_kind == AST_JOIN_FULL && i == 1) {
             b->rels[0].outer = b->rels[1].outer = b->rels[1].full = 1;
+        } else if (s->from[i].join_kind == AST_JOIN_RIGHT ||
+                   s->from[i].join_kind == AST_JOIN_FULL) {
+            /* after other joins: the rows so far are the NULL-padded side */
+            b->rels[i].outer = 1;
+            b->rels[i].full = s->from[i].join_kind == AST_JOIN_FULL;
+            b->rels[i].right = s->from[i].join_kind == AST_JOIN_RIGHT;
+            for (int j = 0; j < i; j++)
+                b->rels[j].padded = 1;
+            b->late_where = i;
         } else {
             continue;
         }
@@ -2640,7 +3218,7 @@ static int place_outer_on(BindCtx *bc) {
         int k = s->from[i].join_kind;
         const AstExpr *on = b->rels[i].using_on ? b->rels[i].using_on : s->from[i].join_on;
         if (k == AST_JOIN_INNER || !on) continue;
-        int o = k == AST_JOIN_RIGHT ? 0 : i;
+        int o = k == AST_JOIN_RIGHT && i == 1 ? 0 : i;
         uint64_t allowed = i >= 63 ? ~(uint64_t)0 : (((uint64_t)1 << (i + 1)) - 1);
         BExpr **conj = NULL;
         int nconj = 0, capconj = 0;
@@ -2658,7 +3236,7 @@ static int place_outer_on(BindCtx *bc) {
                 bind_fail(bc, "Binder", on->pos, "ON clause references tables to its right");
                 return -1;
             }
-            if (m == ((uint64_t)1 << o) && k != AST_JOIN_FULL)
+            if (m == ((uint64_t)1 << o) && k != AST_JOIN_FULL && !rel->right)
                 rel->filters[rel->nfilters++] = conj[c];
             else
                 rel->on[rel->non++] = conj[c];
@@ -2692,6 +3270,77 @@ static int bind_limit(BindCtx *bc, const AstExpr *e, int64_t *out) {
 }
 
 /* Bind the FROM list: look up tables, check duplicate aliases. */
+/* Estimated rows of bound SELECT b's result (before LIMIT). */
+static int64_t est_result_rows(const BSelect *b) {
+    if (b->narms > 0) {
+        int64_t n = 0;
+        for (int i = 0; i < b->narms; i++)
+            n += est_result_rows(b->arms[i]);
+        return n;
+    }
+    int64_t n = 1;
+    for (int r = 0; r < b->nrels; r++)
+        if (!b->rels[r].semi && b->rels[r].est_rows > n) n = b->rels[r].est_rows;
+    if (b->has_agg) n = b->ngroup == 0 ? 1 : (b->est_groups > 0 ? b->est_groups : n / 10 + 1);
+    if (b->limit >= 0 && b->limit < n) n = b->limit;
+    return n;
+}
+
+/* FROM entry i, a derived table: bind its SELECT (with the same catalog,
+ * text and arena) and describe its result as the relation's table:
+ * columns named as SQLite names a subquery's (a repeated name gets ":1",
+ * ...), typed and with the dictionaries of the select list. A STRING
+ * column made at run time (no dictionary at bind time) cannot be planned
+ * inline: the error asks libgqp to materialize (stage "Materialize").
+ * Returns 0 or -1. */
+static int bind_derived(BindCtx *bc, int i) {
+    const AstTableRef *f = &bc->sel->from[i];
+    BSelect *sub = NULL;
+    if (plan_bind_select(bc->cat, bc->sql, f->subquery, bc->arena, &sub, bc->err) != 0) return -1;
+    int nc = sub->nout;
+    if (f->colnames && f->ncolnames != nc) {
+        bind_fail(bc, "Binder", f->pos, "expected %d columns for '%s' but got %d", f->ncolnames,
+                  f->alias ? f->alias : "(subquery)", nc);
+        return -1;
+    }
+    CatTable *t = plan_alloc(bc->arena, sizeof *t);
+    if (!t || !(t->cols = plan_alloc(bc->arena, sizeof(CatColumn) * (size_t)(nc ? nc : 1))))
+        return bind_oom(bc), -1;
+    t->name = plan_strdup(bc->arena, f->alias ? f->alias : "(subquery)");
+    t->ncols = nc;
+    t->nrows = est_result_rows(sub);
+    for (int c = 0; c < nc; c++) {
+        const BExpr *o = sub->narms > 0 ? sub->arms[0]->out[c] : sub->out[c];
+        CatColumn *col = &t->cols[c];
+        col->type = o->type == CAT_NULL ? CAT_INT64 : o->type;
+        col->dict = (CatDict *)o->dict;
+        col->n = t->nrows;
+        col->stats.rows = t->nrows;
+        col->stats.distinct = t->nrows;
+        if (col->type == CAT_STRING && !col->dict) {
+            bind_fail(bc, "Materialize", f->pos, "a derived table's text made at run time");
+            return -1;
+        }
+        const char *base = f->colnames         ? f->colnames[c]
+                           : sub->out_names[c] ? sub->out_names[c]
+                                               : "?";
+        size_t len = strlen(base) + 16;
+        if (!(col->name = plan_alloc(bc->arena, len))) return bind_oom(bc), -1;
+        snprintf(col->name, len, "%s", base);
+        for (int k = 1;; k++) {
+            int dup = 0;
+            for (int j = 0; j < c && !dup; j++)
+                dup = strcasecmp(t->cols[j].name, col->name) == 0;
+            if (!dup) break;
+            snprintf(col->name, len, "%s:%d", base, k);
+        }
+    }
+    bc->b->rels[i].table = t;
+    bc->b->rels[i].sub = sub;
+    bc->b->has_sub = 1;
+    return 0;
+}
+
 static int bind_from(BindCtx *bc) {
     const AstSelect *s = bc->sel;
     BSelect *b = bc->b;
@@ -2703,14 +3352,20 @@ static int bind_from(BindCtx *bc) {
     b->rels = plan_alloc(bc->arena, sizeof(BRel) * (size_t)(s->nfrom ? s->nfrom : 1));
     if (!b->rels) return bind_oom(bc), -1;
     for (int i = 0; i < s->nfrom; i++) {
-        CatTable *t = cat_find_table(bc->cat, s->from[i].bound_name ? s->from[i].bound_name
-                                                                    : s->from[i].name);
-        if (!t) {
-            bind_fail(bc, "Catalog", s->from[i].pos, "Table with name %s does not exist!",
-                      s->from[i].name);
-            return -1;
+        CatTable *t = NULL;
+        if (s->from[i].subquery && !s->from[i].bound_name) {
+            if (bind_derived(bc, i) != 0) return -1;
+            t = b->rels[i].table;
+        } else {
+            t = cat_find_table(bc->cat,
+                               s->from[i].bound_name ? s->from[i].bound_name : s->from[i].name);
+            if (!t) {
+                bind_fail(bc, "Catalog", s->from[i].pos, "Table with name %s does not exist!",
+                          s->from[i].name);
+                return -1;
+            }
+            if (cat_table_ready(t) != 0) return bind_oom(bc), -1; /* rows INSERTed: sort, stats */
         }
-        if (cat_table_ready(t) != 0) return bind_oom(bc), -1; /* rows INSERTed: sort, stats */
         b->rels[i].table = t;
         b->rels[i].alias = plan_strdup(bc->arena, s->from[i].alias ? s->from[i].alias : t->name);
         if (s->from[i].hidden) { /* a decorrelated subquery: qualified names only */
@@ -2767,12 +3422,17 @@ static int bind_items(BindCtx *bc, BExpr ***items, char ***names, int *n) {
                 if (b->rels[r].semi) continue;
                 for (int c = 0; c < b->rels[r].table->ncols; c++) {
                     if (!e->table && b->rels[r].hidden && b->rels[r].hidden[c]) continue;
+                    CatError cerr;
+                    if (cat_column_use(b->rels[r].table, c, &cerr) != 0)
+                        return bind_fail(bc, "Catalog", e->pos, "%s", cerr.msg), -1;
                     const CatColumn *col = &b->rels[r].table->cols[c];
                     BExpr *x = bx_new(bc->arena, BE_COL, col->type, e->pos);
                     if (!x) return bind_oom(bc), -1;
                     x->slot = r;
                     x->col = c;
                     x->dict = col->dict;
+                    x->prec = col->prec;
+                    x->scale = col->scale;
                     (*items)[*n] = x;
                     (*names)[(*n)++] = plan_strdup(bc->arena, col->name);
                 }
@@ -3009,6 +3669,7 @@ int plan_bind_select(const Catalog *cat, const char *sql, const AstSelect *sel, 
         BExpr *w = as_condition(&bc, bind_expr(&bc, sel->where, 0));
         if (!w || split_conjuncts(&bc, w, &conj, &nconj, &capconj) != 0) return -1;
     }
+    int nwhere = nconj;
     if (mark_outer(&bc) != 0 || bind_using(&bc) != 0) return -1;
     for (int i = 0; i < sel->nfrom; i++) {
         const AstExpr *on = b->rels[i].using_on ? b->rels[i].using_on : sel->from[i].join_on;
@@ -3021,7 +3682,7 @@ int plan_bind_select(const Catalog *cat, const char *sql, const AstSelect *sel, 
         bind_fail(&bc, "Not implemented", sel->where->pos, "WHERE without FROM");
         return -1;
     }
-    if (place_conjuncts(&bc, conj, nconj) != 0) return -1;
+    if (place_conjuncts(&bc, conj, nconj, nwhere) != 0) return -1;
     if (place_outer_on(&bc) != 0) return -1;
 
     /* select list */

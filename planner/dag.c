@@ -120,6 +120,17 @@ void plan_buf_printf(PlanBuf *b, const char *fmt, ...) {
 
 static const char *prim_type_names[] = {"u8", "i32", "i64", "f32", "f64"};
 
+/* " (no overflow: bound B)" when the planner proved that n cannot
+ * overflow int64 (DagNode.no_ovf); B is left out when only the operations
+ * inside were bounded (a STRING result, say). */
+static void ovf_note(PlanBuf *b, const DagNode *n) {
+    if (!n->no_ovf) return;
+    if (n->ovf_bound <= 1e300)
+        plan_buf_printf(b, " (no overflow: bound %.3g)", n->ovf_bound);
+    else
+        plan_buf_printf(b, " (no overflow)");
+}
+
 /* Parameters of node n in one line (no newline). */
 static void node_params(PlanBuf *b, const Dag *d, const DagNode *n) {
     switch (n->kind) {
@@ -129,6 +140,7 @@ static void node_params(PlanBuf *b, const Dag *d, const DagNode *n) {
     case DN_MAP:
         plan_buf_printf(b, "%s%s [%d ops]", n->prog.as_filter ? "filter " : "",
                         n->label ? n->label : "", n->prog.ninstr);
+        ovf_note(b, n);
         break;
     case DN_SORT:
         plan_buf_printf(b, "%d key%s", n->ninputs, n->ninputs == 1 ? "" : "s");
@@ -138,6 +150,7 @@ static void node_params(PlanBuf *b, const Dag *d, const DagNode *n) {
     case DN_SEGREDUCE: {
         static const char *an[] = {"count(*)", "count", "sum", "min", "max", "avg"};
         plan_buf_printf(b, "%s%s%s", an[n->agg], n->label ? " " : "", n->label ? n->label : "");
+        ovf_note(b, n);
         break;
     }
     case DN_SLICE:
@@ -157,6 +170,7 @@ static void node_params(PlanBuf *b, const Dag *d, const DagNode *n) {
         plan_buf_printf(b, "%s%s%lld group%s", n->label ? n->label : "", n->label ? " [" : "", ng,
                         ng == 1 ? "" : "s");
         if (n->label) plan_buf_printf(b, "]");
+        ovf_note(b, n);
         break;
     }
     default:
@@ -216,6 +230,11 @@ static void text_node(PlanBuf *b, const Dag *d, int id, int depth, uint8_t *seen
     if (analyze && (n->bytes_h2d || n->bytes_d2h))
         plan_buf_printf(b, " h2d=%lldB d2h=%lldB", (long long)n->bytes_h2d,
                         (long long)n->bytes_d2h);
+    if (analyze && n->oom_action)
+        plan_buf_printf(
+            b, "  (%s after a device out-of-memory: %lld bytes needed, %lld available%s)",
+            n->oom_action == 2 ? "ran on the CPU" : "ran again on the GPU", (long long)n->oom_need,
+            (long long)n->oom_avail, n->oom_limit ? " under memory_limit" : "");
     plan_buf_printf(b, "\n");
     for (int i = 0; i < n->ninputs; i++)
         text_node(b, d, d->values[n->inputs[i]].producer, depth + 1, seen, analyze);
@@ -282,6 +301,12 @@ char *plan_explain_json(const Dag *d, int analyze) {
         }
         if (analyze && n->fused_with >= 0)
             plan_buf_printf(&b, ", \"fused_with\": %d", n->fused_with);
+        if (analyze && n->oom_action)
+            plan_buf_printf(&b,
+                            ", \"device_oom\": {\"action\": \"%s\", \"bytes_needed\": %lld, "
+                            "\"bytes_available\": %lld, \"memory_limit\": %s}",
+                            n->oom_action == 2 ? "cpu" : "retry", (long long)n->oom_need,
+                            (long long)n->oom_avail, n->oom_limit ? "true" : "false");
         if (analyze)
             plan_buf_printf(
                 &b, ", \"rows\": %lld, \"ms\": %.6f, \"h2d_bytes\": %lld, \"d2h_bytes\": %lld",

@@ -108,6 +108,14 @@ typedef struct BExpr {
      * value as a whole (REAL), for where the branches cannot be reached
      * (the mixed value is a GROUP BY key); NULL otherwise. */
     struct BExpr *orig;
+    /* type DECIMAL: the value is an int64 scaled by 10^scale, declared
+     * DECIMAL(prec, scale) (prec matters to CAST; results of arithmetic
+     * carry CAT_DEC_MAX_PREC) */
+    int prec, scale;
+    int float_lit; /* a FLOAT64 constant written as a literal (0.05): exact as
+                      a DECIMAL where it meets one (DuckDB types it DECIMAL);
+                      2: folded from literals (0.06 + 0.01), its exact decimal
+                      value is ival at scale */
 } BExpr;
 
 /* A relation of the FROM list. */
@@ -122,8 +130,12 @@ typedef struct BRel {
      * are the ON conjuncts that do not read only this relation (those are
      * filters); WHERE conjuncts that read it are preds, not filters. */
     int outer;
-    int full; /* outer and FULL JOIN (the first join only): the left rels
-                 are outer too; no ON or WHERE conjunct is pushed down */
+    int full;   /* outer and FULL JOIN: the left rels are outer too (the first
+                   join) or padded (a later one); no ON conjunct is pushed down */
+    int right;  /* outer and a RIGHT JOIN after other joins: this relation's
+                   rows are kept, the rows joined so far padded */
+    int padded; /* a later RIGHT / FULL JOIN may pad this relation's rows with
+                   NULLs: its WHERE conjuncts run after that join */
     BExpr **on;
     int non;
     /* NATURAL JOIN / USING: the equalities it stands for (AST, arena) and
@@ -136,6 +148,10 @@ typedef struct BRel {
      * on[0..non); this relation adds no columns to the result. Semi
      * relations come last in join_order. */
     int semi;
+    /* A derived table planned inline: its bound SELECT, lowered into the
+     * same DAG where the relation is scanned; table is then a description
+     * (names, types, dictionaries, estimated rows; no data, no stats). */
+    struct BSelect *sub;
 } BRel;
 
 /* A conjunct that reads two or more relations. rels is a bit mask over
@@ -166,6 +182,7 @@ typedef struct BAgg {
     PrimAgg agg;
     BExpr *arg; /* NULL for COUNT(*) */
     CatType type;
+    int scale;       /* type DECIMAL: its scale */
     int distinct;    /* aggregate over the distinct non-NULL values of arg */
     AggQuant quant;  /* an order statistic (agg then unused) */
     double q;        /* its fraction, 0..1 */
@@ -187,6 +204,9 @@ typedef struct BSelect {
     int has_outer;   /* some rel is outer: join_order is the written order (RIGHT
                         JOIN of the first two tables swaps them) */
     int has_semi;    /* some rel is a SEMI / ANTI JOIN (BRel.semi) */
+    int late_where;  /* > 0: the last RIGHT / FULL JOIN after other joins (the
+                        WHERE conjuncts on padded rels wait for it) */
+    int has_sub;     /* some rel is a derived table planned inline (BRel.sub) */
 
     int has_agg; /* GROUP BY or any aggregate */
     int ngroup;
@@ -318,6 +338,7 @@ typedef struct DagValue {
     int slot;     /* which output of the producer */
     PrimType type;
     CatType ltype; /* logical type (result columns) */
+    int scale;     /* ltype DECIMAL: digits after the point */
     const CatDict *dict;
     int64_t est_rows;
 } DagValue;
@@ -346,7 +367,8 @@ typedef struct DagNode {
     int64_t *cdata;        /* DN_CONST */
     int64_t cn;
     int64_t slice_offset, slice_limit; /* DN_SLICE (-1 limit = all) */
-    int totext_date;                   /* DN_TOTEXT: the input is DATE days */
+    int totext_date;                   /* DN_TOTEXT: the input is DATE days (1), a DECIMAL of
+                                          scale s (2 + s), else 0 */
     TextUse totext_use;                /* DN_TOTEXT: BE_TOTEXT's tuse ... */
     AstOp totext_op;                   /* ... op (TU_CMP), */
     int totext_neg;                    /* ... negated (TU_LIKE), */
@@ -357,6 +379,12 @@ typedef struct DagNode {
     int64_t km_min, km_range;          /* DN_KEYMAP: key range (output length km_range) */
     const PrimDenseAgg *dagg;          /* DN_DENSEAGG: the spec (arena); output length ngroups */
     int64_t da_pass; /* DN_DENSEAGG: estimated fact rows that pass its range filters (cost) */
+    /* DN_SEGREDUCE, DN_DENSEAGG, DN_MAP: 1 when the planner proved from
+     * column statistics that no int64 overflow can occur (operators/
+     * bound.c), so the primitives run without the checks (prog.nocheck,
+     * dagg->nocheck); ovf_bound is the proven bound on |sum| / |value| */
+    int no_ovf;
+    double ovf_bound;
     /* placement and estimates */
     DagDevice device;
     int64_t est_rows;
@@ -367,6 +395,13 @@ typedef struct DagNode {
     int64_t rows_in, rows_out;
     int64_t bytes_h2d, bytes_d2h;
     int fused_with; /* -1 or the node it ran fused into */
+    /* device out-of-memory recovery (executor): 1 the node ran on the GPU
+     * again after memory was freed, 2 it ran on its CPU twin instead (it
+     * was placed on the GPU); the failing allocation's bytes needed and
+     * available, oom_limit when memory_limit refused it */
+    int oom_action;
+    int64_t oom_need, oom_avail;
+    int oom_limit;
 } DagNode;
 
 typedef struct Dag {

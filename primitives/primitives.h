@@ -140,6 +140,8 @@ typedef struct PrimProgram {
     int result_t;  /* PRIM_REG_I / PRIM_REG_F */
     int ninputs;   /* input columns the program reads */
     int as_filter; /* 1: out is PRIM_U8 flags, 1 where result is non-NULL and != 0 */
+    int nocheck;   /* 1: the planner proved (column bounds) that no integer op of the
+                      program overflows int64: the GPU twin runs without tracking it */
 } PrimProgram;
 
 #define PRIM_MAX_REGS 64
@@ -206,6 +208,12 @@ int prim_cpu_segments(PrimCtx *ctx, const PrimVec *keys, int nkeys, int64_t n, i
 typedef enum PrimAgg { AGG_COUNT_STAR, AGG_COUNT, AGG_SUM, AGG_MIN, AGG_MAX, AGG_AVG } PrimAgg;
 int prim_cpu_segreduce(PrimCtx *ctx, PrimAgg agg, const PrimVec *val, const int64_t *starts,
                        int64_t nseg, int64_t n, PrimVec *out);
+/* The same with nocheck = 1 when the planner proved (column bounds) that
+ * no integer SUM / AVG sum overflows int64: the twins skip the overflow
+ * test (the GPU twin its synchronization to report one). With nocheck = 0
+ * it is prim_cpu_segreduce / prim_gpu_segreduce. */
+int prim_cpu_segreduce_ex(PrimCtx *ctx, PrimAgg agg, int nocheck, const PrimVec *val,
+                          const int64_t *starts, int64_t nseg, int64_t n, PrimVec *out);
 
 /* ----------------------------------------------------------------- join --
  * Equi-join: all pairs (i, j) with lkey[i] == rkey[j] (both non-NULL; lkey
@@ -290,6 +298,8 @@ typedef struct PrimDenseAgg {
     int val_a[PRIM_DA_MAX], val_b[PRIM_DA_MAX];
     char val_op[PRIM_DA_MAX];
     int64_t ngroups; /* product of key_card (1 without keys) */
+    int nocheck;     /* 1: the planner proved (column bounds) that no SUM and no
+                        a OP b overflows int64: both twins skip the checks */
 } PrimDenseAgg;
 /* Number of outputs of a denseagg with naggs aggregates. */
 #define PRIM_DA_NOUT(naggs) (1 + 2 * (naggs))
@@ -320,6 +330,8 @@ int prim_gpu_segments(PrimCtx *ctx, const PrimVec *keys, int nkeys, int64_t n, i
                       int64_t *nseg);
 int prim_gpu_segreduce(PrimCtx *ctx, PrimAgg agg, const PrimVec *val, const int64_t *starts,
                        int64_t nseg, int64_t n, PrimVec *out);
+int prim_gpu_segreduce_ex(PrimCtx *ctx, PrimAgg agg, int nocheck, const PrimVec *val,
+                          const int64_t *starts, int64_t nseg, int64_t n, PrimVec *out);
 int prim_gpu_join(PrimCtx *ctx, const PrimVec *lkey, int64_t nl, const PrimVec *rkey, int64_t nr,
                   PrimPairs *out);
 int prim_gpu_cross(PrimCtx *ctx, int64_t nl, int64_t nr, PrimPairs *out);
@@ -384,6 +396,10 @@ void prim_gpu_event_destroy(void *ev);
 /* High-water mark of the pool's used bytes since the last reset (reset
  * != 0 resets it after reading). 0 on error. */
 size_t prim_gpu_pool_peak(int reset);
+/* Device memory: *total bytes, and *free bytes an allocation can still get
+ * (free on the device plus what the stream-ordered pool holds unused).
+ * 0, or -1 (both 0) without a device. */
+int prim_gpu_mem_info(size_t *free_bytes, size_t *total_bytes);
 /* Measure bandwidths in GB/s with buffers of `bytes`: a device-to-device
  * copy counting bytes read + written, and pinned host->device and
  * device->host copies (median of 5 after a warm-up, CUDA events). */

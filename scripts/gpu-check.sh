@@ -1,7 +1,8 @@
 #!/bin/bash
-# gpu-check.sh [tests|prim|bench|ssb|final|placement|all] -- the one-call GPU workflow on the lent
+# gpu-check.sh [tests|prim|bench|ssb|tpch-check|tpch|final|placement|all] -- the one-call GPU workflow on the lent
 # GPU machine (see docs/gpu.md). Prepares libyaml/Criterion/sqlite3 from the
-# .deb files carried in .debs/ and DuckDB from the wheel in .whl/, builds for
+# .deb files carried in .debs/ and DuckDB (+ its tpch extension) from the
+# wheels in .whl/, builds for
 # sm_90, then
 #   tests: the GPU unit tests, compute-sanitizer memcheck over them, the SQL
 #          suite (tests/sql, select5, seed 004) under --device gpu and cpu,
@@ -11,6 +12,14 @@
 #          DuckDB; GQP_BENCH_ROWS sets the sizes) and ssb;
 #   ssb:   SSB SF 10 and 20 (GQP_SSB_SF) under GQP_SSB_DEVICES (default
 #          gpu,gpu-sort: the chosen aggregation plan and the sort plan);
+#   oom:   the out-of-memory ctests (oom.*, test_memory) and
+#          compute-sanitizer over test_memory's GPU cases;
+#   tpch-check: TPC-H's 22 queries at GQP_TPCH_CHECK_SF (default 1)
+#          against the official answers under gpu, auto, cpu and the forced
+#          GPU aggregation plans (tests/tpch/check.py);
+#   tpch:  bench/tpch.py at GQP_TPCH_SF (default "--sf 10") with gqp gpu and
+#          auto vs DuckDB with all cores (GQP_TPCH_ARGS=--gen-only first
+#          when generating and timing do not fit one call);
 #   final: ctest + calibrate, then bench; placement: calibrate, then
 #          bench/placement.py with that cost file (placement-shipped: with
 #          the configs/ one);
@@ -124,6 +133,22 @@ if [ "$MODE" = tests ] || [ "$MODE" = all ]; then
     say "ctest: rc=$? $(grep -a 'tests passed' "$LOG/ctest.log") ($(( $(date +%s) - T0 )) s)"
 fi
 
+if [ "$MODE" = oom ]; then
+    # the out-of-memory tests (docs/memory.md): memory_limit, device
+    # allocation fault injection, recovery on the CPU twins, and the
+    # compute-sanitizer over the allocator / recovery unit tests
+    T0=$(date +%s)
+    (cd $B && ctest -j4 -R '^oom\.|unit.test_memory' --output-on-failure > "$LOG/ctest-oom.log" 2>&1)
+    say "ctest oom: rc=$? $(grep -a 'tests passed' "$LOG/ctest-oom.log") ($(( $(date +%s) - T0 )) s)"
+    grep -a "Test *#" "$LOG/ctest-oom.log" | sed 's/^/    /' | tee -a "$SUM" >/dev/null
+    T0=$(date +%s)
+    # (--report-api-errors no: the test's deliberate over-size cudaMallocAsync
+    # is an API error by design)
+    timeout 300 compute-sanitizer --tool memcheck --report-api-errors no $B/tests/test_memory \
+        --jobs 1 --filter='memory_gpu/*' > "$LOG/sanitizer-oom.log" 2>&1
+    say "compute-sanitizer test_memory: rc=$? $(grep -a 'ERROR SUMMARY' "$LOG/sanitizer-oom.log" | tail -1) ($(( $(date +%s) - T0 )) s)"
+fi
+
 if [ "$MODE" = final ]; then
     # the whole ctest under auto placement (the cost model decides per node)
     T0=$(date +%s)
@@ -200,6 +225,23 @@ if [ "$MODE" = ssb ] || [ "$MODE" = bench ] || [ "$MODE" = all ]; then
         > "$OUT/ssb-bench.md" 2> "$LOG/ssb-bench.log"
     say "ssb bench: rc=$? ($(( $(date +%s) - T0 )) s)"
     cat "$OUT/ssb-bench.md"
+fi
+
+if [ "$MODE" = tpch-check ]; then
+    T0=$(date +%s)
+    PYTHONUNBUFFERED=1 python3 tests/tpch/check.py $B/gqp /tmp/tpch-check \
+        --sf ${GQP_TPCH_CHECK_SF:-1} --configs gpu,auto,cpu,gpu-sort,gpu-dense -j 4 \
+        > "$OUT/tpch-check.txt" 2>&1
+    say "tpch check SF ${GQP_TPCH_CHECK_SF:-1} vs the official answers: rc=$? $(tail -1 "$OUT/tpch-check.txt") ($(( $(date +%s) - T0 )) s)"
+fi
+if [ "$MODE" = tpch ]; then
+    T0=$(date +%s)
+    PYTHONUNBUFFERED=1 python3 bench/tpch.py ${GQP_TPCH_SF:---sf 10} --build $B \
+        --work /tmp/tpch-bench --device ${GQP_TPCH_DEVICES:-gpu,auto} --threads "$(nproc)" \
+        ${GQP_TPCH_ARGS:-} > "$OUT/tpch-bench.md" 2> "$LOG/tpch-bench.log"
+    say "tpch bench: rc=$? ($(( $(date +%s) - T0 )) s)"
+    tail -5 "$LOG/tpch-bench.log" | tee -a "$SUM"
+    cat "$OUT/tpch-bench.md"
 fi
 
 tar czf "$OUT/logs.tgz" -C "$OUT" logs && rm -rf "$LOG"

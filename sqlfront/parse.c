@@ -1185,10 +1185,12 @@ static int parse_select_item(Parser *p, AstSelectItem *it) {
 
 static int parse_from_list(Parser *p, Vec *from);
 static AstSelect *parse_select(Parser *p);
+static int parse_name_list(Parser *p, char ***names, int *n);
 
-/* Parses one FROM factor: name [[AS] alias], or "(" join-list ")" whose
- * tables are flattened into *from (all joins are inner, so this keeps the
- * meaning). Returns 0 or -1. */
+/* Parses one FROM factor: name [[AS] alias], "(" select ")" [[AS] alias
+ * [(cols)]] (a derived table, its columns renamed by the list), or "("
+ * join-list ")" whose tables are flattened into *from (all joins are inner,
+ * so this keeps the meaning). Returns 0 or -1. */
 static int parse_table_factor(Parser *p, Vec *from) {
     if (is_op(p, "(")) {
         SqlToken n = peek(p);
@@ -1200,7 +1202,13 @@ static int parse_table_factor(Parser *p, Vec *from) {
             advance(p);
             if (!(r.subquery = parse_select(p)) || expect_op(p, ")") < 0) return -1;
             p->depth--;
-            if (parse_alias(p, &r.alias) < 0) return -1;
+            if (tok_is_name(p, p->tok) && tok_is_op(p, peek(p), "(")) {
+                if (!(r.alias = expect_name(p))) return -1; /* bare alias (cols) */
+            } else if (parse_alias(p, &r.alias) < 0) {
+                return -1;
+            }
+            if (r.alias && is_op(p, "(") && parse_name_list(p, &r.colnames, &r.ncolnames) < 0)
+                return -1;
             return vec_push(p, from, &r);
         }
         if (enter(p) < 0) return -1;

@@ -150,13 +150,19 @@ typedef struct AstTableRef {
     AstExpr *join_on;           /* ON condition for [INNER] JOIN; NULL for comma / first */
     struct AstSelect *subquery; /* FROM (SELECT ...) [AS] alias: name is NULL */
     char *bound_name;           /* set by libgqp before binding: the catalog table that
-                                   holds a derived table / CTE / view's rows, or NULL */
+                                   holds a CTE / view's rows (or a derived table's,
+                                   when materialized), or NULL: a derived table
+                                   is then bound and lowered inline */
     int join_kind;              /* AstJoinKind of the join that added this table */
     int natural;                /* NATURAL join */
     char **using_cols;          /* JOIN ... USING (cols): the names, or NULL */
     int nusing;
     int hidden; /* made by decorrelation: its columns are found only by a
                    qualified name and are not part of SELECT * */
+    int materialize; /* set by libgqp: run this derived table into a temporary
+                        table (bound_name) instead of planning it inline */
+    char **colnames; /* FROM (SELECT ...) [AS] alias (cols): the names, or NULL */
+    int ncolnames;
 } AstTableRef;
 
 /* One WITH name [(cols)] AS (SELECT ...) of a SELECT (non-recursive). */

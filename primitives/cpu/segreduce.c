@@ -50,6 +50,7 @@ typedef struct SegJob {
     int64_t nseg, n;
     PrimVec *out;
     int isfloat;
+    int nocheck; /* the planner proved that no integer sum overflows */
     const SegBlock *blocks;
     SegAcc *bacc;
     int64_t nblocks;
@@ -131,8 +132,10 @@ static SegAcc segr_empty(void) {
         }                                                                                          \
     } while (0)
 
-/* Reduces rows [lo, hi) (hi - lo <= SEGR_BLOCK) of val for agg into *a. */
-static void segr_range(PrimAgg agg, const PrimVec *val, int64_t lo, int64_t hi, SegAcc *a) {
+/* Reduces rows [lo, hi) (hi - lo <= SEGR_BLOCK) of val for agg into *a;
+ * nocheck: integer sums add without the overflow test (proven safe). */
+static void segr_range(PrimAgg agg, int nocheck, const PrimVec *val, int64_t lo, int64_t hi,
+                       SegAcc *a) {
     *a = segr_empty();
     if (agg == AGG_COUNT_STAR) {
         a->cnt = hi - lo;
@@ -201,6 +204,7 @@ static void segr_range(PrimAgg agg, const PrimVec *val, int64_t lo, int64_t hi, 
             SEGR_ACC_INT(int32_t);
             break;
         case PRIM_I64:
+            wide = !nocheck;
             SEGR_ACC_INT(int64_t);
             break;
         case PRIM_F32:
@@ -210,7 +214,9 @@ static void segr_range(PrimAgg agg, const PrimVec *val, int64_t lo, int64_t hi, 
             SEGR_ACC_FLT(double);
             break;
         }
-        if (!wide && agg == AGG_AVG) fs = (double)isum; /* exact: |isum| < 2^53 within one block */
+        /* exact (|isum| < 2^53 within one block) unless nocheck, where fs
+         * is never read (no overflow) */
+        if (!wide && agg == AGG_AVG) fs = (double)isum;
     }
     a->cnt = cnt;
     a->isum = isum;
@@ -312,7 +318,7 @@ static void segr_small(void *arg, int t, int nt) {
         int64_t lo = J->starts[s], hi = segr_end(J, s);
         if (hi - lo > SEGR_BLOCK) continue;
         SegAcc a;
-        segr_range(J->agg, J->val, lo, hi, &a);
+        segr_range(J->agg, J->nocheck, J->val, lo, hi, &a);
         J->ovf[t] |= segr_final(J, s, &a);
     }
 }
@@ -322,7 +328,7 @@ static void segr_small(void *arg, int t, int nt) {
 static void segr_blocks(void *arg, int t, int nt) {
     SegJob *J = arg;
     for (int64_t b = J->nblocks * t / nt, e = J->nblocks * (t + 1) / nt; b < e; b++)
-        segr_range(J->agg, J->val, J->blocks[b].lo, J->blocks[b].hi, &J->bacc[b]);
+        segr_range(J->agg, J->nocheck, J->val, J->blocks[b].lo, J->blocks[b].hi, &J->bacc[b]);
 }
 
 /* See primitives.h. val may be NULL for AGG_COUNT_STAR. out->type must be
@@ -331,6 +337,13 @@ static void segr_blocks(void *arg, int t, int nt) {
  * message in ctx->err (bad arguments, "integer overflow" in SUM, memory). */
 int prim_cpu_segreduce(PrimCtx *ctx, PrimAgg agg, const PrimVec *val, const int64_t *starts,
                        int64_t nseg, int64_t n, PrimVec *out) {
+    return prim_cpu_segreduce_ex(ctx, agg, 0, val, starts, nseg, n, out);
+}
+
+/* See primitives.h: prim_cpu_segreduce, with the overflow test left out
+ * when nocheck (the caller proved that no integer sum overflows). */
+int prim_cpu_segreduce_ex(PrimCtx *ctx, PrimAgg agg, int nocheck, const PrimVec *val,
+                          const int64_t *starts, int64_t nseg, int64_t n, PrimVec *out) {
     if (n < 0 || nseg < 0 || !out || (nseg > 0 && (!starts || !out->data)))
         return segr_err(ctx, "bad arguments");
     if (agg < AGG_COUNT_STAR || agg > AGG_AVG) return segr_err(ctx, "bad aggregate %d", (int)agg);
@@ -362,6 +375,7 @@ int prim_cpu_segreduce(PrimCtx *ctx, PrimAgg agg, const PrimVec *val, const int6
     J.n = n;
     J.out = out;
     J.isfloat = isfloat;
+    J.nocheck = nocheck;
     if (prim_parallel(nt, segr_small, &J) != 0) return segr_err(ctx, "cannot start worker threads");
     int ovf = 0;
     for (int t = 0; t < nt; t++)

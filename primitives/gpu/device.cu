@@ -568,7 +568,8 @@ extern "C" int prim_gpu_map(PrimCtx *ctx, const PrimProgram *prog, const PrimVec
     a.use_shared = smem <= 32768;
     /* overflow tracking (map_poison) costs registers (38 against 32 per
      * thread on sm_90, 75% occupancy instead of 100%): a program with no
-     * integer arithmetic that can overflow runs the kernel without it */
+     * integer arithmetic that can overflow (by op type, or by the
+     * planner's bound proof: prog->nocheck) runs the kernel without it */
     int check = 0;
     for (int k = 0; k < prog->ninstr; ++k) {
         const PrimInstr *in = &prog->code[k];
@@ -576,6 +577,7 @@ extern "C" int prim_gpu_map(PrimCtx *ctx, const PrimProgram *prog, const PrimVec
                                     in->op == POP_DIV || in->op == POP_NEG))
             check = 1;
     }
+    if (prog->nocheck) check = 0;
     if (check)
         map_kernel<true><<<prim_gpu_grid(n), GQP_BLOCK, a.use_shared ? smem : 0, st>>>(a);
     else
@@ -1005,8 +1007,11 @@ static __device__ __forceinline__ void da_block_flush(const DaArgs &a, long long
  * works column at a time: each range filter, probe and key loads its column
  * only for the rows still alive, so a row stops costing loads as soon as it
  * fails. MODE as DaArgs describes; MAXA >= naggs bounds the aggregates
- * (mode 0 keeps 1 + 2 MAXA register accumulators). */
-template <int MODE, int MAXA>
+ * (mode 0 keeps 1 + 2 MAXA register accumulators). CHECK: track int64
+ * overflows of sums and of a OP b (false when the planner proved there are
+ * none, PrimDenseAgg.nocheck: the tracking is then dead code, and the sum
+ * atomics need not return the old value). */
+template <int MODE, int MAXA, bool CHECK>
 __global__ void __launch_bounds__(GQP_BLOCK) denseagg_kernel(const DaArgs a) {
     constexpr int R = DA_ITEMS, NOUT = PRIM_DA_NOUT(MAXA);
     extern __shared__ long long da_smem[];
@@ -1155,7 +1160,7 @@ __global__ void __launch_bounds__(GQP_BLOCK) denseagg_kernel(const DaArgs a) {
             da_atomic(a.out[o] + grp, kind, x, ov);
         }
     }
-    if (ov) *a.status = 1;
+    if (CHECK && ov) *a.status = 1;
 }
 
 /* out[o][g] = init[o] for every output o and group g. */
@@ -1181,21 +1186,23 @@ static int da_sm_count(PrimCtx *ctx, int *sms) {
     return 0;
 }
 
-/* Launches denseagg_kernel<MODE, MAXA> with smem bytes of dynamic shared
- * memory: as many blocks as fit on the device at once (occupancy times SM
- * count), no more than there are tiles. Returns 0 or -1. */
-template <int MODE, int MAXA> static int da_launch(PrimCtx *ctx, const DaArgs &a, size_t smem) {
+/* Launches denseagg_kernel<MODE, MAXA, CHECK> with smem bytes of dynamic
+ * shared memory: as many blocks as fit on the device at once (occupancy
+ * times SM count), no more than there are tiles. Returns 0 or -1. */
+template <int MODE, int MAXA, bool CHECK>
+static int da_launch(PrimCtx *ctx, const DaArgs &a, size_t smem) {
     constexpr int R = DA_ITEMS;
     int sms = 0, per_sm = 0;
     if (da_sm_count(ctx, &sms) != 0) return -1;
     GQP_CUDA_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                          &per_sm, denseagg_kernel<MODE, MAXA>, GQP_BLOCK, smem));
+                          &per_sm, denseagg_kernel<MODE, MAXA, CHECK>, GQP_BLOCK, smem));
     if (per_sm < 1) per_sm = 1;
     const int64_t tiles = (a.n + DA_TILE(R) - 1) / DA_TILE(R);
     int64_t grid = (int64_t)sms * per_sm;
     if (grid > tiles) grid = tiles;
     if (grid < 1) grid = 1;
-    denseagg_kernel<MODE, MAXA><<<(unsigned)grid, GQP_BLOCK, smem, prim_gpu_stream(ctx)>>>(a);
+    denseagg_kernel<MODE, MAXA, CHECK>
+        <<<(unsigned)grid, GQP_BLOCK, smem, prim_gpu_stream(ctx)>>>(a);
     GQP_LAUNCH_TRY(ctx);
     return 0;
 }
@@ -1269,22 +1276,28 @@ extern "C" int prim_gpu_denseagg(PrimCtx *ctx, const PrimDenseAgg *spec, const P
     const int64_t set_bytes = a.ngroups <= DA_SMEM_MAX
                                   ? a.ngroups * a.nout * (int64_t)sizeof(long long)
                                   : DA_SMEM_MAX + 1;
+    /* each shape with (CHECK) and without (nocheck) the overflow tracking */
+    const bool chk = !s->nocheck;
     if (a.ngroups == 1) {
         if (a.naggs <= 1)
-            rc = da_launch<0, 1>(ctx, a, 0);
+            rc = chk ? da_launch<0, 1, true>(ctx, a, 0) : da_launch<0, 1, false>(ctx, a, 0);
         else if (a.naggs <= 2)
-            rc = da_launch<0, 2>(ctx, a, 0);
+            rc = chk ? da_launch<0, 2, true>(ctx, a, 0) : da_launch<0, 2, false>(ctx, a, 0);
         else if (a.naggs <= 4)
-            rc = da_launch<0, 4>(ctx, a, 0);
+            rc = chk ? da_launch<0, 4, true>(ctx, a, 0) : da_launch<0, 4, false>(ctx, a, 0);
         else
-            rc = da_launch<0, PRIM_DA_MAX>(ctx, a, 0);
+            rc = chk ? da_launch<0, PRIM_DA_MAX, true>(ctx, a, 0)
+                     : da_launch<0, PRIM_DA_MAX, false>(ctx, a, 0);
     } else if (set_bytes <= DA_SMEM_MAX) {
         int copies = (int)(DA_SMEM_MAX / set_bytes);
         if (copies > GQP_BLOCK / 32) copies = GQP_BLOCK / 32;
         a.ncopies = copies;
-        rc = da_launch<1, PRIM_DA_MAX>(ctx, a, (size_t)(set_bytes * copies));
+        const size_t smem = (size_t)(set_bytes * copies);
+        rc = chk ? da_launch<1, PRIM_DA_MAX, true>(ctx, a, smem)
+                 : da_launch<1, PRIM_DA_MAX, false>(ctx, a, smem);
     } else {
-        rc = da_launch<2, PRIM_DA_MAX>(ctx, a, 0);
+        rc = chk ? da_launch<2, PRIM_DA_MAX, true>(ctx, a, 0)
+                 : da_launch<2, PRIM_DA_MAX, false>(ctx, a, 0);
     }
     return rc != 0 ? rc : prim_gpu_status_done(ctx, st_tmp, "denseagg");
 }

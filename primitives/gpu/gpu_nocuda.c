@@ -60,6 +60,12 @@ int prim_gpu_segreduce(PrimCtx *ctx, PrimAgg agg, const PrimVec *val, const int6
 }
 
 /* Always -1 with "built without CUDA" in ctx->err. */
+int prim_gpu_segreduce_ex(PrimCtx *ctx, PrimAgg agg, int nocheck, const PrimVec *val,
+                          const int64_t *starts, int64_t nseg, int64_t n, PrimVec *out) {
+    return no_cuda(ctx);
+}
+
+/* Always -1 with "built without CUDA" in ctx->err. */
 int prim_gpu_join(PrimCtx *ctx, const PrimVec *lkey, int64_t nl, const PrimVec *rkey, int64_t nr,
                   PrimPairs *out) {
     return no_cuda(ctx);

@@ -161,6 +161,29 @@ extern "C" size_t prim_gpu_pool_peak(int reset) {
     return (size_t)v;
 }
 
+extern "C" int prim_gpu_mem_info(size_t *free_bytes, size_t *total_bytes) {
+    size_t fr = 0, total = 0;
+    *free_bytes = *total_bytes = 0;
+    if (cudaMemGetInfo(&fr, &total) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return -1;
+    }
+    /* the default pool keeps freed blocks reserved (pool_init): those are
+     * not free to the driver but are to the next cudaMallocAsync */
+    cudaMemPool_t pool;
+    uint64_t reserved = 0, used = 0;
+    if (cudaDeviceGetDefaultMemPool(&pool, 0) == cudaSuccess &&
+        cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved) ==
+            cudaSuccess &&
+        cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used) == cudaSuccess &&
+        reserved > used)
+        fr += (size_t)(reserved - used);
+    (void)cudaGetLastError();
+    *free_bytes = fr;
+    *total_bytes = total;
+    return 0;
+}
+
 /* Median of 5 timed copies (after one warm-up) of bytes from src to dst on
  * stream s; returns milliseconds or -1. */
 static float time_copy(void *dst, const void *src, size_t bytes, cudaMemcpyKind k, cudaStream_t s) {

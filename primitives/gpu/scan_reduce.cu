@@ -334,6 +334,15 @@ __global__ void seg_count_star_kernel(const int64_t *starts, int64_t nseg, int64
  * asynchronous. val may be NULL for COUNT_STAR. Returns 0 or -1. */
 extern "C" int prim_gpu_segreduce(PrimCtx *ctx, PrimAgg agg, const PrimVec *val,
                                   const int64_t *starts, int64_t nseg, int64_t n, PrimVec *out) {
+    return prim_gpu_segreduce_ex(ctx, agg, 0, val, starts, nseg, n, out);
+}
+
+/* prim_gpu_segreduce; with nocheck (the planner proved that no integer
+ * sum overflows) an integer SUM is asynchronous too: no overflow flag is
+ * copied back, so no synchronization. */
+extern "C" int prim_gpu_segreduce_ex(PrimCtx *ctx, PrimAgg agg, int nocheck, const PrimVec *val,
+                                     const int64_t *starts, int64_t nseg, int64_t n,
+                                     PrimVec *out) {
     if (prim_gpu_ctx_ok(ctx) != 0) return -1;
     if (!out || nseg < 0 || n < 0 || (nseg > 0 && (!starts || !out->data)))
         return prim_gpu_fail(ctx, "segreduce: bad arguments");
@@ -394,7 +403,7 @@ extern "C" int prim_gpu_segreduce(PrimCtx *ctx, PrimAgg agg, const PrimVec *val,
     seg_final_kernel<<<prim_gpu_grid(nseg), GQP_BLOCK, 0, st>>>(d_acc, nseg, (int)agg, is_float,
                                                                 out->data, out->valid, d_ovf);
     GQP_LAUNCH_TRY(ctx);
-    if (agg == AGG_SUM && !is_float) {
+    if (agg == AGG_SUM && !is_float && !nocheck) {
         int h_ovf = 0;
         GQP_CUDA_TRY(ctx, cudaMemcpyAsync(&h_ovf, d_ovf, sizeof h_ovf, cudaMemcpyDeviceToHost, st));
         GQP_CUDA_TRY(ctx, cudaStreamSynchronize(st));

@@ -6,7 +6,8 @@
 # generated table (answers from sqlite3), the exact text of every output mode,
 # --timer, stdin scripts, `explain` in each format, and the error paths
 # (parser, binder, bad CSV row, bad YAML, --device gpu without a GPU, missing
-# file, usage errors). Prints one line per failed check; exit 1 if any
+# file, usage errors, gen tpch's usage errors and its message without
+# python3). Prints one line per failed check; exit 1 if any
 # failed.
 set -u
 
@@ -297,6 +298,22 @@ run run -c "$W/mal/gqp.yaml" --mode csv -e "SELECT COUNT(*), MAX(s) FROM m"
 expect_rc "CRLF, no final newline" 0
 expect_in "CRLF, no final newline" "$OUT" "2,y"
 
+# DECIMAL prints exactly its scale's digits (DuckDB's text: -0.50, 0.00),
+# as a number in JSON and right-aligned in markdown.
+DEC="CREATE TABLE m(x DECIMAL(15,2)); INSERT INTO m VALUES (-0.5), (0), (1234.567); SELECT x, x * x AS y FROM m ORDER BY x;"
+run run --mode csv -e "$DEC"
+printf 'x,y\n-0.50,0.2500\n0.00,0.0000\n1234.57,1524163.0849\n' >"$W/dec.csv"
+expect_text "decimal csv" "$W/dec.csv"
+run run --mode json -e "$DEC"
+printf '[\n{"x":-0.50,"y":0.2500},\n{"x":0.00,"y":0.0000},\n{"x":1234.57,"y":1524163.0849}\n]\n' >"$W/dec.json"
+expect_text "decimal json" "$W/dec.json"
+run run --mode markdown -e "$DEC"
+expect_in "decimal markdown" "$OUT" "|---:|---:|"
+expect_in "decimal markdown" "$OUT" "| -0.50 | 0.2500 |"
+run run --mode table -e "$DEC"
+expect_in "decimal table" "$OUT" "decimal"
+expect_in "decimal table" "$OUT" "   -0.50 "
+
 run run -c "$W/nonexistent.yaml" -e "SELECT 1"
 expect_rc "missing config" 1
 run run "$W/nonexistent.sql"
@@ -313,6 +330,21 @@ else
 fi
 run run --device cpu --threads 1 -e "SELECT 1"
 expect_rc "--device cpu --threads 1" 0
+
+# ---- gen tpch: usage errors, and the message without python3's duckdb ----
+run gen tpch --out "$W/tpch"
+expect_rc "gen tpch without --sf" 1
+expect_in "gen tpch without --sf" "$ERR" "gen tpch needs --sf N"
+run gen tpch --sf 0 --out "$W/tpch"
+expect_rc "gen tpch --sf 0" 1
+run gen tpch --sf 0.01 --bogus 1 --out "$W/tpch"
+expect_rc "gen tpch unknown option" 1
+GQP_PYTHON=$W/no-such-python "$GQP" gen tpch --sf 0.01 --out "$W/tpch" >"$OUT" 2>"$ERR"
+rc=$?
+checks=$((checks + 1))
+expect_rc "gen tpch without python3" 1
+expect_in "gen tpch without python3" "$ERR" \
+    "Error: gqp gen tpch needs python3 with duckdb==1.5.5 and duckdb-extension-tpch==1.5.5"
 
 echo "cli_test: $checks commands, $fails failed checks"
 [ $fails -eq 0 ]

@@ -1,7 +1,9 @@
 /*
- * runner.c -- a sqllogictest runner over libgqp (public API only).
+ * runner.c -- a sqllogictest runner over libgqp (its public API, and its
+ * allocation fault injection test hook).
  *
- *   gqp_slt [--device cpu|gpu|auto] [--show N] [--verbose] FILE...
+ *   gqp_slt [--device cpu|gpu|auto] [--show N] [--verbose]
+ *           [--memory-limit SIZE] [--fail-alloc host|device[:TRIES]] FILE...
  *
  * Format (see ../shared/slt/README.md): records separated by blank lines;
  * `statement ok|error` + SQL; `query <types> [nosort|rowsort|valuesort]
@@ -15,6 +17,16 @@
  * bytes outside ' '..'~' shown as '@'; NULL prints "NULL", an empty string
  * "(empty)". Every file runs on a fresh empty database. The device comes
  * from --device, else $GQP_SLT_DEVICE, else auto.
+ *
+ * --memory-limit runs `SET memory_limit = 'SIZE'` on every file's database.
+ * --fail-alloc (tests of the out-of-memory paths; libgqp's test hook
+ * gqp_test_fail_alloc): every query that passed is run again with the
+ * N-th host (or device) allocation failing, for up to TRIES (default 6)
+ * values of N spread over the allocations its normal run made (a device
+ * allocation also failing from the N-th on); each such run must answer as
+ * the normal run did, or fail with an out-of-memory error where that is
+ * allowed (host: always; device: only under --device gpu without
+ * GQP_OOM_FALLBACK=1, since auto recovers).
  *
  * Output: each failure as file:line, the SQL and expected vs got (the first
  * --show N, default 10, per file in full), then per file "N records, P passed, F
@@ -32,11 +44,14 @@
 #include <string.h>
 
 #include "gqp.h"
+#include "libgqp/internal.h" /* gqp_test_fail_alloc, gqp_test_alloc_count */
 
 #define MAX_SHOWN_VALUES 8 /* values listed around a first difference */
 
 /* Failures printed in full per file (--show N). */
 static int64_t max_reported = 10;
+/* --memory-limit SIZE, or NULL. */
+static const char *memory_limit;
 
 /* ---------------------------------------------------------------- MD5 ---- */
 /* RFC 1321 MD5, enough to check "values hashing to" records. */
@@ -395,26 +410,27 @@ static int cmp_row(const void *a, const void *b) {
     return 0;
 }
 
-/* Run a `query` record: types, sort mode, optional label, SQL and the
- * expected lines (NULL when the record has no "----"). */
-static void run_query(FileRun *fr, int64_t line, const char *types, const char *sort,
-                      const char *label, const char *sql, char **exp, size_t nexp, int has_exp) {
+/* Outcomes of fetch() besides GQP_DONE and an error code of the step. */
+#define FETCH_NOPREP (-1000) /* prepare failed (message in gqp_errmsg) */
+#define FETCH_NCOLS (-1001)  /* the column count differs from the types */
+
+/* Prepare and run sql, formatting every value as types says into got
+ * (rows in *nrows, columns in *ncols) and sorting as sort says. Returns
+ * GQP_DONE, FETCH_NOPREP, FETCH_NCOLS or the failing step's code. */
+static int fetch(gqp *db, const char *sql, const char *types, const char *sort, StrVec *got,
+                 int64_t *nrows_out, int *ncols_out) {
     gqp_stmt *st = NULL;
     int ntypes = (int)strlen(types);
-    int rc = gqp_prepare(fr->db, sql, -1, &st, NULL);
-    if (rc != GQP_OK || !st) {
-        if (fail_header(fr, line, sql, "query failed to prepare"))
-            printf("  error: %s\n", rc != GQP_OK ? gqp_errmsg(fr->db) : "no statement");
-        return;
-    }
+    int rc = gqp_prepare(db, sql, -1, &st, NULL);
+    *nrows_out = 0;
+    *ncols_out = 0;
+    if (rc != GQP_OK || !st) return FETCH_NOPREP;
     int ncols = gqp_column_count(st);
+    *ncols_out = ncols;
     if (ncols != ntypes) {
-        if (fail_header(fr, line, sql, "column count differs from the type string"))
-            printf("  types '%s' but the query has %d columns\n", types, ncols);
         gqp_finalize(st);
-        return;
+        return FETCH_NCOLS;
     }
-    StrVec got = {0};
     int64_t nrows = 0;
     while ((rc = gqp_step(st)) == GQP_ROW) {
         for (int c = 0; c < ncols; c++) {
@@ -423,38 +439,120 @@ static void run_query(FileRun *fr, int64_t line, const char *types, const char *
                 fputs("gqp_slt: out of memory\n", stderr);
                 exit(2);
             }
-            sv_push(&got, s, strlen(s));
+            sv_push(got, s, strlen(s));
             free(s);
         }
         nrows++;
     }
     gqp_finalize(st);
-    if (rc != GQP_DONE) {
-        if (fail_header(fr, line, sql, "query failed while running"))
-            printf("  error: %s\n", gqp_errmsg(fr->db));
-        sv_clear(&got);
-        return;
-    }
+    *nrows_out = nrows;
+    if (rc != GQP_DONE) return rc;
     /* Sort as the record asks: rowsort compares rows column by column. */
     if (strcmp(sort, "rowsort") == 0 && ncols > 0 && nrows > 1) {
         /* Sort row pointers; each row is ncols consecutive strings. */
         char ***rows = malloc((size_t)nrows * sizeof(char **));
-        char **flat = malloc(got.n * sizeof(char *));
+        char **flat = malloc(got->n * sizeof(char *));
         if (!rows || !flat) {
             fputs("gqp_slt: out of memory\n", stderr);
             exit(2);
         }
         for (int64_t r = 0; r < nrows; r++)
-            rows[r] = &got.v[r * ncols];
+            rows[r] = &got->v[r * ncols];
         slt_row_ncols = ncols;
         qsort(rows, (size_t)nrows, sizeof(char **), cmp_row);
         for (int64_t r = 0; r < nrows; r++)
             memcpy(&flat[r * ncols], rows[r], (size_t)ncols * sizeof(char *));
-        memcpy(got.v, flat, got.n * sizeof(char *));
+        memcpy(got->v, flat, got->n * sizeof(char *));
         free(rows);
         free(flat);
-    } else if (strcmp(sort, "valuesort") == 0 && got.n > 1) {
-        qsort(got.v, got.n, sizeof(char *), cmp_str);
+    } else if (strcmp(sort, "valuesort") == 0 && got->n > 1) {
+        qsort(got->v, got->n, sizeof(char *), cmp_str);
+    }
+    return GQP_DONE;
+}
+
+/* Fault injection (--fail-alloc): 0 host, 1 device, -1 off; the most
+ * failing allocations tried per query. */
+static int fail_kind = -1;
+static int fail_tries = 6;
+/* Runs made with an allocation failing, and how many of them failed with
+ * an out-of-memory error (reported per file). */
+static int64_t injected_runs, injected_ooms;
+
+/* With --fail-alloc: run the query again with the N-th host or device
+ * allocation failing (once, and for the device also from the N-th on),
+ * for up to fail_tries values of N spread over the allocations its normal
+ * run made (count). Each run must give the normal run's values (hash) or,
+ * where allowed, fail with an out-of-memory error: a host failure may fail
+ * the query; a device one may only under --device gpu. */
+static void run_injected(FileRun *fr, int64_t line, const char *types, const char *sort,
+                         const char *sql, int64_t count, const char *hex, gqp_device device) {
+    if (count <= 0) return;
+    int tries = fail_tries < 1 ? 1 : fail_tries;
+    int64_t prev = 0;
+    for (int t = 0; t < tries; t++) {
+        int64_t n = tries == 1 || count == 1 ? 1 : 1 + (count - 1) * t / (tries - 1);
+        if (n == prev) continue;
+        prev = n;
+        for (int sticky = 0; sticky <= fail_kind; sticky++) {
+            StrVec got = {0};
+            int64_t nrows;
+            int ncols;
+            gqp_test_fail_alloc(fr->db, fail_kind, n, sticky);
+            int rc = fetch(fr->db, sql, types, sort, &got, &nrows, &ncols);
+            gqp_test_fail_alloc(fr->db, fail_kind, 0, 0);
+            injected_runs++;
+            char why[160];
+            snprintf(why, sizeof why, "with the %s allocation %lld%s failing",
+                     fail_kind ? "device" : "host", (long long)n, sticky ? " and later ones" : "");
+            if (rc == GQP_DONE) {
+                char h2[33];
+                hash_values(&got, h2);
+                if (strcmp(h2, hex) != 0 && fail_header(fr, line, sql, "result differs"))
+                    printf("  %s\n", why);
+            } else {
+                const char *m = gqp_errmsg(fr->db);
+                int oom = strstr(m, "out of memory") || strstr(m, "out of device memory");
+                const char *fb = getenv("GQP_OOM_FALLBACK");
+                int allowed =
+                    fail_kind == 0 || (device == GQP_DEVICE_GPU && !(fb && strcmp(fb, "1") == 0));
+                injected_ooms += oom;
+                if ((!oom || !allowed) && fail_header(fr, line, sql, "query failed"))
+                    printf("  %s: %s\n", why, m);
+            }
+            sv_clear(&got);
+        }
+    }
+}
+
+/* Run a `query` record: types, sort mode, optional label, SQL and the
+ * expected lines (NULL when the record has no "----"). */
+static void run_query(FileRun *fr, int64_t line, const char *types, const char *sort,
+                      const char *label, const char *sql, char **exp, size_t nexp, int has_exp,
+                      gqp_device device) {
+    StrVec got = {0};
+    int64_t nrows = 0;
+    int ncols = 0;
+    if (fail_kind >= 0) gqp_test_fail_alloc(fr->db, fail_kind, 0, 0);
+    int rc = fetch(fr->db, sql, types, sort, &got, &nrows, &ncols);
+    int64_t count = fail_kind >= 0 ? gqp_test_alloc_count(fr->db, fail_kind) : 0;
+    if (rc == FETCH_NOPREP) {
+        if (fail_header(fr, line, sql, "query failed to prepare"))
+            printf("  error: %s\n", gqp_errmsg(fr->db));
+        sv_clear(&got);
+        return;
+    }
+    if (rc == FETCH_NCOLS) {
+        if (fail_header(fr, line, sql, "column count differs from the type string"))
+            printf("  types '%s' but the query has %d columns\n", types, ncols);
+        sv_clear(&got);
+        return;
+    }
+    if (rc != GQP_DONE) {
+        if (fail_header(fr, line, sql, "query failed while running"))
+            printf("  error: %s\n", gqp_errmsg(fr->db));
+        sv_clear(&got);
+        return;
     }
     char hex[33];
     hash_values(&got, hex);
@@ -520,6 +618,11 @@ static void run_query(FileRun *fr, int64_t line, const char *types, const char *
                 printf("  label %s: expected hash %s, got %s\n", label, fr->label_hashes.v[i], hex);
         }
     }
+    if (ok && fail_kind >= 0) {
+        int64_t before = fr->failed;
+        run_injected(fr, line, types, sort, sql, count, hex, device);
+        ok = fr->failed == before;
+    }
     if (ok) fr->passed++;
     sv_clear(&got);
 }
@@ -556,6 +659,17 @@ static int run_file(const char *path, gqp_device device, int verbose) {
         free(lines);
         free(text);
         return 1;
+    }
+    if (memory_limit) {
+        char set[128];
+        snprintf(set, sizeof set, "SET memory_limit = '%s'", memory_limit);
+        if (exec_all(fr.db, set) != GQP_OK) {
+            printf("%s: %s: %s\n", path, set, gqp_errmsg(fr.db));
+            gqp_close(fr.db);
+            free(lines);
+            free(text);
+            return 1;
+        }
     }
     size_t i = 0;
     int halted = 0;
@@ -633,7 +747,7 @@ static int run_file(const char *path, gqp_device device, int verbose) {
             const char *sort = nw > 2 ? w[2] : "nosort";
             const char *label = nw > 3 ? w[3] : NULL;
             if (verbose) printf("%s:%" PRId64 ": query\n", path, line);
-            run_query(&fr, line, types, sort, label, sql, lines + exp_start, nexp, has_exp);
+            run_query(&fr, line, types, sort, label, sql, lines + exp_start, nexp, has_exp, device);
         }
         free(sql);
         fflush(stdout);
@@ -641,6 +755,11 @@ static int run_file(const char *path, gqp_device device, int verbose) {
     printf("%s: %" PRId64 " records, %" PRId64 " passed, %" PRId64 " failed, %" PRId64
            " skipped%s\n",
            path, fr.records, fr.passed, fr.failed, fr.skipped, halted ? " (halted)" : "");
+    if (fail_kind >= 0)
+        printf("%s: %" PRId64 " runs with a %s allocation failing, %" PRId64
+               " of them failed with an out-of-memory error\n",
+               path, injected_runs, fail_kind ? "device" : "host", injected_ooms);
+    injected_runs = injected_ooms = 0;
     gqp_close(fr.db);
     sv_clear(&fr.label_names);
     sv_clear(&fr.label_hashes);
@@ -682,26 +801,43 @@ int main(int argc, char **argv) {
             max_reported = strtoll(argv[++i], NULL, 10);
         } else if (strcmp(argv[i], "--verbose") == 0 || strcmp(argv[i], "-v") == 0) {
             verbose = 1;
+        } else if (strcmp(argv[i], "--memory-limit") == 0 && i + 1 < argc) {
+            memory_limit = argv[++i];
+        } else if (strcmp(argv[i], "--fail-alloc") == 0 && i + 1 < argc) {
+            const char *k = argv[++i];
+            fail_kind = strncmp(k, "host", 4) == 0 ? 0 : strncmp(k, "device", 6) == 0 ? 1 : -2;
+            const char *c = strchr(k, ':');
+            if (c) fail_tries = atoi(c + 1);
+            if (fail_kind == -2 || fail_tries < 1) {
+                fprintf(stderr, "gqp_slt: --fail-alloc must be host or device, with :TRIES >= 1\n");
+                return 2;
+            }
         } else if (argv[i][0] == '-') {
-            fprintf(stderr,
-                    "usage: gqp_slt [--device cpu|gpu|auto] [--show N] [--verbose] FILE...\n");
+            fprintf(stderr, "usage: gqp_slt [--device cpu|gpu|auto] [--show N] [--verbose] "
+                            "[--memory-limit SIZE] "
+                            "[--fail-alloc host|device[:TRIES]] FILE...\n");
             return 2;
         } else {
             nfiles++;
         }
     }
     if (nfiles == 0) {
-        fprintf(stderr, "usage: gqp_slt [--device cpu|gpu|auto] [--show N] [--verbose] FILE...\n");
+        fprintf(
+            stderr,
+            "usage: gqp_slt [--device cpu|gpu|auto] [--show N] [--verbose] [--memory-limit SIZE] "
+            "[--fail-alloc host|device[:TRIES]] FILE...\n");
         return 2;
     }
-    /* --device gpu where no GPU is usable: the run is skipped, not failed
-     * (exit 77, ctest's SKIP_RETURN_CODE) */
-    if (device == GQP_DEVICE_GPU && !gqp_gpu_available()) {
+    /* --device gpu (or device fault injection, or a device memory limit)
+     * where no GPU is usable: the run is skipped, not failed (exit 77,
+     * ctest's SKIP_RETURN_CODE) */
+    if ((device == GQP_DEVICE_GPU || fail_kind == 1 || memory_limit) && !gqp_gpu_available()) {
         printf("gqp_slt: no usable GPU; skipped\n");
         return 77;
     }
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--device") == 0 || strcmp(argv[i], "--show") == 0) {
+        if (strcmp(argv[i], "--device") == 0 || strcmp(argv[i], "--show") == 0 ||
+            strcmp(argv[i], "--memory-limit") == 0 || strcmp(argv[i], "--fail-alloc") == 0) {
             i++;
             continue;
         }

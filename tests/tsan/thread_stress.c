@@ -51,7 +51,7 @@ static int interrupted_select(void) {
     static const PrimInstr code[] = {{POP_COL, PRIM_REG_I, 0, 0, 0, 0, 0, 0, NULL, 0},
                                      {POP_CONST, PRIM_REG_I, 1, 0, 0, 0, 10, 0, NULL, 0},
                                      {POP_GT, PRIM_REG_I, 2, 0, 1, 0, 0, 0, NULL, 0}};
-    PrimProgram sel = {3, code, 3, 2, PRIM_REG_I, 1, 1};
+    PrimProgram sel = {3, code, 3, 2, PRIM_REG_I, 1, 1, 0};
     PrimVec in = {PRIM_I64, n, a, NULL};
     int stop = 1, bad = 0;
     PrimCtx ctx = {4, NULL, t_alloc, t_free, NULL, {0}, &stop, NULL};

@@ -124,7 +124,7 @@ Test(interrupt, cpu_map_and_select_stop_at_a_morsel) {
     static const PrimInstr code[] = {{POP_COL, PRIM_REG_I, 0, 0, 0, 0, 0, 0, NULL, 0},
                                      {POP_CONST, PRIM_REG_I, 1, 0, 0, 0, 10, 0, NULL, 0},
                                      {POP_GT, PRIM_REG_I, 2, 0, 1, 0, 0, 0, NULL, 0}};
-    PrimProgram map = {3, code, 3, 2, PRIM_REG_I, 1, 0}, sel = {3, code, 3, 2, PRIM_REG_I, 1, 1};
+    PrimProgram map = {3, code, 3, 2, PRIM_REG_I, 1, 0, 0}, sel = {3, code, 3, 2, PRIM_REG_I, 1, 1, 0};
     PrimVec in = {PRIM_I64, n, a, NULL}, out = {PRIM_U8, n, flags, NULL};
     int stop = 1;
     PrimCtx ctx = {2, NULL, t_alloc, t_free, NULL, {0}, &stop, NULL};

@@ -372,8 +372,8 @@ Test(cost, yaml_round_trip_and_shipped_files) {
     unlink(path);
     const char *src = getenv("GQP_SOURCE_DIR");
     if (src) {
-        const char *files[] = {"cost-h100.yaml", "cost-cpu-2core.yaml"};
-        for (int i = 0; i < 2; i++) {
+        const char *files[] = {"cost-h100.yaml", "cost-cpu-2core.yaml", "cost-h200.yaml"};
+        for (int i = 0; i < 3; i++) {
             char p[1024];
             snprintf(p, sizeof p, "%s/configs/%s", src, files[i]);
             cost_model_default(&r, "cpu");
@@ -381,6 +381,26 @@ Test(cost, yaml_round_trip_and_shipped_files) {
             cr_assert(r.cpu[CP_MAP].ns_per_elem > 0 || r.cpu[CP_MAP].ns_per_byte > 0, "%s", p);
         }
     }
+}
+
+/* The shipped cost file is chosen by the device's name: an H200 gets
+ * configs/cost-h200.yaml (not the H100's), an H100 its own, others the
+ * CPU file. */
+Test(cost, device_name_selects_shipped_file) {
+    CostModel m;
+    char err[512];
+    cr_assert_eq(cost_model_select(&m, NULL, "NVIDIA H200, 139.8 GiB", err, sizeof err), 0, "%s",
+                 err);
+    cr_assert_str_eq(m.name, "provisional-h200");
+    cr_assert(strstr(m.source, "cost-h200.yaml"), "%s", m.source);
+    cr_assert_float_eq(m.h2d_pinned.gbps, 55, 1e-9);
+    cr_assert_float_eq(m.h2d_pageable.gbps, 8, 1e-9);
+    cr_assert_float_eq(m.gpu[CP_SCAN].ns_per_byte, 1.0 / 3112, 1e-9);
+    cr_assert_eq(cost_model_select(&m, NULL, "NVIDIA H100 80GB HBM3, 79.1 GiB", err, sizeof err), 0,
+                 "%s", err);
+    cr_assert(strstr(m.source, "cost-h100.yaml"), "%s", m.source);
+    cr_assert_eq(cost_model_select(&m, NULL, NULL, err, sizeof err), 0, "%s", err);
+    cr_assert(strstr(m.source, "cost-cpu-2core.yaml"), "%s", m.source);
 }
 
 /* A cost file without keymap / denseagg (written before they existed)

@@ -53,7 +53,7 @@ static const PrimInstr PROG[] = {
     {POP_OR, PRIM_REG_I, 7, 5, 6, 0, 0, 0, NULL, 0},
     {POP_AND, PRIM_REG_I, 8, 2, 7, 0, 0, 0, NULL, 0},
 };
-static const PrimProgram PROGRAM = {9, PROG, 9, 8, PRIM_REG_I, 2, 1};
+static const PrimProgram PROGRAM = {9, PROG, 9, 8, PRIM_REG_I, 2, 1, 0};
 
 /* Random inputs of n rows: a in [-50, 50], b in [-1, 1) with ~10% NULL. */
 static void make_inputs(int64_t n, uint64_t seed, int32_t **a, double **b, uint8_t **bv) {

@@ -1,0 +1,565 @@
+/*
+ * test_memory.c -- the device memory budget and the out-of-memory paths:
+ * memory_limit parsing (config and SET), the budget's bookkeeping and the
+ * cache's eviction choice with fake addresses and sizes, the allocation
+ * fault injection spec, host allocation failures through the executor
+ * (every query answers as before or fails with an out-of-memory error),
+ * and, on a GPU (skipped without one), the accounted allocator, the CUDA
+ * error state after a failed allocation, the recovery of a GPU node on its
+ * CPU twin (EXPLAIN ANALYZE) and --device gpu's needed/available message.
+ */
+#include <criterion/criterion.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "executor/exec_internal.h"
+#include "libgqp/internal.h"
+
+/* ------------------------------------------------------------ parsing */
+
+Test(memory, parse_memory_limit) {
+    static const struct {
+        const char *txt;
+        int64_t bytes;
+        double pct;
+    } ok[] = {{"2GB", 2000000000, 0},
+              {"2gb", 2000000000, 0},
+              {"1.5 GiB", 1610612736, 0},
+              {"512MiB", 536870912, 0},
+              {"1MB", 1000000, 0},
+              {"1KiB", 1024, 0},
+              {"10KB", 10000, 0},
+              {"4096", 4096, 0},
+              {"100B", 100, 0},
+              {"1TiB", 1099511627776LL, 0},
+              {"25%", 0, 25},
+              {"100%", 0, 100},
+              {"0.5%", 0, 0.5},
+              {"none", 0, 0},
+              {"0", 0, 0}};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        int64_t b = -1;
+        double p = -1;
+        cr_assert_eq(cat_parse_memory_limit(ok[i].txt, &b, &p), 0, "%s", ok[i].txt);
+        cr_expect_eq(b, ok[i].bytes, "%s: %lld", ok[i].txt, (long long)b);
+        cr_expect_eq(p, ok[i].pct, "%s: %g", ok[i].txt, p);
+    }
+    const char *bad[] = {"", "GB", "2XB", "-1GB", "0%", "101%", "25 %%", "1e30", "abc", "2GBs"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int64_t b;
+        double p;
+        cr_expect_eq(cat_parse_memory_limit(bad[i], &b, &p), -1, "'%s' accepted", bad[i]);
+    }
+}
+
+Test(memory, parse_fail_spec) {
+    int dev, sticky;
+    int64_t n;
+    cr_assert_eq(exec_parse_fail_spec("host:3", &dev, &n, &sticky), 0);
+    cr_expect(dev == 0 && n == 3 && sticky == 0);
+    cr_assert_eq(exec_parse_fail_spec("device:12+", &dev, &n, &sticky), 0);
+    cr_expect(dev == 1 && n == 12 && sticky == 1);
+    const char *bad[] = {"host:0", "host:", "gpu:1", "device:x", "device:1-", "host:-2", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        cr_expect_eq(exec_parse_fail_spec(bad[i], &dev, &n, &sticky), -1, "'%s' accepted", bad[i]);
+}
+
+/* ------------------------------------------------------- bookkeeping */
+
+/* A fake device address for allocation i (aligned like the real ones). */
+static const void *fake(int i) {
+    return (const void *)(uintptr_t)(0x7f0000000000ull + (uint64_t)i * 512);
+}
+
+Test(memory, budget_accounting) {
+    ExecBudget b;
+    memset(&b, 0, sizeof b);
+    size_t total = 0;
+    for (int i = 1; i <= 1000; i++) {
+        cr_assert_eq(exec_budget_add(&b, fake(i), (size_t)i * 10), 0);
+        total += (size_t)i * 10;
+    }
+    cr_assert_eq(b.used, total);
+    cr_assert_eq(b.n, 1000);
+    cr_assert_eq(exec_budget_fits(&b, (size_t)1 << 40), 1, "no limit: everything fits");
+    cr_assert_eq(exec_budget_left(&b), SIZE_MAX);
+    /* remove every other one, then an unknown address */
+    for (int i = 1; i <= 1000; i += 2) {
+        cr_assert_eq(exec_budget_remove(&b, fake(i)), (size_t)i * 10, "entry %d", i);
+        total -= (size_t)i * 10;
+    }
+    cr_assert_eq(exec_budget_remove(&b, fake(5000)), 0);
+    cr_assert_eq(exec_budget_remove(&b, fake(1)), 0, "removed twice");
+    cr_assert_eq(b.used, total);
+    for (int i = 2; i <= 1000; i += 2)
+        cr_assert_eq(exec_budget_remove(&b, fake(i)), (size_t)i * 10, "entry %d", i);
+    cr_assert_eq(b.used, 0);
+    cr_assert_eq(b.n, 0);
+    cr_assert_eq(b.peak, 5005000);
+    /* the same address twice is one allocation */
+    cr_assert_eq(exec_budget_add(&b, fake(7), 100), 0);
+    cr_assert_eq(exec_budget_add(&b, fake(7), 300), 0);
+    cr_expect(b.used == 300 && b.n == 1);
+    cr_assert_eq(exec_budget_remove(&b, fake(7)), 300);
+    cr_expect(b.used == 0 && b.n == 0);
+    /* a limit */
+    b.limit = 1000;
+    cr_assert_eq(exec_budget_add(&b, fake(1), 600), 0);
+    cr_expect_eq(exec_budget_fits(&b, 400), 1);
+    cr_expect_eq(exec_budget_fits(&b, 401), 0);
+    cr_expect_eq(exec_budget_left(&b), 400);
+    /* a limit lowered below what is live: nothing fits, nothing is left */
+    b.limit = 500;
+    cr_expect_eq(exec_budget_fits(&b, 1), 0);
+    cr_expect_eq(exec_budget_left(&b), 0);
+    exec_budget_free(&b);
+}
+
+Test(memory, fault_injection_counts) {
+    ExecBudget b;
+    memset(&b, 0, sizeof b);
+    exec_budget_fail_at(&b, 3, 0);
+    int fails[6];
+    for (int i = 0; i < 6; i++)
+        fails[i] = exec_budget_inject(&b);
+    cr_expect(!fails[0] && !fails[1] && fails[2] && !fails[3] && !fails[4] && !fails[5]);
+    exec_budget_fail_at(&b, 2, 1);
+    for (int i = 0; i < 6; i++)
+        fails[i] = exec_budget_inject(&b);
+    cr_expect(!fails[0] && fails[1] && fails[2] && fails[3] && fails[4] && fails[5]);
+    cr_expect_eq(b.count, 6);
+    exec_budget_fail_at(&b, 0, 1);
+    for (int i = 0; i < 6; i++)
+        cr_expect_eq(exec_budget_inject(&b), 0);
+}
+
+/* The cache evicts the least recently used entry that no live value
+ * reads; an entry being read is never chosen. */
+Test(memory, eviction_skips_pinned_entries) {
+    ExecCacheEntry e[5];
+    memset(e, 0, sizeof e);
+    int64_t last[5] = {7, 3, 9, 1, 5};
+    for (int i = 0; i < 5; i++)
+        e[i].last_use = last[i], e[i].bytes = 100;
+    cr_expect_eq(exec_cache_victim(e, 5), 3);
+    e[3].readers = 1;
+    cr_expect_eq(exec_cache_victim(e, 5), 1);
+    e[1].readers = 2;
+    cr_expect_eq(exec_cache_victim(e, 5), 4);
+    for (int i = 0; i < 5; i++)
+        e[i].readers = 1;
+    cr_expect_eq(exec_cache_victim(e, 5), -1, "every entry is being read");
+    cr_expect_eq(exec_cache_victim(e, 0), -1);
+}
+
+/* The recovery's steps: one retry on the GPU, then the CPU twin (auto) or
+ * the error (gpu). */
+Test(memory, recovery_steps) {
+    cr_expect_eq(exec_oom_step(1, 1), EXEC_OOM_RETRY);
+    cr_expect_eq(exec_oom_step(1, 0), EXEC_OOM_RETRY);
+    cr_expect_eq(exec_oom_step(2, 1), EXEC_OOM_CPU);
+    cr_expect_eq(exec_oom_step(2, 0), EXEC_OOM_FAIL);
+    cr_expect_eq(exec_oom_step(3, 1), EXEC_OOM_CPU);
+}
+
+/* ---------------------------------------------------- config and SET */
+
+static char tmpdir[256];
+
+/* Write text to tmpdir/name. */
+static void put(const char *name, const char *text) {
+    if (!tmpdir[0]) {
+        snprintf(tmpdir, sizeof tmpdir, "/tmp/gqp_memtest_XXXXXX");
+        cr_assert_not_null(mkdtemp(tmpdir));
+    }
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", tmpdir, name);
+    FILE *f = fopen(p, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* Open tmpdir/gqp.yaml; returns gqp_open's code, *db the handle. */
+static int open_cfg(gqp **db) {
+    char p[512];
+    snprintf(p, sizeof p, "%s/gqp.yaml", tmpdir);
+    return gqp_open(p, db);
+}
+
+Test(memory, config_memory_limit) {
+    put("t.csv", "1\n2\n");
+    put("gqp.yaml",
+        "tables:\n  - name: t\n    source: t.csv\n    columns: [{name: a, type: INT32}]\n"
+        "device:\n  memory_limit: 25%\n");
+    gqp *db;
+    cr_assert_eq(open_cfg(&db), GQP_OK, "%s", gqp_errmsg(db));
+    cr_expect_eq(db->mem_limit_pct, 25);
+    cr_expect_eq(db->mem_limit_bytes, 0);
+    gqp_close(db);
+    put("gqp.yaml", "device:\n  memory_limit: 512MiB\n");
+    cr_assert_eq(open_cfg(&db), GQP_OK, "%s", gqp_errmsg(db));
+    cr_expect_eq(db->mem_limit_bytes, 536870912);
+    gqp_close(db);
+    /* a bad value names the file, line and column and the accepted forms */
+    put("gqp.yaml", "device:\n  gpu_cache_bytes: 100\n  memory_limit: lots\n");
+    cr_assert_eq(open_cfg(&db), GQP_ERROR);
+    cr_expect(strstr(gqp_errmsg(db), "gqp.yaml:3:17:") && strstr(gqp_errmsg(db), "memory_limit") &&
+                  strstr(gqp_errmsg(db), "'lots'") && strstr(gqp_errmsg(db), "GiB"),
+              "%s", gqp_errmsg(db));
+    gqp_close(db);
+    /* given twice: the strict keys refuse it */
+    put("gqp.yaml", "device:\n  memory_limit: 1GB\n  memory_limit: 2GB\n");
+    cr_assert_eq(open_cfg(&db), GQP_ERROR);
+    cr_expect(strstr(gqp_errmsg(db), "duplicate key"), "%s", gqp_errmsg(db));
+    gqp_close(db);
+}
+
+/* Run sql to completion; returns the final code (GQP_DONE or an error). */
+static int run(gqp *db, const char *sql) {
+    gqp_stmt *st = NULL;
+    int rc = gqp_prepare(db, sql, -1, &st, NULL);
+    if (rc != GQP_OK) return rc;
+    if (!st) return GQP_DONE;
+    while ((rc = gqp_step(st)) == GQP_ROW)
+        ;
+    gqp_finalize(st);
+    return rc;
+}
+
+Test(memory, set_memory_limit) {
+    gqp *db;
+    cr_assert_eq(gqp_open(NULL, &db), GQP_OK);
+    cr_assert_eq(run(db, "SET memory_limit = '2GB'"), GQP_DONE, "%s", gqp_errmsg(db));
+    cr_expect_eq(db->mem_limit_bytes, 2000000000);
+    cr_assert_eq(run(db, "SET memory_limit = '25%'"), GQP_DONE, "%s", gqp_errmsg(db));
+    cr_expect(db->mem_limit_bytes == 0 && db->mem_limit_pct == 25);
+    cr_assert_eq(run(db, "SET memory_limit = 1048576"), GQP_DONE, "%s", gqp_errmsg(db));
+    cr_expect(db->mem_limit_bytes == 1048576 && db->mem_limit_pct == 0);
+    cr_assert_eq(run(db, "SET memory_limit = 'none'"), GQP_DONE, "%s", gqp_errmsg(db));
+    cr_expect(db->mem_limit_bytes == 0 && db->mem_limit_pct == 0);
+    cr_assert_eq(run(db, "SET memory_limit = '12 parsecs'"), GQP_ERROR);
+    cr_expect(strstr(gqp_errmsg(db), "Binder Error: memory_limit must be") &&
+                  strstr(gqp_errmsg(db), "'12 parsecs'"),
+              "%s", gqp_errmsg(db));
+    cr_assert_eq(run(db, "SET memory_limit = -5"), GQP_ERROR);
+    gqp_close(db);
+}
+
+/* ------------------------------------------- host allocation failures */
+
+/* The rows of sql as one string ("a|b\n" per row), or NULL with *rc the
+ * failing code. */
+static char *rows_of(gqp *db, const char *sql, int *rc) {
+    gqp_stmt *st = NULL;
+    *rc = gqp_prepare(db, sql, -1, &st, NULL);
+    if (*rc != GQP_OK) return NULL;
+    size_t cap = 1 << 16, len = 0;
+    char *out = malloc(cap);
+    cr_assert_not_null(out);
+    out[0] = 0;
+    while ((*rc = gqp_step(st)) == GQP_ROW) {
+        for (int c = 0; c < gqp_column_count(st); c++) {
+            const char *t = (const char *)gqp_column_text(st, c);
+            size_t l = strlen(t ? t : "NULL") + 2;
+            if (len + l + 1 > cap) {
+                cap = 2 * (len + l + 1);
+                out = realloc(out, cap);
+                cr_assert_not_null(out);
+            }
+            len += (size_t)snprintf(out + len, cap - len, "%s%c", t ? t : "NULL",
+                                    c + 1 < gqp_column_count(st) ? '|' : '\n');
+        }
+    }
+    gqp_finalize(st);
+    if (*rc != GQP_DONE) {
+        free(out);
+        return NULL;
+    }
+    return out;
+}
+
+/* Tables t (k, v, s, 10,000 rows) and u (k, 100 rows) in db. */
+static void make_tables(gqp *db) {
+    const char *setup[] = {
+        "CREATE TABLE d(x INTEGER)",
+        "INSERT INTO d VALUES (0),(1),(2),(3),(4),(5),(6),(7),(8),(9)",
+        "CREATE TABLE t(k INTEGER, v DOUBLE, s VARCHAR)",
+        "INSERT INTO t SELECT a.x*1000+b.x*100+c.x*10+e.x, a.x*0.5+e.x, CASE WHEN b.x < 3 THEN "
+        "'lo' ELSE 'hi' END FROM d a, d b, d c, d e",
+        "CREATE TABLE u(k INTEGER, w INTEGER)",
+        "INSERT INTO u SELECT a.x*10+b.x, a.x FROM d a, d b"};
+    for (size_t i = 0; i < sizeof setup / sizeof setup[0]; i++)
+        cr_assert_eq(run(db, setup[i]), GQP_DONE, "%s: %s", setup[i], gqp_errmsg(db));
+}
+
+/* Queries that cover the executor's node kinds (filters, joins, sorts,
+ * grouped and dense aggregates, strings, limits, set operations). */
+static const char *queries[] = {
+    "SELECT COUNT(*), SUM(k), SUM(v) FROM t WHERE v > 2",
+    "SELECT s, COUNT(*), MIN(k), MAX(v) FROM t GROUP BY s ORDER BY s",
+    "SELECT t.k, u.w FROM t JOIN u ON t.k = u.k ORDER BY t.k",
+    "SELECT u.w, SUM(t.v) FROM t JOIN u ON t.k % 100 = u.k GROUP BY u.w ORDER BY u.w",
+    "SELECT k, v FROM t ORDER BY v DESC, k LIMIT 7 OFFSET 3",
+    "SELECT u.k, COUNT(t.k) FROM u LEFT JOIN t ON t.k = u.k * 200 GROUP BY u.k ORDER BY u.k",
+    "SELECT k FROM u WHERE k < 5 UNION SELECT k FROM t WHERE k > 9995 ORDER BY 1",
+    "SELECT DISTINCT w FROM u ORDER BY w",
+    "SELECT k, CAST(v AS TEXT) FROM t WHERE k < 4 ORDER BY k"};
+
+/* Run every query normally, then with each of its host allocations
+ * failing in turn (n = 1 .. the allocations its normal run made): each
+ * run answers as the normal one or fails with an out-of-memory error.
+ * strict: the run with n one past the count must not fail (the plan, and
+ * so the count, is the same every run: not so under auto with a GPU,
+ * whose placement follows the columns' read counts). */
+static void check_host_failures(gqp *db, int strict) {
+    for (size_t q = 0; q < sizeof queries / sizeof queries[0]; q++) {
+        int rc;
+        gqp_test_fail_alloc(db, 0, 0, 0);
+        char *want = rows_of(db, queries[q], &rc);
+        cr_assert_not_null(want, "%s: %s", queries[q], gqp_errmsg(db));
+        int64_t count = gqp_test_alloc_count(db, 0);
+        cr_assert_gt(count, 0, "%s made no host allocation", queries[q]);
+        for (int64_t n = 1; n <= count + 1; n++) {
+            gqp_test_fail_alloc(db, 0, n, 0);
+            char *got = rows_of(db, queries[q], &rc);
+            gqp_test_fail_alloc(db, 0, 0, 0);
+            if (got)
+                cr_expect_str_eq(got, want, "%s with host allocation %lld failing", queries[q],
+                                 (long long)n);
+            else
+                cr_expect(strstr(gqp_errmsg(db), "out of memory"),
+                          "%s with host allocation %lld failing: %s", queries[q], (long long)n,
+                          gqp_errmsg(db));
+            if (strict && n == count + 1) cr_expect_not_null(got, "%s: nothing failed", queries[q]);
+            free(got);
+        }
+        free(want);
+    }
+}
+
+Test(memory, host_allocation_failures_cpu) {
+    gqp *db;
+    cr_assert_eq(gqp_open(NULL, &db), GQP_OK);
+    cr_assert_eq(gqp_set_device(db, GQP_DEVICE_CPU), GQP_OK);
+    cr_assert_eq(gqp_set_threads(db, 2), GQP_OK);
+    make_tables(db);
+    check_host_failures(db, 1);
+    gqp_close(db);
+}
+
+Test(memory, host_allocation_failures_auto) {
+    gqp *db;
+    cr_assert_eq(gqp_open(NULL, &db), GQP_OK);
+    cr_assert_eq(gqp_set_threads(db, 2), GQP_OK);
+    make_tables(db);
+    check_host_failures(db, !prim_gpu_available());
+    gqp_close(db);
+}
+
+/* EXPLAIN ANALYZE's text and JSON for nodes that recovered from a device
+ * out-of-memory (the fields the executor sets, set here by hand). */
+Test(memory, explain_names_the_recovery) {
+    gqp *db;
+    cr_assert_eq(gqp_open(NULL, &db), GQP_OK);
+    cr_assert_eq(gqp_set_device(db, GQP_DEVICE_CPU), GQP_OK);
+    make_tables(db);
+    gqp_stmt *st;
+    cr_assert_eq(gqp_prepare(db, "SELECT k FROM u WHERE w > 3", -1, &st, NULL), GQP_OK);
+    while (gqp_step(st) == GQP_ROW)
+        ;
+    Dag *d = st->dag;
+    cr_assert_gt(d->nnodes, 1);
+    d->nodes[0].oom_action = 2;
+    d->nodes[0].oom_need = 80000;
+    d->nodes[0].oom_avail = 16000;
+    d->nodes[0].oom_limit = 1;
+    d->nodes[1].oom_action = 1;
+    d->nodes[1].oom_need = 4096;
+    d->nodes[1].oom_avail = 1024;
+    char *t = plan_explain_text(d, 1);
+    cr_assert_not_null(t);
+    cr_expect(strstr(t, "(ran on the CPU after a device out-of-memory: 80000 bytes needed, 16000 "
+                        "available under memory_limit)") &&
+                  strstr(t, "(ran again on the GPU after a device out-of-memory: 4096 bytes "
+                            "needed, 1024 available)"),
+              "%s", t);
+    free(t);
+    char *j = plan_explain_json(d, 1);
+    cr_assert_not_null(j);
+    cr_expect(strstr(j, "\"device_oom\": {\"action\": \"cpu\", \"bytes_needed\": 80000, "
+                        "\"bytes_available\": 16000, \"memory_limit\": true}") &&
+                  strstr(j, "\"action\": \"retry\""),
+              "%s", j);
+    free(j);
+    /* not analyzed: no such text */
+    t = plan_explain_text(d, 0);
+    cr_expect_null(strstr(t, "out-of-memory"), "%s", t);
+    free(t);
+    gqp_finalize(st);
+    gqp_close(db);
+}
+
+/* ------------------------------------------------------ on the GPU */
+
+/* The accounted allocator against memory_limit and the device itself; a
+ * failed cudaMallocAsync leaves no error behind for later calls. */
+Test(memory_gpu, allocator_limit_and_error_state) {
+    if (!prim_gpu_available()) cr_skip_test("no CUDA device");
+    char err[256];
+    ExecDevice *d = exec_device_open(0, err, sizeof err);
+    cr_assert_not_null(d, "%s", err);
+    exec_device_set_limit(d, 1 << 20, 0);
+    cr_assert_eq(exec_device_limit(d), 1 << 20);
+    void *a = exec_dev_alloc(d, 600 << 10, d->stream);
+    cr_assert_not_null(a);
+    cr_expect_eq(exec_device_used(d), 600 << 10);
+    void *b = exec_dev_alloc(d, 600 << 10, d->stream);
+    cr_expect_null(b, "over the limit");
+    int64_t cnt;
+    size_t need, avail;
+    cr_expect_eq(exec_device_oom(d, &cnt, &need, &avail), 2);
+    cr_expect(cnt == 1 && need == 600 << 10 && avail == 424 << 10, "%lld %zu %zu", (long long)cnt,
+              need, avail);
+    exec_dev_free(d, a, d->stream);
+    cr_expect_eq(exec_device_used(d), 0);
+    b = exec_dev_alloc(d, 600 << 10, d->stream);
+    cr_expect_not_null(b);
+    exec_dev_free(d, b, d->stream);
+    /* a share of the device */
+    exec_device_set_limit(d, 0, 50);
+    size_t fr, total;
+    cr_assert_eq(prim_gpu_mem_info(&fr, &total), 0);
+    cr_expect_eq(exec_device_limit(d), (size_t)((double)total * 0.5));
+    /* more than the device has: a real cudaErrorMemoryAllocation */
+    exec_device_set_limit(d, 0, 0);
+    void *huge = exec_dev_alloc(d, total * 4, d->stream);
+    cr_expect_null(huge);
+    cr_expect_eq(exec_device_oom(d, NULL, &need, &avail), 1);
+    cr_expect(need == total * 4 && avail <= total, "%zu %zu", need, avail);
+    /* the runtime's error state is clear: the next calls work */
+    void *ok = exec_dev_alloc(d, 4096, d->stream);
+    cr_expect_not_null(ok);
+    cr_expect_eq(prim_gpu_memset(ok, 0, 4096, d->stream, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(prim_gpu_sync(d->stream, err, sizeof err), 0, "%s", err);
+    exec_dev_free(d, ok, d->stream);
+    /* fault injection: the 2nd allocation fails, the 3rd works */
+    exec_device_fail_at(d, 2, 0);
+    void *p1 = exec_dev_alloc(d, 64, d->stream), *p2 = exec_dev_alloc(d, 64, d->stream),
+         *p3 = exec_dev_alloc(d, 64, d->stream);
+    cr_expect(p1 && !p2 && p3);
+    cr_expect_eq(exec_device_alloc_count(d), 3);
+    exec_dev_free(d, p1, d->stream);
+    exec_dev_free(d, p3, d->stream);
+    exec_device_close(d);
+}
+
+/* A column cache budget far below what one query reads: the cache evicts
+ * only columns no running query reads (it used to evict the least
+ * recently used one even while a later node still read it). */
+Test(memory_gpu, cache_budget_keeps_columns_being_read) {
+    if (!prim_gpu_available()) cr_skip_test("no CUDA device");
+    gqp *db;
+    cr_assert_eq(gqp_open(NULL, &db), GQP_OK);
+    db->gpu_cache_bytes = 1; /* before the GPU session opens */
+    make_tables(db);
+    size_t nq = sizeof queries / sizeof queries[0];
+    for (int rep = 0; rep < 2; rep++)
+        for (size_t q = 0; q < nq; q++) {
+            int rc;
+            cr_assert_eq(gqp_set_device(db, GQP_DEVICE_CPU), GQP_OK);
+            char *want = rows_of(db, queries[q], &rc);
+            cr_assert_not_null(want, "%s: %s", queries[q], gqp_errmsg(db));
+            cr_assert_eq(gqp_set_device(db, GQP_DEVICE_GPU), GQP_OK);
+            char *got = rows_of(db, queries[q], &rc);
+            cr_expect_not_null(got, "%s: %s", queries[q], gqp_errmsg(db));
+            if (got) cr_expect_str_eq(got, want, "%s", queries[q]);
+            free(got);
+            free(want);
+        }
+    gqp_close(db);
+}
+
+/* Every query, with every node on the GPU: every device allocation from
+ * the n-th on failing, with the CPU fallback (as under auto), answers as
+ * the CPU does, and EXPLAIN ANALYZE names the nodes that moved; a tiny
+ * memory_limit likewise; without the fallback (--device gpu) the error
+ * gives the bytes needed and available. */
+Test(memory_gpu, recovery_on_the_cpu_twin) {
+    if (!prim_gpu_available()) cr_skip_test("no CUDA device");
+    gqp *db;
+    cr_assert_eq(gqp_open(NULL, &db), GQP_OK);
+    make_tables(db);
+    cr_assert_eq(gqp_set_device(db, GQP_DEVICE_CPU), GQP_OK);
+    size_t nq = sizeof queries / sizeof queries[0];
+    char *want[16];
+    for (size_t q = 0; q < nq; q++) {
+        int rc;
+        want[q] = rows_of(db, queries[q], &rc);
+        cr_assert_not_null(want[q], "%s: %s", queries[q], gqp_errmsg(db));
+    }
+    cr_assert_eq(gqp_set_device(db, GQP_DEVICE_GPU), GQP_OK);
+    db->oom_fallback_gpu = 1;
+    for (size_t q = 0; q < nq; q++) {
+        int rc;
+        gqp_test_fail_alloc(db, 1, 0, 0);
+        char *got = rows_of(db, queries[q], &rc);
+        cr_assert_not_null(got, "%s: %s", queries[q], gqp_errmsg(db));
+        free(got);
+        int64_t count = gqp_test_alloc_count(db, 1);
+        for (int64_t n = 1; n <= count; n += count / 5 + 1)
+            for (int sticky = 0; sticky < 2; sticky++) {
+                gqp_test_fail_alloc(db, 1, n, sticky);
+                got = rows_of(db, queries[q], &rc);
+                gqp_test_fail_alloc(db, 1, 0, 0);
+                cr_expect_not_null(got, "%s, device allocation %lld%s failing: %s", queries[q],
+                                   (long long)n, sticky ? "+" : "", gqp_errmsg(db));
+                if (got)
+                    cr_expect_str_eq(got, want[q], "%s, device allocation %lld%s failing",
+                                     queries[q], (long long)n, sticky ? "+" : "");
+                free(got);
+            }
+    }
+    /* EXPLAIN ANALYZE says which node moved and why */
+    gqp_test_fail_alloc(db, 1, 1, 1);
+    char *plan = NULL;
+    cr_assert_eq(gqp_explain(db, queries[0], -1, GQP_EXPLAIN_ANALYZE, &plan), GQP_OK, "%s",
+                 gqp_errmsg(db));
+    gqp_test_fail_alloc(db, 1, 0, 0);
+    cr_expect(strstr(plan, "[cpu]") &&
+                  strstr(plan, "ran on the CPU after a device out-of-memory") &&
+                  strstr(plan, "bytes needed"),
+              "%s", plan);
+    gqp_free(plan);
+    /* a memory_limit far below what the queries read */
+    cr_assert_eq(run(db, "SET memory_limit = '16KB'"), GQP_DONE, "%s", gqp_errmsg(db));
+    for (size_t q = 0; q < nq; q++) {
+        int rc;
+        char *got = rows_of(db, queries[q], &rc);
+        cr_expect_not_null(got, "%s under 16KB: %s", queries[q], gqp_errmsg(db));
+        if (got) cr_expect_str_eq(got, want[q], "%s under 16KB", queries[q]);
+        free(got);
+    }
+    /* --device gpu proper: the query fails, saying what was needed */
+    db->oom_fallback_gpu = 0;
+    int rc;
+    char *got = rows_of(db, queries[0], &rc);
+    cr_expect_null(got);
+    cr_expect(strstr(gqp_errmsg(db), "out of device memory") &&
+                  strstr(gqp_errmsg(db), "bytes needed") &&
+                  strstr(gqp_errmsg(db), "available under memory_limit"),
+              "%s", gqp_errmsg(db));
+    free(got);
+    /* with the limit gone the same handle runs on the GPU again */
+    cr_assert_eq(run(db, "SET memory_limit = 'none'"), GQP_DONE);
+    got = rows_of(db, queries[0], &rc);
+    cr_expect_not_null(got, "%s", gqp_errmsg(db));
+    if (got) cr_expect_str_eq(got, want[0]);
+    free(got);
+    for (size_t q = 0; q < nq; q++)
+        free(want[q]);
+    gqp_close(db);
+}
