@@ -469,11 +469,11 @@ static int to_text(Exec *x, const DagNode *node, const PrimVec *in, int64_t n, R
             const char *s = row_text(node, in, i, date, rd, buf);
             if (!s) s = node->totext_null;
             const char *other = node->totext_text;
-            if (use == TU_CMP && node->ninputs > 1)
+            if ((use == TU_CMP || use == TU_LIKE) && node->ninputs > 1)
                 other = in[1].valid && !in[1].valid[i]
                             ? NULL
                             : cat_dict_str(node->totext_dict, ((const int32_t *)in[1].data)[i]);
-            if (use == TU_CMP && !other) s = NULL;
+            if ((use == TU_CMP || (use == TU_LIKE && node->ninputs > 1)) && !other) s = NULL;
             if (o->valid) o->valid[i] = s != NULL;
             if (!s) s = other = "";
             switch (use) {
@@ -485,7 +485,7 @@ static int to_text(Exec *x, const DagNode *node, const PrimVec *in, int64_t n, R
                 break;
             case TU_LIKE:
                 ((uint8_t *)o->data)[i] =
-                    (uint8_t)(plan_like_match(s, node->totext_text) ^ (node->totext_neg ? 1 : 0));
+                    (uint8_t)(plan_like_match(s, other) ^ (node->totext_neg ? 1 : 0));
                 break;
             default:
                 ((uint8_t *)o->data)[i] = (uint8_t)cmp_holds(node->totext_op, strcmp(s, other));

@@ -2741,16 +2741,32 @@ static BExpr *bind_expr(BindCtx *bc, const AstExpr *e, int allow_agg) {
         if (p->kind != BE_CONST) {
             /* a pattern of a text expression: a lookup over the pairs of
              * the value's and the pattern's entries */
-            if (runtime_text(x) || runtime_text(p))
-                return runtime_text_fail(bc, runtime_text(x) ? x : p, "LIKE with");
-            if ((double)x->dict->n * (double)p->dict->n > (double)fn_pairs_max())
-                return bind_fail(bc, "Not implemented", e->b->pos,
-                                 "LIKE with a non-constant pattern whose distinct values and "
-                                 "the value's make more than %lld pairs (%lld x %lld)",
-                                 (long long)fn_pairs_max(), (long long)x->dict->n,
-                                 (long long)p->dict->n);
-            BExpr *l = fn_like_pairs(A, x, p, e->negated, e->pos);
-            return l ? l : bind_oom(bc);
+            if (runtime_text(p)) return runtime_text_fail(bc, p, "LIKE with");
+            if (!runtime_text(x) &&
+                (double)x->dict->n * (double)p->dict->n <= (double)fn_pairs_max()) {
+                BExpr *l = fn_like_pairs(A, x, p, e->negated, e->pos);
+                return l ? l : bind_oom(bc);
+            }
+            /* too many pairs (or x is text made at run time): the match
+             * runs when the query does, on the CPU, over x's text and the
+             * pattern's codes (to-text TU_LIKE with a second input); a
+             * text x becomes run-time text as the pair (x, '') */
+            BExpr *rt = x;
+            if (!runtime_text(x)) {
+                BExpr *empty = bx_new(A, BE_CONST, CAT_STRING, e->pos);
+                if (!empty || !(empty->dict = bx_literal_dict(A, ""))) return bind_oom(bc);
+                if (!(rt = bx_new(A, BE_TOTEXT, CAT_STRING, e->pos)) ||
+                    !(rt->a = fn_pair_index(A, x, empty, e->pos)))
+                    return bind_oom(bc);
+                rt->tuse = TU_TEXT;
+                rt->tpair[0] = x->dict;
+                rt->tpair[1] = empty->dict;
+            }
+            BExpr *u = text_use(bc, rt, TU_LIKE, CAT_BOOL, e->pos);
+            if (!u) return NULL;
+            u->b = p;
+            u->negated = e->negated;
+            return u;
         }
         const char *pat = const_text(p);
         if (runtime_text(x)) {

@@ -62,7 +62,9 @@ typedef enum BExprKind {
  *                     number gives the text tnull when set (COALESCE)
  *   TU_INT    INT64   CAST(text AS INTEGER)  (cat_text_to_int64)
  *   TU_REAL   FLOAT64 CAST(text AS REAL)     (cat_text_to_real)
- *   TU_LIKE   BOOL    text LIKE ttext, NOT LIKE when negated
+ *   TU_LIKE   BOOL    text LIKE ttext, or LIKE the STRING expression b
+ *                     when b is set (NULL if it is NULL); NOT LIKE when
+ *                     negated
  *   TU_CMP    BOOL    text <op> ttext, or <op> the STRING expression b
  *                     (a dictionary of bind time) when b is set, in byte
  *                     order (SQLite's BINARY); NULL if either is NULL
