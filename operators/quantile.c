@@ -151,7 +151,7 @@ static int q_fetch(Lower *L, int xs, int idx, int64_t est) {
 }
 
 int op_quantile(Lower *L, LowState *st, const BAgg *ag, const int *keys, int ng, int starts,
-                int64_t est_groups, char **label) {
+                int64_t est_groups, int *shared, char **label) {
     PlanBuf lb = {0};
     if (ag->quant == AQ_CONT && ag->q == 0.5)
         plan_buf_printf(&lb, "median(%s)", op_expr_label(L, st, ag->arg));
@@ -162,6 +162,11 @@ int op_quantile(Lower *L, LowState *st, const BAgg *ag, const int *keys, int ng,
     free(lb.s);
     if (!*label) return op_fail(L, "out of memory");
     if (ng + 1 > DAG_MAX_IO) return op_fail(L, "too many GROUP BY keys");
+    int xs, counts[2];
+    if (shared[0] >= 0) { /* an earlier order statistic of the same argument */
+        xs = shared[0], counts[0] = shared[1], counts[1] = shared[2];
+        goto sorted;
+    }
     int x = op_expr(L, st, ag->arg, op_prim_type(ag->arg->type), 0);
     if (x < 0) return -1;
     /* sort (keys, x): the groups in the group-key sort's order, each
@@ -178,10 +183,9 @@ int op_quantile(Lower *L, LowState *st, const BAgg *ag, const int *keys, int ng,
     sn->est_rows = st->est_rows;
     sn->label = plan_strdup(L->arena, "group keys, quantile argument");
     if (!sn->desc) return op_fail(L, "out of memory");
-    int xs = op_gather(L, x, plan_dag_out(L->dag, sort, 0), st->est_rows);
+    xs = op_gather(L, x, plan_dag_out(L->dag, sort, 0), st->est_rows);
     if (xs < 0) return -1;
     /* per group: its non-NULL values and its rows */
-    int counts[2];
     for (int c = 0; c < 2; c++) {
         int in[2] = {starts, xs};
         int node = plan_dag_add(L->dag, DN_SEGREDUCE, in, c == 0 ? 2 : 1, 1, &i64);
@@ -195,6 +199,8 @@ int op_quantile(Lower *L, LowState *st, const BAgg *ag, const int *keys, int ng,
         L->dag->values[counts[c]].ltype = CAT_INT64;
         L->dag->values[counts[c]].est_rows = est_groups;
     }
+    shared[0] = xs, shared[1] = counts[0], shared[2] = counts[1];
+sorted:;
     int in[3] = {starts, counts[1], counts[0]};
     if (ag->quant == AQ_DISC) {
         int idx = q_index(L, in, AQ_DISC, ag->q, 0, est_groups);
