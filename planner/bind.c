@@ -1562,6 +1562,9 @@ static BExpr *column_text(BindCtx *bc, BExpr *x) {
         return x;
     const CatStats *st = &bc->b->rels[c->slot].table->cols[c->col].stats;
     int64_t lo = 0, hi = -1;
+    /* statistics are doubles: exact below 2^53 only */
+    if (st->has_minmax && (st->min < -9007199254740992.0 || st->max > 9007199254740992.0))
+        return x;
     if (st->has_minmax) lo = (int64_t)st->min, hi = (int64_t)st->max;
     if (hi - lo >= fn_pairs_max()) return x;
     int unsupported = 0;
