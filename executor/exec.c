@@ -307,6 +307,8 @@ static double now_ms(void) {
  * into buf (>= 32 bytes); NULL for a NULL value. */
 static const char *number_text(const PrimVec *in, int64_t i, int date, char *buf) {
     if (in->valid && !in->valid[i]) return NULL;
+    if (in->type == PRIM_I32) /* STRING codes: see value_text */
+        return NULL;
     if (in->type == PRIM_F64)
         cat_format_real(((const double *)in->data)[i], 15, buf, 32);
     else if (date >= 2) /* DECIMAL of scale date - 2 */
@@ -316,6 +318,117 @@ static const char *number_text(const PrimVec *in, int64_t i, int date, char *buf
     else
         snprintf(buf, 32, "%lld", (long long)((const int64_t *)in->data)[i]);
     return buf;
+}
+
+/* Text of value i of in as number_text, except that STRING codes (an I32
+ * vector, group_concat's run-time text) read as their entry of dict d. */
+static const char *value_text(const PrimVec *in, int64_t i, int date, const CatDict *d, char *buf) {
+    if (in->type == PRIM_I32 && d)
+        return in->valid && !in->valid[i] ? NULL : cat_dict_str(d, ((const int32_t *)in->data)[i]);
+    return number_text(in, i, date, buf);
+}
+
+/* Bytes a row's text needs in to_text: 32 for a number, the longest
+ * entries of the two dictionaries (plus NUL) for a pair index. */
+static size_t text_width(const DagNode *node) {
+    if (!node->totext_pair[0]) return 32;
+    size_t w = 1;
+    for (int k = 0; k < 2; k++) {
+        int64_t m = 0;
+        for (int64_t i = 0; i < node->totext_pair[k]->n; i++)
+            if (cat_dict_len(node->totext_pair[k], i) > m)
+                m = cat_dict_len(node->totext_pair[k], i);
+        w += (size_t)m;
+    }
+    return w < 32 ? 32 : w;
+}
+
+/* Text of row i of to-text node node's input in (value_text, or for a
+ * pair index x * |d1| + y the concatenation d1[x] || d2[y]) into buf
+ * (text_width bytes); NULL for NULL. */
+static const char *row_text(const DagNode *node, const PrimVec *in, int64_t i, int date,
+                            const CatDict *d, char *buf) {
+    const CatDict *p0 = node->totext_pair[0], *p1 = node->totext_pair[1];
+    if (!p0) return value_text(in, i, date, d, buf);
+    if (in->valid && !in->valid[i]) return NULL;
+    int64_t v = ((const int64_t *)in->data)[i], n1 = p1->n ? p1->n : 1;
+    int64_t a = v / n1, b = v % n1;
+    if (a < 0 || a >= p0->n || b < 0 || b >= p1->n) return NULL;
+    size_t la = (size_t)cat_dict_len(p0, a), lb = (size_t)cat_dict_len(p1, b);
+    memcpy(buf, cat_dict_str(p0, a), la);
+    memcpy(buf + la, cat_dict_str(p1, b), lb);
+    buf[la + lb] = 0;
+    return buf;
+}
+
+/* DN_TOTEXT node with TU_GCONCAT: in[0] holds the values in group order
+ * (STRING codes of node->totext_dict or of d, numbers, DATE days), in[1]
+ * the nseg group starts; out (nseg rows, validity) receives per group the
+ * text of its non-NULL values joined by node->totext_text, NULL when it
+ * has none, as codes into a dictionary built now (it joins x->dicts and
+ * becomes out->rdict). SQLite's group_concat. Returns 0 or -1. */
+static int group_concat(Exec *x, const DagNode *node, const PrimVec *in, const CatDict *d,
+                        RtVal *out) {
+    int64_t n = in[0].n, nseg = in[1].n;
+    const int64_t *starts = in[1].data;
+    const char *sep = node->totext_text ? node->totext_text : ",";
+    size_t seplen = strlen(sep), total = 0;
+    int date = node->totext_date;
+    char nb[32];
+    PrimVec *o = &out->h;
+    size_t *lens = calloc((size_t)(nseg ? nseg : 1), sizeof(size_t));
+    const char **strs = calloc((size_t)(nseg ? nseg : 1), sizeof(char *));
+    CatDict **nd = realloc(x->dicts, sizeof(CatDict *) * (size_t)(x->ndicts + 1));
+    if (nd) x->dicts = nd;
+    if (!lens || !strs || !nd) {
+        free(lens);
+        free(strs);
+        return ex_fail(x, "Execution Error: out of memory");
+    }
+    /* lengths first, then one buffer for every group's text */
+    for (int pass = 0; pass < 2; pass++) {
+        char *buf = NULL;
+        if (pass == 1 && !(buf = malloc(total ? total : 1))) {
+            free(lens);
+            free(strs);
+            return ex_fail(x, "Execution Error: out of memory");
+        }
+        size_t at = 0;
+        for (int64_t s = 0; s < nseg; s++) {
+            int64_t hi = s + 1 < nseg ? starts[s + 1] : n;
+            size_t len = 0;
+            int any = 0;
+            if (pass == 1) strs[s] = buf + at;
+            for (int64_t i = starts[s]; i < hi; i++) {
+                const char *t = value_text(&in[0], i, date, d, nb);
+                if (!t) continue;
+                size_t tl = strlen(t);
+                if (pass == 1) {
+                    if (any) memcpy(buf + at + len, sep, seplen);
+                    memcpy(buf + at + len + (any ? seplen : 0), t, tl);
+                }
+                len += (any ? seplen : 0) + tl;
+                any = 1;
+            }
+            if (pass == 0) {
+                total += len;
+                if (o->valid) o->valid[s] = (uint8_t)any;
+            } else {
+                lens[s] = len;
+                at += len;
+            }
+        }
+        if (pass == 1) {
+            CatDict *dict = cat_dict_build(strs, lens, nseg, o->data);
+            free(buf);
+            free(lens);
+            free(strs);
+            if (!dict) return ex_fail(x, "Execution Error: out of memory");
+            x->dicts[x->ndicts++] = dict;
+            out->rdict = dict;
+        }
+    }
+    return 0;
 }
 
 /* 1 if strcmp-order c satisfies comparison op. */
@@ -345,19 +458,22 @@ static int cmp_holds(AstOp op, int c) {
  * out->rdict). */
 static int to_text(Exec *x, const DagNode *node, const PrimVec *in, int64_t n, RtVal *out) {
     int date = node->totext_date;
+    const CatDict *rd = x->vals[node->inputs[0]].rdict; /* STRING input: group_concat */
     TextUse use = node->totext_use;
     PrimVec *o = &out->h;
+    size_t w = text_width(node);
     if (use != TU_TEXT) {
-        char buf[32];
+        char *buf = malloc(w);
+        if (!buf) return ex_fail(x, "Execution Error: out of memory");
         for (int64_t i = 0; i < n; i++) {
-            const char *s = number_text(in, i, date, buf);
+            const char *s = row_text(node, in, i, date, rd, buf);
             if (!s) s = node->totext_null;
             const char *other = node->totext_text;
-            if (use == TU_CMP && node->ninputs > 1)
+            if ((use == TU_CMP || use == TU_LIKE) && node->ninputs > 1)
                 other = in[1].valid && !in[1].valid[i]
                             ? NULL
                             : cat_dict_str(node->totext_dict, ((const int32_t *)in[1].data)[i]);
-            if (use == TU_CMP && !other) s = NULL;
+            if ((use == TU_CMP || (use == TU_LIKE && node->ninputs > 1)) && !other) s = NULL;
             if (o->valid) o->valid[i] = s != NULL;
             if (!s) s = other = "";
             switch (use) {
@@ -369,16 +485,17 @@ static int to_text(Exec *x, const DagNode *node, const PrimVec *in, int64_t n, R
                 break;
             case TU_LIKE:
                 ((uint8_t *)o->data)[i] =
-                    (uint8_t)(plan_like_match(s, node->totext_text) ^ (node->totext_neg ? 1 : 0));
+                    (uint8_t)(plan_like_match(s, other) ^ (node->totext_neg ? 1 : 0));
                 break;
             default:
                 ((uint8_t *)o->data)[i] = (uint8_t)cmp_holds(node->totext_op, strcmp(s, other));
                 break;
             }
         }
+        free(buf);
         return 0;
     }
-    char *buf = malloc((size_t)(n ? n : 1) * 32);
+    char *buf = malloc((size_t)(n ? n : 1) * w);
     const char **strs = malloc(sizeof(char *) * (size_t)(n ? n : 1));
     size_t *lens = malloc(sizeof(size_t) * (size_t)(n ? n : 1));
     CatDict **nd = realloc(x->dicts, sizeof(CatDict *) * (size_t)(x->ndicts + 1));
@@ -390,7 +507,7 @@ static int to_text(Exec *x, const DagNode *node, const PrimVec *in, int64_t n, R
         return ex_fail(x, "Execution Error: out of memory");
     }
     for (int64_t i = 0; i < n; i++) {
-        const char *s = number_text(in, i, date, buf + i * 32);
+        const char *s = row_text(node, in, i, date, rd, buf + (size_t)i * w);
         if (!s) s = node->totext_null;
         if (o->valid) o->valid[i] = s != NULL;
         strs[i] = s ? s : "";
@@ -720,6 +837,13 @@ static int run_node(Exec *x, int i, int gpu) {
         return ex_fail(x, "Execution Error: transfer nodes are executed implicitly");
     case DN_TOTEXT: {
         if (gpu) return ex_fail(x, "Execution Error: to-text runs on the CPU only");
+        if (n->totext_use == TU_GCONCAT) {
+            if (ex_alloc(x, o0, in[1].n, 1, 0) != 0) return -1;
+            n->rows_in = in[0].n;
+            rc = group_concat(x, n, in,
+                              n->totext_dict ? n->totext_dict : x->vals[n->inputs[0]].rdict, out);
+            break;
+        }
         int64_t len = in[0].n;
         int want_valid = in[0].valid != NULL || (n->ninputs > 1 && in[1].valid != NULL);
         if (ex_alloc(x, o0, len, want_valid, 0) != 0) return -1;

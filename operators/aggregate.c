@@ -102,8 +102,30 @@ int op_aggregate(Lower *L, LowState *st) {
     } else if ((starts = group_starts(L, NULL, 0, 1)) < 0) {
         return -1;
     }
+    int *qshared = NULL; /* per order statistic: sorted argument, counts */
     for (int a = 0; a < na; a++) {
         const BAgg *ag = &b->aggs[a];
+        if (ag->quant == AQ_CONCAT) {
+            if ((cols[ng + a] =
+                     op_group_concat(L, st, ag, perm, starts, est_groups, &names[ng + a])) < 0)
+                return -1;
+            continue;
+        }
+        if (ag->quant != AQ_NONE) {
+            /* order statistics of one argument share its sort and counts */
+            if (!qshared && !(qshared = plan_alloc(L->arena, sizeof(int) * 3 * (size_t)na)))
+                return op_fail(L, "out of memory");
+            int *sh = &qshared[3 * a];
+            sh[0] = sh[1] = sh[2] = -1;
+            for (int p = 0; p < a; p++)
+                if ((b->aggs[p].quant == AQ_CONT || b->aggs[p].quant == AQ_DISC) &&
+                    plan_bexpr_equal(b->aggs[p].arg, ag->arg))
+                    memcpy(sh, &qshared[3 * p], sizeof(int) * 3);
+            if ((cols[ng + a] =
+                     op_quantile(L, st, ag, keys, ng, starts, est_groups, sh, &names[ng + a])) < 0)
+                return -1;
+            continue;
+        }
         int in[2] = {starts, -1};
         int nin = 1;
         PrimType vt = PRIM_I64;

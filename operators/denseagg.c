@@ -229,7 +229,7 @@ static int dense_applies(Lower *L, DensePlan *p) {
     /* aggregates: integer expressions over the fact relation */
     for (int a = 0; a < b->naggs; a++) {
         const BAgg *ag = &b->aggs[a];
-        if (ag->distinct) return 0;
+        if (ag->distinct || ag->quant != AQ_NONE) return 0;
         if (!ag->arg) {
             if (ag->agg != AGG_COUNT_STAR) return 0;
             continue;

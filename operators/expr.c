@@ -384,6 +384,7 @@ static void label(PlanBuf *b, Lower *L, const LowState *st, const BExpr *e) {
         break;
     case BE_TOTEXT:
         plan_buf_printf(b, e->tnull ? "COALESCE(CAST(" : "CAST(");
+        if (e->tpair[0]) plan_buf_printf(b, "pair ");
         label(b, L, st, e->a);
         plan_buf_printf(b, " AS TEXT)");
         if (e->tnull) plan_buf_printf(b, ", '%s')", e->tnull);
@@ -410,8 +411,14 @@ char *op_expr_label(Lower *L, const LowState *st, const BExpr *e) {
 
 int op_totext(Lower *L, LowState *st, const BExpr *e) {
     int v[2];
-    v[0] = op_expr(L, st, e->a, bx_is_float(e->a->type) ? PRIM_F64 : PRIM_I64, 0);
+    /* a STRING input (group_concat's text, made at run time) as its codes */
+    v[0] = op_expr(L, st, e->a,
+                   e->a->type == CAT_STRING  ? PRIM_I32
+                   : bx_is_float(e->a->type) ? PRIM_F64
+                                             : PRIM_I64,
+                   0);
     if (v[0] < 0) return -1;
+    if (e->a->type == CAT_STRING && e->tuse == TU_TEXT && !e->tnull) return v[0];
     /* TU_CMP against a string expression: its codes are the second input */
     if (e->b && (v[1] = op_expr(L, st, e->b, PRIM_I32, 0)) < 0) return -1;
     PrimType ot = op_prim_type(e->type);
@@ -428,6 +435,8 @@ int op_totext(Lower *L, LowState *st, const BExpr *e) {
     n->totext_text = e->ttext;
     n->totext_null = e->tnull;
     n->totext_dict = e->b ? e->b->dict : NULL;
+    n->totext_pair[0] = e->tpair[0];
+    n->totext_pair[1] = e->tpair[1];
     n->label = op_expr_label(L, st, e);
     int out = plan_dag_out(L->dag, node, 0);
     L->dag->values[out].ltype = e->type;

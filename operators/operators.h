@@ -148,6 +148,21 @@ int op_semi_join(Lower *L, LowState *st, int r, uint8_t *pred_used);
  * b->nrels empty slots) by the grouped state; returns 1. Returns 0 with
  * nothing added when it does not apply or is not chosen, -1 on error. */
 int op_dense_aggregate(Lower *L, LowState *st);
+/* quantile.c: the order statistic ag (ag->quant) per group as a value of
+ * its logical type: sort by (keys[0..ng), argument), per-group counts over
+ * the group segments starts, index maps and gathers (file comment).
+ * shared[0..3) are the sorted argument and its two counts: -1s to make
+ * them (then filled in), or those of an earlier order statistic of an
+ * equal argument to reuse. *label receives its EXPLAIN text. Value id or
+ * -1. */
+int op_quantile(Lower *L, LowState *st, const BAgg *ag, const int *keys, int ng, int starts,
+                int64_t est_groups, int *shared, char **label);
+/* groupconcat.c: group_concat ag (AQ_CONCAT) per group: its argument
+ * gathered through perm (-1: the rows as they are, one group) and a
+ * CPU-only to-text node over it and the segment starts; STRING codes of a
+ * dictionary made at run time. *label receives its EXPLAIN text. */
+int op_group_concat(Lower *L, LowState *st, const BAgg *ag, int perm, int starts,
+                    int64_t est_groups, char **label);
 /* aggregate.c: replace st by the grouped state (keys, then aggregates). */
 int op_aggregate(Lower *L, LowState *st);
 /* project.c: values of the select list over st into out[0..nout). */

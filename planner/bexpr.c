@@ -92,6 +92,40 @@ static int bx_same_text(const char *a, const char *b) {
     return a == b || (a && b && strcmp(a, b) == 0);
 }
 
+/* 1 if lookup x reads a pair index (funcs.c): (CAST(a) * n) + CAST(b) of
+ * two STRING operands a and b. */
+static int pair_lookup_ops(const BExpr *x) {
+    const BExpr *i = x->a;
+    return i && i->kind == BE_BINARY && i->op == OP_ADD && i->a->kind == BE_BINARY &&
+           i->a->op == OP_MUL && i->a->a->kind == BE_CAST && i->b->kind == BE_CAST &&
+           i->a->a->a->type == CAT_STRING && i->b->a->type == CAT_STRING;
+}
+
+/* 1 if lookup x reads a value index (funcs.c fn_map_text): CAST(d) - lo
+ * of a DATE or integer d. */
+static int date_lookup_ops(const BExpr *x) {
+    const BExpr *i = x->a;
+    return i && i->kind == BE_BINARY && i->op == OP_SUB && i->a->kind == BE_CAST &&
+           i->b->kind == BE_CONST &&
+           (i->a->a->type == CAT_DATE || i->a->a->type == CAT_INT32 || i->a->a->type == CAT_INT64);
+}
+
+/* 1 if dictionaries a and b hold the same strings (so the same codes). */
+static int same_dict(const CatDict *a, const CatDict *b) {
+    if (a == b) return 1;
+    if (!a || !b || a->n != b->n) return 0;
+    for (int64_t i = 0; i < a->n; i++)
+        if (cat_dict_len(a, i) != cat_dict_len(b, i) ||
+            memcmp(cat_dict_str(a, i), cat_dict_str(b, i), (size_t)cat_dict_len(a, i)) != 0)
+            return 0;
+    return 1;
+}
+
+/* Operand k (0: left, 1: right) of a pair lookup. */
+static const BExpr *pair_op(const BExpr *x, int k) {
+    return k == 0 ? x->a->a->a->a : x->a->b->a;
+}
+
 /*
  * 1 if the lookups x and y, whose children are equal expressions, compute
  * the same function of the child's text. The tables are per-binding
@@ -106,6 +140,26 @@ static int lookup_equal(const BExpr *x, const BExpr *y) {
     if (x->table_n == y->table_n && x->dict == y->dict && xa == ya &&
         memcmp(x->table, y->table, (size_t)x->table_n * sizeof(int64_t)) == 0)
         return 1;
+    int pair = pair_lookup_ops(x) && pair_lookup_ops(y);
+    if (pair || (date_lookup_ops(x) && date_lookup_ops(y))) {
+        /* a lookup over the pairs of two operands' codes (fn_concat_pairs,
+         * fn_like_pairs) or over the days of a DATE range (fn_map_text):
+         * equal when the operands carry the same dictionaries and the
+         * entries agree (STRING ones as text; INT64_MIN is NULL) */
+        if ((pair && (!same_dict(pair_op(x, 0)->dict, pair_op(y, 0)->dict) ||
+                      !same_dict(pair_op(x, 1)->dict, pair_op(y, 1)->dict))) ||
+            x->table_n != y->table_n || (x->type == CAT_STRING && (!x->dict || !y->dict)))
+            return 0;
+        for (int64_t i = 0; i < x->table_n; i++) {
+            int64_t u = x->table[i], v = y->table[i];
+            if (u == INT64_MIN || v == INT64_MIN || x->type != CAT_STRING) {
+                if (u != v) return 0;
+            } else if (strcmp(cat_dict_str(x->dict, u), cat_dict_str(y->dict, v)) != 0) {
+                return 0;
+            }
+        }
+        return 1;
+    }
     if (!xa || !ya || xa->n != x->table_n || ya->n != y->table_n) return 0;
     int str = x->type == CAT_STRING;
     if (str && (!x->dict || !y->dict)) return 0;
@@ -146,12 +200,14 @@ int plan_bexpr_equal(const BExpr *x, const BExpr *y) {
         if (!plan_bexpr_equal(x->a, y->a)) return 0;
         return lookup_equal(x, y);
     case BE_AGG:
-        if (x->agg != y->agg || x->agg_star != y->agg_star || x->agg_distinct != y->agg_distinct)
+        if (x->agg != y->agg || x->agg_star != y->agg_star || x->agg_distinct != y->agg_distinct ||
+            x->ival != y->ival || x->fval != y->fval || !bx_same_text(x->ttext, y->ttext))
             return 0;
         break;
     case BE_TOTEXT:
         if (x->tuse != y->tuse || !bx_same_text(x->ttext, y->ttext) ||
-            !bx_same_text(x->tnull, y->tnull))
+            !bx_same_text(x->tnull, y->tnull) || x->tpair[0] != y->tpair[0] ||
+            x->tpair[1] != y->tpair[1])
             return 0;
         break;
     case BE_INLIST:

@@ -52,5 +52,24 @@ typedef struct FnStrOp {
 int fn_apply_str(const FnStrOp *op, const char *in, size_t n, char **out, size_t *outlen,
                  int64_t *ival);
 BExpr *fn_map_dict(PlanArena *a, BExpr *x, const FnStrOp *op, int64_t pos);
+/* Operators over two text expressions through a table of every pair of
+ * their dictionaries' entries (funcs.c): x || y, x [NOT] LIKE p. Only for
+ * dictionaries whose sizes multiply to at most fn_pairs_max(). NULL when
+ * out of memory. */
+/* SQLite's strftime over text (funcs.c): the format check and the
+ * function (0 text, 1 NULL, 2 not handled). */
+int fn_strftime_ok(const char *fmt);
+int fn_strftime(const char *fmt, const char *s, char *out, size_t cap);
+/* A text function of one text value evaluated per possible value of a
+ * STRING or DATE expression x (funcs.c). */
+typedef int (*FnText)(const void *ud, const char *in, char *out, size_t cap);
+BExpr *fn_map_text(PlanArena *a, BExpr *x, FnText fn, const void *ud, int64_t lo, int64_t hi,
+                   int64_t pos, int *unsupported);
+int fn_text_same(const void *ud, const char *in, char *out, size_t cap);
+int64_t fn_pairs_max(void);
+/* x * |dict(y)| + y over the codes of STRING expressions x and y, INT64. */
+BExpr *fn_pair_index(PlanArena *a, BExpr *x, BExpr *y, int64_t pos);
+BExpr *fn_concat_pairs(PlanArena *a, BExpr *x, BExpr *y, int64_t pos);
+BExpr *fn_like_pairs(PlanArena *a, BExpr *x, BExpr *p, int negated, int64_t pos);
 
 #endif

@@ -372,3 +372,313 @@ done:
     free(codes);
     return r;
 }
+
+/* Entries of the table of a pair of dictionaries beyond which the binder
+ * declines a pair lookup (Not implemented): 2^20 pairs (8 MiB of int64
+ * table; for ||, as many strings to build at bind time). */
+#define FN_PAIRS_MAX ((int64_t)1 << 20)
+
+int64_t fn_pairs_max(void) {
+    return FN_PAIRS_MAX;
+}
+
+/* x * |dict(y)| + y over the codes of STRING expressions x and y, INT64
+ * (NULL when either is NULL). The BE_CASTs reinterpret a code as an
+ * integer: in a map a code already is one (an I register). */
+BExpr *fn_pair_index(PlanArena *a, BExpr *x, BExpr *y, int64_t pos) {
+    BExpr *cx = bx_new(a, BE_CAST, CAT_INT64, pos), *cy = bx_new(a, BE_CAST, CAT_INT64, pos);
+    BExpr *n = bx_int(a, CAT_INT64, y->dict->n, pos);
+    BExpr *mul = bx_new(a, BE_BINARY, CAT_INT64, pos), *add = bx_new(a, BE_BINARY, CAT_INT64, pos);
+    if (!cx || !cy || !n || !mul || !add) return NULL;
+    cx->a = x, cy->a = y;
+    mul->op = OP_MUL, mul->a = cx, mul->b = n;
+    add->op = OP_ADD, add->a = mul, add->b = cy;
+    return add;
+}
+
+/* A lookup of type t from the pair index of x and y into tab (x's entries
+ * times y's), dictionary d for STRING. NULL when out of memory. */
+static BExpr *pair_lookup(PlanArena *a, BExpr *x, BExpr *y, CatType t, const int64_t *tab,
+                          const CatDict *d, int64_t pos) {
+    BExpr *idx = fn_pair_index(a, x, y, pos);
+    BExpr *r = idx ? bx_new(a, BE_LOOKUP, t, pos) : NULL;
+    if (!r) return NULL;
+    r->a = idx;
+    r->table = tab;
+    r->table_n = x->dict->n * y->dict->n;
+    r->dict = d;
+    return r;
+}
+
+/*
+ * x || y of two STRING expressions with dictionaries (constants too) whose
+ * entries multiply to at most fn_pairs_max(): the dictionary of every
+ * concatenation of an entry of x's with one of y's, built now, and a
+ * BE_LOOKUP from the pair index (x * |y| + y) to its codes, so it runs as
+ * a map on either device. NULL when out of memory.
+ */
+BExpr *fn_concat_pairs(PlanArena *a, BExpr *x, BExpr *y, int64_t pos) {
+    const CatDict *dx = x->dict, *dy = y->dict;
+    int64_t n = dx->n * dy->n;
+    int64_t *tab = plan_alloc(a, sizeof(int64_t) * (size_t)(n ? n : 1));
+    char **strs = calloc((size_t)(n ? n : 1), sizeof(char *));
+    size_t *lens = calloc((size_t)(n ? n : 1), sizeof(size_t));
+    int32_t *codes = calloc((size_t)(n ? n : 1), sizeof(int32_t));
+    BExpr *r = NULL;
+    if (!tab || !strs || !lens || !codes) goto done;
+    for (int64_t i = 0; i < dx->n; i++) {
+        size_t li = (size_t)cat_dict_len(dx, i);
+        for (int64_t j = 0; j < dy->n; j++) {
+            size_t lj = (size_t)cat_dict_len(dy, j), k = (size_t)(i * dy->n + j);
+            if (!(strs[k] = malloc(li + lj + 1))) goto done;
+            memcpy(strs[k], cat_dict_str(dx, i), li);
+            memcpy(strs[k] + li, cat_dict_str(dy, j), lj);
+            strs[k][li + lj] = 0;
+            lens[k] = li + lj;
+        }
+    }
+    CatDict *nd = cat_dict_build((const char *const *)strs, lens, n, codes);
+    if (!nd || plan_arena_own_dict(a, nd) != 0) goto done;
+    for (int64_t k = 0; k < n; k++)
+        tab[k] = codes[k];
+    r = pair_lookup(a, x, y, CAT_STRING, tab, nd, pos);
+done:
+    if (strs)
+        for (int64_t k = 0; k < n; k++)
+            free(strs[k]);
+    free(strs);
+    free(lens);
+    free(codes);
+    return r;
+}
+
+/* x [NOT] LIKE p of two STRING expressions with dictionaries whose entries
+ * multiply to at most fn_pairs_max(): SQLite's LIKE of every pair of
+ * entries, computed now, and a BOOL BE_LOOKUP from the pair index (NULL
+ * when either side is NULL). NULL when out of memory. */
+BExpr *fn_like_pairs(PlanArena *a, BExpr *x, BExpr *p, int negated, int64_t pos) {
+    const CatDict *dx = x->dict, *dp = p->dict;
+    int64_t n = dx->n * dp->n;
+    int64_t *tab = plan_alloc(a, sizeof(int64_t) * (size_t)(n ? n : 1));
+    if (!tab) return NULL;
+    for (int64_t i = 0; i < dx->n; i++)
+        for (int64_t j = 0; j < dp->n; j++)
+            tab[i * dp->n + j] =
+                plan_like_match(cat_dict_str(dx, i), cat_dict_str(dp, j)) ^ (negated ? 1 : 0);
+    return pair_lookup(a, x, p, CAT_BOOL, tab, NULL, pos);
+}
+
+/* Parse SQLite's date-time text s: 'YYYY-MM-DD' then optionally [ T]
+ * 'HH:MM[:SS[.fff]]', then spaces. Writes the fields (sec with its
+ * fraction); 0, or 1 where SQLite's answer is NULL, or 2 for forms not
+ * handled here (Julian day numbers, a time alone, 'now', time zones). */
+static int parse_datetime(const char *s, int64_t *y, int64_t *m, int64_t *d, int64_t *hh,
+                          int64_t *mi, double *sec) {
+    size_t len = strlen(s);
+    while (len && s[len - 1] == ' ')
+        len--;
+    *hh = *mi = 0;
+    *sec = 0;
+    if (len < 10 || digits(s, 4, y) || s[4] != '-' || digits(s + 5, 2, m) || s[7] != '-' ||
+        digits(s + 8, 2, d)) {
+        if (strcasecmp(s, "now") == 0) return 2;
+        char *end;
+        strtod(s, &end);
+        if (end != s && (*end == 0 || *end == ' ')) return 2; /* a Julian day number */
+        if (len >= 5 && s[2] == ':') return 2;                /* a time alone */
+        return 1;
+    }
+    if (m[0] < 1 || m[0] > 12 || d[0] < 1 || d[0] > 31) return 1;
+    if (len == 10) return 0;
+    if ((s[10] != ' ' && s[10] != 'T') || !time_part(s + 10, len - 10)) {
+        /* SQLite also takes a time zone suffix ([+-]HH:MM, Z) */
+        const char *t = s + len - 1;
+        return *t == 'Z' || *t == 'z' || (len > 16 && (t[-5] == '+' || t[-5] == '-')) ? 2 : 1;
+    }
+    size_t i = 11;
+    while (i < len && s[i] == ' ')
+        i++;
+    digits(s + i, 2, hh);
+    digits(s + i + 3, 2, mi);
+    if (i + 5 < len && s[i + 5] == ':') *sec = strtod(s + i + 6, NULL);
+    if (*hh > 24 || *mi > 59 || *sec >= 60.0) return 1;
+    return 0;
+}
+
+/* 1 if every conversion of strftime format fmt is one fn_strftime
+ * writes (%d %f %H %j %m %M %s %S %w %W %Y %%), else 0. */
+int fn_strftime_ok(const char *fmt) {
+    for (const char *p = fmt; *p; p++)
+        if (*p == '%' && (!p[1] || !strchr("dfHjmMsSwWY%", *++p))) return 0;
+    return 1;
+}
+
+/*
+ * SQLite's strftime(fmt, s) for the text s (parse_datetime's forms) and
+ * a format that fn_strftime_ok accepts, into out (cap bytes, at least
+ * 32 + 24 * strlen(fmt)). The date is printed as written (2021-02-30
+ * stays), the computed fields (%j %w %W %s) come from its day count as
+ * SQLite computes them. Returns 0, 1 for NULL, 2 for what is not handled.
+ */
+int fn_strftime(const char *fmt, const char *s, char *out, size_t cap) {
+    int64_t y, m, d, hh, mi;
+    double sec;
+    int rc = parse_datetime(s, &y, &m, &d, &hh, &mi, &sec);
+    if (rc) return rc;
+    int64_t days = fn_days_from_civil(y, m, d);
+    int64_t jan1 = fn_days_from_civil(y, 1, 1);
+    size_t o = 0;
+    for (const char *p = fmt; *p; p++) {
+        char buf[40];
+        if (*p != '%') {
+            buf[0] = *p, buf[1] = 0;
+        } else {
+            switch (*++p) {
+            case 'd':
+                snprintf(buf, sizeof buf, "%02lld", (long long)d);
+                break;
+            case 'f':
+                snprintf(buf, sizeof buf, "%06.3f", sec > 59.999 ? 59.999 : sec);
+                break;
+            case 'H':
+                snprintf(buf, sizeof buf, "%02lld", (long long)hh);
+                break;
+            case 'j':
+                snprintf(buf, sizeof buf, "%03lld", (long long)(days - jan1 + 1));
+                break;
+            case 'm':
+                snprintf(buf, sizeof buf, "%02lld", (long long)m);
+                break;
+            case 'M':
+                snprintf(buf, sizeof buf, "%02lld", (long long)mi);
+                break;
+            case 's':
+                snprintf(buf, sizeof buf, "%lld",
+                         (long long)(days * 86400 + hh * 3600 + mi * 60 + (int64_t)sec));
+                break;
+            case 'S':
+                snprintf(buf, sizeof buf, "%02d", (int)sec);
+                break;
+            case 'w':
+                snprintf(buf, sizeof buf, "%lld", (long long)(((days + 4) % 7 + 7) % 7));
+                break;
+            case 'W': {
+                int64_t wd = ((days + 3) % 7 + 7) % 7; /* 0 = Monday */
+                snprintf(buf, sizeof buf, "%02lld", (long long)((days - jan1 + 7 - wd) / 7));
+                break;
+            }
+            case 'Y':
+                snprintf(buf, sizeof buf, "%04lld", (long long)y);
+                break;
+            case '%':
+                buf[0] = '%', buf[1] = 0;
+                break;
+            default:
+                return 2;
+            }
+        }
+        size_t bl = strlen(buf);
+        if (o + bl + 1 > cap) return 2;
+        memcpy(out + o, buf, bl);
+        o += bl;
+    }
+    out[o] = 0;
+    return 0;
+}
+
+/* fn_map_text's function that keeps the text as it is (the text of an
+ * integer or a DATE, as a dictionary). */
+int fn_text_same(const void *ud, const char *in, char *out, size_t cap) {
+    (void)ud;
+    size_t l = strlen(in);
+    if (l + 1 > cap) return 2;
+    memcpy(out, in, l + 1);
+    return 0;
+}
+
+/*
+ * A text-valued function of one text argument, evaluated at bind time once
+ * per possible value of x: per dictionary entry of a STRING x, per day of
+ * [lo, hi] for a DATE x (its text 'YYYY-MM-DD'), per integer of [lo, hi]
+ * for an integer x (its decimal text); the lookup index is then x - lo. fn(ud, in, out, cap)
+ * returns 0 with text, 1 for NULL, 2 for what is not handled. Returns the new dictionary's lookup
+ * (a constant for a constant x), or NULL with *unsupported set when fn answered 2 for some value,
+ * or NULL when out of memory.
+ */
+BExpr *fn_map_text(PlanArena *a, BExpr *x, FnText fn, const void *ud, int64_t lo, int64_t hi,
+                   int64_t pos, int *unsupported) {
+    int date = x->type == CAT_DATE, num = !date && x->type != CAT_STRING;
+    int64_t n = x->kind == BE_CONST ? 1 : date || num ? hi - lo + 1 : x->dict->n;
+    if (n < 0) n = 0;
+    size_t cap = 4096;
+    int64_t *tab = plan_alloc(a, sizeof(int64_t) * (size_t)(n ? n : 1));
+    char **strs = calloc((size_t)(n ? n : 1), sizeof(char *));
+    size_t *lens = calloc((size_t)(n ? n : 1), sizeof(size_t));
+    int32_t *codes = calloc((size_t)(n ? n : 1), sizeof(int32_t));
+    int64_t *which = calloc((size_t)(n ? n : 1), sizeof(int64_t));
+    char *buf = malloc(cap);
+    BExpr *r = NULL;
+    int64_t m = 0;
+    *unsupported = 0;
+    if (!tab || !strs || !lens || !codes || !which || !buf) goto done;
+    for (int64_t i = 0; i < n; i++) {
+        char dbuf[32];
+        const char *in;
+        if (date) {
+            cat_format_date((int32_t)(x->kind == BE_CONST ? x->ival : lo + i), dbuf);
+            in = dbuf;
+        } else if (num) {
+            snprintf(dbuf, sizeof dbuf, "%lld",
+                     (long long)(x->kind == BE_CONST ? x->ival : lo + i));
+            in = dbuf;
+        } else {
+            in = cat_dict_str(x->dict, x->kind == BE_CONST ? x->ival : i);
+        }
+        int k = fn(ud, in, buf, cap);
+        if (k == 2) {
+            *unsupported = 1;
+            goto done;
+        }
+        tab[i] = INT64_MIN; /* NULL */
+        if (k == 0) {
+            if (!(strs[m] = strdup(buf))) goto done;
+            lens[m] = strlen(buf);
+            which[m++] = i;
+        }
+    }
+    CatDict *nd = cat_dict_build((const char *const *)strs, lens, m, codes);
+    if (!nd || plan_arena_own_dict(a, nd) != 0) goto done;
+    for (int64_t k = 0; k < m; k++)
+        tab[which[k]] = codes[k];
+    if (x->kind == BE_CONST) {
+        r = tab[0] == INT64_MIN ? bx_null(a, CAT_STRING, pos)
+                                : bx_new(a, BE_CONST, CAT_STRING, pos);
+        if (r) r->ival = tab[0] == INT64_MIN ? 0 : tab[0], r->dict = nd;
+        goto done;
+    }
+    BExpr *idx = x;
+    if (date || num) {
+        BExpr *c = bx_new(a, BE_CAST, CAT_INT64, pos), *k = bx_int(a, CAT_INT64, lo, pos);
+        BExpr *sub = bx_new(a, BE_BINARY, CAT_INT64, pos);
+        if (!c || !k || !sub) goto done;
+        c->a = x;
+        sub->op = OP_SUB, sub->a = c, sub->b = k;
+        idx = sub;
+    }
+    if ((r = bx_new(a, BE_LOOKUP, CAT_STRING, pos))) {
+        r->a = idx;
+        r->table = tab;
+        r->table_n = n;
+        r->dict = nd;
+    }
+done:
+    if (strs)
+        for (int64_t k = 0; k < m; k++)
+            free(strs[k]);
+    free(strs);
+    free(lens);
+    free(codes);
+    free(which);
+    free(buf);
+    return r;
+}

@@ -40,7 +40,9 @@ typedef enum BExprKind {
     BE_CAST,     /* a converted to type (numeric <-> numeric) */
     BE_TRUTH,    /* a != 0 as BOOL (numeric used as a condition) */
     BE_LOOKUP,   /* table[a] (a is a STRING code): remaps and LIKE */
-    BE_AGG,      /* aggregate call (only before rewriting into the agg scope) */
+    BE_AGG,      /* aggregate call (only before rewriting into the agg scope);
+                    ival = an AggQuant, fval its fraction q, ttext
+                    group_concat's separator */
     BE_TOTEXT,   /* CAST(number AS TEXT) of a non-constant number: its text
                     exists only when the query runs (dict NULL); tuse says
                     what is made of it (TextUse) */
@@ -60,11 +62,18 @@ typedef enum BExprKind {
  *                     number gives the text tnull when set (COALESCE)
  *   TU_INT    INT64   CAST(text AS INTEGER)  (cat_text_to_int64)
  *   TU_REAL   FLOAT64 CAST(text AS REAL)     (cat_text_to_real)
- *   TU_LIKE   BOOL    text LIKE ttext, NOT LIKE when negated
+ *   TU_LIKE   BOOL    text LIKE ttext, or LIKE the STRING expression b
+ *                     when b is set (NULL if it is NULL); NOT LIKE when
+ *                     negated
  *   TU_CMP    BOOL    text <op> ttext, or <op> the STRING expression b
  *                     (a dictionary of bind time) when b is set, in byte
- *                     order (SQLite's BINARY); NULL if either is NULL */
-typedef enum TextUse { TU_TEXT = 0, TU_INT, TU_REAL, TU_LIKE, TU_CMP } TextUse;
+ *                     order (SQLite's BINARY); NULL if either is NULL
+ *   TU_GCONCAT STRING (DN_TOTEXT only, group_concat): inputs the values
+ *                     in group order and the group starts; per group the
+ *                     text of its non-NULL values joined by ttext, NULL
+ *                     when none, codes into a dictionary built at run time
+ * A STRING input (group_concat's result) reads as its own text. */
+typedef enum TextUse { TU_TEXT = 0, TU_INT, TU_REAL, TU_LIKE, TU_CMP, TU_GCONCAT } TextUse;
 
 typedef struct BExpr {
     BExprKind kind;
@@ -86,6 +95,11 @@ typedef struct BExpr {
     TextUse tuse;        /* BE_TOTEXT (op, negated as above) */
     const char *ttext;   /* BE_TOTEXT: LIKE pattern / comparison constant */
     const char *tnull;   /* BE_TOTEXT TU_TEXT: text of a NULL number, or NULL */
+    /* BE_TOTEXT: when tpair[0] is set, a is not a number but the pair
+     * index x * |tpair[1]| + y of the codes of two STRING expressions, and
+     * its text is tpair[0][x] || tpair[1][y] (x || y beyond the pairs
+     * table's limit, made when the query runs) */
+    const CatDict *tpair[2];
     /* INT and REAL branches meet (SQLite keeps the taken branch's type):
      * on a BE_CAST, the cast the binder put on an integer branch of a
      * CASE / COALESCE to give it the REAL result type; on a BE_CASE /
@@ -154,12 +168,27 @@ typedef struct BPred {
     int used;
 } BPred;
 
+/* An order statistic (DuckDB's MEDIAN / QUANTILE_CONT / QUANTILE_DISC)
+ * in place of agg: over the n non-NULL values of the group in ascending
+ * order v[0..n) (NULL when n == 0),
+ *   AQ_CONT  v[lo] + (v[hi] - v[lo]) * d as DOUBLE, where r = (n-1)*q,
+ *            lo = floor(r), hi = ceil(r), d = r - lo  (MEDIAN: q = 0.5)
+ *   AQ_DISC  v[max(ceil(n*q), 1) - 1], of the argument's type
+ *   AQ_CONCAT SQLite's group_concat(x, sep): the text of the non-NULL
+ *            values in input order joined by sep (NULL when none), a
+ *            STRING made at run time by a CPU-only DN_TOTEXT (TU_GCONCAT)
+ * Lowered by the sort plan only (operators/quantile.c). */
+typedef enum AggQuant { AQ_NONE = 0, AQ_CONT, AQ_DISC, AQ_CONCAT } AggQuant;
+
 typedef struct BAgg {
     PrimAgg agg;
     BExpr *arg; /* NULL for COUNT(*) */
     CatType type;
-    int scale;    /* type DECIMAL: its scale */
-    int distinct; /* aggregate over the distinct non-NULL values of arg */
+    int scale;       /* type DECIMAL: its scale */
+    int distinct;    /* aggregate over the distinct non-NULL values of arg */
+    AggQuant quant;  /* an order statistic (agg then unused) */
+    double q;        /* its fraction, 0..1 */
+    const char *sep; /* AQ_CONCAT: the separator */
 } BAgg;
 
 /*
@@ -351,6 +380,7 @@ typedef struct DagNode {
     const char *totext_text;           /* ... ttext and */
     const char *totext_null;           /* ... tnull (arena); */
     const CatDict *totext_dict;        /* ... b's dictionary (TU_CMP with a second input) */
+    const CatDict *totext_pair[2];     /* ... tpair: the input is a pair index */
     int64_t km_min, km_range;          /* DN_KEYMAP: key range (output length km_range) */
     const PrimDenseAgg *dagg;          /* DN_DENSEAGG: the spec (arena); output length ngroups */
     int64_t da_pass; /* DN_DENSEAGG: estimated fact rows that pass its range filters (cost) */
