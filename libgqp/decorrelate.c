@@ -308,8 +308,9 @@ static int semi(Dc *x, AstExpr *e, AstExpr *ex, int anti) {
 
 /* 1 when a name is one of SQL's aggregate functions (one argument). */
 static int is_agg_name(const char *n) {
-    static const char *const aggs[] = {"sum",   "avg",   "min",          "max",
-                                       "count", "total", "group_concat", "string_agg"};
+    static const char *const aggs[] = {"sum",    "avg",      "min",           "max",
+                                       "count",  "total",    "group_concat",  "string_agg",
+                                       "median", "quantile", "quantile_cont", "quantile_disc"};
     for (size_t i = 0; i < sizeof aggs / sizeof aggs[0]; i++)
         if (strcasecmp(n, aggs[i]) == 0) return 1;
     return 0;
@@ -317,8 +318,7 @@ static int is_agg_name(const char *n) {
 
 static int is_agg_call(const AstExpr *e) {
     return e->kind == AST_FUNC && is_agg_name(e->str) &&
-           (e->nlist <= 1 || strcasecmp(e->str, "group_concat") == 0 ||
-            strcasecmp(e->str, "string_agg") == 0);
+           (e->nlist <= 1 || (strcasecmp(e->str, "min") != 0 && strcasecmp(e->str, "max") != 0));
 }
 
 /* 1 when e contains an aggregate call. */
