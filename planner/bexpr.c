@@ -885,6 +885,18 @@ double plan_selectivity(const BExpr *p, const BRel *rel) {
         double f = (double)c->stats.nulls / (double)c->stats.rows;
         return p->negated ? 1.0 - f : f;
     }
+    if (p->kind == BE_LOOKUP && p->type == CAT_BOOL && p->table && p->a &&
+        p->a->kind == BE_COL) {
+        /* a LIKE (or another per-entry test) of a STRING column: the
+         * share of dictionary entries it passes, as the share of rows */
+        c = pred_col(p->a, rel);
+        if (!c || c->type != CAT_STRING || !c->dict || p->table_n != c->dict->n || !p->table_n)
+            return unknown;
+        int64_t pass = 0;
+        for (int64_t i = 0; i < p->table_n; i++)
+            pass += p->table[i] != 0;
+        return nonnull_frac(c) * (double)pass / (double)p->table_n;
+    }
     if (p->kind != BE_BINARY) return unknown;
     ColRange r;
     if (col_range(p, rel, &c, &r)) {

@@ -1932,6 +1932,34 @@ static BExpr *bind_extract(BindCtx *bc, const AstExpr *e, BExpr *x) {
         fn_civil_from_days(x->ival, &y, &m, &d);
         return k64(bc, part == DP_YEAR ? y : part == DP_MONTH ? m : d, e->pos);
     }
+    /* a DATE column whose current statistics span at most 2^20 days: a
+     * table of the part per day of that range and a lookup at x - min
+     * (a map of ~100 integer operations per row otherwise) */
+    if (x->kind == BE_COL && bc->b && x->slot < bc->b->nrels) {
+        const CatColumn *col = &bc->b->rels[x->slot].table->cols[x->col];
+        const CatStats *st = &col->stats;
+        if (col->type == CAT_DATE && st->has_minmax && st->rows == col->n &&
+            st->max - st->min < (double)((int64_t)1 << 20)) {
+            int64_t lo = (int64_t)st->min, n = (int64_t)st->max - lo + 1;
+            int64_t *tab = plan_alloc(bc->arena, sizeof(int64_t) * (size_t)n);
+            BExpr *c = bx_new(bc->arena, BE_CAST, CAT_INT64, e->pos);
+            BExpr *k = bx_int(bc->arena, CAT_INT64, lo, e->pos);
+            BExpr *sub = bx_new(bc->arena, BE_BINARY, CAT_INT64, e->pos);
+            BExpr *l = bx_new(bc->arena, BE_LOOKUP, CAT_INT64, e->pos);
+            if (!tab || !c || !k || !sub || !l) return bind_oom(bc);
+            for (int64_t i = 0; i < n; i++) {
+                int64_t y, m, d;
+                fn_civil_from_days(lo + i, &y, &m, &d);
+                tab[i] = part == DP_YEAR ? y : part == DP_MONTH ? m : d;
+            }
+            c->a = x;
+            sub->op = OP_SUB, sub->a = c, sub->b = k;
+            l->a = sub;
+            l->table = tab;
+            l->table_n = n;
+            return l;
+        }
+    }
     return date_part(bc, x, part, e->pos);
 }
 

@@ -5,6 +5,7 @@
  * products only where no join predicate connects).
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "planner/bexpr.h"
 
@@ -43,6 +44,35 @@ static double join_estimate(const BSelect *b, uint64_t in, double cur, int r, in
     return est;
 }
 
+/* The greedy join order from relation first (relations in mask `in`
+ * excluded): each step joins the connected relation with the smallest
+ * estimated result (cross products last). Writes nj relations into order;
+ * returns the sum of the estimated intermediate results. */
+static double greedy_order(const BSelect *b, int first, uint64_t in, int nj, int *order) {
+    order[0] = first;
+    in |= (uint64_t)1 << first;
+    double cur = (double)b->rels[first].est_rows, cost = 0;
+    for (int k = 1; k < nj; k++) {
+        int best = -1, best_conn = 0;
+        double best_est = 0;
+        for (int r = 0; r < b->nrels; r++) {
+            if (in >> r & 1) continue;
+            int conn;
+            double est = join_estimate(b, in, cur, r, &conn);
+            if (best < 0 || (conn && !best_conn) || (conn == best_conn && est < best_est)) {
+                best = r;
+                best_conn = conn;
+                best_est = est;
+            }
+        }
+        order[k] = best;
+        in |= (uint64_t)1 << best;
+        cur = best_est;
+        cost += cur + (best_conn ? 0 : 1e30);
+    }
+    return cost;
+}
+
 void plan_rewrite(BSelect *b) {
     for (int r = 0; r < b->nrels; r++) {
         BRel *rel = &b->rels[r];
@@ -71,29 +101,19 @@ void plan_rewrite(BSelect *b) {
             order[k++] = r;
             in |= (uint64_t)1 << r;
         }
-    int first = -1;
-    for (int r = 0; r < b->nrels; r++)
-        if (!b->rels[r].semi && (first < 0 || b->rels[r].est_rows < b->rels[first].est_rows))
-            first = r;
-    if (first < 0) return;
-    order[0] = first;
-    in |= (uint64_t)1 << first;
-    double cur = (double)b->rels[first].est_rows;
-    for (int k = 1; k < nj; k++) {
-        int best = -1, best_conn = 0;
-        double best_est = 0;
-        for (int r = 0; r < b->nrels; r++) {
-            if (in >> r & 1) continue;
-            int conn;
-            double est = join_estimate(b, in, cur, r, &conn);
-            if (best < 0 || (conn && !best_conn) || (conn == best_conn && est < best_est)) {
-                best = r;
-                best_conn = conn;
-                best_est = est;
-            }
+    /* greedy from every start; keep the order whose intermediate results
+     * add up to the fewest rows (a small first table joined to a huge one
+     * is worse than a selective table first: TPC-H q09's part) */
+    int *try_order = malloc(sizeof(int) * (size_t)b->nrels);
+    double best_cost = -1;
+    for (int first = 0; first < b->nrels; first++) {
+        if (b->rels[first].semi) continue;
+        double cost = greedy_order(b, first, in, nj, try_order ? try_order : order);
+        if (!try_order) break; /* out of memory: the first greedy order */
+        if (best_cost < 0 || cost < best_cost) {
+            best_cost = cost;
+            memcpy(order, try_order, sizeof(int) * (size_t)nj);
         }
-        order[k] = best;
-        in |= (uint64_t)1 << best;
-        cur = best_est;
     }
+    free(try_order);
 }
