@@ -885,8 +885,7 @@ double plan_selectivity(const BExpr *p, const BRel *rel) {
         double f = (double)c->stats.nulls / (double)c->stats.rows;
         return p->negated ? 1.0 - f : f;
     }
-    if (p->kind == BE_LOOKUP && p->type == CAT_BOOL && p->table && p->a &&
-        p->a->kind == BE_COL) {
+    if (p->kind == BE_LOOKUP && p->type == CAT_BOOL && p->table && p->a && p->a->kind == BE_COL) {
         /* a LIKE (or another per-entry test) of a STRING column: the
          * share of dictionary entries it passes, as the share of rows */
         c = pred_col(p->a, rel);

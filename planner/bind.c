@@ -1563,8 +1563,7 @@ static BExpr *column_text(BindCtx *bc, BExpr *x) {
     const CatStats *st = &bc->b->rels[c->slot].table->cols[c->col].stats;
     int64_t lo = 0, hi = -1;
     /* statistics are doubles: exact below 2^53 only */
-    if (st->has_minmax && (st->min < -9007199254740992.0 || st->max > 9007199254740992.0))
-        return x;
+    if (st->has_minmax && (st->min < -9007199254740992.0 || st->max > 9007199254740992.0)) return x;
     if (st->has_minmax) lo = (int64_t)st->min, hi = (int64_t)st->max;
     if (hi - lo >= fn_pairs_max()) return x;
     int unsupported = 0;
@@ -3080,6 +3079,54 @@ static int split_conjuncts(BindCtx *bc, BExpr *e, BExpr ***list, int *n, int *ca
     return 0;
 }
 
+/* For an OR conjunct e of WHERE that reads several relations: for each
+ * relation r that every branch constrains on its own (conjuncts reading
+ * only r), append OR over the branches of those conjuncts -- a condition
+ * e implies, which then filters r before the joins (TPC-H q07's
+ * (n1 = 'FRANCE' AND n2 = 'GERMANY') OR (n1 = 'GERMANY' AND n2 =
+ * 'FRANCE') gives n1 IN both and n2 IN both; q19's branches a part
+ * filter), kept when its estimated selectivity is below 0.3. e itself
+ * stays. 0, or -1 out of memory. */
+static int implied_filters(BindCtx *bc, BExpr *e, BExpr ***list, int *n, int *cap) {
+    uint64_t m = bx_rel_mask(e);
+    if (e->kind != BE_BINARY || e->op != OP_OR || !m || !(m & (m - 1))) return 0;
+    BExpr **br = NULL;
+    int nbr = 0, capbr = 0;
+    if (flatten_op(bc, e, OP_OR, &br, &nbr, &capbr) != 0) return -1;
+    BExpr ***cj = plan_alloc(bc->arena, sizeof(BExpr **) * (size_t)nbr);
+    int *ncj = plan_alloc(bc->arena, sizeof(int) * (size_t)nbr);
+    if (!cj || !ncj) return bind_oom(bc), -1;
+    for (int i = 0; i < nbr; i++) {
+        int c = 0;
+        cj[i] = NULL;
+        ncj[i] = 0;
+        if (flatten_op(bc, br[i], OP_AND, &cj[i], &ncj[i], &c) != 0) return -1;
+    }
+    for (int r = 0; r < 64; r++) {
+        uint64_t rb = (uint64_t)1 << r;
+        if (!(m & rb)) continue;
+        BExpr *any = NULL;
+        int ok = 1;
+        for (int i = 0; i < nbr && ok; i++) {
+            BExpr *acc = NULL;
+            for (int k = 0; k < ncj[i]; k++) {
+                if (bx_rel_mask(cj[i][k]) != rb) continue;
+                acc = acc ? bx_bin(bc->arena, OP_AND, CAT_BOOL, acc, cj[i][k], e->pos) : cj[i][k];
+                if (!acc) return bind_oom(bc), -1;
+            }
+            if (!acc)
+                ok = 0;
+            else if (!(any = any ? bx_bin(bc->arena, OP_OR, CAT_BOOL, any, acc, e->pos) : acc))
+                return bind_oom(bc), -1;
+        }
+        /* worth a pass of its own only when it drops most rows */
+        if (ok && any && plan_selectivity(any, &bc->b->rels[r]) < 0.3 &&
+            split_conjuncts(bc, any, list, n, cap) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* Index of the relation that reads mask m alone, or -1. */
 static int single_rel(uint64_t m) {
     if (m == 0 || (m & (m - 1))) return -1;
@@ -3719,8 +3766,11 @@ int plan_bind_select(const Catalog *cat, const char *sql, const AstSelect *sel, 
         BExpr *w = as_condition(&bc, bind_expr(&bc, sel->where, 0));
         if (!w || split_conjuncts(&bc, w, &conj, &nconj, &capconj) != 0) return -1;
     }
-    int nwhere = nconj;
     if (mark_outer(&bc) != 0 || bind_using(&bc) != 0) return -1;
+    if (!b->has_outer)
+        for (int i = 0, nw = nconj; i < nw; i++)
+            if (implied_filters(&bc, conj[i], &conj, &nconj, &capconj) != 0) return -1;
+    int nwhere = nconj;
     for (int i = 0; i < sel->nfrom; i++) {
         const AstExpr *on = b->rels[i].using_on ? b->rels[i].using_on : sel->from[i].join_on;
         if (!on || sel->from[i].join_kind != AST_JOIN_INNER) continue;
