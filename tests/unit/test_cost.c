@@ -391,11 +391,11 @@ Test(cost, device_name_selects_shipped_file) {
     char err[512];
     cr_assert_eq(cost_model_select(&m, NULL, "NVIDIA H200, 139.8 GiB", err, sizeof err), 0, "%s",
                  err);
-    cr_assert_str_eq(m.name, "provisional-h200");
+    cr_assert_str_eq(m.name, "h200-calibrated");
     cr_assert(strstr(m.source, "cost-h200.yaml"), "%s", m.source);
-    cr_assert_float_eq(m.h2d_pinned.gbps, 55, 1e-9);
-    cr_assert_float_eq(m.h2d_pageable.gbps, 8, 1e-9);
-    cr_assert_float_eq(m.gpu[CP_SCAN].ns_per_byte, 1.0 / 3112, 1e-9);
+    cr_assert(m.h2d_pinned.gbps > 50 && m.h2d_pinned.gbps < 60);    /* measured ~55 GB/s pinned */
+    cr_assert(m.h2d_pageable.gbps > 5 && m.h2d_pageable.gbps < 20); /* measured */
+    cr_assert(m.gpu[CP_SCAN].ns_per_byte > 0);
     cr_assert_eq(cost_model_select(&m, NULL, "NVIDIA H100 80GB HBM3, 79.1 GiB", err, sizeof err), 0,
                  "%s", err);
     cr_assert(strstr(m.source, "cost-h100.yaml"), "%s", m.source);
