@@ -240,6 +240,10 @@ if [ "$MODE" = tpch ]; then
         --work /tmp/tpch-bench --device ${GQP_TPCH_DEVICES:-gpu,auto} --threads "$(nproc)" \
         ${GQP_TPCH_ARGS:-} > "$OUT/tpch-bench.md" 2> "$LOG/tpch-bench.log"
     say "tpch bench: rc=$? ($(( $(date +%s) - T0 )) s)"
+    # per-node EXPLAIN ANALYZE (JSON) of every query and device, into logs.tgz
+    for d in /tmp/tpch-bench/tpch-sf*/explain; do
+        [ -d "$d" ] && cp -r "$d" "$LOG/explain-$(basename "$(dirname "$d")")"
+    done
     tail -5 "$LOG/tpch-bench.log" | tee -a "$SUM"
     cat "$OUT/tpch-bench.md"
 fi
