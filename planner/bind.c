@@ -2873,7 +2873,8 @@ static int same_group_key(const BExpr *e, const BExpr *g) {
 /* Rewrite an expression of the FROM scope into the aggregate scope: group
  * keys become columns 0..ngroup-1, aggregate calls columns ngroup+k (added
  * to b->aggs, shared when equal). A bare column outside any aggregate that
- * is not a group key is an error. Returns NULL with err set. */
+ * is not a group key becomes MAX(column) (SQLite's bare columns). Returns
+ * NULL with err set. */
 static BExpr *to_agg_scope(BindCtx *bc, BExpr *e) {
     BSelect *b = bc->b;
     if (!e) return NULL;
@@ -2922,11 +2923,18 @@ static BExpr *to_agg_scope(BindCtx *bc, BExpr *e) {
         c->dict = e->dict;
         return c;
     }
-    if (e->kind == BE_COL)
-        return bind_fail(bc, "Binder", e->pos,
-                         "column \"%s\" must appear in the GROUP BY clause or be used in an "
-                         "aggregate function",
-                         b->rels[e->slot].table->cols[e->col].name);
+    if (e->kind == BE_COL) {
+        /* SQLite's bare column: a value of some row of the group; gqp takes
+         * the group's largest (MAX), the same whenever the column has one
+         * value per group (a deviation where it has several: docs/sql.md) */
+        BExpr *m = bx_new(bc->arena, BE_AGG, e->type, e->pos);
+        if (!m) return bind_oom(bc);
+        m->agg = AGG_MAX;
+        m->a = e;
+        m->scale = bx_scale(e);
+        m->dict = e->dict;
+        return to_agg_scope(bc, m);
+    }
     BExpr *c = plan_alloc(bc->arena, sizeof(BExpr));
     if (!c) return bind_oom(bc);
     *c = *e;
