@@ -172,6 +172,14 @@ static void ex_release_at(Exec *x, int v, int at) {
             if (c >= 0 && x->done[c] && x->dev->streams[k] != s)
                 prim_gpu_stream_wait(s, x->done[c], e, sizeof e);
         }
+        /* ... and so must its producer: a node that reads only v's length
+         * (len_from: COUNT(*) over a GPU cross join) never waited for the
+         * kernel writing v, which could still be writing into memory
+         * reused after this free (a wrong COUNT under load on the H200) */
+        int p = x->dag->values[v].producer;
+        if (p >= 0 && x->node_stream[p] >= 0 && x->done[p] &&
+            x->dev->streams[x->node_stream[p]] != s)
+            prim_gpu_stream_wait(s, x->done[p], e, sizeof e);
         exec_dev_free(x->dev, r->d.data, s);
         exec_dev_free(x->dev, r->d.valid, s);
     }
