@@ -179,9 +179,22 @@ static int materialize_from(gqp *db, gqp_stmt *st, AstSelect *s, const GqpScope 
                 }
             GqpBusy me = {cte, db->busy};
             db->busy = &me;
-            int rc =
-                materialize_one(db, st, st->sql, st->sql_len, cte->select, found, cte->colnames,
-                                cte->ncolnames, "CTE", cte->name, &r->bound_name);
+            int rc;
+            if (!db->no_inline) {
+                /* planned inline as a derived table over the CTE's SELECT
+                 * (each reference: a CTE named twice runs twice) */
+                r->subquery = cte->select;
+                r->colnames = cte->colnames;
+                r->ncolnames = cte->ncolnames;
+                const GqpScope *saved = db->scope;
+                db->scope = found;
+                rc = gqp_materialize(db, st, cte->select);
+                db->scope = saved;
+            } else {
+                rc =
+                    materialize_one(db, st, st->sql, st->sql_len, cte->select, found, cte->colnames,
+                                    cte->ncolnames, "CTE", cte->name, &r->bound_name);
+            }
             db->busy = me.next;
             if (rc != GQP_OK) return rc;
             continue;
