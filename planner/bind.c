@@ -2980,6 +2980,25 @@ static int same_conjunct(const BExpr *x, const BExpr *y) {
            plan_bexpr_equal(x->a, y->b) && plan_bexpr_equal(x->b, y->a);
 }
 
+/* The branches of the OR e (*nbr of them), each as its list of conjuncts
+ * (*cj)[i][0..(*ncj)[i]) (plan arena). 0, or -1 out of memory. */
+static int or_branches(BindCtx *bc, BExpr *e, BExpr ****cj, int **ncj, int *nbr) {
+    BExpr **br = NULL;
+    int capbr = 0;
+    *nbr = 0;
+    if (flatten_op(bc, e, OP_OR, &br, nbr, &capbr) != 0) return -1;
+    *cj = plan_alloc(bc->arena, sizeof(BExpr **) * (size_t)*nbr);
+    *ncj = plan_alloc(bc->arena, sizeof(int) * (size_t)*nbr);
+    if (!*cj || !*ncj) return bind_oom(bc), -1;
+    for (int i = 0; i < *nbr; i++) {
+        int cap = 0;
+        (*cj)[i] = NULL;
+        (*ncj)[i] = 0;
+        if (flatten_op(bc, br[i], OP_AND, &(*cj)[i], &(*ncj)[i], &cap) != 0) return -1;
+    }
+    return 0;
+}
+
 /*
  * Factor the conjuncts common to every branch of the OR e:
  * (A AND x) OR (A AND y) becomes A and (x OR y) (distribution holds in
@@ -2990,20 +3009,11 @@ static int same_conjunct(const BExpr *x, const BExpr *y) {
  * common, *ncommon is 0 and *residual is e. 0, or -1 out of memory.
  */
 static int factor_or(BindCtx *bc, BExpr *e, BExpr ***common, int *ncommon, BExpr **residual) {
-    BExpr **br = NULL;
-    int nbr = 0, capbr = 0;
+    BExpr ***cj;
+    int *ncj, nbr;
     *ncommon = 0;
     *residual = e;
-    if (flatten_op(bc, e, OP_OR, &br, &nbr, &capbr) != 0) return -1;
-    BExpr ***cj = plan_alloc(bc->arena, sizeof(BExpr **) * (size_t)nbr);
-    int *ncj = plan_alloc(bc->arena, sizeof(int) * (size_t)nbr);
-    if (!cj || !ncj) return bind_oom(bc), -1;
-    for (int i = 0; i < nbr; i++) {
-        int cap = 0;
-        cj[i] = NULL;
-        ncj[i] = 0;
-        if (flatten_op(bc, br[i], OP_AND, &cj[i], &ncj[i], &cap) != 0) return -1;
-    }
+    if (or_branches(bc, e, &cj, &ncj, &nbr) != 0) return -1;
     /* used[i][k]: conjunct k of branch i is factored out */
     char **used = plan_alloc(bc->arena, sizeof(char *) * (size_t)nbr);
     if (!used) return bind_oom(bc), -1;
@@ -3098,18 +3108,9 @@ static int split_conjuncts(BindCtx *bc, BExpr *e, BExpr ***list, int *n, int *ca
 static int implied_filters(BindCtx *bc, BExpr *e, BExpr ***list, int *n, int *cap) {
     uint64_t m = bx_rel_mask(e);
     if (e->kind != BE_BINARY || e->op != OP_OR || !m || !(m & (m - 1))) return 0;
-    BExpr **br = NULL;
-    int nbr = 0, capbr = 0;
-    if (flatten_op(bc, e, OP_OR, &br, &nbr, &capbr) != 0) return -1;
-    BExpr ***cj = plan_alloc(bc->arena, sizeof(BExpr **) * (size_t)nbr);
-    int *ncj = plan_alloc(bc->arena, sizeof(int) * (size_t)nbr);
-    if (!cj || !ncj) return bind_oom(bc), -1;
-    for (int i = 0; i < nbr; i++) {
-        int c = 0;
-        cj[i] = NULL;
-        ncj[i] = 0;
-        if (flatten_op(bc, br[i], OP_AND, &cj[i], &ncj[i], &c) != 0) return -1;
-    }
+    BExpr ***cj;
+    int *ncj, nbr;
+    if (or_branches(bc, e, &cj, &ncj, &nbr) != 0) return -1;
     for (int r = 0; r < 64; r++) {
         uint64_t rb = (uint64_t)1 << r;
         if (!(m & rb)) continue;
