@@ -69,8 +69,9 @@ void *cat_read_file(const char *path, size_t *len, int missing_ok, CatError *err
 uint64_t cat_splitmix64(uint64_t x);
 /* Write integer v in decimal at p; returns the new end. */
 char *cat_put_int(char *p, int64_t v);
-/* Write n bytes of text to a new file at path. Returns 0 or -1 with err. */
-int cat_write_text(const char *path, const char *text, size_t n, CatError *err);
+/* Write n bytes to path: a new file renamed over it (atomic; a mapping of
+ * the old file keeps its pages). Returns 0 or -1 with err. */
+int cat_write_text(const char *path, const void *data, size_t n, CatError *err);
 /* Add t to cat (taking ownership). Returns 0, or -1 with err set when a
  * table of that name exists or memory runs out (t is then still the
  * caller's). */

@@ -361,31 +361,6 @@ int cat_column_loaded(const CatTable *t, int col) {
     return t && col >= 0 && col < t->ncols && !t->cols[col].lazy;
 }
 
-/* Write n bytes to a new file at path (truncating). Returns 0, or -1 with
- * err set. */
-static int write_file(const char *path, const void *data, size_t n, CatError *err) {
-    /* into a new file renamed over path: a column mapped from path (this
-     * very table written back to its folder) keeps the old file's pages */
-    char *tmp = cat_concat3(path, ".tmp", "");
-    if (!tmp) return cat_err(err, "%s: out of memory", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        cat_err(err, "%s: cannot create: %s", tmp, strerror(errno));
-        free(tmp);
-        return -1;
-    }
-    size_t put = n ? fwrite(data, 1, n, f) : 0;
-    int bad = put != n;
-    if (fclose(f) != 0) bad = 1;
-    if (!bad && rename(tmp, path) != 0) bad = 1;
-    if (bad) {
-        cat_err(err, "%s: write failed: %s", path, strerror(errno));
-        unlink(tmp);
-    }
-    free(tmp);
-    return bad ? -1 : 0;
-}
-
 /* Write column c's files under dir. Returns 0, or -1 with err set. */
 static int write_column(const CatColumn *c, const char *dir, CatError *err) {
     int rc = -1;
@@ -419,11 +394,11 @@ static int write_column(const CatColumn *c, const char *dir, CatError *err) {
         if (bytes) memcpy(dbuf, d->bytes, (size_t)bytes);
         for (int64_t i = 0; i < bytes; i++)
             if (dbuf[i] == '\0') dbuf[i] = '\n';
-        if (write_file(dpath, dbuf, (size_t)bytes, err) != 0) goto done;
+        if (cat_write_text(dpath, dbuf, (size_t)bytes, err) != 0) goto done;
     }
-    if (write_file(bin, c->data, (size_t)c->n * cat_type_width(c->type), err) != 0) goto done;
+    if (cat_write_text(bin, c->data, (size_t)c->n * cat_type_width(c->type), err) != 0) goto done;
     if (c->valid) {
-        if (write_file(vpath, c->valid, (size_t)c->n, err) != 0) goto done;
+        if (cat_write_text(vpath, c->valid, (size_t)c->n, err) != 0) goto done;
     } else if (unlink(vpath) != 0 && errno != ENOENT) {
         cat_err(err, "%s: cannot remove stale file: %s", vpath, strerror(errno));
         goto done;

@@ -388,14 +388,10 @@ void cat_table_stats(CatTable *t) {
 int cat_stats_write(const CatColumn *c, const char *path, CatError *err) {
     const CatStats *s = &c->stats;
     const CatHist *h = s->hist;
-    char *tmp = cat_concat3(path, ".tmp", "");
-    if (!tmp) return cat_err(err, "%s: out of memory", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        cat_err(err, "%s: cannot create: %s", tmp, strerror(errno));
-        free(tmp);
-        return -1;
-    }
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return cat_err(err, "%s: out of memory", path);
     fprintf(f, "gqp-stats 1\nrows %lld nulls %lld distinct %lld\nminmax %d %.17g %.17g\n",
             (long long)s->rows, (long long)s->nulls, (long long)s->distinct, s->has_minmax, s->min,
             s->max);
@@ -404,14 +400,13 @@ int cat_stats_write(const CatColumn *c, const char *path, CatError *err) {
     for (int k = 0; h && k < h->n; k++)
         fprintf(f, "%.17g %.17g %.17g %.17g\n", h->val[k], h->lt[k], h->le[k], h->gap_ndv[k]);
     int bad = ferror(f);
-    if (fclose(f) != 0) bad = 1;
-    if (!bad && rename(tmp, path) != 0) bad = 1;
-    if (bad) {
-        cat_err(err, "%s: write failed: %s", path, strerror(errno));
-        unlink(tmp);
+    if (fclose(f) != 0 || bad || !buf) {
+        free(buf);
+        return cat_err(err, "%s: out of memory", path);
     }
-    free(tmp);
-    return bad ? -1 : 0;
+    int rc = cat_write_text(path, buf, len, err);
+    free(buf);
+    return rc;
 }
 
 /* See cat_internal.h. */

@@ -257,10 +257,25 @@ char *cat_put_int(char *p, int64_t v) {
     return p;
 }
 
-int cat_write_text(const char *path, const char *text, size_t n, CatError *err) {
-    FILE *f = fopen(path, "wb");
-    if (!f) return cat_err(err, "%s: cannot create: %s", path, strerror(errno));
-    int bad = n && fwrite(text, 1, n, f) != n;
-    if (fclose(f) != 0 || bad) return cat_err(err, "%s: write failed: %s", path, strerror(errno));
-    return 0;
+int cat_write_text(const char *path, const void *data, size_t n, CatError *err) {
+    /* into a new file renamed over path: a reader never sees half a file,
+     * and a column mapped from path (a table written back to its own
+     * folder) keeps the old file's pages */
+    char *tmp = cat_concat3(path, ".tmp", "");
+    if (!tmp) return cat_err(err, "%s: out of memory", path);
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        cat_err(err, "%s: cannot create: %s", tmp, strerror(errno));
+        free(tmp);
+        return -1;
+    }
+    int bad = n && fwrite(data, 1, n, f) != n;
+    if (fclose(f) != 0) bad = 1;
+    if (!bad && rename(tmp, path) != 0) bad = 1;
+    if (bad) {
+        cat_err(err, "%s: write failed: %s", path, strerror(errno));
+        unlink(tmp);
+    }
+    free(tmp);
+    return bad ? -1 : 0;
 }

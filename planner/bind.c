@@ -2955,13 +2955,11 @@ static int has_agg_call(const BExpr *e) {
     return has_agg_call(e->a) || has_agg_call(e->b) || has_agg_call(e->c);
 }
 
-/* Append the operands of e's chain of `op` (AND or OR) to *list (grown in
- * the arena); 0, or -1 out of memory. */
-static int flatten_op(BindCtx *bc, BExpr *e, AstOp op, BExpr ***list, int *n, int *cap) {
-    if (e->kind == BE_BINARY && e->op == op)
-        return flatten_op(bc, e->a, op, list, n, cap) || flatten_op(bc, e->b, op, list, n, cap);
+/* Append e to *list (n entries, room for cap; grown by doubling in the
+ * arena). 0, or -1 out of memory. */
+static int list_push(BindCtx *bc, BExpr *e, BExpr ***list, int *n, int *cap) {
     if (*n == *cap) {
-        int nc = *cap ? *cap * 2 : 8;
+        int nc = *cap ? *cap * 2 : 16;
         BExpr **nl = plan_alloc(bc->arena, sizeof(BExpr *) * (size_t)nc);
         if (!nl) return bind_oom(bc), -1;
         if (*n) memcpy(nl, *list, sizeof(BExpr *) * (size_t)*n);
@@ -2970,6 +2968,14 @@ static int flatten_op(BindCtx *bc, BExpr *e, AstOp op, BExpr ***list, int *n, in
     }
     (*list)[(*n)++] = e;
     return 0;
+}
+
+/* Append the operands of e's chain of `op` (AND or OR) to *list (grown in
+ * the arena); 0, or -1 out of memory. */
+static int flatten_op(BindCtx *bc, BExpr *e, AstOp op, BExpr ***list, int *n, int *cap) {
+    if (e->kind == BE_BINARY && e->op == op)
+        return flatten_op(bc, e->a, op, list, n, cap) || flatten_op(bc, e->b, op, list, n, cap);
+    return list_push(bc, e, list, n, cap);
 }
 
 /* 1 if conjuncts x and y are the same condition: structurally equal, or
@@ -3085,16 +3091,7 @@ static int split_conjuncts(BindCtx *bc, BExpr *e, BExpr ***list, int *n, int *ca
             return res ? split_conjuncts(bc, res, list, n, cap) : 0;
         }
     }
-    if (*n == *cap) {
-        int nc = *cap ? *cap * 2 : 16;
-        BExpr **nl = plan_alloc(bc->arena, sizeof(BExpr *) * (size_t)nc);
-        if (!nl) return bind_oom(bc), -1;
-        if (*n) memcpy(nl, *list, sizeof(BExpr *) * (size_t)*n);
-        *list = nl;
-        *cap = nc;
-    }
-    (*list)[(*n)++] = e;
-    return 0;
+    return list_push(bc, e, list, n, cap);
 }
 
 /* For an OR conjunct e of WHERE that reads several relations: for each
