@@ -478,6 +478,11 @@ static int run_delete(gqp *db, gqp_stmt *st, CatTable *t) {
     return rc;
 }
 
+/* Entry j of the name array ud (plan_unique_name's callback). */
+static const char *name_at(const void *ud, int j) {
+    return ((char *const *)ud)[j];
+}
+
 int gqp_table_from_result(gqp *db, const ExecResult *res, char *const *result_names,
                           const char *name, char *const *colnames, int ncolnames) {
     int nc = res->ncols, rc = GQP_OK;
@@ -500,14 +505,7 @@ int gqp_table_from_result(gqp *db, const ExecResult *res, char *const *result_na
             rc = gqp_set_error(db, GQP_NOMEM, "out of memory");
             goto done;
         }
-        snprintf(names[i], len, "%s", base);
-        for (int k = 1;; k++) {
-            int dup = 0;
-            for (int j = 0; j < i && !dup; j++)
-                dup = strcasecmp(names[j], names[i]) == 0;
-            if (!dup) break;
-            snprintf(names[i], len, "%s:%d", base, k);
-        }
+        plan_unique_name(names[i], len, base, i, name_at, names);
         types[i] = res->cols[i].ltype == CAT_NULL ? CAT_INT64 : res->cols[i].ltype;
     }
     for (int64_t r = 0; r < n; r++)

@@ -3369,6 +3369,11 @@ static int bind_limit(BindCtx *bc, const AstExpr *e, int64_t *out) {
 }
 
 /* Bind the FROM list: look up tables, check duplicate aliases. */
+/* Name of column j of the CatTable ud (plan_unique_name's callback). */
+static const char *derived_col_name(const void *ud, int j) {
+    return ((const CatTable *)ud)->cols[j].name;
+}
+
 /* Estimated rows of bound SELECT b's result (before LIMIT). */
 static int64_t est_result_rows(const BSelect *b) {
     if (b->narms > 0) {
@@ -3429,14 +3434,7 @@ static int bind_derived(BindCtx *bc, int i) {
                                                : "?";
         size_t len = strlen(base) + 16;
         if (!(col->name = plan_alloc(bc->arena, len))) return bind_oom(bc), -1;
-        snprintf(col->name, len, "%s", base);
-        for (int k = 1;; k++) {
-            int dup = 0;
-            for (int j = 0; j < c && !dup; j++)
-                dup = strcasecmp(t->cols[j].name, col->name) == 0;
-            if (!dup) break;
-            snprintf(col->name, len, "%s:%d", base, k);
-        }
+        plan_unique_name(col->name, len, base, c, derived_col_name, t);
     }
     bc->b->rels[i].table = t;
     bc->b->rels[i].sub = sub;

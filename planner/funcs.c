@@ -682,3 +682,15 @@ done:
     free(buf);
     return r;
 }
+
+void plan_unique_name(char *out, size_t cap, const char *base, int nprev,
+                      const char *(*prev)(const void *ud, int j), const void *ud) {
+    snprintf(out, cap, "%s", base);
+    for (int k = 1;; k++) {
+        int dup = 0;
+        for (int j = 0; j < nprev && !dup; j++)
+            dup = strcasecmp(prev(ud, j), out) == 0;
+        if (!dup) return;
+        snprintf(out, cap, "%s:%d", base, k);
+    }
+}

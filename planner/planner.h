@@ -273,6 +273,13 @@ int plan_eval_const(const BExpr *e, CatValue *out, PlanArena *arena);
 int plan_bind_const(const char *sql, const AstExpr *ast, PlanArena *arena, BExpr **out,
                     PlanError *err);
 
+/* out (cap >= strlen(base) + 16 bytes) becomes base, or base:1, base:2,
+ * ... -- the first that none of the nprev names prev(ud, j) equals
+ * (case-insensitive): SQLite's names for a result's repeated column names
+ * (planner/funcs.c). */
+void plan_unique_name(char *out, size_t cap, const char *base, int nprev,
+                      const char *(*prev)(const void *ud, int j), const void *ud);
+
 /* SQLite's `s LIKE pattern` (planner/like.c): 1 if it matches, else 0.
  * `%` any run, `_` one UTF-8 character, ASCII-only case folding. */
 int plan_like_match(const char *s, const char *pattern);
