@@ -31,12 +31,14 @@
 
 #include "libgqp/internal.h"
 
+#define DC_MAX_ADD 16 /* derived tables one SELECT may gain */
+
 typedef struct Dc {
     gqp *db;
     gqp_stmt *st;
     AstSelect *outer;
     int nadd; /* FROM entries to append */
-    AstTableRef add[16];
+    AstTableRef add[DC_MAX_ADD];
 } Dc;
 
 /* 1 when every FROM entry of s is a base table (so its columns are known
@@ -144,6 +146,7 @@ typedef struct Split {
     int nlocal;
     AstExpr *corr[DC_MAX_CONJ]; /* C */
     int ncorr;
+    int ninner;                       /* columns of sub's FROM read by C */
     AstSelectItem items[DC_MAX_COLS]; /* the derived table's columns */
     int nitems;
     char alias[32];
@@ -174,8 +177,13 @@ static int split(Dc *x, AstSelect *sub, Split *s, int exists) {
         }
         if (nested) return 0;
         s->corr[s->ncorr++] = list[i];
+        s->ninner += in;
     }
-    if (!s->ncorr) return 0;
+    /* the derived table's columns (C's inner columns, an IN's item or a
+     * scalar's keys and value) and the joins must fit: else left alone */
+    if (!s->ncorr || s->ninner + 1 > DC_MAX_COLS || s->ncorr + 1 > DC_MAX_COLS ||
+        x->nadd >= DC_MAX_ADD)
+        return 0;
     /* correlation outside WHERE is not handled */
     for (int i = 0; i < sub->nitems; i++) {
         int in = 0, out = 0, bad = 0, nested = 0;
@@ -230,7 +238,6 @@ static int export_inner(Dc *x, Split *s, AstExpr *e) {
  * Returns 0 or -1. */
 static int append(Dc *x, Split *s, int kind, AstExpr *on, AstExpr **group, int ngroup,
                   int64_t pos) {
-    if (x->nadd >= (int)(sizeof x->add / sizeof x->add[0])) return -1;
     SqlArena *a = x->st->parse_arena;
     AstSelect *d = sql_arena_alloc(a, sizeof *d);
     AstSelectItem *items = sql_arena_alloc(a, sizeof *items * (size_t)(s->nitems + 1));

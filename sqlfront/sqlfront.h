@@ -157,10 +157,8 @@ typedef struct AstTableRef {
     int natural;                /* NATURAL join */
     char **using_cols;          /* JOIN ... USING (cols): the names, or NULL */
     int nusing;
-    int hidden; /* made by decorrelation: its columns are found only by a
-                   qualified name and are not part of SELECT * */
-    int materialize; /* set by libgqp: run this derived table into a temporary
-                        table (bound_name) instead of planning it inline */
+    int hidden;      /* made by decorrelation: its columns are found only by a
+                        qualified name and are not part of SELECT * */
     char **colnames; /* FROM (SELECT ...) [AS] alias (cols): the names, or NULL */
     int ncolnames;
 } AstTableRef;

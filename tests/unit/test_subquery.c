@@ -107,6 +107,15 @@ Test(subquery, correlated_is_an_error_at_the_column) {
         /* EXISTS over an aggregate (always one row) */
         "SELECT a FROM t WHERE EXISTS (SELECT COUNT(*) FROM u WHERE u.x = t.a)",
     };
+    /* more correlated subqueries in one WHERE than derived tables it may gain (16) */
+    char many[4096] = "SELECT a FROM t WHERE 1";
+    for (int k = 0; k < 17; k++)
+        strcat(many, " AND EXISTS (SELECT 1 FROM u WHERE u.x = t.a)");
+    gqp_stmt *mst = NULL;
+    cr_expect_neq(gqp_prepare(db, many, -1, &mst, NULL), GQP_OK);
+    cr_expect(strstr(gqp_errmsg(db), "Not implemented Error: correlated subquery") != NULL, "%s",
+              gqp_errmsg(db));
+    gqp_finalize(mst);
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         gqp_stmt *st = NULL;
         cr_expect_neq(gqp_prepare(db, bad[i], -1, &st, NULL), GQP_OK, "%s", bad[i]);
