@@ -1643,14 +1643,13 @@ static double round_const(double r, int64_t n) {
     /* digit k of dig has weight 10^(ex - k); keep weights >= 10^-n */
     int keep = (int)(ex + n + 1); /* digits kept */
     if (keep < 0) return r < 0 ? -0.0 : 0.0;
+    /* all 15 digits kept: nothing to round, the text is read back as is
+     * (the lead stays under 10^15, no int64 overflow for any n) */
+    if (keep > nd) keep = nd;
     int64_t lead = 0; /* digits kept as an integer, then scaled */
-    long double v = 0;
-    for (int k = 0; k < keep && k < nd; k++)
+    for (int k = 0; k < keep; k++)
         lead = lead * 10 + (dig[k] - '0');
-    for (int k = nd; k < keep; k++)
-        lead *= 10;
     if (keep < nd && dig[keep] >= '5') lead++;
-    (void)v;
     snprintf(out, sizeof out,
              "%s%lld"
              "e%d",

@@ -1,0 +1,1 @@
+SELECT ROUND(2.,28)
