@@ -293,7 +293,7 @@ static int64_t text_to_int(const char *s) {
 /* Format column c of the current row for sqllogictest type letter t into a
  * new malloc'd string (caller frees). */
 static char *format_value(gqp_stmt *st, int c, char t) {
-    char buf[64];
+    char buf[400]; /* "%.3f" of a double up to 1.8e308: 309 digits + ".000" */
     if (gqp_column_is_null(st, c)) return strdup("NULL");
     gqp_type ct = gqp_column_type(st, c);
     const char *txt = gqp_column_text(st, c);
