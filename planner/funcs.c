@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "planner/bexpr.h"
+#include "primitives/primitives.h"
 
 /* Days since 1970-01-01 of the proleptic Gregorian y-m-d; d may pass the
  * month's end (it then counts on into the next month, as SQLite's date
@@ -195,44 +196,12 @@ static int in_set(const char *c, size_t cl, const char *set) {
     return 0;
 }
 
-/*
- * Apply the string function op to the text in[0..n). A text result is
- * malloc'd into *out (NUL-terminated, length *outlen) and 0 returned; an
- * integer result goes to *ival and 1 is returned; -1 when out of memory.
- * Semantics are SQLite's (func.c): LENGTH and INSTR count UTF-8
- * characters, UPPER/LOWER fold ASCII letters only, SUBSTR's start and
- * length follow substrFunc (negative start counts from the end, 0 is
- * before the first character, a negative length takes characters before
- * the start), TRIM removes any character of the set (default ' '), REPLACE
- * replaces every occurrence (an empty pattern leaves the text).
- */
-int fn_apply_str(const FnStrOp *op, const char *in, size_t n, char **out, size_t *outlen,
-                 int64_t *ival) {
+/* The bytes [*lo, *hi) of in (n bytes) that SUBSTR, TRIM, LTRIM and RTRIM
+ * keep (SQLite's rules; see fn_apply_str). Returns 1 for those functions,
+ * 0 (nothing set) for the others. */
+static int str_span(const FnStrOp *op, const char *in, size_t n, size_t *plo, size_t *phi) {
     size_t lo = 0, hi = n;
     switch (op->fn) {
-    case FN_LENGTH:
-        *ival = u8count(in, strnlen(in, n));
-        return 1;
-    case FN_INSTR: {
-        const char *hit = strstr(in, op->s1);
-        *ival = hit ? u8count(in, (size_t)(hit - in)) + 1 : 0;
-        return 1;
-    }
-    case FN_UPPER:
-    case FN_LOWER:
-        break;
-    case FN_CONCAT: {
-        size_t l1 = strlen(op->s1), l2 = strlen(op->s2);
-        char *r = malloc(l1 + n + l2 + 1);
-        if (!r) return -1;
-        memcpy(r, op->s1, l1);
-        memcpy(r + l1, in, n);
-        memcpy(r + l1 + n, op->s2, l2);
-        r[l1 + n + l2] = 0;
-        *out = r;
-        *outlen = l1 + n + l2;
-        return 0;
-    }
     case FN_SUBSTR: {
         int64_t p1 = op->a, p2 = op->has_b ? op->b : INT64_MAX / 4;
         int neg = 0;
@@ -274,6 +243,49 @@ int fn_apply_str(const FnStrOp *op, const char *in, size_t n, char **out, size_t
             }
         break;
     }
+    default:
+        return 0;
+    }
+    *plo = lo;
+    *phi = hi;
+    return 1;
+}
+
+/*
+ * Apply the string function op to the text in[0..n). A text result is
+ * malloc'd into *out (NUL-terminated, length *outlen) and 0 returned; an
+ * integer result goes to *ival and 1 is returned; -1 when out of memory.
+ * Semantics are SQLite's (func.c): LENGTH and INSTR count UTF-8
+ * characters, UPPER/LOWER fold ASCII letters only, SUBSTR's start and
+ * length follow substrFunc (negative start counts from the end, 0 is
+ * before the first character, a negative length takes characters before
+ * the start), TRIM removes any character of the set (default ' '), REPLACE
+ * replaces every occurrence (an empty pattern leaves the text).
+ */
+int fn_apply_str(const FnStrOp *op, const char *in, size_t n, char **out, size_t *outlen,
+                 int64_t *ival) {
+    size_t lo = 0, hi = n;
+    switch (op->fn) {
+    case FN_LENGTH:
+        *ival = u8count(in, strnlen(in, n));
+        return 1;
+    case FN_INSTR: {
+        const char *hit = strstr(in, op->s1);
+        *ival = hit ? u8count(in, (size_t)(hit - in)) + 1 : 0;
+        return 1;
+    }
+    case FN_CONCAT: {
+        size_t l1 = strlen(op->s1), l2 = strlen(op->s2);
+        char *r = malloc(l1 + n + l2 + 1);
+        if (!r) return -1;
+        memcpy(r, op->s1, l1);
+        memcpy(r + l1, in, n);
+        memcpy(r + l1 + n, op->s2, l2);
+        r[l1 + n + l2] = 0;
+        *out = r;
+        *outlen = l1 + n + l2;
+        return 0;
+    }
     case FN_REPLACE: {
         size_t pl = strlen(op->s1), rl = strlen(op->s2), cap = n + 1, k = 0;
         if (pl > 0)
@@ -295,6 +307,9 @@ int fn_apply_str(const FnStrOp *op, const char *in, size_t n, char **out, size_t
         *outlen = k;
         return 0;
     }
+    default: /* UPPER, LOWER: the whole text; SUBSTR, TRIM*: a span */
+        str_span(op, in, n, &lo, &hi);
+        break;
     }
     char *r = malloc(hi - lo + 1);
     if (!r) return -1;
@@ -309,39 +324,124 @@ int fn_apply_str(const FnStrOp *op, const char *in, size_t n, char **out, size_t
     return 0;
 }
 
+/* Entries of a dictionary below which fn_map_dict stays on one thread. */
+#define MAP_DICT_PAR_MIN 65536
+#define MAP_DICT_MAX_THREADS 64
+
+/* fn_map_dict's work, shared by its threads: entries [lo, hi) of d. */
+typedef struct MapDictJob {
+    const CatDict *d;
+    const FnStrOp *op;
+    int64_t lo, hi;
+    int is_int;
+    int64_t *tab;      /* integer results, or (text) the final codes */
+    const char **strs; /* text results: spans of d's bytes or owned[i] */
+    size_t *lens;
+    char **owned;   /* results fn_apply_str allocated (else NULL) */
+    int32_t *codes; /* codes in the thread's own dictionary */
+    CatDict *local[MAP_DICT_MAX_THREADS];
+    int64_t base[MAP_DICT_MAX_THREADS]; /* first entry of local[t] in gcodes */
+    const int32_t *gcodes;              /* local code -> final code */
+    int failed[MAP_DICT_MAX_THREADS];
+} MapDictJob;
+
+/* Thread t's share of the entries. */
+static void map_range(const MapDictJob *j, int t, int nt, int64_t *lo, int64_t *hi) {
+    int64_t n = j->hi - j->lo;
+    *lo = j->lo + n * t / nt;
+    *hi = j->lo + n * (t + 1) / nt;
+}
+
+/* Phase 1: apply the function to thread t's entries; text results are
+ * interned into the thread's own (small, cache-resident when the results
+ * repeat) dictionary. Spans of SUBSTR/TRIM point into d's bytes: no copy. */
+static void map_dict_apply(void *arg, int t, int nt) {
+    MapDictJob *j = arg;
+    int64_t lo, hi;
+    map_range(j, t, nt, &lo, &hi);
+    for (int64_t i = lo; i < hi; i++) {
+        const char *in = cat_dict_str(j->d, i);
+        size_t n = (size_t)cat_dict_len(j->d, i), slo, shi;
+        if (!j->is_int && str_span(j->op, in, n, &slo, &shi)) {
+            j->strs[i] = in + slo;
+            j->lens[i] = shi - slo;
+            continue;
+        }
+        char *o = NULL;
+        size_t ol = 0;
+        int k = fn_apply_str(j->op, in, n, &o, &ol, &j->tab[i]);
+        if (k < 0) {
+            j->failed[t] = 1;
+            return;
+        }
+        if (k == 0) j->owned[i] = o, j->strs[i] = o, j->lens[i] = ol;
+    }
+    if (!j->is_int &&
+        !(j->local[t] = cat_dict_build(j->strs + lo, j->lens + lo, hi - lo, j->codes + lo)))
+        j->failed[t] = 1;
+}
+
+/* Phase 2: thread t's entries get their codes in the merged dictionary. */
+static void map_dict_remap(void *arg, int t, int nt) {
+    MapDictJob *j = arg;
+    int64_t lo, hi;
+    map_range(j, t, nt, &lo, &hi);
+    for (int64_t i = lo; i < hi; i++)
+        j->tab[i] = j->gcodes[j->base[t] + j->codes[i]];
+}
+
+/* Run fn over the job on nt threads (one when that fails). */
+static void map_dict_run(MapDictJob *j, int nt, void (*fn)(void *, int, int)) {
+    if (nt > 1 && prim_parallel(nt, fn, j) == 0) return;
+    for (int t = 0; t < nt; t++)
+        fn(j, t, nt);
+}
+
 /*
  * The string function op applied to the STRING expression x (a non-NULL
  * constant, or anything with a dictionary) once per dictionary entry: an
  * integer result is a BE_LOOKUP of type INT64 from x's codes; a text
  * result a new dictionary of the results plus a BE_LOOKUP from x's codes
  * to its codes. A constant folds to a constant. NULL when out of memory.
+ * Large dictionaries (a column of 15M distinct comments) run on every
+ * core: each thread interns its share into a dictionary of its own, then
+ * the threads' dictionaries are merged (few entries when results repeat,
+ * as substrings of phone numbers do) and the codes remapped.
  */
 BExpr *fn_map_dict(PlanArena *a, BExpr *x, const FnStrOp *op, int64_t pos) {
     const CatDict *d = x->dict;
-    int64_t n = d->n;
-    int64_t lo = x->kind == BE_CONST ? x->ival : 0, hi = x->kind == BE_CONST ? x->ival + 1 : n;
-    int is_int = op->fn == FN_LENGTH || op->fn == FN_INSTR;
-    int64_t *tab = plan_alloc(a, sizeof(int64_t) * (size_t)(n ? n : 1));
-    char **strs = is_int ? NULL : calloc((size_t)(n ? n : 1), sizeof(char *));
-    size_t *lens = is_int ? NULL : calloc((size_t)(n ? n : 1), sizeof(size_t));
-    int32_t *codes = is_int ? NULL : calloc((size_t)(n ? n : 1), sizeof(int32_t));
+    int64_t n = d->n, alloc_n = n ? n : 1;
+    MapDictJob *j = calloc(1, sizeof *j);
+    int64_t *tab = plan_alloc(a, sizeof(int64_t) * (size_t)alloc_n);
     BExpr *r = NULL;
-    if (!tab || (!is_int && (!strs || !lens || !codes))) goto done;
-    int64_t m = 0; /* text results, entries lo..hi */
-    for (int64_t i = lo; i < hi; i++) {
-        int64_t v = 0;
-        char *o = NULL;
-        size_t ol = 0;
-        int k = fn_apply_str(op, cat_dict_str(d, i), (size_t)cat_dict_len(d, i), &o, &ol, &v);
-        if (k < 0) goto done;
-        if (k == 1)
-            tab[i] = v;
-        else
-            strs[m] = o, lens[m++] = ol;
+    const char **gstrs = NULL;
+    size_t *glens = NULL;
+    int32_t *gcodes = NULL;
+    int nt = 1;
+    if (!j || !tab) goto done;
+    j->d = d;
+    j->op = op;
+    j->lo = x->kind == BE_CONST ? x->ival : 0;
+    j->hi = x->kind == BE_CONST ? x->ival + 1 : n;
+    j->is_int = op->fn == FN_LENGTH || op->fn == FN_INSTR;
+    j->tab = tab;
+    if (!j->is_int) {
+        j->strs = calloc((size_t)alloc_n, sizeof *j->strs);
+        j->lens = calloc((size_t)alloc_n, sizeof *j->lens);
+        j->owned = calloc((size_t)alloc_n, sizeof *j->owned);
+        j->codes = calloc((size_t)alloc_n, sizeof *j->codes);
+        if (!j->strs || !j->lens || !j->owned || !j->codes) goto done;
     }
-    if (is_int) {
+    if (j->hi - j->lo >= MAP_DICT_PAR_MIN) {
+        int c = prim_ncores();
+        nt = c < 1 ? 1 : c > MAP_DICT_MAX_THREADS ? MAP_DICT_MAX_THREADS : c;
+    }
+    map_dict_run(j, nt, map_dict_apply);
+    for (int t = 0; t < nt; t++)
+        if (j->failed[t]) goto done;
+    if (j->is_int) {
         if (x->kind == BE_CONST) {
-            r = bx_int(a, CAT_INT64, tab[lo], pos);
+            r = bx_int(a, CAT_INT64, tab[j->lo], pos);
         } else if ((r = bx_new(a, BE_LOOKUP, CAT_INT64, pos))) {
             r->a = x;
             r->table = tab;
@@ -349,14 +449,27 @@ BExpr *fn_map_dict(PlanArena *a, BExpr *x, const FnStrOp *op, int64_t pos) {
         }
         goto done;
     }
-    CatDict *nd = cat_dict_build((const char *const *)strs, lens, m, codes);
+    /* merge the threads' dictionaries (each sorted and distinct) */
+    int64_t total = 0;
+    for (int t = 0; t < nt; t++)
+        j->base[t] = total, total += j->local[t]->n;
+    gstrs = malloc((size_t)(total ? total : 1) * sizeof *gstrs);
+    glens = malloc((size_t)(total ? total : 1) * sizeof *glens);
+    gcodes = malloc((size_t)(total ? total : 1) * sizeof *gcodes);
+    if (!gstrs || !glens || !gcodes) goto done;
+    for (int t = 0; t < nt; t++)
+        for (int64_t u = 0; u < j->local[t]->n; u++) {
+            gstrs[j->base[t] + u] = cat_dict_str(j->local[t], u);
+            glens[j->base[t] + u] = (size_t)cat_dict_len(j->local[t], u);
+        }
+    CatDict *nd = cat_dict_build(gstrs, glens, total, gcodes);
     if (!nd || plan_arena_own_dict(a, nd) != 0) goto done;
+    j->gcodes = gcodes;
+    map_dict_run(j, nt, map_dict_remap);
     if (x->kind == BE_CONST) {
-        if ((r = bx_new(a, BE_CONST, CAT_STRING, pos))) r->ival = codes[0], r->dict = nd;
+        if ((r = bx_new(a, BE_CONST, CAT_STRING, pos))) r->ival = tab[j->lo], r->dict = nd;
         goto done;
     }
-    for (int64_t i = 0; i < n; i++)
-        tab[i] = codes[i];
     if ((r = bx_new(a, BE_LOOKUP, CAT_STRING, pos))) {
         r->a = x;
         r->table = tab;
@@ -364,12 +477,21 @@ BExpr *fn_map_dict(PlanArena *a, BExpr *x, const FnStrOp *op, int64_t pos) {
         r->dict = nd;
     }
 done:
-    if (strs)
-        for (int64_t i = 0; i < n; i++)
-            free(strs[i]);
-    free(strs);
-    free(lens);
-    free(codes);
+    if (j) {
+        for (int t = 0; t < nt; t++)
+            cat_dict_free(j->local[t]);
+        if (j->owned)
+            for (int64_t i = j->lo; i < j->hi; i++)
+                free(j->owned[i]);
+        free(j->strs);
+        free(j->lens);
+        free(j->owned);
+        free(j->codes);
+    }
+    free(j);
+    free(gstrs);
+    free(glens);
+    free(gcodes);
     return r;
 }
 

@@ -9,6 +9,7 @@
  * computed here from the column's min, max and distinct count.
  */
 #include "catalog/catalog.h"
+#include "planner/bexpr.h"
 #include "planner/planner.h"
 #include "sqlfront/sqlfront.h"
 
@@ -334,6 +335,70 @@ Test(like, utf8_characters_and_ascii_case_folding) {
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
         cr_expect_eq(plan_like_match(cases[k].s, cases[k].p), cases[k].want, "'%s' LIKE '%s'",
                      cases[k].s, cases[k].p);
+}
+
+/* --------------------------------------- per-dictionary functions -- */
+
+/* fn_map_dict over a dictionary large enough for its threaded path (each
+ * thread interns its share, the shares are merged): every entry maps to
+ * the code whose text is fn_apply_str's (the one-entry reference whose
+ * SQLite semantics the SQL tests check), and the result dictionary is
+ * sorted and distinct. */
+Test(functions, map_dict_threaded_equals_one_entry_at_a_time) {
+    enum { N = 200003 };
+    char **strs = malloc(N * sizeof *strs);
+    size_t *lens = malloc(N * sizeof *lens);
+    cr_assert(strs && lens);
+    for (int64_t i = 0; i < N; i++) {
+        char buf[64];
+        /* repeats (i % 977), UTF-8, blanks to trim, distinct tails */
+        int k = snprintf(buf, sizeof buf, "%s%03d-é%lld%s", i % 3 ? "  " : "", (int)(i % 977),
+                         (long long)i, i % 5 ? "" : " ");
+        strs[i] = strdup(buf);
+        lens[i] = (size_t)k;
+    }
+    CatDict *d = cat_dict_build((const char *const *)strs, lens, N, NULL);
+    cr_assert(d);
+    const FnStrOp ops[] = {
+        {FN_SUBSTR, 3, 3, 1, NULL, NULL}, {FN_SUBSTR, -4, 0, 0, NULL, NULL},
+        {FN_TRIM, 0, 0, 0, NULL, NULL},   {FN_UPPER, 0, 0, 0, NULL, NULL},
+        {FN_LENGTH, 0, 0, 0, NULL, NULL}, {FN_REPLACE, 0, 0, 0, "é", "e"},
+    };
+    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
+        PlanArena *pa = plan_arena_new();
+        BExpr *x = bx_new(pa, BE_COL, CAT_STRING, 0);
+        cr_assert(x);
+        x->dict = d;
+        BExpr *r = fn_map_dict(pa, x, &ops[o], 0);
+        cr_assert(r && r->kind == BE_LOOKUP && r->table_n == d->n, "op %zu", o);
+        for (int64_t u = 0; u < d->n; u++) {
+            char *want = NULL;
+            size_t wl = 0;
+            int64_t iv = 0;
+            int k = fn_apply_str(&ops[o], cat_dict_str(d, u), (size_t)cat_dict_len(d, u), &want,
+                                 &wl, &iv);
+            if (k == 1) {
+                cr_assert_eq(r->table[u], iv, "op %zu entry %lld", o, (long long)u);
+                continue;
+            }
+            cr_assert_eq(k, 0);
+            int64_t c = r->table[u];
+            cr_assert(c >= 0 && c < r->dict->n);
+            cr_assert_eq((size_t)cat_dict_len(r->dict, c), wl);
+            cr_assert_eq(memcmp(cat_dict_str(r->dict, c), want, wl), 0, "op %zu entry %lld", o,
+                         (long long)u);
+            free(want);
+        }
+        if (r->type == CAT_STRING)
+            for (int64_t c = 1; c < r->dict->n; c++)
+                cr_assert_lt(strcmp(cat_dict_str(r->dict, c - 1), cat_dict_str(r->dict, c)), 0);
+        plan_arena_free(pa);
+    }
+    cat_dict_free(d);
+    for (int64_t i = 0; i < N; i++)
+        free(strs[i]);
+    free(strs);
+    free(lens);
 }
 
 /* ------------------------------------------- text of numbers (binder) -- */
