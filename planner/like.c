@@ -4,6 +4,7 @@
  * and letters compare case-insensitively in ASCII only ('A' LIKE 'a' but
  * not 'É' LIKE 'é'), as SQLite's built-in like() does without ICU.
  */
+#include <string.h>
 #include <unistd.h>
 
 #include "planner/planner.h"
@@ -76,25 +77,188 @@ int plan_like_match(const char *s, const char *pattern) {
     return like_at((const unsigned char *)pattern, (const unsigned char *)s) == LIKE_MATCH;
 }
 
+/* TUNING: literal segments a pattern may have for the segment matcher
+ * (TPC-H's have at most 2; longer patterns use like_at). */
+#define LIKE_SEG_MAX 8
+
+/* An ASCII pattern of literal runs separated by `%` (no `_`), compiled
+ * for like_seg: '%special%requests%' is the runs "special", "requests",
+ * unanchored at both ends. */
+typedef struct LikeSegs {
+    int nseg, start_anchored, end_anchored;
+    const unsigned char *seg[LIKE_SEG_MAX];
+    size_t len[LIKE_SEG_MAX];
+} LikeSegs;
+
+/* Compile pattern into *ls; 0, or -1 when the pattern does not have that
+ * form (non-ASCII bytes, `_`, too many runs). Only ASCII patterns: their
+ * bytes never occur inside a UTF-8 sequence of the text, so a byte-wise
+ * search finds exactly the character positions like_at would try. */
+static int like_compile_segs(const char *pattern, LikeSegs *ls) {
+    const unsigned char *p = (const unsigned char *)pattern;
+    memset(ls, 0, sizeof *ls);
+    for (const unsigned char *q = p; *q; q++)
+        if (*q >= 0x80 || *q == '_') return -1;
+    size_t n = strlen(pattern);
+    ls->start_anchored = n == 0 || p[0] != '%';
+    ls->end_anchored = n == 0 || p[n - 1] != '%';
+    for (size_t i = 0; i < n;) {
+        if (p[i] == '%') {
+            i++;
+            continue;
+        }
+        size_t j = i;
+        while (j < n && p[j] != '%')
+            j++;
+        if (ls->nseg == LIKE_SEG_MAX) return -1;
+        ls->seg[ls->nseg] = p + i;
+        ls->len[ls->nseg++] = j - i;
+        i = j;
+    }
+    return 0;
+}
+
+/* s[0..m) equals the ASCII run seg[0..m), letters compared ASCII
+ * case-insensitively. */
+static int seg_eq(const unsigned char *s, const unsigned char *seg, size_t m) {
+    for (size_t k = 0; k < m; k++)
+        if (s[k] != seg[k] && fold(s[k]) != fold(seg[k])) return 0;
+    return 1;
+}
+
+/* 8 bytes at p as a little-endian word. */
+static uint64_t load64(const unsigned char *p) {
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+#define LIKE_ONES 0x0101010101010101ULL
+#define LIKE_HIGHS 0x8080808080808080ULL
+
+/* The high bit of every byte of v that is zero (and possibly of a byte
+ * above a zero one: a superset, never missing a zero byte). */
+static uint64_t zero_bytes(uint64_t v) {
+    return (v - LIKE_ONES) & ~v & LIKE_HIGHS;
+}
+
+/* Leftmost position >= 0 of seg (m >= 1 bytes) in s[0..n), or -1. Runs of
+ * 2 or more bytes on a little-endian host: 8 candidate positions at a
+ * time, a position is a candidate when its byte and the next equal the
+ * run's first two (letters folded by OR 0x20, zero bytes found by the
+ * classic word trick); candidates are checked in place, leftmost first.
+ * Otherwise memchr of the first byte (both cases of a letter). */
+static int64_t seg_find(const unsigned char *s, size_t n, const unsigned char *seg, size_t m) {
+    if (m > n) return -1;
+    size_t last = n - m; /* last possible start */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (m >= 2) {
+        unsigned char c0 = (unsigned char)fold(seg[0]), c1 = (unsigned char)fold(seg[1]);
+        uint64_t f0 = c0 >= 'a' && c0 <= 'z' ? 0x20 * LIKE_ONES : 0;
+        uint64_t f1 = c1 >= 'a' && c1 <= 'z' ? 0x20 * LIKE_ONES : 0;
+        uint64_t b0 = c0 * LIKE_ONES, b1 = c1 * LIKE_ONES;
+        size_t i = 0;
+        for (; i + 9 <= n && i <= last; i += 8) {
+            uint64_t c =
+                zero_bytes((load64(s + i) | f0) ^ b0) & zero_bytes((load64(s + i + 1) | f1) ^ b1);
+            while (c) {
+                size_t at = i + (size_t)(__builtin_ctzll(c) >> 3);
+                if (at > last) return -1;
+                if (seg_eq(s + at, seg, m)) return (int64_t)at;
+                c &= c - 1;
+            }
+        }
+        for (; i <= last; i++)
+            if (seg_eq(s + i, seg, m)) return (int64_t)i;
+        return -1;
+    }
+#endif
+    unsigned char lo = (unsigned char)fold(seg[0]);
+    unsigned char up = lo >= 'a' && lo <= 'z' ? (unsigned char)(lo - ('a' - 'A')) : lo;
+    size_t i = 0;
+    while (i <= last) {
+        size_t lim = last + 1 - i; /* candidate starts left */
+        const unsigned char *a = memchr(s + i, lo, lim);
+        if (up != lo) {
+            const unsigned char *b = memchr(s + i, up, a ? (size_t)(a - (s + i)) : lim);
+            if (b) a = b;
+        }
+        if (!a) return -1;
+        size_t at = (size_t)(a - s);
+        if (seg_eq(a + 1, seg + 1, m - 1)) return (int64_t)at;
+        i = at + 1;
+    }
+    return -1;
+}
+
+/* s (n bytes) LIKE the compiled pattern: the first run at the start when
+ * anchored, each middle run at its leftmost place after the previous one
+ * (leftmost is always safe: it leaves the most text for what follows),
+ * the last run at the end when anchored. */
+static int like_seg(const LikeSegs *ls, const unsigned char *s, size_t n) {
+    size_t pos = 0;
+    int first = 0, last = ls->nseg;
+    if (ls->nseg == 0) return ls->start_anchored ? n == 0 : 1;
+    if (ls->start_anchored) {
+        if (ls->len[0] > n || !seg_eq(s, ls->seg[0], ls->len[0])) return 0;
+        pos = ls->len[0];
+        first = 1;
+        if (ls->nseg == 1 && ls->end_anchored) return pos == n;
+    }
+    if (ls->end_anchored) last--;
+    for (int k = first; k < last; k++) {
+        int64_t at = seg_find(s + pos, n - pos, ls->seg[k], ls->len[k]);
+        if (at < 0) return 0;
+        pos += (size_t)at + ls->len[k];
+    }
+    if (ls->end_anchored && last >= first && last < ls->nseg) {
+        size_t m = ls->len[last];
+        if (m > n - pos || !seg_eq(s + n - m, ls->seg[last], m)) return 0;
+    }
+    return 1;
+}
+
 /* One thread's share of plan_like_table. */
 typedef struct LikeJob {
     const CatDict *d;
     const char *pat;
     int negated;
+    int use_segs;
+    LikeSegs segs;
     int64_t *tab;
 } LikeJob;
 
 static void like_worker(void *arg, int t, int nt) {
     const LikeJob *j = arg;
     int64_t n = j->d->n, lo = n * t / nt, hi = n * (t + 1) / nt;
+    int neg = j->negated ? 1 : 0;
+    if (j->use_segs) {
+        for (int64_t i = lo; i < hi; i++)
+            j->tab[i] = like_seg(&j->segs, (const unsigned char *)cat_dict_str(j->d, i),
+                                 (size_t)cat_dict_len(j->d, i)) ^
+                        neg;
+        return;
+    }
     for (int64_t i = lo; i < hi; i++)
-        j->tab[i] = plan_like_match(cat_dict_str(j->d, i), j->pat) ^ (j->negated ? 1 : 0);
+        j->tab[i] = plan_like_match(cat_dict_str(j->d, i), j->pat) ^ neg;
 }
 
+/* The LIKE table of d's entries (see planner.h): patterns of literal runs
+ * and `%` take the segment matcher, others like_at; on all cores for
+ * large dictionaries. */
 void plan_like_table(const CatDict *d, const char *pattern, int negated, int64_t *tab) {
-    LikeJob j = {d, pattern, negated, tab};
+    LikeJob j = {d, pattern, negated, 0, {0}, tab};
+    j.use_segs = like_compile_segs(pattern, &j.segs) == 0;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     int nt = d->n < 65536 ? 1 : (int)(ncpu < 1 ? 1 : ncpu > 64 ? 64 : ncpu);
     if (nt > 1 && prim_parallel(nt, like_worker, &j) == 0) return;
     like_worker(&j, 0, 1);
+}
+
+/* plan_like_match through the segment matcher when the pattern allows it
+ * (tests compare the two). */
+int plan_like_match_fast(const char *s, const char *pattern) {
+    LikeSegs ls;
+    if (like_compile_segs(pattern, &ls) != 0) return plan_like_match(s, pattern);
+    return like_seg(&ls, (const unsigned char *)s, strlen(s));
 }

@@ -283,6 +283,9 @@ void plan_unique_name(char *out, size_t cap, const char *base, int nprev,
 /* SQLite's `s LIKE pattern` (planner/like.c): 1 if it matches, else 0.
  * `%` any run, `_` one UTF-8 character, ASCII-only case folding. */
 int plan_like_match(const char *s, const char *pattern);
+/* The same through the segment matcher plan_like_table uses for patterns
+ * of literal runs and `%` (like_at otherwise); for tests. */
+int plan_like_match_fast(const char *s, const char *pattern);
 /* tab[i] = (entry i of d LIKE pattern) XOR negated, for every entry of d
  * (all cores for a large dictionary). */
 void plan_like_table(const CatDict *d, const char *pattern, int negated, int64_t *tab);
