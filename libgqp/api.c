@@ -123,6 +123,10 @@ int gqp_open(const char *config_path, gqp **out) {
     db->agg_mode = LOWER_AGG_AUTO;
     if (env && strcasecmp(env, "sort") == 0) db->agg_mode = LOWER_AGG_SORT;
     if (env && strcasecmp(env, "dense") == 0) db->agg_mode = LOWER_AGG_DENSE;
+    /* GQP_CHUNK_ROWS=N: chunked execution in chunks of N rows (tests) */
+    env = getenv("GQP_CHUNK_ROWS");
+    db->chunk_rows = env ? strtoll(env, NULL, 10) : 0;
+    if (db->chunk_rows < 0) db->chunk_rows = 0;
     db->nthreads = prim_ncores();
     db->err_offset = -1;
     snprintf(db->errmsg, sizeof db->errmsg, "not an error");
@@ -497,6 +501,7 @@ int gqp_finalize(gqp_stmt *st) {
 void gqp_stmt_destroy(gqp_stmt *st) {
     gqp_drop_temps(st->db, st);
     exec_result_free(&st->res);
+    free(st->chunk_note);
     plan_dag_free(st->dag);
     plan_arena_free(st->plan_arena);
     if (st->params)

@@ -234,7 +234,8 @@ done:
 
 /* SET device = 'cpu'|'gpu'|'auto' ; SET aggregate = 'auto'|'sort'|'dense' ;
  * SET threads = N ; SET gpu_cache = 'clear' (drop every resident column and
- * the read counts) ; SET memory_limit = '2GB'|'25%'|'none'|N (bytes) */
+ * the read counts) ; SET memory_limit = '2GB'|'25%'|'none'|N (bytes) ;
+ * SET chunk_rows = N (chunked execution in chunks of N rows; 0: off) */
 static int run_set(gqp *db, gqp_stmt *st) {
     const AstStmt *a = st->ast;
     PlanArena *arena = plan_arena_new();
@@ -279,6 +280,11 @@ static int run_set(gqp *db, gqp_stmt *st) {
         rc = v.kind == CAT_V_INT && v.i < 0
                  ? gqp_set_error(db, GQP_ERROR, "Binder Error: memory_limit must not be negative")
                  : gqp_set_memory_limit(db, v.kind == CAT_V_STR ? v.s : num);
+    } else if (strcasecmp(a->set_name, "chunk_rows") == 0 && v.kind == CAT_V_INT) {
+        if (v.i < 0)
+            rc = gqp_set_error(db, GQP_ERROR, "Binder Error: chunk_rows must not be negative");
+        else
+            db->chunk_rows = v.i; /* chunk.c; 0 = whole */
     } else if (strcasecmp(a->set_name, "threads") == 0 && v.kind == CAT_V_INT) {
         rc = gqp_set_threads(db, (int)v.i);
     } else {

@@ -76,6 +76,7 @@ struct gqp {
     const struct GqpBusy *busy;   /* CTEs being materialized (circular references) */
     uint64_t ntemps;              /* temporary tables made so far (their names) */
     int no_inline;                /* materialize derived tables (see gqp_plan_select) */
+    int64_t chunk_rows; /* SET chunk_rows / GQP_CHUNK_ROWS: chunked execution (chunk.c), 0 off */
 };
 
 typedef struct GqpView {
@@ -126,7 +127,27 @@ struct gqp_stmt {
     char **temps;
     int ntemps;
     char *mat_explain; /* EXPLAIN text of their plans (malloc'ed) or NULL */
+    char *chunk_note;  /* EXPLAIN text of the last chunked run (chunk.c) or NULL */
 };
+
+/* query.c: the lowering options and the placement of gqp_plan_select,
+ * for plans libgqp makes itself (chunk.c). */
+void gqp_lower_opts(gqp *db, LowerOpts *opts);
+void gqp_place_dag(gqp *db, Dag *dag);
+/* chunk.c: the relation of b that chunked execution would cut into
+ * chunks of chunk_rows rows (the largest base table it can), or -1 with
+ * *why saying what prevents it. */
+int gqp_chunk_table(const BSelect *b, int64_t chunk_rows, const char **why);
+/* Run st's SELECT with relation f in chunks of chunk_rows rows into
+ * st->res (st->stats, st->exec_ms, st->chunk_note set). */
+int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const ExecOptions *opt);
+/* When db->chunk_rows forces chunks and st's SELECT allows them: run it
+ * so (*handled = 1) and return its code; else *handled = 0. */
+int gqp_run_select_chunked(gqp *db, gqp_stmt *st, const ExecOptions *opt, int *handled);
+/* After a device out-of-memory under --device gpu (db's message): run
+ * st's SELECT again in chunks, smaller until it fits; GQP_ERROR (message
+ * kept) when it cannot be chunked. */
+int gqp_retry_chunked(gqp *db, gqp_stmt *st, const ExecOptions *opt);
 
 /* Materialize every derived table, CTE and view named in sel's FROM (and
  * its compound arms) into temporary catalog tables owned by st, setting

@@ -131,6 +131,10 @@ static double place(gqp *db, Dag *dag) {
     return 0;
 }
 
+void gqp_place_dag(gqp *db, Dag *dag) {
+    place(db, dag);
+}
+
 /* Place st's DAG and record what the placement priced (gqp_run_select
  * places again when any of it changes). */
 static void place_stmt(gqp *db, gqp_stmt *st) {
@@ -148,6 +152,12 @@ static double agg_cost(void *ud, int dense, const PlanAggShape *s) {
     if (!m) return dense ? 0 : 1;
     int gpu = db->device != GQP_DEVICE_CPU && (prim_gpu_available() || db->test_gpu);
     return cost_agg_plan_us(m, dense, s, gpu);
+}
+
+void gqp_lower_opts(gqp *db, LowerOpts *opts) {
+    opts->agg = (LowerAgg)db->agg_mode;
+    opts->agg_cost = agg_cost;
+    opts->ud = db;
 }
 
 /* Bind and lower sel into st->dag. The SQL text must still be valid. */
@@ -170,7 +180,8 @@ int gqp_plan_select(gqp *db, gqp_stmt *st, const AstSelect *sel) {
     }
     st->dag = plan_dag_new(st->plan_arena);
     if (!st->dag) return gqp_set_error(db, GQP_NOMEM, "out of memory");
-    LowerOpts opts = {(LowerAgg)db->agg_mode, agg_cost, db};
+    LowerOpts opts;
+    gqp_lower_opts(db, &opts);
     if (op_lower_select(st->bound, &opts, st->dag, &perr) != 0)
         return gqp_set_error_at(db, st->sql, st->sql_len, perr.offset, perr.stage, perr.msg);
     place_stmt(db, st);
@@ -196,6 +207,13 @@ int gqp_run_select(gqp *db, gqp_stmt *st) {
         st->placed_reads != db->reads_epoch) {
         place_stmt(db, st);
     }
+    free(st->chunk_note);
+    st->chunk_note = NULL;
+    int handled = 0, crc = gqp_run_select_chunked(db, st, &opt, &handled);
+    if (handled) {
+        if (crc == GQP_OK) count_reads(db, st->dag);
+        return crc;
+    }
     int any_gpu = 0;
     for (int i = 0; i < st->dag->nnodes; i++)
         any_gpu |= st->dag->nodes[i].device == DEV_GPU;
@@ -204,8 +222,14 @@ int gqp_run_select(gqp *db, gqp_stmt *st) {
     double t0 = wall_ms();
     if (exec_run(st->dag, &opt, &st->res, &st->stats, err, sizeof err) != 0) {
         if (gqp_interrupted(db)) return gqp_set_error(db, GQP_INTERRUPT, "Interrupted");
-        return gqp_set_error(db, strncmp(err, "Device", 6) == 0 ? GQP_DEVICE : GQP_ERROR, "%s",
-                             err);
+        int rc =
+            gqp_set_error(db, strncmp(err, "Device", 6) == 0 ? GQP_DEVICE : GQP_ERROR, "%s", err);
+        /* --device gpu: a plan that does not fit runs again in chunks */
+        if (rc == GQP_DEVICE && gqp_retry_chunked(db, st, &opt) == GQP_OK) {
+            count_reads(db, st->dag);
+            return GQP_OK;
+        }
+        return rc;
     }
     st->exec_ms = wall_ms() - t0;
     count_reads(db, st->dag);
@@ -235,6 +259,28 @@ static int explain_locked(gqp *db, const char *sql, int64_t nbytes, int flags, c
     char *s = (flags & GQP_EXPLAIN_JSON)  ? plan_explain_json(st->dag, an)
               : (flags & GQP_EXPLAIN_DOT) ? plan_explain_dot(st->dag, an)
                                           : plan_explain_text(st->dag, an);
+    if (s && !(flags & (GQP_EXPLAIN_JSON | GQP_EXPLAIN_DOT)) && db->chunk_rows > 0) {
+        /* chunked execution: what ran (ANALYZE) or what would */
+        char line[256];
+        const char *why = NULL;
+        int f = gqp_chunk_table(st->bound, db->chunk_rows, &why);
+        if (f >= 0)
+            snprintf(line, sizeof line, "-- runs in chunks: %s in chunks of %lld rows\n",
+                     st->bound->rels[f].table->name, (long long)db->chunk_rows);
+        else
+            snprintf(line, sizeof line, "-- runs whole (not chunked: %s)\n", why);
+        const char *body = st->chunk_note ? st->chunk_note : "";
+        if (st->chunk_note) *s = '\0'; /* it ran chunked: not the whole plan */
+        size_t a = strlen(line), bl = strlen(body), c = strlen(s);
+        char *t = malloc(a + bl + c + 1);
+        if (t) {
+            memcpy(t, line, a);
+            memcpy(t + a, body, bl);
+            memcpy(t + a + bl, s, c + 1);
+            free(s);
+            s = t;
+        }
+    }
     if (s && st->mat_explain && !(flags & (GQP_EXPLAIN_JSON | GQP_EXPLAIN_DOT))) {
         /* the derived tables / CTEs / views run before the query: their plans first */
         size_t a = strlen(st->mat_explain), b = strlen(s);

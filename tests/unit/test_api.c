@@ -124,7 +124,8 @@ Test(interrupt, cpu_map_and_select_stop_at_a_morsel) {
     static const PrimInstr code[] = {{POP_COL, PRIM_REG_I, 0, 0, 0, 0, 0, 0, NULL, 0},
                                      {POP_CONST, PRIM_REG_I, 1, 0, 0, 0, 10, 0, NULL, 0},
                                      {POP_GT, PRIM_REG_I, 2, 0, 1, 0, 0, 0, NULL, 0}};
-    PrimProgram map = {3, code, 3, 2, PRIM_REG_I, 1, 0, 0}, sel = {3, code, 3, 2, PRIM_REG_I, 1, 1, 0};
+    PrimProgram map = {3, code, 3, 2, PRIM_REG_I, 1, 0, 0},
+                sel = {3, code, 3, 2, PRIM_REG_I, 1, 1, 0};
     PrimVec in = {PRIM_I64, n, a, NULL}, out = {PRIM_U8, n, flags, NULL};
     int stop = 1;
     PrimCtx ctx = {2, NULL, t_alloc, t_free, NULL, {0}, &stop, NULL};
@@ -508,5 +509,96 @@ Test(dates, column_extract_and_month_intervals_match_a_calendar) {
         cr_expect_gt(rows, 77000);
         gqp_finalize(st);
     }
+    gqp_close(db);
+}
+
+/* ------------------------------------------------- chunked execution -- */
+
+/* Every row of sql's result as text ("a|b\n" per row), malloc'ed. */
+static char *rows_text(gqp *db, const char *sql) {
+    gqp_stmt *st = NULL;
+    cr_assert_eq(gqp_prepare(db, sql, -1, &st, NULL), GQP_OK, "%s: %s", sql, gqp_errmsg(db));
+    size_t cap = 1 << 16, len = 0;
+    char *out = malloc(cap);
+    cr_assert(out);
+    out[0] = '\0';
+    int rc;
+    while ((rc = gqp_step(st)) == GQP_ROW) {
+        for (int c = 0; c < gqp_column_count(st); c++) {
+            const char *v = gqp_column_is_null(st, c) ? "NULL" : gqp_column_text(st, c);
+            size_t n = strlen(v) + 2;
+            while (len + n + 1 > cap)
+                cr_assert((out = realloc(out, cap *= 2)));
+            len += (size_t)snprintf(out + len, cap - len, "%s%s", v,
+                                    c + 1 < gqp_column_count(st) ? "|" : "\n");
+        }
+    }
+    cr_assert_eq(rc, GQP_DONE, "%s: %s", sql, gqp_errmsg(db));
+    gqp_finalize(st);
+    return out;
+}
+
+/* SET chunk_rows = N runs a SELECT as partial plans over chunks of its
+ * largest table merged by a final plan (libgqp/chunk.c): the answers are
+ * those of the whole run, for aggregates (AVG, COUNT, MIN/MAX of text,
+ * HAVING, ORDER BY an aggregate), plain rows with ORDER BY + LIMIT and
+ * DISTINCT, and a join; EXPLAIN ANALYZE says how it ran. */
+Test(chunked, answers_equal_the_whole_run) {
+    gqp *db = open_db();
+    cr_assert_eq(run_sql(db, "CREATE TABLE t (g INTEGER, v INTEGER, r REAL, s TEXT)"), GQP_OK, "%s",
+                 gqp_errmsg(db));
+    cr_assert_eq(run_sql(db, "CREATE TABLE d (g INTEGER, name TEXT)"), GQP_OK, "%s",
+                 gqp_errmsg(db));
+    cr_assert_eq(
+        run_sql(db, "INSERT INTO d VALUES (0, 'zero'), (1, 'one'), (2, 'two'), (3, 'three')"),
+        GQP_OK, "%s", gqp_errmsg(db));
+    gqp_stmt *ins;
+    cr_assert_eq(gqp_prepare(db, "INSERT INTO t VALUES (?, ?, ?, ?)", -1, &ins, NULL), GQP_OK);
+    for (int i = 0; i < 5000; i++) {
+        char s[32];
+        snprintf(s, sizeof s, "s%03d", (i * 7919) % 613);
+        gqp_bind_int64(ins, 1, i % 5);
+        if (i % 11 == 0)
+            gqp_bind_null(ins, 2);
+        else
+            gqp_bind_int64(ins, 2, (i * 31) % 1000 - 300);
+        gqp_bind_double(ins, 3, i * 0.25);
+        gqp_bind_text(ins, 4, s, -1);
+        cr_assert_eq(gqp_step(ins), GQP_DONE, "%s", gqp_errmsg(db));
+        gqp_reset(ins);
+    }
+    gqp_finalize(ins);
+    const char *qs[] = {
+        "SELECT g, COUNT(*), COUNT(v), SUM(v), AVG(v), MIN(s), MAX(s), TOTAL(r) FROM t "
+        "GROUP BY g ORDER BY g",
+        "SELECT COUNT(*), AVG(v) + 1, MIN(v), MAX(r) FROM t WHERE v > 100",
+        "SELECT s, SUM(v) FROM t GROUP BY s HAVING COUNT(*) > 8 ORDER BY SUM(v) DESC, s LIMIT 7",
+        "SELECT v, s FROM t WHERE v IS NOT NULL ORDER BY v DESC, s LIMIT 10 OFFSET 3",
+        "SELECT DISTINCT g, s FROM t WHERE v < -290 ORDER BY s, g",
+        "SELECT d.name, COUNT(*), AVG(t.r) FROM t, d WHERE t.g = d.g GROUP BY d.name ORDER BY 1",
+        "SELECT COUNT(*) FROM t WHERE v > 5000",
+    };
+    for (size_t k = 0; k < sizeof qs / sizeof qs[0]; k++) {
+        cr_assert_eq(run_sql(db, "SET chunk_rows = 0"), GQP_OK, "%s", gqp_errmsg(db));
+        char *whole = rows_text(db, qs[k]);
+        cr_assert_eq(run_sql(db, "SET chunk_rows = 700"), GQP_OK, "%s", gqp_errmsg(db));
+        char *chunked = rows_text(db, qs[k]);
+        cr_expect_str_eq(chunked, whole, "%s", qs[k]);
+        free(whole);
+        free(chunked);
+    }
+    char *plan = NULL;
+    cr_assert_eq(gqp_explain(db, qs[0], -1, GQP_EXPLAIN_ANALYZE, &plan), GQP_OK, "%s",
+                 gqp_errmsg(db));
+    cr_expect(strstr(plan, "chunked execution: t in 8 chunks of up to 700 rows"), "%s", plan);
+    gqp_free(plan);
+    cr_assert_eq(gqp_explain(db, "SELECT COUNT(DISTINCT v) FROM t", -1, 0, &plan), GQP_OK);
+    cr_expect(strstr(plan, "runs whole (not chunked: a DISTINCT aggregate)"), "%s", plan);
+    gqp_free(plan);
+    gqp_stmt *st;
+    cr_expect_eq(gqp_prepare(db, "SET chunk_rows = -1", -1, &st, NULL), GQP_OK);
+    cr_expect_eq(gqp_step(st), GQP_ERROR);
+    cr_expect(strstr(gqp_errmsg(db), "chunk_rows must not be negative"), "%s", gqp_errmsg(db));
+    gqp_finalize(st);
     gqp_close(db);
 }

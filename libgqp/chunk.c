@@ -1,0 +1,638 @@
+/*
+ * chunk.c -- chunked (tablet) execution of a SELECT block, after
+ * Virginian's tablets (seed 001): the block's largest table F is cut into
+ * row ranges and, per range, the block runs as a partial plan whose
+ * result rows are concatenated into a table T; a final plan over T
+ * merges them and applies what only the whole result can:
+ *
+ *   with aggregates   partial: SELECT <group keys>, <partial aggregates>
+ *                     ... GROUP BY <keys>  (no HAVING / ORDER / LIMIT)
+ *                     final:   GROUP BY the keys again, SUM of the partial
+ *                     COUNTs and SUMs, MIN of MINs, MAX of MAXs, AVG as
+ *                     SUM(partial sums) / SUM(partial counts); then
+ *                     HAVING, the select list, DISTINCT, ORDER BY, LIMIT
+ *                     as written (they read the merged values)
+ *   without           partial: the select list (plus ORDER BY keys not in
+ *                     it), DISTINCT per chunk, and ORDER BY + LIMIT
+ *                     (offset + limit rows) per chunk when there is a
+ *                     LIMIT; final: DISTINCT, ORDER BY, OFFSET, LIMIT
+ *
+ * Every plan is lowered, placed and run like any other (both devices), so
+ * a chunk needs the device memory of its rows only. Blocks it cannot
+ * split this way run whole: compound SELECTs, DISTINCT aggregates,
+ * MEDIAN / QUANTILE / group_concat, F on the NULL-padded side of an outer
+ * join or inside a derived table, RIGHT / FULL JOINs, and group keys (or,
+ * without aggregates, output columns) whose text is made at run time.
+ *
+ * SET chunk_rows = N (or GQP_CHUNK_ROWS=N) forces chunks of N rows on
+ * every device (tests run the SQL suite so); under --device gpu a query
+ * that runs out of device memory is tried again in chunks (a quarter of
+ * F, then halves).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "libgqp/internal.h"
+#include "planner/bexpr.h"
+
+/* TUNING: the smallest chunk the out-of-memory retry tries (rows): below
+ * it the per-chunk plan overhead dominates and the query fails instead. */
+#define CHUNK_OOM_MIN_ROWS ((int64_t)1 << 16)
+
+/* 1 when e contains text made at run time (BE_TOTEXT). */
+static int has_totext(const BExpr *e) {
+    if (!e) return 0;
+    if (e->kind == BE_TOTEXT) return 1;
+    return has_totext(e->a) || has_totext(e->b) || has_totext(e->c);
+}
+
+int gqp_chunk_table(const BSelect *b, int64_t chunk_rows, const char **why) {
+    *why = NULL;
+    if (!b || b->narms > 0) return *why = "a compound SELECT", -1;
+    if (b->nrels < 1) return *why = "no table", -1;
+    if (b->late_where) return *why = "a RIGHT or FULL JOIN", -1;
+    for (int r = 0; r < b->nrels; r++)
+        if (b->rels[r].full || b->rels[r].right || b->rels[r].padded)
+            return *why = "a RIGHT or FULL JOIN", -1;
+    for (int j = 0; j < b->naggs; j++) {
+        const BAgg *a = &b->aggs[j];
+        if (a->distinct) return *why = "a DISTINCT aggregate", -1;
+        if (a->quant != AQ_NONE) return *why = "MEDIAN, QUANTILE or group_concat", -1;
+        if (a->type == CAT_NULL) return *why = "an aggregate of NULL", -1;
+    }
+    for (int i = 0; i < b->ngroup; i++)
+        if (has_totext(b->group[i]) || b->group[i]->type == CAT_NULL)
+            return *why = "a group key made at run time", -1;
+    if (!b->has_agg) {
+        for (int i = 0; i < b->nout; i++)
+            if (has_totext(b->out[i]) || b->out[i]->type == CAT_NULL)
+                return *why = "a result column made at run time", -1;
+        for (int i = 0; i < b->norder; i++)
+            if (b->order_out[i] < 0 && (has_totext(b->order[i]) || b->order[i]->type == CAT_NULL))
+                return *why = "an ORDER BY key made at run time", -1;
+    }
+    int f = -1;
+    for (int r = 0; r < b->nrels; r++) {
+        const BRel *rel = &b->rels[r];
+        if (rel->sub || rel->semi || rel->outer || !rel->table) continue;
+        if (f < 0 || rel->table->nrows > b->rels[f].table->nrows) f = r;
+    }
+    if (f < 0) return *why = "no base table outside outer joins", -1;
+    if (b->rels[f].table->nrows <= chunk_rows) return *why = "the table fits one chunk", -1;
+    return f;
+}
+
+/* ------------------------------------------------------ bound blocks -- */
+
+/* A column reference (slot, col) of type t (dictionary d, scale s). */
+static BExpr *col_ref(PlanArena *a, int slot, int col, CatType t, const CatDict *d, int prec,
+                      int scale) {
+    BExpr *e = bx_new(a, BE_COL, t, 0);
+    if (!e) return NULL;
+    e->slot = slot;
+    e->col = col;
+    e->dict = d;
+    e->prec = prec;
+    e->scale = scale;
+    return e;
+}
+
+/* What the partial plan of an aggregation computes for each aggregate of
+ * the block: partial aggregate first[j] (and first[j] + 1 for AVG's
+ * count). */
+typedef struct Partials {
+    BAgg *aggs;
+    int n;
+    int *first;
+} Partials;
+
+/* The partial aggregates of b's aggregates; 0 or -1 (out of memory). */
+static int partials(PlanArena *a, const BSelect *b, Partials *p) {
+    p->aggs = plan_alloc(a, sizeof(BAgg) * (size_t)(2 * b->naggs + 1));
+    p->first = plan_alloc(a, sizeof(int) * (size_t)(b->naggs + 1));
+    if (!p->aggs || !p->first) return -1;
+    p->n = 0;
+    for (int j = 0; j < b->naggs; j++) {
+        const BAgg *g = &b->aggs[j];
+        p->first[j] = p->n;
+        if (g->agg != AGG_AVG) {
+            p->aggs[p->n++] = *g;
+            continue;
+        }
+        /* AVG: the sum (of the scaled integers for a DECIMAL: AVG divides
+         * by 10^scale outside the aggregate) and the count; the sum as a
+         * DOUBLE, as AVG's own never overflows (the segmented reduce
+         * falls back to a compensated double sum) */
+        BAgg s = *g, c = *g;
+        s.agg = AGG_SUM;
+        s.type = CAT_FLOAT64;
+        s.scale = 0;
+        if (g->arg && !bx_is_float(g->arg->type)) {
+            BExpr *x = bx_new(a, BE_CAST, CAT_FLOAT64, g->arg->pos);
+            if (!x) return -1;
+            x->a = g->arg;
+            s.arg = x;
+        }
+        c.agg = AGG_COUNT;
+        c.type = CAT_INT64;
+        c.scale = 0;
+        p->aggs[p->n++] = s;
+        p->aggs[p->n++] = c;
+    }
+    return 0;
+}
+
+/* The partial block: b over the slice (relation f), without HAVING,
+ * DISTINCT of aggregates, ORDER BY and LIMIT (see the file comment).
+ * *nextra: ORDER BY keys appended to the select list (no aggregates). */
+static BSelect *partial_block(PlanArena *a, const BSelect *b, int f, CatTable *slice,
+                              const Partials *pa, int *nextra) {
+    BSelect *p = plan_alloc(a, sizeof *p);
+    BRel *rels = plan_alloc(a, sizeof(BRel) * (size_t)b->nrels);
+    if (!p || !rels) return NULL;
+    *p = *b;
+    memcpy(rels, b->rels, sizeof(BRel) * (size_t)b->nrels);
+    rels[f].table = slice;
+    p->rels = rels;
+    *nextra = 0;
+    if (b->has_agg) {
+        p->aggs = pa->aggs;
+        p->naggs = pa->n;
+        p->having = NULL;
+        p->distinct = 0;
+        p->norder = 0;
+        p->order = NULL;
+        p->order_desc = NULL;
+        p->order_out = NULL;
+        p->limit = -1;
+        p->offset = 0;
+        p->nout = b->ngroup + pa->n;
+        p->out = plan_alloc(a, sizeof(BExpr *) * (size_t)(p->nout + 1));
+        p->out_names = plan_alloc(a, sizeof(char *) * (size_t)(p->nout + 1));
+        if (!p->out || !p->out_names) return NULL;
+        for (int k = 0; k < p->nout; k++) {
+            char name[32];
+            snprintf(name, sizeof name, "__p%d", k);
+            if (k < b->ngroup) {
+                const BExpr *g = b->group[k];
+                p->out[k] = col_ref(a, 0, k, g->type, g->dict, g->prec, g->scale);
+            } else {
+                const BAgg *g = &pa->aggs[k - b->ngroup];
+                const CatDict *d =
+                    g->arg && (g->agg == AGG_MIN || g->agg == AGG_MAX) ? g->arg->dict : NULL;
+                p->out[k] = col_ref(a, 0, k, g->type, d, g->arg ? g->arg->prec : 0, g->scale);
+            }
+            p->out_names[k] = plan_strdup(a, name);
+            if (!p->out[k] || !p->out_names[k]) return NULL;
+        }
+        return p;
+    }
+    /* no aggregates: the select list plus the ORDER BY keys not in it */
+    int extra = 0;
+    for (int i = 0; i < b->norder; i++)
+        extra += b->order_out[i] < 0;
+    p->nout = b->nout + extra;
+    p->out = plan_alloc(a, sizeof(BExpr *) * (size_t)(p->nout + 1));
+    p->out_names = plan_alloc(a, sizeof(char *) * (size_t)(p->nout + 1));
+    int *oo = plan_alloc(a, sizeof(int) * (size_t)(b->norder + 1));
+    if (!p->out || !p->out_names || !oo) return NULL;
+    memcpy(p->out, b->out, sizeof(BExpr *) * (size_t)b->nout);
+    memcpy(p->out_names, b->out_names, sizeof(char *) * (size_t)b->nout);
+    for (int i = 0, k = b->nout; i < b->norder; i++) {
+        oo[i] = b->order_out[i];
+        if (oo[i] >= 0) continue;
+        p->out[k] = b->order[i];
+        p->out_names[k] = plan_strdup(a, "__order");
+        if (!p->out_names[k]) return NULL;
+        oo[i] = k++;
+    }
+    p->order_out = oo;
+    *nextra = extra;
+    if (b->limit >= 0 && b->norder > 0) {
+        /* each chunk's first offset + limit rows in the final order */
+        p->limit = b->limit + b->offset;
+    } else {
+        /* without ORDER BY a chunk's first rows are the result's only
+         * when no later DISTINCT can drop some of them */
+        p->norder = 0;
+        p->order = NULL;
+        p->order_desc = NULL;
+        p->order_out = NULL;
+        p->limit = b->limit >= 0 && !b->distinct ? b->limit + b->offset : -1;
+    }
+    p->offset = 0;
+    return p;
+}
+
+/* Copy of agg-scope expression e for the final block: a reference to
+ * aggregate j becomes one to its merged value (AVG: merged sum / merged
+ * count). NULL when out of memory. */
+static BExpr *merge_ref(PlanArena *a, const BSelect *b, const Partials *pa, const BExpr *e) {
+    if (!e) return NULL;
+    BExpr *c = plan_alloc(a, sizeof *c);
+    if (!c) return NULL;
+    *c = *e;
+    if (e->kind == BE_COL && e->col >= b->ngroup) {
+        int j = e->col - b->ngroup, k = b->ngroup + pa->first[j];
+        c->col = k;
+        if (b->aggs[j].agg != AGG_AVG) return c;
+        BExpr *s = col_ref(a, 0, k, CAT_FLOAT64, NULL, 0, 0);
+        BExpr *n = col_ref(a, 0, k + 1, CAT_INT64, NULL, 0, 0);
+        BExpr *fn = bx_new(a, BE_CAST, CAT_FLOAT64, e->pos);
+        if (!s || !n || !fn) return NULL;
+        fn->a = n;
+        return bx_bin(a, OP_DIV, CAT_FLOAT64, s, fn, e->pos);
+    }
+    if ((e->a && !(c->a = merge_ref(a, b, pa, e->a))) ||
+        (e->b && !(c->b = merge_ref(a, b, pa, e->b))) ||
+        (e->c && !(c->c = merge_ref(a, b, pa, e->c))))
+        return NULL;
+    if (e->orig && !(c->orig = merge_ref(a, b, pa, e->orig))) return NULL;
+    return c;
+}
+
+/* The final block over t (the partial results, in partial's columns). */
+static BSelect *final_block(PlanArena *a, const BSelect *b, const BSelect *partial,
+                            const Partials *pa, CatTable *t, int nextra) {
+    BSelect *fb = plan_alloc(a, sizeof *fb);
+    BRel *rel = plan_alloc(a, sizeof *rel);
+    int *order = plan_alloc(a, sizeof(int));
+    if (!fb || !rel || !order) return NULL;
+    rel->table = t;
+    rel->alias = t->name;
+    rel->est_rows = t->nrows;
+    fb->nrels = 1;
+    fb->rels = rel;
+    fb->join_order = order;
+    fb->nout = b->nout;
+    fb->out_names = b->out_names;
+    fb->distinct = b->distinct;
+    fb->norder = b->norder;
+    fb->order_desc = b->order_desc;
+    fb->limit = b->limit;
+    fb->offset = b->offset;
+    fb->est_groups = b->est_groups;
+    fb->out = plan_alloc(a, sizeof(BExpr *) * (size_t)(b->nout + 1));
+    fb->order = plan_alloc(a, sizeof(BExpr *) * (size_t)(b->norder + 1));
+    if (!fb->out || !fb->order) return NULL;
+    const CatColumn *tc = t->cols;
+    if (!b->has_agg) {
+        for (int k = 0; k < b->nout; k++)
+            if (!(fb->out[k] = col_ref(a, 0, k, tc[k].type, tc[k].dict, tc[k].prec, tc[k].scale)))
+                return NULL;
+        int *oo = plan_alloc(a, sizeof(int) * (size_t)(b->norder + 1));
+        if (!oo) return NULL;
+        for (int i = 0, x = b->nout; i < b->norder; i++) {
+            int k = b->order_out[i] >= 0 ? b->order_out[i] : x++;
+            oo[i] = b->order_out[i];
+            if (!(fb->order[i] = col_ref(a, 0, k, tc[k].type, tc[k].dict, tc[k].prec, tc[k].scale)))
+                return NULL;
+        }
+        (void)nextra;
+        fb->order_out = oo;
+        return fb;
+    }
+    fb->has_agg = 1;
+    fb->ngroup = b->ngroup;
+    fb->group = plan_alloc(a, sizeof(BExpr *) * (size_t)(b->ngroup + 1));
+    fb->naggs = pa->n;
+    fb->aggs = plan_alloc(a, sizeof(BAgg) * (size_t)(pa->n + 1));
+    if (!fb->group || !fb->aggs) return NULL;
+    for (int i = 0; i < b->ngroup; i++)
+        if (!(fb->group[i] = col_ref(a, 0, i, tc[i].type, tc[i].dict, tc[i].prec, tc[i].scale)))
+            return NULL;
+    for (int k = 0; k < pa->n; k++) {
+        const BAgg *g = &pa->aggs[k];
+        int c = b->ngroup + k;
+        BAgg *m = &fb->aggs[k];
+        *m = *g;
+        m->arg = col_ref(a, 0, c, tc[c].type, tc[c].dict, tc[c].prec, tc[c].scale);
+        if (!m->arg) return NULL;
+        if (g->agg == AGG_COUNT || g->agg == AGG_COUNT_STAR) {
+            m->agg = AGG_SUM;
+            m->type = CAT_INT64;
+            m->scale = 0;
+        }
+    }
+    if (b->having && !(fb->having = merge_ref(a, b, pa, b->having))) return NULL;
+    for (int k = 0; k < b->nout; k++)
+        if (!(fb->out[k] = merge_ref(a, b, pa, b->out[k]))) return NULL;
+    for (int i = 0; i < b->norder; i++)
+        if (!(fb->order[i] = merge_ref(a, b, pa, b->order[i]))) return NULL;
+    fb->order_out = b->order_out;
+    (void)partial;
+    return fb;
+}
+
+/* ------------------------------------------------------------ tables -- */
+
+/* The table of the partial results: columns like res's (names __pK),
+ * capacity cap rows, no rows yet. NULL when out of memory. */
+static CatTable *parts_new(const ExecResult *res, int64_t cap) {
+    CatTable *t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    t->name = strdup("__gqp_chunks");
+    t->cols = calloc((size_t)res->ncols + 1, sizeof *t->cols);
+    t->ncols = res->ncols;
+    if (!t->name || !t->cols) goto fail;
+    for (int k = 0; k < res->ncols; k++) {
+        const ExecColumn *rc = &res->cols[k];
+        CatColumn *c = &t->cols[k];
+        char name[32];
+        snprintf(name, sizeof name, "__p%d", k);
+        c->name = strdup(name);
+        c->type = rc->ltype;
+        c->dict = (CatDict *)rc->dict; /* not owned (the plan's or the catalog's) */
+        c->prec = CAT_DEC_MAX_PREC;
+        c->scale = rc->scale;
+        c->data = malloc(cat_type_width(c->type) * (size_t)(cap ? cap : 1));
+        c->valid = malloc((size_t)(cap ? cap : 1));
+        if (!c->name || !c->data || !c->valid) goto fail;
+    }
+    return t;
+fail:
+    for (int k = 0; t->cols && k < t->ncols; k++) {
+        free(t->cols[k].name);
+        free(t->cols[k].data);
+        free(t->cols[k].valid);
+    }
+    free(t->cols);
+    free(t->name);
+    free(t);
+    return NULL;
+}
+
+/* Free a table made by parts_new (its dictionaries are not its own). */
+static void parts_free(CatTable *t) {
+    if (!t) return;
+    for (int k = 0; k < t->ncols; k++) {
+        free(t->cols[k].name);
+        free(t->cols[k].data);
+        free(t->cols[k].valid);
+        free(t->cols[k].stats.hist);
+    }
+    free(t->cols);
+    free(t->name);
+    free(t);
+}
+
+/* Append res's rows to t (capacity *cap rows, grown by doubling).
+ * Returns 0, -1 out of memory, -2 when res does not match t's columns (a
+ * type or dictionary that differs between chunks). */
+static int parts_append(CatTable *t, int64_t *cap, const ExecResult *res) {
+    if (res->ncols != t->ncols) return -2;
+    for (int k = 0; k < t->ncols; k++)
+        if (res->cols[k].ltype != t->cols[k].type || res->cols[k].dict != t->cols[k].dict ||
+            res->cols[k].scale != t->cols[k].scale)
+            return -2;
+    int64_t n = t->nrows + res->nrows;
+    if (n > *cap) {
+        int64_t nc = *cap ? *cap : 1024;
+        while (nc < n)
+            nc *= 2;
+        for (int k = 0; k < t->ncols; k++) {
+            CatColumn *c = &t->cols[k];
+            void *d = realloc(c->data, cat_type_width(c->type) * (size_t)nc);
+            if (d) c->data = d;
+            uint8_t *v = d ? realloc(c->valid, (size_t)nc) : NULL;
+            if (v) c->valid = v;
+            if (!d || !v) return -1;
+        }
+        *cap = nc;
+    }
+    for (int k = 0; k < t->ncols; k++) {
+        CatColumn *c = &t->cols[k];
+        size_t w = cat_type_width(c->type);
+        const PrimVec *v = &res->cols[k].vec;
+        if (res->nrows)
+            memcpy((char *)c->data + w * (size_t)t->nrows, v->data, w * (size_t)res->nrows);
+        if (v->valid)
+            memcpy(c->valid + t->nrows, v->valid, (size_t)res->nrows);
+        else if (res->nrows)
+            memset(c->valid + t->nrows, 1, (size_t)res->nrows);
+    }
+    t->nrows = n;
+    for (int k = 0; k < t->ncols; k++)
+        t->cols[k].n = n;
+    return 0;
+}
+
+/* Point slice's columns at rows [lo, lo + n) of f (same types,
+ * dictionaries and statistics: a sub-range's values lie in the table's
+ * bounds, which is what the plans read of them). */
+static void slice_set(CatTable *slice, const CatTable *f, int64_t lo, int64_t n) {
+    slice->nrows = n;
+    for (int c = 0; c < f->ncols; c++) {
+        const CatColumn *src = &f->cols[c];
+        CatColumn *dst = &slice->cols[c];
+        size_t w = cat_type_width(src->type);
+        dst->n = n;
+        dst->cap = 0;
+        dst->data = src->data ? (char *)src->data + w * (size_t)lo : NULL;
+        dst->valid = src->valid ? src->valid + lo : NULL;
+    }
+}
+
+/* ----------------------------------------------------------- running -- */
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Lower and place block b into a new DAG in arena a; NULL with db's
+ * error set. */
+static Dag *plan_block(gqp *db, gqp_stmt *st, PlanArena *a, const BSelect *b) {
+    PlanError perr;
+    memset(&perr, 0, sizeof perr);
+    Dag *dag = plan_dag_new(a);
+    if (!dag) return gqp_set_error(db, GQP_NOMEM, "out of memory"), NULL;
+    LowerOpts opts;
+    gqp_lower_opts(db, &opts);
+    if (op_lower_select(b, &opts, dag, &perr) != 0) {
+        gqp_set_error_at(db, st->sql, st->sql_len, perr.offset, perr.stage, perr.msg);
+        plan_dag_free(dag);
+        return NULL;
+    }
+    gqp_place_dag(db, dag);
+    return dag;
+}
+
+/* Run dag (opening the GPU session when a node is placed there). */
+static int run_dag(gqp *db, Dag *dag, const ExecOptions *opt0, ExecResult *res, ExecStats *stats) {
+    ExecOptions opt = *opt0;
+    int any_gpu = 0;
+    for (int i = 0; i < dag->nnodes; i++)
+        any_gpu |= dag->nodes[i].device == DEV_GPU;
+    if (any_gpu && !(opt.dev = gqp_device_session(db))) return GQP_DEVICE;
+    char err[1024];
+    if (exec_run(dag, &opt, res, stats, err, sizeof err) != 0) {
+        if (gqp_interrupted(db)) return gqp_set_error(db, GQP_INTERRUPT, "Interrupted");
+        return gqp_set_error(db, strncmp(err, "Device", 6) == 0 ? GQP_DEVICE : GQP_ERROR, "%s",
+                             err);
+    }
+    return GQP_OK;
+}
+
+/* Add s into acc. */
+static void stats_add(ExecStats *acc, const ExecStats *s) {
+    acc->total_ms += s->total_ms;
+    acc->bytes_h2d += s->bytes_h2d;
+    acc->bytes_d2h += s->bytes_d2h;
+    if (s->peak_device_bytes > acc->peak_device_bytes)
+        acc->peak_device_bytes = s->peak_device_bytes;
+    acc->oom_retries += s->oom_retries;
+    acc->oom_fallbacks += s->oom_fallbacks;
+}
+
+/* Replace st's chunk note by text (malloc'ed) or NULL. */
+static void set_note(gqp_stmt *st, char *text) {
+    free(st->chunk_note);
+    st->chunk_note = text;
+}
+
+int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const ExecOptions *opt) {
+    const BSelect *b = st->bound;
+    CatTable *F = b->rels[f].table;
+    int rc = GQP_OK;
+    /* the columns of F the plan reads must be in memory (lazy columns) */
+    for (int i = 0; i < st->dag->nnodes; i++) {
+        const DagNode *nd = &st->dag->nodes[i];
+        CatError cerr;
+        if (nd->kind == DN_SOURCE && nd->table == F && cat_column_use(F, nd->column, &cerr) != 0)
+            return gqp_set_error(db, GQP_ERROR, "%s", cerr.msg);
+    }
+    PlanArena *a = plan_arena_new();
+    CatTable *slice = calloc(1, sizeof *slice), *t = NULL;
+    CatColumn *scols = calloc((size_t)F->ncols + 1, sizeof *scols);
+    if (!a || !slice || !scols) {
+        rc = gqp_set_error(db, GQP_NOMEM, "out of memory");
+        goto done;
+    }
+    *slice = *F;
+    memcpy(scols, F->cols, sizeof *scols * (size_t)F->ncols);
+    for (int c = 0; c < F->ncols; c++)
+        scols[c].lazy = NULL, scols[c].map = NULL;
+    slice->cols = scols;
+    slice->indexes = NULL;
+    slice->nindexes = 0;
+    Partials pa = {0};
+    int nextra = 0;
+    if ((b->has_agg && partials(a, b, &pa) != 0)) {
+        rc = gqp_set_error(db, GQP_NOMEM, "out of memory");
+        goto done;
+    }
+    BSelect *pb = partial_block(a, b, f, slice, &pa, &nextra);
+    if (!pb) {
+        rc = gqp_set_error(db, GQP_NOMEM, "out of memory");
+        goto done;
+    }
+    int64_t nchunks = (F->nrows + chunk_rows - 1) / chunk_rows, cap = 0;
+    ExecStats total;
+    memset(&total, 0, sizeof total);
+    double t0 = now_ms();
+    char *partial_text = NULL;
+    for (int64_t i = 0; i < nchunks && rc == GQP_OK; i++) {
+        int64_t lo = i * chunk_rows, n = F->nrows - lo < chunk_rows ? F->nrows - lo : chunk_rows;
+        slice_set(slice, F, lo, n);
+        PlanArena *ca = plan_arena_new();
+        Dag *dag = ca ? plan_block(db, st, ca, pb) : NULL;
+        ExecResult res;
+        ExecStats s;
+        memset(&res, 0, sizeof res);
+        memset(&s, 0, sizeof s);
+        if (!ca)
+            rc = gqp_set_error(db, GQP_NOMEM, "out of memory");
+        else if (!dag)
+            rc = db->errcode ? db->errcode : GQP_ERROR;
+        else if ((rc = run_dag(db, dag, opt, &res, &s)) == GQP_OK) {
+            stats_add(&total, &s);
+            if (!t && !(t = parts_new(&res, 0))) rc = gqp_set_error(db, GQP_NOMEM, "out of memory");
+            int ar = rc == GQP_OK ? parts_append(t, &cap, &res) : 0;
+            if (ar == -1) rc = gqp_set_error(db, GQP_NOMEM, "out of memory");
+            if (ar == -2)
+                rc = gqp_set_error(db, GQP_ERROR,
+                                   "Execution Error: chunked execution: the partial results "
+                                   "of two chunks differ in type");
+            if (rc == GQP_OK && i == nchunks - 1 && st->profile)
+                partial_text = plan_explain_text(dag, 1);
+        }
+        exec_result_free(&res);
+        plan_dag_free(dag);
+        plan_arena_free(ca);
+    }
+    if (rc != GQP_OK) goto done;
+    /* the final plan over the partial results */
+    cat_table_stats(t);
+    BSelect *fb = final_block(a, b, pb, &pa, t, nextra);
+    Dag *fdag = fb ? plan_block(db, st, a, fb) : NULL;
+    if (!fb) rc = gqp_set_error(db, GQP_NOMEM, "out of memory");
+    if (rc == GQP_OK && !fdag) rc = GQP_ERROR;
+    ExecStats s;
+    memset(&s, 0, sizeof s);
+    exec_result_free(&st->res);
+    if (rc == GQP_OK && (rc = run_dag(db, fdag, opt, &st->res, &s)) == GQP_OK) {
+        stats_add(&total, &s);
+        st->stats = total;
+        st->exec_ms = now_ms() - t0;
+        char head[512];
+        snprintf(head, sizeof head,
+                 "-- chunked execution: %s in %lld chunks of up to %lld rows; %lld partial "
+                 "rows, merged by the final plan (last)\n",
+                 F->name, (long long)nchunks, (long long)chunk_rows, (long long)t->nrows);
+        char *ft = st->profile ? plan_explain_text(fdag, 1) : NULL;
+        size_t len =
+            strlen(head) + (partial_text ? strlen(partial_text) : 0) + (ft ? strlen(ft) : 0) + 64;
+        char *note = malloc(len);
+        if (note)
+            snprintf(note, len, "%s%s%s%s", head, partial_text ? partial_text : "",
+                     ft ? "-- final plan over the partial rows:\n" : "", ft ? ft : "");
+        set_note(st, note);
+        free(ft);
+    }
+    free(partial_text);
+    plan_dag_free(fdag);
+done:
+    parts_free(t);
+    free(scols);
+    free(slice);
+    plan_arena_free(a);
+    return rc;
+}
+
+/* 1 when err is a device out-of-memory message. */
+static int is_device_oom(const char *msg) {
+    return strncmp(msg, "Device Error", 12) == 0 && strstr(msg, "out of device memory");
+}
+
+int gqp_run_select_chunked(gqp *db, gqp_stmt *st, const ExecOptions *opt, int *handled) {
+    *handled = 0;
+    const char *why = NULL;
+    if (db->chunk_rows > 0) {
+        int f = gqp_chunk_table(st->bound, db->chunk_rows, &why);
+        if (f >= 0) {
+            *handled = 1;
+            return gqp_run_chunked(db, st, f, db->chunk_rows, opt);
+        }
+    }
+    return GQP_OK;
+}
+
+int gqp_retry_chunked(gqp *db, gqp_stmt *st, const ExecOptions *opt) {
+    if (db->device != GQP_DEVICE_GPU || !is_device_oom(db->errmsg)) return GQP_ERROR;
+    const char *why = NULL;
+    int f = gqp_chunk_table(st->bound, 0, &why);
+    if (f < 0) return GQP_ERROR;
+    char first[sizeof db->errmsg];
+    snprintf(first, sizeof first, "%s", db->errmsg);
+    int64_t rows = (st->bound->rels[f].table->nrows + 3) / 4;
+    for (; rows >= CHUNK_OOM_MIN_ROWS; rows /= 2) {
+        int rc = gqp_run_chunked(db, st, f, rows, opt);
+        if (rc == GQP_OK || !is_device_oom(db->errmsg)) return rc;
+    }
+    return gqp_set_error(db, GQP_DEVICE, "%s (also in chunks of %lld rows of %s)", first,
+                         (long long)(rows * 2), st->bound->rels[f].table->name);
+}
