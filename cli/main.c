@@ -260,7 +260,7 @@ static int cmd_run(int argc, char **argv) {
         free(sql);
         return 1;
     }
-    OutOpts oo = {o.mode, o.timer, 0, 1};
+    OutOpts oo = {o.mode, o.timer, 0};
     int status = out_exec(db, sql, (int64_t)strlen(sql), &oo);
     gqp_close(db);
     free(sql);
