@@ -4,8 +4,10 @@
  * logic the command needs beyond argument handling and printing lives in
  * libgqp.
  *
+ *   gqp [DB] | gqp shell [-c config.yaml] [--device ...] [--threads N]
+ *           [--mode ...] [--timer] [DB]       (the shell: cli/shell.c)
  *   gqp run [-c config.yaml] [--device auto|cpu|gpu] [--threads N]
- *           [--mode table|csv|json|markdown] [--timer] (FILE | -e SQL | -)
+ *           [--mode table|csv|json|markdown|line] [--timer] (FILE | -e SQL | -)
  *   gqp explain [-c config.yaml] [--device ...] [--threads N] [--analyze]
  *           [--format text|json|dot] (FILE | -e SQL | -)
  *   gqp gen test [--rows N] --out DIR [--seed S]
@@ -32,6 +34,7 @@
 
 #include "gqp.h"
 #include "output.h"      /* result printers, out_exec */
+#include "shell.h"       /* the interactive shell, statement-by-statement stdin */
 #include "tpch_gen_py.h" /* TPCH_GEN_PY: cli/tpch_gen.py, built in by CMake */
 
 #define GQP_CLI_VERSION "0.1.0"
@@ -52,8 +55,11 @@ typedef struct CliOpts {
 /* Print the usage text to f. */
 static void usage(FILE *f) {
     fputs("usage:\n"
+          "  gqp [DB]                      the interactive shell (DB: a config.yaml)\n"
+          "  gqp shell [-c config.yaml] [--device auto|cpu|gpu] [--threads N]\n"
+          "          [--mode table|csv|json|markdown|line] [--timer] [DB]\n"
           "  gqp run [-c config.yaml] [--device auto|cpu|gpu] [--threads N]\n"
-          "          [--mode table|csv|json|markdown] [--timer] (FILE | -e SQL | -)\n"
+          "          [--mode table|csv|json|markdown|line] [--timer] (FILE | -e SQL | -)\n"
           "  gqp explain [-c config.yaml] [--device auto|cpu|gpu] [--threads N] [--analyze]\n"
           "          [--format text|json|dot] (FILE | -e SQL | -)\n"
           "  gqp gen test [--rows N] --out DIR [--seed S]\n"
@@ -191,8 +197,10 @@ static gqp *open_db(const CliOpts *o) {
 
 /* ---- subcommands ---- */
 
-/* Parse the options of `run` / `explain` from argv[first..argc) into o.
- * Returns 0, or 1 after printing a usage error. */
+/* Parse the options of `run` (is_run 1) / `explain` (0) / the shell (2)
+ * from argv[first..argc) into o; the shell's one word is its database
+ * (o->config), it takes no SQL. Returns 0, or 1 after printing a usage
+ * error. */
 static int parse_opts(int argc, char **argv, int first, int is_run, CliOpts *o) {
     memset(o, 0, sizeof *o);
     o->threads = -1;
@@ -218,7 +226,7 @@ static int parse_opts(int argc, char **argv, int first, int is_run, CliOpts *o) 
                 return usage_error("--threads needs a count >= 0, got", v);
             o->threads = (int)n;
             i++;
-        } else if (strcmp(a, "-e") == 0) {
+        } else if (strcmp(a, "-e") == 0 && is_run != 2) {
             if (!v) return usage_error("missing SQL after", a);
             if (o->sql_arg || o->file) return usage_error("give one of FILE, -e SQL or -", NULL);
             o->sql_arg = v;
@@ -226,7 +234,7 @@ static int parse_opts(int argc, char **argv, int first, int is_run, CliOpts *o) 
         } else if (is_run && strcmp(a, "--mode") == 0) {
             if (!v) return usage_error("missing value for", a);
             if (out_parse_mode(v, &o->mode) != 0)
-                return usage_error("--mode needs table, csv, json or markdown, got", v);
+                return usage_error("--mode needs table, csv, json, markdown or line, got", v);
             i++;
         } else if (is_run && strcmp(a, "--timer") == 0) {
             o->timer = 1;
@@ -239,20 +247,33 @@ static int parse_opts(int argc, char **argv, int first, int is_run, CliOpts *o) 
             i++;
         } else if (a[0] == '-' && a[1] != '\0') {
             return usage_error("unknown option", a);
+        } else if (is_run == 2) {
+            if (o->config) return usage_error("give one database (DB or -c), got another:", a);
+            o->config = a;
         } else {
             if (o->sql_arg || o->file) return usage_error("give one of FILE, -e SQL or -", NULL);
             o->file = a;
         }
     }
+    if (is_run == 2) return 0;
     if (!o->sql_arg && !o->file) return usage_error("no SQL given: FILE, -e SQL or -", NULL);
     return 0;
 }
 
 /* `gqp run`: execute every statement of the script in turn, printing query
- * results. Stops at the first error. Returns the exit status. */
+ * results. Stops at the first error. Standard input ("-") runs statement by
+ * statement as it arrives. Returns the exit status. */
 static int cmd_run(int argc, char **argv) {
     CliOpts o;
     if (parse_opts(argc, argv, 2, 1, &o)) return 1;
+    if (o.file && strcmp(o.file, "-") == 0) {
+        gqp *db = open_db(&o);
+        if (!db) return 1;
+        OutOpts oo = {o.mode, o.timer, 0};
+        int status = shell_run_stream(db, stdin, &oo);
+        gqp_close(db);
+        return status;
+    }
     char *sql = load_sql(&o);
     if (!sql) return 1;
     gqp *db = open_db(&o);
@@ -264,6 +285,23 @@ static int cmd_run(int argc, char **argv) {
     int status = out_exec(db, sql, (int64_t)strlen(sql), &oo);
     gqp_close(db);
     free(sql);
+    return status;
+}
+
+/* `gqp [DB]`, `gqp shell [options] [DB]`: the interactive shell (options
+ * and DB from argv[first..argc)), or statement-by-statement SQL and dot
+ * commands from a non-terminal standard input. Returns the exit status. */
+static int cmd_shell(int argc, char **argv, int first) {
+    CliOpts o;
+    if (parse_opts(argc, argv, first, 2, &o)) return 1;
+    gqp *db = open_db(&o);
+    if (!db) return 1;
+    char banner[160];
+    snprintf(banner, sizeof banner, "gqp %s (libgqp %s, GPU %s)", GQP_CLI_VERSION, gqp_libversion(),
+             gqp_gpu_available() ? "available" : "not available");
+    ShellOpts so = {{o.mode, o.timer, 0}, o.device, banner, resolve_config(&o)};
+    int status = shell_main(db, &so);
+    gqp_close(db);
     return status;
 }
 
@@ -599,12 +637,21 @@ static int cmd_gen(int argc, char **argv) {
     return 0;
 }
 
-/* Dispatch on the subcommand. Returns the process exit status. */
+/* 1 when word, not a subcommand, names a database for the shell: an
+ * existing path, a directory-like path ("mydb/") or a YAML config name. */
+static int is_db_word(const char *word) {
+    struct stat sb;
+    size_t n = strlen(word);
+    if (stat(word, &sb) == 0) return 1;
+    if (n > 0 && word[n - 1] == '/') return 1;
+    return (n > 5 && strcmp(word + n - 5, ".yaml") == 0) ||
+           (n > 4 && strcmp(word + n - 4, ".yml") == 0);
+}
+
+/* Dispatch on the subcommand (none, an option or a database: the shell).
+ * Returns the process exit status. */
 int main(int argc, char **argv) {
-    if (argc < 2) {
-        usage(stderr);
-        return 1;
-    }
+    if (argc < 2) return cmd_shell(argc, argv, 1);
     const char *cmd = argv[1];
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
         usage(stdout);
@@ -619,5 +666,7 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "explain") == 0) return cmd_explain(argc, argv);
     if (strcmp(cmd, "gen") == 0) return cmd_gen(argc, argv);
     if (strcmp(cmd, "calibrate") == 0) return cmd_calibrate(argc, argv);
-    return usage_error("unknown command", cmd);
+    if (strcmp(cmd, "shell") == 0) return cmd_shell(argc, argv, 2);
+    if (cmd[0] == '-' || is_db_word(cmd)) return cmd_shell(argc, argv, 1);
+    return usage_error("unknown command (and no such database)", cmd);
 }

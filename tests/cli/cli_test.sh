@@ -73,11 +73,23 @@ expect_in "--help" "$OUT" "gqp explain"
 run --version
 expect_rc "--version" 0
 expect_re "--version" "$OUT" '^gqp [0-9]'
-run
-expect_rc "no arguments" 1
+# no arguments and no terminal: the shell reads SQL from stdin (here none)
+"$GQP" </dev/null >"$OUT" 2>"$ERR"
+rc=$?
+checks=$((checks + 1))
+expect_rc "no arguments, empty stdin" 0
+[ -s "$OUT" ] && fail "no arguments, empty stdin: printed something"
+printf 'SELECT 6 * 7 AS x;\n' | "$GQP" --mode csv >"$OUT" 2>"$ERR"
+rc=$?
+checks=$((checks + 1))
+expect_rc "SQL piped into gqp" 0
+printf 'x\n42\n' >"$W/piped.csv"
+expect_text "SQL piped into gqp" "$W/piped.csv"
 run frobnicate
 expect_rc "unknown command" 1
 expect_in "unknown command" "$ERR" "frobnicate"
+run shell --bogus
+expect_rc "shell: unknown option" 1
 run run
 expect_rc "run without SQL" 1
 run run --mode xml -e "SELECT 1"
