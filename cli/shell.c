@@ -87,37 +87,72 @@ static int is_blank(const char *s) {
     return 1;
 }
 
-int shell_sql_complete(const char *sql, size_t n) {
-    int ends = 0; /* the last token seen is ';' */
-    size_t i = 0;
-    while (i < n) {
-        char c = sql[i];
-        if (c == '\'' || c == '"' || c == '`') {
-            /* a doubled quote inside is an escaped quote: the scan goes on */
-            size_t j = i + 1;
-            while (j < n && sql[j] != c)
-                j++;
-            if (j >= n) return 0; /* unterminated */
-            i = j + 1;
-            ends = 0;
-        } else if (c == '-' && i + 1 < n && sql[i + 1] == '-') {
-            while (i < n && sql[i] != '\n')
-                i++;
-        } else if (c == '/' && i + 1 < n && sql[i + 1] == '*') {
-            size_t j = i + 2;
-            while (j + 1 < n && !(sql[j] == '*' && sql[j + 1] == '/'))
-                j++;
-            if (j + 1 >= n) return 0; /* unterminated comment */
-            i = j + 2;
+/* The state of an incremental scan for the end of a statement: the shell
+ * scans each line once as it is added, so a statement of many lines costs
+ * linear time. */
+typedef struct SqlScan {
+    size_t pos;  /* bytes scanned */
+    char quote;  /* the open quote character, or 0 */
+    int comment; /* 0 none, 1 inside --, 2 inside / * * / */
+    int ends;    /* the last token seen is ';' */
+    int any;     /* a token was seen */
+} SqlScan;
+
+/* Continue scan sc over sql[sc->pos..n) (sql grows between calls; a
+ * two-byte comment mark cut at n is left for the next call). */
+static void scan_more(SqlScan *sc, const char *sql, size_t n) {
+    while (sc->pos < n) {
+        char c = sql[sc->pos];
+        char next = sc->pos + 1 < n ? sql[sc->pos + 1] : '\0';
+        if (sc->quote) {
+            if (c == sc->quote) sc->quote = 0; /* a doubled quote reopens at once */
+        } else if (sc->comment == 1) {
+            if (c == '\n') sc->comment = 0;
+        } else if (sc->comment == 2) {
+            if (c == '*' && sc->pos + 1 >= n) return;
+            if (c == '*' && next == '/') {
+                sc->comment = 0;
+                sc->pos++;
+            }
+        } else if ((c == '-' || c == '/') && sc->pos + 1 >= n) {
+            return; /* maybe the first half of a comment mark */
+        } else if (c == '-' && next == '-') {
+            sc->comment = 1;
+            sc->pos++;
+        } else if (c == '/' && next == '*') {
+            sc->comment = 2;
+            sc->pos++;
+        } else if (c == '\'' || c == '"' || c == '`') {
+            sc->quote = c;
+            sc->ends = 0;
+            sc->any = 1;
         } else if (c == ';') {
-            ends = 1;
-            i++;
-        } else {
-            if (!strchr(" \t\r\n\f\v", c)) ends = 0;
-            i++;
+            sc->ends = sc->any = 1;
+        } else if (!strchr(" \t\r\n\f\v", c)) {
+            sc->ends = 0;
+            sc->any = 1;
         }
+        sc->pos++;
     }
-    return ends;
+}
+
+/* 1 when the text scanned by sc ends with a complete statement. */
+static int scan_complete(const SqlScan *sc) {
+    return sc->ends && !sc->quote && sc->comment != 2;
+}
+
+/* 1 when the text scanned by sc holds only white space and closed
+ * comments. */
+static int scan_empty(const SqlScan *sc) {
+    return !sc->any && !sc->quote && sc->comment != 2;
+}
+
+int shell_sql_complete(const char *sql, size_t n) {
+    SqlScan sc;
+    memset(&sc, 0, sizeof sc);
+    scan_more(&sc, sql, n);
+    /* a mark cut at the end is one '-' or '/': not the end of a statement */
+    return sc.pos == n && scan_complete(&sc);
 }
 
 /* ---- running statements ---- */
@@ -559,11 +594,14 @@ static char *read_line(FILE *in, int interactive, const char *prompt) {
  * ';' has been read, a last statement without ';' at the end. */
 static void shell_loop(Shell *sh, FILE *in, int interactive) {
     Text buf = {0};
+    SqlScan scan;
+    memset(&scan, 0, sizeof scan);
     while (!sh->quit) {
         char *line = read_line(in, interactive, buf.len ? CONT_PROMPT : PROMPT);
         if (g_cancel) { /* Ctrl-C while typing: drop the statement so far */
             g_cancel = 0;
             buf.len = 0;
+            memset(&scan, 0, sizeof scan);
         }
         if (!line) break;
         const char *p = line;
@@ -589,7 +627,11 @@ static void shell_loop(Shell *sh, FILE *in, int interactive) {
             sh->status = 1;
             break;
         }
-        if (shell_sql_complete(buf.s, buf.len)) {
+        scan_more(&scan, buf.s, buf.len);
+        if (scan_empty(&scan)) {
+            buf.len = 0; /* only comments so far: nothing to continue */
+            memset(&scan, 0, sizeof scan);
+        } else if (scan_complete(&scan)) {
 #ifdef GQP_HAVE_READLINE
             if (interactive) {
                 buf.s[buf.len - 1] = '\0'; /* the history entry without the last newline */
@@ -599,6 +641,7 @@ static void shell_loop(Shell *sh, FILE *in, int interactive) {
 #endif
             run_sql(sh, buf.s, buf.len);
             buf.len = 0;
+            memset(&scan, 0, sizeof scan);
         }
     }
     if (!sh->quit && buf.len > 0 && !is_blank(buf.s)) run_sql(sh, buf.s, buf.len);
