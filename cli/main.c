@@ -4,8 +4,10 @@
  * logic the command needs beyond argument handling and printing lives in
  * libgqp.
  *
+ *   gqp [DB] | gqp shell [-c config.yaml] [--device ...] [--threads N]
+ *           [--mode ...] [--timer] [DB]       (the shell: cli/shell.c)
  *   gqp run [-c config.yaml] [--device auto|cpu|gpu] [--threads N]
- *           [--mode table|csv|json|markdown] [--timer] (FILE | -e SQL | -)
+ *           [--mode table|csv|json|markdown|line] [--timer] (FILE | -e SQL | -)
  *   gqp explain [-c config.yaml] [--device ...] [--threads N] [--analyze]
  *           [--format text|json|dot] (FILE | -e SQL | -)
  *   gqp gen test [--rows N] --out DIR [--seed S]
@@ -31,13 +33,11 @@
 #include <unistd.h>
 
 #include "gqp.h"
+#include "output.h"      /* result printers, out_exec */
+#include "shell.h"       /* the interactive shell, statement-by-statement stdin */
 #include "tpch_gen_py.h" /* TPCH_GEN_PY: cli/tpch_gen.py, built in by CMake */
 
 #define GQP_CLI_VERSION "0.1.0"
-/* Table mode shows at most this many rows: the first and last half. */
-#define TABLE_MAX_ROWS 40
-
-typedef enum OutMode { MODE_TABLE, MODE_CSV, MODE_JSON, MODE_MARKDOWN } OutMode;
 
 /* Options shared by `run` and `explain`. */
 typedef struct CliOpts {
@@ -55,8 +55,11 @@ typedef struct CliOpts {
 /* Print the usage text to f. */
 static void usage(FILE *f) {
     fputs("usage:\n"
+          "  gqp [DB]                      the interactive shell (DB: a config.yaml)\n"
+          "  gqp shell [-c config.yaml] [--device auto|cpu|gpu] [--threads N]\n"
+          "          [--mode table|csv|json|markdown|line] [--timer] [DB]\n"
           "  gqp run [-c config.yaml] [--device auto|cpu|gpu] [--threads N]\n"
-          "          [--mode table|csv|json|markdown] [--timer] (FILE | -e SQL | -)\n"
+          "          [--mode table|csv|json|markdown|line] [--timer] (FILE | -e SQL | -)\n"
           "  gqp explain [-c config.yaml] [--device auto|cpu|gpu] [--threads N] [--analyze]\n"
           "          [--format text|json|dot] (FILE | -e SQL | -)\n"
           "  gqp gen test [--rows N] --out DIR [--seed S]\n"
@@ -81,9 +84,7 @@ static int usage_error(const char *msg, const char *arg) {
 
 /* Print msg to stderr, adding a newline if it lacks one. */
 static void print_error(const char *msg) {
-    size_t n = strlen(msg);
-    fputs(msg, stderr);
-    if (n == 0 || msg[n - 1] != '\n') fputc('\n', stderr);
+    out_error(msg);
 }
 
 /* Read all of stream f into a NUL-terminated malloc'd buffer (caller frees),
@@ -194,337 +195,12 @@ static gqp *open_db(const CliOpts *o) {
     return db;
 }
 
-/* 1 if values of type t are numbers (right-aligned, unquoted in JSON). */
-static int type_is_numeric(gqp_type t) {
-    return t == GQP_TYPE_INT32 || t == GQP_TYPE_INT64 || t == GQP_TYPE_FLOAT32 ||
-           t == GQP_TYPE_FLOAT64 || t == GQP_TYPE_DECIMAL;
-}
-
-/* Lower-case display name of a result type for the table header. */
-static const char *type_label(gqp_type t) {
-    switch (t) {
-    case GQP_TYPE_NULL:
-        return "null";
-    case GQP_TYPE_INT32:
-        return "int32";
-    case GQP_TYPE_INT64:
-        return "int64";
-    case GQP_TYPE_FLOAT32:
-        return "float";
-    case GQP_TYPE_FLOAT64:
-        return "double";
-    case GQP_TYPE_DATE:
-        return "date";
-    case GQP_TYPE_BOOL:
-        return "boolean";
-    case GQP_TYPE_STRING:
-        return "varchar";
-    case GQP_TYPE_DECIMAL:
-        return "decimal";
-    }
-    return "?";
-}
-
-/* Display width of UTF-8 text s: the number of code points. */
-static size_t utf8_width(const char *s) {
-    size_t w = 0;
-    for (; *s; s++)
-        if (((unsigned char)*s & 0xC0) != 0x80) w++;
-    return w;
-}
-
-/* Print n copies of the UTF-8 string s. */
-static void repeat(const char *s, size_t n) {
-    for (size_t i = 0; i < n; i++)
-        fputs(s, stdout);
-}
-
-/* ---- table mode ---- */
-
-/* One buffered row: ncols malloc'd strings, NULL for SQL NULL. */
-typedef struct RowBuf {
-    char **v;
-} RowBuf;
-
-/* Copy the current row of st into a new RowBuf (NULL entries for SQL NULL).
- * Returns 0, or -1 on allocation failure. */
-static int row_capture(gqp_stmt *st, int ncols, RowBuf *r) {
-    r->v = calloc((size_t)ncols, sizeof(char *));
-    if (!r->v) return -1;
-    for (int c = 0; c < ncols; c++) {
-        const char *t = gqp_column_text(st, c);
-        if (t && !(r->v[c] = strdup(t))) return -1;
-    }
-    return 0;
-}
-
-/* Free the strings of r (r itself belongs to the caller). */
-static void row_free(RowBuf *r, int ncols) {
-    if (!r->v) return;
-    for (int c = 0; c < ncols; c++)
-        free(r->v[c]);
-    free(r->v);
-    r->v = NULL;
-}
-
-/* Print text s padded to width w: right-aligned if right, else left. */
-static void print_cell(const char *s, size_t w, int right) {
-    size_t sw = utf8_width(s);
-    if (right) repeat(" ", w - sw);
-    fputs(s, stdout);
-    if (!right) repeat(" ", w - sw);
-}
-
-/* Print text s centered in width w. */
-static void print_centered(const char *s, size_t w) {
-    size_t sw = utf8_width(s), left = (w - sw) / 2;
-    repeat(" ", left);
-    fputs(s, stdout);
-    repeat(" ", w - sw - left);
-}
-
-/* Print a horizontal box rule with the given corner/junction glyphs. */
-static void table_rule(const size_t *w, int ncols, const char *l, const char *m, const char *r) {
-    fputs(l, stdout);
-    for (int c = 0; c < ncols; c++) {
-        repeat("─", w[c] + 2);
-        fputs(c + 1 < ncols ? m : r, stdout);
-    }
-    fputc('\n', stdout);
-}
-
-/* Print one data row of the box. */
-static void table_row(const RowBuf *row, const size_t *w, const gqp_type *types, int ncols) {
-    fputs("│", stdout);
-    for (int c = 0; c < ncols; c++) {
-        fputc(' ', stdout);
-        print_cell(row->v[c] ? row->v[c] : "NULL", w[c], type_is_numeric(types[c]));
-        fputs(" │", stdout);
-    }
-    fputc('\n', stdout);
-}
-
-/* Print the ellipsis row that stands for rows left out. */
-static void table_ellipsis(const size_t *w, int ncols) {
-    fputs("│", stdout);
-    for (int c = 0; c < ncols; c++) {
-        fputc(' ', stdout);
-        print_centered("·", w[c]);
-        fputs(" │", stdout);
-    }
-    fputc('\n', stdout);
-}
-
-/* Step st to the end and print its rows as a DuckDB-like box with names and
- * types; more than TABLE_MAX_ROWS rows show the first and last half and a
- * count line. Returns the gqp_step code that ended the loop (GQP_DONE on
- * success), or GQP_NOMEM. */
-static int print_table(gqp_stmt *st, int ncols) {
-    enum { HALF = TABLE_MAX_ROWS / 2 };
-    RowBuf head[HALF], tail[HALF];
-    int64_t nrows = 0;
-    int rc;
-    memset(head, 0, sizeof head);
-    memset(tail, 0, sizeof tail);
-    while ((rc = gqp_step(st)) == GQP_ROW) {
-        RowBuf *slot;
-        if (nrows < HALF) {
-            slot = &head[nrows];
-        } else {
-            slot = &tail[(nrows - HALF) % HALF];
-            row_free(slot, ncols);
-        }
-        if (row_capture(st, ncols, slot) != 0) {
-            rc = GQP_NOMEM;
-            break;
-        }
-        nrows++;
-    }
-    if (rc == GQP_DONE) {
-        size_t *w = calloc((size_t)ncols, sizeof *w);
-        gqp_type *types = calloc((size_t)ncols, sizeof *types);
-        int64_t nhead = nrows < HALF ? nrows : HALF;
-        int64_t ntail = nrows - nhead;
-        int64_t skipped = 0;
-        if (ntail > HALF) {
-            skipped = ntail - HALF;
-            ntail = HALF;
-        }
-        if (!w || !types) {
-            rc = GQP_NOMEM;
-        } else {
-            for (int c = 0; c < ncols; c++) {
-                types[c] = gqp_column_type(st, c);
-                w[c] = utf8_width(gqp_column_name(st, c));
-                size_t tw = utf8_width(type_label(types[c]));
-                if (tw > w[c]) w[c] = tw;
-            }
-            /* The tail ring holds rows HALF.. in slots (i - HALF) % HALF. */
-            int64_t first_tail = nrows - ntail;
-            for (int64_t i = 0; i < nhead + ntail; i++) {
-                RowBuf *r = i < nhead ? &head[i] : &tail[(first_tail + i - nhead - HALF) % HALF];
-                for (int c = 0; c < ncols; c++) {
-                    size_t vw = utf8_width(r->v[c] ? r->v[c] : "NULL");
-                    if (vw > w[c]) w[c] = vw;
-                }
-            }
-            table_rule(w, ncols, "┌", "┬", "┐");
-            fputs("│", stdout);
-            for (int c = 0; c < ncols; c++) {
-                fputc(' ', stdout);
-                print_centered(gqp_column_name(st, c), w[c]);
-                fputs(" │", stdout);
-            }
-            fputs("\n│", stdout);
-            for (int c = 0; c < ncols; c++) {
-                fputc(' ', stdout);
-                print_centered(type_label(types[c]), w[c]);
-                fputs(" │", stdout);
-            }
-            fputc('\n', stdout);
-            table_rule(w, ncols, "├", "┼", "┤");
-            for (int64_t i = 0; i < nhead; i++)
-                table_row(&head[i], w, types, ncols);
-            if (skipped > 0) table_ellipsis(w, ncols);
-            for (int64_t i = 0; i < ntail; i++)
-                table_row(&tail[(first_tail + i - HALF) % HALF], w, types, ncols);
-            table_rule(w, ncols, "└", "┴", "┘");
-            if (skipped > 0) printf("%" PRId64 " rows (%d shown)\n", nrows, TABLE_MAX_ROWS);
-        }
-        free(w);
-        free(types);
-    }
-    for (int i = 0; i < HALF; i++) {
-        row_free(&head[i], ncols);
-        row_free(&tail[i], ncols);
-    }
-    return rc;
-}
-
-/* ---- csv / json / markdown ---- */
-
-/* Print s as a CSV field, quoted when it holds a comma, quote, CR, LF or
- * leading/trailing space. */
-static void csv_field(const char *s) {
-    size_t n = strlen(s);
-    int quote = n > 0 && (s[0] == ' ' || s[n - 1] == ' ');
-    if (strpbrk(s, ",\"\r\n")) quote = 1;
-    if (!quote) {
-        fputs(s, stdout);
-        return;
-    }
-    fputc('"', stdout);
-    for (; *s; s++) {
-        if (*s == '"') fputc('"', stdout);
-        fputc(*s, stdout);
-    }
-    fputc('"', stdout);
-}
-
-/* Print s as a JSON string literal with escapes. */
-static void json_string(const char *s) {
-    fputc('"', stdout);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            printf("\\%c", ch);
-        else if (ch == '\n')
-            fputs("\\n", stdout);
-        else if (ch == '\r')
-            fputs("\\r", stdout);
-        else if (ch == '\t')
-            fputs("\\t", stdout);
-        else if (ch < 0x20)
-            printf("\\u%04x", ch);
-        else
-            fputc(ch, stdout);
-    }
-    fputc('"', stdout);
-}
-
-/* Print column c of the current row as a JSON value. */
-static void json_value(gqp_stmt *st, int c, gqp_type t) {
-    const char *s = gqp_column_text(st, c);
-    if (!s || gqp_column_is_null(st, c)) {
-        fputs("null", stdout);
-    } else if (t == GQP_TYPE_BOOL) {
-        fputs(gqp_column_int64(st, c) ? "true" : "false", stdout);
-    } else if (type_is_numeric(t)) {
-        double d = gqp_column_double(st, c);
-        fputs(isfinite(d) ? s : "null", stdout);
-    } else {
-        json_string(s);
-    }
-}
-
-/* Print s as a markdown cell, escaping '|'. */
-static void md_text(const char *s) {
-    for (; *s; s++) {
-        if (*s == '|') fputc('\\', stdout);
-        fputc(*s, stdout);
-    }
-}
-
-/* Step st to the end printing rows in mode (csv, json or markdown). Returns
- * the gqp_step code that ended the loop (GQP_DONE on success). */
-static int print_stream(gqp_stmt *st, int ncols, OutMode mode) {
-    int rc;
-    int64_t nrows = 0;
-    if (mode == MODE_CSV) {
-        for (int c = 0; c < ncols; c++) {
-            if (c) fputc(',', stdout);
-            csv_field(gqp_column_name(st, c));
-        }
-        fputc('\n', stdout);
-    } else if (mode == MODE_MARKDOWN) {
-        fputc('|', stdout);
-        for (int c = 0; c < ncols; c++) {
-            fputc(' ', stdout);
-            md_text(gqp_column_name(st, c));
-            fputs(" |", stdout);
-        }
-        fputs("\n|", stdout);
-        for (int c = 0; c < ncols; c++)
-            fputs(type_is_numeric(gqp_column_type(st, c)) ? "---:|" : "---|", stdout);
-        fputc('\n', stdout);
-    } else {
-        fputc('[', stdout);
-    }
-    while ((rc = gqp_step(st)) == GQP_ROW) {
-        if (mode == MODE_JSON)
-            fputs(nrows ? ",\n{" : "\n{", stdout);
-        else if (mode == MODE_MARKDOWN)
-            fputc('|', stdout);
-        for (int c = 0; c < ncols; c++) {
-            const char *s = gqp_column_text(st, c);
-            if (mode == MODE_CSV) {
-                if (c) fputc(',', stdout);
-                if (s) csv_field(s);
-            } else if (mode == MODE_MARKDOWN) {
-                fputc(' ', stdout);
-                md_text(s ? s : "NULL");
-                fputs(" |", stdout);
-            } else {
-                if (c) fputc(',', stdout);
-                json_string(gqp_column_name(st, c));
-                fputc(':', stdout);
-                json_value(st, c, gqp_column_type(st, c));
-            }
-        }
-        if (mode == MODE_JSON)
-            fputc('}', stdout);
-        else
-            fputc('\n', stdout);
-        nrows++;
-    }
-    if (mode == MODE_JSON) fputs(nrows ? "\n]\n" : "]\n", stdout);
-    return rc;
-}
-
 /* ---- subcommands ---- */
 
-/* Parse the options of `run` / `explain` from argv[first..argc) into o.
- * Returns 0, or 1 after printing a usage error. */
+/* Parse the options of `run` (is_run 1) / `explain` (0) / the shell (2)
+ * from argv[first..argc) into o; the shell's one word is its database
+ * (o->config), it takes no SQL. Returns 0, or 1 after printing a usage
+ * error. */
 static int parse_opts(int argc, char **argv, int first, int is_run, CliOpts *o) {
     memset(o, 0, sizeof *o);
     o->threads = -1;
@@ -550,23 +226,15 @@ static int parse_opts(int argc, char **argv, int first, int is_run, CliOpts *o) 
                 return usage_error("--threads needs a count >= 0, got", v);
             o->threads = (int)n;
             i++;
-        } else if (strcmp(a, "-e") == 0) {
+        } else if (strcmp(a, "-e") == 0 && is_run != 2) {
             if (!v) return usage_error("missing SQL after", a);
             if (o->sql_arg || o->file) return usage_error("give one of FILE, -e SQL or -", NULL);
             o->sql_arg = v;
             i++;
         } else if (is_run && strcmp(a, "--mode") == 0) {
             if (!v) return usage_error("missing value for", a);
-            if (strcmp(v, "table") == 0)
-                o->mode = MODE_TABLE;
-            else if (strcmp(v, "csv") == 0)
-                o->mode = MODE_CSV;
-            else if (strcmp(v, "json") == 0)
-                o->mode = MODE_JSON;
-            else if (strcmp(v, "markdown") == 0)
-                o->mode = MODE_MARKDOWN;
-            else
-                return usage_error("--mode needs table, csv, json or markdown, got", v);
+            if (out_parse_mode(v, &o->mode) != 0)
+                return usage_error("--mode needs table, csv, json, markdown or line, got", v);
             i++;
         } else if (is_run && strcmp(a, "--timer") == 0) {
             o->timer = 1;
@@ -579,20 +247,33 @@ static int parse_opts(int argc, char **argv, int first, int is_run, CliOpts *o) 
             i++;
         } else if (a[0] == '-' && a[1] != '\0') {
             return usage_error("unknown option", a);
+        } else if (is_run == 2) {
+            if (o->config) return usage_error("give one database (DB or -c), got another:", a);
+            o->config = a;
         } else {
             if (o->sql_arg || o->file) return usage_error("give one of FILE, -e SQL or -", NULL);
             o->file = a;
         }
     }
+    if (is_run == 2) return 0;
     if (!o->sql_arg && !o->file) return usage_error("no SQL given: FILE, -e SQL or -", NULL);
     return 0;
 }
 
 /* `gqp run`: execute every statement of the script in turn, printing query
- * results. Stops at the first error. Returns the exit status. */
+ * results. Stops at the first error. Standard input ("-") runs statement by
+ * statement as it arrives. Returns the exit status. */
 static int cmd_run(int argc, char **argv) {
     CliOpts o;
     if (parse_opts(argc, argv, 2, 1, &o)) return 1;
+    if (o.file && strcmp(o.file, "-") == 0) {
+        gqp *db = open_db(&o);
+        if (!db) return 1;
+        OutOpts oo = {o.mode, o.timer, 0};
+        int status = shell_run_stream(db, stdin, &oo);
+        gqp_close(db);
+        return status;
+    }
     char *sql = load_sql(&o);
     if (!sql) return 1;
     gqp *db = open_db(&o);
@@ -600,40 +281,27 @@ static int cmd_run(int argc, char **argv) {
         free(sql);
         return 1;
     }
-    int status = 0;
-    const char *p = sql;
-    const char *end = sql + strlen(sql); /* once: -1 would make each prepare scan the rest */
-    while (*p) {
-        gqp_stmt *st = NULL;
-        const char *tail = NULL;
-        if (gqp_prepare(db, p, (int64_t)(end - p), &st, &tail) != GQP_OK) {
-            print_error(gqp_errmsg(db));
-            status = 1;
-            break;
-        }
-        if (!st) break;
-        int ncols = gqp_column_count(st);
-        int rc;
-        if (ncols > 0) {
-            rc = o.mode == MODE_TABLE ? print_table(st, ncols) : print_stream(st, ncols, o.mode);
-        } else {
-            while ((rc = gqp_step(st)) == GQP_ROW)
-                ;
-        }
-        fflush(stdout);
-        if (rc != GQP_DONE) {
-            print_error(rc == GQP_NOMEM ? "gqp: out of memory" : gqp_errmsg(db));
-            gqp_finalize(st);
-            status = 1;
-            break;
-        }
-        if (o.timer) fprintf(stderr, "Run Time: %.3f ms\n", gqp_exec_ms(st));
-        gqp_finalize(st);
-        if (!tail || tail <= p) break;
-        p = tail;
-    }
+    OutOpts oo = {o.mode, o.timer, 0};
+    int status = out_exec(db, sql, (int64_t)strlen(sql), &oo);
     gqp_close(db);
     free(sql);
+    return status;
+}
+
+/* `gqp [DB]`, `gqp shell [options] [DB]`: the interactive shell (options
+ * and DB from argv[first..argc)), or statement-by-statement SQL and dot
+ * commands from a non-terminal standard input. Returns the exit status. */
+static int cmd_shell(int argc, char **argv, int first) {
+    CliOpts o;
+    if (parse_opts(argc, argv, first, 2, &o)) return 1;
+    gqp *db = open_db(&o);
+    if (!db) return 1;
+    char banner[160];
+    snprintf(banner, sizeof banner, "gqp %s (libgqp %s, GPU %s)", GQP_CLI_VERSION, gqp_libversion(),
+             gqp_gpu_available() ? "available" : "not available");
+    ShellOpts so = {{o.mode, o.timer, 0}, o.device, banner, resolve_config(&o)};
+    int status = shell_main(db, &so);
+    gqp_close(db);
     return status;
 }
 
@@ -969,12 +637,21 @@ static int cmd_gen(int argc, char **argv) {
     return 0;
 }
 
-/* Dispatch on the subcommand. Returns the process exit status. */
+/* 1 when word, not a subcommand, names a database for the shell: an
+ * existing path, a directory-like path ("mydb/") or a YAML config name. */
+static int is_db_word(const char *word) {
+    struct stat sb;
+    size_t n = strlen(word);
+    if (stat(word, &sb) == 0) return 1;
+    if (n > 0 && word[n - 1] == '/') return 1;
+    return (n > 5 && strcmp(word + n - 5, ".yaml") == 0) ||
+           (n > 4 && strcmp(word + n - 4, ".yml") == 0);
+}
+
+/* Dispatch on the subcommand (none, an option or a database: the shell).
+ * Returns the process exit status. */
 int main(int argc, char **argv) {
-    if (argc < 2) {
-        usage(stderr);
-        return 1;
-    }
+    if (argc < 2) return cmd_shell(argc, argv, 1);
     const char *cmd = argv[1];
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
         usage(stdout);
@@ -989,5 +666,7 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "explain") == 0) return cmd_explain(argc, argv);
     if (strcmp(cmd, "gen") == 0) return cmd_gen(argc, argv);
     if (strcmp(cmd, "calibrate") == 0) return cmd_calibrate(argc, argv);
-    return usage_error("unknown command", cmd);
+    if (strcmp(cmd, "shell") == 0) return cmd_shell(argc, argv, 2);
+    if (cmd[0] == '-' || is_db_word(cmd)) return cmd_shell(argc, argv, 1);
+    return usage_error("unknown command (and no such database)", cmd);
 }

@@ -1,7 +1,8 @@
 #!/bin/sh
 # install-deps.sh -- install what a fresh Debian 12 machine lacks to build and
-# test gqp: a C toolchain, CMake, pkg-config, libyaml, Criterion, sqlite3 and
-# python3, then DuckDB 1.5.5 and its tpch extension from PyPI for the TPC-H
+# test gqp: a C toolchain, CMake, pkg-config, libyaml, Criterion, sqlite3,
+# python3 and GNU readline (the shell's line editing; optional at build
+# time), then DuckDB 1.5.5 and its tpch extension from PyPI for the TPC-H
 # tests (python3 -m pip install --user; python3-pip from apt when pip is
 # missing). Asks apt-get only for missing packages (checked with dpkg -s), and
 # uses sudo only when not already root. CUDA is optional and never installed
@@ -10,7 +11,7 @@
 # libFuzzer) for scripts/test-sanitize.sh and tests/fuzz/run.sh.
 set -eu
 
-PKGS="cmake gcc g++ make pkg-config libyaml-dev libcriterion-dev sqlite3 python3"
+PKGS="cmake gcc g++ make pkg-config libyaml-dev libcriterion-dev sqlite3 python3 libreadline-dev"
 if [ "${1:-}" = "--clang" ]; then
     PKGS="$PKGS clang libclang-rt-dev"
 fi

@@ -73,11 +73,23 @@ expect_in "--help" "$OUT" "gqp explain"
 run --version
 expect_rc "--version" 0
 expect_re "--version" "$OUT" '^gqp [0-9]'
-run
-expect_rc "no arguments" 1
+# no arguments and no terminal: the shell reads SQL from stdin (here none)
+"$GQP" </dev/null >"$OUT" 2>"$ERR"
+rc=$?
+checks=$((checks + 1))
+expect_rc "no arguments, empty stdin" 0
+[ -s "$OUT" ] && fail "no arguments, empty stdin: printed something"
+printf 'SELECT 6 * 7 AS x;\n' | "$GQP" --mode csv >"$OUT" 2>"$ERR"
+rc=$?
+checks=$((checks + 1))
+expect_rc "SQL piped into gqp" 0
+printf 'x\n42\n' >"$W/piped.csv"
+expect_text "SQL piped into gqp" "$W/piped.csv"
 run frobnicate
 expect_rc "unknown command" 1
 expect_in "unknown command" "$ERR" "frobnicate"
+run shell --bogus
+expect_rc "shell: unknown option" 1
 run run
 expect_rc "run without SQL" 1
 run run --mode xml -e "SELECT 1"
@@ -138,12 +150,9 @@ cat >"$W/modes.table" <<'EOF'
 │    10 │ hello, "w" │  -1.25 │
 └───────┴────────────┴────────┘
 EOF
+# one statement's result is one line (several statements: newline-delimited JSON)
 cat >"$W/modes.json" <<'EOF'
-[
-{"a":1,"b":"x","c":2.5},
-{"a":2,"b":null,"c":null},
-{"a":10,"b":"hello, \"w\"","c":-1.25}
-]
+[{"a":1,"b":"x","c":2.5},{"a":2,"b":null,"c":null},{"a":10,"b":"hello, \"w\"","c":-1.25}]
 EOF
 cat >"$W/modes.markdown" <<'EOF'
 | a | b | c |
@@ -305,7 +314,7 @@ run run --mode csv -e "$DEC"
 printf 'x,y\n-0.50,0.2500\n0.00,0.0000\n1234.57,1524163.0849\n' >"$W/dec.csv"
 expect_text "decimal csv" "$W/dec.csv"
 run run --mode json -e "$DEC"
-printf '[\n{"x":-0.50,"y":0.2500},\n{"x":0.00,"y":0.0000},\n{"x":1234.57,"y":1524163.0849}\n]\n' >"$W/dec.json"
+printf '[{"x":-0.50,"y":0.2500},{"x":0.00,"y":0.0000},{"x":1234.57,"y":1524163.0849}]\n' >"$W/dec.json"
 expect_text "decimal json" "$W/dec.json"
 run run --mode markdown -e "$DEC"
 expect_in "decimal markdown" "$OUT" "|---:|---:|"
