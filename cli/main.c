@@ -524,7 +524,8 @@ static int print_stream(gqp_stmt *st, int ncols, OutMode mode) {
 /* ---- subcommands ---- */
 
 /* Parse the options of `run` / `explain` from argv[first..argc) into o.
- * Returns 0, or 1 after printing a usage error. */
+ * Returns 0, 1 after printing a usage error, or 2 after printing the usage
+ * for --help / -h. */
 static int parse_opts(int argc, char **argv, int first, int is_run, CliOpts *o) {
     memset(o, 0, sizeof *o);
     o->threads = -1;
@@ -533,6 +534,10 @@ static int parse_opts(int argc, char **argv, int first, int is_run, CliOpts *o) 
     for (int i = first; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            return 2;
+        }
         if (strcmp(a, "-c") == 0 || strcmp(a, "--config") == 0) {
             if (!v) return usage_error("missing value for", a);
             o->config = v;
@@ -592,7 +597,8 @@ static int parse_opts(int argc, char **argv, int first, int is_run, CliOpts *o) 
  * results. Stops at the first error. Returns the exit status. */
 static int cmd_run(int argc, char **argv) {
     CliOpts o;
-    if (parse_opts(argc, argv, 2, 1, &o)) return 1;
+    int prc = parse_opts(argc, argv, 2, 1, &o);
+    if (prc) return prc == 2 ? 0 : 1;
     char *sql = load_sql(&o);
     if (!sql) return 1;
     gqp *db = open_db(&o);
@@ -637,11 +643,15 @@ static int cmd_run(int argc, char **argv) {
     return status;
 }
 
-/* `gqp explain`: print the placed DAG of the first statement. Returns the
- * exit status. */
+/* `gqp explain`: print the placed DAG of every query of the script (a
+ * blank line between plans); every other statement (SET, CREATE, INSERT,
+ * ...) is executed, printing nothing, so the queries after it are planned
+ * with it in effect. Stops at the first error; a script without a query
+ * is an error. Returns the exit status. */
 static int cmd_explain(int argc, char **argv) {
     CliOpts o;
-    if (parse_opts(argc, argv, 2, 0, &o)) return 1;
+    int prc = parse_opts(argc, argv, 2, 0, &o);
+    if (prc) return prc == 2 ? 0 : 1;
     char *sql = load_sql(&o);
     if (!sql) return 1;
     gqp *db = open_db(&o);
@@ -656,17 +666,46 @@ static int cmd_explain(int argc, char **argv) {
         flags |= GQP_EXPLAIN_JSON;
     else if (strcmp(o.format, "dot") == 0)
         flags |= GQP_EXPLAIN_DOT;
-    char *out = NULL;
-    int status = 0;
-    if (gqp_explain(db, sql, -1, flags, &out) != GQP_OK) {
-        print_error(gqp_errmsg(db));
-        status = 1;
-    } else if (out) {
-        size_t n = strlen(out);
-        fputs(out, stdout);
-        if (n == 0 || out[n - 1] != '\n') fputc('\n', stdout);
+    int status = 0, nplans = 0;
+    const char *p = sql, *end = sql + strlen(sql);
+    while (*p && status == 0) {
+        gqp_stmt *st = NULL;
+        const char *tail = NULL;
+        char *out = NULL;
+        if (gqp_prepare(db, p, (int64_t)(end - p), &st, &tail) != GQP_OK) {
+            print_error(gqp_errmsg(db));
+            status = 1;
+            break;
+        }
+        if (!st) break;
+        if (gqp_explain_stmt(st, flags, &out) != GQP_OK) {
+            print_error(gqp_errmsg(db));
+            status = 1;
+        } else if (out) {
+            size_t n = strlen(out);
+            if (nplans++) fputc('\n', stdout);
+            fputs(out, stdout);
+            if (n == 0 || out[n - 1] != '\n') fputc('\n', stdout);
+            fflush(stdout);
+        } else {
+            int rc;
+            while ((rc = gqp_step(st)) == GQP_ROW)
+                ;
+            if (rc != GQP_DONE) {
+                print_error(gqp_errmsg(db));
+                status = 1;
+            }
+        }
+        gqp_free(out);
+        gqp_finalize(st);
+        if (!tail || tail <= p) break;
+        p = tail;
     }
-    gqp_free(out);
+    if (status == 0 && nplans == 0) {
+        fputs("Not implemented Error: EXPLAIN of a non-SELECT: the SQL holds no query to explain\n",
+              stderr);
+        status = 1;
+    }
     gqp_close(db);
     free(sql);
     return status;

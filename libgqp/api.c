@@ -369,6 +369,12 @@ static int prepare_locked(gqp *db, const char *sql, int64_t nbytes, gqp_stmt **s
             gqp_stmt_destroy(st);
             return rc;
         }
+    } else if (gqp_is_introspect(st->ast->kind)) {
+        int rc = gqp_introspect_prepare(db, st); /* EXPLAIN, SHOW, DESCRIBE, PRAGMA */
+        if (rc != GQP_OK) {
+            gqp_stmt_destroy(st);
+            return rc;
+        }
     }
     st->next = db->stmts;
     db->stmts = st;
@@ -446,6 +452,12 @@ static int step_locked(gqp *db, gqp_stmt *st) {
         switch (st->ast->kind) {
         case STMT_SELECT:
             rc = gqp_run_select(db, st);
+            break;
+        case STMT_EXPLAIN:
+        case STMT_SHOW_TABLES:
+        case STMT_DESCRIBE:
+        case STMT_PRAGMA:
+            rc = gqp_introspect_run(db, st);
             break;
         default:
             rc = gqp_run_other(db, st);
