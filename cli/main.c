@@ -63,6 +63,8 @@ static void usage(FILE *f) {
           "  gqp gen ssb --sf N --out DIR [--seed S]\n"
           "  gqp gen tpch --sf N --out DIR [--float] [--keep-csv] [--duckdb FILE]\n"
           "  gqp calibrate [--out FILE] [--threads N] [--max-rows N]\n"
+          "          (default FILE: $XDG_CONFIG_HOME/gqp/cost-local.yaml, else\n"
+          "          ~/.config/gqp/cost-local.yaml, used by later runs)\n"
           "  gqp --version\n"
           "  gqp --help\n"
           "\n"
@@ -723,14 +725,29 @@ static int parse_u64(const char *s, uint64_t *out) {
     return 0;
 }
 
+/* gqp_calibrate_progress's callback for a terminal: one line on stderr,
+ * rewritten in place, "[n/m] what". */
+static void calibrate_progress(void *ud, int step, int nsteps, const char *what) {
+    (void)ud;
+    fprintf(stderr, "\r\033[K[%d/%d] %s", step, nsteps, what);
+    fflush(stderr);
+}
+
 /* `gqp calibrate`: measure the primitives and transfers of this machine
- * and write the cost model (default configs/cost-local.yaml). Returns the
- * exit status. */
+ * and write the cost model: --out FILE, by default the user's cost file
+ * ($XDG_CONFIG_HOME/gqp/cost-local.yaml or ~/.config/gqp/cost-local.yaml,
+ * which later runs pick up by themselves). A progress line on stderr when
+ * it is a terminal. Returns the exit status. */
 static int cmd_calibrate(int argc, char **argv) {
-    const char *out = "configs/cost-local.yaml";
+    const char *out = NULL;
+    char user[4096];
     uint64_t threads = 0, max_rows = 0;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            return 0;
+        }
         if (strcmp(a, "--out") == 0) {
             if (!v) return usage_error("missing value for", a);
             out = v;
@@ -745,10 +762,16 @@ static int cmd_calibrate(int argc, char **argv) {
         }
         i++;
     }
-    fprintf(stderr, "calibrating (GPU %s); this takes a while...\n",
-            gqp_gpu_available() ? "available" : "not available: CPU only");
+    if (!out && gqp_user_cost_path(user, sizeof user) == GQP_OK) out = user;
+    if (!out) return usage_error("neither XDG_CONFIG_HOME nor HOME is set: give --out FILE", NULL);
+    int tty = isatty(2);
+    fprintf(stderr, "calibrating (GPU %s) into %s; this takes a while...\n",
+            gqp_gpu_available() ? "available" : "not available: CPU only", out);
     char *err = NULL;
-    if (gqp_calibrate_ex(out, (int)threads, (int64_t)max_rows, &err) != GQP_OK) {
+    int rc = gqp_calibrate_progress(out, (int)threads, (int64_t)max_rows,
+                                    tty ? calibrate_progress : NULL, NULL, &err);
+    if (tty) fputs("\r\033[K", stderr);
+    if (rc != GQP_OK) {
         print_error(err ? err : "gqp: calibrate failed");
         gqp_free(err);
         return 1;

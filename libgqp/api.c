@@ -138,6 +138,22 @@ int gqp_open(const char *config_path, gqp **out) {
         db->mem_limit_pct = settings.memory_limit_pct;
         if (lrc != 0) return gqp_set_error(db, GQP_ERROR, "%s", err.msg);
     }
+    /* a cost file named explicitly ($GQP_COST_FILE over the config's
+     * device: cost_file) must load: checked now, not at the first query */
+    env = getenv("GQP_COST_FILE");
+    if (env && *env) snprintf(db->cost_file, sizeof db->cost_file, "%s", env);
+    if (db->cost_file[0]) {
+        CostModel *m = malloc(sizeof *m);
+        char cerr[700];
+        if (!m) return gqp_set_error(db, GQP_NOMEM, "out of memory");
+        cost_model_default(m, "cpu");
+        int crc = cost_model_load(m, db->cost_file, cerr, sizeof cerr);
+        free(m);
+        const char *why = strncmp(cerr, "Cost Error: ", 12) == 0 ? cerr + 12 : cerr;
+        if (crc != 0)
+            return gqp_set_error(db, GQP_ERROR, "Catalog Error: %s (named by %s)", why,
+                                 env && *env ? "$GQP_COST_FILE" : "the config's device: cost_file");
+    }
     env = getenv("GQP_OOM_FALLBACK");
     db->oom_fallback_gpu = env && strcmp(env, "1") == 0;
     /* GQP_FAIL_ALLOC=host:N|device:N[+]: allocation fault injection (tests) */
