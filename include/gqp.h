@@ -301,9 +301,10 @@ int gqp_column_loaded(gqp *db, const char *table, const char *column);
  */
 int gqp_explain(gqp *db, const char *sql, int64_t nbytes, int flags, char **out);
 /* The same for a prepared statement (a statement that has run is reset
- * first): for a query, its DAG in *out as gqp_explain gives it (with
- * GQP_EXPLAIN_ANALYZE the query runs); for any other statement *out is
- * NULL and nothing happens (the caller may step it). The caller frees *out
+ * first): for a query (or an EXPLAIN [ANALYZE] statement: its query), its
+ * DAG in *out as gqp_explain gives it (with GQP_EXPLAIN_ANALYZE the query
+ * runs); for any other statement *out is NULL and nothing happens (the
+ * caller may step it). The caller frees *out
  * with gqp_free(). GQP_OK or an error code (message in gqp_errmsg()). */
 int gqp_explain_stmt(gqp_stmt *stmt, int flags, char **out);
 

@@ -294,7 +294,19 @@ int gqp_explain_stmt(gqp_stmt *st, int flags, char **out) {
     gqp *db = st->db;
     gqp_enter(db);
     *out = NULL;
-    int rc = st->ast->kind == STMT_SELECT ? gqp_explain_stmt_locked(db, st, flags, out) : GQP_OK;
+    int rc = GQP_OK;
+    const AstStmt *in = st->ast->inner;
+    if (st->ast->kind == STMT_SELECT) {
+        rc = gqp_explain_stmt_locked(db, st, flags, out);
+    } else if (st->ast->kind == STMT_EXPLAIN && in->kind == STMT_SELECT) {
+        /* EXPLAIN [ANALYZE] SELECT: the SELECT's plan */
+        gqp_stmt *q = NULL;
+        rc = gqp_prepare(db, st->sql + in->pos, in->end - in->pos, &q, NULL);
+        if (rc == GQP_OK && q)
+            rc = gqp_explain_stmt_locked(db, q,
+                                         flags | (st->ast->analyze ? GQP_EXPLAIN_ANALYZE : 0), out);
+        gqp_finalize(q);
+    }
     gqp_leave(db);
     return rc;
 }

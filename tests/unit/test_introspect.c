@@ -307,5 +307,11 @@ Test(introspect, explain_stmt) {
     gqp_free(out);
     cr_assert_eq(gqp_explain_stmt(NULL, 0, &out), GQP_MISUSE);
     gqp_finalize(st);
+    /* an EXPLAIN statement: its SELECT's plan (ANALYZE: run) */
+    cr_assert_eq(gqp_prepare(db, "EXPLAIN ANALYZE SELECT a FROM t", -1, &st, NULL), GQP_OK);
+    cr_assert_eq(gqp_explain_stmt(st, 0, &out), GQP_OK, "%s", gqp_errmsg(db));
+    cr_assert(strstr(out, "result rows: 3,"), "%s", out);
+    gqp_free(out);
+    gqp_finalize(st);
     gqp_close(db);
 }
