@@ -167,6 +167,9 @@ int gqp_gpu_available(void);
  * NULL when the text holds only whitespace/comments. *tail (if not NULL)
  * points just past the statement's ';' inside sql, for loops over a script.
  * DDL and DML (CREATE TABLE, INSERT) run when stepped, like queries.
+ * EXPLAIN [ANALYZE] SELECT, SHOW TABLES, DESCRIBE and PRAGMA table_info
+ * return rows like a query (columns known after prepare, rows built from
+ * the catalog when stepped; docs/sql.md "Introspection").
  * The statement may hold bind parameters (see gqp_bind_int64); a query is
  * planned at prepare with every parameter NULL, so name and type errors
  * show here.
