@@ -214,6 +214,10 @@ int gqp_is_introspect(int kind);
 int gqp_introspect_prepare(gqp *db, gqp_stmt *st);
 /* At the first step: the rows, built on the host into st->res. */
 int gqp_introspect_run(gqp *db, gqp_stmt *st);
+/* Bind to `to` the values bound to `from` (index by index, as many as
+ * both have): EXPLAIN / DESCRIBE pass theirs to the SELECT they prepare
+ * from their own text, whose parameters are numbered alike. */
+int gqp_copy_bindings(gqp_stmt *from, gqp_stmt *to);
 /* dml.c: CREATE TABLE, INSERT, SET, DROP */
 int gqp_run_other(gqp *db, gqp_stmt *st);
 

@@ -227,6 +227,19 @@ oom:
 
 /* ---------------------------------------------------------- statements -- */
 
+int gqp_copy_bindings(gqp_stmt *from, gqp_stmt *to) {
+    int n = to->ast ? to->ast->nparams : 0, rc = GQP_OK;
+    if (from->ast && from->ast->nparams < n) n = from->ast->nparams;
+    for (int i = 0; i < n && rc == GQP_OK; i++) {
+        const GqpParam *v = &from->params[i];
+        rc = v->kind == 1   ? gqp_bind_int64(to, i + 1, v->i)
+             : v->kind == 2 ? gqp_bind_double(to, i + 1, v->f)
+             : v->kind == 3 ? gqp_bind_text(to, i + 1, v->s, -1)
+                            : gqp_bind_null(to, i + 1);
+    }
+    return rc;
+}
+
 /* qsort comparator of C strings (byte order, as SQLite's BINARY). */
 static int cmp_str(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -299,11 +312,20 @@ static void column_row(HostRes *r, int kind, int cid, const char *name, const ch
 
 /* The result columns of the SELECT in sql[0..len) (prepared, so planned,
  * then finalized) as rows of DESCRIBE / PRAGMA table_info. */
-static int describe_query(gqp *db, int kind, const char *sql, int64_t len, HostRes *r) {
+static int describe_query(gqp *db, gqp_stmt *st, const char *sql, int64_t len, HostRes *r) {
+    int kind = st->ast->kind;
     gqp_stmt *q = NULL;
     int rc = gqp_prepare(db, sql, len, &q, NULL);
     if (rc != GQP_OK) return rc;
     if (!q) return gqp_set_error(db, GQP_ERROR, "Parser Error: nothing to describe");
+    if (st->ast->nparams > 0) {
+        /* DESCRIBE SELECT ... ?: typed with the values bound to st */
+        if ((rc = gqp_copy_bindings(st, q)) == GQP_OK) rc = gqp_replan(db, q);
+        if (rc != GQP_OK) {
+            gqp_finalize(q);
+            return rc;
+        }
+    }
     char buf[32];
     for (int c = 0; c < q->dag->nresults; c++) {
         const DagValue *v = &q->dag->values[q->dag->results[c]];
@@ -340,7 +362,7 @@ static int describe_table(gqp *db, gqp_stmt *st, const char *name, HostRes *r) {
             *o++ = name[k];
         }
         strcpy(o, "\"");
-        int rc = describe_query(db, kind, sql, -1, r);
+        int rc = describe_query(db, st, sql, -1, r);
         free(sql);
         return rc;
     }
@@ -362,7 +384,9 @@ static int explain_rows(gqp *db, gqp_stmt *st, HostRes *r) {
     if (rc != GQP_OK) return rc;
     if (!q) return gqp_set_error(db, GQP_ERROR, "Parser Error: nothing to explain");
     char *text = NULL;
-    rc = gqp_explain_stmt_locked(db, q, st->ast->analyze ? GQP_EXPLAIN_ANALYZE : 0, &text);
+    rc = gqp_copy_bindings(st, q); /* the same parameters, numbered alike */
+    if (rc == GQP_OK)
+        rc = gqp_explain_stmt_locked(db, q, st->ast->analyze ? GQP_EXPLAIN_ANALYZE : 0, &text);
     gqp_finalize(q);
     if (rc != GQP_OK) return rc;
     for (const char *p = text; *p;) {
@@ -388,9 +412,8 @@ int gqp_introspect_run(gqp *db, gqp_stmt *st) {
         rc = show_tables(db, &r);
         break;
     case STMT_DESCRIBE:
-        rc = a->select
-                 ? describe_query(db, a->kind, st->sql + a->view_pos, a->end - a->view_pos, &r)
-                 : describe_table(db, st, a->table, &r);
+        rc = a->select ? describe_query(db, st, st->sql + a->view_pos, a->end - a->view_pos, &r)
+                       : describe_table(db, st, a->table, &r);
         break;
     default:
         if (strcasecmp(a->set_name, "table_info") != 0) {

@@ -302,6 +302,7 @@ int gqp_explain_stmt(gqp_stmt *st, int flags, char **out) {
         /* EXPLAIN [ANALYZE] SELECT: the SELECT's plan */
         gqp_stmt *q = NULL;
         rc = gqp_prepare(db, st->sql + in->pos, in->end - in->pos, &q, NULL);
+        if (rc == GQP_OK && q) rc = gqp_copy_bindings(st, q);
         if (rc == GQP_OK && q)
             rc = gqp_explain_stmt_locked(db, q,
                                          flags | (st->ast->analyze ? GQP_EXPLAIN_ANALYZE : 0), out);

@@ -315,3 +315,35 @@ Test(introspect, explain_stmt) {
     gqp_finalize(st);
     gqp_close(db);
 }
+
+Test(introspect, bindings_reach_the_explained_query) {
+    gqp *db = open_db();
+    exec_all(db, "CREATE TABLE t(a INT, b TEXT); INSERT INTO t VALUES (1, 'x'), (5, 'y')");
+    gqp_stmt *st = NULL;
+    cr_assert_eq(
+        gqp_prepare(db, "EXPLAIN ANALYZE SELECT a FROM t WHERE a > ? AND b <> :s", -1, &st, NULL),
+        GQP_OK, "%s", gqp_errmsg(db));
+    cr_assert_eq(gqp_bind_parameter_count(st), 2);
+    cr_assert_eq(gqp_bind_int64(st, 1, 3), GQP_OK);
+    cr_assert_eq(gqp_bind_text(st, gqp_bind_parameter_index(st, ":s"), "z", -1), GQP_OK);
+    int found_filter = 0, found_rows = 0, rc;
+    while ((rc = gqp_step(st)) == GQP_ROW) {
+        const char *line = gqp_column_text(st, 0);
+        found_filter |= strstr(line, "t.a > 3") != NULL;
+        found_rows |= strstr(line, "result rows: 1,") != NULL;
+    }
+    cr_assert_eq(rc, GQP_DONE, "%s", gqp_errmsg(db));
+    cr_assert(found_filter && found_rows);
+    gqp_finalize(st);
+    /* DESCRIBE SELECT ?: typed by the bound value */
+    cr_assert_eq(gqp_prepare(db, "DESCRIBE SELECT ? AS p, a FROM t", -1, &st, NULL), GQP_OK);
+    cr_assert_eq(gqp_bind_text(st, 1, "hi", -1), GQP_OK);
+    cr_assert_eq(gqp_step(st), GQP_ROW);
+    cr_assert_str_eq(gqp_column_text(st, 1), "VARCHAR");
+    gqp_reset(st);
+    cr_assert_eq(gqp_bind_double(st, 1, 1.5), GQP_OK);
+    cr_assert_eq(gqp_step(st), GQP_ROW);
+    cr_assert_str_eq(gqp_column_text(st, 1), "DOUBLE");
+    gqp_finalize(st);
+    gqp_close(db);
+}
