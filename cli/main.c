@@ -995,6 +995,11 @@ static int cmd_gen_tpch(int argc, char **argv) {
  * goes to cmd_gen_ssb, `gqp gen tpch` to cmd_gen_tpch). Returns the exit
  * status. */
 static int cmd_gen(int argc, char **argv) {
+    for (int i = 2; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(stdout);
+            return 0;
+        }
     if (argc >= 3 && strcmp(argv[2], "ssb") == 0) return cmd_gen_ssb(argc, argv);
     if (argc >= 3 && strcmp(argv[2], "tpch") == 0) return cmd_gen_tpch(argc, argv);
     uint64_t rows = 1000000, seed = 4;

@@ -66,7 +66,7 @@ expect_out() {
 }
 
 # ---- --help of every subcommand: usage on stdout, status 0 ----
-for sub in run explain calibrate; do
+for sub in run explain calibrate gen; do
     run "$sub" --help
     expect_rc "$sub --help" 0
     expect_in "$sub --help" "$OUT" "gqp $sub"
