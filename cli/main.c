@@ -66,6 +66,8 @@ static void usage(FILE *f) {
           "  gqp gen ssb --sf N --out DIR [--seed S]\n"
           "  gqp gen tpch --sf N --out DIR [--float] [--keep-csv] [--duckdb FILE]\n"
           "  gqp calibrate [--out FILE] [--threads N] [--max-rows N]\n"
+          "          (default FILE: $XDG_CONFIG_HOME/gqp/cost-local.yaml, else\n"
+          "          ~/.config/gqp/cost-local.yaml, used by later runs)\n"
           "  gqp --version\n"
           "  gqp --help\n"
           "\n"
@@ -199,8 +201,8 @@ static gqp *open_db(const CliOpts *o) {
 
 /* Parse the options of `run` (is_run 1) / `explain` (0) / the shell (2)
  * from argv[first..argc) into o; the shell's one word is its database
- * (o->config), it takes no SQL. Returns 0, or 1 after printing a usage
- * error. */
+ * (o->config), it takes no SQL. Returns 0, 1 after printing a usage error,
+ * or 2 after printing the usage for --help / -h. */
 static int parse_opts(int argc, char **argv, int first, int is_run, CliOpts *o) {
     memset(o, 0, sizeof *o);
     o->threads = -1;
@@ -209,6 +211,10 @@ static int parse_opts(int argc, char **argv, int first, int is_run, CliOpts *o) 
     for (int i = first; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            return 2;
+        }
         if (strcmp(a, "-c") == 0 || strcmp(a, "--config") == 0) {
             if (!v) return usage_error("missing value for", a);
             o->config = v;
@@ -265,7 +271,8 @@ static int parse_opts(int argc, char **argv, int first, int is_run, CliOpts *o) 
  * statement as it arrives. Returns the exit status. */
 static int cmd_run(int argc, char **argv) {
     CliOpts o;
-    if (parse_opts(argc, argv, 2, 1, &o)) return 1;
+    int prc = parse_opts(argc, argv, 2, 1, &o);
+    if (prc) return prc == 2 ? 0 : 1;
     if (o.file && strcmp(o.file, "-") == 0) {
         gqp *db = open_db(&o);
         if (!db) return 1;
@@ -293,7 +300,8 @@ static int cmd_run(int argc, char **argv) {
  * commands from a non-terminal standard input. Returns the exit status. */
 static int cmd_shell(int argc, char **argv, int first) {
     CliOpts o;
-    if (parse_opts(argc, argv, first, 2, &o)) return 1;
+    int prc = parse_opts(argc, argv, first, 2, &o);
+    if (prc) return prc == 2 ? 0 : 1;
     gqp *db = open_db(&o);
     if (!db) return 1;
     char banner[160];
@@ -305,11 +313,15 @@ static int cmd_shell(int argc, char **argv, int first) {
     return status;
 }
 
-/* `gqp explain`: print the placed DAG of the first statement. Returns the
- * exit status. */
+/* `gqp explain`: print the placed DAG of every query of the script (a
+ * blank line between plans); every other statement (SET, CREATE, INSERT,
+ * ...) is executed, printing nothing, so the queries after it are planned
+ * with it in effect. Stops at the first error; a script without a query
+ * is an error. Returns the exit status. */
 static int cmd_explain(int argc, char **argv) {
     CliOpts o;
-    if (parse_opts(argc, argv, 2, 0, &o)) return 1;
+    int prc = parse_opts(argc, argv, 2, 0, &o);
+    if (prc) return prc == 2 ? 0 : 1;
     char *sql = load_sql(&o);
     if (!sql) return 1;
     gqp *db = open_db(&o);
@@ -324,17 +336,46 @@ static int cmd_explain(int argc, char **argv) {
         flags |= GQP_EXPLAIN_JSON;
     else if (strcmp(o.format, "dot") == 0)
         flags |= GQP_EXPLAIN_DOT;
-    char *out = NULL;
-    int status = 0;
-    if (gqp_explain(db, sql, -1, flags, &out) != GQP_OK) {
-        print_error(gqp_errmsg(db));
-        status = 1;
-    } else if (out) {
-        size_t n = strlen(out);
-        fputs(out, stdout);
-        if (n == 0 || out[n - 1] != '\n') fputc('\n', stdout);
+    int status = 0, nplans = 0;
+    const char *p = sql, *end = sql + strlen(sql);
+    while (*p && status == 0) {
+        gqp_stmt *st = NULL;
+        const char *tail = NULL;
+        char *out = NULL;
+        if (gqp_prepare(db, p, (int64_t)(end - p), &st, &tail) != GQP_OK) {
+            print_error(gqp_errmsg(db));
+            status = 1;
+            break;
+        }
+        if (!st) break;
+        if (gqp_explain_stmt(st, flags, &out) != GQP_OK) {
+            print_error(gqp_errmsg(db));
+            status = 1;
+        } else if (out) {
+            size_t n = strlen(out);
+            if (nplans++) fputc('\n', stdout);
+            fputs(out, stdout);
+            if (n == 0 || out[n - 1] != '\n') fputc('\n', stdout);
+            fflush(stdout);
+        } else {
+            int rc;
+            while ((rc = gqp_step(st)) == GQP_ROW)
+                ;
+            if (rc != GQP_DONE) {
+                print_error(gqp_errmsg(db));
+                status = 1;
+            }
+        }
+        gqp_free(out);
+        gqp_finalize(st);
+        if (!tail || tail <= p) break;
+        p = tail;
     }
-    gqp_free(out);
+    if (status == 0 && nplans == 0) {
+        fputs("Not implemented Error: EXPLAIN of a non-SELECT: the SQL holds no query to explain\n",
+              stderr);
+        status = 1;
+    }
     gqp_close(db);
     free(sql);
     return status;
@@ -352,14 +393,29 @@ static int parse_u64(const char *s, uint64_t *out) {
     return 0;
 }
 
+/* gqp_calibrate_progress's callback for a terminal: one line on stderr,
+ * rewritten in place, "[n/m] what". */
+static void calibrate_progress(void *ud, int step, int nsteps, const char *what) {
+    (void)ud;
+    fprintf(stderr, "\r\033[K[%d/%d] %s", step, nsteps, what);
+    fflush(stderr);
+}
+
 /* `gqp calibrate`: measure the primitives and transfers of this machine
- * and write the cost model (default configs/cost-local.yaml). Returns the
- * exit status. */
+ * and write the cost model: --out FILE, by default the user's cost file
+ * ($XDG_CONFIG_HOME/gqp/cost-local.yaml or ~/.config/gqp/cost-local.yaml,
+ * which later runs pick up by themselves). A progress line on stderr when
+ * it is a terminal. Returns the exit status. */
 static int cmd_calibrate(int argc, char **argv) {
-    const char *out = "configs/cost-local.yaml";
+    const char *out = NULL;
+    char user[4096];
     uint64_t threads = 0, max_rows = 0;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            return 0;
+        }
         if (strcmp(a, "--out") == 0) {
             if (!v) return usage_error("missing value for", a);
             out = v;
@@ -374,10 +430,16 @@ static int cmd_calibrate(int argc, char **argv) {
         }
         i++;
     }
-    fprintf(stderr, "calibrating (GPU %s); this takes a while...\n",
-            gqp_gpu_available() ? "available" : "not available: CPU only");
+    if (!out && gqp_user_cost_path(user, sizeof user) == GQP_OK) out = user;
+    if (!out) return usage_error("neither XDG_CONFIG_HOME nor HOME is set: give --out FILE", NULL);
+    int tty = isatty(2);
+    fprintf(stderr, "calibrating (GPU %s) into %s; this takes a while...\n",
+            gqp_gpu_available() ? "available" : "not available: CPU only", out);
     char *err = NULL;
-    if (gqp_calibrate_ex(out, (int)threads, (int64_t)max_rows, &err) != GQP_OK) {
+    int rc = gqp_calibrate_progress(out, (int)threads, (int64_t)max_rows,
+                                    tty ? calibrate_progress : NULL, NULL, &err);
+    if (tty) fputs("\r\033[K", stderr);
+    if (rc != GQP_OK) {
         print_error(err ? err : "gqp: calibrate failed");
         gqp_free(err);
         return 1;
@@ -601,6 +663,11 @@ static int cmd_gen_tpch(int argc, char **argv) {
  * goes to cmd_gen_ssb, `gqp gen tpch` to cmd_gen_tpch). Returns the exit
  * status. */
 static int cmd_gen(int argc, char **argv) {
+    for (int i = 2; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(stdout);
+            return 0;
+        }
     if (argc >= 3 && strcmp(argv[2], "ssb") == 0) return cmd_gen_ssb(argc, argv);
     if (argc >= 3 && strcmp(argv[2], "tpch") == 0) return cmd_gen_tpch(argc, argv);
     uint64_t rows = 1000000, seed = 4;

@@ -893,6 +893,19 @@ static int measure_links(Cal *c, CostModel *m, char *err, size_t cap) {
     return rc == 0 ? 0 : -1;
 }
 
+int cost_calibrate_steps(int nthreads, int64_t max_rows, int gpu) {
+    static const int64_t sizes[] = {1000, 10000, 100000, 1000000, 10000000};
+    if (nthreads <= 0) nthreads = prim_ncores();
+    if (max_rows <= 0) max_rows = 10000000;
+    int per_size = 0, nsizes = 0;
+    for (int p = 0; p < CP_COUNT; p++)
+        if (p != CP_TOTEXT) per_size += two_slopes((CostPrimKind)p) ? 2 : 1;
+    for (size_t s = 0; s < sizeof sizes / sizeof *sizes && sizes[s] <= max_rows; s++)
+        nsizes++;
+    /* measure() per device, then measure_serial() with several threads */
+    return nsizes * per_size * (gpu ? 2 : 1) + (nthreads > 1 ? CP_COUNT - 1 : 0);
+}
+
 int cost_calibrate_ex(const char *out_path, int nthreads, int64_t max_rows,
                       void (*progress)(void *ud, const char *line), void *ud,
                       int (*probe)(void *ud, CostModel *m, char *err, size_t cap), char *err,

@@ -153,7 +153,10 @@ int cost_model_load(CostModel *m, const char *path, char *err, size_t cap);
 /* Write m as YAML (the format cost_model_load reads). Returns 0 or -1. */
 int cost_model_write(const CostModel *m, const char *path, char *err, size_t cap);
 
-/* Pick and load the cost model: cost_file if not empty; else, by GPU name
+/* Pick and load the cost model: cost_file if not empty; else the user's
+ * calibrated file (cost_user_file) when it is readable, loads, and, on a
+ * machine with a GPU, was calibrated with one (its name ends in -h100,
+ * -h200 or -gpu); else, by GPU name
  * (gpu_name contains "H100" / "H200": configs/cost-h100.yaml /
  * cost-h200.yaml), else configs/cost-cpu-2core.yaml, looked up in
  * $GQP_COST_DIR, then the source tree's configs/ for programs run from the
@@ -298,6 +301,17 @@ int cost_calibrate_ex(const char *out_path, int nthreads, int64_t max_rows,
                       void (*progress)(void *ud, const char *line), void *ud,
                       int (*probe)(void *ud, CostModel *m, char *err, size_t cap), char *err,
                       size_t cap);
+
+/* How many lines cost_calibrate_ex's progress receives for these
+ * arguments (gpu: a GPU is usable), for an "n of m" display. */
+int cost_calibrate_steps(int nthreads, int64_t max_rows, int gpu);
+
+/* The user's calibrated cost file, where `gqp calibrate` writes by default
+ * and cost_model_select looks before the shipped files:
+ * $XDG_CONFIG_HOME/gqp/cost-local.yaml (an absolute XDG_CONFIG_HOME),
+ * else $HOME/.config/gqp/cost-local.yaml. Returns 0, or -1 when neither
+ * variable is usable (or the path does not fit in cap). */
+int cost_user_file(char *buf, size_t cap);
 
 /* Least squares: beta[0..k) minimising sum_i (X[i*k..] . beta - y[i])^2,
  * with every coefficient clamped at >= 0 (refitting without it). Returns 0,

@@ -473,6 +473,27 @@ static int cost_dirs(char dirs[COST_NDIRS][1024]) {
     return n;
 }
 
+int cost_user_file(char *buf, size_t cap) {
+    const char *x = getenv("XDG_CONFIG_HOME"), *h = getenv("HOME");
+    int n;
+    if (x && x[0] == '/')
+        n = snprintf(buf, cap, "%s/gqp/cost-local.yaml", x);
+    else if (h && h[0])
+        n = snprintf(buf, cap, "%s/.config/gqp/cost-local.yaml", h);
+    else
+        return -1;
+    return n > 0 && (size_t)n < cap ? 0 : -1;
+}
+
+/* 1 when a loaded cost model's name says its GPU part was measured
+ * (cost_calibrate_ex names it calibrated-<n>threads-h100|h200|gpu). */
+static int calibrated_with_gpu(const CostModel *m) {
+    size_t n = strlen(m->name);
+    return (n > 5 &&
+            (strcmp(m->name + n - 5, "-h100") == 0 || strcmp(m->name + n - 5, "-h200") == 0)) ||
+           (n > 4 && strcmp(m->name + n - 4, "-gpu") == 0);
+}
+
 int cost_model_select(CostModel *m, const char *cost_file, const char *gpu_name, char *err,
                       size_t cap) {
     const char *which = "cpu", *file = "cost-cpu-2core.yaml";
@@ -491,6 +512,14 @@ int cost_model_select(CostModel *m, const char *cost_file, const char *gpu_name,
     char dirs[COST_NDIRS][1024];
     int ndirs = cost_dirs(dirs);
     char path[1100], lerr[256];
+    if (cost_user_file(path, sizeof path) == 0 && readable(path)) {
+        /* the file `gqp calibrate` wrote; one measured without a GPU does
+         * not price a GPU that is present now */
+        if (cost_model_load(m, path, lerr, sizeof lerr) == 0 &&
+            (!(gpu_name && gpu_name[0]) || calibrated_with_gpu(m)))
+            return 0;
+        cost_model_default(m, which);
+    }
     for (int pass = 0; pass < 2; pass++) {
         /* an H200 without its own file uses the H100's, whose GPU constants
          * are a lower bound */

@@ -167,6 +167,9 @@ int gqp_gpu_available(void);
  * NULL when the text holds only whitespace/comments. *tail (if not NULL)
  * points just past the statement's ';' inside sql, for loops over a script.
  * DDL and DML (CREATE TABLE, INSERT) run when stepped, like queries.
+ * EXPLAIN [ANALYZE] SELECT, SHOW TABLES, DESCRIBE and PRAGMA table_info
+ * return rows like a query (columns known after prepare, rows built from
+ * the catalog when stepped; docs/sql.md "Introspection").
  * The statement may hold bind parameters (see gqp_bind_int64); a query is
  * planned at prepare with every parameter NULL, so name and type errors
  * show here.
@@ -300,6 +303,13 @@ int gqp_column_loaded(gqp *db, const char *table, const char *column);
  * with gqp_free(). Returns GQP_OK or an error code (message in gqp_errmsg()).
  */
 int gqp_explain(gqp *db, const char *sql, int64_t nbytes, int flags, char **out);
+/* The same for a prepared statement (a statement that has run is reset
+ * first): for a query (or an EXPLAIN [ANALYZE] statement: its query), its
+ * DAG in *out as gqp_explain gives it (with GQP_EXPLAIN_ANALYZE the query
+ * runs); for any other statement *out is NULL and nothing happens (the
+ * caller may step it). The caller frees *out
+ * with gqp_free(). GQP_OK or an error code (message in gqp_errmsg()). */
+int gqp_explain_stmt(gqp_stmt *stmt, int flags, char **out);
 
 /*
  * Write the demo table `test` of seed 004 (id, uniformi, normali5,
@@ -339,8 +349,9 @@ int gqp_config_to_binary(const char *config_path, const char *out_config, int ap
  * Measure this machine for the cost model (`gqp calibrate`): time every
  * CPU primitive (and, with a GPU, every GPU primitive and the PCIe
  * transfers) at sizes from 1e3 to 1e7 rows, fit each primitive's constants
- * and write them with the raw measurements as YAML to out_path (to be
- * named by a config's `device: cost_file:` or put in configs/). Takes tens
+ * and write them with the raw measurements as YAML to out_path (NULL: the
+ * user's cost file, see gqp_user_cost_path, found by later handles; or a
+ * file to be named by a config's `device: cost_file:`). Takes tens
  * of seconds. On error returns GQP_ERROR (or GQP_DEVICE) and, if errmsg is
  * not NULL, a message the caller frees with gqp_free().
  */
@@ -348,6 +359,30 @@ int gqp_calibrate(const char *out_path, char **errmsg);
 /* The same with nthreads CPU threads (0 = all cores) and sizes up to
  * max_rows (0 = 10,000,000). */
 int gqp_calibrate_ex(const char *out_path, int nthreads, int64_t max_rows, char **errmsg);
+/* A progress report: measurement `step` of about `nsteps` (nsteps grows if
+ * the estimate was short) has finished; what names it ("cpu sort 1000000
+ * rows ..."). */
+typedef void (*gqp_progress_fn)(void *ud, int step, int nsteps, const char *what);
+/* gqp_calibrate_ex with a progress callback (may be NULL; called on the
+ * calling thread). out_path NULL: the user's cost file
+ * (gqp_user_cost_path), which gqp_open then finds by itself. The folder of
+ * the file is created if missing and checked writable before anything is
+ * measured; the file appears complete (written under a temporary name,
+ * then renamed) or not at all. A max_rows below 10,000,000 also bounds the
+ * end-to-end query probe's table (quick, rougher calibrations). */
+int gqp_calibrate_progress(const char *out_path, int nthreads, int64_t max_rows,
+                           gqp_progress_fn progress, void *ud, char **errmsg);
+/* The user's calibrated cost file into buf: $XDG_CONFIG_HOME/gqp/
+ * cost-local.yaml (an absolute XDG_CONFIG_HOME), else
+ * $HOME/.config/gqp/cost-local.yaml. GQP_OK, or GQP_ERROR when neither is
+ * set (or it does not fit in cap). The cost model of a handle is, in this
+ * order: $GQP_COST_FILE, else the config's `device: cost_file:` (either
+ * one named but unreadable or malformed makes gqp_open fail naming it);
+ * else this file, when it exists (and, on a machine with a GPU, was
+ * calibrated with one); else the shipped file for the device
+ * (configs/cost-h100.yaml, ... from $GQP_COST_DIR or the install prefix's
+ * share/gqp); else built-in defaults. gqp_cost_model() says which. */
+int gqp_user_cost_path(char *buf, size_t cap);
 
 /* Where db's cost model came from: the cost file's path or "built-in ...
  * defaults". Owned by db, valid until gqp_close(). */

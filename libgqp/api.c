@@ -142,6 +142,22 @@ int gqp_open(const char *config_path, gqp **out) {
         db->mem_limit_pct = settings.memory_limit_pct;
         if (lrc != 0) return gqp_set_error(db, GQP_ERROR, "%s", err.msg);
     }
+    /* a cost file named explicitly ($GQP_COST_FILE over the config's
+     * device: cost_file) must load: checked now, not at the first query */
+    env = getenv("GQP_COST_FILE");
+    if (env && *env) snprintf(db->cost_file, sizeof db->cost_file, "%s", env);
+    if (db->cost_file[0]) {
+        CostModel *m = malloc(sizeof *m);
+        char cerr[700];
+        if (!m) return gqp_set_error(db, GQP_NOMEM, "out of memory");
+        cost_model_default(m, "cpu");
+        int crc = cost_model_load(m, db->cost_file, cerr, sizeof cerr);
+        free(m);
+        const char *why = strncmp(cerr, "Cost Error: ", 12) == 0 ? cerr + 12 : cerr;
+        if (crc != 0)
+            return gqp_set_error(db, GQP_ERROR, "Catalog Error: %s (named by %s)", why,
+                                 env && *env ? "$GQP_COST_FILE" : "the config's device: cost_file");
+    }
     env = getenv("GQP_OOM_FALLBACK");
     db->oom_fallback_gpu = env && strcmp(env, "1") == 0;
     /* GQP_FAIL_ALLOC=host:N|device:N[+]: allocation fault injection (tests) */
@@ -373,6 +389,12 @@ static int prepare_locked(gqp *db, const char *sql, int64_t nbytes, gqp_stmt **s
             gqp_stmt_destroy(st);
             return rc;
         }
+    } else if (gqp_is_introspect(st->ast->kind)) {
+        int rc = gqp_introspect_prepare(db, st); /* EXPLAIN, SHOW, DESCRIBE, PRAGMA */
+        if (rc != GQP_OK) {
+            gqp_stmt_destroy(st);
+            return rc;
+        }
     }
     st->next = db->stmts;
     db->stmts = st;
@@ -450,6 +472,12 @@ static int step_locked(gqp *db, gqp_stmt *st) {
         switch (st->ast->kind) {
         case STMT_SELECT:
             rc = gqp_run_select(db, st);
+            break;
+        case STMT_EXPLAIN:
+        case STMT_SHOW_TABLES:
+        case STMT_DESCRIBE:
+        case STMT_PRAGMA:
+            rc = gqp_introspect_run(db, st);
             break;
         default:
             rc = gqp_run_other(db, st);

@@ -8,9 +8,11 @@
 #define _DEFAULT_SOURCE /* mkdtemp, DIR */
 #endif
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -92,16 +94,39 @@ static int probe_runs(gqp *db, gqp_device device, double *meas, double *est, dou
     return rc;
 }
 
+/* What cost_calibrate_ex's callbacks share (ud): the caller's progress
+ * callback and the step count. */
+typedef struct CalibRun {
+    gqp_progress_fn fn;
+    void *ud;
+    int step, nsteps;
+    int64_t max_rows;
+} CalibRun;
+
+/* cost_calibrate_ex's progress: one step more, passed on. */
+static void calib_progress(void *ud, const char *line) {
+    CalibRun *r = ud;
+    r->step++;
+    if (r->step > r->nsteps) r->nsteps = r->step;
+    if (r->fn) r->fn(r->ud, r->step, r->nsteps, line);
+}
+
 /* cost_calibrate_ex's probe: fit, over the probe queries at both sizes,
  * by relative error, with the model's per-query constants at 0 and its
  * scales at 1 (cost.h): on the CPU measured = cpu_query_us + cpu_scale x
  * estimate; on the GPU (columns resident) measured = estimate +
  * gpu_query_us + gpu_sync_node_us x the GPU nodes that wait for a count. */
 static int calib_probe(void *ud, CostModel *m, char *err, size_t cap) {
-    (void)ud;
+    CalibRun *run = ud;
     /* [gpu][large][query] */
     double meas[2][2][PROBE_NQ], est[2][2][PROBE_NQ], nsync[2][2][PROBE_NQ];
-    const int64_t sizes[2] = {PROBE_SMALL, PROBE_LARGE};
+    /* the large table as large as the primitives' largest size (a smaller
+     * --max-rows makes a quick calibration quick throughout) */
+    int64_t large =
+        run && run->max_rows > 0 && run->max_rows < PROBE_LARGE ? run->max_rows : PROBE_LARGE;
+    if (large < 2 * PROBE_SMALL) large = 2 * PROBE_SMALL;
+    const int64_t sizes[2] = {PROBE_SMALL, large};
+    char line[160];
     int ngpu = prim_gpu_available() ? 2 : 1;
     for (int z = 0; z < 2; z++) {
         char dir[] = "/tmp/gqp-calibrate-XXXXXX";
@@ -111,6 +136,8 @@ static int calib_probe(void *ud, CostModel *m, char *err, size_t cap) {
         }
         char *emsg = NULL, cfg[64];
         gqp *db = NULL;
+        snprintf(line, sizeof line, "query probe: generating %lld rows", (long long)sizes[z]);
+        if (run) calib_progress(run, line);
         int rc = gqp_gen_test(dir, sizes[z], 7, &emsg);
         snprintf(cfg, sizeof cfg, "%s/gqp.yaml", dir);
         if (rc == GQP_OK) rc = gqp_open(cfg, &db);
@@ -122,9 +149,13 @@ static int calib_probe(void *ud, CostModel *m, char *err, size_t cap) {
             db->cost->gpu_scale = db->cost->cpu_scale = 1;
             snprintf(db->cost->source, sizeof db->cost->source, "being calibrated");
             gqp_set_threads(db, m->cpu_threads > 0 ? m->cpu_threads : 0);
-            for (int g = 0; g < ngpu && rc == GQP_OK; g++)
+            for (int g = 0; g < ngpu && rc == GQP_OK; g++) {
+                snprintf(line, sizeof line, "query probe: %d queries on %lld rows, %s", PROBE_NQ,
+                         (long long)sizes[z], g ? "GPU" : "CPU");
+                if (run) calib_progress(run, line);
                 rc = probe_runs(db, g ? GQP_DEVICE_GPU : GQP_DEVICE_CPU, meas[g][z], est[g][z],
                                 nsync[g][z]);
+            }
         }
         if (rc != GQP_OK)
             snprintf(err, cap, "Cost Error: query probe: %s",
@@ -169,18 +200,96 @@ static int calib_probe(void *ud, CostModel *m, char *err, size_t cap) {
     return 0;
 }
 
-int gqp_calibrate_ex(const char *out_path, int nthreads, int64_t max_rows, char **errmsg) {
-    char err[512];
+int gqp_user_cost_path(char *buf, size_t cap) {
+    if (!buf || cap == 0) return GQP_MISUSE;
+    return cost_user_file(buf, cap) == 0 ? GQP_OK : GQP_ERROR;
+}
+
+/* Create the folder that will hold file path, and its parents (mkdir -p
+ * of path's dirname). 0, or -1 with errno set. */
+static int make_parent_dirs(const char *path) {
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    if (!slash || slash == path) return 0;
+    size_t n = (size_t)(slash - path);
+    if (n >= sizeof dir) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memcpy(dir, path, n);
+    dir[n] = 0;
+    for (char *p = dir + 1;; p++) {
+        char c = *p;
+        if (c != '/' && c != 0) continue;
+        *p = 0;
+        if (mkdir(dir, 0755) != 0 && errno != EEXIST) return -1;
+        *p = c;
+        if (!c) break;
+    }
+    struct stat sb;
+    if (stat(dir, &sb) != 0) return -1;
+    if (!S_ISDIR(sb.st_mode)) {
+        errno = ENOTDIR;
+        return -1;
+    }
+    return 0;
+}
+
+int gqp_calibrate_progress(const char *out_path, int nthreads, int64_t max_rows,
+                           gqp_progress_fn progress, void *ud, char **errmsg) {
+    char err[1200], user[2048], tmp[4200];
     if (errmsg) *errmsg = NULL;
-    if (!out_path) return GQP_MISUSE;
-    if (cost_calibrate_ex(out_path, nthreads, max_rows, NULL, NULL, calib_probe, err, sizeof err) ==
-        0)
-        return GQP_OK;
-    if (errmsg) {
+    int rc = GQP_OK;
+    if (!out_path) {
+        if (cost_user_file(user, sizeof user) != 0) {
+            snprintf(err, sizeof err,
+                     "Cost Error: no place for the calibrated cost file: neither "
+                     "XDG_CONFIG_HOME nor HOME is set (give an output file)");
+            rc = GQP_ERROR;
+        }
+        out_path = user;
+    }
+    /* before measuring anything: the folder exists (made if missing) and a
+     * file can be written in it; the file is written there under a
+     * temporary name and renamed over out_path once complete */
+    if (rc == GQP_OK && strlen(out_path) + 32 > sizeof tmp) {
+        snprintf(err, sizeof err, "Cost Error: output path too long: %.200s", out_path);
+        rc = GQP_ERROR;
+    }
+    if (rc == GQP_OK) {
+        snprintf(tmp, sizeof tmp, "%s.tmp%ld", out_path, (long)getpid());
+        FILE *f = NULL;
+        if (make_parent_dirs(out_path) != 0 || !(f = fopen(tmp, "w"))) {
+            snprintf(err, sizeof err, "Cost Error: cannot write %.1000s: %s", out_path,
+                     strerror(errno));
+            rc = GQP_ERROR;
+        } else {
+            fclose(f);
+        }
+    }
+    if (rc == GQP_OK) {
+        CalibRun run = {progress, ud, 0, 0, max_rows};
+        run.nsteps = cost_calibrate_steps(nthreads, max_rows, prim_gpu_available()) +
+                     2 * (1 + (prim_gpu_available() ? 2 : 1));
+        if (cost_calibrate_ex(tmp, nthreads, max_rows, calib_progress, &run, calib_probe, err,
+                              sizeof err) != 0)
+            rc = strncmp(err, "Device", 6) == 0 ? GQP_DEVICE : GQP_ERROR;
+        else if (rename(tmp, out_path) != 0) {
+            snprintf(err, sizeof err, "Cost Error: cannot write %.1000s: %s", out_path,
+                     strerror(errno));
+            rc = GQP_ERROR;
+        }
+        if (rc != GQP_OK) unlink(tmp);
+    }
+    if (rc != GQP_OK && errmsg) {
         *errmsg = malloc(strlen(err) + 1);
         if (*errmsg) strcpy(*errmsg, err);
     }
-    return strncmp(err, "Device", 6) == 0 ? GQP_DEVICE : GQP_ERROR;
+    return rc;
+}
+
+int gqp_calibrate_ex(const char *out_path, int nthreads, int64_t max_rows, char **errmsg) {
+    return gqp_calibrate_progress(out_path, nthreads, max_rows, NULL, NULL, errmsg);
 }
 
 int gqp_calibrate(const char *out_path, char **errmsg) {

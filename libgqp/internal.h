@@ -223,6 +223,22 @@ int gqp_run_select(gqp *db, gqp_stmt *st);
 const CostModel *gqp_cost(gqp *db);
 /* Forget the per-column read counts (the GPU column cache was reset). */
 void gqp_forget_reads(gqp *db);
+/* gqp_explain_stmt of a prepared SELECT, db locked: its plan's text (or
+ * JSON / dot by flags) in *out (malloc'ed), run first with
+ * GQP_EXPLAIN_ANALYZE. GQP_OK or an error code with db's message. */
+int gqp_explain_stmt_locked(gqp *db, gqp_stmt *st, int flags, char **out);
+/* introspect.c: EXPLAIN, SHOW TABLES, DESCRIBE, PRAGMA as statements. 1
+ * when kind is one of them. */
+int gqp_is_introspect(int kind);
+/* At prepare: st's result columns (a Dag without nodes that names and
+ * types them). GQP_OK or an error with db's message. */
+int gqp_introspect_prepare(gqp *db, gqp_stmt *st);
+/* At the first step: the rows, built on the host into st->res. */
+int gqp_introspect_run(gqp *db, gqp_stmt *st);
+/* Bind to `to` the values bound to `from` (index by index, as many as
+ * both have): EXPLAIN / DESCRIBE pass theirs to the SELECT they prepare
+ * from their own text, whose parameters are numbered alike. */
+int gqp_copy_bindings(gqp_stmt *from, gqp_stmt *to);
 /* dml.c: CREATE TABLE, INSERT, SET, DROP */
 int gqp_run_other(gqp *db, gqp_stmt *st);
 

@@ -247,13 +247,25 @@ static int explain_locked(gqp *db, const char *sql, int64_t nbytes, int flags, c
         gqp_finalize(st);
         return gqp_set_error(db, GQP_ERROR, "Not implemented Error: EXPLAIN of a non-SELECT");
     }
+    rc = gqp_explain_stmt_locked(db, st, flags, out);
+    gqp_finalize(st);
+    return rc;
+}
+
+int gqp_explain_stmt_locked(gqp *db, gqp_stmt *st, int flags, char **out) {
+    *out = NULL;
+    int rc;
+    if (st->ran) gqp_reset(st);
+    if (!(flags & GQP_EXPLAIN_ANALYZE) &&
+        (st->version != db->version || st->planned_gen != st->bind_gen || !st->dag)) {
+        /* as gqp_step would: a table or the bindings changed since the plan */
+        if ((rc = gqp_replan(db, st)) != GQP_OK) return rc;
+    }
     if (flags & GQP_EXPLAIN_ANALYZE) {
         st->profile = 1;
         rc = gqp_step(st);
-        if (rc != GQP_ROW && rc != GQP_DONE) {
-            gqp_finalize(st);
-            return rc;
-        }
+        st->profile = 0;
+        if (rc != GQP_ROW && rc != GQP_DONE) return rc;
     }
     int an = (flags & GQP_EXPLAIN_ANALYZE) != 0;
     char *s = (flags & GQP_EXPLAIN_JSON)  ? plan_explain_json(st->dag, an)
@@ -310,7 +322,6 @@ static int explain_locked(gqp *db, const char *sql, int64_t nbytes, int flags, c
                          st->stats.oom_fallbacks);
         }
     }
-    gqp_finalize(st);
     if (!s) return gqp_set_error(db, GQP_NOMEM, "out of memory");
     *out = s;
     return GQP_OK;
@@ -320,6 +331,29 @@ int gqp_explain(gqp *db, const char *sql, int64_t nbytes, int flags, char **out)
     if (!db || !sql || !out) return GQP_MISUSE;
     gqp_enter(db);
     int rc = explain_locked(db, sql, nbytes, flags, out);
+    gqp_leave(db);
+    return rc;
+}
+
+int gqp_explain_stmt(gqp_stmt *st, int flags, char **out) {
+    if (!st || !out) return GQP_MISUSE;
+    gqp *db = st->db;
+    gqp_enter(db);
+    *out = NULL;
+    int rc = GQP_OK;
+    const AstStmt *in = st->ast->inner;
+    if (st->ast->kind == STMT_SELECT) {
+        rc = gqp_explain_stmt_locked(db, st, flags, out);
+    } else if (st->ast->kind == STMT_EXPLAIN && in->kind == STMT_SELECT) {
+        /* EXPLAIN [ANALYZE] SELECT: the SELECT's plan */
+        gqp_stmt *q = NULL;
+        rc = gqp_prepare(db, st->sql + in->pos, in->end - in->pos, &q, NULL);
+        if (rc == GQP_OK && q) rc = gqp_copy_bindings(st, q);
+        if (rc == GQP_OK && q)
+            rc = gqp_explain_stmt_locked(db, q,
+                                         flags | (st->ast->analyze ? GQP_EXPLAIN_ANALYZE : 0), out);
+        gqp_finalize(q);
+    }
     gqp_leave(db);
     return rc;
 }

@@ -1720,6 +1720,83 @@ static int parse_set(Parser *p, AstStmt *st) {
     return (st->set_value = parse_expr(p)) ? 0 : -1;
 }
 
+/* Parses SHOW TABLES into st with SHOW current. Returns 0 or -1. */
+static int parse_show(Parser *p, AstStmt *st) {
+    st->kind = STMT_SHOW_TABLES;
+    advance(p);
+    if (is_kw(p, "all")) return fail_unsupported(p, p->tok.pos, "SHOW ALL TABLES");
+    return expect_kw(p, "tables");
+}
+
+/* Parses DESCRIBE|DESC name or DESCRIBE SELECT ... into st with DESCRIBE
+ * current. Returns 0 or -1. */
+static int parse_describe(Parser *p, AstStmt *st) {
+    st->kind = STMT_DESCRIBE;
+    advance(p);
+    st->view_pos = p->tok.pos;
+    if (is_kw(p, "select") || is_kw(p, "with")) return (st->select = parse_select(p)) ? 0 : -1;
+    accept_kw(p, "table");
+    st->table_pos = p->tok.pos;
+    return (st->table = expect_name(p)) ? 0 : -1;
+}
+
+/* Parses PRAGMA name [(arg) | = arg] into st with PRAGMA current; arg is a
+ * name or a string. Returns 0 or -1. */
+static int parse_pragma(Parser *p, AstStmt *st) {
+    st->kind = STMT_PRAGMA;
+    advance(p);
+    if (!(st->set_name = expect_name(p))) return -1;
+    int paren = accept_op(p, "(");
+    if (!paren && !accept_op(p, "=")) return 0;
+    st->table_pos = p->tok.pos;
+    if (p->tok.kind == TK_STRING) {
+        if (!(st->table = tok_text(p, p->tok))) return -1;
+        advance(p);
+    } else if (!(st->table = expect_name(p))) {
+        return -1;
+    }
+    return paren ? expect_op(p, ")") : 0;
+}
+
+static int parse_body(Parser *p, AstStmt *st);
+
+/* Parses EXPLAIN [ANALYZE] statement into st with EXPLAIN current: the
+ * statement into st->inner (one level: EXPLAIN EXPLAIN is refused, so the
+ * recursion is bounded). Returns 0 or -1. */
+static int parse_explain(Parser *p, AstStmt *st) {
+    st->kind = STMT_EXPLAIN;
+    advance(p);
+    st->analyze = accept_kw(p, "analyze") || accept_kw(p, "analyse");
+    if (is_kw(p, "explain")) return fail_unsupported(p, p->tok.pos, "EXPLAIN of EXPLAIN");
+    AstStmt *in = sql_arena_alloc(p->arena, sizeof *in);
+    if (!in) return fail_oom(p);
+    in->pos = p->tok.pos;
+    st->inner = in;
+    if (parse_body(p, in) < 0) return -1;
+    in->end = p->prev_end;
+    return 0;
+}
+
+/* Parses the statement that starts at the current token into st (its kind
+ * and fields; not its pos, end or parameters). Returns 0 or -1. */
+static int parse_body(Parser *p, AstStmt *st) {
+    if (is_kw(p, "select") || is_kw(p, "with")) {
+        st->kind = STMT_SELECT;
+        return (st->select = parse_select(p)) ? 0 : -1;
+    }
+    if (is_kw(p, "create")) return parse_create(p, st);
+    if (is_kw(p, "insert")) return parse_insert(p, st);
+    if (is_kw(p, "drop")) return parse_drop(p, st);
+    if (is_kw(p, "set")) return parse_set(p, st);
+    if (is_kw(p, "update")) return parse_update(p, st);
+    if (is_kw(p, "delete")) return parse_delete(p, st);
+    if (is_kw(p, "explain")) return parse_explain(p, st);
+    if (is_kw(p, "show")) return parse_show(p, st);
+    if (is_kw(p, "describe") || is_kw(p, "desc")) return parse_describe(p, st);
+    if (is_kw(p, "pragma")) return parse_pragma(p, st);
+    return fail_syntax(p);
+}
+
 /* Parses one statement of sql[start..len); see sqlfront.h for the full
  * contract. Returns 0 (*out NULL when only blanks, comments and ";" remain)
  * or -1 with err filled; the AST is owned by arena. */
@@ -1757,25 +1834,7 @@ int sql_parse_one(const char *sql, int64_t len, int64_t start, SqlArena *arena, 
         return -1;
     }
     st->pos = p->tok.pos;
-    int rc;
-    if (is_kw(p, "select") || is_kw(p, "with")) {
-        st->kind = STMT_SELECT;
-        rc = (st->select = parse_select(p)) ? 0 : -1;
-    } else if (is_kw(p, "create")) {
-        rc = parse_create(p, st);
-    } else if (is_kw(p, "insert")) {
-        rc = parse_insert(p, st);
-    } else if (is_kw(p, "drop")) {
-        rc = parse_drop(p, st);
-    } else if (is_kw(p, "set")) {
-        rc = parse_set(p, st);
-    } else if (is_kw(p, "update")) {
-        rc = parse_update(p, st);
-    } else if (is_kw(p, "delete")) {
-        rc = parse_delete(p, st);
-    } else {
-        rc = fail_syntax(p);
-    }
+    int rc = parse_body(p, st);
     if (rc == 0 && !is_op(p, ";") && p->tok.kind != TK_EOF) rc = fail_syntax(p);
     if (rc < 0) {
         if (!p->failed) fail_syntax(p);

@@ -250,7 +250,12 @@ typedef enum AstStmtKind {
     STMT_DROP_INDEX,   /* DROP INDEX [IF EXISTS] index_name */
     STMT_CREATE_VIEW,  /* CREATE VIEW [IF NOT EXISTS] table [(insert_cols)] AS select
                           (its text: view_pos .. end) */
-    STMT_DROP_VIEW     /* DROP VIEW [IF EXISTS] table */
+    STMT_DROP_VIEW,    /* DROP VIEW [IF EXISTS] table */
+    STMT_EXPLAIN,      /* EXPLAIN [ANALYZE] inner (analyze set; inner: any statement
+                          but EXPLAIN, its text inner->pos .. inner->end) */
+    STMT_SHOW_TABLES,  /* SHOW TABLES */
+    STMT_DESCRIBE,     /* DESCRIBE|DESC table, or DESCRIBE select */
+    STMT_PRAGMA        /* PRAGMA set_name [(table) | = table] (table NULL without one) */
 } AstStmtKind;
 
 typedef struct AstStmt {
@@ -279,7 +284,7 @@ typedef struct AstStmt {
     char *index_name;
     int64_t index_pos;
     int unique;
-    int64_t view_pos; /* CREATE VIEW: byte offset of its SELECT */
+    int64_t view_pos; /* CREATE VIEW, DESCRIBE SELECT: byte offset of its SELECT */
     /* SET name = value */
     char *set_name;
     AstExpr *set_value;
@@ -289,6 +294,9 @@ typedef struct AstStmt {
     char **param_names;  /* [index - 1]: "?N", ":name", "$name", "@name"; NULL for "?" */
     AstParamRef *params; /* every occurrence, in text order */
     int nparam_refs;
+    /* EXPLAIN [ANALYZE] */
+    struct AstStmt *inner;
+    int analyze;
 } AstStmt;
 
 typedef struct SqlError {
@@ -311,7 +319,9 @@ typedef struct SqlError {
  * SELECT ..., DROP TABLE [IF EXISTS] t, SET name = value, CREATE TABLE t
  * AS SELECT ..., UPDATE t SET c = e, ... [WHERE e], DELETE FROM t [WHERE
  * e], CREATE [UNIQUE] INDEX [IF NOT EXISTS] i ON t(c [ASC|DESC], ...),
- * DROP INDEX [IF EXISTS] i.
+ * DROP INDEX [IF EXISTS] i, EXPLAIN [ANALYZE] statement (not EXPLAIN
+ * again), SHOW TABLES, DESCRIBE|DESC table, DESCRIBE SELECT ..., PRAGMA
+ * name [(arg) | = arg] (arg a name or a string).
  * An AND / OR chain is built as a balanced tree of binary nodes (its terms
  * in order, left to right), other operators left-deep; an expression tree
  * deeper than SQL_MAX_EXPR_DEPTH is an error.

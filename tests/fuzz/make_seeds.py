@@ -63,6 +63,10 @@ SQL_EXTRA = [
     "SELECT 9223372036854775807 + 1, -9223372036854775808 / -1, 1e308 * 10",
     "SELECT SUM(r), AVG(i), MIN(NULL), MAX(NULL) FROM t",
     "SELECT k, v FROM u WHERE v = 'x' GROUP BY k, v ORDER BY k",
+    # introspection statements (issue 14)
+    "SHOW TABLES; DESCRIBE t; DESC SELECT s, i + 1 FROM t; PRAGMA table_info(u)",
+    "EXPLAIN SELECT s, SUM(i) FROM t GROUP BY s; EXPLAIN ANALYZE SELECT COUNT(*) FROM u",
+    "CREATE VIEW vv AS SELECT k, v FROM u; DESCRIBE vv; PRAGMA table_info('vv'); SHOW TABLES",
 ]
 
 CSVS = [

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cost/cost.h"
@@ -858,4 +859,88 @@ Test(dml_gpu, changes_leave_the_cache_column_by_column) {
     exec_on(h, "DROP TABLE g");
     cr_expect(resident(h, "k", 0));
     gqp_close(h);
+}
+
+/* Write a minimal cost file named `name` at path (its CPU map constant
+ * marks it). */
+static void write_cost_file(const char *path, const char *name) {
+    FILE *f = fopen(path, "w");
+    cr_assert(f, "%s", path);
+    fprintf(f, "name: %s\ncpu:\n  map: {fixed_us: 1, ns_per_elem: 0.123, gbps: 10}\n", name);
+    fclose(f);
+}
+
+/* The user's calibrated file ($XDG_CONFIG_HOME/gqp/cost-local.yaml, else
+ * $HOME/.config/gqp/...) comes before the shipped files; a file measured
+ * without a GPU is passed over when a GPU is present; a named file comes
+ * first and must load. */
+Test(cost, user_calibrated_file_lookup) {
+    char dir[] = "/tmp/gqp-costfile-XXXXXX", path[320], sub[256], err[512];
+    cr_assert(mkdtemp(dir));
+    snprintf(sub, sizeof sub, "%s/gqp", dir);
+    cr_assert_eq(mkdir(sub, 0755), 0);
+    snprintf(path, sizeof path, "%s/cost-local.yaml", sub);
+    setenv("XDG_CONFIG_HOME", dir, 1);
+    char got[512];
+    cr_assert_eq(cost_user_file(got, sizeof got), 0);
+    cr_assert_str_eq(got, path);
+    CostModel m;
+    /* none written yet: the shipped CPU file */
+    cr_assert_eq(cost_model_select(&m, NULL, "", err, sizeof err), 0);
+    cr_assert(strstr(m.source, "cost-cpu-2core.yaml"), "%s", m.source);
+    write_cost_file(path, "calibrated-2threads");
+    cr_assert_eq(cost_model_select(&m, NULL, "", err, sizeof err), 0);
+    cr_assert_str_eq(m.source, path);
+    cr_assert_float_eq(m.cpu[CP_MAP].ns_per_elem, 0.123, 1e-9);
+    /* a GPU now: a CPU-only calibration does not price it */
+    cr_assert_eq(cost_model_select(&m, NULL, "NVIDIA H100 80GB HBM3", err, sizeof err), 0);
+    cr_assert(strstr(m.source, "cost-h100.yaml"), "%s", m.source);
+    write_cost_file(path, "calibrated-16threads-h100");
+    cr_assert_eq(cost_model_select(&m, NULL, "NVIDIA H100 80GB HBM3", err, sizeof err), 0);
+    cr_assert_str_eq(m.source, path);
+    /* a named file first; a missing one is an error */
+    char named[256];
+    snprintf(named, sizeof named, "%s/named.yaml", dir);
+    write_cost_file(named, "mine");
+    cr_assert_eq(cost_model_select(&m, named, "", err, sizeof err), 0);
+    cr_assert_str_eq(m.source, named);
+    cr_assert_eq(cost_model_select(&m, "/nonexistent/cost.yaml", "", err, sizeof err), -1);
+    cr_assert(strstr(err, "/nonexistent/cost.yaml"), "%s", err);
+    /* HOME without (or with a relative) XDG_CONFIG_HOME */
+    setenv("XDG_CONFIG_HOME", "relative/dir", 1);
+    setenv("HOME", "/home/someone", 1);
+    cr_assert_eq(cost_user_file(got, sizeof got), 0);
+    cr_assert_str_eq(got, "/home/someone/.config/gqp/cost-local.yaml");
+    unsetenv("XDG_CONFIG_HOME");
+    unsetenv("HOME");
+    cr_assert_eq(cost_user_file(got, sizeof got), -1);
+    remove(named);
+    remove(path);
+    rmdir(sub);
+    rmdir(dir);
+}
+
+/* gqp_open: a cost file named by $GQP_COST_FILE or the config that does
+ * not load is an error naming it (not a silent fall back to defaults). */
+Test(cost, named_missing_cost_file_fails_open) {
+    gqp *db = NULL;
+    setenv("GQP_COST_FILE", "/nonexistent/named-cost.yaml", 1);
+    cr_assert_eq(gqp_open(NULL, &db), GQP_ERROR);
+    cr_assert(strstr(gqp_errmsg(db), "/nonexistent/named-cost.yaml"), "%s", gqp_errmsg(db));
+    cr_assert(strstr(gqp_errmsg(db), "GQP_COST_FILE"), "%s", gqp_errmsg(db));
+    cr_assert_eq(gqp_extended_errcode(db), GQP_ERROR_CATALOG);
+    gqp_close(db);
+    unsetenv("GQP_COST_FILE");
+    char dir[] = "/tmp/gqp-costcfg-XXXXXX", cfg[256];
+    cr_assert(mkdtemp(dir));
+    snprintf(cfg, sizeof cfg, "%s/gqp.yaml", dir);
+    FILE *f = fopen(cfg, "w");
+    fprintf(f, "device:\n  cost_file: gone.yaml\n");
+    fclose(f);
+    cr_assert_eq(gqp_open(cfg, &db), GQP_ERROR);
+    cr_assert(strstr(gqp_errmsg(db), "gone.yaml"), "%s", gqp_errmsg(db));
+    cr_assert(strstr(gqp_errmsg(db), "cost_file"), "%s", gqp_errmsg(db));
+    gqp_close(db);
+    remove(cfg);
+    rmdir(dir);
 }
