@@ -126,7 +126,26 @@ struct gqp_stmt {
     char **temps;
     int ntemps;
     char *mat_explain; /* EXPLAIN text of their plans (malloc'ed) or NULL */
+    /* files read by this plan (files.c): each once per statement, in a
+     * temporary table listed in temps; a child statement (a subquery or a
+     * view run while planning) uses its root's */
+    struct gqp_stmt *parent;
+    struct GqpFile *files;
+    int nfiles;
 };
+
+/* files.c: load the file r names (read_csv(...) or 'f.csv') into a
+ * temporary table of st's root statement, or find it loaded there already
+ * (same path, file identity, size, modification time and options); set
+ * r->bound_name (and r->alias to r->name when none). GQP_OK, or an error
+ * with db's message naming the stage, the file and (for a bad row) its
+ * line. */
+int gqp_load_file(gqp *db, gqp_stmt *st, AstTableRef *r);
+/* Forget st's file cache entries (its temporary tables are dropped by
+ * gqp_drop_temps, which calls this). */
+void gqp_files_forget(gqp_stmt *st);
+/* Append text s to st's EXPLAIN note (printed before the plan). */
+void gqp_explain_note(gqp_stmt *st, const char *s);
 
 /* Materialize every derived table, CTE and view named in sel's FROM (and
  * its compound arms) into temporary catalog tables owned by st, setting
