@@ -180,18 +180,28 @@ static CatType kind_type(int k) {
     }
 }
 
+/* path for a message: cut in the middle when longer than 200 bytes. */
+static const char *shown(const char *path, char *buf, size_t cap) {
+    size_t n = strlen(path);
+    if (n <= 200 || cap < 200) return path;
+    snprintf(buf, cap, "%.100s...%s", path, path + n - 60);
+    return buf;
+}
+
 /* Read the sample of path into sm (a NUL-terminated cat_host_alloc block).
  * path must be a regular file, checked before it is opened. Returns 0, or
  * -1 with err set (missing, a directory, a FIFO or device, unreadable,
  * empty). */
-static int read_sample(const char *path, Sample *sm, CatError *err) {
+static int read_sample(const char *fpath, Sample *sm, CatError *err) {
+    char pbuf[256];
+    const char *path = shown(fpath, pbuf, sizeof pbuf);
     struct stat st;
-    if (stat(path, &st) != 0) return cat_err(err, "%s: %s", path, strerror(errno));
+    if (stat(fpath, &st) != 0) return cat_err(err, "%s: %s", path, strerror(errno));
     if (S_ISDIR(st.st_mode)) return cat_err(err, "%s: is a directory, not a file", path);
     if (!S_ISREG(st.st_mode))
         return cat_err(err, "%s: not a regular file (a FIFO, device or socket cannot be read)",
                        path);
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    int fd = open(fpath, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) return cat_err(err, "%s: cannot open: %s", path, strerror(errno));
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
