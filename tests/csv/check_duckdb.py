@@ -51,6 +51,9 @@ FILES = {
     "leadingzero.csv": b"zip,n\n00501,1\n10001,2\n",
     "nulls.csv": b"a,b\n1,\\N\n\\N,x\nNA,NA\n",
     "utf8.csv": "name,city\nJos\u00e9,S\u00e3o Paulo\n\u6771\u4eac,\u5927\u962a\n".encode(),
+    "reals.csv": b"a,b\n5.,1\n.5,2\n1e5,3\n1E+05,4\n-.5e-3,5\n1e400,6\n",
+    "baddate.csv": b"d,e\n2020-02-30,2024-02-29\n2021-01-01,1900-01-01\n",
+    "quotedheader.csv": b'"a,b","say ""x""",c\n1,2,3\n',
     "dbgen.tbl": b"1|Customer#1|12.50|1995-03-15|\n2|Customer#2|-3.00|1996-01-02|\n",
 }
 
