@@ -186,9 +186,42 @@ static void explain_file(gqp_stmt *st, const AstFileRef *f, const CatTable *t,
     gqp_explain_note(st, "\n");
 }
 
-int gqp_load_file(gqp *db, gqp_stmt *st, AstTableRef *r) {
+/* 1 when a FROM item of sel other than item i is known by name (a later
+ * file without an alias does not count: it is named after this one). */
+static int alias_taken(const AstSelect *sel, int i, const char *name) {
+    for (int k = 0; k < sel->nfrom; k++) {
+        const AstTableRef *o = &sel->from[k];
+        const char *a = o->alias ? o->alias : o->name;
+        if (k > i && o->file && !o->alias) continue;
+        if (k != i && a && strcasecmp(a, name) == 0) return 1;
+    }
+    return 0;
+}
+
+/* Give sel->from[i] (a file without an alias) its name as alias, made
+ * unique in sel's FROM list as DuckDB does (read_csv, read_csv_1, ...).
+ * GQP_OK or GQP_NOMEM. */
+static int implicit_alias(gqp *db, gqp_stmt *st, AstSelect *sel, int i) {
+    AstTableRef *r = &sel->from[i];
+    if (!alias_taken(sel, i, r->name)) {
+        r->alias = r->name;
+        return GQP_OK;
+    }
+    size_t len = strlen(r->name) + 24;
+    char *a = sql_arena_alloc(st->parse_arena, len);
+    if (!a) return gqp_set_error(db, GQP_NOMEM, "out of memory");
+    for (int k = 1;; k++) {
+        snprintf(a, len, "%s_%d", r->name, k);
+        if (!alias_taken(sel, i, a)) break;
+    }
+    r->alias = a;
+    return GQP_OK;
+}
+
+int gqp_load_file(gqp *db, gqp_stmt *st, AstSelect *sel, int i) {
+    AstTableRef *r = &sel->from[i];
     const AstFileRef *f = r->file;
-    if (!r->alias) r->alias = r->name;
+    if (!r->alias && implicit_alias(db, st, sel, i) != GQP_OK) return GQP_NOMEM;
     gqp_stmt *root = st;
     while (root->parent)
         root = root->parent;

@@ -134,13 +134,14 @@ struct gqp_stmt {
     int nfiles;
 };
 
-/* files.c: load the file r names (read_csv(...) or 'f.csv') into a
- * temporary table of st's root statement, or find it loaded there already
- * (same path, file identity, size, modification time and options); set
- * r->bound_name (and r->alias to r->name when none). GQP_OK, or an error
- * with db's message naming the stage, the file and (for a bad row) its
- * line. */
-int gqp_load_file(gqp *db, gqp_stmt *st, AstTableRef *r);
+/* files.c: load the file that sel->from[i] names (read_csv(...) or
+ * 'f.csv') into a temporary table of st's root statement, or find it
+ * loaded there already (same path, file identity, size, modification time
+ * and options); set its bound_name, and its alias when none was written
+ * (its name, made unique in that FROM list: read_csv, read_csv_1, ...).
+ * GQP_OK, or an error with db's message naming the stage, the file and
+ * (for a bad row) its line. */
+int gqp_load_file(gqp *db, gqp_stmt *st, AstSelect *sel, int i);
 /* Forget st's file cache entries (its temporary tables are dropped by
  * gqp_drop_temps, which calls this). */
 void gqp_files_forget(gqp_stmt *st);

@@ -141,7 +141,7 @@ static int materialize_from(gqp *db, gqp_stmt *st, AstSelect *s, const GqpScope 
         AstTableRef *r = &s->from[i];
         r->bound_name = NULL;
         if (r->file) {
-            int rc = gqp_load_file(db, st, r);
+            int rc = gqp_load_file(db, st, s, i);
             if (rc != GQP_OK) return rc;
             continue;
         }

@@ -341,3 +341,23 @@ Test(readcsv, bare_quotes_tbl_and_options) {
     cr_assert(strstr(m, "unknown type 'BLOB'"), "%s", m);
     gqp_close(db);
 }
+
+Test(readcsv, implicit_aliases_are_made_unique) {
+    /* DuckDB: read_csv, read_csv_1, ...; a file's stem as for a table */
+    gqp *db = open_db();
+    const char *dir = tmpdir();
+    char a[256], b[256], sql[1024];
+    snprintf(a, sizeof a, "%s", put(dir, "x.csv", "p,q\n1,2\n3,4\n"));
+    snprintf(b, sizeof b, "%s", put(dir, "y.csv", "r\n5\n6\n7\n"));
+    snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM read_csv('%s'), read_csv('%s')", a, b);
+    cr_assert_str_eq(one_text(db, sql), "6");
+    snprintf(sql, sizeof sql,
+             "SELECT SUM(read_csv.p * read_csv_1.r) FROM read_csv('%s'), read_csv('%s')", a, b);
+    cr_assert_str_eq(one_text(db, sql), "72");
+    snprintf(sql, sizeof sql, "SELECT SUM(x.p + x_1.q) FROM '%s', '%s'", a, a);
+    cr_assert_str_eq(one_text(db, sql), "20");
+    run_ok(db, "CREATE TABLE x(p INTEGER); INSERT INTO x VALUES (100)");
+    snprintf(sql, sizeof sql, "SELECT SUM(x.p + x_1.q) FROM x, '%s'", a);
+    cr_assert_str_eq(one_text(db, sql), "206");
+    gqp_close(db);
+}
