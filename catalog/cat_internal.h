@@ -64,6 +64,12 @@ void cat_table_free(CatTable *t);
  * not exist, NULL with *len = 0 and err untouched. */
 void *cat_read_file(const char *path, size_t *len, int missing_ok, CatError *err);
 
+/* The '\n' that ends the CSV / .tbl row starting at p, or end. With
+ * quoting, a '"' at the start of a field opens a quoted field (in which
+ * "" is a quote and a newline does not end the row); a '"' anywhere else
+ * is an ordinary character (a bare quote, as SQLite and DuckDB read it). */
+const char *cat_text_row_end(const char *p, const char *end, int quoting, char delim);
+
 /* Helpers of the data generators (gen_test.c, gen_ssb.c). */
 /* splitmix64 step: a bijective mix of x (per-row deterministic streams). */
 uint64_t cat_splitmix64(uint64_t x);

@@ -241,6 +241,18 @@ int cat_load_config(Catalog *cat, const char *yaml_path, CatSettings *settings, 
 
 /* Load one table from a file; on success the table is added to cat. */
 typedef enum CatFormat { CAT_FMT_CSV, CAT_FMT_TBL, CAT_FMT_BINARY } CatFormat;
+/* The ad-hoc reader's rules (read_csv, catalog/sniff.c) for a CSV / .tbl
+ * file; a CatTableDef without them keeps the config loader's rules. */
+typedef struct CatTextOpts {
+    /* a field equal to one of these, quoted or not, is NULL (DuckDB's
+     * nullstr with allow_quoted_nulls); an empty number is NULL always; with
+     * these options an empty text field is NULL only when "" is listed */
+    const char *const *nulls;
+    int nnulls;
+    int skip_header;  /* the first row is a header: skipped, columns by position */
+    int blank_is_row; /* a blank line is a row (one NULL field; single-column files) */
+    int *bad_col;     /* out: the column of a value that did not parse, else -1 */
+} CatTextOpts;
 typedef struct CatTableDef {
     const char *name;
     const char *source;
@@ -252,8 +264,53 @@ typedef struct CatTableDef {
     const CatType *col_types;
     const int *col_prec, *col_scale; /* DECIMAL columns' precision and scale (NULL:
                                         DECIMAL columns are DECIMAL(18,3)) */
+    const CatTextOpts *text; /* NULL: the config loader's rules */
 } CatTableDef;
 int cat_load_table(Catalog *cat, const CatTableDef *def, CatError *err);
+
+/*
+ * Ad-hoc files (catalog/sniff.c): read_csv('f.csv') and FROM 'f.csv'. The
+ * sniffer reads a sample (the first CAT_SNIFF_ROWS rows), picks the
+ * delimiter among , | ; TAB (the one giving the most columns on every
+ * row), the header (the first row does not fit a column's type, or every
+ * column is text) and each column's type (the narrowest of INT64, FLOAT64,
+ * DATE yyyy-mm-dd, STRING that reads every sampled value; numbers as
+ * DuckDB reads them: no '+', no leading zeros); then the text loader loads
+ * the whole file with that schema. A later value that does not fit a
+ * sniffed type widens that column (INT64 -> FLOAT64 -> STRING, DATE ->
+ * STRING) and the file is read again.
+ */
+#define CAT_SNIFF_ROWS 20480
+typedef struct CatCsvOpts {
+    CatFormat format; /* CAT_FMT_CSV, or CAT_FMT_TBL ('|', a trailing '|', no header) */
+    int header;       /* -1: sniffed; 0 / 1 */
+    char delim;       /* 0: sniffed */
+    const char *const *nulls; /* NULL markers; nnulls 0: "" only */
+    int nnulls;
+    /* columns={'a': 'INTEGER', ...}: every column's name and type (no
+     * type sniffing); ncols 0 when not given */
+    int ncols;
+    const char *const *col_names;
+    const char *const *col_types;
+    /* types={'a': 'TEXT'} (by name) or types=['INTEGER', ...] (by position,
+     * type_names NULL): the type of some columns; ntypes 0 when not given */
+    int ntypes;
+    const char *const *type_names;
+    const char *const *type_types;
+} CatCsvOpts;
+/* What the sniffer chose (for EXPLAIN). */
+typedef struct CatCsvInfo {
+    char delim;
+    int header;
+    int retries; /* reads again after a value did not fit a sniffed type */
+} CatCsvInfo;
+/* Sniff the file at path and load it as table `name` into cat. The path
+ * must name a regular file (checked before it is opened, so a FIFO or a
+ * device never blocks); a missing, unreadable or empty file, a directory,
+ * and a bad row are errors naming the file (and file:line); nothing is
+ * added then. Returns 0 (info filled when not NULL) or -1 with err set. */
+int cat_load_csv_auto(Catalog *cat, const char *name, const char *path, const CatCsvOpts *o,
+                      CatCsvInfo *info, CatError *err);
 
 /* Make column col of t readable (see CatColumn.lazy): a binary column not
  * used yet is mapped, its NULL flags and dictionary read, its codes

@@ -38,6 +38,7 @@
  * prefix, which is added once the line number is known. */
 typedef struct ChunkErr {
     int has;
+    int col; /* the column of a value that did not parse, else -1 */
     size_t row_off;
     char msg[512];
 } ChunkErr;
@@ -45,6 +46,7 @@ typedef struct ChunkErr {
 /* Everything the passes share. */
 typedef struct TextJob {
     const CatTableDef *def;
+    const CatTextOpts *text; /* def->text: read_csv's rules, or NULL */
     char *buf;
     size_t len;
     size_t body; /* offset of the first data row */
@@ -66,21 +68,43 @@ typedef struct TextJob {
     int ndict;      /* workers building dictionaries */
 } TextJob;
 
-/* Pointer to the '\n' that ends the row starting at p, or end. With
- * quoting, newlines inside "..." do not end the row (quote parity). */
-static const char *row_end(const char *p, const char *end, int quoting) {
+/* See cat_internal.h: the '\n' ending the row that starts at p, or end.
+ * With quoting, a '"' opens a quoted field only at the start of a field
+ * ("" inside one is a quote); elsewhere it is an ordinary character (a
+ * bare quote, as SQLite and DuckDB read it), and newlines inside a quoted
+ * field do not end the row. */
+const char *cat_text_row_end(const char *p, const char *end, int quoting, char delim) {
     if (!quoting) {
         const char *q = memchr(p, '\n', (size_t)(end - p));
         return q ? q : end;
     }
-    int inq = 0;
-    for (; p < end; p++) {
-        if (*p == '"')
-            inq = !inq;
-        else if (*p == '\n' && !inq)
-            return p;
+    int start = 1;
+    while (p < end) {
+        char ch = *p;
+        if (ch == '"' && start) {
+            for (p++; p < end; p++) {
+                if (*p != '"') continue;
+                if (p + 1 < end && p[1] == '"') {
+                    p++;
+                    continue;
+                }
+                break;
+            }
+            if (p >= end) return end;
+            p++;
+            start = 0;
+            continue;
+        }
+        if (ch == '\n') return p;
+        start = ch == delim;
+        p++;
     }
     return end;
+}
+
+/* The row end of j's rows (cat_text_row_end with j's quoting and delimiter). */
+static const char *row_end(const TextJob *j, const char *p, const char *end) {
+    return cat_text_row_end(p, end, j->quoting, j->delim);
 }
 
 /* 1 if the row [p, q) is empty or only "\r". */
@@ -94,8 +118,8 @@ static void count_worker(void *arg, int i) {
     const char *p = j->buf + j->cstart[i], *end = j->buf + j->cstart[i + 1];
     int64_t n = 0;
     while (p < end) {
-        const char *q = row_end(p, end, j->quoting);
-        n += !is_blank(p, q);
+        const char *q = row_end(j, p, end);
+        n += !is_blank(p, q) || (j->text && j->text->blank_is_row);
         p = q + 1;
     }
     j->crows[i] = n;
@@ -146,8 +170,12 @@ static int store_field(TextJob *j, int ci, const char *row, int c, int64_t r, ch
                        int quoted, uint8_t **vcache) {
     CatColumn *col = &j->t->cols[c];
     char vbuf[CAT_ERR_VALUE_MAX + 4];
+    if (j->text)
+        for (int k = 0; k < j->text->nnulls; k++)
+            if (strlen(j->text->nulls[k]) == n && memcmp(j->text->nulls[k], f, n) == 0)
+                goto null_value;
     if (col->type == CAT_STRING) {
-        if (n == 0 && !quoted) goto null_value;
+        if (n == 0 && !quoted && !j->text) goto null_value;
         size_t bad = cat_utf8_check(f, n);
         if (bad < n)
             return chunk_err(j, ci, row,
@@ -200,9 +228,11 @@ static int store_field(TextJob *j, int ci, const char *row, int c, int64_t r, ch
         bad = -1;
         break;
     }
-    if (bad)
+    if (bad) {
+        if (!j->errs[ci].has) j->errs[ci].col = c;
         return chunk_err(j, ci, row, "column '%s': cannot parse '%s' as %s", col->name,
                          cat_err_value(vbuf, f, n), cat_type_name(col->type));
+    }
     return 0;
 null_value : {
     uint8_t *v = get_valid(j, c, vcache);
@@ -255,6 +285,9 @@ static int parse_row(TextJob *j, int ci, char *p, char *q, int64_t r, uint8_t **
                 }
                 *w++ = *s++;
             }
+            if (j->text) /* DuckDB: spaces after the closing quote are dropped */
+                while (s < rend && *s != j->delim && is_sp(*s))
+                    s++;
             if (s < rend && *s != j->delim) {
                 fend = memchr(s, j->delim, (size_t)(rend - s));
                 if (!fend) fend = rend;
@@ -304,8 +337,8 @@ static void parse_worker(void *arg, int i) {
     char *p = j->buf + j->cstart[i], *end = j->buf + j->cstart[i + 1];
     int64_t r = j->crows[i];
     while (p < end) {
-        char *q = (char *)row_end(p, end, j->quoting);
-        if (!is_blank(p, q)) {
+        char *q = (char *)row_end(j, p, end);
+        if (!is_blank(p, q) || (j->text && j->text->blank_is_row)) {
             if (parse_row(j, i, p, q, r, vc) != 0) break;
             r++;
         }
@@ -346,14 +379,14 @@ static void split_chunks(TextJob *j) {
         }
         return;
     }
-    int inq = 0, next = 1;
-    for (size_t pos = j->body; pos < j->len && next < j->nchunks; pos++) {
-        char ch = j->buf[pos];
-        if (ch == '"')
-            inq = !inq;
-        else if (ch == '\n' && !inq &&
-                 pos + 1 >= j->body + span / (size_t)j->nchunks * (size_t)next)
-            j->cstart[next++] = pos + 1;
+    int next = 1;
+    const char *p = j->buf + j->body, *end = j->buf + j->len;
+    while (p < end && next < j->nchunks) {
+        const char *q = row_end(j, p, end);
+        p = q < end ? q + 1 : end;
+        size_t pos = (size_t)(p - j->buf);
+        while (next < j->nchunks && pos >= j->body + span / (size_t)j->nchunks * (size_t)next)
+            j->cstart[next++] = pos;
     }
     for (; next < j->nchunks; next++)
         j->cstart[next] = j->len;
@@ -449,6 +482,8 @@ CatTable *cat_read_text(const CatTableDef *def, CatError *err) {
     TextJob j = {0};
     CatTable *t = NULL;
     j.def = def;
+    j.text = def->text;
+    if (j.text && j.text->bad_col) *j.text->bad_col = -1;
     j.quoting = def->format == CAT_FMT_CSV;
     j.trailing_delim = def->format == CAT_FMT_TBL;
     j.delim = def->delimiter ? def->delimiter : (def->format == CAT_FMT_TBL ? '|' : ',');
@@ -467,14 +502,18 @@ CatTable *cat_read_text(const CatTableDef *def, CatError *err) {
         goto fail;
     }
     j.nfields = def->ncols;
-    if (def->header) {
+    if (j.text && j.text->skip_header) {
+        const char *h = j.buf + j.body;
+        const char *he = row_end(&j, h, j.buf + j.len);
+        j.body = he < j.buf + j.len ? (size_t)(he - j.buf) + 1 : j.len;
+    } else if (def->header) {
         if (j.body >= j.len) {
             cat_err(err, "%s:1: the file is empty, but the config says it has a header line",
                     def->source);
             goto fail;
         }
         const char *h = j.buf + j.body;
-        const char *he = row_end(h, j.buf + j.len, j.quoting);
+        const char *he = row_end(&j, h, j.buf + j.len);
         if (map_header(&j, h, he, err) != 0) goto fail;
         j.body = he < j.buf + j.len ? (size_t)(he - j.buf) + 1 : j.len;
     }
@@ -485,6 +524,8 @@ CatTable *cat_read_text(const CatTableDef *def, CatError *err) {
     j.sptr = calloc((size_t)def->ncols, sizeof *j.sptr);
     j.slen = calloc((size_t)def->ncols, sizeof *j.slen);
     if (!j.cstart || !j.crows || !j.errs || !j.sptr || !j.slen) goto oom;
+    for (int i = 0; i < j.nchunks; i++)
+        j.errs[i].col = -1;
     split_chunks(&j);
     cat_parallel(j.nchunks, count_worker, &j);
     int64_t nrows = 0;
@@ -518,6 +559,7 @@ CatTable *cat_read_text(const CatTableDef *def, CatError *err) {
                  (p = memchr(p, '\n', (size_t)(j.buf + j.errs[i].row_off - p))); p++)
                 line++;
             cat_err(err, "%s:%lld: %s", def->source, (long long)line, j.errs[i].msg);
+            if (j.text && j.text->bad_col) *j.text->bad_col = j.errs[i].col;
             goto fail;
         }
     }

@@ -199,7 +199,9 @@ char *cat_concat3(const char *a, const char *b, const char *c) {
  * file does not exist, returns NULL with *len = 0 and err untouched. */
 void *cat_read_file(const char *path, size_t *len, int missing_ok, CatError *err) {
     *len = 0;
-    int fd = open(path, O_RDONLY);
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused
+     * below as not a regular file); it changes nothing for a regular file */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
         if (!(missing_ok && errno == ENOENT))
             cat_err(err, "%s: cannot open: %s", path, strerror(errno));

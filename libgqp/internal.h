@@ -128,6 +128,12 @@ struct gqp_stmt {
     int ntemps;
     char *mat_explain; /* EXPLAIN text of their plans (malloc'ed) or NULL */
     char *chunk_note;  /* EXPLAIN text of the last chunked run (chunk.c) or NULL */
+    /* files read by this plan (files.c): each once per statement, in a
+     * temporary table listed in temps; a child statement (a subquery or a
+     * view run while planning) uses its root's */
+    struct gqp_stmt *parent;
+    struct GqpFile *files;
+    int nfiles;
 };
 
 /* query.c: the lowering options and the placement of gqp_plan_select,
@@ -148,6 +154,20 @@ int gqp_run_select_chunked(gqp *db, gqp_stmt *st, const ExecOptions *opt, int *h
  * st's SELECT again in chunks, smaller until it fits; GQP_ERROR (message
  * kept) when it cannot be chunked. */
 int gqp_retry_chunked(gqp *db, gqp_stmt *st, const ExecOptions *opt);
+
+/* files.c: load the file that sel->from[i] names (read_csv(...) or
+ * 'f.csv') into a temporary table of st's root statement, or find it
+ * loaded there already (same path, file identity, size, modification time
+ * and options); set its bound_name, and its alias when none was written
+ * (its name, made unique in that FROM list: read_csv, read_csv_1, ...).
+ * GQP_OK, or an error with db's message naming the stage, the file and
+ * (for a bad row) its line. */
+int gqp_load_file(gqp *db, gqp_stmt *st, AstSelect *sel, int i);
+/* Forget st's file cache entries (its temporary tables are dropped by
+ * gqp_drop_temps, which calls this). */
+void gqp_files_forget(gqp_stmt *st);
+/* Append text s to st's EXPLAIN note (printed before the plan). */
+void gqp_explain_note(gqp_stmt *st, const char *s);
 
 /* Materialize every derived table, CTE and view named in sel's FROM (and
  * its compound arms) into temporary catalog tables owned by st, setting

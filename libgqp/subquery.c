@@ -24,8 +24,7 @@ typedef struct GqpBusy {
     const struct GqpBusy *next;
 } GqpBusy;
 
-/* Append text s to st's EXPLAIN note. */
-static void note(gqp_stmt *st, const char *s) {
+void gqp_explain_note(gqp_stmt *st, const char *s) {
     size_t a = st->mat_explain ? strlen(st->mat_explain) : 0, b = strlen(s);
     char *t = realloc(st->mat_explain, a + b + 1);
     if (!t) return; /* only the EXPLAIN note is lost */
@@ -45,6 +44,7 @@ void gqp_drop_temps(gqp *db, gqp_stmt *st) {
     free(st->temps);
     st->temps = NULL;
     st->ntemps = 0;
+    gqp_files_forget(st);
     free(st->mat_explain);
     st->mat_explain = NULL;
 }
@@ -67,6 +67,7 @@ static int run_child(gqp *db, gqp_stmt *st, const char *sql, int64_t len, AstSel
     gqp_stmt *child = *out = calloc(1, sizeof *child);
     if (!child) return gqp_set_error(db, GQP_NOMEM, "out of memory");
     child->db = db;
+    child->parent = st;
     child->sql = sql;
     child->sql_len = len;
     child->placed_device = -1;
@@ -109,10 +110,10 @@ static int materialize_one(gqp *db, gqp_stmt *st, const char *sql, int64_t len, 
             char head[400];
             snprintf(head, sizeof head, "-- materialized %s %s as %s (%lld rows):\n", what, label,
                      name, (long long)child->res.nrows);
-            note(st, head);
-            if (child->mat_explain) note(st, child->mat_explain);
+            gqp_explain_note(st, head);
+            if (child->mat_explain) gqp_explain_note(st, child->mat_explain);
             char *plan = plan_explain_text(child->dag, 0);
-            if (plan) note(st, plan);
+            if (plan) gqp_explain_note(st, plan);
             free(plan);
         }
     }
@@ -139,6 +140,11 @@ static int materialize_from(gqp *db, gqp_stmt *st, AstSelect *s, const GqpScope 
     for (int i = 0; i < s->nfrom; i++) {
         AstTableRef *r = &s->from[i];
         r->bound_name = NULL;
+        if (r->file) {
+            int rc = gqp_load_file(db, st, s, i);
+            if (rc != GQP_OK) return rc;
+            continue;
+        }
         if (r->subquery) {
             if (!r->alias) {
                 char buf[48];
@@ -368,10 +374,10 @@ static int run_sub(SubCtx *x, AstExpr *e) {
                  : e->sub_kind == AST_IN   ? "IN"
                                            : "scalar",
                  (long long)e->pos, (long long)res->nrows);
-        note(st, head);
-        if (child->mat_explain) note(st, child->mat_explain);
+        gqp_explain_note(st, head);
+        if (child->mat_explain) gqp_explain_note(st, child->mat_explain);
         char *plan = plan_explain_text(child->dag, 0);
-        if (plan) note(st, plan);
+        if (plan) gqp_explain_note(st, plan);
         free(plan);
         if (e->sub_kind == AST_EXISTS) {
             e->kind = AST_INT;

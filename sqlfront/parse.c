@@ -1187,7 +1187,117 @@ static int parse_from_list(Parser *p, Vec *from);
 static AstSelect *parse_select(Parser *p);
 static int parse_name_list(Parser *p, char ***names, int *n);
 
-/* Parses one FROM factor: name [[AS] alias], "(" select ")" [[AS] alias
+/* Most options and list / struct entries one table function call takes
+ * (a bound for random input). */
+#define FILE_OPT_MAX 64
+
+/* Parses a string token into *out (arena-owned). Returns 0 or -1. */
+static int parse_opt_string(Parser *p, char **out) {
+    if (p->tok.kind != TK_STRING) return fail_syntax(p);
+    if (!(*out = tok_text(p, p->tok))) return -1;
+    advance(p);
+    return 0;
+}
+
+/* Parses one option value: 'string', [-]integer, TRUE / FALSE, a list
+ * ['a', ...] or a struct {'k': 'v', ...} (keys strings or names, values
+ * strings). Returns 0 or -1. */
+static int parse_opt_value(Parser *p, AstOpt *o) {
+    if (p->tok.kind == TK_STRING) {
+        o->kind = AST_OPT_STRING;
+        return parse_opt_string(p, &o->str);
+    }
+    if (is_kw(p, "true") || is_kw(p, "false")) {
+        o->kind = AST_OPT_BOOL;
+        o->ival = is_kw(p, "true");
+        advance(p);
+        return 0;
+    }
+    if (p->tok.kind == TK_INTEGER || (is_op(p, "-") && peek(p).kind == TK_INTEGER)) {
+        int neg = accept_op(p, "-");
+        AstExpr *e = parse_integer(p);
+        if (!e) return -1;
+        if (e->kind != AST_INT) return fail_at(p, e->pos, "integer option value out of range");
+        o->kind = AST_OPT_INT;
+        o->ival = neg ? -e->ival : e->ival;
+        return 0;
+    }
+    int list = is_op(p, "[");
+    if (!list && !is_op(p, "{")) return fail_syntax(p);
+    o->kind = list ? AST_OPT_LIST : AST_OPT_STRUCT;
+    advance(p);
+    Vec keys = vec_make(sizeof(char *)), vals = vec_make(sizeof(char *));
+    if (!is_op(p, list ? "]" : "}")) {
+        do {
+            if (vals.n >= FILE_OPT_MAX * 16)
+                return fail_at(p, p->tok.pos, "too many values in a table function option");
+            char *k = NULL, *v = NULL;
+            if (!list) {
+                if (p->tok.kind == TK_STRING) {
+                    if (parse_opt_string(p, &k) < 0) return -1;
+                } else if (!(k = expect_name(p))) {
+                    return -1;
+                }
+                if (expect_op(p, ":") < 0 || vec_push(p, &keys, &k) < 0) return -1;
+            }
+            if (parse_opt_string(p, &v) < 0 || vec_push(p, &vals, &v) < 0) return -1;
+        } while (accept_op(p, ","));
+    }
+    if (expect_op(p, list ? "]" : "}") < 0) return -1;
+    o->keys = (char **)keys.data;
+    o->vals = (char **)vals.data;
+    o->n = (int)vals.n;
+    return 0;
+}
+
+/* Parses a file as a FROM factor into r: 'path' (a string literal), or
+ * read_csv('path' {, name = value}) / read_csv_auto(...) with the current
+ * token the function's name and the next "(". r->name becomes the
+ * reference's default alias: the file's name without folder and extension
+ * (as DuckDB), or the function's name. Returns 0 or -1. */
+static int parse_file_ref(Parser *p, AstTableRef *r) {
+    AstFileRef *f = sql_arena_alloc(p->arena, sizeof *f);
+    if (!f) return fail_oom(p);
+    r->file = f;
+    if (p->tok.kind == TK_STRING) {
+        f->path_pos = p->tok.pos;
+        if (parse_opt_string(p, &f->path) < 0) return -1;
+        const char *base = strrchr(f->path, '/');
+        base = base ? base + 1 : f->path;
+        const char *dot = strchr(base, '.');
+        size_t n = dot && dot > base ? (size_t)(dot - base) : strlen(base);
+        if (!(r->name = sql_arena_strndup(p->arena, base, n ? n : strlen(base))))
+            return fail_oom(p);
+        if (!*r->name && !(r->name = sql_arena_strndup(p->arena, "file", 4))) return fail_oom(p);
+        return 0;
+    }
+    if (!(f->func = tok_text(p, p->tok))) return -1;
+    r->name = f->func;
+    advance(p);
+    if (expect_op(p, "(") < 0) return -1;
+    f->path_pos = p->tok.pos;
+    if (p->tok.kind == TK_OP && is_op(p, "["))
+        return fail_unsupported(p, p->tok.pos, "a list of files");
+    if (parse_opt_string(p, &f->path) < 0) return -1;
+    Vec opts = vec_make(sizeof(AstOpt));
+    while (accept_op(p, ",")) {
+        AstOpt o;
+        memset(&o, 0, sizeof o);
+        o.pos = p->tok.pos;
+        if (opts.n >= FILE_OPT_MAX)
+            return fail_at(p, p->tok.pos, "too many options in a call of %s", f->func);
+        if (!(o.name = expect_name(p))) return -1;
+        if (!accept_op(p, "=") && expect_op(p, ":=") < 0) return -1;
+        if (parse_opt_value(p, &o) < 0 || vec_push(p, &opts, &o) < 0) return -1;
+    }
+    if (expect_op(p, ")") < 0) return -1;
+    f->opts = (AstOpt *)opts.data;
+    f->nopts = (int)opts.n;
+    return 0;
+}
+
+/* Parses one FROM factor: name [[AS] alias], a file ('f.csv' or
+ * read_csv(...), parse_file_ref) [[AS] alias], "(" select ")" [[AS] alias
  * [(cols)]] (a derived table, its columns renamed by the list), or "("
  * join-list ")" whose tables are flattened into *from (all joins are inner,
  * so this keeps the meaning). Returns 0 or -1. */
@@ -1220,6 +1330,11 @@ static int parse_table_factor(Parser *p, Vec *from) {
     AstTableRef r;
     memset(&r, 0, sizeof r);
     r.pos = p->tok.pos;
+    if (p->tok.kind == TK_STRING ||
+        ((is_kw(p, "read_csv") || is_kw(p, "read_csv_auto")) && tok_is_op(p, peek(p), "("))) {
+        if (parse_file_ref(p, &r) < 0 || parse_alias(p, &r.alias) < 0) return -1;
+        return vec_push(p, from, &r);
+    }
     if (!(r.name = expect_name(p))) return -1;
     if (is_op(p, ".")) return fail_unsupported(p, p->tok.pos, "a schema-qualified table name");
     if (parse_alias(p, &r.alias) < 0) return -1;

@@ -143,6 +143,30 @@ typedef struct AstSelectItem {
     char *alias; /* AS alias or NULL */
 } AstSelectItem;
 
+/* One option of a table function: name = value (or name := value). */
+typedef enum AstOptKind { AST_OPT_STRING, AST_OPT_INT, AST_OPT_BOOL, AST_OPT_LIST, AST_OPT_STRUCT } AstOptKind;
+typedef struct AstOpt {
+    char *name; /* as written */
+    int64_t pos;
+    AstOptKind kind;
+    char *str;    /* STRING */
+    int64_t ival; /* INT, BOOL (1 / 0) */
+    char **keys;  /* STRUCT: its keys ({'a': 'INTEGER'}) */
+    char **vals;  /* LIST, STRUCT: its string values */
+    int n;
+} AstOpt;
+
+/* A file in FROM: read_csv('f.csv', opt = value, ...), read_csv_auto(...)
+ * or a string literal 'f.csv' (func NULL). libgqp loads it into a
+ * temporary table (libgqp/files.c) and sets the reference's bound_name. */
+typedef struct AstFileRef {
+    char *func; /* "read_csv" / "read_csv_auto" as written, or NULL */
+    char *path;
+    int64_t path_pos;
+    AstOpt *opts;
+    int nopts;
+} AstFileRef;
+
 typedef struct AstTableRef {
     char *name;
     char *alias; /* or NULL */
@@ -161,6 +185,8 @@ typedef struct AstTableRef {
                         qualified name and are not part of SELECT * */
     char **colnames; /* FROM (SELECT ...) [AS] alias (cols): the names, or NULL */
     int ncolnames;
+    AstFileRef *file; /* a file (name: its default alias, the file's stem or
+                         the function's name), or NULL */
 } AstTableRef;
 
 /* One WITH name [(cols)] AS (SELECT ...) of a SELECT (non-recursive). */

@@ -11,6 +11,7 @@
  *   'it''s'                    TK_STRING   pos/len include the quotes
  *   ( ) , ; . * + - / % = ==   TK_OP
  *   <> != < <= > >= ||
+ *   [ ] { } : :=               TK_OP       table function options
  *   unterminated ' " ` / *     TK_ERROR    pos at the opening quote/comment,
  *                                          len to the end of the input
  *   ?, ?12, :a, $a, @a         TK_PARAM    bind parameter (name: identifier chars)
@@ -176,7 +177,13 @@ SqlToken sql_next_token(const char *sql, int64_t len, int64_t pos) {
     case '-':
     case '/':
     case '%':
+    case '[':
+    case ']':
+    case '{':
+    case '}':
         return make_token(TK_OP, pos, 1);
+    case ':':
+        return make_token(TK_OP, pos, d == '=' ? 2 : 1);
     case '=':
         return make_token(TK_OP, pos, d == '=' ? 2 : 1);
     case '<':

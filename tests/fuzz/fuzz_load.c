@@ -7,8 +7,11 @@
  * byte 1 the column count (1 + byte % 6); bytes 2 .. 2+ncols-1 one type each
  * (INT32 INT64 FLOAT32 FLOAT64 DATE BOOL STRING, byte % 7); the rest is the
  * file's content, written to a temporary file because the loader takes a
- * path. Load errors are expected; crashes, sanitizer reports and leaks are
- * findings. A table that loads is dropped with its catalog.
+ * path. Bit 4 of byte 0 sends the file through read_csv's sniffer instead
+ * (cat_load_csv_auto: bits 2-3 the delimiter or 0 = sniffed, bits 5-6 the
+ * header: sniffed, no, yes, sniffed; bit 7 nullstr '\N'). Load errors are
+ * expected; crashes, sanitizer reports and leaks are findings. A table
+ * that loads is dropped with its catalog.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -56,7 +59,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     def.col_types = ct;
     Catalog *cat = cat_catalog_new();
     CatError err;
-    if (cat) {
+    if (cat && (data[0] & 16)) {
+        static const char *const nulls[] = {"\\N"};
+        CatCsvOpts o = {0};
+        o.format = def.format;
+        o.delim = d;
+        o.header = ((data[0] >> 5) & 3) % 3 - 1;
+        o.nulls = (data[0] & 128) ? nulls : NULL;
+        o.nnulls = (data[0] & 128) ? 1 : 0;
+        (void)cat_load_csv_auto(cat, "t", path, &o, NULL, &err);
+        cat_catalog_free(cat);
+    } else if (cat) {
         (void)cat_load_table(cat, &def, &err);
         cat_catalog_free(cat);
     }
