@@ -447,7 +447,8 @@ int cat_load_config(Catalog *cat, const char *yaml_path, CatSettings *settings, 
                            (const char *const *)d->col_names,
                            d->col_types,
                            d->col_prec,
-                           d->col_scale};
+                           d->col_scale,
+                           NULL};
         CatError e;
         if (cat_load_table(cat, &def, &e) != 0 && rc == 0) {
             rc = -1;

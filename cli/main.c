@@ -42,6 +42,7 @@ typedef enum OutMode { MODE_TABLE, MODE_CSV, MODE_JSON, MODE_MARKDOWN } OutMode;
 /* Options shared by `run` and `explain`. */
 typedef struct CliOpts {
     const char *config;  /* -c; NULL: resolved by resolve_config() */
+    int is_db;           /* config came from --db */
     const char *device;  /* --device value or NULL */
     int threads;         /* --threads, -1 = not given */
     OutMode mode;        /* run --mode */
@@ -63,11 +64,14 @@ static void usage(FILE *f) {
           "  gqp gen ssb --sf N --out DIR [--seed S]\n"
           "  gqp gen tpch --sf N --out DIR [--float] [--keep-csv] [--duckdb FILE]\n"
           "  gqp calibrate [--out FILE] [--threads N] [--max-rows N]\n"
+          "  gqp import (-c config.yaml | FILE.csv) --db DIR [--table T]\n"
           "  gqp --version\n"
           "  gqp --help\n"
           "\n"
           "The config is -c, else $GQP_CONFIG, else ./gqp.yaml if it exists, else an\n"
-          "empty catalog (CREATE TABLE / INSERT still work).\n",
+          "empty catalog (CREATE TABLE / INSERT still work).\n"
+          "-c DIR or --db DIR opens the database folder DIR (created when missing):\n"
+          "tables, indexes and views created or changed there persist.\n",
           f);
 }
 
@@ -155,7 +159,12 @@ static gqp *open_db(const CliOpts *o) {
     const char *cfg = resolve_config(o);
     gqp *db = NULL;
     struct stat sb;
-    if (cfg && stat(cfg, &sb) != 0) {
+    /* a missing path names a new database folder unless it ends in
+     * .yaml / .yml (docs/storage.md) */
+    size_t cl = cfg ? strlen(cfg) : 0;
+    int yaml = cl >= 5 ? strcmp(cfg + cl - 5, ".yaml") == 0 : 0;
+    yaml |= cl >= 4 ? strcmp(cfg + cl - 4, ".yml") == 0 : 0;
+    if (cfg && !o->is_db && yaml && stat(cfg, &sb) != 0) {
         fprintf(stderr, "Catalog Error: cannot open config '%s': %s\n", cfg, strerror(errno));
         return NULL;
     }
@@ -533,9 +542,10 @@ static int parse_opts(int argc, char **argv, int first, int is_run, CliOpts *o) 
     for (int i = first; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "-c") == 0 || strcmp(a, "--config") == 0) {
+        if (strcmp(a, "-c") == 0 || strcmp(a, "--config") == 0 || strcmp(a, "--db") == 0) {
             if (!v) return usage_error("missing value for", a);
             o->config = v;
+            o->is_db = a[1] == '-' && a[2] == 'd'; /* --db: a database folder */
             i++;
         } else if (strcmp(a, "--device") == 0) {
             if (!v || (strcmp(v, "auto") && strcmp(v, "cpu") && strcmp(v, "gpu")))
@@ -969,6 +979,59 @@ static int cmd_gen(int argc, char **argv) {
     return 0;
 }
 
+/* gqp_import's progress: a line on stderr, rewritten in place on a
+ * terminal. */
+static void import_progress(void *ud, const char *line) {
+    int *tty = ud;
+    if (*tty)
+        fprintf(stderr, "\r\033[K%s", line);
+    else
+        fprintf(stderr, "%s\n", line);
+    fflush(stderr);
+}
+
+/* `gqp import (-c config.yaml | FILE) --db DIR [--table T]`: tables into
+ * the database folder DIR. Returns the exit status. */
+static int cmd_import(int argc, char **argv) {
+    const char *src = NULL, *dir = NULL, *table = NULL;
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "-c") == 0 || strcmp(a, "--config") == 0 || strcmp(a, "--db") == 0 ||
+            strcmp(a, "--table") == 0) {
+            if (!v) return usage_error("missing value for", a);
+            if (a[2] == 'd')
+                dir = v;
+            else if (a[2] == 't')
+                table = v;
+            else if (src)
+                return usage_error("give one source: -c config.yaml or FILE", NULL);
+            else
+                src = v;
+            i++;
+        } else if (a[0] == '-' && a[1] != '\0') {
+            return usage_error("unknown option", a);
+        } else {
+            if (src) return usage_error("give one source: -c config.yaml or FILE", NULL);
+            src = a;
+        }
+    }
+    if (!src) return usage_error("import needs a source: -c config.yaml or FILE", NULL);
+    if (!dir) return usage_error("import needs --db DIR", NULL);
+    gqp *db = NULL;
+    int rc = gqp_open(dir, &db);
+    if (!db) {
+        fputs("gqp: out of memory opening the database\n", stderr);
+        return 1;
+    }
+    int tty = isatty(2);
+    if (rc == GQP_OK) rc = gqp_import(db, src, table, import_progress, &tty);
+    if (tty) fputc('\n', stderr);
+    if (rc != GQP_OK) print_error(gqp_errmsg(db));
+    gqp_close(db);
+    return rc == GQP_OK ? 0 : 1;
+}
+
 /* Dispatch on the subcommand. Returns the process exit status. */
 int main(int argc, char **argv) {
     if (argc < 2) {
@@ -989,5 +1052,6 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "explain") == 0) return cmd_explain(argc, argv);
     if (strcmp(cmd, "gen") == 0) return cmd_gen(argc, argv);
     if (strcmp(cmd, "calibrate") == 0) return cmd_calibrate(argc, argv);
+    if (strcmp(cmd, "import") == 0) return cmd_import(argc, argv);
     return usage_error("unknown command", cmd);
 }

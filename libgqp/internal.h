@@ -76,6 +76,7 @@ struct gqp {
     const struct GqpBusy *busy;   /* CTEs being materialized (circular references) */
     uint64_t ntemps;              /* temporary tables made so far (their names) */
     int no_inline;                /* materialize derived tables (see gqp_plan_select) */
+    struct GqpStore *store;       /* a database directory (store.c), or NULL */
 };
 
 typedef struct GqpView {
@@ -204,5 +205,19 @@ const CostModel *gqp_cost(gqp *db);
 void gqp_forget_reads(gqp *db);
 /* dml.c: CREATE TABLE, INSERT, SET, DROP */
 int gqp_run_other(gqp *db, gqp_stmt *st);
+
+/* store.c: a database directory. 1 when gqp_open's path names one: an
+ * existing folder, or a missing path not ending in .yaml / .yml. */
+int gqp_store_wants(const char *path);
+/* Open (creating it when missing) the database directory dir into db's
+ * empty catalog: GQP_OK, or an error with db's message naming the stage
+ * and file, db's catalog then empty. */
+int gqp_store_open(gqp *db, const char *dir);
+/* Release db's store (its lock); a no-op without one. */
+void gqp_store_close(gqp *db);
+/* After statement st succeeded in memory: make its change durable in db's
+ * store (atomically) when it changed a stored table, index or view.
+ * GQP_OK, or an error after which memory again matches the store. */
+int gqp_store_after(gqp *db, gqp_stmt *st);
 
 #endif
