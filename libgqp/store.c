@@ -753,14 +753,21 @@ oom:
 /* Write in-memory table t as the new folder DIR/t<folder>: a column still
  * as the stored entry old has it (not read yet, or still its file's
  * mapping) is linked from old's folder, every other one written; then
- * every file and the folder are fsynced. GQP_OK, or an error naming the
+ * every file and the folder are fsynced. *folder is the number to use, or
+ * the one used instead when that name is taken. GQP_OK, or an error naming the
  * file (the new folder may be left half written: the caller removes it). */
-static int write_folder(gqp *db, CatTable *t, const StoreTable *old, uint64_t folder) {
+static int write_folder(gqp *db, CatTable *t, const StoreTable *old, uint64_t *folder) {
     GqpStore *s = db->store;
     char name[32], oldname[32];
-    snprintf(name, sizeof name, "t%" PRIu64, folder);
-    if (mkdirat(s->dirfd, name, 0777) != 0)
-        return store_err(db, "%s/%s: cannot create folder: %s", s->dir, name, strerror(errno));
+    snprintf(name, sizeof name, "t%" PRIu64, *folder);
+    /* something in the way (not ours: sweep removes only our folders):
+     * take the next number */
+    for (int tries = 0; mkdirat(s->dirfd, name, 0777) != 0; tries++) {
+        if (errno != EEXIST || tries == 100)
+            return store_err(db, "%s/%s: cannot create folder: %s", s->dir, name, strerror(errno));
+        *folder = s->next++;
+        snprintf(name, sizeof name, "t%" PRIu64, *folder);
+    }
     char *path = path2(s->dir, name), *oldpath = NULL;
     if (old) {
         snprintf(oldname, sizeof oldname, "t%" PRIu64, old->folder);
@@ -923,7 +930,7 @@ static int commit(gqp *db, const char *name, int write_data) {
         if (write_data || !old) {
             nt.folder = s->next++;
             made = 1;
-            if ((rc = write_folder(db, t, old, nt.folder)) != GQP_OK) goto fail;
+            if ((rc = write_folder(db, t, old, &nt.folder)) != GQP_OK) goto fail;
         } else {
             nt.folder = old->folder;
         }
