@@ -496,6 +496,8 @@ static int catalog_parse(gqp *db, GqpStore *s, char *text, size_t len, const cha
                 tok_int(tok[5], 0, 100000, &v[3]) || !*tok[1])
                 BAD("bad 'table' line");
             if (store_find(s, tok[1]) >= 0) BAD("a table is named twice");
+            for (int i = 0; i < s->ntables; i++)
+                if (s->tables[i].folder == (uint64_t)v[0]) BAD("two tables name one folder");
             StoreTable *g = realloc(s->tables, sizeof *g * (size_t)(s->ntables + 1));
             if (!g) goto oom;
             s->tables = g;
