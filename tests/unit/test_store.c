@@ -198,12 +198,22 @@ Test(store, open_maps_nothing_until_a_query_reads_it) {
      * (hard links), unread */
     char f1[32], f2[32], p1[512], p2[512];
     struct stat s1, s2;
+    struct stat b1, b2;
     folder_of("t", f1, sizeof f1);
+    snprintf(p1, sizeof p1, "%s/%s/c0.bin", db, f1);
+    cr_assert_eq(stat(p1, &s1), 0);
+    snprintf(p1, sizeof p1, "%s/%s/c1.bin", db, f1);
+    cr_assert_eq(stat(p1, &b1), 0);
     exec(h, "UPDATE t SET b = b + 1 WHERE a <= 5");
+    cr_assert_eq(gqp_column_loaded(h, "t", "s"), 0);
     folder_of("t", f2, sizeof f2);
     cr_assert_str_neq(f1, f2);
     snprintf(p2, sizeof p2, "%s/%s/c0.bin", db, f2);
     cr_assert_eq(stat(p2, &s2), 0);
+    cr_assert_eq(s1.st_ino, s2.st_ino, "a's file was rewritten");
+    snprintf(p2, sizeof p2, "%s/%s/c1.bin", db, f2);
+    cr_assert_eq(stat(p2, &b2), 0);
+    cr_assert_neq(b1.st_ino, b2.st_ino, "b's file was not rewritten");
     snprintf(p1, sizeof p1, "%s/%s", db, f1);
     cr_assert_neq(access(p1, F_OK), 0, "the old folder %s is still there", p1);
     cr_assert_str_eq(col0(h, "SELECT sum(b) FROM t", buf, sizeof buf), "1966085");
@@ -212,7 +222,6 @@ Test(store, open_maps_nothing_until_a_query_reads_it) {
     cr_assert_str_eq(col0(h, "SELECT count(*) FROM t WHERE s = 'y'", buf, sizeof buf), "65536");
     cr_assert_str_eq(col0(h, "SELECT max(a) FROM t", buf, sizeof buf), "131072");
     gqp_close(h);
-    (void)s1;
 }
 
 Test(store, a_failed_commit_changes_nothing) {
