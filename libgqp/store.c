@@ -517,6 +517,9 @@ static int catalog_parse(gqp *db, GqpStore *s, char *text, size_t len, const cha
             if (n != 5 || !*tok[1] || tok_type(tok[2], &ty) || tok_int(tok[3], 0, 38, &v[0]) ||
                 tok_int(tok[4], 0, 38, &v[1]))
                 BAD("bad 'column' line");
+            if (ty == CAT_DECIMAL ? v[0] < 1 || v[0] > CAT_DEC_MAX_PREC || v[1] > v[0]
+                                  : v[0] || v[1])
+                BAD("bad precision or scale in a 'column' line");
             StoreCol *c = &cur->cols[cur->ncols];
             if (!(c->name = strdup(tok[1]))) goto oom;
             cur->ncols++;
