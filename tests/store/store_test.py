@@ -127,6 +127,18 @@ def test_persistence(work):
                 continue
             compare("group %d: %s" % (gi + 1, q), gqp_rows(db, q), con.execute(q).fetchall())
         con.close()
+    # -c DIR is the same database
+    p = subprocess.run([GQP, "run", "--mode", "csv", "-c", db + "/", "-e",
+                        "SELECT count(*) FROM t"], capture_output=True, text=True)
+    if p.returncode != 0 or list(csv.reader(io.StringIO(p.stdout)))[1:] != gqp_rows(
+            db, "SELECT count(*) FROM t"):
+        fail("gqp run -c DIR/: rc %d, %r %r" % (p.returncode, p.stdout, p.stderr))
+    # a missing .yaml path is still a missing config, and creates nothing
+    missing = os.path.join(work, "no_such.yaml")
+    p = subprocess.run([GQP, "run", "-c", missing, "-e", "SELECT 1"], capture_output=True,
+                       text=True)
+    if p.returncode == 0 or os.path.exists(missing):
+        fail("gqp run -c missing.yaml: rc %d, exists %s" % (p.returncode, os.path.exists(missing)))
     # a failed statement changes nothing, on disk either
     before = gqp_rows(db, "SELECT * FROM t ORDER BY id")
     _, err, rc = run_gqp(db, "INSERT INTO t VALUES (99, 'x', 'not a number', 1, NULL)",
