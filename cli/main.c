@@ -153,6 +153,17 @@ static const char *resolve_config(const CliOpts *o) {
     return NULL;
 }
 
+/* The path gqp_open() takes as the database folder `dir` (--db): dir with
+ * a '/' added, so that a name ending in .yaml is a folder too. */
+static const char *db_folder(const char *dir) {
+    static char buf[4096];
+    size_t n = strlen(dir);
+    if (n == 0 || dir[n - 1] == '/' || n + 2 > sizeof buf) return dir;
+    memcpy(buf, dir, n);
+    memcpy(buf + n, "/", 2);
+    return buf;
+}
+
 /* Open the database with the options' config, device and threads. Returns
  * the handle, or NULL after printing the error (the handle is closed). */
 static gqp *open_db(const CliOpts *o) {
@@ -168,7 +179,7 @@ static gqp *open_db(const CliOpts *o) {
         fprintf(stderr, "Catalog Error: cannot open config '%s': %s\n", cfg, strerror(errno));
         return NULL;
     }
-    int rc = gqp_open(cfg, &db);
+    int rc = gqp_open(o->is_db ? db_folder(cfg) : cfg, &db);
     if (!db) {
         fputs("gqp: out of memory opening the database\n", stderr);
         return NULL;
@@ -1019,7 +1030,7 @@ static int cmd_import(int argc, char **argv) {
     if (!src) return usage_error("import needs a source: -c config.yaml or FILE", NULL);
     if (!dir) return usage_error("import needs --db DIR", NULL);
     gqp *db = NULL;
-    int rc = gqp_open(dir, &db);
+    int rc = gqp_open(db_folder(dir), &db);
     if (!db) {
         fputs("gqp: out of memory opening the database\n", stderr);
         return 1;
