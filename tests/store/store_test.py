@@ -269,6 +269,11 @@ def test_crash(work):
             fail("crash test, iteration %d: the reopened table %r is no state" % (it, k))
             break
         seen.append(k)
+        # the recovered database takes writes
+        run_gqp(db, "CREATE TABLE after AS SELECT count(*) AS n FROM t")
+        n = gqp_rows(db, "SELECT n FROM after")
+        if n != [[str(states[k][0])]]:
+            fail("crash test, iteration %d: a write after recovery: %r" % (it, n))
         extra = {e for e in os.listdir(db) if e != "gqp.catalog"} - folders_named(db)
         if extra:
             fail("crash test, iteration %d: left over after reopening: %s" % (it, sorted(extra)))
