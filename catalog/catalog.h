@@ -209,7 +209,9 @@ int cat_find_column(const CatTable *t, const char *name);
  *
  * binary: `source` is a folder holding one raw little-endian file per
  * column named <column>.bin (STRING: <column>.bin int32 codes plus
- * <column>.dict, the strings each followed by '\n', in code order).
+ * <column>.dict, the strings each followed by '\n', in code order; or,
+ * when a string holds a newline, <column>.dict0 with each followed by a
+ * NUL byte instead).
  * Loading checks the files' sizes (and that a STRING's .dict exists) but
  * reads nothing: each column is read when a query first uses it
  * (cat_column_use), so a bad dictionary or code is reported then.
@@ -265,6 +267,10 @@ typedef struct CatTableDef {
     const int *col_prec, *col_scale; /* DECIMAL columns' precision and scale (NULL:
                                         DECIMAL columns are DECIMAL(18,3)) */
     const CatTextOpts *text; /* NULL: the config loader's rules */
+    /* binary: the base name of each column's files in the folder (<base>.bin,
+     * ...); NULL: the column's name (a database directory names them c0,
+     * c1, ... so that any column name is a valid file name) */
+    const char *const *col_files;
 } CatTableDef;
 int cat_load_table(Catalog *cat, const CatTableDef *def, CatError *err);
 
@@ -325,8 +331,19 @@ int cat_table_use_all(CatTable *t, CatError *err);
  * read lazily; 0 for a binary column not used yet. */
 int cat_column_loaded(const CatTable *t, int col);
 
+/* Free a table and everything it owns (a table not, or no longer, in a
+ * catalog); NULL is a no-op. */
+void cat_table_free(CatTable *t);
+/* Add t to cat, which then owns it. Returns 0, or -1 with err set when a
+ * table of that name exists or memory runs out (t stays the caller's). */
+int cat_catalog_add(Catalog *cat, CatTable *t, CatError *err);
+
 /* Write table t as a binary-column folder (see above). */
 int cat_write_binary(const CatTable *t, const char *dir, CatError *err);
+/* Write column c (read, not stale, its stats current or not) as the files
+ * dir/base.bin, .valid, .dict (or .dict0), .stats, each a new file renamed
+ * over any old one. Returns 0, or -1 with err naming the file. */
+int cat_write_column(const CatColumn *c, const char *dir, const char *base, CatError *err);
 
 /* CREATE TABLE: an empty table. Error if the name exists. */
 int cat_create_table(Catalog *cat, const char *name, int ncols, const char *const *col_names,

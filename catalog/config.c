@@ -448,6 +448,7 @@ int cat_load_config(Catalog *cat, const char *yaml_path, CatSettings *settings, 
                            d->col_types,
                            d->col_prec,
                            d->col_scale,
+                           NULL,
                            NULL};
         CatError e;
         if (cat_load_table(cat, &def, &e) != 0 && rc == 0) {

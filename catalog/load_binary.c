@@ -7,6 +7,8 @@
  *                 | (BOOL 1 byte 0/1, DATE int32 days, STRING int32 code)
  *   <col>.dict    | STRING only: the dictionary, each string followed by
  *                 | '\n', in code order (sorted, distinct)
+ *   <col>.dict0   | instead of .dict when a string holds a newline: each
+ *                 | string followed by a NUL byte
  *   <col>.valid   | optional: n bytes, 1 = value, 0 = NULL (absent = no
  *                 | NULLs); gqp's extension for round-tripping NULLs
  */
@@ -21,22 +23,24 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Turn the bytes of a .dict file (strings each ending in '\n') into a
- * dictionary, taking ownership of buf. Returns it, or NULL with err set
- * (missing final newline, unsorted or repeated strings, out of memory). */
-static CatDict *dict_from_file(char *buf, size_t len, const char *path, CatError *err) {
+/* Turn the bytes of a .dict file (strings each ending in sep: '\n', or
+ * '\0' for a .dict0 file) into a dictionary, taking ownership of buf.
+ * Returns it, or NULL with err set (missing final separator, unsorted or
+ * repeated strings, out of memory). */
+static CatDict *dict_from_file(char *buf, size_t len, const char *path, char sep, CatError *err) {
     char vbuf[CAT_ERR_VALUE_MAX + 4];
-    if (len > 0 && buf[len - 1] != '\n') {
+    if (len > 0 && buf[len - 1] != sep) {
         cat_host_free(buf);
-        cat_err(err, "%s: last string lacks its terminating newline", path);
+        cat_err(err, "%s: last string lacks its terminating %s", path,
+                sep ? "newline" : "NUL byte");
         return NULL;
     }
-    const char *nul = memchr(buf, '\0', len);
+    const char *nul = sep ? memchr(buf, '\0', len) : NULL;
     size_t bad = nul ? (size_t)(nul - buf) : cat_utf8_check(buf, len);
     if (bad < len) {
         int64_t line = 1;
         for (size_t i = 0; i < bad; i++)
-            line += buf[i] == '\n';
+            line += buf[i] == sep;
         cat_err(err, "%s:%lld: %s (byte offset %zu)", path, (long long)line,
                 nul ? "NUL byte in a string" : "invalid UTF-8", bad);
         cat_host_free(buf);
@@ -44,7 +48,7 @@ static CatDict *dict_from_file(char *buf, size_t len, const char *path, CatError
     }
     int64_t n = 0;
     for (size_t i = 0; i < len; i++)
-        n += buf[i] == '\n';
+        n += buf[i] == sep;
     CatDict *d = calloc(1, sizeof *d);
     int64_t *off = cat_host_alloc((size_t)(n + 1) * sizeof *off);
     if (!d || !off) {
@@ -60,7 +64,7 @@ static CatDict *dict_from_file(char *buf, size_t len, const char *path, CatError
     int64_t k = 0;
     off[0] = 0;
     for (size_t i = 0; i < len; i++) {
-        if (buf[i] != '\n') continue;
+        if (buf[i] != sep) continue;
         buf[i] = '\0';
         off[++k] = (int64_t)i + 1;
         if (k >= 2) {
@@ -112,7 +116,7 @@ CatTable *cat_read_binary(const CatTableDef *def, CatError *err) {
     for (int c = 0; c < t->ncols; c++) {
         CatColumn *col = &t->cols[c];
         size_t w = cat_type_width(col->type), len = 0;
-        path = cat_concat3(def->source, "/", col->name);
+        path = cat_concat3(def->source, "/", def->col_files ? def->col_files[c] : col->name);
         char *bin = path ? cat_concat3(path, ".bin", "") : NULL;
         if (!bin) goto oom;
         if (file_size(bin, &len, 0, err) != 0) {
@@ -154,7 +158,12 @@ CatTable *cat_read_binary(const CatTableDef *def, CatError *err) {
         if (col->type == CAT_STRING) {
             char *dpath = cat_concat3(path, ".dict", "");
             if (!dpath) goto oom;
-            int dr = file_size(dpath, &len, 0, err);
+            int dr = file_size(dpath, &len, 1, err);
+            if (dr == 1) { /* no .dict: a .dict0 then */
+                free(dpath);
+                if (!(dpath = cat_concat3(path, ".dict0", ""))) goto oom;
+                dr = file_size(dpath, &len, 0, err);
+            }
             free(dpath);
             if (dr != 0) goto fail;
         }
@@ -222,12 +231,12 @@ static int map_column(CatColumn *c, const char *bin, size_t bytes, CatError *err
  * base.dict (those that exist): written with them, not left behind by a
  * later change of the data. */
 static int stats_fresh(const char *base) {
-    static const char *ext[] = {".bin", ".valid", ".dict"};
+    static const char *ext[] = {".bin", ".valid", ".dict", ".dict0"};
     char *p = cat_concat3(base, ".stats", "");
     struct stat ss, st;
     int ok = p && stat(p, &ss) == 0;
     free(p);
-    for (int k = 0; k < 3 && ok; k++) {
+    for (int k = 0; k < 4 && ok; k++) {
         if (!(p = cat_concat3(base, ext[k], ""))) return 0;
         if (stat(p, &st) == 0)
             ok =
@@ -282,9 +291,21 @@ static int column_read(CatTable *t, int ci, int want_stats, CatError *err) {
         }
     }
     if (col->type == CAT_STRING) {
-        char *dbuf = cat_read_file(dpath, &len, 0, err);
+        char sep = '\n';
+        char *dbuf = cat_read_file(dpath, &len, 1, err);
+        if (!dbuf && len == 0 && access(dpath, F_OK) != 0) { /* no .dict: a .dict0 then */
+            char *d0 = cat_concat3(path, ".dict0", "");
+            if (!d0) {
+                cat_err(err, "%s: out of memory reading column '%s'", path, col->name);
+                goto fail;
+            }
+            free(dpath);
+            dpath = d0;
+            sep = '\0';
+            dbuf = cat_read_file(dpath, &len, 0, err);
+        }
         if (!dbuf) goto fail;
-        if (!(d = dict_from_file(dbuf, len, dpath, err))) goto fail;
+        if (!(d = dict_from_file(dbuf, len, dpath, sep, err))) goto fail;
         const int32_t *codes = col->data;
         /* fresh statistics bound the codes: no need to read them all */
         const CatStats *s = &col->stats;
@@ -361,16 +382,18 @@ int cat_column_loaded(const CatTable *t, int col) {
     return t && col >= 0 && col < t->ncols && !t->cols[col].lazy;
 }
 
-/* Write column c's files under dir. Returns 0, or -1 with err set. */
-static int write_column(const CatColumn *c, const char *dir, CatError *err) {
+/* See catalog.h: column c's files dir/name.* (.bin, .valid, .dict or
+ * .dict0, .stats). Returns 0, or -1 with err set. */
+int cat_write_column(const CatColumn *c, const char *dir, const char *name, CatError *err) {
     int rc = -1;
-    char *base = cat_concat3(dir, "/", c->name);
+    char *base = cat_concat3(dir, "/", name);
+    char *d0path = base ? cat_concat3(base, ".dict0", "") : NULL;
     char *bin = base ? cat_concat3(base, ".bin", "") : NULL;
     char *vpath = base ? cat_concat3(base, ".valid", "") : NULL;
     char *dpath = base ? cat_concat3(base, ".dict", "") : NULL;
     char *spath = base ? cat_concat3(base, ".stats", "") : NULL;
     char *dbuf = NULL;
-    if (!bin || !vpath || !dpath || !spath) {
+    if (!bin || !vpath || !dpath || !spath || !d0path) {
         cat_err(err, "out of memory writing column '%s'", c->name);
         goto done;
     }
@@ -382,19 +405,18 @@ static int write_column(const CatColumn *c, const char *dir, CatError *err) {
             cat_err(err, "out of memory writing column '%s'", c->name);
             goto done;
         }
-        for (int64_t i = 0; d && i < d->n; i++) {
-            if (memchr(cat_dict_str(d, i), '\n', (size_t)cat_dict_len(d, i))) {
-                cat_err(err,
-                        "%s: column '%s': string %lld holds a newline, which the binary "
-                        "format cannot store",
-                        dpath, c->name, (long long)i);
-                goto done;
-            }
-        }
+        /* a string with a newline: the NUL-separated .dict0 (the bytes as
+         * they are in memory) instead of .dict */
+        int nl = d && bytes && memchr(d->bytes, '\n', (size_t)bytes) != NULL;
         if (bytes) memcpy(dbuf, d->bytes, (size_t)bytes);
-        for (int64_t i = 0; i < bytes; i++)
+        for (int64_t i = 0; i < bytes && !nl; i++)
             if (dbuf[i] == '\0') dbuf[i] = '\n';
-        if (cat_write_text(dpath, dbuf, (size_t)bytes, err) != 0) goto done;
+        if (cat_write_text(nl ? d0path : dpath, dbuf, (size_t)bytes, err) != 0) goto done;
+        const char *other = nl ? dpath : d0path;
+        if (unlink(other) != 0 && errno != ENOENT) {
+            cat_err(err, "%s: cannot remove stale file: %s", other, strerror(errno));
+            goto done;
+        }
     }
     if (cat_write_text(bin, c->data, (size_t)c->n * cat_type_width(c->type), err) != 0) goto done;
     if (c->valid) {
@@ -413,6 +435,7 @@ static int write_column(const CatColumn *c, const char *dir, CatError *err) {
     }
     rc = 0;
 done:
+    free(d0path);
     free(spath);
     free(dbuf);
     free(dpath);
@@ -439,6 +462,6 @@ int cat_write_binary(const CatTable *t, const char *dir, CatError *err) {
     if (cat_mkdirs(dir) != 0)
         return cat_err(err, "%s: cannot create folder: %s", dir, strerror(errno));
     for (int c = 0; c < t->ncols; c++)
-        if (write_column(&t->cols[c], dir, err) != 0) return -1;
+        if (cat_write_column(&t->cols[c], dir, t->cols[c].name, err) != 0) return -1;
     return 0;
 }

@@ -562,8 +562,8 @@ int cat_load_csv_auto(Catalog *cat, const char *name, const char *path, const Ca
     CatTextOpts text = {o->nnulls ? o->nulls : empty, o->nnulls ? o->nnulls : 1, s.header,
                         s.ncols == 1 && o->format == CAT_FMT_CSV, &bad};
     CatTableDef def = {
-        name,    path,   o->format, 0,    s.delim, s.ncols, (const char *const *)s.names,
-        s.types, s.prec, s.scale,   &text};
+        name,    path,   o->format, 0,     s.delim, s.ncols, (const char *const *)s.names,
+        s.types, s.prec, s.scale,   &text, NULL};
     int retries = 0;
     for (;;) {
         if (cat_load_table(cat, &def, err) == 0) {

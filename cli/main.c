@@ -42,6 +42,7 @@
 /* Options shared by `run` and `explain`. */
 typedef struct CliOpts {
     const char *config;  /* -c; NULL: resolved by resolve_config() */
+    int is_db;           /* config came from --db */
     const char *device;  /* --device value or NULL */
     int threads;         /* --threads, -1 = not given */
     OutMode mode;        /* run --mode */
@@ -68,11 +69,14 @@ static void usage(FILE *f) {
           "  gqp calibrate [--out FILE] [--threads N] [--max-rows N]\n"
           "          (default FILE: $XDG_CONFIG_HOME/gqp/cost-local.yaml, else\n"
           "          ~/.config/gqp/cost-local.yaml, used by later runs)\n"
+          "  gqp import (-c config.yaml | FILE.csv) --db DIR [--table T]\n"
           "  gqp --version\n"
           "  gqp --help\n"
           "\n"
           "The config is -c, else $GQP_CONFIG, else ./gqp.yaml if it exists, else an\n"
-          "empty catalog (CREATE TABLE / INSERT still work).\n",
+          "empty catalog (CREATE TABLE / INSERT still work).\n"
+          "-c DIR or --db DIR opens the database folder DIR (created when missing):\n"
+          "tables, indexes and views created or changed there persist.\n",
           f);
 }
 
@@ -152,17 +156,33 @@ static const char *resolve_config(const CliOpts *o) {
     return NULL;
 }
 
+/* The path gqp_open() takes as the database folder `dir` (--db): dir with
+ * a '/' added, so that a name ending in .yaml is a folder too. */
+static const char *db_folder(const char *dir) {
+    static char buf[4096];
+    size_t n = strlen(dir);
+    if (n == 0 || dir[n - 1] == '/' || n + 2 > sizeof buf) return dir;
+    memcpy(buf, dir, n);
+    memcpy(buf + n, "/", 2);
+    return buf;
+}
+
 /* Open the database with the options' config, device and threads. Returns
  * the handle, or NULL after printing the error (the handle is closed). */
 static gqp *open_db(const CliOpts *o) {
     const char *cfg = resolve_config(o);
     gqp *db = NULL;
     struct stat sb;
-    if (cfg && stat(cfg, &sb) != 0) {
+    /* a missing path names a new database folder unless it ends in
+     * .yaml / .yml (docs/storage.md) */
+    size_t cl = cfg ? strlen(cfg) : 0;
+    int yaml = cl >= 5 ? strcmp(cfg + cl - 5, ".yaml") == 0 : 0;
+    yaml |= cl >= 4 ? strcmp(cfg + cl - 4, ".yml") == 0 : 0;
+    if (cfg && !o->is_db && yaml && stat(cfg, &sb) != 0) {
         fprintf(stderr, "Catalog Error: cannot open config '%s': %s\n", cfg, strerror(errno));
         return NULL;
     }
-    int rc = gqp_open(cfg, &db);
+    int rc = gqp_open(o->is_db ? db_folder(cfg) : cfg, &db);
     if (!db) {
         fputs("gqp: out of memory opening the database\n", stderr);
         return NULL;
@@ -215,9 +235,10 @@ static int parse_opts(int argc, char **argv, int first, int is_run, CliOpts *o) 
             usage(stdout);
             return 2;
         }
-        if (strcmp(a, "-c") == 0 || strcmp(a, "--config") == 0) {
+        if (strcmp(a, "-c") == 0 || strcmp(a, "--config") == 0 || strcmp(a, "--db") == 0) {
             if (!v) return usage_error("missing value for", a);
             o->config = v;
+            o->is_db = a[1] == '-' && a[2] == 'd'; /* --db: a database folder */
             i++;
         } else if (strcmp(a, "--device") == 0) {
             if (!v || (strcmp(v, "auto") && strcmp(v, "cpu") && strcmp(v, "gpu")))
@@ -715,6 +736,59 @@ static int is_db_word(const char *word) {
            (n > 4 && strcmp(word + n - 4, ".yml") == 0);
 }
 
+/* gqp_import's progress: a line on stderr, rewritten in place on a
+ * terminal. */
+static void import_progress(void *ud, const char *line) {
+    int *tty = ud;
+    if (*tty)
+        fprintf(stderr, "\r\033[K%s", line);
+    else
+        fprintf(stderr, "%s\n", line);
+    fflush(stderr);
+}
+
+/* `gqp import (-c config.yaml | FILE) --db DIR [--table T]`: tables into
+ * the database folder DIR. Returns the exit status. */
+static int cmd_import(int argc, char **argv) {
+    const char *src = NULL, *dir = NULL, *table = NULL;
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "-c") == 0 || strcmp(a, "--config") == 0 || strcmp(a, "--db") == 0 ||
+            strcmp(a, "--table") == 0) {
+            if (!v) return usage_error("missing value for", a);
+            if (a[2] == 'd')
+                dir = v;
+            else if (a[2] == 't')
+                table = v;
+            else if (src)
+                return usage_error("give one source: -c config.yaml or FILE", NULL);
+            else
+                src = v;
+            i++;
+        } else if (a[0] == '-' && a[1] != '\0') {
+            return usage_error("unknown option", a);
+        } else {
+            if (src) return usage_error("give one source: -c config.yaml or FILE", NULL);
+            src = a;
+        }
+    }
+    if (!src) return usage_error("import needs a source: -c config.yaml or FILE", NULL);
+    if (!dir) return usage_error("import needs --db DIR", NULL);
+    gqp *db = NULL;
+    int rc = gqp_open(db_folder(dir), &db);
+    if (!db) {
+        fputs("gqp: out of memory opening the database\n", stderr);
+        return 1;
+    }
+    int tty = isatty(2);
+    if (rc == GQP_OK) rc = gqp_import(db, src, table, import_progress, &tty);
+    if (tty) fputc('\n', stderr);
+    if (rc != GQP_OK) print_error(gqp_errmsg(db));
+    gqp_close(db);
+    return rc == GQP_OK ? 0 : 1;
+}
+
 /* Dispatch on the subcommand (none, an option or a database: the shell).
  * Returns the process exit status. */
 int main(int argc, char **argv) {
@@ -733,6 +807,7 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "explain") == 0) return cmd_explain(argc, argv);
     if (strcmp(cmd, "gen") == 0) return cmd_gen(argc, argv);
     if (strcmp(cmd, "calibrate") == 0) return cmd_calibrate(argc, argv);
+    if (strcmp(cmd, "import") == 0) return cmd_import(argc, argv);
     if (strcmp(cmd, "shell") == 0) return cmd_shell(argc, argv, 2);
     if (cmd[0] == '-' || is_db_word(cmd)) return cmd_shell(argc, argv, 1);
     return usage_error("unknown command (and no such database)", cmd);

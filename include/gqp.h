@@ -102,8 +102,30 @@ typedef struct gqp_stmt gqp_stmt; /* one prepared statement */
  * GQP_ERROR; read the message with gqp_errmsg(*out). Returns GQP_NOMEM with
  * *out NULL only if the handle itself could not be allocated. The caller
  * owns *out and releases it with gqp_close().
+ *
+ * A persistent database: when config_path names a directory, or a missing
+ * path not ending in .yaml / .yml (created then, as sqlite3 and duckdb
+ * create a missing database file), it is a database folder (docs/storage.md):
+ * its tables, indexes and views are loaded (each column mapped on first
+ * use), and every CREATE TABLE [AS], INSERT, UPDATE, DELETE, DROP TABLE,
+ * CREATE / DROP INDEX and CREATE / DROP VIEW is written to it atomically
+ * before the statement returns. The folder is locked while the handle is
+ * open. On an error opening it nothing is loaded.
  */
 int gqp_open(const char *config_path, gqp **out);
+
+/*
+ * Import into db, a database folder, the tables of the YAML config
+ * `source` (path ending in .yaml / .yml; only the table named `table` when
+ * not NULL), or the CSV / .tbl file `source` as table `table` (NULL: the
+ * file's name without folder and extension) through CREATE TABLE ... AS
+ * SELECT * FROM read_csv('source'). Each table is committed on its own;
+ * a name that exists already is an error (nothing imported). progress
+ * (may be NULL) receives a line per step. GQP_OK or an error code (message
+ * in gqp_errmsg()).
+ */
+int gqp_import(gqp *db, const char *source, const char *table,
+               void (*progress)(void *ud, const char *line), void *ud);
 
 /* Release the handle, all its tables and device memory. Statements still
  * open are finalized. NULL is a no-op. Returns GQP_OK. No other thread may

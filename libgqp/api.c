@@ -131,7 +131,10 @@ int gqp_open(const char *config_path, gqp **out) {
     db->err_offset = -1;
     snprintf(db->errmsg, sizeof db->errmsg, "not an error");
     *out = db;
-    if (config_path) {
+    if (config_path && gqp_store_wants(config_path)) {
+        int src = gqp_store_open(db, config_path); /* a database folder */
+        if (src != GQP_OK) return src;
+    } else if (config_path) {
         CatError err;
         CatSettings settings;
         memset(&settings, 0, sizeof settings);
@@ -213,6 +216,7 @@ int gqp_close(gqp *db) {
     exec_pool_free(db->pool);
     cat_catalog_free(db->cat);
     gqp_free_views(db);
+    gqp_store_close(db);
     free(db->cost);
     free(db->reads);
     gqp_leave(db);

@@ -589,7 +589,8 @@ static int run_create_index(gqp *db, gqp_stmt *st) {
     return rc;
 }
 
-int gqp_run_other(gqp *db, gqp_stmt *st) {
+/* gqp_run_other's statement, in memory. */
+static int run_other_mem(gqp *db, gqp_stmt *st) {
     const AstStmt *a = st->ast;
     /* tables may change: prepared plans must re-bind; each statement
      * below drops from the GPU column cache exactly the columns it changes
@@ -646,4 +647,11 @@ int gqp_run_other(gqp *db, gqp_stmt *st) {
     default:
         return gqp_set_error(db, GQP_ERROR, "Not implemented Error: statement");
     }
+}
+
+/* Run a statement other than a query; in a database folder, a change to
+ * a stored table, index or view is then made durable (store.c). */
+int gqp_run_other(gqp *db, gqp_stmt *st) {
+    int rc = run_other_mem(db, st);
+    return rc == GQP_OK ? gqp_store_after(db, st) : rc;
 }

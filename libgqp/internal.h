@@ -77,6 +77,7 @@ struct gqp {
     uint64_t ntemps;              /* temporary tables made so far (their names) */
     int no_inline;                /* materialize derived tables (see gqp_plan_select) */
     int64_t chunk_rows; /* SET chunk_rows / GQP_CHUNK_ROWS: chunked execution (chunk.c), 0 off */
+    struct GqpStore *store;       /* a database directory (store.c), or NULL */
 };
 
 typedef struct GqpView {
@@ -261,5 +262,19 @@ int gqp_introspect_run(gqp *db, gqp_stmt *st);
 int gqp_copy_bindings(gqp_stmt *from, gqp_stmt *to);
 /* dml.c: CREATE TABLE, INSERT, SET, DROP */
 int gqp_run_other(gqp *db, gqp_stmt *st);
+
+/* store.c: a database directory. 1 when gqp_open's path names one: an
+ * existing folder, or a missing path not ending in .yaml / .yml. */
+int gqp_store_wants(const char *path);
+/* Open (creating it when missing) the database directory dir into db's
+ * empty catalog: GQP_OK, or an error with db's message naming the stage
+ * and file, db's catalog then empty. */
+int gqp_store_open(gqp *db, const char *dir);
+/* Release db's store (its lock); a no-op without one. */
+void gqp_store_close(gqp *db);
+/* After statement st succeeded in memory: make its change durable in db's
+ * store (atomically) when it changed a stored table, index or view.
+ * GQP_OK, or an error after which memory again matches the store. */
+int gqp_store_after(gqp *db, gqp_stmt *st);
 
 #endif
