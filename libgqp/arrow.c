@@ -280,6 +280,7 @@ static int exp_column(const ExecColumn *c, int64_t r0, int64_t r1, struct ArrowA
     }
     int nbuf = c->ltype == CAT_STRING ? 3 : 2;
     if (exp_array_init(a, n, nbuf, 0) != 0) return -1;
+    int copy = c->vec.data != NULL; /* whole ranges memcpy'd when the types agree */
     ExpArray *p = a->private_data;
     int64_t nulls = 0;
     for (int64_t r = r0; r < r1; r++)
@@ -305,7 +306,7 @@ static int exp_column(const ExecColumn *c, int64_t r0, int64_t r1, struct ArrowA
     case CAT_DATE: {
         int32_t *v = p->own[1] = abuf((size_t)n * 4);
         if (!v) goto oom;
-        if (c->vec.type == PRIM_I32)
+        if (copy && c->vec.type == PRIM_I32)
             memcpy(v, (const int32_t *)c->vec.data + r0, (size_t)n * 4);
         else
             for (int64_t r = r0; r < r1; r++)
@@ -315,7 +316,7 @@ static int exp_column(const ExecColumn *c, int64_t r0, int64_t r1, struct ArrowA
     case CAT_INT64: {
         int64_t *v = p->own[1] = abuf((size_t)n * 8);
         if (!v) goto oom;
-        if (c->vec.type == PRIM_I64)
+        if (copy && c->vec.type == PRIM_I64)
             memcpy(v, (const int64_t *)c->vec.data + r0, (size_t)n * 8);
         else
             for (int64_t r = r0; r < r1; r++)
