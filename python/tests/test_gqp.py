@@ -164,6 +164,28 @@ class RoundTrip(unittest.TestCase):
                              [{"c": sum(v is not None for v in vals),
                                "d": len({s for s in strs if s is not None})}])
 
+    def test_sliced_input(self):
+        # offsets that are not multiples of 8 into bitmaps, values, strings
+        rnd = random.Random(3)
+        n = 1000
+        src = pa.table(
+            {
+                "id": pa.array(range(n), pa.int64()),
+                "i": pa.array([None if i % 7 == 0 else i for i in range(n)], pa.int32()),
+                "b": pa.array([None if i % 5 == 0 else i % 3 == 0 for i in range(n)]),
+                "s": pa.array([None if i % 11 == 0 else "v%d" % rnd.randrange(50)
+                               for i in range(n)]),
+                "c": pa.array(["x%d" % (i % 4) for i in range(n)]).dictionary_encode(),
+            }
+        )
+        part = src.slice(13, 501)
+        self.con.register("sl", part)
+        got = self.con.sql("SELECT i, b, s, c FROM sl ORDER BY id")
+        self.assertEqual(got.column("i").to_pylist(), part.column("i").to_pylist())
+        self.assertEqual(got.column("b").to_pylist(), part.column("b").to_pylist())
+        self.assertEqual(got.column("s").to_pylist(), part.column("s").to_pylist())
+        self.assertEqual(got.column("c").to_pylist(), part.column("c").to_pylist())
+
     def test_result_registered_again(self):
         self.con.register("t", pa.table({"a": [3, 1, 2], "s": ["c", None, "b"]}))
         self.con.register("u", self.con.sql("SELECT a * 2 AS a2, s FROM t WHERE a > 1"))
