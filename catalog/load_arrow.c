@@ -205,7 +205,7 @@ static int read_field(const char *table, const struct ArrowSchema *schema, int j
 
 /* See catalog.h. */
 int cat_arrow_check(const Catalog *cat, const char *name, const struct ArrowSchema *schema,
-                    CatError *err) {
+                    int replace, CatError *err) {
     if (!name || !*name) return cat_err(err, "table name is empty");
     if (!schema || !schema->release || !schema->format)
         return cat_err(err, "cannot register table '%s': no Arrow schema", name);
@@ -219,7 +219,8 @@ int cat_arrow_check(const Catalog *cat, const char *name, const struct ArrowSche
     if (schema->n_children > 100000)
         return cat_err(err, "cannot register table '%s': %lld columns are too many", name,
                        (long long)schema->n_children);
-    if (cat_find_table(cat, name)) return cat_err(err, "table '%s' already exists", name);
+    if (!replace && cat_find_table(cat, name))
+        return cat_err(err, "table '%s' already exists", name);
     int nc = (int)schema->n_children;
     for (int j = 0; j < nc; j++) {
         ArrField x;
@@ -449,8 +450,9 @@ static void fills_free(Fill *f, int nc) {
 
 /* See catalog.h. */
 int cat_load_arrow(Catalog *cat, const char *name, const struct ArrowSchema *schema,
-                   struct ArrowArray *const *batches, int64_t nbatches, CatError *err) {
-    if (cat_arrow_check(cat, name, schema, err) != 0) return -1;
+                   struct ArrowArray *const *batches, int64_t nbatches, int replace,
+                   CatError *err) {
+    if (cat_arrow_check(cat, name, schema, replace, err) != 0) return -1;
     int nc = (int)schema->n_children;
     int64_t n = 0;
     for (int64_t b = 0; b < nbatches; b++) {
@@ -532,6 +534,8 @@ int cat_load_arrow(Catalog *cat, const char *name, const struct ArrowSchema *sch
     }
     t->nrows = n;
     cat_table_stats(t);
+    /* replacing: the old table's slot makes room, so the add cannot fail */
+    if (replace) cat_drop_table(cat, name, NULL);
     if (cat_catalog_add(cat, t, err) != 0) goto done;
     t = NULL;
     rc = 0;

@@ -143,6 +143,17 @@ int gqp_query_arrow(gqp *db, const char *sql, struct ArrowArrayStream *out);
  */
 int gqp_register_arrow(gqp *db, const char *name, struct ArrowArrayStream *stream);
 
+/* gqp_register_arrow_ex flags: drop a table of the same name once the new
+ * one is complete (not a view), in one step under db's lock. */
+#define GQP_ARROW_REPLACE 1
+
+/*
+ * gqp_register_arrow with flags (0 or GQP_ARROW_REPLACE). With
+ * GQP_ARROW_REPLACE an existing table `name` is replaced only when the new
+ * one is complete: on error the old table stays as it was.
+ */
+int gqp_register_arrow_ex(gqp *db, const char *name, struct ArrowArrayStream *stream, int flags);
+
 /*
  * The same for one record batch: array is a struct array described by
  * schema. Both are consumed (released before the call returns).

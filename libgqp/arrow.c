@@ -540,14 +540,18 @@ int gqp_query_arrow(gqp *db, const char *sql, struct ArrowArrayStream *out) {
 
 /* ------------------------------------------------------------ import -- */
 
-/* Register the nb batches of schema as table `name` (db locked). GQP_OK or
- * an error code with db's message; releases nothing. */
+/* Register the nb batches of schema as table `name` (db locked; replace:
+ * over a table of that name). GQP_OK or an error code with db's message;
+ * releases nothing. */
 static int register_locked(gqp *db, const char *name, const struct ArrowSchema *schema,
-                           struct ArrowArray *const *batches, int64_t nb) {
+                           struct ArrowArray *const *batches, int64_t nb, int replace) {
     CatError err;
     if (gqp_is_view(db, name))
         return gqp_set_error(db, GQP_ERROR, "Catalog Error: view %s already exists", name);
-    if (cat_load_arrow(db->cat, name, schema, batches, nb, &err) != 0)
+    CatTable *old = replace ? cat_find_table(db->cat, name) : NULL;
+    /* the old table's columns leave the GPU cache (harmless if it stays) */
+    if (old) gqp_forget_table(db, old);
+    if (cat_load_arrow(db->cat, name, schema, batches, nb, replace, &err) != 0)
         return gqp_set_error(db, strstr(err.msg, "out of memory") ? GQP_NOMEM : GQP_ERROR, "%s",
                              err.msg);
     /* prepared plans must bind again: a name they saw missing may exist */
@@ -556,6 +560,10 @@ static int register_locked(gqp *db, const char *name, const struct ArrowSchema *
 }
 
 int gqp_register_arrow(gqp *db, const char *name, struct ArrowArrayStream *stream) {
+    return gqp_register_arrow_ex(db, name, stream, 0);
+}
+
+int gqp_register_arrow_ex(gqp *db, const char *name, struct ArrowArrayStream *stream, int flags) {
     if (!db) {
         if (stream && stream->release) stream->release(stream);
         return GQP_MISUSE;
@@ -576,6 +584,11 @@ int gqp_register_arrow(gqp *db, const char *name, struct ArrowArrayStream *strea
         rc = gqp_set_error(db, GQP_MISUSE, "API Error: gqp_register_arrow: the name is empty");
         goto done;
     }
+    if (flags & ~GQP_ARROW_REPLACE) {
+        rc = gqp_set_error(db, GQP_MISUSE, "API Error: gqp_register_arrow_ex: unknown flags %d",
+                           flags);
+        goto done;
+    }
     int e = stream->get_schema(stream, &schema);
     if (e != 0 || !schema.release) {
         const char *m = stream->get_last_error ? stream->get_last_error(stream) : NULL;
@@ -591,7 +604,7 @@ int gqp_register_arrow(gqp *db, const char *name, struct ArrowArrayStream *strea
         rc = gqp_set_error(db, GQP_ERROR, "Catalog Error: view %s already exists", name);
         goto done;
     }
-    if (cat_arrow_check(db->cat, name, &schema, &err) != 0) {
+    if (cat_arrow_check(db->cat, name, &schema, flags & GQP_ARROW_REPLACE, &err) != 0) {
         rc = gqp_set_error(db, GQP_ERROR, "%s", err.msg);
         goto done;
     }
@@ -627,7 +640,7 @@ int gqp_register_arrow(gqp *db, const char *name, struct ArrowArrayStream *strea
         }
         batches[nb++] = a;
     }
-    rc = register_locked(db, name, &schema, batches, nb);
+    rc = register_locked(db, name, &schema, batches, nb, flags & GQP_ARROW_REPLACE);
 done:
     for (int64_t b = 0; b < nb; b++) {
         if (batches[b]->release) batches[b]->release(batches[b]);
@@ -655,7 +668,7 @@ int gqp_register_arrow_array(gqp *db, const char *name, struct ArrowSchema *sche
             rc = gqp_set_error(db, GQP_MISUSE,
                                "API Error: gqp_register_arrow_array: the name is empty");
         else
-            rc = register_locked(db, name, schema, &array, 1);
+            rc = register_locked(db, name, schema, &array, 1, 0);
         gqp_leave(db);
     }
     if (array && array->release) array->release(array);

@@ -8,6 +8,7 @@ import threading
 # result codes of include/gqp.h
 _OK, _ROW, _DONE = 0, 100, 101
 _DEVICES = {"auto": 0, "cpu": 1, "gpu": 2}
+_ARROW_REPLACE = 1  # GQP_ARROW_REPLACE of include/gqp_arrow.h
 
 
 class Error(Exception):
@@ -97,7 +98,7 @@ def _declare(lib):
         "gqp_changes": (I64, [P]),
         "gqp_libversion": (S, []),
         "gqp_query_arrow": (I, [P, S, ctypes.POINTER(_ArrowArrayStream)]),
-        "gqp_register_arrow": (I, [P, S, ctypes.POINTER(_ArrowArrayStream)]),
+        "gqp_register_arrow_ex": (I, [P, S, ctypes.POINTER(_ArrowArrayStream), I]),
     }
     for name, (res, args) in sigs.items():
         f = getattr(lib, name)
@@ -226,16 +227,18 @@ class Connection:
     def register(self, name, data, replace=True):
         """Copy data (a pyarrow Table / RecordBatch / RecordBatchReader, a
         pandas DataFrame, or anything with __arrow_c_stream__) into table
-        `name`, which SQL then reads on either device. An existing table of
-        that name is dropped first when replace is true (else an error)."""
+        `name`, which SQL then reads on either device. With replace, a table
+        of that name is replaced once the new one is complete (it stays as
+        it was when the data is refused); else the name must be free."""
         reader = _as_reader(data)
         db = self._handle()
-        if replace:
-            self.execute('DROP TABLE IF EXISTS "%s"' % name.replace('"', '""'))
         stream = _ArrowArrayStream()
         reader._export_to_c(ctypes.addressof(stream))
-        # gqp_register_arrow releases the stream whatever happens
-        self._check(self._lib.gqp_register_arrow(db, name.encode(), ctypes.byref(stream)))
+        # gqp_register_arrow_ex releases the stream whatever happens
+        flags = _ARROW_REPLACE if replace else 0
+        self._check(
+            self._lib.gqp_register_arrow_ex(db, name.encode(), ctypes.byref(stream), flags)
+        )
         return self
 
     def unregister(self, name):

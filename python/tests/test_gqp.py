@@ -219,6 +219,10 @@ class RoundTrip(unittest.TestCase):
         self.assertEqual(self.con.sql("SELECT SUM(a) AS s FROM t").to_pylist(), [{"s": 11}])
         with self.assertRaises(gqp.Error):
             self.con.register("t", pa.table({"a": [1]}), replace=False)
+        # data refused: the old table stays as it was
+        with self.assertRaises(gqp.Error):
+            self.con.register("t", pa.table({"a": pa.array([2**64 - 1], pa.uint64())}))
+        self.assertEqual(self.con.sql("SELECT SUM(a) AS s FROM t").to_pylist(), [{"s": 11}])
         self.assertEqual(self.con.execute("INSERT INTO t VALUES (1), (2), (3)"), 3)
         self.con.execute("CREATE TABLE x(a INTEGER); INSERT INTO x SELECT a FROM t")
         self.assertEqual(self.con.sql("SELECT COUNT(*) AS n FROM x").to_pylist(), [{"n": 5}])

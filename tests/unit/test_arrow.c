@@ -473,6 +473,59 @@ Test(arrow, import_stream_errors) {
     gqp_close(db);
 }
 
+/* A stream of one int32 column "a" holding the n values v (heap copies). */
+static void int_stream(struct ArrowArrayStream *st, int n, const int32_t *v) {
+    struct ArrowSchema schema;
+    struct ArrowArray array;
+    struct ArrowSchema *ks[1] = {t_schema("i", "a")};
+    struct ArrowArray *ka[1] = {
+        t_array(n, 0, 0, 2, NULL, dup_bytes(v, sizeof *v * (size_t)n), NULL)};
+    t_struct_schema(&schema, 1, ks);
+    t_struct_array(&array, n, 1, ka);
+    t_stream(st, &schema, &array);
+}
+
+Test(arrow, import_replace) {
+    gqp *db = open_db();
+    struct ArrowArrayStream st;
+    int32_t v1[] = {1, 2}, v2[] = {10, 20, 30};
+    int_stream(&st, 2, v1);
+    cr_assert_eq(gqp_register_arrow_ex(db, "r", &st, 0), GQP_OK, "%s", gqp_errmsg(db));
+    /* a prepared statement sees the new table when it runs again */
+    gqp_stmt *stmt;
+    cr_assert_eq(gqp_prepare(db, "SELECT SUM(a) FROM r", -1, &stmt, NULL), GQP_OK);
+    cr_assert_eq(gqp_step(stmt), GQP_ROW);
+    cr_expect_eq(gqp_column_int64(stmt, 0), 3);
+    int_stream(&st, 3, v2);
+    cr_expect_eq(gqp_register_arrow(db, "r", &st), GQP_ERROR, "the name is taken");
+    int_stream(&st, 3, v2);
+    cr_assert_eq(gqp_register_arrow_ex(db, "r", &st, GQP_ARROW_REPLACE), GQP_OK, "%s",
+                 gqp_errmsg(db));
+    gqp_reset(stmt);
+    cr_assert_eq(gqp_step(stmt), GQP_ROW);
+    cr_expect_eq(gqp_column_int64(stmt, 0), 60);
+    gqp_finalize(stmt);
+    /* refused data leaves the old table as it was */
+    struct ArrowSchema schema;
+    struct ArrowArray array;
+    uint64_t big[] = {UINT64_MAX};
+    struct ArrowSchema *ks[1] = {t_schema("L", "a")};
+    struct ArrowArray *ka[1] = {t_array(1, 0, 0, 2, NULL, dup_bytes(big, 8), NULL)};
+    t_struct_schema(&schema, 1, ks);
+    t_struct_array(&array, 1, 1, ka);
+    t_stream(&st, &schema, &array);
+    cr_expect_eq(gqp_register_arrow_ex(db, "r", &st, GQP_ARROW_REPLACE), GQP_ERROR);
+    cr_expect_str_eq(rows_text(db, "SELECT SUM(a), COUNT(*) FROM r"), "60|3\n");
+    /* a view is never replaced; unknown flags are misuse */
+    exec_sql(db, "CREATE VIEW vw AS SELECT 1 AS a");
+    int_stream(&st, 2, v1);
+    cr_expect_eq(gqp_register_arrow_ex(db, "vw", &st, GQP_ARROW_REPLACE), GQP_ERROR);
+    int_stream(&st, 2, v1);
+    cr_expect_eq(gqp_register_arrow_ex(db, "x", &st, 6), GQP_MISUSE);
+    cr_expect_null(st.release);
+    gqp_close(db);
+}
+
 /* --------------------------------------------------------- export -- */
 
 /* Bit i of bitmap bm (NULL: every bit set). */
