@@ -118,6 +118,7 @@ class RoundTrip(unittest.TestCase):
         for dev in Devices.names():
             self.con.set_device(dev)
             got = self.con.sql("SELECT * FROM t")
+            got.validate(full=True)  # the exported buffers are valid Arrow
             self.assertEqual(got.column_names, src.column_names)
             want_types = {
                 "i8": pa.int32(), "i16": pa.int32(), "i32": pa.int32(), "i64": pa.int64(),
@@ -157,6 +158,7 @@ class RoundTrip(unittest.TestCase):
         for dev in Devices.names():
             self.con.set_device(dev)
             got = self.con.sql("SELECT id, v, s FROM big ORDER BY id")
+            got.validate(full=True)
             self.assertEqual(got.column("id").num_chunks, 2)
             self.assertTrue(got.equals(src), dev)
             agg = self.con.sql("SELECT COUNT(v) AS c, COUNT(DISTINCT s) AS d FROM big")
