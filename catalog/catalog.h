@@ -467,4 +467,21 @@ int cat_gen_ssb(const char *dir, double sf, uint64_t seed, CatError *err);
  */
 int cat_config_to_binary(const char *in_path, const char *out_path, int append, CatError *err);
 
+/* Arrow import (load_arrow.c; the structs are in include/gqp_arrow.h). */
+struct ArrowSchema;
+struct ArrowArray;
+/* Check that a table `name` could be made from record batches of schema
+ * (a struct "+s" whose fields each have a name and a type gqp holds, no
+ * name repeated) and, unless replace, that the name is free in cat.
+ * Returns 0, or -1 with err naming the column at fault. */
+int cat_arrow_check(const Catalog *cat, const char *name, const struct ArrowSchema *schema,
+                    int replace, CatError *err);
+/* Add a table `name` holding the rows of the nbatches record batches (struct
+ * arrays of schema), copied (strings into a sorted dictionary); with
+ * replace, a table of that name is dropped once the new one is complete.
+ * Reads the batches, never releases them. All or nothing: returns 0, or -1
+ * with err naming the column and row at fault and cat unchanged. */
+int cat_load_arrow(Catalog *cat, const char *name, const struct ArrowSchema *schema,
+                   struct ArrowArray *const *batches, int64_t nbatches, int replace, CatError *err);
+
 #endif /* GQP_CATALOG_H */

@@ -3,7 +3,8 @@
 # test gqp: a C toolchain, CMake, pkg-config, libyaml, Criterion, sqlite3,
 # python3 and GNU readline (the shell's line editing; optional at build
 # time), then DuckDB 1.5.5 and its tpch extension from PyPI for the TPC-H
-# tests (python3 -m pip install --user; python3-pip from apt when pip is
+# tests, and pyarrow and pandas for the Python package's tests (python/)
+# (python3 -m pip install --user; python3-pip from apt when pip is
 # missing). Asks apt-get only for missing packages (checked with dpkg -s), and
 # uses sudo only when not already root. CUDA is optional and never installed
 # here: the build uses nvcc when it finds one (see docs/gpu.md).
@@ -16,11 +17,12 @@ if [ "${1:-}" = "--clang" ]; then
     PKGS="$PKGS clang libclang-rt-dev"
 fi
 
-# DuckDB with its tpch extension: `gqp gen tpch` (tests/tpch, bench/tpch.py)
-PY_PKGS="duckdb==1.5.5 duckdb-extension-tpch==1.5.5"
+# DuckDB with its tpch extension: `gqp gen tpch` (tests/tpch, bench/tpch.py);
+# pyarrow and pandas: python/tests (python.gqp)
+PY_PKGS="duckdb==1.5.5 duckdb-extension-tpch==1.5.5 pyarrow==26.0.1 pandas==3.1.1"
 have_duckdb() {
     python3 -c "import duckdb, duckdb_extension_tpch; assert duckdb.__version__ == '1.5.5'" \
-        >/dev/null 2>&1
+        >/dev/null 2>&1 && python3 -c "import pyarrow, pandas" >/dev/null 2>&1
 }
 if ! have_duckdb && ! python3 -m pip --version >/dev/null 2>&1; then
     PKGS="$PKGS python3-pip"

@@ -40,6 +40,21 @@ for f in include/gqp.h share/gqp/cost-cpu-2core.yaml share/gqp/cost-h100.yaml bi
     [ -e "$P/$f" ] || fail "installed $f missing"
 done
 ls "$P"/lib*/libgqp.a >/dev/null 2>&1 || fail "installed libgqp.a missing"
+# libgqp.so (a build with GQP_BUILD_SHARED) and the Arrow header; python/gqp
+# loads the installed library (not in sanitizer builds: Python cannot load
+# an ASan library)
+[ -e "$P/include/gqp_arrow.h" ] || fail "installed include/gqp_arrow.h missing"
+if [ -e "$B/libgqp.so" ]; then
+    so=$(ls "$P"/lib*/libgqp.so 2>/dev/null | head -1)
+    if [ -z "$so" ]; then
+        fail "installed libgqp.so missing"
+    elif ! echo "${GQP_APP_CFLAGS:-}" | grep -q sanitize &&
+        python3 -c "import pyarrow" >/dev/null 2>&1; then
+        GQP_LIBRARY=$so PYTHONPATH=$SRC/python python3 -c \
+            "import gqp; assert gqp.connect().sql('SELECT 41 + 1 AS x').to_pylist() == [{'x': 42}]" \
+            >"$W/python.out" 2>&1 || fail "python/gqp on the installed libgqp.so: $(tail -1 "$W/python.out")"
+    fi
+fi
 ls "$P"/lib*/cmake/gqp/gqpConfig.cmake >/dev/null 2>&1 || fail "gqpConfig.cmake missing"
 ls "$P"/lib*/cmake/gqp/gqpConfigVersion.cmake >/dev/null 2>&1 || fail "gqpConfigVersion missing"
 ls "$P"/lib*/pkgconfig/gqp.pc >/dev/null 2>&1 || fail "gqp.pc missing"
