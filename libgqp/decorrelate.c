@@ -5,6 +5,10 @@
  *
  *   [NOT] EXISTS (SELECT .. FROM F WHERE C AND L)     a top-level WHERE conjunct
  *   x IN (SELECT y FROM F WHERE C AND L)              likewise
+ *   x NOT IN (SELECT y ..)                            an ANTI JOIN on C AND
+ *                                      (x = y OR x IS NULL OR y IS NULL)
+ *   EXISTS elsewhere (under OR / NOT, select list)    (SELECT COUNT(*) ..) > 0,
+ *                                                     the scalar form below
  *     -> FROM .., (SELECT <inner columns of C> FROM F WHERE L) AS __gqp_sqN
  *        joined as a SEMI (ANTI) JOIN on C (and x = y), C's inner columns
  *        read from __gqp_sqN; the conjunct becomes TRUE.
@@ -21,9 +25,9 @@
  * enclosing SELECT's FROM (correlated), L the others. The derived table is
  * uncorrelated, so it is materialized like any other (subquery.c), and the
  * joins run on the join primitives of either device. Shapes outside these
- * (correlation under OR, in a GROUP BY subquery, to a grand-parent query,
- * NOT IN) are left alone and end in "Not implemented Error: correlated
- * subquery" as before.
+ * (IN under OR, correlation in a GROUP BY subquery, to a grand-parent
+ * query, by a non-equality in a scalar) are left alone and end in "Not
+ * implemented Error: correlated subquery" as before.
  */
 #include <stdio.h>
 #include <string.h>
@@ -301,6 +305,21 @@ static int semi(Dc *x, AstExpr *e, AstExpr *ex, int anti) {
         if (sub->nitems != 1 || sub->items[0].expr->kind == AST_STAR) return 0;
         AstExpr *y = export_col(x, &s, sub->items[0].expr, "__c");
         if (!y || !(in_eq = bin(x, OP_EQ, ex->a, y))) return -1;
+        if (anti) {
+            /* x NOT IN (..): a row of the set that equals x, or any row
+             * when x is NULL, or a NULL in the set makes it not TRUE (NULL
+             * or FALSE: the row goes either way); an empty set keeps it */
+            AstExpr *xn = node(x, AST_ISNULL, ex->pos), *yn = node(x, AST_ISNULL, ex->pos);
+            AstExpr *y2 = yn ? colref(x, y->table, y->str, ex->pos) : NULL;
+            if (!xn || !yn || !y2) return -1;
+            xn->a = ex->a;
+            xn->height = ex->a->height + 1;
+            xn->weight = ex->a->weight + 1;
+            yn->a = y2;
+            yn->height = yn->weight = 2;
+            AstExpr *o1 = bin(x, OP_OR, in_eq, xn);
+            if (!o1 || !(in_eq = bin(x, OP_OR, o1, yn))) return -1;
+        }
     }
     for (int i = 0; i < s.ncorr; i++)
         if (export_inner(x, &s, s.corr[i]) != 0) return -1;
@@ -455,6 +474,88 @@ static int scalar(Dc *x, AstExpr *ex, int strict) {
     return 1;
 }
 
+/* EXISTS (sub) by what only decides whether sub has a row: an aggregate
+ * without GROUP BY or HAVING always makes one (e becomes TRUE: returns 1);
+ * GROUP BY without HAVING makes one where some row passes WHERE (sub
+ * becomes a copy without it, its select list the constant 1). Returns 0,
+ * or -1 out of memory. */
+static int exists_normalize(Dc *x, AstExpr *e) {
+    AstSelect *sub = e->select;
+    if (sub->having || sub->ncompound || sub->offset ||
+        (sub->limit && !(sub->limit->kind == AST_INT && sub->limit->ival >= 1)))
+        return 0;
+    int agg = 0;
+    for (int i = 0; i < sub->nitems; i++)
+        agg |= sub->items[i].expr->kind != AST_STAR && has_agg(sub->items[i].expr);
+    if (!sub->ngroup && agg) {
+        set_true(e);
+        return 1;
+    }
+    if (!sub->ngroup) return 0;
+    SqlArena *a = x->st->parse_arena;
+    AstSelect *c = sql_arena_alloc(a, sizeof *c);
+    AstSelectItem *item = sql_arena_alloc(a, sizeof *item);
+    AstExpr *one = node(x, AST_INT, e->pos);
+    if (!c || !item || !one) return -1;
+    *c = *sub;
+    one->ival = 1;
+    item->expr = one;
+    c->items = item;
+    c->nitems = 1;
+    c->ngroup = 0;
+    c->group_by = NULL;
+    c->norder = 0;
+    c->order_by = NULL;
+    e->select = c;
+    return 0;
+}
+
+/* EXISTS (sub) node e outside the positions semi() takes (under OR or
+ * NOT, in CASE, in the select list): EXISTS is two-valued, so it is
+ * (SELECT COUNT(*) FROM .. WHERE ..) > 0, whose correlated COUNT scalar()
+ * joins (a LEFT JOIN; no row counts 0). Returns 1 rewritten, 0 left alone
+ * (uncorrelated, or a shape scalar() does not take), -1 out of memory. */
+static int exists_count(Dc *x, AstExpr *e) {
+    AstSelect *sub = e->select;
+    if (sub->ngroup || sub->having || sub->ncompound || sub->offset) return 0;
+    if (sub->limit && !(sub->limit->kind == AST_INT && sub->limit->ival >= 1)) return 0;
+    SqlArena *a = x->st->parse_arena;
+    AstSelect *c = sql_arena_alloc(a, sizeof *c);
+    AstSelectItem *item = sql_arena_alloc(a, sizeof *item);
+    AstExpr **args = sql_arena_alloc(a, sizeof *args);
+    AstExpr *star = node(x, AST_STAR, e->pos), *cnt = node(x, AST_FUNC, e->pos);
+    AstExpr *sq = node(x, AST_INT, e->pos), *zero = node(x, AST_INT, e->pos);
+    if (!c || !item || !args || !star || !cnt || !sq || !zero) return -1;
+    *c = *sub;
+    c->distinct = 0;
+    c->limit = NULL;
+    c->norder = 0;
+    c->order_by = NULL;
+    if (!(cnt->str = sql_arena_strndup(a, "count", 5))) return -1;
+    args[0] = star;
+    cnt->list = args;
+    cnt->nlist = 1;
+    cnt->height = 2;
+    cnt->weight = 2;
+    item->expr = cnt;
+    c->items = item;
+    c->nitems = 1;
+    /* the scalar subquery node */
+    *sq = *e;
+    sq->kind = AST_SUBQUERY;
+    sq->sub_kind = AST_SUBQUERY;
+    sq->select = c;
+    int rc = scalar(x, sq, 0);
+    if (rc <= 0) return rc;
+    AstExpr *gt = bin(x, OP_GT, sq, zero);
+    if (!gt) return -1;
+    int64_t pos = e->pos, end = e->end;
+    *e = *gt;
+    e->pos = pos;
+    e->end = end;
+    return 1;
+}
+
 static int is_cmp(AstOp op) {
     return op == OP_EQ || op == OP_NE || op == OP_LT || op == OP_LE || op == OP_GT || op == OP_GE;
 }
@@ -467,18 +568,24 @@ static int walk(Dc *x, AstExpr *e, int top) {
     if (top && e->kind == AST_BINARY && e->op == OP_AND)
         return walk(x, e->a, 1) || walk(x, e->b, 1) ? -1 : 0;
     if (e->select) {
-        if (top && e->sub_kind == AST_EXISTS)
-            rc = semi(x, e, e, 0);
+        if (e->sub_kind == AST_EXISTS && (rc = exists_normalize(x, e)) != 0) return rc < 0 ? -1 : 0;
+        if (top && e->sub_kind == AST_EXISTS && (rc = semi(x, e, e, 0)) == 0)
+            rc = exists_count(x, e);
+        else if (top && e->sub_kind == AST_IN && e->negated)
+            rc = semi(x, e, e, 1);
         else if (top && e->sub_kind == AST_IN && !e->negated)
             rc = semi(x, e, e, 0);
         else if (e->sub_kind == AST_SUBQUERY)
             rc = scalar(x, e, 0);
+        else if (e->sub_kind == AST_EXISTS)
+            rc = exists_count(x, e);
         if (rc < 0) return -1;
         if (rc == 0 && e->sub_kind == AST_IN) return walk(x, e->a, 0);
         return 0;
     }
     if (top && e->kind == AST_UNARY && e->op == OP_NOT && e->a && e->a->select &&
         e->a->sub_kind == AST_EXISTS) {
+        if ((rc = exists_normalize(x, e->a)) != 0) return rc < 0 ? -1 : 0;
         rc = semi(x, e, e->a, 1);
         if (rc != 0) return rc < 0 ? -1 : 0;
     }
