@@ -9,6 +9,7 @@
  *                                      (x = y OR x IS NULL OR y IS NULL)
  *   EXISTS elsewhere (under OR / NOT, select list)    (SELECT COUNT(*) ..) > 0,
  *                                                     the scalar form below
+ *   x IN (SELECT y ..) under OR in WHERE              EXISTS (.. AND y = x)
  *     -> FROM .., (SELECT <inner columns of C> FROM F WHERE L) AS __gqp_sqN
  *        joined as a SEMI (ANTI) JOIN on C (and x = y), C's inner columns
  *        read from __gqp_sqN; the conjunct becomes TRUE.
@@ -25,7 +26,7 @@
  * enclosing SELECT's FROM (correlated), L the others. The derived table is
  * uncorrelated, so it is materialized like any other (subquery.c), and the
  * joins run on the join primitives of either device. Shapes outside these
- * (IN under OR, correlation in a GROUP BY subquery, to a grand-parent
+ * (IN under NOT, correlation in a GROUP BY subquery, to a grand-parent
  * query, by a non-equality in a scalar) are left alone and end in "Not
  * implemented Error: correlated subquery" as before.
  */
@@ -560,21 +561,54 @@ static int is_cmp(AstOp op) {
     return op == OP_EQ || op == OP_NE || op == OP_LT || op == OP_LE || op == OP_GT || op == OP_GE;
 }
 
-/* Decorrelate the subqueries of e (not inside other subqueries); top: e is
- * a top-level conjunct of WHERE. Returns 0 or -1 (out of memory). */
+/* x IN (sub) node e where only its TRUE counts (under OR in WHERE, not
+ * under NOT): as EXISTS (SELECT 1 .. WHERE <sub's WHERE> AND y = x), NULL
+ * and FALSE being alike there, through exists_count. Returns 1
+ * rewritten, 0 left alone (e unchanged), -1 out of memory. */
+static int in_as_exists(Dc *x, AstExpr *e) {
+    AstSelect *sub = e->select;
+    if (sub->nitems != 1 || sub->items[0].expr->kind == AST_STAR || sub->ngroup || sub->having ||
+        sub->ncompound || sub->limit || sub->offset || has_agg(sub->items[0].expr))
+        return 0;
+    SqlArena *a = x->st->parse_arena;
+    AstSelect *c = sql_arena_alloc(a, sizeof *c);
+    AstExpr *eq = bin(x, OP_EQ, sub->items[0].expr, e->a);
+    if (!c || !eq) return -1;
+    *c = *sub;
+    if (sub->where && !(c->where = bin(x, OP_AND, sub->where, eq))) return -1;
+    if (!sub->where) c->where = eq;
+    AstExpr saved = *e;
+    e->select = c;
+    e->sub_kind = AST_EXISTS;
+    e->kind = AST_EXISTS;
+    e->a = NULL;
+    e->negated = 0;
+    int rc = exists_count(x, e);
+    if (rc == 0) *e = saved;
+    return rc;
+}
+
+/* Decorrelate the subqueries of e (not inside other subqueries); top: 1
+ * when e is a top-level conjunct of WHERE, 2 when it is reached from one
+ * through OR / AND only (its NULL counts as FALSE), 0 elsewhere. Returns 0
+ * or -1 (out of memory). */
 static int walk(Dc *x, AstExpr *e, int top) {
     if (!e) return 0;
     int rc = 0;
-    if (top && e->kind == AST_BINARY && e->op == OP_AND)
+    if (top == 1 && e->kind == AST_BINARY && e->op == OP_AND)
         return walk(x, e->a, 1) || walk(x, e->b, 1) ? -1 : 0;
+    if (top && e->kind == AST_BINARY && (e->op == OP_OR || e->op == OP_AND))
+        return walk(x, e->a, 2) || walk(x, e->b, 2) ? -1 : 0;
     if (e->select) {
         if (e->sub_kind == AST_EXISTS && (rc = exists_normalize(x, e)) != 0) return rc < 0 ? -1 : 0;
-        if (top && e->sub_kind == AST_EXISTS && (rc = semi(x, e, e, 0)) == 0)
+        if (top == 1 && e->sub_kind == AST_EXISTS && (rc = semi(x, e, e, 0)) == 0)
             rc = exists_count(x, e);
-        else if (top && e->sub_kind == AST_IN && e->negated)
+        else if (top == 1 && e->sub_kind == AST_IN && e->negated)
             rc = semi(x, e, e, 1);
-        else if (top && e->sub_kind == AST_IN && !e->negated)
+        else if (top == 1 && e->sub_kind == AST_IN && !e->negated)
             rc = semi(x, e, e, 0);
+        else if (top == 2 && e->sub_kind == AST_IN && !e->negated)
+            rc = in_as_exists(x, e);
         else if (e->sub_kind == AST_SUBQUERY)
             rc = scalar(x, e, 0);
         else if (e->sub_kind == AST_EXISTS)
@@ -583,13 +617,13 @@ static int walk(Dc *x, AstExpr *e, int top) {
         if (rc == 0 && e->sub_kind == AST_IN) return walk(x, e->a, 0);
         return 0;
     }
-    if (top && e->kind == AST_UNARY && e->op == OP_NOT && e->a && e->a->select &&
+    if (top == 1 && e->kind == AST_UNARY && e->op == OP_NOT && e->a && e->a->select &&
         e->a->sub_kind == AST_EXISTS) {
         if ((rc = exists_normalize(x, e->a)) != 0) return rc < 0 ? -1 : 0;
         rc = semi(x, e, e->a, 1);
         if (rc != 0) return rc < 0 ? -1 : 0;
     }
-    if (top && e->kind == AST_BINARY && is_cmp(e->op)) {
+    if (top == 1 && e->kind == AST_BINARY && is_cmp(e->op)) {
         for (int k = 0; k < 2; k++) {
             AstExpr *o = k ? e->b : e->a;
             if (o && o->select && o->sub_kind == AST_SUBQUERY && scalar(x, o, 1) < 0) return -1;
