@@ -248,6 +248,59 @@ static BExpr *distribute(BindCtx *bc, BExpr *m, DistKind kind, AstOp op, BExpr *
 
 /* Bind a comparison op(x, y): numeric promotion, string dictionary
  * unification, dates against date strings. */
+/* 1 when every value of integer expression x converts to a double
+ * exactly: a narrow type, a constant or a column (statistics) within
+ * +-2^53. */
+static int int_exact_in_double(const BindCtx *bc, const BExpr *x) {
+    if (x->type != CAT_INT64) return 1;
+    if (x->kind == BE_CONST)
+        return x->is_null || (x->ival >= -9007199254740992LL && x->ival <= 9007199254740992LL);
+    if (x->kind != BE_COL || !bc->b || x->slot < 0 || x->slot >= bc->b->nrels) return 0;
+    const CatTable *t = bc->b->rels[x->slot].table;
+    if (!t || x->col < 0 || x->col >= t->ncols) return 0;
+    const CatStats *st = &t->cols[x->col].stats;
+    if (st->rows != t->nrows) return 0; /* statistics not computed (or stale) */
+    return !st->has_minmax || (st->min >= -9007199254740992.0 && st->max <= 9007199254740992.0);
+}
+
+/* x op y of an INT64 expression and a FLOAT64 one (either side) compared
+ * exactly, as SQLite compares an integer with a real: as doubles where
+ * the integer's double differs from the real (rounding to the nearest
+ * double keeps that order), else as integers (the real is then a whole
+ * number; 2^63 itself is above every int64):
+ *   CASE WHEN dbl(i) = d THEN (CASE WHEN d >= 2^63 THEN <i < d> ELSE
+ *   i op int(d) END) ELSE dbl(i) op d END
+ * A NULL operand makes the first test NULL and the result NULL. */
+static BExpr *compare_int_real(BindCtx *bc, AstOp op, BExpr *x, BExpr *y, int64_t pos) {
+    int int_left = !bx_is_float(x->type);
+    BExpr *i = int_left ? x : y, *d = cast_to(bc, int_left ? y : x, CAT_FLOAT64);
+    if (!i || !d) return NULL;
+    BExpr *f = cast_to(bc, i, CAT_FLOAT64);
+    BExpr *di = bx_new(bc->arena, BE_CAST, CAT_INT64, pos);
+    BExpr *two63 = bx_float(bc->arena, 9223372036854775808.0, pos);
+    if (!f || !di || !two63) return bind_oom(bc);
+    di->a = d;
+    /* i < d when d is 2^63: the operator's answer for "left less" */
+    int left_less = int_left;
+    int big =
+        op == OP_NE || (left_less ? (op == OP_LT || op == OP_LE) : (op == OP_GT || op == OP_GE));
+    BExpr *eqf = bx_bin(bc->arena, OP_EQ, CAT_BOOL, f, d, pos);
+    BExpr *cmpf = bx_bin(bc->arena, op, CAT_BOOL, int_left ? f : d, int_left ? d : f, pos);
+    BExpr *cmpi = bx_bin(bc->arena, op, CAT_BOOL, int_left ? i : di, int_left ? di : i, pos);
+    BExpr *isbig = bx_bin(bc->arena, OP_GE, CAT_BOOL, d, two63, pos);
+    BExpr *bigv = bx_int(bc->arena, CAT_BOOL, big, pos);
+    BExpr *inner = bx_new(bc->arena, BE_CASE, CAT_BOOL, pos);
+    BExpr *outer = bx_new(bc->arena, BE_CASE, CAT_BOOL, pos);
+    if (!eqf || !cmpf || !cmpi || !isbig || !bigv || !inner || !outer) return bind_oom(bc);
+    inner->a = isbig;
+    inner->b = bigv;
+    inner->c = cmpi;
+    outer->a = eqf;
+    outer->b = inner;
+    outer->c = cmpf;
+    return outer;
+}
+
 static BExpr *bind_compare(BindCtx *bc, AstOp op, BExpr *x, BExpr *y, int64_t pos) {
     if (!x || !y) return NULL;
     if (x->type == CAT_DATE && y->type == CAT_STRING) y = string_to_date(bc, y);
@@ -292,6 +345,13 @@ static BExpr *bind_compare(BindCtx *bc, AstOp op, BExpr *x, BExpr *y, int64_t po
             return distribute(bc, x, DIST_CMP_LEFT, op, y, pos);
         if (!bx_is_float(x->type) && x->type != CAT_DATE && !is_null_const(x) && dist_ok(y, x))
             return distribute(bc, y, DIST_CMP_RIGHT, op, x, pos);
+        /* an INT64 beyond 2^53 against a REAL: exactly (SQLite) */
+        if (!bx_is_float(x->type) && x->type != CAT_DATE && !is_null_const(x) &&
+            !is_null_const(y) && bx_is_float(y->type) && !int_exact_in_double(bc, x))
+            return compare_int_real(bc, op, cast_to(bc, x, CAT_INT64), y, pos);
+        if (!bx_is_float(y->type) && y->type != CAT_DATE && !is_null_const(y) &&
+            !is_null_const(x) && bx_is_float(x->type) && !int_exact_in_double(bc, y))
+            return compare_int_real(bc, op, x, cast_to(bc, y, CAT_INT64), pos);
         x = cast_to(bc, x, CAT_FLOAT64);
         y = cast_to(bc, y, CAT_FLOAT64);
     }
