@@ -25,9 +25,10 @@
  * without aggregates, output columns) whose text is made at run time.
  *
  * SET chunk_rows = N (or GQP_CHUNK_ROWS=N) forces chunks of N rows on
- * every device (tests run the SQL suite so); under --device gpu a query
- * that runs out of device memory is tried again in chunks (a quarter of
- * F, then halves).
+ * every device (tests run the SQL suite so); with a memory_limit, a plan
+ * whose GPU nodes' estimated outputs exceed it runs in chunks sized from
+ * it; under --device gpu a query that runs out of device memory is tried
+ * again in chunks (a quarter of F, then halves).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,12 @@
 /* TUNING: the smallest chunk the out-of-memory retry tries (rows): below
  * it the per-chunk plan overhead dominates and the query fails instead. */
 #define CHUNK_OOM_MIN_ROWS ((int64_t)1 << 16)
+/* TUNING: a plan whose GPU nodes' estimated outputs add up to more than
+ * this share of the device budget runs in chunks (the sum over-counts:
+ * not every output lives at once), each chunk sized for CHUNK_BUDGET_SHARE
+ * of the budget. Not measured on a GPU yet. */
+#define CHUNK_BUDGET_FIT 1.0
+#define CHUNK_BUDGET_SHARE 0.5
 
 /* 1 when e contains text made at run time (BE_TOTEXT). */
 static int has_totext(const BExpr *e) {
@@ -608,6 +615,36 @@ static int is_device_oom(const char *msg) {
     return strncmp(msg, "Device Error", 12) == 0 && strstr(msg, "out of device memory");
 }
 
+int64_t gqp_chunk_rows_for_budget(double need, double budget, int64_t rows) {
+    if (budget <= 0 || rows <= 0 || need <= CHUNK_BUDGET_FIT * budget) return 0;
+    double r = (double)rows * CHUNK_BUDGET_SHARE * budget / need;
+    int64_t n = r < (double)CHUNK_OOM_MIN_ROWS ? CHUNK_OOM_MIN_ROWS : (int64_t)r;
+    return n >= rows ? 0 : n;
+}
+
+/* The device bytes st's placed plan is estimated to need (every GPU
+ * node's outputs: an upper bound of what lives at once) and the budget
+ * (memory_limit); 0 when no node is on the GPU, no session is open or no
+ * memory_limit is set (without one, a plan that does not fit is found by
+ * its out-of-memory: the estimates can be far above what runs). */
+static double plan_device_need(gqp *db, const Dag *dag, double *budget) {
+    double need = 0;
+    *budget = 0;
+    if (!db->dev || !exec_device_limit(db->dev)) return 0;
+    for (int i = 0; i < dag->nnodes; i++)
+        if (dag->nodes[i].device == DEV_GPU)
+            need += (double)plan_node_est_bytes(dag, &dag->nodes[i]);
+    *budget = (double)exec_device_limit(db->dev);
+    return need;
+}
+
+int64_t gqp_budget_chunk_rows(gqp *db, gqp_stmt *st, int *f) {
+    const char *why = NULL;
+    double budget = 0, need = plan_device_need(db, st->dag, &budget);
+    if (need <= 0 || (*f = gqp_chunk_table(st->bound, 0, &why)) < 0) return 0;
+    return gqp_chunk_rows_for_budget(need, budget, st->bound->rels[*f].table->nrows);
+}
+
 int gqp_run_select_chunked(gqp *db, gqp_stmt *st, const ExecOptions *opt, int *handled) {
     *handled = 0;
     const char *why = NULL;
@@ -617,6 +654,14 @@ int gqp_run_select_chunked(gqp *db, gqp_stmt *st, const ExecOptions *opt, int *h
             *handled = 1;
             return gqp_run_chunked(db, st, f, db->chunk_rows, opt);
         }
+        return GQP_OK;
+    }
+    /* the plan's GPU part estimated larger than the device budget */
+    int f = -1;
+    int64_t rows = gqp_budget_chunk_rows(db, st, &f);
+    if (rows > 0) {
+        *handled = 1;
+        return gqp_run_chunked(db, st, f, rows, opt);
     }
     return GQP_OK;
 }

@@ -77,7 +77,7 @@ struct gqp {
     uint64_t ntemps;              /* temporary tables made so far (their names) */
     int no_inline;                /* materialize derived tables (see gqp_plan_select) */
     int64_t chunk_rows; /* SET chunk_rows / GQP_CHUNK_ROWS: chunked execution (chunk.c), 0 off */
-    struct GqpStore *store;       /* a database directory (store.c), or NULL */
+    struct GqpStore *store; /* a database directory (store.c), or NULL */
 };
 
 typedef struct GqpView {
@@ -151,6 +151,12 @@ int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const Exec
 /* When db->chunk_rows forces chunks and st's SELECT allows them: run it
  * so (*handled = 1) and return its code; else *handled = 0. */
 int gqp_run_select_chunked(gqp *db, gqp_stmt *st, const ExecOptions *opt, int *handled);
+/* Chunk rows for a plan estimated to need `need` device bytes under a
+ * budget of `budget` bytes over a table of `rows` rows; 0: run whole. */
+int64_t gqp_chunk_rows_for_budget(double need, double budget, int64_t rows);
+/* The chunk rows gqp_run_select_chunked would choose for st's placed plan
+ * from the device budget (0: whole; *f the table it cuts). */
+int64_t gqp_budget_chunk_rows(gqp *db, gqp_stmt *st, int *f);
 /* After a device out-of-memory under --device gpu (db's message): run
  * st's SELECT again in chunks, smaller until it fits; GQP_ERROR (message
  * kept) when it cannot be chunked. */

@@ -271,15 +271,23 @@ int gqp_explain_stmt_locked(gqp *db, gqp_stmt *st, int flags, char **out) {
     char *s = (flags & GQP_EXPLAIN_JSON)  ? plan_explain_json(st->dag, an)
               : (flags & GQP_EXPLAIN_DOT) ? plan_explain_dot(st->dag, an)
                                           : plan_explain_text(st->dag, an);
-    if (s && !(flags & (GQP_EXPLAIN_JSON | GQP_EXPLAIN_DOT)) && db->chunk_rows > 0) {
+    int bf = -1;
+    int64_t brows = db->chunk_rows > 0 || st->chunk_note ? 0 : gqp_budget_chunk_rows(db, st, &bf);
+    if (s && !(flags & (GQP_EXPLAIN_JSON | GQP_EXPLAIN_DOT)) &&
+        (db->chunk_rows > 0 || st->chunk_note || brows > 0)) {
         /* chunked execution: what ran (ANALYZE) or what would */
-        char line[256];
+        char line[256] = "";
         const char *why = NULL;
-        int f = gqp_chunk_table(st->bound, db->chunk_rows, &why);
+        int f = db->chunk_rows > 0 ? gqp_chunk_table(st->bound, db->chunk_rows, &why) : -1;
         if (f >= 0)
             snprintf(line, sizeof line, "-- runs in chunks: %s in chunks of %lld rows\n",
                      st->bound->rels[f].table->name, (long long)db->chunk_rows);
-        else
+        else if (brows > 0)
+            snprintf(line, sizeof line,
+                     "-- runs in chunks: %s in chunks of %lld rows (the GPU nodes' estimated "
+                     "outputs exceed the device budget)\n",
+                     st->bound->rels[bf].table->name, (long long)brows);
+        else if (db->chunk_rows > 0)
             snprintf(line, sizeof line, "-- runs whole (not chunked: %s)\n", why);
         const char *body = st->chunk_note ? st->chunk_note : "";
         if (st->chunk_note) *s = '\0'; /* it ran chunked: not the whole plan */

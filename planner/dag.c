@@ -181,7 +181,7 @@ static void node_params(PlanBuf *b, const Dag *d, const DagNode *n) {
 }
 
 /* Estimated bytes of n's outputs (estimated rows x width). */
-static long long est_bytes(const Dag *d, const DagNode *n) {
+int64_t plan_node_est_bytes(const Dag *d, const DagNode *n) {
     long long b = 0;
     for (int k = 0; k < n->noutputs; k++) {
         const DagValue *v = &d->values[n->outputs[k]];
@@ -223,7 +223,8 @@ static void text_node(PlanBuf *b, const Dag *d, int id, int depth, uint8_t *seen
     for (int k = 0; k < n->noutputs; k++)
         plan_buf_printf(b, "%sv%d:%s", k ? "," : "", n->outputs[k],
                         prim_type_names[d->values[n->outputs[k]].type]);
-    plan_buf_printf(b, "  est_rows=%lld est_bytes=%lld", (long long)n->est_rows, est_bytes(d, n));
+    plan_buf_printf(b, "  est_rows=%lld est_bytes=%lld", (long long)n->est_rows,
+                    (long long)plan_node_est_bytes(d, n));
     node_costs(b, n, 0);
     if (analyze && n->fused_with >= 0) plan_buf_printf(b, "  (fused into #%d)", n->fused_with);
     if (analyze) plan_buf_printf(b, "  rows=%lld time=%.3fms", (long long)n->rows_out, n->ms);
@@ -294,7 +295,7 @@ char *plan_explain_json(const Dag *d, int analyze) {
         for (int k = 0; k < n->ninputs; k++)
             plan_buf_printf(&b, "%s%d", k ? ", " : "", d->values[n->inputs[k]].producer);
         plan_buf_printf(&b, "], \"est_rows\": %lld, \"est_bytes\": %lld", (long long)n->est_rows,
-                        est_bytes(d, n));
+                        (long long)plan_node_est_bytes(d, n));
         if (n->reason) {
             node_costs(&b, n, 1);
             json_str(&b, n->reason);
@@ -344,7 +345,7 @@ char *plan_explain_dot(const Dag *d, int analyze) {
         }
         free(p.s);
         plan_buf_printf(&b, "\\nest_rows=%lld est_bytes=%lld", (long long)n->est_rows,
-                        est_bytes(d, n));
+                        (long long)plan_node_est_bytes(d, n));
         if (n->reason) {
             plan_buf_printf(&b, "\\ncpu=%.3fms gpu=%.3fms xfer=%.3fms\\n", n->est_cost_cpu,
                             n->est_cost_gpu, n->est_cost_xfer);

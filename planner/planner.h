@@ -442,6 +442,8 @@ const char *plan_dag_kind_name(DagKind k);
 
 /* EXPLAIN renderers. The returned string is malloc'ed; caller frees. */
 char *plan_explain_text(const Dag *d, int analyze);
+/* Estimated bytes of node n's outputs (estimated rows x width). */
+int64_t plan_node_est_bytes(const Dag *d, const DagNode *n);
 char *plan_explain_json(const Dag *d, int analyze);
 char *plan_explain_dot(const Dag *d, int analyze);
 

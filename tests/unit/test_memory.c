@@ -563,3 +563,16 @@ Test(memory_gpu, recovery_on_the_cpu_twin) {
         free(want[q]);
     gqp_close(db);
 }
+
+/* The chunk size chosen from the device budget (libgqp/chunk.c): none
+ * while the GPU nodes' estimated outputs fit the budget; else rows sized
+ * for half the budget, at least 65,536, and none when that is the whole
+ * table. */
+Test(chunk_budget, rows_from_need_and_budget) {
+    cr_expect_eq(gqp_chunk_rows_for_budget(1e9, 2e9, 100000000), 0);
+    cr_expect_eq(gqp_chunk_rows_for_budget(1e9, 0, 100000000), 0); /* no budget known */
+    cr_expect_eq(gqp_chunk_rows_for_budget(8e9, 2e9, 100000000), 12500000);
+    cr_expect_eq(gqp_chunk_rows_for_budget(1e15, 1e6, 100000000), 65536);
+    cr_expect_eq(gqp_chunk_rows_for_budget(3e9, 2e9, 50000), 0); /* a chunk is the table */
+    cr_expect_eq(gqp_chunk_rows_for_budget(3e9, 2e9, 100000), 65536);
+}
