@@ -581,7 +581,11 @@ int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const Exec
     ExecStats s;
     memset(&s, 0, sizeof s);
     exec_result_free(&st->res);
-    if (rc == GQP_OK && (rc = run_dag(db, fdag, opt, &st->res, &s)) == GQP_OK) {
+    if (rc == GQP_OK && (rc = run_dag(db, fdag, opt, &st->res, &s)) == GQP_OK && !st->profile) {
+        stats_add(&total, &s);
+        st->stats = total;
+        st->exec_ms = now_ms() - t0;
+    } else if (rc == GQP_OK) { /* EXPLAIN ANALYZE: what ran, for the explain text */
         stats_add(&total, &s);
         st->stats = total;
         st->exec_ms = now_ms() - t0;

@@ -54,6 +54,7 @@ static void child_free(gqp *db, gqp_stmt *child) {
     if (!child) return;
     gqp_drop_temps(db, child);
     exec_result_free(&child->res);
+    free(child->chunk_note);
     plan_dag_free(child->dag);
     plan_arena_free(child->plan_arena);
     free(child);
