@@ -183,6 +183,14 @@ def test_import(work):
     q = ("SELECT count(*), sum(id), sum(uniformi), sum(normali20), min(uniformf), "
          "max(normalf20) FROM test")
     compare("import", gqp_rows(db, q), con.execute(q).fetchall())
+    # a bare CSV file: sniffed by read_csv (header, types), table named by --table
+    p = subprocess.run([GQP, "import", os.path.join(gen, "test.csv"), "--db", db, "--table",
+                        "test_csv"], capture_output=True, text=True)
+    if p.returncode != 0 or "imported test_csv" not in p.stderr:
+        fail("gqp import of a bare CSV: rc %d, %s" % (p.returncode, p.stderr))
+        return
+    q2 = q.replace("FROM test", "FROM test_csv")
+    compare("import of a bare CSV", gqp_rows(db, q2), con.execute(q).fetchall())
 
 
 CRASH_SQL = [
