@@ -10,6 +10,9 @@
  *   EXISTS elsewhere (under OR / NOT, select list)    (SELECT COUNT(*) ..) > 0,
  *                                                     the scalar form below
  *   x IN (SELECT y ..) under OR in WHERE              EXISTS (.. AND y = x)
+ *   (SELECT agg .. WHERE o1 < i1 AND ..)              the magic set: D = SELECT
+ *                       DISTINCT <outer columns> FROM <their table> joined into
+ *                       the subquery, grouped by D's columns, joined back
  *     -> FROM .., (SELECT <inner columns of C> FROM F WHERE L) AS __gqp_sqN
  *        joined as a SEMI (ANTI) JOIN on C (and x = y), C's inner columns
  *        read from __gqp_sqN; the conjunct becomes TRUE.
@@ -27,7 +30,7 @@
  * uncorrelated, so it is materialized like any other (subquery.c), and the
  * joins run on the join primitives of either device. Shapes outside these
  * (IN under NOT, correlation in a GROUP BY subquery, to a grand-parent
- * query, by a non-equality in a scalar) are left alone and end in "Not
+ * query, under OR in a scalar) are left alone and end in "Not
  * implemented Error: correlated subquery" as before.
  */
 #include <stdio.h>
@@ -406,6 +409,191 @@ static AstExpr *empty_value(Dc *x, const AstExpr *e) {
     return c;
 }
 
+static int is_cmp(AstOp op);
+
+/* 1 when e is NULL whenever any column in it is NULL: columns, constants
+ * and arithmetic (+ - * / %, unary minus) only. */
+static int strict_expr(const AstExpr *e) {
+    if (!e) return 0;
+    switch (e->kind) {
+    case AST_COLUMN:
+    case AST_INT:
+    case AST_FLOAT:
+    case AST_STRING:
+    case AST_NULL:
+        return 1;
+    case AST_UNARY:
+        return (e->op == OP_NEG || e->op == OP_PLUS) && strict_expr(e->a);
+    case AST_BINARY:
+        return e->op >= OP_ADD && e->op <= OP_MOD && strict_expr(e->a) && strict_expr(e->b);
+    default:
+        return 0;
+    }
+}
+
+/* The FROM entry of x's outer SELECT that column c names (a base table;
+ * the first with the column when c is unqualified), or -1. */
+static int outer_entry(Dc *x, const AstExpr *c) {
+    const AstSelect *o = x->outer;
+    for (int i = 0; i < o->nfrom; i++) {
+        const AstTableRef *r = &o->from[i];
+        const char *alias = r->alias ? r->alias : r->name;
+        if (c->table && (!alias || strcasecmp(c->table, alias) != 0)) continue;
+        if (r->subquery || !r->name || gqp_is_view(x->db, r->name)) return -1;
+        CatTable *t = cat_find_table(x->db->cat, r->bound_name ? r->bound_name : r->name);
+        if (t && cat_find_column(t, c->str) >= 0) return i;
+    }
+    return -1;
+}
+
+/* The outer columns of the correlated conjunct e: each distinct one (by
+ * qualifier and name) once into cols (at most DC_MAX_COLS, *n of them);
+ * their FROM entry into *entry (-1 before the first; all must share it).
+ * Returns 0, or -1 when they do not fit or name other entries. */
+static int outer_cols(Dc *x, Split *s, const AstExpr *e, const AstExpr **cols, int *n, int *entry) {
+    if (!e) return 0;
+    if (e->kind == AST_COLUMN) {
+        if (gqp_resolves_in(x->db, s->sub, e)) return 0;
+        int k = outer_entry(x, e);
+        if (k < 0 || (*entry >= 0 && k != *entry)) return -1;
+        *entry = k;
+        for (int i = 0; i < *n; i++)
+            if (strcasecmp(cols[i]->str, e->str) == 0 &&
+                ((!cols[i]->table && !e->table) ||
+                 (cols[i]->table && e->table && strcasecmp(cols[i]->table, e->table) == 0)))
+                return 0;
+        if (*n >= DC_MAX_COLS) return -1;
+        /* a copy: to_magic rewrites the conjuncts' own nodes in place */
+        AstExpr *cp = node(x, AST_COLUMN, e->pos);
+        if (!cp) return -1;
+        *cp = *e;
+        cols[(*n)++] = cp;
+        return 0;
+    }
+    if (outer_cols(x, s, e->a, cols, n, entry) || outer_cols(x, s, e->b, cols, n, entry) ||
+        outer_cols(x, s, e->c, cols, n, entry))
+        return -1;
+    for (int i = 0; i < e->nlist; i++)
+        if (outer_cols(x, s, e->list[i], cols, n, entry)) return -1;
+    return 0;
+}
+
+/* e with every outer column of cols[0..n) replaced in place by
+ * alias.__oK (K its position + 1). Returns 0 or -1. */
+static int to_magic(Dc *x, Split *s, AstExpr *e, const AstExpr **cols, int n, const char *alias) {
+    if (!e) return 0;
+    if (e->kind == AST_COLUMN && !gqp_resolves_in(x->db, s->sub, e)) {
+        for (int i = 0; i < n; i++)
+            if (strcasecmp(cols[i]->str, e->str) == 0 &&
+                ((!cols[i]->table && !e->table) ||
+                 (cols[i]->table && e->table && strcasecmp(cols[i]->table, e->table) == 0))) {
+                char name[16];
+                snprintf(name, sizeof name, "__o%d", i + 1);
+                AstExpr *r = colref(x, alias, name, e->pos);
+                if (!r) return -1;
+                e->table = r->table;
+                e->str = r->str;
+                return 0;
+            }
+        return 0;
+    }
+    if (to_magic(x, s, e->a, cols, n, alias) || to_magic(x, s, e->b, cols, n, alias) ||
+        to_magic(x, s, e->c, cols, n, alias))
+        return -1;
+    for (int i = 0; i < e->nlist; i++)
+        if (to_magic(x, s, e->list[i], cols, n, alias)) return -1;
+    return 0;
+}
+
+/* The keys of scalar subquery sub correlated other than by equalities
+ * (after Neumann & Kemper's magic set): its outer columns, all of one
+ * base table T of the outer FROM, become the derived table D = SELECT
+ * DISTINCT <them> FROM T, joined into the subquery's FROM; the correlated
+ * conjuncts read D's columns and go to the subquery's WHERE; the groups
+ * are D's columns, joined back on outer column = key. Only conjuncts that
+ * are comparisons of columns, constants and arithmetic (NULL when an outer
+ * column is NULL, as an unmatched row's value over no rows assumes).
+ * Sets group / *ngroup and *on. Returns 1, 0 (not this shape), -1. */
+static int magic_keys(Dc *x, Split *s, AstExpr ***group, int *ngroup, AstExpr **on,
+                      AstExpr **first) {
+    const AstExpr *cols[DC_MAX_COLS];
+    int n = 0, entry = -1;
+    for (int i = 0; i < s->ncorr; i++) {
+        const AstExpr *c = s->corr[i];
+        if (c->kind != AST_BINARY || !is_cmp(c->op) || !strict_expr(c->a) || !strict_expr(c->b))
+            return 0;
+        if (outer_cols(x, s, c, cols, &n, &entry) != 0) return 0;
+    }
+    if (n == 0 || entry < 0 || s->nlocal + s->ncorr > DC_MAX_CONJ || x->nadd >= DC_MAX_ADD)
+        return 0;
+    SqlArena *a = x->st->parse_arena;
+    AstSelect *sub = s->sub;
+    /* D: SELECT DISTINCT <outer columns> AS __o1.. FROM <their table> */
+    AstSelect *d = sql_arena_alloc(a, sizeof *d);
+    AstSelectItem *ditems = sql_arena_alloc(a, sizeof *ditems * (size_t)n);
+    AstTableRef *dfrom = sql_arena_alloc(a, sizeof *dfrom);
+    AstTableRef *from = sql_arena_alloc(a, sizeof *from * (size_t)(sub->nfrom + 1));
+    AstExpr **g = sql_arena_alloc(a, sizeof *g * (size_t)n);
+    if (!d || !ditems || !dfrom || !from || !g) return -1;
+    *dfrom = x->outer->from[entry];
+    dfrom->join_kind = AST_JOIN_INNER;
+    dfrom->join_on = NULL;
+    dfrom->natural = 0;
+    dfrom->using_cols = NULL;
+    dfrom->nusing = 0;
+    d->from = dfrom;
+    d->nfrom = 1;
+    d->distinct = 1;
+    char dalias[32];
+    snprintf(dalias, sizeof dalias, "__gqp_md%llu", (unsigned long long)++x->db->ntemps);
+    for (int i = 0; i < n; i++) {
+        AstExpr *cp = node(x, AST_COLUMN, cols[i]->pos);
+        char name[16];
+        snprintf(name, sizeof name, "__o%d", i + 1);
+        if (!cp) return -1;
+        *cp = *cols[i];
+        ditems[i].expr = cp;
+        if (!(ditems[i].alias = sql_arena_strndup(a, name, strlen(name)))) return -1;
+    }
+    d->items = ditems;
+    d->nitems = n;
+    /* the outer side of the join back: copies taken before the rewrite */
+    AstExpr *outer_side[DC_MAX_COLS];
+    for (int i = 0; i < n; i++) {
+        if (!(outer_side[i] = node(x, AST_COLUMN, cols[i]->pos))) return -1;
+        *outer_side[i] = *cols[i];
+    }
+    for (int i = 0; i < s->ncorr; i++) {
+        if (to_magic(x, s, s->corr[i], cols, n, dalias) != 0) return -1;
+        s->local[s->nlocal++] = s->corr[i];
+    }
+    memcpy(from, sub->from, sizeof *from * (size_t)sub->nfrom);
+    memset(&from[sub->nfrom], 0, sizeof *from);
+    from[sub->nfrom].alias = sql_arena_strndup(a, dalias, strlen(dalias));
+    from[sub->nfrom].subquery = d;
+    from[sub->nfrom].pos = sub->from[0].pos;
+    if (!from[sub->nfrom].alias) return -1;
+    sub->from = from;
+    sub->nfrom++;
+    *on = NULL;
+    *first = NULL;
+    for (int i = 0; i < n; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "__o%d", i + 1);
+        if (!(g[i] = colref(x, dalias, name, cols[i]->pos))) return -1;
+        AstExpr *gk = colref(x, dalias, name, cols[i]->pos);
+        AstExpr *k = gk ? export_col(x, s, gk, "__k") : NULL;
+        if (!k) return -1;
+        if (!*first) *first = k;
+        AstExpr *eq = bin(x, OP_EQ, outer_side[i], k);
+        if (!eq || !(*on = *on ? bin(x, OP_AND, *on, eq) : eq)) return -1;
+    }
+    s->ncorr = 0;
+    *group = g;
+    *ngroup = n;
+    return 1;
+}
+
 /* Scalar subquery node ex; strict: it is an operand of a comparison that
  * is a top-level WHERE conjunct. Returns 1 rewritten, 0 left alone, -1. */
 static int scalar(Dc *x, AstExpr *ex, int strict) {
@@ -414,11 +602,19 @@ static int scalar(Dc *x, AstExpr *ex, int strict) {
     if (rc <= 0) return rc;
     AstSelect *sub = ex->select;
     if (sub->ngroup || sub->distinct || sub->nitems != 1 || !has_agg(sub->items[0].expr)) return 0;
-    /* every correlated conjunct: outer-only expression = inner-only expression */
+    SqlArena *a = x->st->parse_arena;
+    AstExpr **group = NULL, *on = NULL, *first = NULL;
+    int ngroup = 0;
+    /* every correlated conjunct: outer-only expression = inner-only
+     * expression; else the magic set */
     AstExpr *keys[DC_MAX_CONJ], *outer_side[DC_MAX_CONJ];
-    for (int i = 0; i < s.ncorr; i++) {
+    int eq_shape = 1;
+    for (int i = 0; i < s.ncorr && eq_shape; i++) {
         AstExpr *c = s.corr[i];
-        if (c->kind != AST_BINARY || c->op != OP_EQ) return 0;
+        if (c->kind != AST_BINARY || c->op != OP_EQ) {
+            eq_shape = 0;
+            break;
+        }
         int ia = 0, oa = 0, ib = 0, ob = 0, bad = 0, nested = 0;
         census(x, sub, c->a, &ia, &oa, &bad, &nested);
         census(x, sub, c->b, &ib, &ob, &bad, &nested);
@@ -427,19 +623,21 @@ static int scalar(Dc *x, AstExpr *ex, int strict) {
         else if (ob && !ib && ia && !oa)
             outer_side[i] = c->b, keys[i] = c->a;
         else
-            return 0;
+            eq_shape = 0;
     }
-    SqlArena *a = x->st->parse_arena;
-    AstExpr **group = sql_arena_alloc(a, sizeof *group * (size_t)s.ncorr);
-    AstExpr *on = NULL, *first = NULL;
-    if (!group) return -1;
-    for (int i = 0; i < s.ncorr; i++) {
-        group[i] = keys[i];
-        AstExpr *k = export_col(x, &s, keys[i], "__k");
-        if (!k) return -1;
-        if (!first) first = k;
-        AstExpr *eq = bin(x, OP_EQ, outer_side[i], k);
-        if (!eq || !(on = on ? bin(x, OP_AND, on, eq) : eq)) return -1;
+    if (!eq_shape) {
+        if ((rc = magic_keys(x, &s, &group, &ngroup, &on, &first)) <= 0) return rc;
+    } else {
+        if (!(group = sql_arena_alloc(a, sizeof *group * (size_t)s.ncorr))) return -1;
+        ngroup = s.ncorr;
+        for (int i = 0; i < s.ncorr; i++) {
+            group[i] = keys[i];
+            AstExpr *k = export_col(x, &s, keys[i], "__k");
+            if (!k) return -1;
+            if (!first) first = k;
+            AstExpr *eq = bin(x, OP_EQ, outer_side[i], k);
+            if (!eq || !(on = on ? bin(x, OP_AND, on, eq) : eq)) return -1;
+        }
     }
     AstExpr *item = sub->items[0].expr;
     AstExpr *v = export_col(x, &s, item, "__v");
@@ -466,7 +664,7 @@ static int scalar(Dc *x, AstExpr *ex, int strict) {
         cs->weight = ev->weight + 4;
         value = cs;
     }
-    if (append(x, &s, inner ? AST_JOIN_INNER : AST_JOIN_LEFT, on, group, s.ncorr, ex->pos) != 0)
+    if (append(x, &s, inner ? AST_JOIN_INNER : AST_JOIN_LEFT, on, group, ngroup, ex->pos) != 0)
         return -1;
     int64_t pos = ex->pos, end = ex->end;
     *ex = *value;

@@ -100,8 +100,8 @@ Test(subquery, correlated_is_an_error_at_the_column) {
     static const char *const bad[] = {
         /* correlated to a grand-parent query */
         "SELECT a FROM t WHERE a IN (SELECT x FROM u WHERE x IN (SELECT a FROM u WHERE y = t.b))",
-        /* a non-equality in a scalar subquery, IN under NOT (three-valued) */
-        "SELECT a FROM t WHERE b > (SELECT MAX(x) FROM u WHERE x < a)",
+        /* a scalar correlated under OR, IN under NOT (three-valued) */
+        "SELECT a FROM t WHERE b > (SELECT MAX(x) FROM u WHERE x < a OR a IS NULL)",
         "SELECT a FROM t WHERE NOT (a = 1 OR b IN (SELECT x FROM u WHERE u.y = t.a))",
     };
     /* (NOT IN, IN under OR, EXISTS under OR / in the select list and
