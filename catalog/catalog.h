@@ -266,7 +266,7 @@ typedef struct CatTableDef {
     const CatType *col_types;
     const int *col_prec, *col_scale; /* DECIMAL columns' precision and scale (NULL:
                                         DECIMAL columns are DECIMAL(18,3)) */
-    const CatTextOpts *text; /* NULL: the config loader's rules */
+    const CatTextOpts *text;         /* NULL: the config loader's rules */
     /* binary: the base name of each column's files in the folder (<base>.bin,
      * ...); NULL: the column's name (a database directory names them c0,
      * c1, ... so that any column name is a valid file name) */
@@ -288,9 +288,9 @@ int cat_load_table(Catalog *cat, const CatTableDef *def, CatError *err);
  */
 #define CAT_SNIFF_ROWS 20480
 typedef struct CatCsvOpts {
-    CatFormat format; /* CAT_FMT_CSV, or CAT_FMT_TBL ('|', a trailing '|', no header) */
-    int header;       /* -1: sniffed; 0 / 1 */
-    char delim;       /* 0: sniffed */
+    CatFormat format;         /* CAT_FMT_CSV, or CAT_FMT_TBL ('|', a trailing '|', no header) */
+    int header;               /* -1: sniffed; 0 / 1 */
+    char delim;               /* 0: sniffed */
     const char *const *nulls; /* NULL markers; nnulls 0: "" only */
     int nnulls;
     /* columns={'a': 'INTEGER', ...}: every column's name and type (no

@@ -144,7 +144,13 @@ typedef struct AstSelectItem {
 } AstSelectItem;
 
 /* One option of a table function: name = value (or name := value). */
-typedef enum AstOptKind { AST_OPT_STRING, AST_OPT_INT, AST_OPT_BOOL, AST_OPT_LIST, AST_OPT_STRUCT } AstOptKind;
+typedef enum AstOptKind {
+    AST_OPT_STRING,
+    AST_OPT_INT,
+    AST_OPT_BOOL,
+    AST_OPT_LIST,
+    AST_OPT_STRUCT
+} AstOptKind;
 typedef struct AstOpt {
     char *name; /* as written */
     int64_t pos;
