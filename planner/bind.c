@@ -3609,9 +3609,11 @@ static int bind_items(BindCtx *bc, BExpr ***items, char ***names, int *n) {
 }
 
 /* Find the select item an ORDER BY / GROUP BY term names: a 1-based
- * position or an alias. Returns the index, -1 if it names none, -2 on error. */
+ * position or an alias. Returns the index, -1 if it names none, -2 on error.
+ * As in SQLite, an integer is a position only when it fits 32 bits
+ * (sqlite3ExprIsInteger); a larger one is a constant expression. */
 static int item_ref(BindCtx *bc, const AstExpr *e, char **names, int n, int by_alias) {
-    if (e->kind == AST_INT) {
+    if (e->kind == AST_INT && e->ival <= INT32_MAX) {
         if (e->ival < 1 || e->ival > n) {
             bind_fail(bc, "Binder", e->pos, "term out of range - should be between 1 and %d", n);
             return -2;
