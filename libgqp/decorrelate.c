@@ -10,6 +10,8 @@
  *   EXISTS elsewhere (under OR / NOT, select list)    (SELECT COUNT(*) ..) > 0,
  *                                                     the scalar form below
  *   x IN (SELECT y ..) under OR in WHERE              EXISTS (.. AND y = x)
+ *   x [NOT] IN (..) elsewhere (three-valued)          CASE over three correlated
+ *                                                     COUNTs (rows, NULL y, y = x)
  *   (SELECT agg .. WHERE o1 < i1 AND ..)              the magic set: D = SELECT
  *                       DISTINCT <outer columns> FROM <their table> joined into
  *                       the subquery, grouped by D's columns, joined back
@@ -29,7 +31,7 @@
  * enclosing SELECT's FROM (correlated), L the others. The derived table is
  * uncorrelated, so it is materialized like any other (subquery.c), and the
  * joins run on the join primitives of either device. Shapes outside these
- * (IN under NOT, correlation in a GROUP BY subquery, to a grand-parent
+ * (correlation in a GROUP BY subquery, to a grand-parent
  * query, under OR in a scalar) are left alone and end in "Not
  * implemented Error: correlated subquery" as before.
  */
@@ -786,6 +788,127 @@ static int in_as_exists(Dc *x, AstExpr *e) {
     return rc;
 }
 
+/* A copy of expression tree e (nested subqueries shared): scalar()
+ * rewrites correlated conjuncts in place, so each subquery made from one
+ * WHERE gets its own. NULL when out of memory (or e NULL). */
+static AstExpr *deep_copy(Dc *x, const AstExpr *e) {
+    if (!e) return NULL;
+    AstExpr *c = node(x, e->kind, e->pos);
+    if (!c) return NULL;
+    *c = *e;
+    if ((e->a && !(c->a = deep_copy(x, e->a))) || (e->b && !(c->b = deep_copy(x, e->b))) ||
+        (e->c && !(c->c = deep_copy(x, e->c))))
+        return NULL;
+    if (e->nlist) {
+        c->list = sql_arena_alloc(x->st->parse_arena, sizeof *c->list * (size_t)e->nlist);
+        if (!c->list) return NULL;
+        for (int i = 0; i < e->nlist; i++)
+            if (!(c->list[i] = deep_copy(x, e->list[i]))) return NULL;
+    }
+    return c;
+}
+
+/* COUNT(*) (arg NULL) or COUNT(arg), a new node. */
+static AstExpr *count_of(Dc *x, AstExpr *arg, int64_t pos) {
+    AstExpr **args = sql_arena_alloc(x->st->parse_arena, sizeof *args);
+    AstExpr *f = node(x, AST_FUNC, pos), *star = arg ? arg : node(x, AST_STAR, pos);
+    if (!args || !f || !star || !(f->str = sql_arena_strndup(x->st->parse_arena, "count", 5)))
+        return NULL;
+    args[0] = star;
+    f->list = args;
+    f->nlist = 1;
+    f->height = star->height + 1;
+    f->weight = star->weight + 1;
+    return f;
+}
+
+/* The correlated scalar (SELECT <item> FROM F WHERE <sub's WHERE, copied>
+ * [AND extra]) decorrelated by scalar() into *out. 1, 0 (left alone), -1. */
+static int count_sub(Dc *x, const AstSelect *sub, AstExpr *item, AstExpr *extra, int64_t pos,
+                     AstExpr **out) {
+    SqlArena *a = x->st->parse_arena;
+    AstSelect *c = sql_arena_alloc(a, sizeof *c);
+    AstSelectItem *it = sql_arena_alloc(a, sizeof *it);
+    AstExpr *sq = node(x, AST_SUBQUERY, pos);
+    if (!c || !it || !sq || !item) return -1;
+    *c = *sub;
+    c->distinct = 0;
+    c->norder = 0;
+    c->order_by = NULL;
+    c->where = sub->where ? deep_copy(x, sub->where) : NULL;
+    if (sub->where && !c->where) return -1;
+    if (extra && !(c->where = c->where ? bin(x, OP_AND, c->where, extra) : extra)) return -1;
+    it->expr = item;
+    c->items = it;
+    c->nitems = 1;
+    sq->sub_kind = AST_SUBQUERY;
+    sq->select = c;
+    int rc = scalar(x, sq, 0);
+    *out = sq;
+    return rc;
+}
+
+/* x [NOT] IN (correlated sub) anywhere (the select list, under NOT, ...)
+ * with SQL's three values, from three correlated counts (each a LEFT
+ * JOIN of a grouped derived table, scalar()):
+ *   CASE WHEN <rows with y = x> > 0 THEN 1 WHEN <rows> = 0 THEN 0
+ *        WHEN x IS NULL OR <rows with a NULL y> > 0 THEN NULL ELSE 0 END
+ * (NOT IN: 0 and 1 swapped). Returns 1 rewritten, 0 left alone, -1. */
+static int in_three_valued(Dc *x, AstExpr *e) {
+    AstSelect *sub = e->select;
+    if (sub->nitems != 1 || sub->items[0].expr->kind == AST_STAR || sub->ngroup || sub->having ||
+        sub->ncompound || sub->limit || sub->offset || has_agg(sub->items[0].expr) ||
+        x->nadd + 3 > DC_MAX_ADD)
+        return 0;
+    Split probe;
+    int rc = split(x, sub, &probe, 0); /* correlated at all? (only a name is used up) */
+    if (rc <= 0) return rc;
+    AstExpr *y = sub->items[0].expr, *all = NULL, *nul = NULL, *match = NULL;
+    int64_t pos = e->pos;
+    AstExpr *cy = deep_copy(x, y), *c1 = count_of(x, NULL, pos), *c2 = count_of(x, NULL, pos);
+    AstExpr *cyn = cy ? count_of(x, cy, pos) : NULL;
+    AstExpr *nulls = c2 && cyn ? bin(x, OP_SUB, c2, cyn) : NULL;
+    if (!c1 || !nulls) return -1;
+    if ((rc = count_sub(x, sub, c1, NULL, pos, &all)) <= 0) return rc;
+    if ((rc = count_sub(x, sub, nulls, NULL, pos, &nul)) <= 0) return rc;
+    AstExpr *ya = deep_copy(x, y), *xa = deep_copy(x, e->a), *c3 = count_of(x, NULL, pos);
+    AstExpr *eq = ya && xa ? bin(x, OP_EQ, ya, xa) : NULL;
+    if (!eq || !c3) return -1;
+    if ((rc = count_sub(x, sub, c3, eq, pos, &match)) <= 0) return rc;
+    int neg = e->negated;
+    AstExpr *zero = node(x, AST_INT, pos), *one = node(x, AST_INT, pos);
+    AstExpr *zero2 = node(x, AST_INT, pos), *nullv = node(x, AST_NULL, pos);
+    AstExpr *yes = node(x, AST_INT, pos), *no = node(x, AST_INT, pos), *no2 = node(x, AST_INT, pos);
+    AstExpr *xn = node(x, AST_ISNULL, pos), *cs = node(x, AST_CASE, pos);
+    AstExpr **arms = sql_arena_alloc(x->st->parse_arena, sizeof *arms * 6);
+    if (!zero || !one || !zero2 || !nullv || !yes || !no || !no2 || !xn || !cs || !arms) return -1;
+    one->ival = 0; /* the literals compared with: 0 */
+    yes->ival = neg ? 0 : 1;
+    no->ival = no2->ival = neg ? 1 : 0;
+    xn->a = e->a;
+    xn->height = e->a->height + 1;
+    xn->weight = e->a->weight + 1;
+    AstExpr *w1 = bin(x, OP_GT, match, zero), *w2 = bin(x, OP_EQ, all, one);
+    AstExpr *w3a = bin(x, OP_GT, nul, zero2), *w3 = w3a ? bin(x, OP_OR, xn, w3a) : NULL;
+    if (!w1 || !w2 || !w3) return -1;
+    arms[0] = w1, arms[1] = yes, arms[2] = w2, arms[3] = no, arms[4] = w3, arms[5] = nullv;
+    cs->list = arms;
+    cs->nlist = 6;
+    cs->b = no2;
+    int h = 1, w = 2;
+    for (int i = 0; i < 6; i++) {
+        if (arms[i]->height + 1 > h) h = arms[i]->height + 1;
+        w += arms[i]->weight;
+    }
+    cs->height = h + 1;
+    cs->weight = w;
+    int64_t end = e->end;
+    *e = *cs;
+    e->pos = pos;
+    e->end = end;
+    return 1;
+}
+
 /* Decorrelate the subqueries of e (not inside other subqueries); top: 1
  * when e is a top-level conjunct of WHERE, 2 when it is reached from one
  * through OR / AND only (its NULL counts as FALSE), 0 elsewhere. Returns 0
@@ -805,8 +928,10 @@ static int walk(Dc *x, AstExpr *e, int top) {
             rc = semi(x, e, e, 1);
         else if (top == 1 && e->sub_kind == AST_IN && !e->negated)
             rc = semi(x, e, e, 0);
-        else if (top == 2 && e->sub_kind == AST_IN && !e->negated)
-            rc = in_as_exists(x, e);
+        else if (top == 2 && e->sub_kind == AST_IN && !e->negated && (rc = in_as_exists(x, e)) == 0)
+            rc = in_three_valued(x, e);
+        else if (e->sub_kind == AST_IN && !(top == 1))
+            rc = in_three_valued(x, e);
         else if (e->sub_kind == AST_SUBQUERY)
             rc = scalar(x, e, 0);
         else if (e->sub_kind == AST_EXISTS)
