@@ -10,6 +10,7 @@
  *   EXISTS elsewhere (under OR / NOT, select list)    (SELECT COUNT(*) ..) > 0,
  *                                                     the scalar form below
  *   x IN (SELECT y ..) under OR in WHERE              EXISTS (.. AND y = x)
+ *   x [NOT] IN (SELECT agg ..), no GROUP BY           x = (SELECT agg ..) (<> for NOT)
  *   x [NOT] IN (..) elsewhere (three-valued)          CASE over three correlated
  *                                                     COUNTs (rows, NULL y, y = x)
  *   (SELECT agg .. WHERE o1 < i1 AND ..)              the magic set: D = SELECT
@@ -909,6 +910,30 @@ static int in_three_valued(Dc *x, AstExpr *e) {
     return 1;
 }
 
+/* x [NOT] IN (SELECT agg ... ) without GROUP BY / HAVING: the subquery
+ * makes exactly one row, so it is x = (SELECT agg ...) (x <> (...) for
+ * NOT IN) with the same NULL rules; e becomes that comparison, which the
+ * scalar forms take. Returns 1 rewritten, 0 not this shape, -1. */
+static int in_agg_to_cmp(Dc *x, AstExpr *e) {
+    AstSelect *sub = e->select;
+    if (sub->nitems != 1 || sub->items[0].expr->kind == AST_STAR || !has_agg(sub->items[0].expr) ||
+        sub->ngroup || sub->having || sub->ncompound || sub->offset ||
+        (sub->limit && !(sub->limit->kind == AST_INT && sub->limit->ival >= 1)))
+        return 0;
+    AstExpr *sq = node(x, AST_SUBQUERY, e->pos);
+    if (!sq) return -1;
+    sq->sub_kind = AST_SUBQUERY;
+    sq->select = sub;
+    sq->end = e->end;
+    AstExpr *cmp = bin(x, e->negated ? OP_NE : OP_EQ, e->a, sq);
+    if (!cmp) return -1;
+    int64_t pos = e->pos, end = e->end;
+    *e = *cmp;
+    e->pos = pos;
+    e->end = end;
+    return 1;
+}
+
 /* Decorrelate the subqueries of e (not inside other subqueries); top: 1
  * when e is a top-level conjunct of WHERE, 2 when it is reached from one
  * through OR / AND only (its NULL counts as FALSE), 0 elsewhere. Returns 0
@@ -920,6 +945,8 @@ static int walk(Dc *x, AstExpr *e, int top) {
         return walk(x, e->a, 1) || walk(x, e->b, 1) ? -1 : 0;
     if (top && e->kind == AST_BINARY && (e->op == OP_OR || e->op == OP_AND))
         return walk(x, e->a, 2) || walk(x, e->b, 2) ? -1 : 0;
+    if (e->select && e->sub_kind == AST_IN && (rc = in_agg_to_cmp(x, e)) != 0)
+        return rc < 0 ? -1 : walk(x, e, top);
     if (e->select) {
         if (e->sub_kind == AST_EXISTS && (rc = exists_normalize(x, e)) != 0) return rc < 0 ? -1 : 0;
         if (top == 1 && e->sub_kind == AST_EXISTS && (rc = semi(x, e, e, 0)) == 0)
