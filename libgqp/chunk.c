@@ -33,7 +33,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "libgqp/internal.h"
 #include "planner/bexpr.h"
@@ -152,10 +151,11 @@ static int partials(PlanArena *a, const BSelect *b, Partials *p) {
 }
 
 /* The partial block: b over the slice (relation f), without HAVING,
- * DISTINCT of aggregates, ORDER BY and LIMIT (see the file comment).
- * *nextra: ORDER BY keys appended to the select list (no aggregates). */
+ * DISTINCT of aggregates, ORDER BY and LIMIT (see the file comment);
+ * without aggregates the ORDER BY keys not in the select list are
+ * appended to it. */
 static BSelect *partial_block(PlanArena *a, const BSelect *b, int f, CatTable *slice,
-                              const Partials *pa, int *nextra) {
+                              const Partials *pa) {
     BSelect *p = plan_alloc(a, sizeof *p);
     BRel *rels = plan_alloc(a, sizeof(BRel) * (size_t)b->nrels);
     if (!p || !rels) return NULL;
@@ -163,7 +163,6 @@ static BSelect *partial_block(PlanArena *a, const BSelect *b, int f, CatTable *s
     memcpy(rels, b->rels, sizeof(BRel) * (size_t)b->nrels);
     rels[f].table = slice;
     p->rels = rels;
-    *nextra = 0;
     if (b->has_agg) {
         p->aggs = pa->aggs;
         p->naggs = pa->n;
@@ -216,7 +215,6 @@ static BSelect *partial_block(PlanArena *a, const BSelect *b, int f, CatTable *s
         oo[i] = k++;
     }
     p->order_out = oo;
-    *nextra = extra;
     if (b->limit >= 0 && b->norder > 0) {
         /* each chunk's first offset + limit rows in the final order */
         p->limit = b->limit + b->offset;
@@ -260,9 +258,15 @@ static BExpr *merge_ref(PlanArena *a, const BSelect *b, const Partials *pa, cons
     return c;
 }
 
-/* The final block over t (the partial results, in partial's columns). */
-static BSelect *final_block(PlanArena *a, const BSelect *b, const BSelect *partial,
-                            const Partials *pa, CatTable *t, int nextra) {
+/* A reference to column k of t (the partial results) in the final block. */
+static BExpr *t_col(PlanArena *a, const CatTable *t, int k) {
+    const CatColumn *c = &t->cols[k];
+    return col_ref(a, 0, k, c->type, c->dict, c->prec, c->scale);
+}
+
+/* The final block over t (the partial results, in the partial block's
+ * columns). */
+static BSelect *final_block(PlanArena *a, const BSelect *b, const Partials *pa, CatTable *t) {
     BSelect *fb = plan_alloc(a, sizeof *fb);
     BRel *rel = plan_alloc(a, sizeof *rel);
     int *order = plan_alloc(a, sizeof(int));
@@ -284,20 +288,16 @@ static BSelect *final_block(PlanArena *a, const BSelect *b, const BSelect *parti
     fb->out = plan_alloc(a, sizeof(BExpr *) * (size_t)(b->nout + 1));
     fb->order = plan_alloc(a, sizeof(BExpr *) * (size_t)(b->norder + 1));
     if (!fb->out || !fb->order) return NULL;
-    const CatColumn *tc = t->cols;
     if (!b->has_agg) {
         for (int k = 0; k < b->nout; k++)
-            if (!(fb->out[k] = col_ref(a, 0, k, tc[k].type, tc[k].dict, tc[k].prec, tc[k].scale)))
-                return NULL;
+            if (!(fb->out[k] = t_col(a, t, k))) return NULL;
         int *oo = plan_alloc(a, sizeof(int) * (size_t)(b->norder + 1));
         if (!oo) return NULL;
         for (int i = 0, x = b->nout; i < b->norder; i++) {
             int k = b->order_out[i] >= 0 ? b->order_out[i] : x++;
             oo[i] = b->order_out[i];
-            if (!(fb->order[i] = col_ref(a, 0, k, tc[k].type, tc[k].dict, tc[k].prec, tc[k].scale)))
-                return NULL;
+            if (!(fb->order[i] = t_col(a, t, k))) return NULL;
         }
-        (void)nextra;
         fb->order_out = oo;
         return fb;
     }
@@ -308,15 +308,13 @@ static BSelect *final_block(PlanArena *a, const BSelect *b, const BSelect *parti
     fb->aggs = plan_alloc(a, sizeof(BAgg) * (size_t)(pa->n + 1));
     if (!fb->group || !fb->aggs) return NULL;
     for (int i = 0; i < b->ngroup; i++)
-        if (!(fb->group[i] = col_ref(a, 0, i, tc[i].type, tc[i].dict, tc[i].prec, tc[i].scale)))
-            return NULL;
+        if (!(fb->group[i] = t_col(a, t, i))) return NULL;
     for (int k = 0; k < pa->n; k++) {
         const BAgg *g = &pa->aggs[k];
         int c = b->ngroup + k;
         BAgg *m = &fb->aggs[k];
         *m = *g;
-        m->arg = col_ref(a, 0, c, tc[c].type, tc[c].dict, tc[c].prec, tc[c].scale);
-        if (!m->arg) return NULL;
+        if (!(m->arg = t_col(a, t, c))) return NULL;
         if (g->agg == AGG_COUNT || g->agg == AGG_COUNT_STAR) {
             m->agg = AGG_SUM;
             m->type = CAT_INT64;
@@ -329,7 +327,6 @@ static BSelect *final_block(PlanArena *a, const BSelect *b, const BSelect *parti
     for (int i = 0; i < b->norder; i++)
         if (!(fb->order[i] = merge_ref(a, b, pa, b->order[i]))) return NULL;
     fb->order_out = b->order_out;
-    (void)partial;
     return fb;
 }
 
@@ -444,44 +441,17 @@ static void slice_set(CatTable *slice, const CatTable *f, int64_t lo, int64_t n)
 
 /* ----------------------------------------------------------- running -- */
 
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 /* Lower and place block b into a new DAG in arena a; NULL with db's
  * error set. */
 static Dag *plan_block(gqp *db, gqp_stmt *st, PlanArena *a, const BSelect *b) {
-    PlanError perr;
-    memset(&perr, 0, sizeof perr);
     Dag *dag = plan_dag_new(a);
     if (!dag) return gqp_set_error(db, GQP_NOMEM, "out of memory"), NULL;
-    LowerOpts opts;
-    gqp_lower_opts(db, &opts);
-    if (op_lower_select(b, &opts, dag, &perr) != 0) {
-        gqp_set_error_at(db, st->sql, st->sql_len, perr.offset, perr.stage, perr.msg);
+    if (gqp_lower_dag(db, st, b, dag) != GQP_OK) {
         plan_dag_free(dag);
         return NULL;
     }
     gqp_place_dag(db, dag);
     return dag;
-}
-
-/* Run dag (opening the GPU session when a node is placed there). */
-static int run_dag(gqp *db, Dag *dag, const ExecOptions *opt0, ExecResult *res, ExecStats *stats) {
-    ExecOptions opt = *opt0;
-    int any_gpu = 0;
-    for (int i = 0; i < dag->nnodes; i++)
-        any_gpu |= dag->nodes[i].device == DEV_GPU;
-    if (any_gpu && !(opt.dev = gqp_device_session(db))) return GQP_DEVICE;
-    char err[1024];
-    if (exec_run(dag, &opt, res, stats, err, sizeof err) != 0) {
-        if (gqp_interrupted(db)) return gqp_set_error(db, GQP_INTERRUPT, "Interrupted");
-        return gqp_set_error(db, strncmp(err, "Device", 6) == 0 ? GQP_DEVICE : GQP_ERROR, "%s",
-                             err);
-    }
-    return GQP_OK;
 }
 
 /* Add s into acc. */
@@ -527,12 +497,11 @@ int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const Exec
     slice->indexes = NULL;
     slice->nindexes = 0;
     Partials pa = {0};
-    int nextra = 0;
-    if ((b->has_agg && partials(a, b, &pa) != 0)) {
+    if (b->has_agg && partials(a, b, &pa) != 0) {
         rc = gqp_set_error(db, GQP_NOMEM, "out of memory");
         goto done;
     }
-    BSelect *pb = partial_block(a, b, f, slice, &pa, &nextra);
+    BSelect *pb = partial_block(a, b, f, slice, &pa);
     if (!pb) {
         rc = gqp_set_error(db, GQP_NOMEM, "out of memory");
         goto done;
@@ -540,7 +509,7 @@ int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const Exec
     int64_t nchunks = (F->nrows + chunk_rows - 1) / chunk_rows, cap = 0;
     ExecStats total;
     memset(&total, 0, sizeof total);
-    double t0 = now_ms();
+    double t0 = gqp_wall_ms();
     char *partial_text = NULL;
     for (int64_t i = 0; i < nchunks && rc == GQP_OK; i++) {
         int64_t lo = i * chunk_rows, n = F->nrows - lo < chunk_rows ? F->nrows - lo : chunk_rows;
@@ -555,7 +524,7 @@ int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const Exec
             rc = gqp_set_error(db, GQP_NOMEM, "out of memory");
         else if (!dag)
             rc = db->errcode ? db->errcode : GQP_ERROR;
-        else if ((rc = run_dag(db, dag, opt, &res, &s)) == GQP_OK) {
+        else if ((rc = gqp_exec_dag(db, dag, opt, &res, &s)) == GQP_OK) {
             stats_add(&total, &s);
             if (!t && !(t = parts_new(&res, 0))) rc = gqp_set_error(db, GQP_NOMEM, "out of memory");
             int ar = rc == GQP_OK ? parts_append(t, &cap, &res) : 0;
@@ -574,27 +543,25 @@ int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const Exec
     if (rc != GQP_OK) goto done;
     /* the final plan over the partial results */
     cat_table_stats(t);
-    BSelect *fb = final_block(a, b, pb, &pa, t, nextra);
+    BSelect *fb = final_block(a, b, &pa, t);
     Dag *fdag = fb ? plan_block(db, st, a, fb) : NULL;
     if (!fb) rc = gqp_set_error(db, GQP_NOMEM, "out of memory");
     if (rc == GQP_OK && !fdag) rc = GQP_ERROR;
     ExecStats s;
     memset(&s, 0, sizeof s);
     exec_result_free(&st->res);
-    if (rc == GQP_OK && (rc = run_dag(db, fdag, opt, &st->res, &s)) == GQP_OK && !st->profile) {
+    if (rc == GQP_OK && (rc = gqp_exec_dag(db, fdag, opt, &st->res, &s)) == GQP_OK) {
         stats_add(&total, &s);
         st->stats = total;
-        st->exec_ms = now_ms() - t0;
-    } else if (rc == GQP_OK) { /* EXPLAIN ANALYZE: what ran, for the explain text */
-        stats_add(&total, &s);
-        st->stats = total;
-        st->exec_ms = now_ms() - t0;
+        st->exec_ms = gqp_wall_ms() - t0;
+    }
+    if (rc == GQP_OK && st->profile) { /* EXPLAIN ANALYZE: what ran, for its text */
         char head[512];
         snprintf(head, sizeof head,
                  "-- chunked execution: %s in %lld chunks of up to %lld rows; %lld partial "
                  "rows, merged by the final plan (last)\n",
                  F->name, (long long)nchunks, (long long)chunk_rows, (long long)t->nrows);
-        char *ft = st->profile ? plan_explain_text(fdag, 1) : NULL;
+        char *ft = plan_explain_text(fdag, 1);
         size_t len =
             strlen(head) + (partial_text ? strlen(partial_text) : 0) + (ft ? strlen(ft) : 0) + 64;
         char *note = malloc(len);

@@ -137,10 +137,14 @@ struct gqp_stmt {
     int nfiles;
 };
 
-/* query.c: the lowering options and the placement of gqp_plan_select,
- * for plans libgqp makes itself (chunk.c). */
-void gqp_lower_opts(gqp *db, LowerOpts *opts);
+/* query.c, for plans libgqp makes itself (chunk.c): lower b into dag as
+ * gqp_plan_select does (GQP_OK, or db's error at the SQL text); place dag;
+ * run dag, opening the GPU session when a node is placed there (GQP_OK,
+ * or db's error: GQP_DEVICE for a device error); the monotonic clock. */
+int gqp_lower_dag(gqp *db, gqp_stmt *st, const BSelect *b, Dag *dag);
 void gqp_place_dag(gqp *db, Dag *dag);
+int gqp_exec_dag(gqp *db, Dag *dag, const ExecOptions *opt, ExecResult *res, ExecStats *stats);
+double gqp_wall_ms(void);
 /* chunk.c: the relation of b that chunked execution would cut into
  * chunks of chunk_rows rows (the largest base table it can), or -1 with
  * *why saying what prevents it. */

@@ -154,10 +154,13 @@ static double agg_cost(void *ud, int dense, const PlanAggShape *s) {
     return cost_agg_plan_us(m, dense, s, gpu);
 }
 
-void gqp_lower_opts(gqp *db, LowerOpts *opts) {
-    opts->agg = (LowerAgg)db->agg_mode;
-    opts->agg_cost = agg_cost;
-    opts->ud = db;
+int gqp_lower_dag(gqp *db, gqp_stmt *st, const BSelect *b, Dag *dag) {
+    PlanError perr;
+    memset(&perr, 0, sizeof perr);
+    LowerOpts opts = {(LowerAgg)db->agg_mode, agg_cost, db};
+    if (op_lower_select(b, &opts, dag, &perr) != 0)
+        return gqp_set_error_at(db, st->sql, st->sql_len, perr.offset, perr.stage, perr.msg);
+    return GQP_OK;
 }
 
 /* Bind and lower sel into st->dag. The SQL text must still be valid. */
@@ -180,23 +183,35 @@ int gqp_plan_select(gqp *db, gqp_stmt *st, const AstSelect *sel) {
     }
     st->dag = plan_dag_new(st->plan_arena);
     if (!st->dag) return gqp_set_error(db, GQP_NOMEM, "out of memory");
-    LowerOpts opts;
-    gqp_lower_opts(db, &opts);
-    if (op_lower_select(st->bound, &opts, st->dag, &perr) != 0)
-        return gqp_set_error_at(db, st->sql, st->sql_len, perr.offset, perr.stage, perr.msg);
+    int lrc = gqp_lower_dag(db, st, st->bound, st->dag);
+    if (lrc != GQP_OK) return lrc;
     place_stmt(db, st);
     st->version = db->version;
     return GQP_OK;
 }
 
-static double wall_ms(void) {
+double gqp_wall_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-int gqp_run_select(gqp *db, gqp_stmt *st) {
+int gqp_exec_dag(gqp *db, Dag *dag, const ExecOptions *opt0, ExecResult *res, ExecStats *stats) {
+    ExecOptions opt = *opt0;
+    int any_gpu = 0;
+    for (int i = 0; i < dag->nnodes; i++)
+        any_gpu |= dag->nodes[i].device == DEV_GPU;
+    if (any_gpu && !(opt.dev = gqp_device_session(db))) return GQP_DEVICE;
     char err[1024];
+    if (exec_run(dag, &opt, res, stats, err, sizeof err) != 0) {
+        if (gqp_interrupted(db)) return gqp_set_error(db, GQP_INTERRUPT, "Interrupted");
+        return gqp_set_error(db, strncmp(err, "Device", 6) == 0 ? GQP_DEVICE : GQP_ERROR, "%s",
+                             err);
+    }
+    return GQP_OK;
+}
+
+int gqp_run_select(gqp *db, gqp_stmt *st) {
     ExecOptions opt = {db->nthreads, NULL, db->pool, 0, st->profile, &db->interrupt, 0};
     /* auto: a GPU node that runs out of device memory runs on its CPU twin */
     opt.oom_cpu_fallback = db->device == GQP_DEVICE_AUTO || db->oom_fallback_gpu;
@@ -214,24 +229,16 @@ int gqp_run_select(gqp *db, gqp_stmt *st) {
         if (crc == GQP_OK) count_reads(db, st->dag);
         return crc;
     }
-    int any_gpu = 0;
-    for (int i = 0; i < st->dag->nnodes; i++)
-        any_gpu |= st->dag->nodes[i].device == DEV_GPU;
-    if (any_gpu && !(opt.dev = gqp_device_session(db))) return GQP_DEVICE;
     exec_result_free(&st->res);
-    double t0 = wall_ms();
-    if (exec_run(st->dag, &opt, &st->res, &st->stats, err, sizeof err) != 0) {
-        if (gqp_interrupted(db)) return gqp_set_error(db, GQP_INTERRUPT, "Interrupted");
-        int rc =
-            gqp_set_error(db, strncmp(err, "Device", 6) == 0 ? GQP_DEVICE : GQP_ERROR, "%s", err);
-        /* --device gpu: a plan that does not fit runs again in chunks */
-        if (rc == GQP_DEVICE && gqp_retry_chunked(db, st, &opt) == GQP_OK) {
-            count_reads(db, st->dag);
-            return GQP_OK;
-        }
+    double t0 = gqp_wall_ms();
+    int rc = gqp_exec_dag(db, st->dag, &opt, &st->res, &st->stats);
+    /* --device gpu: a plan that does not fit runs again in chunks */
+    if (rc == GQP_DEVICE && gqp_retry_chunked(db, st, &opt) == GQP_OK)
+        rc = GQP_OK;
+    else if (rc != GQP_OK)
         return rc;
-    }
-    st->exec_ms = wall_ms() - t0;
+    else
+        st->exec_ms = gqp_wall_ms() - t0;
     count_reads(db, st->dag);
     return GQP_OK;
 }
