@@ -449,6 +449,14 @@ static int outer_entry(Dc *x, const AstExpr *c) {
     return -1;
 }
 
+/* 1 when column references a and b are written alike (qualifier and name,
+ * case-insensitive). */
+static int same_col(const AstExpr *a, const AstExpr *b) {
+    return strcasecmp(a->str, b->str) == 0 &&
+           ((!a->table && !b->table) ||
+            (a->table && b->table && strcasecmp(a->table, b->table) == 0));
+}
+
 /* The outer columns of the correlated conjunct e: each distinct one (by
  * qualifier and name) once into cols (at most DC_MAX_COLS, *n of them);
  * their FROM entry into *entry (-1 before the first; all must share it).
@@ -461,10 +469,7 @@ static int outer_cols(Dc *x, Split *s, const AstExpr *e, const AstExpr **cols, i
         if (k < 0 || (*entry >= 0 && k != *entry)) return -1;
         *entry = k;
         for (int i = 0; i < *n; i++)
-            if (strcasecmp(cols[i]->str, e->str) == 0 &&
-                ((!cols[i]->table && !e->table) ||
-                 (cols[i]->table && e->table && strcasecmp(cols[i]->table, e->table) == 0)))
-                return 0;
+            if (same_col(cols[i], e)) return 0;
         if (*n >= DC_MAX_COLS) return -1;
         /* a copy: to_magic rewrites the conjuncts' own nodes in place */
         AstExpr *cp = node(x, AST_COLUMN, e->pos);
@@ -487,9 +492,7 @@ static int to_magic(Dc *x, Split *s, AstExpr *e, const AstExpr **cols, int n, co
     if (!e) return 0;
     if (e->kind == AST_COLUMN && !gqp_resolves_in(x->db, s->sub, e)) {
         for (int i = 0; i < n; i++)
-            if (strcasecmp(cols[i]->str, e->str) == 0 &&
-                ((!cols[i]->table && !e->table) ||
-                 (cols[i]->table && e->table && strcasecmp(cols[i]->table, e->table) == 0))) {
+            if (same_col(cols[i], e)) {
                 char name[16];
                 snprintf(name, sizeof name, "__o%d", i + 1);
                 AstExpr *r = colref(x, alias, name, e->pos);
@@ -712,42 +715,17 @@ static int exists_normalize(Dc *x, AstExpr *e) {
     return 0;
 }
 
-/* EXISTS (sub) node e outside the positions semi() takes (under OR or
- * NOT, in CASE, in the select list): EXISTS is two-valued, so it is
- * (SELECT COUNT(*) FROM .. WHERE ..) > 0, whose correlated COUNT scalar()
- * joins (a LEFT JOIN; no row counts 0). Returns 1 rewritten, 0 left alone
- * (uncorrelated, or a shape scalar() does not take), -1 out of memory. */
-static int exists_count(Dc *x, AstExpr *e) {
-    AstSelect *sub = e->select;
-    if (sub->ngroup || sub->having || sub->ncompound || sub->offset) return 0;
-    if (sub->limit && !(sub->limit->kind == AST_INT && sub->limit->ival >= 1)) return 0;
-    SqlArena *a = x->st->parse_arena;
-    AstSelect *c = sql_arena_alloc(a, sizeof *c);
-    AstSelectItem *item = sql_arena_alloc(a, sizeof *item);
-    AstExpr **args = sql_arena_alloc(a, sizeof *args);
-    AstExpr *star = node(x, AST_STAR, e->pos), *cnt = node(x, AST_FUNC, e->pos);
-    AstExpr *sq = node(x, AST_INT, e->pos), *zero = node(x, AST_INT, e->pos);
-    if (!c || !item || !args || !star || !cnt || !sq || !zero) return -1;
-    *c = *sub;
-    c->distinct = 0;
-    c->limit = NULL;
-    c->norder = 0;
-    c->order_by = NULL;
-    if (!(cnt->str = sql_arena_strndup(a, "count", 5))) return -1;
-    args[0] = star;
-    cnt->list = args;
-    cnt->nlist = 1;
-    cnt->height = 2;
-    cnt->weight = 2;
-    item->expr = cnt;
-    c->items = item;
-    c->nitems = 1;
-    /* the scalar subquery node */
-    *sq = *e;
-    sq->kind = AST_SUBQUERY;
-    sq->sub_kind = AST_SUBQUERY;
-    sq->select = c;
-    int rc = scalar(x, sq, 0);
+static AstExpr *count_of(Dc *x, AstExpr *arg, int64_t pos);
+static int count_sub(Dc *x, const AstSelect *sub, AstExpr *item, AstExpr *extra, int64_t pos,
+                     AstExpr **out);
+
+/* e becomes (SELECT COUNT(*) FROM <sub's FROM> WHERE <sub's WHERE> [AND
+ * extra]) > 0 when scalar() decorrelates that count. 1, 0 (e unchanged),
+ * -1. */
+static int count_positive(Dc *x, AstExpr *e, const AstSelect *sub, AstExpr *extra) {
+    AstExpr *sq = NULL, *zero = node(x, AST_INT, e->pos), *cnt = count_of(x, NULL, e->pos);
+    if (!zero || !cnt) return -1;
+    int rc = count_sub(x, sub, cnt, extra, e->pos, &sq);
     if (rc <= 0) return rc;
     AstExpr *gt = bin(x, OP_GT, sq, zero);
     if (!gt) return -1;
@@ -758,35 +736,33 @@ static int exists_count(Dc *x, AstExpr *e) {
     return 1;
 }
 
+/* EXISTS (sub) node e outside the positions semi() takes (under OR or
+ * NOT, in CASE, in the select list): EXISTS is two-valued, so it is
+ * (SELECT COUNT(*) FROM .. WHERE ..) > 0, whose correlated COUNT scalar()
+ * joins (a LEFT JOIN; no row counts 0). Returns 1 rewritten, 0 left alone
+ * (uncorrelated, or a shape scalar() does not take), -1 out of memory. */
+static int exists_count(Dc *x, AstExpr *e) {
+    AstSelect *sub = e->select;
+    if (sub->ngroup || sub->having || sub->ncompound || sub->offset) return 0;
+    if (sub->limit && !(sub->limit->kind == AST_INT && sub->limit->ival >= 1)) return 0;
+    return count_positive(x, e, sub, NULL);
+}
+
 static int is_cmp(AstOp op) {
     return op == OP_EQ || op == OP_NE || op == OP_LT || op == OP_LE || op == OP_GT || op == OP_GE;
 }
 
 /* x IN (sub) node e where only its TRUE counts (under OR in WHERE, not
  * under NOT): as EXISTS (SELECT 1 .. WHERE <sub's WHERE> AND y = x), NULL
- * and FALSE being alike there, through exists_count. Returns 1
+ * and FALSE being alike there, through count_positive. Returns 1
  * rewritten, 0 left alone (e unchanged), -1 out of memory. */
 static int in_as_exists(Dc *x, AstExpr *e) {
     AstSelect *sub = e->select;
     if (sub->nitems != 1 || sub->items[0].expr->kind == AST_STAR || sub->ngroup || sub->having ||
         sub->ncompound || sub->limit || sub->offset || has_agg(sub->items[0].expr))
         return 0;
-    SqlArena *a = x->st->parse_arena;
-    AstSelect *c = sql_arena_alloc(a, sizeof *c);
     AstExpr *eq = bin(x, OP_EQ, sub->items[0].expr, e->a);
-    if (!c || !eq) return -1;
-    *c = *sub;
-    if (sub->where && !(c->where = bin(x, OP_AND, sub->where, eq))) return -1;
-    if (!sub->where) c->where = eq;
-    AstExpr saved = *e;
-    e->select = c;
-    e->sub_kind = AST_EXISTS;
-    e->kind = AST_EXISTS;
-    e->a = NULL;
-    e->negated = 0;
-    int rc = exists_count(x, e);
-    if (rc == 0) *e = saved;
-    return rc;
+    return eq ? count_positive(x, e, sub, eq) : -1;
 }
 
 /* A copy of expression tree e (nested subqueries shared): scalar()
@@ -834,6 +810,7 @@ static int count_sub(Dc *x, const AstSelect *sub, AstExpr *item, AstExpr *extra,
     if (!c || !it || !sq || !item) return -1;
     *c = *sub;
     c->distinct = 0;
+    c->limit = NULL; /* EXISTS (.. LIMIT n >= 1) counts the same rows */
     c->norder = 0;
     c->order_by = NULL;
     c->where = sub->where ? deep_copy(x, sub->where) : NULL;
