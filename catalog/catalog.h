@@ -408,6 +408,10 @@ int cat_table_ready(CatTable *t);
 
 /* Recompute stats of every column of t. */
 void cat_table_stats(CatTable *t);
+/* 1 when s's min and max (doubles) hold every value of an integer column
+ * exactly: no min/max (empty or all NULL), or both within +-2^53. Beyond
+ * it INT64_MAX reads as 2^63, whose int64 conversion overflows. */
+int cat_stats_exact(const CatStats *s);
 
 /* Host allocation for table data (64-byte aligned, zeroed). Free with
  * cat_host_free(). */

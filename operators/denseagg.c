@@ -47,20 +47,14 @@ static const CatColumn *plain_col(const BSelect *b, const BExpr *e) {
     return e->col >= 0 && e->col < t->ncols ? &t->cols[e->col] : NULL;
 }
 
-/* 1 when the statistics' min and max are integers a double holds exactly
- * (|v| <= 2^53): beyond, the double of INT64_MAX is 2^63, whose int64
- * conversion overflows, and a key range from it drops or misplaces rows. */
-static int exact_minmax(const CatStats *s) {
-    return s->has_minmax && s->min >= -9007199254740992.0 && s->max <= 9007199254740992.0;
-}
-
 /* 1 if column c is an integer key without NULLs whose values are distinct
  * and span at most max_range values (a bitmap over [min, max]). */
 static int unique_dense_key(const CatColumn *c, int64_t max_range) {
     if (!(c->type == CAT_INT32 || c->type == CAT_INT64 || c->type == CAT_DATE ||
           c->type == CAT_DECIMAL))
         return 0;
-    if (c->valid || !exact_minmax(&c->stats) || c->stats.nulls > 0) return 0;
+    if (c->valid || !c->stats.has_minmax || !cat_stats_exact(&c->stats) || c->stats.nulls > 0)
+        return 0;
     int64_t lo = (int64_t)c->stats.min, range = (int64_t)c->stats.max - lo + 1;
     if (range < 1 || range > max_range || c->n > range) return 0;
     uint64_t *bits = calloc((size_t)(range + 63) / 64, sizeof(uint64_t));
@@ -220,7 +214,7 @@ static int dense_applies(Lower *L, DensePlan *p) {
         const CatColumn *c = plain_col(b, g);
         if (!c || !(is_int_type(c->type) || c->type == CAT_STRING) || g->type != c->type) return 0;
         int64_t card = 1;
-        if (c->stats.has_minmax && !exact_minmax(&c->stats)) return 0;
+        if (!cat_stats_exact(&c->stats)) return 0; /* a key range from inexact doubles */
         if (c->stats.has_minmax) {
             double range = c->stats.max - c->stats.min + 1;
             if (range < 1 || range > (double)DENSE_MAX_GROUPS) return 0;

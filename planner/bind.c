@@ -260,7 +260,7 @@ static int int_exact_in_double(const BindCtx *bc, const BExpr *x) {
     if (!t || x->col < 0 || x->col >= t->ncols) return 0;
     const CatStats *st = &t->cols[x->col].stats;
     if (st->rows != t->nrows) return 0; /* statistics not computed (or stale) */
-    return !st->has_minmax || (st->min >= -9007199254740992.0 && st->max <= 9007199254740992.0);
+    return cat_stats_exact(st);
 }
 
 /* x op y of an INT64 expression and a FLOAT64 one (either side) compared
@@ -1623,7 +1623,7 @@ static BExpr *column_text(BindCtx *bc, BExpr *x) {
     const CatStats *st = &bc->b->rels[c->slot].table->cols[c->col].stats;
     int64_t lo = 0, hi = -1;
     /* statistics are doubles: exact below 2^53 only */
-    if (st->has_minmax && (st->min < -9007199254740992.0 || st->max > 9007199254740992.0)) return x;
+    if (!cat_stats_exact(st)) return x;
     if (st->has_minmax) lo = (int64_t)st->min, hi = (int64_t)st->max;
     if (hi - lo >= fn_pairs_max()) return x;
     int unsupported = 0;
