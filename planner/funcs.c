@@ -337,7 +337,7 @@ typedef struct MapDictJob {
     int64_t *tab;      /* integer results, or (text) the final codes */
     const char **strs; /* text results: spans of d's bytes or owned[i] */
     size_t *lens;
-    char **owned;   /* results fn_apply_str allocated (else NULL) */
+    char **owned;   /* results fn_apply_str allocated (NULL for span ops) */
     int32_t *codes; /* codes in the thread's own dictionary */
     CatDict *local[MAP_DICT_MAX_THREADS];
     int64_t base[MAP_DICT_MAX_THREADS]; /* first entry of local[t] in gcodes */
@@ -428,9 +428,12 @@ BExpr *fn_map_dict(PlanArena *a, BExpr *x, const FnStrOp *op, int64_t pos) {
     if (!j->is_int) {
         j->strs = calloc((size_t)alloc_n, sizeof *j->strs);
         j->lens = calloc((size_t)alloc_n, sizeof *j->lens);
-        j->owned = calloc((size_t)alloc_n, sizeof *j->owned);
+        /* SUBSTR / TRIM results are spans of d's bytes: nothing to own */
+        int spans =
+            op->fn == FN_SUBSTR || op->fn == FN_TRIM || op->fn == FN_LTRIM || op->fn == FN_RTRIM;
+        j->owned = spans ? NULL : calloc((size_t)alloc_n, sizeof *j->owned);
         j->codes = calloc((size_t)alloc_n, sizeof *j->codes);
-        if (!j->strs || !j->lens || !j->owned || !j->codes) goto done;
+        if (!j->strs || !j->lens || (!spans && !j->owned) || !j->codes) goto done;
     }
     if (j->hi - j->lo >= MAP_DICT_PAR_MIN) {
         int c = prim_ncores();
