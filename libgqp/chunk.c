@@ -539,6 +539,10 @@ int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const Exec
         exec_result_free(&res);
         plan_dag_free(dag);
         plan_arena_free(ca);
+        /* a chunk's columns are copied to the device once: drop them from
+         * the column cache (they would hold the budget, and an UPDATE of F
+         * forgets F's columns by their start address, not a slice's) */
+        gqp_forget_table(db, slice);
     }
     if (rc != GQP_OK) goto done;
     /* the final plan over the partial results */
@@ -574,6 +578,11 @@ int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const Exec
     free(partial_text);
     plan_dag_free(fdag);
 done:
+    /* the partial rows are freed here: their device copies go too (malloc
+     * may hand the same address with the same row count to the next
+     * statement's partial table, which the column cache would take for
+     * this one) */
+    if (t) gqp_forget_table(db, t);
     parts_free(t);
     free(scols);
     free(slice);

@@ -96,7 +96,9 @@ static int materialize_one(gqp *db, gqp_stmt *st, const char *sql, int64_t len, 
     if (!g) return gqp_set_error(db, GQP_NOMEM, "out of memory");
     st->temps = g;
     gqp_stmt *child = NULL;
+    double t0 = gqp_wall_ms();
     int rc = run_child(db, st, sql, len, sel, scope, &child);
+    double ms = gqp_wall_ms() - t0;
     if (rc == GQP_OK && cols && ncols != child->res.ncols)
         rc = gqp_set_error(db, GQP_ERROR, "Binder Error: expected %d columns for '%s' but got %d",
                            ncols, label, child->res.ncols);
@@ -109,8 +111,10 @@ static int materialize_one(gqp *db, gqp_stmt *st, const char *sql, int64_t len, 
         } else {
             *out = st->temps[st->ntemps++];
             char head[400];
-            snprintf(head, sizeof head, "-- materialized %s %s as %s (%lld rows):\n", what, label,
-                     name, (long long)child->res.nrows);
+            snprintf(head, sizeof head,
+                     "-- materialized %s %s as %s (%lld rows; planned and run in %.3f ms, "
+                     "%.3f ms of it running):\n",
+                     what, label, name, (long long)child->res.nrows, ms, child->exec_ms);
             gqp_explain_note(st, head);
             if (child->mat_explain) gqp_explain_note(st, child->mat_explain);
             char *plan = plan_explain_text(child->dag, 0);
@@ -354,7 +358,9 @@ static void set_literal(AstExpr *e, const ExecColumn *c, int64_t r) {
 static int run_sub(SubCtx *x, AstExpr *e) {
     gqp *db = x->db;
     gqp_stmt *st = x->st, *child = NULL;
+    double t0 = gqp_wall_ms();
     int rc = run_child(db, st, st->sql, st->sql_len, e->select, x->scope, &child);
+    double ms = gqp_wall_ms() - t0;
     if (rc == GQP_ERROR && strncmp(db->errmsg, "Binder Error", 12) == 0) {
         AstExpr *c = find_col_sel(e->select, db->err_offset);
         if (c && gqp_resolves_in(db, x->outer, c))
@@ -370,11 +376,13 @@ static int run_sub(SubCtx *x, AstExpr *e) {
     if (rc == GQP_OK) {
         const ExecResult *res = &child->res;
         char head[200];
-        snprintf(head, sizeof head, "-- ran the %s subquery at byte %lld first (%lld rows):\n",
+        snprintf(head, sizeof head,
+                 "-- ran the %s subquery at byte %lld first (%lld rows; planned and run in "
+                 "%.3f ms, %.3f ms of it running):\n",
                  e->sub_kind == AST_EXISTS ? "EXISTS"
                  : e->sub_kind == AST_IN   ? "IN"
                                            : "scalar",
-                 (long long)e->pos, (long long)res->nrows);
+                 (long long)e->pos, (long long)res->nrows, ms, child->exec_ms);
         gqp_explain_note(st, head);
         if (child->mat_explain) gqp_explain_note(st, child->mat_explain);
         char *plan = plan_explain_text(child->dag, 0);

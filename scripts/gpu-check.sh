@@ -27,6 +27,8 @@
 # Logs and tables go to $OUT (or ./gpu-out); a summary is printed last.
 set -u
 MODE=${1:-all}
+# several modes may be given, comma separated (e.g. ctest,tpch-check)
+has() { case ",$MODE," in *",$1,"*) return 0 ;; esac; return 1; }
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 OUT=${OUT:-$ROOT/gpu-out}
@@ -66,7 +68,7 @@ say "build: rc=$RC in $(( $(date +%s) - T0 )) s"
 if [ $RC -ne 0 ]; then tail -40 "$LOG/build.log"; exit 1; fi
 B=build-gpu
 
-if [ "$MODE" = tests ] || [ "$MODE" = all ]; then
+if has tests || has all; then
     # 1. GPU twins against CPU twins
     T0=$(date +%s)
     $B/tests/test_prim_gpu --jobs 1 --verbose > "$LOG/test_prim_gpu.log" 2>&1
@@ -133,7 +135,17 @@ if [ "$MODE" = tests ] || [ "$MODE" = all ]; then
     say "ctest: rc=$? $(grep -a 'tests passed' "$LOG/ctest.log") ($(( $(date +%s) - T0 )) s)"
 fi
 
-if [ "$MODE" = oom ]; then
+if has ctest; then
+    # a chosen part of ctest (GQP_CTEST_R / GQP_CTEST_E regexes), e.g. the
+    # GPU SQL suites: GQP_CTEST_R='gpu|arrow|python'
+    T0=$(date +%s)
+    (cd $B && timeout ${GQP_CTEST_TIMEOUT:-480} ctest -j${GQP_CTEST_J:-12} -R "${GQP_CTEST_R:-.}" \
+        ${GQP_CTEST_E:+-E "$GQP_CTEST_E"} --output-on-failure > "$LOG/ctest.log" 2>&1)
+    say "ctest -R '${GQP_CTEST_R:-.}': rc=$? $(grep -a 'tests passed' "$LOG/ctest.log") ($(( $(date +%s) - T0 )) s)"
+    grep -a -A30 "The following tests FAILED" "$LOG/ctest.log" | tee -a "$SUM" >/dev/null
+fi
+
+if has oom; then
     # the out-of-memory tests (docs/memory.md): memory_limit, device
     # allocation fault injection, recovery on the CPU twins, and the
     # compute-sanitizer over the allocator / recovery unit tests
@@ -149,16 +161,16 @@ if [ "$MODE" = oom ]; then
     say "compute-sanitizer test_memory: rc=$? $(grep -a 'ERROR SUMMARY' "$LOG/sanitizer-oom.log" | tail -1) ($(( $(date +%s) - T0 )) s)"
 fi
 
-if [ "$MODE" = final ]; then
+if has final; then
     # the whole ctest under auto placement (the cost model decides per node)
     T0=$(date +%s)
     (cd $B && ctest -j8 --output-on-failure > "$LOG/ctest.log" 2>&1)
     say "ctest: rc=$? $(grep -a 'tests passed' "$LOG/ctest.log") ($(( $(date +%s) - T0 )) s)"
     $B/gqp calibrate --out "$OUT/cost-gpu.yaml" > "$LOG/calibrate.log" 2>&1
 fi
-[ "$MODE" = final ] && MODE=bench
+has final && MODE="$MODE,bench"
 
-if [ "$MODE" = prim ] || [ "$MODE" = bench ] || [ "$MODE" = all ]; then
+if has prim || has bench || has all; then
     # each GPU twin against CUB/Thrust called directly on the same input
     T0=$(date +%s)
     $B/bench_prim_gpu --n 67108864 --reps 20 > "$OUT/prim-gpu.md" 2>&1
@@ -166,7 +178,7 @@ if [ "$MODE" = prim ] || [ "$MODE" = bench ] || [ "$MODE" = all ]; then
     cat "$OUT/prim-gpu.md"
 fi
 
-if [ "$MODE" = bench ] || [ "$MODE" = all ]; then
+if has bench || has all; then
     # SQLite at 50M rows would take most of a call (seconds per query):
     # it runs at 5M only
     for rows in ${GQP_BENCH_ROWS:-5000000 50000000}; do
@@ -180,7 +192,7 @@ if [ "$MODE" = bench ] || [ "$MODE" = all ]; then
         cat "$OUT/bench-$rows.md"
     done
 fi
-if [ "$MODE" = placement ] || [ "$MODE" = placement-shipped ]; then
+if has placement || has placement-shipped; then
     if [ "${GQP_WITH_CTEST:-0}" = 1 ]; then # the whole suite first, on this GPU
         T0=$(date +%s)
         (cd $B && ctest -j8 --output-on-failure > "$LOG/ctest.log" 2>&1)
@@ -191,7 +203,7 @@ if [ "$MODE" = placement ] || [ "$MODE" = placement-shipped ]; then
     # (GQP_PLACEMENT_ARGS="--sizes 1e3,1e4,1e5,1e6,1e7" if a call runs short).
     # placement: calibrate this machine first and sweep with that cost file
     # (returned as $OUT/cost-<gpu>.yaml); placement-shipped: the configs/ one
-    if [ "$MODE" = placement ]; then
+    if has placement; then
         T0=$(date +%s)
         G=h100
         nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 && G=h200
@@ -213,7 +225,7 @@ if [ "$MODE" = placement ] || [ "$MODE" = placement-shipped ]; then
     tar czf "$OUT/explain.tgz" -C /tmp/placement $(cd /tmp/placement && ls -d explain-* 2>/dev/null)
 fi
 
-if [ "$MODE" = ssb ] || [ "$MODE" = bench ] || [ "$MODE" = all ]; then
+if has ssb || has bench || has all; then
     # SSB at SF 10 and 20, GPU vs DuckDB with all cores, floors (CPU twins
     # only at SF 1: at SF 20 they would take most of a call)
     T0=$(date +%s)
@@ -227,14 +239,14 @@ if [ "$MODE" = ssb ] || [ "$MODE" = bench ] || [ "$MODE" = all ]; then
     cat "$OUT/ssb-bench.md"
 fi
 
-if [ "$MODE" = tpch-check ]; then
+if has tpch-check; then
     T0=$(date +%s)
     PYTHONUNBUFFERED=1 python3 tests/tpch/check.py $B/gqp /tmp/tpch-check \
-        --sf ${GQP_TPCH_CHECK_SF:-1} --configs gpu,auto,cpu,gpu-sort,gpu-dense -j 4 \
+        --sf ${GQP_TPCH_CHECK_SF:-1} --configs ${GQP_TPCH_CONFIGS:-gpu,auto,cpu,gpu-sort,gpu-dense} -j 4 \
         > "$OUT/tpch-check.txt" 2>&1
     say "tpch check SF ${GQP_TPCH_CHECK_SF:-1} vs the official answers: rc=$? $(tail -1 "$OUT/tpch-check.txt") ($(( $(date +%s) - T0 )) s)"
 fi
-if [ "$MODE" = tpch ]; then
+if has tpch; then
     T0=$(date +%s)
     PYTHONUNBUFFERED=1 python3 bench/tpch.py ${GQP_TPCH_SF:---sf 10} --build $B \
         --work /tmp/tpch-bench --device ${GQP_TPCH_DEVICES:-gpu,auto} --threads "$(nproc)" \
@@ -243,6 +255,15 @@ if [ "$MODE" = tpch ]; then
     # per-node EXPLAIN ANALYZE (JSON) of every query and device, into logs.tgz
     for d in /tmp/tpch-bench/tpch-sf*/explain; do
         [ -d "$d" ] && cp -r "$d" "$LOG/explain-$(basename "$(dirname "$d")")"
+    done
+    # EXPLAIN ANALYZE text on the GPU (the subqueries and CTEs run while
+    # preparing are timed in their '-- ran ...' / '-- materialized ...' heads)
+    for d in /tmp/tpch-bench/tpch-sf*; do
+        [ -f "$d/gqp.yaml" ] || continue
+        for q in bench/tpch/q*.sql; do
+            GQP_DEVICE=gpu $B/gqp explain --analyze -c "$d/gqp.yaml" "$q" \
+                > "$LOG/explain-$(basename "$d")-$(basename "$q" .sql).txt" 2>&1
+        done
     done
     tail -5 "$LOG/tpch-bench.log" | tee -a "$SUM"
     cat "$OUT/tpch-bench.md"
