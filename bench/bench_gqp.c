@@ -37,7 +37,8 @@
  * --explain-dir DIR: after a query's timed runs, per device, one
  * `EXPLAIN --analyze --format json` run in this warm process (after a cache
  * drop under --cold), written to DIR/<query file name>.<device>.json: the
- * per-node estimates beside measured times.
+ * per-node estimates beside measured times; then the same as text (.txt),
+ * which also shows the subqueries and CTEs run while planning, timed.
  *
  * Exit 0, or 1 on any error (message on stderr).
  */
@@ -127,12 +128,13 @@ static int drop_gpu_cache(gqp *db, int *k) {
     return rc == GQP_DONE || rc == GQP_ROW ? GQP_OK : rc;
 }
 
-/* Write `text` to dir/<base name of query>.<device>.json. Returns 0 or -1. */
-static int write_explain(const char *dir, const char *query, const char *dev, const char *text) {
+/* Write `text` to dir/<base name of query>.<device>.<ext>. Returns 0 or -1. */
+static int write_explain(const char *dir, const char *query, const char *dev, const char *ext,
+                         const char *text) {
     const char *b = strrchr(query, '/');
     b = b ? b + 1 : query;
     char path[4096];
-    snprintf(path, sizeof path, "%s/%s.%s.json", dir, b, dev);
+    snprintf(path, sizeof path, "%s/%s.%s.%s", dir, b, dev, ext);
     FILE *f = fopen(path, "w");
     if (!f) return -1;
     int ok = fputs(text, f) >= 0;
@@ -255,12 +257,20 @@ int main(int argc, char **argv) {
             char *text = NULL;
             rc = gqp_set_device(db, devs[k]);
             if (rc == GQP_OK && cold) rc = drop_gpu_cache(db, &ncold);
-            if (rc == GQP_OK)
-                rc = gqp_explain(db, sql, -1, GQP_EXPLAIN_ANALYZE | GQP_EXPLAIN_JSON, &text);
-            if (rc == GQP_OK && write_explain(explain_dir, argv[q], dev_names[k], text) != 0)
-                fprintf(stderr, "%s: cannot write the explain file into %s\n", argv[q],
-                        explain_dir);
-            gqp_free(text);
+            /* JSON (the main plan's nodes), then text, which also times the
+             * subqueries and CTEs run while planning */
+            for (int fmt = 0; fmt < 2 && rc == GQP_OK; fmt++) {
+                if (fmt == 1 && cold) rc = drop_gpu_cache(db, &ncold);
+                if (rc == GQP_OK)
+                    rc = gqp_explain(db, sql, -1,
+                                     GQP_EXPLAIN_ANALYZE | (fmt == 0 ? GQP_EXPLAIN_JSON : 0), &text);
+                if (rc == GQP_OK && write_explain(explain_dir, argv[q], dev_names[k],
+                                                  fmt == 0 ? "json" : "txt", text) != 0)
+                    fprintf(stderr, "%s: cannot write the explain file into %s\n", argv[q],
+                            explain_dir);
+                gqp_free(text);
+                text = NULL;
+            }
         }
         if (rc != GQP_OK) {
             fprintf(stderr, "%s: %s\n", argv[q], gqp_errmsg(db));

@@ -130,6 +130,9 @@ typedef struct CatStats {
     int64_t distinct; /* estimate (exact for STRING: dictionary size) */
     CatHist *hist;    /* NULL when the column has no non-NULL value (or out
                          of memory); owned, freed with the column */
+    int unique;       /* the non-NULL values are all distinct: 1 yes, -1 no,
+                         0 not checked yet (the planner checks on demand and
+                         keeps the answer until the stats are recomputed) */
 } CatStats;
 
 typedef struct CatColumn {

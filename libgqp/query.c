@@ -270,6 +270,12 @@ int gqp_explain_stmt_locked(gqp *db, gqp_stmt *st, int flags, char **out) {
     }
     if (flags & GQP_EXPLAIN_ANALYZE) {
         st->profile = 1;
+        /* plan again with profiling on: the subqueries and CTEs that run
+         * while planning are timed node by node as well */
+        if (st->ast->kind == STMT_SELECT && st->mat_explain && (rc = gqp_replan(db, st)) != GQP_OK) {
+            st->profile = 0;
+            return rc;
+        }
         rc = gqp_step(st);
         st->profile = 0;
         if (rc != GQP_ROW && rc != GQP_DONE) return rc;

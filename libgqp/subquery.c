@@ -72,6 +72,7 @@ static int run_child(gqp *db, gqp_stmt *st, const char *sql, int64_t len, AstSel
     child->sql = sql;
     child->sql_len = len;
     child->placed_device = -1;
+    child->profile = st->profile; /* EXPLAIN ANALYZE times the subplans too */
     child->ast = st->ast;
     child->parse_arena = st->parse_arena; /* shared (views parse into it); st frees it */
     if (!(child->plan_arena = plan_arena_new()))
@@ -117,7 +118,7 @@ static int materialize_one(gqp *db, gqp_stmt *st, const char *sql, int64_t len, 
                      what, label, name, (long long)child->res.nrows, ms, child->exec_ms);
             gqp_explain_note(st, head);
             if (child->mat_explain) gqp_explain_note(st, child->mat_explain);
-            char *plan = plan_explain_text(child->dag, 0);
+            char *plan = plan_explain_text(child->dag, st->profile);
             if (plan) gqp_explain_note(st, plan);
             free(plan);
         }
@@ -385,7 +386,7 @@ static int run_sub(SubCtx *x, AstExpr *e) {
                  (long long)e->pos, (long long)res->nrows, ms, child->exec_ms);
         gqp_explain_note(st, head);
         if (child->mat_explain) gqp_explain_note(st, child->mat_explain);
-        char *plan = plan_explain_text(child->dag, 0);
+        char *plan = plan_explain_text(child->dag, st->profile);
         if (plan) gqp_explain_note(st, plan);
         free(plan);
         if (e->sub_kind == AST_EXISTS) {

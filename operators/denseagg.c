@@ -57,6 +57,7 @@ static int unique_dense_key(const CatColumn *c, int64_t max_range) {
         return 0;
     int64_t lo = (int64_t)c->stats.min, range = (int64_t)c->stats.max - lo + 1;
     if (range < 1 || range > max_range || c->n > range) return 0;
+    if (c->stats.unique) return c->stats.unique > 0;
     uint64_t *bits = calloc((size_t)(range + 63) / 64, sizeof(uint64_t));
     if (!bits) return 0;
     int ok = 1;
@@ -70,6 +71,9 @@ static int unique_dense_key(const CatColumn *c, int64_t max_range) {
             bits[k / 64] |= (uint64_t)1 << (k % 64);
     }
     free(bits);
+    /* kept with the statistics (recomputed, and so reset, whenever the
+     * column changes): a prepare does not scan a 15M-row key again */
+    ((CatColumn *)c)->stats.unique = ok ? 1 : -1;
     return ok;
 }
 

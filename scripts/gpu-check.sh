@@ -256,15 +256,6 @@ if has tpch; then
     for d in /tmp/tpch-bench/tpch-sf*/explain; do
         [ -d "$d" ] && cp -r "$d" "$LOG/explain-$(basename "$(dirname "$d")")"
     done
-    # EXPLAIN ANALYZE text on the GPU (the subqueries and CTEs run while
-    # preparing are timed in their '-- ran ...' / '-- materialized ...' heads)
-    for d in /tmp/tpch-bench/tpch-sf*; do
-        [ -f "$d/gqp.yaml" ] || continue
-        for q in bench/tpch/q*.sql; do
-            GQP_DEVICE=gpu $B/gqp explain --analyze -c "$d/gqp.yaml" "$q" \
-                > "$LOG/explain-$(basename "$d")-$(basename "$q" .sql).txt" 2>&1
-        done
-    done
     tail -5 "$LOG/tpch-bench.log" | tee -a "$SUM"
     cat "$OUT/tpch-bench.md"
 fi
