@@ -262,8 +262,9 @@ int main(int argc, char **argv) {
             for (int fmt = 0; fmt < 2 && rc == GQP_OK; fmt++) {
                 if (fmt == 1 && cold) rc = drop_gpu_cache(db, &ncold);
                 if (rc == GQP_OK)
-                    rc = gqp_explain(db, sql, -1,
-                                     GQP_EXPLAIN_ANALYZE | (fmt == 0 ? GQP_EXPLAIN_JSON : 0), &text);
+                    rc =
+                        gqp_explain(db, sql, -1,
+                                    GQP_EXPLAIN_ANALYZE | (fmt == 0 ? GQP_EXPLAIN_JSON : 0), &text);
                 if (rc == GQP_OK && write_explain(explain_dir, argv[q], dev_names[k],
                                                   fmt == 0 ? "json" : "txt", text) != 0)
                     fprintf(stderr, "%s: cannot write the explain file into %s\n", argv[q],

@@ -272,7 +272,8 @@ int gqp_explain_stmt_locked(gqp *db, gqp_stmt *st, int flags, char **out) {
         st->profile = 1;
         /* plan again with profiling on: the subqueries and CTEs that run
          * while planning are timed node by node as well */
-        if (st->ast->kind == STMT_SELECT && st->mat_explain && (rc = gqp_replan(db, st)) != GQP_OK) {
+        if (st->ast->kind == STMT_SELECT && st->mat_explain &&
+            (rc = gqp_replan(db, st)) != GQP_OK) {
             st->profile = 0;
             return rc;
         }

@@ -135,6 +135,21 @@ if has tests || has all; then
     say "ctest: rc=$? $(grep -a 'tests passed' "$LOG/ctest.log") ($(( $(date +%s) - T0 )) s)"
 fi
 
+if has primtest; then
+    # the GPU twins against the CPU twins, then compute-sanitizer over them
+    # (small sizes; GQP_PRIM_FILTER picks tests, e.g. 'prim_gpu/seg*')
+    T0=$(date +%s)
+    $B/tests/test_prim_gpu --jobs 1 ${GQP_PRIM_FILTER:+--filter="$GQP_PRIM_FILTER"} \
+        > "$LOG/test_prim_gpu.log" 2>&1
+    say "test_prim_gpu: rc=$? $(grep -a 'Synthesis' "$LOG/test_prim_gpu.log" | tail -1) ($(( $(date +%s) - T0 )) s)"
+    grep -a -B2 -A6 "FAIL\|CRASH" "$LOG/test_prim_gpu.log" | head -40 | tee -a "$SUM" >/dev/null
+    T0=$(date +%s)
+    GQP_GPU_TEST_SMALL=1 timeout 240 compute-sanitizer --tool memcheck \
+        $B/tests/test_prim_gpu --jobs 1 ${GQP_PRIM_FILTER:+--filter="$GQP_PRIM_FILTER"} \
+        > "$LOG/sanitizer.log" 2>&1
+    say "compute-sanitizer: rc=$? $(grep -a 'ERROR SUMMARY' "$LOG/sanitizer.log" | tail -1) ($(( $(date +%s) - T0 )) s)"
+fi
+
 if has ctest; then
     # a chosen part of ctest (GQP_CTEST_R / GQP_CTEST_E regexes), e.g. the
     # GPU SQL suites: GQP_CTEST_R='gpu|arrow|python'

@@ -970,6 +970,32 @@ static __device__ __forceinline__ void da_atomic(long long *p, int kind, long lo
     }
 }
 
+/* Folds x into *p for the lanes of a warp that share a group (peers: the
+ * mask of lanes with this lane's group key, this lane included, from
+ * __match_any_sync): a shuffle tree over the peers (Westphal's
+ * "reduce_peers"), then one atomic by the group's lowest lane when live.
+ * Lanes with the most common keys (TPC-H Q1: 4 groups over 60M rows) make
+ * one shared-memory atomic per group and warp instead of 32 serialized on
+ * one address; distinct keys cost one vote. Every lane of the warp calls. */
+static __device__ __forceinline__ void da_fold_peers(long long *p, int kind, long long x,
+                                                     unsigned peers, bool live, bool &ov) {
+    const int lane = threadIdx.x & 31;
+    const bool lead = __ffs(peers) - 1 == lane;
+    int rel = __popc(peers & ((1u << lane) - 1u));                   /* position among the peers */
+    unsigned rest = lane == 31 ? 0u : peers & (0xfffffffeu << lane); /* higher peers */
+    bool act = true;
+    while (__any_sync(0xffffffffu, rest != 0)) {
+        const int next = __ffs(rest);
+        const long long t = __shfl_sync(0xffffffffu, x, (next - 1) & 31);
+        const bool odd = (rel & 1) != 0;
+        if (act && !odd && next) x = da_comb(kind, x, t, ov);
+        rest &= ~__ballot_sync(0xffffffffu, act && odd);
+        if (odd) act = false;
+        rel >>= 1;
+    }
+    if (lead && live) da_atomic(p, kind, x, ov);
+}
+
 /* Mode 0's end: reduces every thread's NOUT register accumulators over the
  * block (warp shuffles, then shared memory) and folds the block's result
  * into the outputs with one global atomic each, unless the block counted no
@@ -1073,15 +1099,23 @@ __global__ void __launch_bounds__(GQP_BLOCK) denseagg_kernel(const DaArgs a) {
         /* 3. keys on fact columns */
         for (int j = 0; j < a.nkeys; ++j)
             if (a.key_dim[j] == -1) da_key<R, true>(a, j, r, ok, g);
-                /* 4. aggregates */
+        /* 4. aggregates (mode 1: folded over the lanes of a group first;
+         * the warp is converged here: every lane walks the same tiles) */
+        unsigned peers[R];
+        if (MODE == 1) {
+#pragma unroll
+            for (int k = 0; k < R; ++k)
+                peers[k] = __match_any_sync(0xffffffffu, ok[k] ? (long long)g[k] : -1ll);
+#pragma unroll
+            for (int k = 0; k < R; ++k)
+                da_fold_peers(&tab[ok[k] ? g[k] : 0], DA_ADD, 1, peers[k], ok[k], ov);
+        }
 #pragma unroll
         for (int k = 0; k < R; ++k) {
             if (!ok[k]) continue;
             if (MODE == 0)
                 acc[0] += 1;
-            else if (MODE == 1)
-                atomicAdd((unsigned long long *)&tab[g[k]], 1ull);
-            else
+            else if (MODE == 2)
                 atomicAdd((unsigned long long *)&a.out[0][g[k]], 1ull);
         }
 #pragma unroll
@@ -1118,25 +1152,34 @@ __global__ void __launch_bounds__(GQP_BLOCK) denseagg_kernel(const DaArgs a) {
                 }
             }
             const int ag = a.agg[q], kind = a.kind[1 + 2 * q];
+            if (MODE == 1) {
+                const long long idv = a.init[1 + 2 * q];
 #pragma unroll
-            for (int k = 0; k < R; ++k) {
-                if (!ok[k]) continue;
-                const bool take = ag == AGG_COUNT_STAR || p[k];
-                const long long x = (ag == AGG_COUNT_STAR || ag == AGG_COUNT) ? 1 : v[k];
-                if (MODE == 0) {
-                    if (take) acc[1 + 2 * q] = da_comb(kind, acc[1 + 2 * q], x, ov);
-                    acc[2 + 2 * q] += p[k];
-                } else {
-                    long long *t1, *t2;
-                    if (MODE == 1) {
-                        t1 = tab + (int64_t)(1 + 2 * q) * a.ngroups + g[k];
-                        t2 = tab + (int64_t)(2 + 2 * q) * a.ngroups + g[k];
-                    } else {
-                        t1 = a.out[1 + 2 * q] + g[k];
-                        t2 = a.out[2 + 2 * q] + g[k];
+                for (int k = 0; k < R; ++k) {
+                    const bool take = ok[k] && (ag == AGG_COUNT_STAR || p[k]);
+                    const long long x = !take                                       ? idv
+                                        : (ag == AGG_COUNT_STAR || ag == AGG_COUNT) ? 1
+                                                                                    : v[k];
+                    const int64_t gk = ok[k] ? g[k] : 0;
+                    da_fold_peers(tab + (int64_t)(1 + 2 * q) * a.ngroups + gk, kind, x, peers[k],
+                                  ok[k], ov);
+                    da_fold_peers(tab + (int64_t)(2 + 2 * q) * a.ngroups + gk, DA_ADD,
+                                  ok[k] && p[k] ? 1 : 0, peers[k], ok[k], ov);
+                }
+            } else {
+#pragma unroll
+                for (int k = 0; k < R; ++k) {
+                    if (!ok[k]) continue;
+                    const bool take = ag == AGG_COUNT_STAR || p[k];
+                    const long long x = (ag == AGG_COUNT_STAR || ag == AGG_COUNT) ? 1 : v[k];
+                    if (MODE == 0) {
+                        if (take) acc[1 + 2 * q] = da_comb(kind, acc[1 + 2 * q], x, ov);
+                        acc[2 + 2 * q] += p[k];
+                    } else { /* mode 2 */
+                        long long *t1 = a.out[1 + 2 * q] + g[k], *t2 = a.out[2 + 2 * q] + g[k];
+                        if (take) da_atomic(t1, kind, x, ov);
+                        if (p[k]) atomicAdd((unsigned long long *)t2, 1ull);
                     }
-                    if (take) da_atomic(t1, kind, x, ov);
-                    if (p[k]) atomicAdd((unsigned long long *)t2, 1ull);
                 }
             }
         }

@@ -1133,6 +1133,44 @@ Test(prim_gpu, segreduce_long_segments) {
     });
 }
 
+/* Many segments of mixed lengths (GROUP BY over millions of small groups
+ * with a few large ones: the one-thread and whole-warp paths of the GPU
+ * kernel side by side in one warp, more warps than the grid has threads),
+ * with empty segments and NULLs, against the CPU. */
+Test(prim_gpu, segreduce_mixed_lengths) {
+    GPU_TEST_PRELUDE();
+    GPU_BODY({
+        rng_seed(13);
+        cudaStream_t st = new_stream();
+        const int64_t n = 3000000;
+        int64_t cap = n + 1, nseg = 0, r = 5; /* rows 0..4 before the first segment */
+        int64_t *starts = malloc(sizeof *starts * (size_t)cap);
+        cr_assert(starts);
+        while (r < n && nseg < cap) {
+            int64_t p = rnd_range(0, 999), len;
+            if (p < 30)
+                len = 0;
+            else if (p < 900)
+                len = rnd_range(1, 8);
+            else if (p < 990)
+                len = rnd_range(31, 200);
+            else
+                len = rnd_range(1000, 60000);
+            starts[nseg++] = r;
+            r += len;
+        }
+        for (int t = 0; t < 5; t++)
+            for (int nl = 0; nl < 2; nl++) {
+                TVec val = tvec_rand(ALL_TYPES[t], n, nl ? 4 : 0, 1000);
+                for (int a = AGG_COUNT_STAR; a <= AGG_AVG; a++)
+                    segreduce_case((PrimAgg)a, &val, starts, nseg, n, st);
+                tvec_free(&val);
+            }
+        free(starts);
+        cudaStreamDestroy(st);
+    });
+}
+
 Test(prim_gpu, segreduce_overflow) {
     GPU_TEST_PRELUDE();
     GPU_BODY({
