@@ -51,10 +51,15 @@ if [ -d .debs ]; then
     export LD_LIBRARY_PATH=$PFX/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
     export PATH=$PFX/usr/bin:$PATH
 fi
-if ls .whl/*.whl >/dev/null 2>&1; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-        --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
-fi
+# wheels: .whl/ (DuckDB and its tpch extension); .pyw1/ and .pyw2/ (pyarrow,
+# then pandas and numpy: together they exceed one call's carry, so they go
+# in two calls back to back while the machine is held; /tmp/site keeps them)
+for w in .whl .pyw1 .pyw2; do
+    ls $w/*.whl >/dev/null 2>&1 &&
+        python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+            --target /tmp/site $w/*.whl
+done
+[ -d /tmp/site ] && export PYTHONPATH=/tmp/site
 say "device: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1)"
 say "host: $(nproc) cores, $(free -g | awk '/Mem/{print $2}') GiB; nvcc $(nvcc --version | tail -2 | head -1)"
 
@@ -133,6 +138,27 @@ if has tests || has all; then
     T0=$(date +%s)
     (cd $B && ctest -j8 --output-on-failure > "$LOG/ctest.log" 2>&1)
     say "ctest: rc=$? $(grep -a 'tests passed' "$LOG/ctest.log") ($(( $(date +%s) - T0 )) s)"
+fi
+
+if has memdev; then
+    # tests/memory/check.sh device (ctest's oom.cli_device) traced, in the
+    # background beside the other modes, bounded by GQP_MEMDEV_TIMEOUT
+    ( T0=$(date +%s)
+      timeout ${GQP_MEMDEV_TIMEOUT:-400} sh -x tests/memory/check.sh device $ROOT/$B/gqp \
+          /tmp/memdev > "$LOG/memdev.log" 2>&1
+      say "memory check device (oom.cli_device): rc=$? $(grep -a '^check.sh' "$LOG/memdev.log") ($(( $(date +%s) - T0 )) s)"
+      grep -a "^FAIL" "$LOG/memdev.log" | head -10 | tee -a "$SUM" >/dev/null ) &
+    MEMDEV_PID=$!
+fi
+
+if has python; then
+    # the Python package (python/gqp) over this build's libgqp.so, on cpu,
+    # auto and gpu (pyarrow and pandas from the carried wheels)
+    T0=$(date +%s)
+    GQP_LIBRARY=$ROOT/$B/libgqp.so PYTHONPATH=$ROOT/python:/tmp/site \
+        python3 python/tests/test_gqp.py -v > "$LOG/python.log" 2>&1
+    say "python.gqp: rc=$? $(tail -3 "$LOG/python.log" | tr '\n' ' ') ($(( $(date +%s) - T0 )) s)"
+    grep -a -E "gpu|skipped" "$LOG/python.log" | head -20 | tee -a "$SUM" >/dev/null
 fi
 
 if has primtest; then
@@ -275,6 +301,7 @@ if has tpch; then
     cat "$OUT/tpch-bench.md"
 fi
 
+[ -n "${MEMDEV_PID:-}" ] && wait "$MEMDEV_PID"
 tar czf "$OUT/logs.tgz" -C "$OUT" logs && rm -rf "$LOG"
 echo "==== summary ===="
 cat "$SUM"
