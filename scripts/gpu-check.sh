@@ -163,15 +163,17 @@ fi
 
 if has primtest; then
     # the GPU twins against the CPU twins, then compute-sanitizer over them
-    # (small sizes; GQP_PRIM_FILTER picks tests, e.g. 'prim_gpu/seg*')
+    # (small sizes; GQP_PRIM_FILTER picks tests, e.g. 'prim_gpu/seg*', and
+    # GQP_SAN_FILTER those under the sanitizer, default the same)
     T0=$(date +%s)
     $B/tests/test_prim_gpu --jobs 1 ${GQP_PRIM_FILTER:+--filter="$GQP_PRIM_FILTER"} \
         > "$LOG/test_prim_gpu.log" 2>&1
     say "test_prim_gpu: rc=$? $(grep -a 'Synthesis' "$LOG/test_prim_gpu.log" | tail -1) ($(( $(date +%s) - T0 )) s)"
     grep -a -B2 -A6 "FAIL\|CRASH" "$LOG/test_prim_gpu.log" | head -40 | tee -a "$SUM" >/dev/null
     T0=$(date +%s)
+    SANF=${GQP_SAN_FILTER:-${GQP_PRIM_FILTER:-}}
     GQP_GPU_TEST_SMALL=1 timeout 240 compute-sanitizer --tool memcheck \
-        $B/tests/test_prim_gpu --jobs 1 ${GQP_PRIM_FILTER:+--filter="$GQP_PRIM_FILTER"} \
+        $B/tests/test_prim_gpu --jobs 1 ${SANF:+--filter="$SANF"} \
         > "$LOG/sanitizer.log" 2>&1
     say "compute-sanitizer: rc=$? $(grep -a 'ERROR SUMMARY' "$LOG/sanitizer.log" | tail -1) ($(( $(date +%s) - T0 )) s)"
 fi
