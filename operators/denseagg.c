@@ -181,6 +181,11 @@ static int dense_no_overflow(const BSelect *b, const DensePlan *p, double *bound
     return 1;
 }
 
+/* Expression nodes of e: about the map instructions it compiles to. */
+static double expr_nodes(const BExpr *e) {
+    return e ? 1 + expr_nodes(e->a) + expr_nodes(e->b) + expr_nodes(e->c) : 0;
+}
+
 /* Does the dense plan apply to L->b? Fills p (no DAG node is made). */
 static int dense_applies(Lower *L, DensePlan *p) {
     const BSelect *b = L->b;
@@ -286,6 +291,8 @@ static int dense_applies(Lower *L, DensePlan *p) {
     double joined = fn * fsel;
     s->filtered = joined;
     s->nranges = p->nranges;
+    for (int i = 0; i < fr->nfilters; i++) /* their AND chain: one more each */
+        s->filter_ops += expr_nodes(fr->filters[i]) + (i > 0);
     for (int d = 0; d < p->ndims; d++) {
         const BRel *dr = &b->rels[p->dim_rel[d]];
         const CatColumn *kc = &dr->table->cols[p->dim_keycol[d]];

@@ -311,6 +311,8 @@ typedef struct PlanAggShape {
     double fact_bytes; /* bytes per fact row it reads (filters, keys, values) */
     double filtered;   /* fact rows after the fact's own filters (the first probe) */
     int nranges;       /* range filters the fused pass tests on every scanned row */
+    double filter_ops; /* map operations per fact row of the fact's own filters (the
+                          sort plan's select interprets them all on every row) */
     double joined;     /* rows entering the aggregation (after joins and filters) */
     int ndims;
     double dim_rows;  /* selected dimension rows, all dimensions */
