@@ -6,6 +6,9 @@
  */
 #include <string.h>
 #include <unistd.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "planner/planner.h"
 
@@ -158,6 +161,25 @@ static int64_t seg_find(const unsigned char *s, size_t n, const unsigned char *s
         uint64_t f1 = c1 >= 'a' && c1 <= 'z' ? 0x20 * LIKE_ONES : 0;
         uint64_t b0 = c0 * LIKE_ONES, b1 = c1 * LIKE_ONES;
         size_t i = 0;
+#if defined(__SSE2__)
+        /* the same test on 16 positions at a time (SSE2 is part of every
+         * x86-64): about twice the SWAR loop's rate on TPC-H's comments */
+        const __m128i v0 = _mm_set1_epi8((char)c0), v1 = _mm_set1_epi8((char)c1);
+        const __m128i g0 = _mm_set1_epi8((char)(f0 & 0xff)), g1 = _mm_set1_epi8((char)(f1 & 0xff));
+        for (; i + 17 <= n && i <= last; i += 16) {
+            __m128i a = _mm_or_si128(_mm_loadu_si128((const __m128i *)(const void *)(s + i)), g0);
+            __m128i b =
+                _mm_or_si128(_mm_loadu_si128((const __m128i *)(const void *)(s + i + 1)), g1);
+            unsigned c = (unsigned)_mm_movemask_epi8(
+                _mm_and_si128(_mm_cmpeq_epi8(a, v0), _mm_cmpeq_epi8(b, v1)));
+            while (c) {
+                size_t at = i + (size_t)__builtin_ctz(c);
+                if (at > last) return -1;
+                if (seg_eq(s + at, seg, m)) return (int64_t)at;
+                c &= c - 1;
+            }
+        }
+#endif
         for (; i + 9 <= n && i <= last; i += 8) {
             uint64_t c =
                 zero_bytes((load64(s + i) | f0) ^ b0) & zero_bytes((load64(s + i + 1) | f1) ^ b1);

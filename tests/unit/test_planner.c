@@ -401,6 +401,28 @@ Test(functions, map_dict_threaded_equals_one_entry_at_a_time) {
     free(lens);
 }
 
+/* The same on texts of up to 48 atoms (16-byte SIMD blocks, the 8-byte
+ * word loop after them and the byte tail all find candidates). */
+Test(like, segment_matcher_long_texts) {
+    static const char *atoms[] = {"a", "B", "b", "A", "é", "%", "ab", "x", " ", "€", "AB"};
+    static const char *patoms[] = {"a", "b", "B", "%", "%", "ab", "x", " ", "AB", "bA"};
+    uint64_t seed = 777;
+    for (int it = 0; it < 50000; it++) {
+        char s[256] = "", p[64] = "";
+        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+        int ls = (int)((seed >> 33) % 48), lp = (int)((seed >> 45) % 7);
+        for (int k = 0; k < ls; k++) {
+            seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+            strcat(s, atoms[(seed >> 33) % (sizeof atoms / sizeof atoms[0])]);
+        }
+        for (int k = 0; k < lp; k++) {
+            seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+            strcat(p, patoms[(seed >> 33) % (sizeof patoms / sizeof patoms[0])]);
+        }
+        cr_assert_eq(plan_like_match_fast(s, p), plan_like_match(s, p), "'%s' LIKE '%s'", s, p);
+    }
+}
+
 /* The segment matcher (patterns of literal runs and `%`) agrees with
  * like_at (checked against SQLite above) on random texts over a small
  * alphabet with UTF-8 and case variants, for random patterns. */
