@@ -33,7 +33,8 @@
  * uncorrelated, so it is materialized like any other (subquery.c), and the
  * joins run on the join primitives of either device. Shapes outside these
  * (correlation in a GROUP BY subquery, to a grand-parent
- * query, under OR in a scalar) are left alone and end in "Not
+ * query, under OR in a scalar over outer columns that hold NULLs) are left
+ * alone and end in "Not
  * implemented Error: correlated subquery" as before.
  */
 #include <stdio.h>
@@ -486,6 +487,24 @@ static int outer_cols(Dc *x, Split *s, const AstExpr *e, const AstExpr **cols, i
     return 0;
 }
 
+/* 1 when every column cols[0..n) of the outer FROM entry (a base table)
+ * holds no NULL now. */
+static int outer_not_null(Dc *x, const AstExpr **cols, int n, int entry) {
+    const AstTableRef *r = &x->outer->from[entry];
+    CatTable *t = r->name ? cat_find_table(x->db->cat, r->name) : NULL;
+    if (!t) return 0;
+    for (int i = 0; i < n; i++) {
+        int c = cat_find_column(t, cols[i]->str);
+        CatError err;
+        if (c < 0 || cat_column_use(t, c, &err) != 0) return 0;
+        /* the validity bytes themselves: the statistics may be stale here
+         * (an INSERT marks them so; binding, later, brings them up to date) */
+        const CatColumn *col = &t->cols[c];
+        if (col->valid && col->n > 0 && memchr(col->valid, 0, (size_t)col->n)) return 0;
+    }
+    return 1;
+}
+
 /* e with every outer column of cols[0..n) replaced in place by
  * alias.__oK (K its position + 1). Returns 0 or -1. */
 static int to_magic(Dc *x, Split *s, AstExpr *e, const AstExpr **cols, int n, const char *alias) {
@@ -523,15 +542,21 @@ static int to_magic(Dc *x, Split *s, AstExpr *e, const AstExpr **cols, int n, co
 static int magic_keys(Dc *x, Split *s, AstExpr ***group, int *ngroup, AstExpr **on,
                       AstExpr **first) {
     const AstExpr *cols[DC_MAX_COLS];
-    int n = 0, entry = -1;
+    int n = 0, entry = -1, loose = 0;
     for (int i = 0; i < s->ncorr; i++) {
         const AstExpr *c = s->corr[i];
         if (c->kind != AST_BINARY || !is_cmp(c->op) || !strict_expr(c->a) || !strict_expr(c->b))
-            return 0;
+            loose = 1; /* OR, NOT, CASE, ...: a NULL outer value may still match */
         if (outer_cols(x, s, c, cols, &n, &entry) != 0) return 0;
     }
     if (n == 0 || entry < 0 || s->nlocal + s->ncorr > DC_MAX_CONJ || x->nadd >= DC_MAX_ADD)
         return 0;
+    /* the join back on outer column = key drops an outer row with a NULL
+     * there to the value over no rows: right for strict comparisons (the
+     * conjunct is NULL then), for other conjuncts only when those columns
+     * hold no NULL (TPC-H's never do; the plan is made again, and this
+     * checked again, whenever the table changes) */
+    if (loose && !outer_not_null(x, cols, n, entry)) return 0;
     SqlArena *a = x->st->parse_arena;
     AstSelect *sub = s->sub;
     /* D: SELECT DISTINCT <outer columns> AS __o1.. FROM <their table> */

@@ -85,6 +85,24 @@ static int run_child(gqp *db, gqp_stmt *st, const char *sql, int64_t len, AstSel
     return rc;
 }
 
+static AstExpr *find_col_sel(AstSelect *s, int64_t pos);
+
+/* A Binder Error of a subquery (or of a derived table decorrelation made)
+ * at a column that an enclosing query two or more levels out has: a
+ * correlation gqp does not unnest yet, said as such (not "table not
+ * found"). Returns rc, or the new error's code. */
+static int deep_correlation(gqp *db, gqp_stmt *st, const char *sql, int64_t len, AstSelect *sel,
+                            int rc) {
+    if (rc != GQP_ERROR || strncmp(db->errmsg, "Binder Error", 12) != 0 || !st->ast ||
+        !st->ast->select || sel == st->ast->select)
+        return rc;
+    AstExpr *c = find_col_sel(sel, db->err_offset);
+    if (!c || !gqp_resolves_in(db, st->ast->select, c)) return rc;
+    return gqp_set_error_at(db, sql, len, c->pos, "Not implemented",
+                            "correlated subquery (a column of an enclosing query more than one "
+                            "level out)");
+}
+
 /* Run sel (see run_child) and store its rows in a new temporary table
  * owned by st; its name goes to *out (st-owned). what / label describe it
  * for EXPLAIN. */
@@ -100,6 +118,7 @@ static int materialize_one(gqp *db, gqp_stmt *st, const char *sql, int64_t len, 
     double t0 = gqp_wall_ms();
     int rc = run_child(db, st, sql, len, sel, scope, &child);
     double ms = gqp_wall_ms() - t0;
+    rc = deep_correlation(db, st, sql, len, sel, rc);
     if (rc == GQP_OK && cols && ncols != child->res.ncols)
         rc = gqp_set_error(db, GQP_ERROR, "Binder Error: expected %d columns for '%s' but got %d",
                            ncols, label, child->res.ncols);
@@ -368,6 +387,7 @@ static int run_sub(SubCtx *x, AstExpr *e) {
             rc = gqp_set_error_at(db, st->sql, st->sql_len, c->pos, "Not implemented",
                                   "correlated subquery");
     }
+    rc = deep_correlation(db, st, st->sql, st->sql_len, e->select, rc);
     if (rc == GQP_OK && e->sub_kind != AST_EXISTS && child->res.ncols != 1) {
         char msg[200];
         snprintf(msg, sizeof msg, "sub-select returns %d columns - expected 1", child->res.ncols);

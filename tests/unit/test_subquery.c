@@ -100,8 +100,9 @@ Test(subquery, correlated_is_an_error_at_the_column) {
     static const char *const bad[] = {
         /* correlated to a grand-parent query */
         "SELECT a FROM t WHERE a IN (SELECT x FROM u WHERE x IN (SELECT a FROM u WHERE y = t.b))",
-        /* a scalar correlated under OR, an IN whose subquery is grouped */
-        "SELECT a FROM t WHERE b > (SELECT MAX(x) FROM u WHERE x < a OR a IS NULL)",
+        /* a scalar correlated under OR over an outer column with NULLs
+         * (t.b), an IN whose subquery is grouped */
+        "SELECT a FROM t WHERE a > (SELECT MAX(x) FROM u WHERE x < b OR b IS NULL)",
         "SELECT a FROM t WHERE NOT (a = 1 OR b IN (SELECT MAX(x) FROM u WHERE u.y = t.a GROUP BY "
         "x))",
     };
@@ -124,6 +125,14 @@ Test(subquery, correlated_is_an_error_at_the_column) {
                   "%s: %s", bad[i], gqp_errmsg(db));
         gqp_finalize(st);
     }
+    /* under OR over outer columns without NULLs (t.a) it is decorrelated
+     * (the magic set); SUM(a) and COUNT(*) from sqlite3: 5, 2 */
+    cr_expect_eq(one_int(db, "SELECT SUM(a) FROM t WHERE b > (SELECT MAX(x) FROM u WHERE x < a "
+                             "OR a IS NULL)"),
+                 5);
+    cr_expect_eq(one_int(db, "SELECT COUNT(*) FROM t WHERE b > (SELECT MAX(x) FROM u WHERE x < a "
+                             "OR a IS NULL)"),
+                 2);
     /* an unknown column that resolves nowhere stays a Binder Error */
     gqp_stmt *st = NULL;
     cr_expect_neq(gqp_prepare(db, "SELECT a FROM t WHERE a IN (SELECT nope FROM u)", -1, &st, NULL),
