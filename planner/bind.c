@@ -3613,7 +3613,9 @@ static int bind_items(BindCtx *bc, BExpr ***items, char ***names, int *n) {
  * As in SQLite, an integer is a position only when it fits 32 bits
  * (sqlite3ExprIsInteger); a larger one is a constant expression. */
 static int item_ref(BindCtx *bc, const AstExpr *e, char **names, int n, int by_alias) {
-    if (e->kind == AST_INT && e->ival <= INT32_MAX) {
+    /* (a literal that was a scalar subquery, e->select set, is an
+     * expression: GROUP BY (SELECT 2) is not GROUP BY 2, as in SQLite) */
+    if (e->kind == AST_INT && !e->select && e->ival <= INT32_MAX) {
         if (e->ival < 1 || e->ival > n) {
             bind_fail(bc, "Binder", e->pos, "term out of range - should be between 1 and %d", n);
             return -2;
@@ -3778,7 +3780,7 @@ static int bind_compound(const Catalog *cat, const char *sql, const AstSelect *s
             const AstExpr *oe = sel->order_by[k].expr;
             char ord[16];
             int r = -1;
-            if (oe->kind == AST_INT) {
+            if (oe->kind == AST_INT && !oe->select) {
                 if (oe->ival < 1 || oe->ival > b->nout) {
                     bind_fail(&bc, "Binder", oe->pos,
                               "%s ORDER BY term out of range - should be between 1 and %d",
