@@ -425,7 +425,8 @@ static int parts_append(CatTable *t, int64_t *cap, const ExecResult *res) {
 
 /* Point slice's columns at rows [lo, lo + n) of f (same types,
  * dictionaries and statistics: a sub-range's values lie in the table's
- * bounds, which is what the plans read of them). */
+ * bounds, which is what the plans read of them; but not whether they are
+ * distinct, which is checked again per chunk). */
 static void slice_set(CatTable *slice, const CatTable *f, int64_t lo, int64_t n) {
     slice->nrows = n;
     for (int c = 0; c < f->ncols; c++) {
@@ -436,6 +437,10 @@ static void slice_set(CatTable *slice, const CatTable *f, int64_t lo, int64_t n)
         dst->cap = 0;
         dst->data = src->data ? (char *)src->data + w * (size_t)lo : NULL;
         dst->valid = src->valid ? src->valid + lo : NULL;
+        /* whether the values are distinct is the slice's own (the planner
+         * checks it on demand and keeps the answer in the statistics: one
+         * chunk's answer must not stand for the next) */
+        dst->stats.unique = 0;
     }
 }
 
