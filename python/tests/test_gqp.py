@@ -375,5 +375,7 @@ class PandasQueries(unittest.TestCase):
 
 
 if __name__ == "__main__":
+    # which devices the queries run on (the GPU ones only with a usable GPU)
+    print("devices: %s" % ", ".join(Devices.names()), file=sys.stderr)
     print("gqp: %s" % gqp.library_path())
     unittest.main(verbosity=2)
