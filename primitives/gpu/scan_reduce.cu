@@ -179,6 +179,17 @@ struct Acc {
     int ovf;
 };
 
+/* The empty partial aggregate (no row). */
+static __host__ __device__ __forceinline__ Acc acc_empty() {
+    Acc a;
+    a.cnt = 0;
+    a.i = 0;
+    a.f = 0.0;
+    a.c = 0.0;
+    a.ovf = 0;
+    return a;
+}
+
 /* Row i of the value column as a partial aggregate; rows before *lo (the
  * start of the only segment, single-segment path) count as empty. */
 struct AccLoad {
@@ -187,12 +198,7 @@ struct AccLoad {
     const int64_t *lo; /* NULL: no lower bound */
     int type;
     __host__ __device__ Acc operator()(int64_t r) const {
-        Acc a;
-        a.cnt = 0;
-        a.i = 0;
-        a.f = 0.0;
-        a.c = 0.0;
-        a.ovf = 0;
+        Acc a = acc_empty();
 #ifdef __CUDA_ARCH__
         if ((lo && r < *lo) || (valid && !valid[r]) || !d) return a;
         a.cnt = 1;
@@ -287,12 +293,7 @@ __global__ void seg_reduce_kernel(AccLoad load, AccOp op, const int64_t *starts,
                                   int64_t n, Acc *acc) {
     const int lane = threadIdx.x & 31;
     const int64_t warps = ((int64_t)gridDim.x * blockDim.x) >> 5;
-    Acc empty;
-    empty.cnt = 0;
-    empty.i = 0;
-    empty.f = 0.0;
-    empty.c = 0.0;
-    empty.ovf = 0;
+    const Acc empty = acc_empty();
     for (int64_t w = GQP_GRID_START >> 5; w * 32 < nseg; w += warps) {
         const int64_t s = w * 32 + lane;
         int64_t lo = 0, hi = 0;
@@ -439,12 +440,7 @@ extern "C" int prim_gpu_segreduce_ex(PrimCtx *ctx, PrimAgg agg, int nocheck, con
     AccLoad load = {val->data, val->valid, nseg == 1 ? starts : nullptr, (int)val->type};
     thrust::transform_iterator<AccLoad, RowIter, Acc> it(RowIter(0), load);
     AccOp op = {(int)agg, is_float};
-    Acc init;
-    init.cnt = 0;
-    init.i = 0;
-    init.f = 0.0;
-    init.c = 0.0;
-    init.ovf = 0;
+    const Acc init = acc_empty();
     DevBuf accs(ctx), temp(ctx);
     /* accs holds nseg partials, then the overflow flag. */
     const size_t acc_bytes = ((size_t)nseg * sizeof(Acc) + 15) & ~(size_t)15;
