@@ -13,6 +13,8 @@
  *   x [NOT] IN (SELECT agg ..), no GROUP BY           x = (SELECT agg ..) (<> for NOT)
  *   x [NOT] IN (..) elsewhere (three-valued)          CASE over three correlated
  *                                                     COUNTs (rows, NULL y, y = x)
+ *   a subquery whose WHERE has conjuncts P reading    CASE WHEN P THEN <it without
+ *   only outer columns (when the above left it)       P> ELSE <over no rows> END
  *   (SELECT agg .. WHERE o1 < i1 AND ..)              the magic set: D = SELECT
  *                       DISTINCT <outer columns> FROM <their table> joined into
  *                       the subquery, grouped by D's columns, joined back
@@ -936,6 +938,58 @@ static int in_agg_to_cmp(Dc *x, AstExpr *e) {
     return 1;
 }
 
+/* Subquery node e whose WHERE has conjuncts P that read only the
+ * enclosing query's columns (`t.c LIKE 'a%'`, `t.c IS NOT NULL`): they
+ * gate the whole subquery, so e becomes CASE WHEN P THEN e' ELSE <e over
+ * no rows> END, e' being e without P: the value over no rows of a scalar
+ * aggregate without GROUP BY (COUNT 0, others NULL), NULL for another
+ * scalar, FALSE for EXISTS and IN, TRUE for NOT IN (an empty set). P
+ * NULL counts as FALSE, as in the WHERE it came from. e' is then
+ * decorrelated as any subquery (or is uncorrelated). The fallback when the
+ * other forms left e alone. Returns 1 rewritten, 0 left alone, -1 OOM. */
+static int hoist_outer(Dc *x, AstExpr *e) {
+    AstSelect *sub = e->select;
+    if (!sub || sub->ncompound || sub->nwith || sub->having) return 0;
+    AstExpr *list[DC_MAX_CONJ], *keep[DC_MAX_CONJ], *p = NULL;
+    int n = conjuncts(sub->where, list, 0, DC_MAX_CONJ), nk = 0, oom = 0;
+    if (n <= 0) return 0;
+    for (int i = 0; i < n; i++) {
+        int in = 0, out = 0, bad = 0, nested = 0;
+        census(x, sub, list[i], &in, &out, &bad, &nested);
+        if (!in && out && !bad && !nested) {
+            if (!(p = p ? bin(x, OP_AND, p, list[i]) : list[i])) return -1;
+        } else {
+            keep[nk++] = list[i];
+        }
+    }
+    if (!p) return 0;
+    AstExpr *inner = node(x, AST_SUBQUERY, e->pos), *v0 = NULL;
+    if (!inner) return -1;
+    *inner = *e;
+    if (e->sub_kind == AST_SUBQUERY) {
+        const AstExpr *item = sub->nitems == 1 ? sub->items[0].expr : NULL;
+        v0 = item && !sub->ngroup && has_agg(item) ? empty_value(x, item)
+                                                   : node(x, AST_NULL, e->pos);
+    } else if ((v0 = node(x, AST_BOOL, e->pos))) {
+        v0->ival = e->sub_kind == AST_IN && e->negated;
+    }
+    AstExpr *cs = node(x, AST_CASE, e->pos);
+    AstExpr **arms = sql_arena_alloc(x->st->parse_arena, sizeof *arms * 2);
+    if (!v0 || !cs || !arms) return -1;
+    sub->where = and_all(x, keep, nk, &oom);
+    if (oom) return -1;
+    arms[0] = p;
+    arms[1] = inner;
+    cs->list = arms;
+    cs->nlist = 2;
+    cs->b = v0;
+    cs->end = e->end;
+    cs->height = (p->height > inner->height ? p->height : inner->height) + 1;
+    cs->weight = p->weight + inner->weight + v0->weight + 1;
+    *e = *cs;
+    return 1;
+}
+
 /* Decorrelate the subqueries of e (not inside other subqueries); top: 1
  * when e is a top-level conjunct of WHERE, 2 when it is reached from one
  * through OR / AND only (its NULL counts as FALSE), 0 elsewhere. Returns 0
@@ -966,6 +1020,7 @@ static int walk(Dc *x, AstExpr *e, int top) {
         else if (e->sub_kind == AST_EXISTS)
             rc = exists_count(x, e);
         if (rc < 0) return -1;
+        if (rc == 0 && (rc = hoist_outer(x, e)) != 0) return rc < 0 ? -1 : walk(x, e, 0);
         if (rc == 0 && e->sub_kind == AST_IN) return walk(x, e->a, 0);
         return 0;
     }
