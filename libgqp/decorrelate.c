@@ -489,22 +489,55 @@ static int outer_cols(Dc *x, Split *s, const AstExpr *e, const AstExpr **cols, i
     return 0;
 }
 
-/* 1 when every column cols[0..n) of the outer FROM entry (a base table)
- * holds no NULL now. */
-static int outer_not_null(Dc *x, const AstExpr **cols, int n, int entry) {
+/* 1 when column col of the outer FROM entry (a base table) holds no NULL
+ * now. */
+static int outer_not_null(Dc *x, const AstExpr *col, int entry) {
     const AstTableRef *r = &x->outer->from[entry];
     CatTable *t = r->name ? cat_find_table(x->db->cat, r->name) : NULL;
     if (!t) return 0;
-    for (int i = 0; i < n; i++) {
-        int c = cat_find_column(t, cols[i]->str);
-        CatError err;
-        if (c < 0 || cat_column_use(t, c, &err) != 0) return 0;
-        /* the validity bytes themselves: the statistics may be stale here
-         * (an INSERT marks them so; binding, later, brings them up to date) */
-        const CatColumn *col = &t->cols[c];
-        if (col->valid && col->n > 0 && memchr(col->valid, 0, (size_t)col->n)) return 0;
+    int c = cat_find_column(t, col->str);
+    CatError err;
+    if (c < 0 || cat_column_use(t, c, &err) != 0) return 0;
+    /* the validity bytes themselves: the statistics may be stale here (an
+     * INSERT marks them so; binding, later, brings them up to date) */
+    const CatColumn *cc = &t->cols[c];
+    return !(cc->valid && cc->n > 0 && memchr(cc->valid, 0, (size_t)cc->n));
+}
+
+/* 1 when e reads the outer column c (a column not of sub's FROM). */
+static int mentions(Dc *x, Split *s, const AstExpr *e, const AstExpr *c) {
+    if (!e) return 0;
+    if (e->kind == AST_COLUMN) return same_col(e, c) && !gqp_resolves_in(x->db, s->sub, e);
+    if (mentions(x, s, e->a, c) || mentions(x, s, e->b, c) || mentions(x, s, e->c, c)) return 1;
+    for (int i = 0; i < e->nlist; i++)
+        if (mentions(x, s, e->list[i], c)) return 1;
+    return 0;
+}
+
+/* 1 when predicate p is never TRUE while the outer column c is NULL (so an
+ * outer row with c NULL gets the subquery's value over no rows): a
+ * comparison, BETWEEN (c in the tested value, or a bound when not NOT
+ * BETWEEN), IN list, LIKE or IS NOT NULL with c in a strict operand; an AND
+ * with such a side; an OR with two. Sufficient, not necessary. */
+static int null_rejects(Dc *x, Split *s, const AstExpr *p, const AstExpr *c) {
+#define NR_IN(e) (strict_expr(e) && mentions(x, s, (e), c))
+    switch (p->kind) {
+    case AST_BINARY:
+        if (p->op == OP_AND) return null_rejects(x, s, p->a, c) || null_rejects(x, s, p->b, c);
+        if (p->op == OP_OR) return null_rejects(x, s, p->a, c) && null_rejects(x, s, p->b, c);
+        return is_cmp(p->op) && (NR_IN(p->a) || NR_IN(p->b));
+    case AST_BETWEEN:
+        return NR_IN(p->a) || (!p->negated && (NR_IN(p->b) || NR_IN(p->c)));
+    case AST_IN:
+        return !p->select && NR_IN(p->a);
+    case AST_LIKE:
+        return NR_IN(p->a) || NR_IN(p->b);
+    case AST_ISNULL:
+        return !p->b && p->negated && NR_IN(p->a);
+    default:
+        return 0;
     }
-    return 1;
+#undef NR_IN
 }
 
 /* e with every outer column of cols[0..n) replaced in place by
@@ -544,21 +577,22 @@ static int to_magic(Dc *x, Split *s, AstExpr *e, const AstExpr **cols, int n, co
 static int magic_keys(Dc *x, Split *s, AstExpr ***group, int *ngroup, AstExpr **on,
                       AstExpr **first) {
     const AstExpr *cols[DC_MAX_COLS];
-    int n = 0, entry = -1, loose = 0;
-    for (int i = 0; i < s->ncorr; i++) {
-        const AstExpr *c = s->corr[i];
-        if (c->kind != AST_BINARY || !is_cmp(c->op) || !strict_expr(c->a) || !strict_expr(c->b))
-            loose = 1; /* OR, NOT, CASE, ...: a NULL outer value may still match */
-        if (outer_cols(x, s, c, cols, &n, &entry) != 0) return 0;
-    }
+    int n = 0, entry = -1;
+    for (int i = 0; i < s->ncorr; i++)
+        if (outer_cols(x, s, s->corr[i], cols, &n, &entry) != 0) return 0;
     if (n == 0 || entry < 0 || s->nlocal + s->ncorr > DC_MAX_CONJ || x->nadd >= DC_MAX_ADD)
         return 0;
-    /* the join back on outer column = key drops an outer row with a NULL
-     * there to the value over no rows: right for strict comparisons (the
-     * conjunct is NULL then), for other conjuncts only when those columns
-     * hold no NULL (TPC-H's never do; the plan is made again, and this
-     * checked again, whenever the table changes) */
-    if (loose && !outer_not_null(x, cols, n, entry)) return 0;
+    /* the join back on outer column = key gives an outer row with a NULL
+     * there the value over no rows: right when some conjunct is never TRUE
+     * while that column is NULL (null_rejects: comparisons, BETWEEN, ...),
+     * or when the column holds no NULL (TPC-H's never do; the plan is made
+     * again, and this checked again, whenever the table changes) */
+    for (int i = 0; i < n; i++) {
+        int rejected = 0;
+        for (int j = 0; j < s->ncorr && !rejected; j++)
+            rejected = null_rejects(x, s, s->corr[j], cols[i]);
+        if (!rejected && !outer_not_null(x, cols[i], entry)) return 0;
+    }
     SqlArena *a = x->st->parse_arena;
     AstSelect *sub = s->sub;
     /* D: SELECT DISTINCT <outer columns> AS __o1.. FROM <their table> */
