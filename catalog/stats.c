@@ -357,13 +357,13 @@ static void stats_worker(void *arg, int i) {
         cat_column_stats(&j->t->cols[c]);
 }
 
-/* Recompute the statistics of every column of t (columns in parallel when
- * the table is large); a binary column not read yet is left for its first
- * use (cat_column_use). */
 int cat_stats_exact(const CatStats *s) {
     return !s->has_minmax || (s->min >= -9007199254740992.0 && s->max <= 9007199254740992.0);
 }
 
+/* Recompute the statistics of every column of t (columns in parallel when
+ * the table is large); a binary column not read yet is left for its first
+ * use (cat_column_use). */
 void cat_table_stats(CatTable *t) {
     if (!t) return;
     StatsJob j = {t, 1};

@@ -107,10 +107,10 @@ void exec_device_invalidate(ExecDevice *d) {
         cache_drop(d, d->ncache - 1);
 }
 
-void exec_device_forget(ExecDevice *d, const void *h_data) {
+void exec_device_forget(ExecDevice *d, const void *h_data, int64_t n) {
     if (!d || !h_data) return;
     for (int i = d->ncache - 1; i >= 0; i--)
-        if (d->cache[i].h_data == h_data) cache_drop(d, i);
+        if (d->cache[i].h_data == h_data && (n < 0 || d->cache[i].n == n)) cache_drop(d, i);
 }
 
 void exec_device_close(ExecDevice *d) {

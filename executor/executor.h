@@ -46,9 +46,10 @@ void exec_device_close(ExecDevice *dev);
 void exec_device_set_lock_min(ExecDevice *dev, size_t bytes);
 /* Forget every cached column (tables changed). */
 void exec_device_invalidate(ExecDevice *dev);
-/* Forget the cached copies of the host column at h_data, whatever their
- * row count (call before the column's arrays change or are freed). */
-void exec_device_forget(ExecDevice *dev, const void *h_data);
+/* Forget the cached copies of the host column at h_data: of n rows, or
+ * whatever their row count when n < 0 (call before the column's arrays
+ * change or are freed). */
+void exec_device_forget(ExecDevice *dev, const void *h_data, int64_t n);
 /* A number that changes whenever a column enters or leaves the GPU column
  * cache (0 without a session): placements made at an older epoch priced
  * residency that may no longer hold. */

@@ -546,8 +546,11 @@ int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const Exec
         plan_arena_free(ca);
         /* a chunk's columns are copied to the device once: drop them from
          * the column cache (they would hold the budget, and an UPDATE of F
-         * forgets F's columns by their start address, not a slice's) */
-        gqp_forget_table(db, slice);
+         * forgets F's columns by their start address, not a slice's); by
+         * address and row count, so the first chunk (F's own start) leaves
+         * a cached copy of the whole column, and F's read counts, alone */
+        for (int c = 0; c < slice->ncols; c++)
+            exec_device_forget(db->dev, slice->cols[c].data, slice->nrows);
     }
     if (rc != GQP_OK) goto done;
     /* the final plan over the partial results */

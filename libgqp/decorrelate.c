@@ -117,6 +117,28 @@ static AstExpr *bin(Dc *x, AstOp op, AstExpr *a, AstExpr *b) {
     return e;
 }
 
+/* CASE WHEN arms[0] THEN arms[1] ... ELSE els END over [pos, end) (the
+ * arms copied); NULL when out of memory. */
+static AstExpr *case_when(Dc *x, AstExpr *const *arms, int narms, AstExpr *els, int64_t pos,
+                          int64_t end) {
+    AstExpr *cs = node(x, AST_CASE, pos);
+    AstExpr **list = sql_arena_alloc(x->st->parse_arena, sizeof *list * (size_t)narms);
+    if (!cs || !list) return NULL;
+    int h = els->height, w = els->weight + 1;
+    for (int i = 0; i < narms; i++) {
+        list[i] = arms[i];
+        if (arms[i]->height > h) h = arms[i]->height;
+        w += arms[i]->weight;
+    }
+    cs->list = list;
+    cs->nlist = narms;
+    cs->b = els;
+    cs->end = end;
+    cs->height = h + 1;
+    cs->weight = w;
+    return cs;
+}
+
 /* The column alias.name; NULL when out of memory. */
 static AstExpr *colref(Dc *x, const char *alias, const char *name, int64_t pos) {
     AstExpr *e = node(x, AST_COLUMN, pos);
@@ -713,23 +735,14 @@ static int scalar(Dc *x, AstExpr *ex, int strict) {
     AstExpr *value = v;
     if (!inner) {
         /* CASE WHEN <first key> IS NULL THEN <value over no rows> ELSE __v END */
-        AstExpr *isn = node(x, AST_ISNULL, ex->pos), *cs = node(x, AST_CASE, ex->pos);
-        AstExpr **arms = sql_arena_alloc(a, sizeof *arms * 2);
-        AstExpr *ev = empty_value(x, item);
+        AstExpr *isn = node(x, AST_ISNULL, ex->pos), *ev = empty_value(x, item);
         AstExpr *fk = colref(x, first->table, first->str, ex->pos);
-        if (!isn || !cs || !arms || !ev || !fk) return -1;
+        if (!isn || !ev || !fk) return -1;
         isn->a = fk;
         isn->height = 2;
         isn->weight = 2;
-        arms[0] = isn;
-        arms[1] = ev;
-        cs->list = arms;
-        cs->nlist = 2;
-        cs->b = v;
-        cs->end = ex->end;
-        cs->height = (ev->height > 2 ? ev->height : 2) + 1;
-        cs->weight = ev->weight + 4;
-        value = cs;
+        AstExpr *arms[2] = {isn, ev};
+        if (!(value = case_when(x, arms, 2, v, ex->pos, ex->end))) return -1;
     }
     if (append(x, &s, inner ? AST_JOIN_INNER : AST_JOIN_LEFT, on, group, ngroup, ex->pos) != 0)
         return -1;
@@ -918,9 +931,8 @@ static int in_three_valued(Dc *x, AstExpr *e) {
     AstExpr *zero = node(x, AST_INT, pos), *one = node(x, AST_INT, pos);
     AstExpr *zero2 = node(x, AST_INT, pos), *nullv = node(x, AST_NULL, pos);
     AstExpr *yes = node(x, AST_INT, pos), *no = node(x, AST_INT, pos), *no2 = node(x, AST_INT, pos);
-    AstExpr *xn = node(x, AST_ISNULL, pos), *cs = node(x, AST_CASE, pos);
-    AstExpr **arms = sql_arena_alloc(x->st->parse_arena, sizeof *arms * 6);
-    if (!zero || !one || !zero2 || !nullv || !yes || !no || !no2 || !xn || !cs || !arms) return -1;
+    AstExpr *xn = node(x, AST_ISNULL, pos);
+    if (!zero || !one || !zero2 || !nullv || !yes || !no || !no2 || !xn) return -1;
     one->ival = 0; /* the literals compared with: 0 */
     yes->ival = neg ? 0 : 1;
     no->ival = no2->ival = neg ? 1 : 0;
@@ -930,17 +942,9 @@ static int in_three_valued(Dc *x, AstExpr *e) {
     AstExpr *w1 = bin(x, OP_GT, match, zero), *w2 = bin(x, OP_EQ, all, one);
     AstExpr *w3a = bin(x, OP_GT, nul, zero2), *w3 = w3a ? bin(x, OP_OR, xn, w3a) : NULL;
     if (!w1 || !w2 || !w3) return -1;
-    arms[0] = w1, arms[1] = yes, arms[2] = w2, arms[3] = no, arms[4] = w3, arms[5] = nullv;
-    cs->list = arms;
-    cs->nlist = 6;
-    cs->b = no2;
-    int h = 1, w = 2;
-    for (int i = 0; i < 6; i++) {
-        if (arms[i]->height + 1 > h) h = arms[i]->height + 1;
-        w += arms[i]->weight;
-    }
-    cs->height = h + 1;
-    cs->weight = w;
+    AstExpr *arms[6] = {w1, yes, w2, no, w3, nullv};
+    AstExpr *cs = case_when(x, arms, 6, no2, pos, e->end);
+    if (!cs) return -1;
     int64_t end = e->end;
     *e = *cs;
     e->pos = pos;
@@ -1007,19 +1011,11 @@ static int hoist_outer(Dc *x, AstExpr *e) {
     } else if ((v0 = node(x, AST_BOOL, e->pos))) {
         v0->ival = e->sub_kind == AST_IN && e->negated;
     }
-    AstExpr *cs = node(x, AST_CASE, e->pos);
-    AstExpr **arms = sql_arena_alloc(x->st->parse_arena, sizeof *arms * 2);
-    if (!v0 || !cs || !arms) return -1;
+    AstExpr *arms[2] = {p, inner};
+    AstExpr *cs = v0 ? case_when(x, arms, 2, v0, e->pos, e->end) : NULL;
+    if (!cs) return -1;
     sub->where = and_all(x, keep, nk, &oom);
     if (oom) return -1;
-    arms[0] = p;
-    arms[1] = inner;
-    cs->list = arms;
-    cs->nlist = 2;
-    cs->b = v0;
-    cs->end = e->end;
-    cs->height = (p->height > inner->height ? p->height : inner->height) + 1;
-    cs->weight = p->weight + inner->weight + v0->weight + 1;
     *e = *cs;
     return 1;
 }

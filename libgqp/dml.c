@@ -181,7 +181,7 @@ static void forget_columns(gqp *db, const CatTable *t, const int *cols, int n) {
     if (!cols) n = t->ncols;
     for (int k = 0; k < n; k++) {
         const void *data = t->cols[cols ? cols[k] : k].data;
-        exec_device_forget(db->dev, data);
+        exec_device_forget(db->dev, data, -1);
         for (int i = 0; i < db->nreads; i++)
             if (db->reads[i].data == data) {
                 db->reads[i--] = db->reads[--db->nreads];
