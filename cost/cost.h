@@ -241,6 +241,10 @@ typedef struct CostInputs {
      * CPU did instead adds up to the copy (ski rental: never more than
      * twice the better of always and never copying). */
     int (*reads)(void *ud, const CatTable *t, int column);
+    /* 1 if dictionary d's bytes and offsets are in device memory (a LIKE
+     * over it, DN_DICTLIKE, copies them there first otherwise); NULL =
+     * never */
+    int (*dict_resident)(void *ud, const CatDict *d);
     int host_pinned;      /* intermediates that cross PCIe are page-locked... */
     double pin_max_bytes; /* ...up to this size (0 = any); larger ones are
                              pageable (the executor's EXEC_PIN_MAX_BYTES) */

@@ -234,6 +234,8 @@ static CostPrimKind node_prim(const Dag *d, const DagNode *n, double *kb) {
         return CP_KEYMAP;
     case DN_DENSEAGG:
         return CP_DENSEAGG;
+    case DN_DICTLIKE:
+        return CP_MAP;
     default:
         return CP_COUNT;
     }
@@ -318,6 +320,13 @@ static double node_compute_us(const CostModel *m, const Dag *d, int i, DagDevice
     }
     case DN_DENSEAGG:
         return denseagg_us(c, d, n);
+    case DN_DICTLIKE: {
+        /* a map over the entries, about one operation per two bytes of
+         * text (the matcher's search) */
+        const CatDict *dict = n->totext_dict;
+        double ents = dict ? (double)dict->n : 0, text = dict ? (double)dict->offsets[dict->n] : 0;
+        return cost_prim_us(&c[CP_MAP], ents + text / 2, text + ents * 9);
+    }
     }
     return 0;
 }

@@ -312,6 +312,13 @@ static int prob_init(Prob *P, const Dag *d, const CostModel *m, const CostInputs
                                     (1.0 + (rd > 0 ? rd : 0));
         } else if (nd->kind == DN_CONST) {
             P->fetch[i] = cost_link_us(&m->h2d_pinned, cost_value_bytes(d, nd->outputs[0]));
+        } else if (nd->kind == DN_DICTLIKE && nd->totext_dict) {
+            /* on the GPU it reads the dictionary's cached copy: copied
+             * there first unless resident */
+            const CatDict *dict = nd->totext_dict;
+            if (!(in->dict_resident && in->dict_resident(in->resident_ud, dict)))
+                P->u[DEV_GPU][i] +=
+                    cost_fetch_us(m, (double)dict->offsets[dict->n] + 8.0 * (double)(dict->n + 1));
         }
         if (!derived_kind(nd->kind)) {
             P->par[i] = (uint8_t)cost_node_parallel(m, d, i);

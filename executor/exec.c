@@ -841,6 +841,33 @@ static int run_node(Exec *x, int i, int gpu) {
                  : prim_cpu_denseagg(ctx, s, in, len, outs);
         break;
     }
+    case DN_DICTLIKE: {
+        const CatDict *dict = n->totext_dict;
+        if (ex_alloc(x, o0, dict->n, 0, gpu) != 0) return -1;
+        n->rows_in = dict->n;
+        if (!gpu) {
+            plan_like_bytes(dict, n->totext_text, n->totext_neg, out->h.data);
+            break;
+        }
+        /* the dictionary's text and offsets through the column cache, read
+         * while the kernel runs (unpinned after its launch: an eviction
+         * waits for the device first) */
+        PrimVec hb = {PRIM_U8, dict->offsets[dict->n], dict->bytes, NULL};
+        PrimVec ho = {PRIM_I64, dict->n + 1, dict->offsets, NULL};
+        PrimVec db, dof;
+        if (exec_cache_get(x->dev, &hb, &db, &n->bytes_h2d, x->cur_stream, x->err, x->errcap) != 0)
+            return -1;
+        if (exec_cache_get(x->dev, &ho, &dof, &n->bytes_h2d, x->cur_stream, x->err, x->errcap) !=
+            0) {
+            exec_cache_unpin(x->dev, hb.data, hb.n, hb.type);
+            return -1;
+        }
+        rc = prim_gpu_likedict(ctx, db.data, dof.data, dict->n, n->totext_text, n->totext_neg,
+                               out->d.data);
+        exec_cache_unpin(x->dev, hb.data, hb.n, hb.type);
+        exec_cache_unpin(x->dev, ho.data, ho.n, ho.type);
+        break;
+    }
     case DN_TRANSFER:
         return ex_fail(x, "Execution Error: transfer nodes are executed implicitly");
     case DN_TOTEXT: {

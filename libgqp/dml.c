@@ -180,8 +180,13 @@ static void result_value(const ExecColumn *c, int64_t r, char *buf, CatValue *v)
 static void forget_columns(gqp *db, const CatTable *t, const int *cols, int n) {
     if (!cols) n = t->ncols;
     for (int k = 0; k < n; k++) {
-        const void *data = t->cols[cols ? cols[k] : k].data;
+        const CatColumn *c = &t->cols[cols ? cols[k] : k];
+        const void *data = c->data;
         exec_device_forget(db->dev, data, -1);
+        if (c->dict) { /* a LIKE's copy of the dictionary (DN_DICTLIKE) */
+            exec_device_forget(db->dev, c->dict->bytes, -1);
+            exec_device_forget(db->dev, c->dict->offsets, -1);
+        }
         for (int i = 0; i < db->nreads; i++)
             if (db->reads[i].data == data) {
                 db->reads[i--] = db->reads[--db->nreads];

@@ -53,6 +53,15 @@ static int col_resident(void *ud, const CatTable *t, int column) {
     return exec_device_resident(db->dev, t->cols[column].data, t->nrows);
 }
 
+/* Optimizer callback: 1 if dictionary d's bytes and offsets are in the
+ * GPU session's cache (DN_DICTLIKE's copy; ud: the gqp handle). */
+static int dict_resident(void *ud, const CatDict *d) {
+    gqp *db = ud;
+    if (db->test_gpu == 2) return 1;
+    return exec_device_resident(db->dev, d->bytes, d->offsets[d->n]) &&
+           exec_device_resident(db->dev, d->offsets, d->n + 1);
+}
+
 /* The column's entry in db->reads, or NULL. */
 static GqpColReads *reads_find(gqp *db, const void *data, int64_t n) {
     for (int i = 0; i < db->nreads; i++)
@@ -108,6 +117,7 @@ static double place(gqp *db, Dag *dag) {
     memset(&in, 0, sizeof in);
     in.gpu_available = prim_gpu_available() || db->test_gpu;
     in.resident = col_resident;
+    in.dict_resident = dict_resident;
     in.resident_ud = db;
     in.reads = col_reads;
     in.host_pinned = in.gpu_available;             /* the host pool pins once a GPU is used */

@@ -90,6 +90,7 @@ static double bound_rec(const BExpr *e, OpColOf col_of, const void *ud, int *saf
     case BE_ISNULL:
     case BE_TRUTH:
     case BE_INLIST:
+    case BE_DICTLIKE:
         r = 1;
         break;
     case BE_LOOKUP:

@@ -268,6 +268,25 @@ static int compile(Compiler *c, const BExpr *e) {
         reg_free(c, a);
         return d;
     }
+    case BE_DICTLIKE: {
+        /* the per-entry table is a node's output (either device), read
+         * by code */
+        /* the column first: a map's row count is its first input's
+         * (e->a is a table column) */
+        int a = compile(c, e->a);
+        int v = op_dictlike(c->L, c->st, e);
+        if (v < 0) {
+            c->failed = 1;
+            return -1;
+        }
+        int idx = input_value(c, v);
+        int d = reg_alloc(c);
+        PrimInstr *in = emit(c, POP_LOOKUPV, PRIM_REG_I, d, a, 0, 0);
+        if (!in || idx < 0) return -1;
+        in->ival = idx;
+        reg_free(c, a);
+        return d;
+    }
     case BE_TOTEXT: {
         /* the text exists only at run time: its own CPU node, read as a
          * column */
@@ -376,6 +395,10 @@ static void label(PlanBuf *b, Lower *L, const LowState *st, const BExpr *e) {
     case BE_AGG:
         plan_buf_printf(b, "agg(...)");
         break;
+    case BE_DICTLIKE:
+        label(b, L, st, e->a);
+        plan_buf_printf(b, " %sLIKE '%s'", e->negated ? "NOT " : "", e->ttext);
+        break;
     case BE_INLIST:
         plan_buf_printf(b, "(");
         label(b, L, st, e->a);
@@ -407,6 +430,36 @@ char *op_expr_label(Lower *L, const LowState *st, const BExpr *e) {
     char *s = plan_strdup(L->arena, b.s ? b.s : "");
     free(b.s);
     return s;
+}
+
+int op_dictlike(Lower *L, LowState *st, const BExpr *e) {
+    (void)st;
+    const CatDict *d = e->dict;
+    /* one node per dictionary and pattern in a plan */
+    for (int i = 0; i < L->dag->nnodes; i++) {
+        const DagNode *n = &L->dag->nodes[i];
+        if (n->kind == DN_DICTLIKE && n->totext_dict == d && n->totext_neg == e->negated &&
+            strcmp(n->totext_text, e->ttext) == 0)
+            return n->outputs[0];
+    }
+    PrimType ot = PRIM_U8;
+    int node = plan_dag_add(L->dag, DN_DICTLIKE, NULL, 0, 1, &ot);
+    if (node < 0) return op_fail(L, "out of memory");
+    DagNode *n = &L->dag->nodes[node];
+    n->est_rows = d->n;
+    n->totext_dict = d;
+    n->totext_text = e->ttext;
+    n->totext_neg = e->negated;
+    PlanBuf b = {0};
+    plan_buf_printf(&b, "%sLIKE '%s' over %lld entries", e->negated ? "NOT " : "", e->ttext,
+                    (long long)d->n);
+    n->label = plan_strdup(L->arena, b.s ? b.s : "");
+    free(b.s);
+    int out = plan_dag_out(L->dag, node, 0);
+    L->dag->values[out].ltype = CAT_BOOL;
+    L->dag->values[out].dict = NULL;
+    L->dag->values[out].est_rows = d->n;
+    return out;
 }
 
 int op_totext(Lower *L, LowState *st, const BExpr *e) {

@@ -96,6 +96,9 @@ int op_expr(Lower *L, LowState *st, const BExpr *e, PrimType out_type, int as_fi
  * says (STRING codes with a dictionary built at run time, a number or a
  * BOOL). -1 on failure. */
 int op_totext(Lower *L, LowState *st, const BExpr *e);
+/* The DN_DICTLIKE node of BE_DICTLIKE e (one per dictionary and pattern in
+ * the plan): its output value, bytes 0/1 per entry of e->dict, or -1. */
+int op_dictlike(Lower *L, LowState *st, const BExpr *e);
 /* A map node converting value v to type t (or v itself if it has t). */
 int op_convert(Lower *L, int v, PrimType t);
 /* Text of a bound expression for EXPLAIN labels (arena-allocated). */

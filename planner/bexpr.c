@@ -210,6 +210,9 @@ int plan_bexpr_equal(const BExpr *x, const BExpr *y) {
             x->tpair[1] != y->tpair[1])
             return 0;
         break;
+    case BE_DICTLIKE:
+        if (x->dict != y->dict || !bx_same_text(x->ttext, y->ttext)) return 0;
+        break;
     case BE_INLIST:
         if (x->table_n != y->table_n || x->ival != y->ival) return 0;
         if (x->table_n && memcmp(x->table, y->table, (size_t)x->table_n * sizeof(int64_t)) != 0)
@@ -884,6 +887,10 @@ double plan_selectivity(const BExpr *p, const BRel *rel) {
         if (!c || c->stats.rows == 0) return 0.1;
         double f = (double)c->stats.nulls / (double)c->stats.rows;
         return p->negated ? 1.0 - f : f;
+    }
+    if (p->kind == BE_DICTLIKE) {
+        c = pred_col(p->a, rel);
+        return (c ? nonnull_frac(c) : 1.0) * p->fval;
     }
     if (p->kind == BE_LOOKUP && p->type == CAT_BOOL && p->table && p->a && p->a->kind == BE_COL) {
         /* a LIKE (or another per-entry test) of a STRING column: the

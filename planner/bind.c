@@ -2866,6 +2866,19 @@ static BExpr *bind_expr(BindCtx *bc, const AstExpr *e, int allow_agg) {
             return u;
         }
         const CatDict *d = x->dict;
+        if (x->kind == BE_COL && d->n >= plan_dictlike_min()) {
+            /* a large dictionary: matched when the query runs, where its
+             * placement puts it (the GPU over the dictionary's cached copy) */
+            BExpr *l = bx_new(A, BE_DICTLIKE, CAT_BOOL, e->pos);
+            if (!l) return bind_oom(bc);
+            l->a = x;
+            l->dict = d;
+            l->ttext = pat;
+            l->negated = e->negated;
+            double share = plan_like_share(d, pat);
+            l->fval = e->negated ? 1.0 - share : share;
+            return l;
+        }
         int64_t *tab = plan_alloc(A, sizeof(int64_t) * (size_t)(d->n ? d->n : 1));
         BExpr *l = bx_new(A, BE_LOOKUP, CAT_BOOL, e->pos);
         if (!tab || !l) return bind_oom(bc);

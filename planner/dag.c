@@ -32,6 +32,7 @@ static const char *kind_names[] = {"source",           "const",   "map",    "sca
 /* Static name of a node kind. */
 const char *plan_dag_kind_name(DagKind k) {
     if (k == DN_CONCAT) return "concat";
+    if (k == DN_DICTLIKE) return "like-dictionary";
     return (unsigned)k < sizeof kind_names / sizeof *kind_names ? kind_names[k] : "?";
 }
 

@@ -4,6 +4,7 @@
  * and letters compare case-insensitively in ASCII only ('A' LIKE 'a' but
  * not 'É' LIKE 'é'), as SQLite's built-in like() does without ICU.
  */
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #if defined(__SSE2__)
@@ -247,34 +248,60 @@ typedef struct LikeJob {
     int negated;
     int use_segs;
     LikeSegs segs;
-    int64_t *tab;
+    int64_t *tab;  /* one of tab ... */
+    uint8_t *tab8; /* ... and tab8 */
 } LikeJob;
+
+/* Entry i of j's dictionary LIKE its pattern (before negation). */
+static int like_entry(const LikeJob *j, int64_t i) {
+    if (j->use_segs)
+        return like_seg(&j->segs, (const unsigned char *)cat_dict_str(j->d, i),
+                        (size_t)cat_dict_len(j->d, i));
+    return plan_like_match(cat_dict_str(j->d, i), j->pat);
+}
 
 static void like_worker(void *arg, int t, int nt) {
     const LikeJob *j = arg;
     int64_t n = j->d->n, lo = n * t / nt, hi = n * (t + 1) / nt;
     int neg = j->negated ? 1 : 0;
-    if (j->use_segs) {
+    if (j->tab8) {
         for (int64_t i = lo; i < hi; i++)
-            j->tab[i] = like_seg(&j->segs, (const unsigned char *)cat_dict_str(j->d, i),
-                                 (size_t)cat_dict_len(j->d, i)) ^
-                        neg;
+            j->tab8[i] = (uint8_t)(like_entry(j, i) ^ neg);
         return;
     }
     for (int64_t i = lo; i < hi; i++)
-        j->tab[i] = plan_like_match(cat_dict_str(j->d, i), j->pat) ^ neg;
+        j->tab[i] = like_entry(j, i) ^ neg;
 }
 
-/* The LIKE table of d's entries (see planner.h): patterns of literal runs
- * and `%` take the segment matcher, others like_at; on all cores for
- * large dictionaries. */
-void plan_like_table(const CatDict *d, const char *pattern, int negated, int64_t *tab) {
-    LikeJob j = {d, pattern, negated, 0, {0}, tab};
+/* Fill tab (int64) or tab8 (bytes) with the LIKE table of d's entries:
+ * patterns of literal runs and `%` take the segment matcher, others
+ * like_at; on all cores for large dictionaries. */
+static void like_fill(const CatDict *d, const char *pattern, int negated, int64_t *tab,
+                      uint8_t *tab8) {
+    LikeJob j = {d, pattern, negated, 0, {0}, tab, tab8};
     j.use_segs = like_compile_segs(pattern, &j.segs) == 0;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     int nt = d->n < 65536 ? 1 : (int)(ncpu < 1 ? 1 : ncpu > 64 ? 64 : ncpu);
     if (nt > 1 && prim_parallel(nt, like_worker, &j) == 0) return;
     like_worker(&j, 0, 1);
+}
+
+void plan_like_table(const CatDict *d, const char *pattern, int negated, int64_t *tab) {
+    like_fill(d, pattern, negated, tab, NULL);
+}
+
+void plan_like_bytes(const CatDict *d, const char *pattern, int negated, uint8_t *tab) {
+    like_fill(d, pattern, negated, NULL, tab);
+}
+
+double plan_like_share(const CatDict *d, const char *pattern) {
+    if (!d || d->n <= 0) return 0;
+    LikeJob j = {d, pattern, 0, 0, {0}, NULL, NULL};
+    j.use_segs = like_compile_segs(pattern, &j.segs) == 0;
+    int64_t k = d->n < 4096 ? d->n : 4096, pass = 0;
+    for (int64_t s = 0; s < k; s++)
+        pass += like_entry(&j, d->n * s / k + (d->n / k) / 2);
+    return (double)pass / (double)k;
 }
 
 /* plan_like_match through the segment matcher when the pattern allows it
@@ -283,4 +310,16 @@ int plan_like_match_fast(const char *s, const char *pattern) {
     LikeSegs ls;
     if (like_compile_segs(pattern, &ls) != 0) return plan_like_match(s, pattern);
     return like_seg(&ls, (const unsigned char *)s, strlen(s));
+}
+
+int64_t plan_dictlike_min(void) {
+    const char *e = getenv("GQP_DICTLIKE_MIN");
+    if (e && *e) {
+        char *end = NULL;
+        long long v = strtoll(e, &end, 10);
+        if (end && !*end && v >= 1) return (int64_t)v;
+    }
+    /* TUNING: below this many entries the bind-time table (a few ms on
+     * one core at most) costs less than a run-time node */
+    return 65536;
 }

@@ -46,10 +46,14 @@ typedef enum BExprKind {
     BE_TOTEXT,   /* CAST(number AS TEXT) of a non-constant number: its text
                     exists only when the query runs (dict NULL); tuse says
                     what is made of it (TextUse) */
-    BE_INLIST    /* a IN (constants), BOOL: table[0..table_n) is the ascending set of
+    BE_INLIST,   /* a IN (constants), BOOL: table[0..table_n) is the ascending set of
                     distinct values in a's value space (int64; doubles in the slots
                     when a is float-typed; codes of a's dictionary for STRING), ival 1
                     when the list held a NULL (POP_INLIST's semantics) */
+    BE_DICTLIKE  /* a [NOT] LIKE ttext (negated), BOOL, a a STRING column of a table
+                    whose dictionary dict is large (plan_dictlike_min): the per-entry
+                    table is made when the query runs (DN_DICTLIKE, either device),
+                    not at bind time; fval: the share of entries that match (sampled) */
 } BExprKind;
 
 /* What a BE_TOTEXT node (and the CPU-only DN_TOTEXT it lowers to) makes of
@@ -289,6 +293,15 @@ int plan_like_match_fast(const char *s, const char *pattern);
 /* tab[i] = (entry i of d LIKE pattern) XOR negated, for every entry of d
  * (all cores for a large dictionary). */
 void plan_like_table(const CatDict *d, const char *pattern, int negated, int64_t *tab);
+/* The same as bytes 0/1 (DN_DICTLIKE's CPU side). */
+void plan_like_bytes(const CatDict *d, const char *pattern, int negated, uint8_t *tab);
+/* Share of d's entries LIKE pattern, from at most 4,096 evenly spaced
+ * entries (a BE_DICTLIKE's selectivity without matching them all). */
+double plan_like_share(const CatDict *d, const char *pattern);
+/* Entries from which a LIKE over a table column's dictionary runs when
+ * the query does (BE_DICTLIKE / DN_DICTLIKE, on either device) instead of
+ * at bind time: 65,536, or $GQP_DICTLIKE_MIN (tests set 1). */
+int64_t plan_dictlike_min(void);
 
 /* Structural equality of bound expressions. */
 int plan_bexpr_equal(const BExpr *x, const BExpr *y);
@@ -345,7 +358,10 @@ typedef enum DagKind {
     DN_TOTEXT,    /* numbers -> their text, used as TextUse says (CPU only) */
     DN_KEYMAP,    /* dimension keys (+ row ids) -> direct-address map key -> row */
     DN_DENSEAGG,  /* fused filter -> star-join probe -> dense group aggregate */
-    DN_CONCAT     /* inputs of one type, one after another (compound SELECTs) */
+    DN_CONCAT,    /* inputs of one type, one after another (compound SELECTs) */
+    DN_DICTLIKE   /* no inputs: bytes 0/1, one per entry of dictionary totext_dict,
+                     entry LIKE totext_text (NOT when totext_neg); read by a map's
+                     POP_LOOKUPV; on the GPU over the dictionary's cached copy */
 } DagKind;
 
 typedef enum DagDevice { DEV_CPU = 0, DEV_GPU = 1 } DagDevice;

@@ -180,6 +180,12 @@ static void *par_worker(void *unused) {
     return NULL;
 }
 
+int prim_prog_table_input(const PrimProgram *prog, int k) {
+    for (int i = 0; i < prog->ninstr; i++)
+        if (prog->code[i].op == POP_LOOKUPV && prog->code[i].ival == k) return 1;
+    return 0;
+}
+
 /* Runs fn(arg, t, nthreads) for t = 0..nthreads-1 and waits for all of them.
  * Share 0 runs on the calling thread. Every share runs exactly once (fn
  * must not wait for another share). Returns 0, or -1 only when the

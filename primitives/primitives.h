@@ -111,11 +111,15 @@ typedef enum PrimOp {
                      dst is I, or F when t is PRIM_REG_F: then the entries are the
                      bit patterns of doubles (CAST(text AS REAL) per entry) */
     POP_COALESCE, /* dst = a if not NULL else b, in type t */
-    POP_INLIST    /* dst(I) = a IN set: the set is table[0..table_n), ascending with no
+    POP_INLIST,   /* dst(I) = a IN set: the set is table[0..table_n), ascending with no
                      duplicates, of int64 values (t I) or of doubles stored in the
                      table's 8-byte slots (t F); ival != 0 says the SQL list also held
                      a NULL. NULL if a is NULL, 1 if a is in the set, else NULL when
                      ival != 0, else 0 (SQL's x IN (list) of constants) */
+    POP_LOOKUPV   /* dst(I) = tab[a] where tab is input column ival (PRIM_U8, its own length
+                     m, not the program's row count): NULL if a is NULL or outside
+                     0 <= a < m; a per-entry table made when the query runs (LIKE over a
+                     dictionary, prim_gpu_likedict) */
 } PrimOp;
 
 enum { PRIM_REG_I = 0, PRIM_REG_F = 1 };
@@ -145,6 +149,10 @@ typedef struct PrimProgram {
 } PrimProgram;
 
 #define PRIM_MAX_REGS 64
+
+/* 1 if input k of prog is a POP_LOOKUPV table (indexed by value, not by
+ * row: a caller splitting the rows over threads passes it whole), else 0. */
+int prim_prog_table_input(const PrimProgram *prog, int k);
 
 /* Evaluate prog over rows 0..n-1 of inputs[0..prog->ninputs) (each with at
  * least n values) into out (caller-allocated, n values of out->type; the
@@ -341,6 +349,13 @@ int prim_gpu_keymap_where(PrimCtx *ctx, const PrimVec *key, const uint8_t *flags
                           int64_t kmin, int64_t range, int64_t *out);
 int prim_gpu_denseagg(PrimCtx *ctx, const PrimDenseAgg *spec, const PrimVec *in, int64_t n,
                       PrimVec *out);
+/* LIKE over the n strings of a dictionary (device copies of CatDict's bytes
+ * and n + 1 offsets): out[i] (device, n bytes) = 1 when string i LIKE
+ * pattern (host text; SQLite's rules: `%`, `_` one UTF-8 character, ASCII
+ * letters case-insensitive, as planner/like.c), else 0; negated flips it.
+ * Asynchronous on ctx's stream. */
+int prim_gpu_likedict(PrimCtx *ctx, const char *bytes, const int64_t *offsets, int64_t n,
+                      const char *pattern, int negated, uint8_t *out);
 
 /* CPU worker helper shared by the CPU twins: run fn(arg, t, nthreads) on
  * nthreads threads (t = 0..nthreads-1) and wait. Returns 0 or -1. */

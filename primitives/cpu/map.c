@@ -627,6 +627,24 @@ static void map_exec(MapRegs *R, const PrimInstr *in, const PrimVec *inputs, int
         R->maynull[d] = any != 0;
         break;
     }
+    case POP_LOOKUPV: {
+        const int64_t *A = R->ri[a];
+        const uint8_t *na = map_nulls(R, a);
+        const uint8_t *tab = (const uint8_t *)inputs[in->ival].data;
+        int64_t tn = inputs[in->ival].n;
+        uint8_t *nd = R->nl[d];
+        int64_t *D = map_wi(R, d);
+        uint8_t any = 0;
+        for (int64_t k = 0; k < len; k++) {
+            int64_t x = A[k];
+            uint8_t isn = na[k] || x < 0 || x >= tn;
+            nd[k] = isn;
+            any |= isn;
+            D[k] = isn ? 0 : tab[x];
+        }
+        R->maynull[d] = any != 0;
+        break;
+    }
     case POP_INLIST: {
         /* Element-wise: dst (and its NULL bytes) may alias a. */
         const uint8_t *na = map_nulls(R, a);
@@ -900,6 +918,7 @@ static int map_reads(int op) {
     case POP_TRUTH:
     case POP_LOOKUP:
     case POP_INLIST:
+    case POP_LOOKUPV:
         return 1;
     case POP_CASE:
         return 7;
@@ -917,6 +936,7 @@ static int map_operand_type(const PrimInstr *in, int o) {
     switch (in->op) {
     case POP_I2F:
     case POP_LOOKUP:
+    case POP_LOOKUPV:
         return MAP_I;
     case POP_F2I:
         return MAP_F;
@@ -975,7 +995,7 @@ static int map_validate(PrimCtx *ctx, const PrimProgram *P, const PrimVec *input
     uint8_t regtype[PRIM_MAX_REGS] = {0};
     for (int i = 0; i < P->ninstr; i++) {
         const PrimInstr *in = &P->code[i];
-        if (in->op > POP_INLIST) return map_err(ctx, "instruction %d: bad opcode %d", i, in->op);
+        if (in->op > POP_LOOKUPV) return map_err(ctx, "instruction %d: bad opcode %d", i, in->op);
         if (in->t != PRIM_REG_I && in->t != PRIM_REG_F)
             return map_err(ctx, "instruction %d: bad type %d", i, in->t);
         int rd = map_reads(in->op);
@@ -997,6 +1017,9 @@ static int map_validate(PrimCtx *ctx, const PrimProgram *P, const PrimVec *input
         if ((in->op == POP_LOOKUP || in->op == POP_INLIST) &&
             (in->table_n < 0 || (in->table_n > 0 && !in->table)))
             return map_err(ctx, "instruction %d: bad lookup table", i);
+        if (in->op == POP_LOOKUPV &&
+            (in->ival < 0 || in->ival >= P->ninputs || inputs[in->ival].type != PRIM_U8))
+            return map_err(ctx, "instruction %d: LOOKUPV needs a U8 table input", i);
         written[in->dst] = 1;
         regtype[in->dst] = (uint8_t)map_dst_type(in);
         if (nwrites[in->dst] < 2) nwrites[in->dst]++;

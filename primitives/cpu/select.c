@@ -45,6 +45,7 @@ static void pass_flags(void *arg, int t, int nt) {
     PrimVec in[64];
     for (int k = 0; k < j->prog->ninputs && k < 64; k++) {
         in[k] = j->inputs[k];
+        if (prim_prog_table_input(j->prog, k)) continue; /* a table, not rows */
         in[k].data = (char *)in[k].data + (size_t)a * prim_type_width(in[k].type);
         if (in[k].valid) in[k].valid += a;
         in[k].n = b - a;

@@ -348,6 +348,15 @@ template <bool kCheck> __global__ void map_kernel(MapArgs a) {
                     SETI(d, v);
                 break;
             }
+            case POP_LOOKUPV: {
+                const PrimVec tv = a.inputs[in.ival];
+                const int64_t i = ISNUL(x) ? -1 : RI(x);
+                if (i < 0 || i >= tv.n)
+                    SETNULL(d);
+                else
+                    SETI(d, (int64_t)((const uint8_t *)tv.data)[i]);
+                break;
+            }
             case POP_INLIST: {
                 if (ISNUL(x)) {
                     SETNULL(d);
@@ -421,6 +430,7 @@ static __host__ __device__ int map_reads(int op) {
     case POP_TRUTH:
     case POP_LOOKUP:
     case POP_INLIST:
+    case POP_LOOKUPV:
         return 1;
     case POP_ADD:
     case POP_SUB:
@@ -483,6 +493,10 @@ static int map_validate(PrimCtx *ctx, const PrimProgram *prog, const PrimVec *in
         }
         if ((in->op == POP_LOOKUP || in->op == POP_INLIST) && in->table_n > 0 && !in->table)
             return prim_gpu_fail(ctx, "map: LOOKUP/INLIST at %d has no table", k);
+        if (in->op == POP_LOOKUPV &&
+            (in->ival < 0 || in->ival >= prog->ninputs || inputs[in->ival].type != PRIM_U8 ||
+             (inputs[in->ival].n > 0 && !inputs[in->ival].data)))
+            return prim_gpu_fail(ctx, "map: LOOKUPV at %d has no U8 table input", k);
     }
     if (!((written >> prog->result) & 1ull))
         return prim_gpu_fail(ctx, "map: result register %d never written", prog->result);
@@ -1343,4 +1357,79 @@ extern "C" int prim_gpu_denseagg(PrimCtx *ctx, const PrimDenseAgg *spec, const P
                  : da_launch<2, PRIM_DA_MAX, false>(ctx, a, 0);
     }
     return rc != 0 ? rc : prim_gpu_status_done(ctx, st_tmp, "denseagg");
+}
+
+/* ------------------------------------------------------------ likedict -- */
+
+/* One character at *z, advancing *z: planner/like.c's utf8_read (a lead
+ * byte >= 0xC0 takes every following 10xxxxxx byte; other bytes are
+ * themselves). */
+static __device__ uint32_t like_utf8(const unsigned char *&z) {
+    uint32_t c = *z++;
+    if (c >= 0xC0) {
+        c = c >= 0xF0 ? c & 0x07 : c >= 0xE0 ? c & 0x0F : c & 0x1F;
+        while ((*z & 0xC0) == 0x80)
+            c = (c << 6) | (*z++ & 0x3F);
+    }
+    return c;
+}
+
+static __device__ uint32_t like_fold(uint32_t c) {
+    return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c;
+}
+
+/* s LIKE p by SQLite's rules (planner/like.c): the greedy matcher with one
+ * backtracking point, the last `%` seen: on a mismatch its match grows by
+ * one character. Linear in |s| per `%`, no recursion. */
+static __device__ int like_match_dev(const unsigned char *p, const unsigned char *s) {
+    const unsigned char *star_p = nullptr, *star_s = nullptr;
+    for (;;) {
+        if (*p == '%') {
+            while (*p == '%')
+                p++;
+            star_p = p;
+            star_s = s;
+            continue;
+        }
+        if (!*s) break;
+        if (*p) {
+            const unsigned char *p1 = p, *s1 = s;
+            const uint32_t c = like_utf8(p1), sc = like_utf8(s1);
+            if (c == '_' || like_fold(c) == like_fold(sc)) {
+                p = p1;
+                s = s1;
+                continue;
+            }
+        }
+        if (!star_p) return 0;
+        like_utf8(star_s);
+        p = star_p;
+        s = star_s;
+    }
+    while (*p == '%')
+        p++;
+    return *p == 0;
+}
+
+__global__ void likedict_kernel(const char *bytes, const int64_t *offsets, int64_t n,
+                                const unsigned char *pat, int neg, uint8_t *out) {
+    for (int64_t i = GQP_GRID_START; i < n; i += GQP_GRID_STRIDE)
+        out[i] = (uint8_t)(like_match_dev(pat, (const unsigned char *)bytes + offsets[i]) ^ neg);
+}
+
+extern "C" int prim_gpu_likedict(PrimCtx *ctx, const char *bytes, const int64_t *offsets, int64_t n,
+                                 const char *pattern, int negated, uint8_t *out) {
+    if (prim_gpu_ctx_ok(ctx) != 0) return -1;
+    if (n < 0 || !pattern || (n > 0 && (!bytes || !offsets || !out)))
+        return prim_gpu_fail(ctx, "likedict: bad arguments");
+    if (n == 0) return 0;
+    cudaStream_t st = prim_gpu_stream(ctx);
+    const size_t plen = strlen(pattern) + 1;
+    DevBuf pat(ctx);
+    if (pat.alloc(plen) != 0) return -1;
+    GQP_CUDA_TRY(ctx, cudaMemcpyAsync(pat.p, pattern, plen, cudaMemcpyHostToDevice, st));
+    likedict_kernel<<<prim_gpu_grid(n), GQP_BLOCK, 0, st>>>(
+        bytes, offsets, n, pat.as<const unsigned char>(), negated ? 1 : 0, out);
+    GQP_LAUNCH_TRY(ctx);
+    return 0;
 }

@@ -93,3 +93,9 @@ int prim_gpu_denseagg(PrimCtx *ctx, const PrimDenseAgg *spec, const PrimVec *in,
                       PrimVec *out) {
     return no_cuda(ctx);
 }
+
+/* Always -1 with "built without CUDA" in ctx->err. */
+int prim_gpu_likedict(PrimCtx *ctx, const char *bytes, const int64_t *offsets, int64_t n,
+                      const char *pattern, int negated, uint8_t *out) {
+    return no_cuda(ctx);
+}

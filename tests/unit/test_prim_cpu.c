@@ -424,6 +424,14 @@ static RV ref_row(const PrimProgram *p, const PrimVec *in, int64_t row, RV *regs
             else
                 r.i = x->table[a.i];
             break;
+        case POP_LOOKUPV: {
+            const PrimVec *tv = &in[x->ival];
+            if (a.null || a.i < 0 || a.i >= tv->n)
+                r.null = 1;
+            else
+                r.i = ((const uint8_t *)tv->data)[a.i];
+            break;
+        }
         case POP_COALESCE:
             r = a.null ? b : a;
             break;
@@ -780,6 +788,40 @@ Test(map, float_lookup) {
     /* an F lookup is F: an I result register from it is a type error */
     PrimProgram bad = {2, code, 2, 1, PRIM_REG_I, 1, 0, 0};
     cr_expect_eq(prim_cpu_map(&c, &bad, in, 6, &o), -1);
+}
+
+Test(map, lookupv_table_from_an_input, .timeout = 60) {
+    /* POP_LOOKUPV reads its table from a U8 input of its own length (a
+     * LIKE per dictionary entry made at run time): NULL for a NULL code or
+     * one outside the table; used as a filter and as a value */
+    int32_t a[7] = {0, 1, 2, 3, 4, -1, 2};
+    uint8_t va[7] = {1, 1, 1, 1, 1, 1, 0};
+    uint8_t tab[4] = {1, 0, 1, 0};
+    PrimVec in[2] = {{PRIM_I32, 7, a, va}, {PRIM_U8, 4, tab, NULL}};
+    PrimInstr code[2] = {I(POP_COL, 0, 0, 0, 0, 0, 0, 0), I(POP_LOOKUPV, 0, 1, 0, 0, 0, 1, 0)};
+    PrimProgram p = {2, code, 2, 1, PRIM_REG_I, 2, 0, 0};
+    int64_t out[7];
+    uint8_t ov[7];
+    PrimVec o = {PRIM_I64, 7, out, ov};
+    PrimCtx c = mkctx(1);
+    cr_assert_eq(prim_cpu_map(&c, &p, in, 7, &o), 0, "%s", c.err);
+    const int64_t want[7] = {1, 0, 1, 0, 0, 0, 0};
+    const uint8_t want_valid[7] = {1, 1, 1, 1, 0, 0, 0};
+    for (int i = 0; i < 7; i++) {
+        cr_expect_eq(ov[i], want_valid[i], "row %d validity", i);
+        if (ov[i]) cr_expect_eq(out[i], want[i], "row %d: %lld", i, (long long)out[i]);
+    }
+    cr_expect_eq(check_map(&p, in, 7, &o, 1), 0);
+    PrimProgram f = p;
+    f.as_filter = 1;
+    uint8_t flags[7];
+    PrimVec fo = {PRIM_U8, 7, flags, NULL};
+    cr_assert_eq(prim_cpu_map(&c, &f, in, 7, &fo), 0, "%s", c.err);
+    for (int i = 0; i < 7; i++)
+        cr_expect_eq(flags[i], want_valid[i] && want[i], "row %d flag", i);
+    /* the table input must be U8 */
+    in[1].type = PRIM_I32;
+    cr_expect_eq(prim_cpu_map(&c, &p, in, 4, &o), -1);
 }
 
 Test(map, inlist_int_float_null_rules, .timeout = 60) {

@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "catalog/catalog.h"
+#include "planner/planner.h"
 #include "primitives/primitives.h"
 #include "denseagg_cases.h"
 
@@ -683,6 +685,127 @@ Test(prim_gpu, map_inlist_matches_cpu) {
                 tvec_free(&cols[k]);
         }
         cudaStreamDestroy(st);
+    });
+}
+
+/* Random text from pieces that exercise LIKE: letters of both cases,
+ * the pattern's own '%' and '_' as text, 2- and 3-byte UTF-8, a lone lead
+ * byte and a lone continuation byte. */
+static const char *const LIKE_PIECES[] = {"a",    "B",        "c",  "s",        "p",
+                                          "E",    "ci",       "al", "\xc3\xa9", "%",
+                                          "_",    " ",        "x",  "req",      "\xe2\x82\xac",
+                                          "\xc3", "\x80\x80", "A"};
+#define LIKE_NPIECES ((int)(sizeof LIKE_PIECES / sizeof *LIKE_PIECES))
+
+static void like_text(char *buf, size_t cap, int maxp, int wild) {
+    size_t len = 0;
+    int np = (int)rnd_range(0, maxp);
+    buf[0] = 0;
+    for (int k = 0; k < np; k++) {
+        const char *pc =
+            wild && rnd() % 3 == 0 ? (rnd() % 2 ? "%" : "_") : LIKE_PIECES[rnd() % LIKE_NPIECES];
+        size_t m = strlen(pc);
+        if (len + m + 1 > cap) break;
+        memcpy(buf + len, pc, m + 1);
+        len += m;
+    }
+}
+
+Test(prim_gpu, likedict_matches_cpu) {
+    /* LIKE over a dictionary on the GPU (DN_DICTLIKE) against the CPU's
+     * matcher, entry by entry, for fixed and random patterns; then a map
+     * reading the table through POP_LOOKUPV against its CPU twin */
+    GPU_TEST_PRELUDE();
+    GPU_BODY({
+        rng_seed(21);
+        enum { N = 30000 };
+        char(*text)[96] = malloc(sizeof *text * N);
+        const char **strs = malloc(sizeof *strs * N);
+        size_t *lens = malloc(sizeof *lens * N);
+        int32_t *codes = malloc(sizeof *codes * N);
+        cr_assert(text && strs && lens && codes);
+        for (int i = 0; i < N; i++) {
+            like_text(text[i], sizeof text[i], 14, 0);
+            strs[i] = text[i];
+            lens[i] = strlen(text[i]);
+        }
+        CatDict *d = cat_dict_build(strs, lens, N, codes);
+        cr_assert(d);
+        cudaStream_t st = new_stream();
+        char *dbytes = to_dev(d->bytes, (size_t)d->offsets[d->n]);
+        int64_t *doffs = to_dev(d->offsets, sizeof(int64_t) * (size_t)(d->n + 1));
+        uint8_t *dout = to_dev(NULL, (size_t)d->n);
+        uint8_t *got = malloc((size_t)d->n), *want = malloc((size_t)d->n);
+        cr_assert(got && want);
+        static const char *const fixed[] = {
+            "",           "%",          "_",      "__",      "%_%",
+            "a%",         "%a",         "%A%",    "%s%req%", "a_c%",
+            "%\xc3\xa9%", "_\xc3\xa9%", "%_",     "%%a",     "%\xe2\x82\xac_",
+            "%c_",        "\xc3%",      "%\x80%", "_%_%_",   "%al%ci%"};
+        char pat[64];
+        for (int k = 0; k < 220; k++) {
+            if (k < (int)(sizeof fixed / sizeof *fixed))
+                snprintf(pat, sizeof pat, "%s", fixed[k]);
+            else
+                like_text(pat, sizeof pat, 6, 1);
+            int neg = k % 2;
+            PrimCtx dc = dctx(st);
+            cr_assert_eq(prim_gpu_likedict(&dc, dbytes, doffs, d->n, pat, neg, dout), 0, "%s",
+                         dc.err);
+            sync_ok(st);
+            to_host(got, dout, (size_t)d->n);
+            plan_like_bytes(d, pat, neg, want);
+            int64_t bad = 0;
+            for (int64_t i = 0; i < d->n; i++) {
+                int ref = plan_like_match(cat_dict_str(d, i), pat) ^ neg;
+                if (got[i] != ref || want[i] != ref) {
+                    if (bad++ < 3)
+                        cr_expect(0, "pattern '%s' neg %d entry '%s': gpu %d cpu %d match %d", pat,
+                                  neg, cat_dict_str(d, i), got[i], want[i], ref);
+                }
+            }
+            cr_expect_eq(bad, 0, "pattern '%s': %lld entries differ", pat, (long long)bad);
+        }
+        /* POP_LOOKUPV on both twins over the last table, codes with NULLs */
+        PrimCtx dc = dctx(st);
+        cr_assert_eq(prim_gpu_likedict(&dc, dbytes, doffs, d->n, "%a%", 0, dout), 0, "%s", dc.err);
+        sync_ok(st);
+        plan_like_bytes(d, "%a%", 0, want);
+        TVec c = tvec_rand(PRIM_I32, N, 7, d->n + 2);
+        PrimVec hin[2] = {c.h, {PRIM_U8, d->n, want, NULL}};
+        PrimVec din[2] = {c.d, {PRIM_U8, d->n, dout, NULL}};
+        PrimInstr code[2];
+        memset(code, 0, sizeof code);
+        code[0].op = POP_COL;
+        code[1].op = POP_LOOKUPV;
+        code[1].dst = 1;
+        code[1].ival = 1;
+        PrimProgram p = {2, code, 2, 1, PRIM_REG_I, 2, 0, 0};
+        for (int f = 0; f < 2; f++) {
+            p.as_filter = f;
+            PrimType ot = f ? PRIM_U8 : PRIM_I64;
+            TVec hc_out = tvec_zero(ot, N, !f), gc_out = tvec_zero(ot, N, !f);
+            PrimCtx hc = hctx();
+            cr_assert_eq(prim_cpu_map(&hc, &p, hin, N, &hc_out.h), 0, "%s", hc.err);
+            cr_assert_eq(prim_gpu_map(&dc, &p, din, N, &gc_out.d), 0, "%s", dc.err);
+            sync_ok(st);
+            tvec_fetch(&gc_out);
+            expect_vec_eq(&hc_out.h, &gc_out.h, N, 0.0, f ? "lookupv filter" : "lookupv value");
+            tvec_free(&hc_out);
+            tvec_free(&gc_out);
+        }
+        tvec_free(&c);
+        cudaFree(dbytes);
+        cudaFree(doffs);
+        cudaFree(dout);
+        cudaStreamDestroy(st);
+        cat_dict_free(d);
+        free(got);
+        free(want);
+        free(text);
+        free(strs);
+        free(lens);
+        free(codes);
     });
 }
 
