@@ -101,6 +101,9 @@ struct gqp_stmt {
     int64_t placed_epoch;  /* GPU column cache epoch it was placed at */
     uint64_t placed_reads; /* db->reads_epoch it was placed at */
     double est_us;         /* the placed plan's estimated time (cost model) */
+    /* the last gqp_plan_select's phases, ms: subqueries / derived tables run
+     * first (gqp_materialize), bind, lower to the DAG, place */
+    double prep_ms[4];
     gqp *db;
     struct gqp_stmt *next;
     const char *sql; /* copy of the statement's text (plan arena) */

@@ -178,8 +178,10 @@ int gqp_plan_select(gqp *db, gqp_stmt *st, const AstSelect *sel) {
     PlanError perr;
     memset(&perr, 0, sizeof perr);
     gqp_drop_temps(db, st);
+    double t0 = gqp_wall_ms();
     int mrc = gqp_materialize(db, st, (AstSelect *)sel);
     if (mrc != GQP_OK) return mrc;
+    double t1 = gqp_wall_ms();
     if (plan_bind_select(db->cat, st->sql, sel, st->plan_arena, &st->bound, &perr) != 0) {
         if (strcmp(perr.stage, "Materialize") == 0 && !db->no_inline) {
             /* a derived table the binder cannot plan inline: run every
@@ -191,12 +193,18 @@ int gqp_plan_select(gqp *db, gqp_stmt *st, const AstSelect *sel) {
         }
         return gqp_set_error_at(db, st->sql, st->sql_len, perr.offset, perr.stage, perr.msg);
     }
+    double t2 = gqp_wall_ms();
     st->dag = plan_dag_new(st->plan_arena);
     if (!st->dag) return gqp_set_error(db, GQP_NOMEM, "out of memory");
     int lrc = gqp_lower_dag(db, st, st->bound, st->dag);
     if (lrc != GQP_OK) return lrc;
+    double t3 = gqp_wall_ms();
     place_stmt(db, st);
     st->version = db->version;
+    st->prep_ms[0] = t1 - t0;
+    st->prep_ms[1] = t2 - t1;
+    st->prep_ms[2] = t3 - t2;
+    st->prep_ms[3] = gqp_wall_ms() - t3;
     return GQP_OK;
 }
 
@@ -338,16 +346,20 @@ int gqp_explain_stmt_locked(gqp *db, gqp_stmt *st, int flags, char **out) {
     }
     if (s && an && !(flags & (GQP_EXPLAIN_JSON | GQP_EXPLAIN_DOT))) {
         size_t l = strlen(s);
-        char *t = realloc(s, l + 256);
+        char *t = realloc(s, l + 320);
         if (t) {
             s = t;
-            int k = snprintf(s + l, 256,
+            int k = snprintf(s + l, 320,
                              "result rows: %lld, execution %.3f ms, h2d %lld B, d2h %lld B, "
-                             "peak device memory %zu B\n",
+                             "peak device memory %zu B\n"
+                             "prepared in %.3f ms: subqueries and derived tables %.3f, bind %.3f, "
+                             "lower %.3f, place %.3f\n",
                              (long long)st->res.nrows, st->exec_ms, (long long)st->stats.bytes_h2d,
-                             (long long)st->stats.bytes_d2h, st->stats.peak_device_bytes);
-            if (k > 0 && k < 128 && (st->stats.oom_retries || st->stats.oom_fallbacks))
-                snprintf(s + l + k, (size_t)(256 - k),
+                             (long long)st->stats.bytes_d2h, st->stats.peak_device_bytes,
+                             st->prep_ms[0] + st->prep_ms[1] + st->prep_ms[2] + st->prep_ms[3],
+                             st->prep_ms[0], st->prep_ms[1], st->prep_ms[2], st->prep_ms[3]);
+            if (k > 0 && k < 160 && (st->stats.oom_retries || st->stats.oom_fallbacks))
+                snprintf(s + l + k, (size_t)(320 - k),
                          "device out-of-memory: %d node%s ran again on the GPU, %d on the CPU\n",
                          st->stats.oom_retries - st->stats.oom_fallbacks,
                          st->stats.oom_retries - st->stats.oom_fallbacks == 1 ? "" : "s",
