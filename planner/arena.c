@@ -23,7 +23,12 @@ typedef struct PlanDictNode {
 struct PlanArena {
     PlanBlock *head;
     PlanDictNode *dicts;
+    void *memo; /* plan_arena_memo */
 };
+
+void **plan_arena_memo(PlanArena *a) {
+    return &a->memo;
+}
 
 /* New empty arena, or NULL when out of memory. Free with plan_arena_free. */
 PlanArena *plan_arena_new(void) {

@@ -408,7 +408,55 @@ static void map_dict_run(MapDictJob *j, int nt, void (*fn)(void *, int, int)) {
  * the threads' dictionaries are merged (few entries when results repeat,
  * as substrings of phone numbers do) and the codes remapped.
  */
+/* A string function's result over one dictionary, kept in the arena for
+ * the same function of the same dictionary elsewhere in the statement
+ * (TPC-H Q22 takes substring(c_phone FROM 1 FOR 2) in its SELECT list and
+ * in its WHERE). */
+typedef struct FnMemo {
+    const CatDict *d;
+    FnStrOp op;
+    const BExpr *r;
+    struct FnMemo *next;
+} FnMemo;
+
+static int same_text(const char *x, const char *y) {
+    return x == y || (x && y && strcmp(x, y) == 0);
+}
+
+static int same_op(const FnStrOp *x, const FnStrOp *y) {
+    return x->fn == y->fn && x->a == y->a && x->b == y->b && x->has_b == y->has_b &&
+           same_text(x->s1, y->s1) && same_text(x->s2, y->s2);
+}
+
+static BExpr *fn_map_dict_once(PlanArena *a, BExpr *x, const FnStrOp *op, int64_t pos);
+
 BExpr *fn_map_dict(PlanArena *a, BExpr *x, const FnStrOp *op, int64_t pos) {
+    if (x->kind == BE_CONST) return fn_map_dict_once(a, x, op, pos);
+    FnMemo **head = (FnMemo **)plan_arena_memo(a);
+    for (FnMemo *m = *head; m; m = m->next)
+        if (m->d == x->dict && same_op(&m->op, op)) {
+            BExpr *r = bx_new(a, m->r->kind, m->r->type, pos);
+            if (!r) return NULL;
+            *r = *m->r; /* the same table (and dictionary) over x's codes */
+            r->a = x;
+            r->pos = pos;
+            return r;
+        }
+    BExpr *r = fn_map_dict_once(a, x, op, pos);
+    FnMemo *m = r ? plan_alloc(a, sizeof *m) : NULL;
+    BExpr *keep = m ? bx_new(a, r->kind, r->type, pos) : NULL;
+    if (keep) { /* a private copy: the caller may change r */
+        *keep = *r;
+        m->d = x->dict;
+        m->op = *op;
+        m->r = keep;
+        m->next = *head;
+        *head = m;
+    }
+    return r;
+}
+
+static BExpr *fn_map_dict_once(PlanArena *a, BExpr *x, const FnStrOp *op, int64_t pos) {
     const CatDict *d = x->dict;
     int64_t n = d->n, alloc_n = n ? n : 1;
     MapDictJob *j = calloc(1, sizeof *j);

@@ -253,6 +253,9 @@ void *plan_alloc(PlanArena *a, size_t bytes); /* zeroed; NULL on failure */
 char *plan_strdup(PlanArena *a, const char *s);
 /* Hand a dictionary to the arena (freed with it). 0, or -1 (d freed). */
 int plan_arena_own_dict(PlanArena *a, CatDict *d);
+/* A slot for what planning computed once per arena and reuses (the
+ * string functions' per-entry results, planner/funcs.c): NULL at first. */
+void **plan_arena_memo(PlanArena *a);
 
 /*
  * Bind a parsed SELECT against the catalog: resolve names (Binder Error on
