@@ -1326,8 +1326,7 @@ extern "C" int prim_gpu_denseagg(PrimCtx *ctx, const PrimDenseAgg *spec, const P
         a.init[2 + 2 * q] = 0;
         a.out[1 + 2 * q] = (long long *)out[1 + 2 * q].data;
         a.out[2 + 2 * q] = (long long *)out[2 + 2 * q].data;
-        a.cnt_rows[q] = s->agg[q] == AGG_COUNT_STAR ||
-                        (a.has_a[q] && !a.va[q].valid && (!a.has_b[q] || !a.vb[q].valid));
+        a.cnt_rows[q] = !a.has_a[q] || (!a.va[q].valid && (!a.has_b[q] || !a.vb[q].valid));
     }
     cudaStream_t st = prim_gpu_stream(ctx);
     denseagg_init<<<prim_gpu_grid(a.ngroups), GQP_BLOCK, 0, st>>>(a);
