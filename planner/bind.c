@@ -1100,6 +1100,44 @@ static int cmp_i64(const void *x, const void *y) {
     return (a > b) - (a < b);
 }
 
+/* Sort v[0..n) ascending: already sorted (a subquery's DISTINCT or ORDER
+ * BY) costs one pass; else a least-significant-byte radix sort over the
+ * bytes that differ (4 passes for values within 32 bits), or qsort when
+ * the scratch cannot be had. */
+static void sort_i64(int64_t *v, int64_t n) {
+    int64_t i = 1;
+    while (i < n && v[i - 1] <= v[i])
+        i++;
+    if (i >= n) return;
+    uint64_t *tmp = malloc(sizeof *tmp * (size_t)n);
+    if (!tmp) {
+        qsort(v, (size_t)n, sizeof(int64_t), cmp_i64);
+        return;
+    }
+    uint64_t *a = (uint64_t *)v, *b = tmp, diff = 0;
+    for (i = 0; i < n; i++) /* sign flipped: unsigned order is signed order */
+        a[i] ^= 1ull << 63;
+    for (i = 1; i < n; i++)
+        diff |= a[i] ^ a[0];
+    for (int shift = 0; shift < 64; shift += 8) {
+        if (!((diff >> shift) & 0xff)) continue;
+        int64_t count[257] = {0};
+        for (i = 0; i < n; i++)
+            count[((a[i] >> shift) & 0xff) + 1]++;
+        for (int k = 0; k < 256; k++)
+            count[k + 1] += count[k];
+        for (i = 0; i < n; i++)
+            b[count[(a[i] >> shift) & 0xff]++] = a[i];
+        uint64_t *t = a;
+        a = b;
+        b = t;
+    }
+    if (a != (uint64_t *)v) memcpy(v, a, sizeof *a * (size_t)n);
+    for (i = 0; i < n; i++)
+        v[i] = (int64_t)((uint64_t)v[i] ^ (1ull << 63));
+    free(tmp);
+}
+
 /* qsort order of doubles (no NaN among them). */
 static int cmp_f64(const void *x, const void *y) {
     double a = *(const double *)x, b = *(const double *)y;
@@ -1139,7 +1177,27 @@ static BExpr *bind_in_set(BindCtx *bc, const AstExpr *e, int allow_agg, int *dec
     int64_t n = 0;
     int hasnull = 0;
     for (int i = 0; i < e->nlist; i++) {
-        BExpr *v = bind_expr(bc, e->list[i], allow_agg);
+        /* the literals a subquery's rows became (thousands of them): read
+         * without a bound expression each (as the general path below
+         * would give them) */
+        const AstExpr *l = e->list[i];
+        if (l->kind == AST_NULL) {
+            hasnull = 1;
+            continue;
+        }
+        if (l->kind == AST_INT && !dec_is(x) && !isstr) {
+            if (isf)
+                ftab[n++] = (double)l->ival;
+            else
+                tab[n++] = l->ival;
+            continue;
+        }
+        if (l->kind == AST_STRING && isstr) {
+            int64_t code = cat_dict_find(x->dict, l->str, strlen(l->str));
+            if (code >= 0) tab[n++] = code;
+            continue;
+        }
+        BExpr *v = bind_expr(bc, l, allow_agg);
         if (!v) return *declined = 0, NULL;
         if (v->kind != BE_CONST || (dec_is(v) && !dec_is(x))) return NULL;
         if (v->is_null || v->type == CAT_NULL) {
@@ -1185,7 +1243,10 @@ static BExpr *bind_in_set(BindCtx *bc, const AstExpr *e, int allow_agg, int *dec
             tab[n++] = v->ival;
         }
     }
-    qsort(tab, (size_t)n, sizeof(int64_t), isf ? cmp_f64 : cmp_i64);
+    if (isf)
+        qsort(tab, (size_t)n, sizeof(int64_t), cmp_f64);
+    else
+        sort_i64(tab, n);
     int64_t u = 0;
     for (int64_t i = 0; i < n; i++) {
         if (isf ? (u > 0 && ftab[u - 1] == ftab[i]) : (u > 0 && tab[u - 1] == tab[i])) continue;
