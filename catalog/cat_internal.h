@@ -89,6 +89,12 @@ int cat_catalog_add(Catalog *cat, CatTable *t, CatError *err);
  * than INT32_MAX distinct strings. Caller frees with cat_dict_free(). */
 CatDict *cat_dict_build_masked(const char *const *strs, const size_t *lens, int64_t n,
                                const uint8_t *valid, int32_t *codes);
+/* The same dictionary and codes as cat_dict_build_masked (codes must not be
+ * NULL), built on nthreads threads when n is large: the strings are split
+ * into ranges of the dictionary order at sampled splitters, and each range
+ * is deduplicated and sorted on its own. */
+CatDict *cat_dict_build_par(const char *const *strs, const size_t *lens, int64_t n,
+                            const uint8_t *valid, int32_t *codes, int nthreads);
 /* An empty dictionary (n = 0), or NULL on allocation failure. */
 CatDict *cat_dict_empty(void);
 

@@ -274,6 +274,10 @@ typedef struct CatTableDef {
      * ...); NULL: the column's name (a database directory names them c0,
      * c1, ... so that any column name is a valid file name) */
     const char *const *col_files;
+    /* CSV / .tbl: nparts > 1 files read as one text, in this order (parts[0]
+     * is source; only it may hold the header line); else source alone */
+    const char *const *parts;
+    int nparts;
 } CatTableDef;
 int cat_load_table(Catalog *cat, const CatTableDef *def, CatError *err);
 

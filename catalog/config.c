@@ -17,6 +17,8 @@
 typedef struct TDecl {
     char *name;
     char *source; /* resolved against the config's folder */
+    char **parts; /* source given as a list: every file, resolved (parts[0] == source) */
+    int nparts;
     CatFormat format;
     int has_format;
     int header;
@@ -104,7 +106,10 @@ static char *resolve(const Cfg *g, const char *p) {
 /* Free one declaration's strings and arrays. */
 static void decl_free(TDecl *d) {
     free(d->name);
-    free(d->source);
+    if (!d->parts) free(d->source);
+    for (int i = 0; i < d->nparts; i++)
+        free(d->parts[i]);
+    free(d->parts);
     for (int i = 0; i < d->ncols; i++)
         free(d->col_names[i]);
     free(d->col_names);
@@ -206,6 +211,20 @@ static int parse_table(Cfg *g, yaml_node_t *n, TDecl *d) {
         if (!key) return -1;
         if (strcmp(key, "name") == 0) {
             if (!(s = scalar(g, v, key)) || !(d->name = dup_or_err(g, v, s))) return -1;
+        } else if (strcmp(key, "source") == 0 && v->type == YAML_SEQUENCE_NODE) {
+            /* a list of text files read as one (see CatTableDef.parts) */
+            int np = (int)(v->data.sequence.items.top - v->data.sequence.items.start);
+            if (np < 1) return cfg_err(g, v, "'source' is an empty list");
+            if (!(d->parts = calloc((size_t)np, sizeof *d->parts)))
+                return cfg_err(g, v, "out of memory");
+            for (int i = 0; i < np; i++) {
+                yaml_node_t *it = yaml_document_get_node(g->doc, v->data.sequence.items.start[i]);
+                if (!(s = scalar(g, it, key))) return -1;
+                if (!*s) return cfg_err(g, it, "'source' names an empty file name");
+                if (!(d->parts[i] = resolve(g, s))) return cfg_err(g, it, "out of memory");
+                d->nparts = i + 1;
+            }
+            d->source = d->parts[0];
         } else if (strcmp(key, "source") == 0) {
             if (!(s = scalar(g, v, key))) return -1;
             if (!*s) return cfg_err(g, v, "'source' is empty");
@@ -239,6 +258,8 @@ static int parse_table(Cfg *g, yaml_node_t *n, TDecl *d) {
         size_t l = strlen(d->source);
         d->format = l >= 4 && strcmp(d->source + l - 4, ".tbl") == 0 ? CAT_FMT_TBL : CAT_FMT_CSV;
     }
+    if (d->nparts > 1 && d->format == CAT_FMT_BINARY)
+        return cfg_err(g, n, "table '%s': a list of sources needs format csv or tbl", d->name);
     if (delim) {
         if (strcmp(delim, "\\t") == 0 || strcasecmp(delim, "tab") == 0) delim = "\t";
         if (strlen(delim) != 1 || *delim == '"' || *delim == '\n' || *delim == '\r')
@@ -449,7 +470,9 @@ int cat_load_config(Catalog *cat, const char *yaml_path, CatSettings *settings, 
                            d->col_prec,
                            d->col_scale,
                            NULL,
-                           NULL};
+                           NULL,
+                           (const char *const *)d->parts,
+                           d->nparts};
         CatError e;
         if (cat_load_table(cat, &def, &e) != 0 && rc == 0) {
             rc = -1;

@@ -5,6 +5,8 @@
  */
 #include "catalog/cat_internal.h"
 
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -257,6 +259,241 @@ CatDict *cat_dict_build(const char *const *strs, const size_t *lens, int64_t n, 
     return cat_dict_build_masked(strs, lens, n, NULL, codes);
 }
 
+/* ------------------------------------------- parallel building -- */
+
+/* TUNING: columns with fewer rows are built on one thread. */
+#define DICT_PARALLEL_MIN_ROWS ((int64_t)1 << 20)
+/* TUNING: buckets per thread (balance) and sampled strings per bucket. */
+#define DICT_BUCKETS_PER_THREAD 4
+#define DICT_SAMPLES_PER_BUCKET 64
+
+/* Shared state of cat_dict_build_par: the rows are cut into nthreads
+ * chunks, the strings into nb buckets of consecutive dictionary ranges
+ * (bucket b: splitter b - 1 <= s < splitter b), each bucket is deduplicated
+ * and sorted alone, then placed after the buckets before it. */
+typedef struct DPar {
+    const char *const *strs;
+    const size_t *lens;
+    const uint8_t *valid;
+    int32_t *codes;
+    int64_t n;
+    int nthreads, nb;
+    DEnt *spl;       /* nb - 1 splitters */
+    uint16_t *bk;    /* bucket of each row (unused for NULL rows) */
+    int64_t *cnt;    /* [chunk * nb + b]: rows; then first slot in idx */
+    int64_t *bstart; /* nb + 1: bucket b's rows are idx[bstart[b], bstart[b + 1]) */
+    int64_t *idx;    /* row numbers grouped by bucket */
+    DEnt **ents;     /* per bucket: its distinct strings, sorted */
+    int64_t *nents;  /* per bucket: their count */
+    int64_t *first;  /* nb + 1: bucket b's first code */
+    size_t *nbytes;  /* per bucket: their bytes, a NUL after each */
+    size_t *boff;    /* nb + 1: bucket b's first byte in the dictionary */
+    CatDict *d;
+    atomic_int oom;
+} DPar;
+
+static int64_t chunk_lo(const DPar *p, int i) {
+    return p->n / p->nthreads * i;
+}
+static int64_t chunk_hi(const DPar *p, int i) {
+    return i == p->nthreads - 1 ? p->n : p->n / p->nthreads * (i + 1);
+}
+
+/* Pass 1: each row's bucket (binary search among the splitters), counted
+ * per chunk. */
+static void dpar_bucket(void *arg, int i) {
+    DPar *p = arg;
+    int64_t *cnt = p->cnt + (int64_t)i * p->nb;
+    for (int64_t r = chunk_lo(p, i); r < chunk_hi(p, i); r++) {
+        if (p->valid && !p->valid[r]) {
+            p->codes[r] = 0;
+            continue;
+        }
+        int lo = 0, hi = p->nb - 1; /* first splitter > s */
+        while (lo < hi) {
+            int mid = (lo + hi) / 2;
+            if (str_cmp(p->spl[mid].p, p->spl[mid].len, p->strs[r], p->lens[r]) > 0)
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        p->bk[r] = (uint16_t)lo;
+        cnt[lo]++;
+    }
+}
+
+/* Pass 2: row numbers scattered to their bucket's range of idx. */
+static void dpar_scatter(void *arg, int i) {
+    DPar *p = arg;
+    int64_t *pos = p->cnt + (int64_t)i * p->nb;
+    for (int64_t r = chunk_lo(p, i); r < chunk_hi(p, i); r++)
+        if (!(p->valid && !p->valid[r])) p->idx[pos[p->bk[r]]++] = r;
+}
+
+/* Pass 3: buckets i, i + nthreads, ...: distinct strings (hash table),
+ * sorted; each row's code becomes its string's rank within the bucket. */
+static void dpar_sort(void *arg, int i) {
+    DPar *p = arg;
+    for (int b = i; b < p->nb; b += p->nthreads) {
+        DBuild db = {0};
+        int32_t *rank = NULL;
+        db.mask = 1023;
+        db.slots = malloc((db.mask + 1) * sizeof *db.slots);
+        if (!db.slots) goto fail;
+        memset(db.slots, 0xff, (db.mask + 1) * sizeof *db.slots);
+        for (int64_t k = p->bstart[b]; k < p->bstart[b + 1]; k++) {
+            int64_t r = p->idx[k];
+            int64_t u = db_intern(&db, p->strs[r], p->lens[r]);
+            if (u < 0) goto fail;
+            p->codes[r] = (int32_t)u;
+        }
+        if (db.nents > 1) qsort(db.ents, (size_t)db.nents, sizeof *db.ents, dent_cmp);
+        rank = malloc((size_t)(db.nents ? db.nents : 1) * sizeof *rank);
+        if (!rank) goto fail;
+        size_t bytes = 0;
+        for (int64_t u = 0; u < db.nents; u++) {
+            rank[db.ents[u].uid] = (int32_t)u;
+            bytes += db.ents[u].len + 1;
+        }
+        for (int64_t k = p->bstart[b]; k < p->bstart[b + 1]; k++)
+            p->codes[p->idx[k]] = rank[p->codes[p->idx[k]]];
+        p->ents[b] = db.ents;
+        p->nents[b] = db.nents;
+        p->nbytes[b] = bytes;
+        free(rank);
+        free(db.slots);
+        free(db.hashes);
+        continue;
+    fail:
+        p->oom = 1;
+        free(rank);
+        free(db.slots);
+        free(db.ents);
+        free(db.hashes);
+    }
+}
+
+/* Pass 4: buckets i, i + nthreads, ...: strings copied to their place in
+ * the dictionary, codes shifted by the bucket's first code. */
+static void dpar_place(void *arg, int i) {
+    DPar *p = arg;
+    CatDict *d = p->d;
+    for (int b = i; b < p->nb; b += p->nthreads) {
+        int64_t first = p->first[b];
+        int64_t off = (int64_t)p->boff[b];
+        for (int64_t u = 0; u < p->nents[b]; u++) {
+            const DEnt *e = &p->ents[b][u];
+            d->offsets[first + u] = off;
+            if (e->len) memcpy(d->bytes + off, e->p, e->len);
+            off += (int64_t)e->len;
+            d->bytes[off++] = '\0';
+        }
+        if (first)
+            for (int64_t k = p->bstart[b]; k < p->bstart[b + 1]; k++)
+                p->codes[p->idx[k]] += (int32_t)first;
+    }
+}
+
+/* See cat_internal.h. The same dictionary and codes as
+ * cat_dict_build_masked, built on nthreads threads. */
+CatDict *cat_dict_build_par(const char *const *strs, const size_t *lens, int64_t n,
+                            const uint8_t *valid, int32_t *codes, int nthreads) {
+    if (nthreads > 64) nthreads = 64;
+    if (nthreads < 2 || n < DICT_PARALLEL_MIN_ROWS || !codes)
+        return cat_dict_build_masked(strs, lens, n, valid, codes);
+    DPar p = {0};
+    CatDict *d = NULL;
+    p.strs = strs;
+    p.lens = lens;
+    p.valid = valid;
+    p.codes = codes;
+    p.n = n;
+    p.nthreads = nthreads;
+    /* splitters: every DICT_SAMPLES_PER_BUCKET-th of a sorted, deduplicated
+     * sample of rows spread evenly over the column */
+    int want = nthreads * DICT_BUCKETS_PER_THREAD;
+    int64_t ns = (int64_t)want * DICT_SAMPLES_PER_BUCKET, got = 0;
+    p.spl = malloc((size_t)ns * sizeof *p.spl);
+    if (!p.spl) goto done;
+    for (int64_t k = 0; k < ns; k++) {
+        int64_t r = n / ns * k;
+        if (valid && !valid[r]) continue;
+        p.spl[got].p = strs[r];
+        p.spl[got].len = lens[r];
+        p.spl[got].uid = 0;
+        got++;
+    }
+    if (got > 1) qsort(p.spl, (size_t)got, sizeof *p.spl, dent_cmp);
+    int64_t nd = 0; /* distinct sampled strings */
+    for (int64_t k = 0; k < got; k++)
+        if (nd == 0 || dent_cmp(&p.spl[nd - 1], &p.spl[k]) != 0) p.spl[nd++] = p.spl[k];
+    p.nb = 1;
+    for (int b = 1; b < want; b++) {
+        int64_t k = nd * b / want;
+        if (k > 0 && k < nd && (p.nb == 1 || dent_cmp(&p.spl[p.nb - 2], &p.spl[k]) < 0))
+            p.spl[p.nb++ - 1] = p.spl[k];
+    }
+    p.bk = malloc((size_t)n * sizeof *p.bk);
+    p.cnt = calloc((size_t)nthreads * (size_t)p.nb, sizeof *p.cnt);
+    p.bstart = calloc((size_t)p.nb + 1, sizeof *p.bstart);
+    p.idx = malloc((size_t)n * sizeof *p.idx);
+    p.ents = calloc((size_t)p.nb, sizeof *p.ents);
+    p.nents = calloc((size_t)p.nb, sizeof *p.nents);
+    p.first = calloc((size_t)p.nb + 1, sizeof *p.first);
+    p.nbytes = calloc((size_t)p.nb, sizeof *p.nbytes);
+    p.boff = calloc((size_t)p.nb + 1, sizeof *p.boff);
+    if (!p.bk || !p.cnt || !p.bstart || !p.idx || !p.ents || !p.nents || !p.first || !p.nbytes ||
+        !p.boff)
+        goto done;
+    cat_parallel(nthreads, dpar_bucket, &p);
+    /* cnt[chunk][b] becomes the first slot of that chunk's rows of bucket b */
+    int64_t at = 0;
+    for (int b = 0; b < p.nb; b++) {
+        p.bstart[b] = at;
+        for (int i = 0; i < nthreads; i++) {
+            int64_t c = p.cnt[(int64_t)i * p.nb + b];
+            p.cnt[(int64_t)i * p.nb + b] = at;
+            at += c;
+        }
+    }
+    p.bstart[p.nb] = at;
+    cat_parallel(nthreads, dpar_scatter, &p);
+    cat_parallel(nthreads, dpar_sort, &p);
+    if (p.oom) goto done;
+    for (int b = 0; b < p.nb; b++) {
+        p.first[b + 1] = p.first[b] + p.nents[b];
+        p.boff[b + 1] = p.boff[b] + p.nbytes[b];
+    }
+    if (p.first[p.nb] > INT32_MAX) goto done;
+    d = calloc(1, sizeof *d);
+    if (!d) goto done;
+    d->n = p.first[p.nb];
+    d->bytes = cat_host_alloc(p.boff[p.nb] + 1);
+    d->offsets = cat_host_alloc((size_t)(d->n + 1) * sizeof(int64_t));
+    if (!d->bytes || !d->offsets) {
+        cat_dict_free(d);
+        d = NULL;
+        goto done;
+    }
+    p.d = d;
+    cat_parallel(nthreads, dpar_place, &p);
+    d->offsets[d->n] = (int64_t)p.boff[p.nb];
+done:
+    if (p.ents)
+        for (int b = 0; b < p.nb; b++)
+            free(p.ents[b]);
+    free(p.spl);
+    free(p.bk);
+    free(p.cnt);
+    free(p.bstart);
+    free(p.idx);
+    free(p.ents);
+    free(p.nents);
+    free(p.first);
+    free(p.nbytes);
+    free(p.boff);
+    return d;
+}
 /* ------------------------------------------------------ appending -- */
 
 /* Bytes of d's string u and its length. */

@@ -563,7 +563,7 @@ int cat_load_csv_auto(Catalog *cat, const char *name, const char *path, const Ca
                         s.ncols == 1 && o->format == CAT_FMT_CSV, &bad};
     CatTableDef def = {
         name,    path,   o->format, 0,     s.delim, s.ncols, (const char *const *)s.names,
-        s.types, s.prec, s.scale,   &text, NULL};
+        s.types, s.prec, s.scale,   &text, NULL,    NULL,    0};
     int retries = 0;
     for (;;) {
         if (cat_load_table(cat, &def, err) == 0) {

@@ -606,7 +606,8 @@ static int load_entry(gqp *db, const StoreTable *e) {
         snprintf(files[c], 16, "c%d", c);
     }
     CatTableDef def = {e->name, src,   CAT_FMT_BINARY, 0,     0,    nc,
-                       names,   types, prec,           scale, NULL, (const char *const *)files};
+                       names,   types, prec,           scale, NULL, (const char *const *)files,
+                       NULL,    0};
     CatError err;
     if (cat_load_table(db->cat, &def, &err) != 0) {
         rc = store_err(db, "database %s: table '%s': %s", s->dir, e->name,
