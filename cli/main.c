@@ -12,7 +12,7 @@
  *           [--format text|json|dot] (FILE | -e SQL | -)
  *   gqp gen test [--rows N] --out DIR [--seed S]
  *   gqp gen ssb --sf N --out DIR [--seed S]
- *   gqp gen tpch --sf N --out DIR [--float] [--keep-csv] [--duckdb FILE]
+ *   gqp gen tpch --sf N --out DIR [--float] [--keep-csv] [--duckdb FILE] [--jobs N]
  *   gqp calibrate [--out FILE] [--threads N] [--max-rows N]
  *   gqp --version | --help
  *
@@ -65,7 +65,7 @@ static void usage(FILE *f) {
           "          [--format text|json|dot] (FILE | -e SQL | -)\n"
           "  gqp gen test [--rows N] --out DIR [--seed S]\n"
           "  gqp gen ssb --sf N --out DIR [--seed S]\n"
-          "  gqp gen tpch --sf N --out DIR [--float] [--keep-csv] [--duckdb FILE]\n"
+          "  gqp gen tpch --sf N --out DIR [--float] [--keep-csv] [--duckdb FILE] [--jobs N]\n"
           "  gqp calibrate [--out FILE] [--threads N] [--max-rows N]\n"
           "          (default FILE: $XDG_CONFIG_HOME/gqp/cost-local.yaml, else\n"
           "          ~/.config/gqp/cost-local.yaml, used by later runs)\n"
@@ -519,10 +519,13 @@ static int cmd_gen_ssb(int argc, char **argv) {
  * answering, so at most one table's text is on disk at a time.
  * The money columns are DECIMAL(15,2) as in TPC-H; --float (or
  * GQP_TPCH_DECIMAL=0) declares them FLOAT64 instead (--decimal is the
- * default, kept for scripts); --duckdb FILE keeps DuckDB's database.
- * Returns the exit status. */
+ * default, kept for scripts); --duckdb FILE keeps DuckDB's database;
+ * --jobs N runs dbgen in N processes (the script's default: all cores from
+ * SF 0.5 up), each writing its part of every table (csv/<table>.<i>.csv,
+ * listed as one source in csv/<table>.yaml; the script removes them after
+ * gqp's answer unless --keep-csv). Returns the exit status. */
 static int cmd_gen_tpch(int argc, char **argv) {
-    const char *dir = NULL, *sf = NULL, *duck = NULL;
+    const char *dir = NULL, *sf = NULL, *duck = NULL, *jobs = NULL;
     const char *env = getenv("GQP_TPCH_DECIMAL");
     int decimal = !(env && strcmp(env, "0") == 0), keep_csv = 0;
     for (int i = 3; i < argc; i++) {
@@ -548,6 +551,13 @@ static int cmd_gen_tpch(int argc, char **argv) {
         } else if (strcmp(a, "--duckdb") == 0) {
             if (!v) return usage_error("missing value for", a);
             duck = v;
+        } else if (strcmp(a, "--jobs") == 0) {
+            char *end = NULL;
+            long x = v ? strtol(v, &end, 10) : -1;
+            if (!v || !*v || *end || x < 1 || x > 1024)
+                return usage_error("--jobs needs a process count in [1, 1024], got",
+                                   v ? v : "nothing");
+            jobs = v;
         } else {
             return usage_error("unknown option", a);
         }
@@ -557,7 +567,7 @@ static int cmd_gen_tpch(int argc, char **argv) {
     if (!dir) return usage_error("gen tpch needs --out DIR", NULL);
     const char *py = getenv("GQP_PYTHON");
     if (!py || !py[0]) py = "python3";
-    const char *args[13];
+    const char *args[16];
     int n = 0;
     args[n++] = py;
     args[n++] = "-c";
@@ -572,6 +582,11 @@ static int cmd_gen_tpch(int argc, char **argv) {
         args[n++] = "--duckdb";
         args[n++] = duck;
     }
+    if (jobs) {
+        args[n++] = "--jobs";
+        args[n++] = jobs;
+    }
+    if (keep_csv) args[n++] = "--keep-csv"; /* the script removes part files itself */
     args[n] = NULL;
     size_t dl = strlen(dir) + 64;
     char *path = malloc(dl), *bincfg = malloc(dl);
