@@ -5,16 +5,19 @@
                           [--threads N] [--repeat 5] [--work bench/work]
                           [--duckdb-file | --duckdb-memory] [--gen-only] [--out]
 
-* Data: `gqp gen tpch --sf N --out WORK/tpch-sfN` (reused when there): gqp
-  reads the binary columns (gqp.yaml). DuckDB reads WORK/tpch-sfN/tpch.duckdb,
-  which `gqp gen tpch --duckdb` wrote in the same dbgen run (the default up
-  to SF 10, or --duckdb-file), or runs dbgen itself in memory (above SF 10,
-  or --duckdb-memory: the database file would need about 0.3 GB of disk per
-  SF beside gqp's columns, too much at SF 30 on the lent machine's 64 GB;
-  dbgen is deterministic, so the rows are the same, but it is single-threaded
-  and takes minutes per run at SF 30). Money columns are DECIMAL(15,2) in
-  DuckDB, FLOAT64 in gqp until gqp has DECIMAL (docs/tpch.md). --gen-only
-  stops after generating (a device call of its own at large SF).
+* Data: `gqp gen tpch --sf N --out WORK/tpch-sfN --duckdb
+  WORK/tpch-sfN/tpch.duckdb` (reused when there): gqp reads the binary
+  columns (gqp.yaml), DuckDB the database file, which gen loads from the
+  same CSV parts while gqp converts them (dbgen runs once, in one process
+  per core: SF 30 in a few minutes on 16 cores; the file takes about 0.28
+  GB of disk per SF beside gqp's 0.84 GB per SF: SF 30 about 34 GB in all,
+  about 46 GB at the peak while lineitem's text is on disk). With
+  --duckdb-memory DuckDB runs dbgen itself in memory each run instead (no
+  file; dbgen is deterministic, so the rows are the same, but it is
+  single-threaded and takes minutes per run at SF 30); --duckdb-file is the
+  default, kept for scripts. Money columns are DECIMAL(15,2) in DuckDB,
+  FLOAT64 in gqp until gqp has DECIMAL (docs/tpch.md). --gen-only stops
+  after generating (a device call of its own at large SF).
 * Queries: bench/tpch/q01..q22.sql, the text DuckDB's tpch extension prints;
   gqp and DuckDB run the same text.
 * Check first: every query runs once per gqp device through `gqp run --mode
@@ -240,9 +243,9 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--work", default=os.path.join(HERE, "work"))
     ap.add_argument("--duckdb-file", action="store_true",
-                    help="DuckDB reads a database file kept in the data folder (default to SF 10)")
+                    help="DuckDB reads a database file gen writes in the data folder (default)")
     ap.add_argument("--duckdb-memory", action="store_true",
-                    help="DuckDB runs dbgen in memory each run (default above SF 10)")
+                    help="DuckDB runs dbgen in memory each run instead of reading the file")
     ap.add_argument("--gen-only", action="store_true", help="generate the data, then stop")
     ap.add_argument("--out", action="store_true",
                     help="write bench/results/tpch-<host>-sf<N>.md")
@@ -258,7 +261,7 @@ def main():
     qs = queries()
     os.makedirs(args.work, exist_ok=True)
     for sf in args.sf or [1.0]:
-        duck_file = args.duckdb_file or (sf <= 10 and not args.duckdb_memory)
+        duck_file = args.duckdb_file or not args.duckdb_memory
         data = gen_data(gqp, sf, args.work, duck_file)
         if args.gen_only:
             continue

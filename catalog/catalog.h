@@ -199,7 +199,9 @@ int cat_find_column(const CatTable *t, const char *name);
  *
  *   tables:
  *     - name: test
- *       source: test.csv          # relative to the config file's folder
+ *       source: test.csv          # relative to the config file's folder; csv / tbl:
+ *                                 # or a list [a.csv, b.csv] read as one file
+ *                                 # in that order (only the first has a header)
  *       format: csv               # csv | tbl | binary
  *       header: true              # csv / tbl, default false: columns are
  *                                 # matched to the header by name
