@@ -117,7 +117,12 @@ def worker(sf, jobs, step, out, threads, rd, wr):
                 if ty == "BIGINT":
                     mm[n] = list(con.execute('SELECT min("%s"), max("%s") FROM %s' %
                                              (n, n, t)).fetchone())
-            con.execute("DROP TABLE %s" % t)  # its memory back for gqp
+            # its memory back for gqp: DuckDB keeps a dropped table's blocks
+            # until its memory limit is lowered to what is still in use
+            con.execute("DROP TABLE %s" % t)
+            used = con.execute("SELECT sum(memory_usage_bytes) FROM duckdb_memory()").fetchone()[0]
+            con.execute("SET memory_limit = '%dMB'" % ((used or 0) // 2**20 + 256))
+            con.execute("RESET memory_limit")
             wr.write(json.dumps({"table": t, "cols": cols, "minmax": mm}) + "\n")
             wr.flush()
         con.close()
@@ -164,6 +169,9 @@ def parallel(a, jobs, head):
     con.execute("SET enable_progress_bar = false")
     if a.duckdb:
         con.execute("CALL dbgen(sf=0)")  # the eight tables, empty
+        # loading needs little memory; the rest is for gqp and the dbgen
+        # processes (DuckDB's default limit is 80% of the machine's)
+        con.execute("SET memory_limit = '4GB'")
     head = head % con.execute("SELECT version()").fetchone()[0]
     yaml = [head, "tables:"]
     for t in TABLES:
