@@ -188,9 +188,10 @@ def parallel(a, jobs, head):
             if not line:
                 _, st = os.waitpid(pid, 0)
                 code = os.waitstatus_to_exitcode(st)
-                sys.exit(3 if code == 3 else "tpch_gen.py: dbgen step %d of %d (process %d) "
-                         "ended with status %d before writing table %s" % (step, jobs, pid,
-                                                                           code, t))
+                how = ("was killed by signal %d" % -code if code < 0
+                       else "ended with status %d" % code)
+                sys.exit(3 if code == 3 else "tpch_gen.py: dbgen step %d of %d (process %d) %s "
+                         "before writing its part of table %s" % (step, jobs, pid, how, t))
             got.append(json.loads(line))
         parts = ["%s.%d.csv" % (t, i) for i in range(jobs)]
         one = ["  - name: %s" % t, "    source: [%s]" % ", ".join(parts), "    format: csv",
@@ -231,7 +232,7 @@ def parallel(a, jobs, head):
         frm.close()
         _, st = os.waitpid(pid, 0)
         if os.waitstatus_to_exitcode(st) != 0:
-            sys.exit("tpch_gen.py: dbgen step process %d failed with status %d" %
+            sys.exit("tpch_gen.py: dbgen step process %d failed with status %d at its end" %
                      (pid, os.waitstatus_to_exitcode(st)))
     con.close()
     return yaml
