@@ -216,9 +216,11 @@ def parallel(a, jobs, head):
             print(t, flush=True)
         if a.duckdb:  # while gqp converts the same files
             for i, p in enumerate(parts):
+                path = os.path.join(a.out, "csv", p)
+                if i > 0 and os.path.getsize(path) == 0:
+                    continue  # a step with no rows of a small table (nation at 16 steps)
                 con.execute("COPY %s FROM '%s' (HEADER %s, DELIMITER ',')" % (
-                    t, os.path.join(a.out, "csv", p).replace("'", "''"),
-                    "true" if i == 0 else "false"))
+                    t, path.replace("'", "''"), "true" if i == 0 else "false"))
         if a.handshake and not sys.stdin.readline():
             sys.exit(1)  # gqp went away
         if not a.keep_csv:
