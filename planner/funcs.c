@@ -430,6 +430,146 @@ static int same_op(const FnStrOp *x, const FnStrOp *y) {
 
 static BExpr *fn_map_dict_once(PlanArena *a, BExpr *x, const FnStrOp *op, int64_t pos);
 
+/* Byte order of two texts (a shorter one first when it is a prefix). */
+static int span_cmp(const char *a, size_t al, const char *b, size_t bl) {
+    int c = memcmp(a, b, al < bl ? al : bl);
+    return c ? c : al < bl ? -1 : al > bl;
+}
+
+/* fn_map_dict_runs's work: thread t's entries [lo, hi) of d, the first
+ * result of each run of equal results (heads), every entry's run. */
+typedef struct RunsJob {
+    const CatDict *d;
+    const FnStrOp *op;
+    int64_t *tab; /* run within the thread, then the final code */
+    const char **hs[MAP_DICT_MAX_THREADS];
+    size_t *hl[MAP_DICT_MAX_THREADS];
+    int64_t nh[MAP_DICT_MAX_THREADS], base[MAP_DICT_MAX_THREADS];
+    int fail[MAP_DICT_MAX_THREADS];
+    const int32_t *gcodes;
+} RunsJob;
+
+static void runs_scan(void *arg, int t, int nt) {
+    RunsJob *j = arg;
+    int64_t n = j->d->n, lo = n * t / nt, hi = n * (t + 1) / nt, nh = 0, cap = 0;
+    const char **hs = NULL;
+    size_t *hl = NULL;
+    for (int64_t i = lo; i < hi; i++) {
+        const char *in = cat_dict_str(j->d, i);
+        size_t slo, shi;
+        if (!str_span(j->op, in, (size_t)cat_dict_len(j->d, i), &slo, &shi)) goto fail;
+        const char *sp = in + slo;
+        size_t sl = shi - slo;
+        if (nh > 0) {
+            int c = span_cmp(sp, sl, hs[nh - 1], hl[nh - 1]);
+            if (c < 0) goto fail; /* not in order: the general path sorts */
+            if (c == 0) {
+                j->tab[i] = nh - 1;
+                continue;
+            }
+        }
+        if (nh == cap) {
+            cap = cap ? 2 * cap : 64;
+            const char **ns = realloc(hs, sizeof *hs * (size_t)cap);
+            if (ns) hs = ns;
+            size_t *nl = ns ? realloc(hl, sizeof *hl * (size_t)cap) : NULL;
+            if (!nl) goto fail;
+            hl = nl;
+        }
+        hs[nh] = sp;
+        hl[nh] = sl;
+        j->tab[i] = nh++;
+    }
+    j->hs[t] = hs;
+    j->hl[t] = hl;
+    j->nh[t] = nh;
+    return;
+fail:
+    free(hs);
+    free(hl);
+    j->fail[t] = 1;
+}
+
+static void runs_remap(void *arg, int t, int nt) {
+    RunsJob *j = arg;
+    int64_t n = j->d->n, lo = n * t / nt, hi = n * (t + 1) / nt;
+    for (int64_t i = lo; i < hi; i++)
+        j->tab[i] = j->gcodes[j->base[t] + j->tab[i]];
+}
+
+/* SUBSTR over a sorted dictionary whose results never decrease in byte
+ * order (SUBSTR(x, 1, k), TPC-H Q22's country codes): equal results are
+ * adjacent, so one pass over runs gives every entry its code, with no
+ * copy or sort of n results (the general path interns all of them). The
+ * same dictionary and table as fn_map_dict_once; NULL when the results
+ * are not in order (or out of memory): the caller takes the general path. */
+static BExpr *fn_map_dict_runs(PlanArena *a, BExpr *x, const FnStrOp *op, int64_t pos) {
+    const CatDict *d = x->dict;
+    int64_t n = d->n;
+    if (op->fn != FN_SUBSTR || d->unsorted || n < 1) return NULL;
+    RunsJob *j = calloc(1, sizeof *j);
+    int64_t *tab = plan_alloc(a, sizeof(int64_t) * (size_t)n);
+    const char **gs = NULL;
+    size_t *gl = NULL;
+    int32_t *gcodes = NULL;
+    BExpr *r = NULL;
+    int c = prim_ncores();
+    int nt = c < 1 ? 1 : c > MAP_DICT_MAX_THREADS ? MAP_DICT_MAX_THREADS : c;
+    if (n < MAP_DICT_PAR_MIN) nt = 1;
+    if (!j || !tab) goto done;
+    j->d = d;
+    j->op = op;
+    j->tab = tab;
+    if (!(nt > 1 && prim_parallel(nt, runs_scan, j) == 0))
+        for (int t = 0; t < nt; t++)
+            runs_scan(j, t, nt);
+    int64_t total = 0;
+    for (int t = 0; t < nt; t++) {
+        if (j->fail[t]) goto done;
+        total += j->nh[t];
+    }
+    gs = malloc(sizeof *gs * (size_t)(total ? total : 1));
+    gl = malloc(sizeof *gl * (size_t)(total ? total : 1));
+    gcodes = malloc(sizeof *gcodes * (size_t)(total ? total : 1));
+    if (!gs || !gl || !gcodes) goto done;
+    int64_t g = 0;
+    for (int t = 0; t < nt; t++) {
+        int64_t k = 0;
+        if (j->nh[t] > 0 && g > 0) {
+            /* a thread's first run may go on from the previous thread's last */
+            int cmp = span_cmp(j->hs[t][0], j->hl[t][0], gs[g - 1], gl[g - 1]);
+            if (cmp < 0) goto done;
+            if (cmp == 0) k = 1;
+        }
+        j->base[t] = g - k;
+        for (; k < j->nh[t]; k++, g++)
+            gs[g] = j->hs[t][k], gl[g] = j->hl[t][k];
+    }
+    CatDict *nd = cat_dict_build(gs, gl, g, gcodes);
+    if (!nd || plan_arena_own_dict(a, nd) != 0) goto done;
+    j->gcodes = gcodes;
+    if (!(nt > 1 && prim_parallel(nt, runs_remap, j) == 0))
+        for (int t = 0; t < nt; t++)
+            runs_remap(j, t, nt);
+    if ((r = bx_new(a, BE_LOOKUP, CAT_STRING, pos))) {
+        r->a = x;
+        r->table = tab;
+        r->table_n = n;
+        r->dict = nd;
+    }
+done:
+    if (j)
+        for (int t = 0; t < MAP_DICT_MAX_THREADS; t++) {
+            free(j->hs[t]);
+            free(j->hl[t]);
+        }
+    free(j);
+    free(gs);
+    free(gl);
+    free(gcodes);
+    return r;
+}
+
 BExpr *fn_map_dict(PlanArena *a, BExpr *x, const FnStrOp *op, int64_t pos) {
     if (x->kind == BE_CONST) return fn_map_dict_once(a, x, op, pos);
     FnMemo **head = (FnMemo **)plan_arena_memo(a);
@@ -442,7 +582,8 @@ BExpr *fn_map_dict(PlanArena *a, BExpr *x, const FnStrOp *op, int64_t pos) {
             r->pos = pos;
             return r;
         }
-    BExpr *r = fn_map_dict_once(a, x, op, pos);
+    BExpr *r = fn_map_dict_runs(a, x, op, pos);
+    if (!r) r = fn_map_dict_once(a, x, op, pos);
     FnMemo *m = r ? plan_alloc(a, sizeof *m) : NULL;
     BExpr *keep = m ? bx_new(a, r->kind, r->type, pos) : NULL;
     if (keep) { /* a private copy: the caller may change r */
