@@ -329,6 +329,9 @@ static void set_literal(AstExpr *e, const ExecColumn *c, int64_t r) {
     e->str = NULL;
     e->nlist = 0;
     e->list = NULL;
+    e->ints = NULL;
+    e->n_ints = 0;
+    e->has_null = 0;
     e->a = e->b = e->c = NULL;
     if (c->vec.valid && !c->vec.valid[r]) {
         e->kind = AST_NULL;
@@ -420,6 +423,35 @@ static int run_sub(SubCtx *x, AstExpr *e) {
             } else {
                 set_literal(e, &res->cols[0], 0);
             }
+        } else if (res->cols[0].ltype != CAT_STRING && res->cols[0].ltype != CAT_DATE &&
+                   res->cols[0].ltype != CAT_DECIMAL &&
+                   (res->cols[0].vec.type == PRIM_U8 || res->cols[0].vec.type == PRIM_I32 ||
+                    res->cols[0].vec.type == PRIM_I64)) {
+            /* IN over integers: the values as they are (the binder makes
+             * its set from them; thousands of literals cost more) */
+            const ExecColumn *c = &res->cols[0];
+            int64_t *v = sql_arena_alloc(st->parse_arena, sizeof *v * (size_t)(res->nrows + 1));
+            if (!v) {
+                rc = gqp_set_error(db, GQP_NOMEM, "out of memory");
+            } else {
+                int64_t k = 0;
+                int nul = 0;
+                for (int64_t r = 0; r < res->nrows; r++) {
+                    if (c->vec.valid && !c->vec.valid[r]) {
+                        nul = 1;
+                        continue;
+                    }
+                    v[k++] = c->vec.type == PRIM_U8    ? ((const uint8_t *)c->vec.data)[r]
+                             : c->vec.type == PRIM_I32 ? ((const int32_t *)c->vec.data)[r]
+                                                       : ((const int64_t *)c->vec.data)[r];
+                }
+                e->kind = AST_IN;
+                e->list = NULL;
+                e->nlist = 0;
+                e->ints = v;
+                e->n_ints = k;
+                e->has_null = nul;
+            }
         } else { /* IN: the rows as a list of literals */
             AstExpr **list =
                 sql_arena_alloc(st->parse_arena, sizeof *list * (size_t)(res->nrows + 1));
@@ -438,6 +470,9 @@ static int run_sub(SubCtx *x, AstExpr *e) {
                 e->kind = AST_IN;
                 e->list = list;
                 e->nlist = (int)res->nrows;
+                e->ints = NULL;
+                e->n_ints = 0;
+                e->has_null = 0;
             }
         }
     }

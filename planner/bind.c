@@ -1265,6 +1265,74 @@ static BExpr *bind_in_set(BindCtx *bc, const AstExpr *e, int allow_agg, int *dec
     return s;
 }
 
+/* x IN (the integers of a subquery's rows, e->ints): the sorted set made
+ * from them directly. NULL with *declined set when x is not an integer or
+ * REAL expression (the caller then makes the literals: in_ints_list). */
+static BExpr *bind_in_ints(BindCtx *bc, const AstExpr *e, int allow_agg, int *declined) {
+    *declined = 0;
+    BExpr *x = bind_expr(bc, e->a, allow_agg);
+    if (!x) return NULL;
+    *declined = 1;
+    if (x->kind == BE_CONST || x->type == CAT_NULL || x->type == CAT_STRING || dec_is(x) ||
+        !bx_is_numeric(x->type))
+        return NULL;
+    *declined = 0;
+    if (e->n_ints == 0 && !e->has_null) /* IN of no rows: FALSE, even for NULL */
+        return bx_int(bc->arena, CAT_BOOL, 0, e->pos);
+    int isf = bx_is_float(x->type);
+    int64_t n = e->n_ints, u = 0;
+    int64_t *tab = plan_alloc(bc->arena, sizeof(int64_t) * (size_t)(n ? n : 1));
+    if (!tab) return bind_oom(bc);
+    double *ftab = (double *)(void *)tab;
+    if (isf) {
+        for (int64_t i = 0; i < n; i++)
+            ftab[i] = (double)e->ints[i];
+        qsort(tab, (size_t)n, sizeof(int64_t), cmp_f64);
+        for (int64_t i = 0; i < n; i++)
+            if (u == 0 || ftab[u - 1] != ftab[i]) ftab[u++] = ftab[i];
+    } else {
+        memcpy(tab, e->ints, sizeof(int64_t) * (size_t)n);
+        sort_i64(tab, n);
+        for (int64_t i = 0; i < n; i++)
+            if (u == 0 || tab[u - 1] != tab[i]) tab[u++] = tab[i];
+    }
+    BExpr *s = bx_new(bc->arena, BE_INLIST, CAT_BOOL, e->pos);
+    if (!s) return bind_oom(bc);
+    s->a = x;
+    s->table = tab;
+    s->table_n = u;
+    s->ival = e->has_null;
+    return s;
+}
+
+/* A copy of the AST_IN e (e->ints) with its values as a list of literals
+ * (and a NULL when there was one), as a list written out; NULL when out of
+ * memory. */
+static const AstExpr *in_ints_list(BindCtx *bc, const AstExpr *e) {
+    int64_t n = e->n_ints + (e->has_null ? 1 : 0);
+    if (n > INT32_MAX) return NULL;
+    AstExpr *c = plan_alloc(bc->arena, sizeof *c);
+    AstExpr *vals = plan_alloc(bc->arena, sizeof *vals * (size_t)(n ? n : 1));
+    AstExpr **list = plan_alloc(bc->arena, sizeof *list * (size_t)(n ? n : 1));
+    if (!c || !vals || !list) return NULL;
+    *c = *e;
+    c->ints = NULL;
+    c->n_ints = 0;
+    c->has_null = 0;
+    for (int64_t i = 0; i < n; i++) {
+        vals[i].kind = i < e->n_ints ? AST_INT : AST_NULL;
+        vals[i].ival = i < e->n_ints ? e->ints[i] : 0;
+        vals[i].pos = e->pos;
+        vals[i].end = e->end;
+        vals[i].height = 1;
+        vals[i].weight = 1;
+        list[i] = &vals[i];
+    }
+    c->list = list;
+    c->nlist = (int)n;
+    return c;
+}
+
 /* Numeric branches br[0..n) of which some may be DECIMAL: with no REAL
  * branch (exact decimal literals count as DECIMAL), every branch becomes a
  * DECIMAL of the largest scale and *out is CAT_DECIMAL; with one, the
@@ -2840,6 +2908,19 @@ static BExpr *bind_expr(BindCtx *bc, const AstExpr *e, int allow_agg) {
     }
     case AST_IN: {
         int declined;
+        if (e->ints) {
+            BExpr *acc = bind_in_ints(bc, e, allow_agg, &declined);
+            if (!acc && !declined) return NULL;
+            if (acc && !e->negated) return acc;
+            if (acc) {
+                BExpr *n = bx_new(A, BE_UNARY, CAT_BOOL, e->pos);
+                if (!n) return bind_oom(bc);
+                n->op = OP_NOT;
+                n->a = acc;
+                return n;
+            }
+            if (!(e = in_ints_list(bc, e))) return bind_oom(bc);
+        }
         BExpr *acc = bind_in_set(bc, e, allow_agg, &declined);
         if (!acc && !declined) return NULL;
         if (!acc && e->nlist > 0) {

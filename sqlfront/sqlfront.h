@@ -110,6 +110,12 @@ typedef struct AstExpr {
      * again from sub_kind */
     struct AstSelect *select;
     AstKind sub_kind;
+    /* AST_IN rewritten from a subquery of integers (libgqp): its n_ints
+     * values in ints (NULLs left out, has_null set when there was one)
+     * instead of a list of literals; NULL otherwise */
+    const int64_t *ints;
+    int64_t n_ints;
+    int has_null;
     int height;     /* levels of the tree rooted here (1 for a leaf; a CASE or a
                        call also counts its arms / arguments, which the binder
                        chains); at most SQL_MAX_EXPR_DEPTH */
