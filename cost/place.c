@@ -316,9 +316,13 @@ static int prob_init(Prob *P, const Dag *d, const CostModel *m, const CostInputs
             /* on the GPU it reads the dictionary's cached copy: copied
              * there first unless resident */
             const CatDict *dict = nd->totext_dict;
+            /* shared with the earlier queries that read its column, as a
+             * column's copy is (CostInputs.reads) */
+            int rd = nd->table && in->reads ? in->reads(in->resident_ud, nd->table, nd->column) : 0;
             if (!(in->dict_resident && in->dict_resident(in->resident_ud, dict)))
                 P->u[DEV_GPU][i] +=
-                    cost_fetch_us(m, (double)dict->offsets[dict->n] + 8.0 * (double)(dict->n + 1));
+                    cost_fetch_us(m, (double)dict->offsets[dict->n] + 8.0 * (double)(dict->n + 1)) /
+                    (1.0 + (rd > 0 ? rd : 0));
         }
         if (!derived_kind(nd->kind)) {
             P->par[i] = (uint8_t)cost_node_parallel(m, d, i);

@@ -433,7 +433,6 @@ char *op_expr_label(Lower *L, const LowState *st, const BExpr *e) {
 }
 
 int op_dictlike(Lower *L, LowState *st, const BExpr *e) {
-    (void)st;
     const CatDict *d = e->dict;
     /* one node per dictionary and pattern in a plan */
     for (int i = 0; i < L->dag->nnodes; i++) {
@@ -450,6 +449,16 @@ int op_dictlike(Lower *L, LowState *st, const BExpr *e) {
     n->totext_dict = d;
     n->totext_text = e->ttext;
     n->totext_neg = e->negated;
+    /* the column whose dictionary it is (placement prices the
+     * dictionary's copy by how often the column was read) */
+    if (e->a && e->a->kind == BE_COL && e->a->slot >= 0 && st) {
+        const LowSlot *ls = &st->slots[e->a->slot];
+        if (ls->table && e->a->col >= 0 && e->a->col < ls->table->ncols &&
+            ls->table->cols[e->a->col].dict == d) {
+            n->table = ls->table;
+            n->column = e->a->col;
+        }
+    }
     PlanBuf b = {0};
     plan_buf_printf(&b, "%sLIKE '%s' over %lld entries", e->negated ? "NOT " : "", e->ttext,
                     (long long)d->n);
