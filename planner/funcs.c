@@ -428,6 +428,20 @@ static int same_op(const FnStrOp *x, const FnStrOp *y) {
            same_text(x->s1, y->s1) && same_text(x->s2, y->s2);
 }
 
+/* A STRING lookup of idx (codes, or a computed index) into tab's n codes
+ * of dictionary d; NULL when out of memory. */
+static BExpr *text_lookup(PlanArena *a, BExpr *idx, const int64_t *tab, int64_t n, const CatDict *d,
+                          int64_t pos) {
+    BExpr *r = bx_new(a, BE_LOOKUP, CAT_STRING, pos);
+    if (r) {
+        r->a = idx;
+        r->table = tab;
+        r->table_n = n;
+        r->dict = d;
+    }
+    return r;
+}
+
 static BExpr *fn_map_dict_once(PlanArena *a, BExpr *x, const FnStrOp *op, int64_t pos);
 
 /* Byte order of two texts (a shorter one first when it is a prefix). */
@@ -551,12 +565,7 @@ static BExpr *fn_map_dict_runs(PlanArena *a, BExpr *x, const FnStrOp *op, int64_
     if (!(nt > 1 && prim_parallel(nt, runs_remap, j) == 0))
         for (int t = 0; t < nt; t++)
             runs_remap(j, t, nt);
-    if ((r = bx_new(a, BE_LOOKUP, CAT_STRING, pos))) {
-        r->a = x;
-        r->table = tab;
-        r->table_n = n;
-        r->dict = nd;
-    }
+    r = text_lookup(a, x, tab, n, nd, pos);
 done:
     if (j)
         for (int t = 0; t < MAP_DICT_MAX_THREADS; t++) {
@@ -662,12 +671,7 @@ static BExpr *fn_map_dict_once(PlanArena *a, BExpr *x, const FnStrOp *op, int64_
         if ((r = bx_new(a, BE_CONST, CAT_STRING, pos))) r->ival = tab[j->lo], r->dict = nd;
         goto done;
     }
-    if ((r = bx_new(a, BE_LOOKUP, CAT_STRING, pos))) {
-        r->a = x;
-        r->table = tab;
-        r->table_n = n;
-        r->dict = nd;
-    }
+    r = text_lookup(a, x, tab, n, nd, pos);
 done:
     if (j) {
         for (int t = 0; t < nt; t++)
@@ -979,12 +983,7 @@ BExpr *fn_map_text(PlanArena *a, BExpr *x, FnText fn, const void *ud, int64_t lo
         sub->op = OP_SUB, sub->a = c, sub->b = k;
         idx = sub;
     }
-    if ((r = bx_new(a, BE_LOOKUP, CAT_STRING, pos))) {
-        r->a = idx;
-        r->table = tab;
-        r->table_n = n;
-        r->dict = nd;
-    }
+    r = text_lookup(a, idx, tab, n, nd, pos);
 done:
     if (strs)
         for (int64_t k = 0; k < m; k++)
