@@ -87,6 +87,9 @@ const char *cat_dict_str(const CatDict *d, int64_t code);
 int64_t cat_dict_len(const CatDict *d, int64_t code);
 /* Exact lookup: code of s, or -1 if absent. */
 int64_t cat_dict_find(const CatDict *d, const char *s, size_t len);
+/* The dictionaries' order of two texts: bytes (memcmp), a prefix first.
+ * Returns <0, 0, >0. */
+int cat_text_cmp(const char *a, size_t alen, const char *b, size_t blen);
 /* First code whose string is >= s (n if none): for range predicates. */
 int64_t cat_dict_lower_bound(const CatDict *d, const char *s, size_t len);
 /* Build a sorted dictionary from n strings (need not be distinct) and write

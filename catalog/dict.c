@@ -31,6 +31,10 @@ static int str_cmp(const char *a, size_t alen, const char *b, size_t blen) {
     return alen < blen ? -1 : alen > blen ? 1 : 0;
 }
 
+int cat_text_cmp(const char *a, size_t alen, const char *b, size_t blen) {
+    return str_cmp(a, alen, b, blen);
+}
+
 /* First code whose string is >= s[0..len); d->n when none (0 for NULL d). */
 int64_t cat_dict_lower_bound(const CatDict *d, const char *s, size_t len) {
     if (!d) return 0;

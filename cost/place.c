@@ -194,6 +194,15 @@ static void prob_free(Prob *P) {
     free(P->d2h);
 }
 
+/* The copy of bytes to the device for node nd (a source, or a LIKE's
+ * dictionary: nd->table / nd->column name the column), shared with the
+ * earlier queries that read that column (CostInputs.reads). */
+static double shared_fetch_us(const CostModel *m, const CostInputs *in, const DagNode *nd,
+                              double bytes) {
+    int rd = nd->table && in->reads ? in->reads(in->resident_ud, nd->table, nd->column) : 0;
+    return cost_fetch_us(m, bytes) / (1.0 + (rd > 0 ? rd : 0));
+}
+
 /* Build the problem for dag. Returns 0 or -1 (out of memory). */
 static int prob_init(Prob *P, const Dag *d, const CostModel *m, const CostInputs *in) {
     memset(P, 0, sizeof *P);
@@ -306,23 +315,16 @@ static int prob_init(Prob *P, const Dag *d, const CostModel *m, const CostInputs
              * column cache does it (cost_fetch_us: page-locked and pinned
              * above the crossover, else pageable), the copy shared with the
              * earlier queries that read it (CostInputs.reads) */
-            int rd = in->reads ? in->reads(in->resident_ud, nd->table, nd->column) : 0;
-            P->fetch[i] = res ? 0
-                              : cost_fetch_us(m, cost_value_bytes(d, nd->outputs[0])) /
-                                    (1.0 + (rd > 0 ? rd : 0));
+            P->fetch[i] = res ? 0 : shared_fetch_us(m, in, nd, cost_value_bytes(d, nd->outputs[0]));
         } else if (nd->kind == DN_CONST) {
             P->fetch[i] = cost_link_us(&m->h2d_pinned, cost_value_bytes(d, nd->outputs[0]));
         } else if (nd->kind == DN_DICTLIKE && nd->totext_dict) {
             /* on the GPU it reads the dictionary's cached copy: copied
              * there first unless resident */
             const CatDict *dict = nd->totext_dict;
-            /* shared with the earlier queries that read its column, as a
-             * column's copy is (CostInputs.reads) */
-            int rd = nd->table && in->reads ? in->reads(in->resident_ud, nd->table, nd->column) : 0;
             if (!(in->dict_resident && in->dict_resident(in->resident_ud, dict)))
-                P->u[DEV_GPU][i] +=
-                    cost_fetch_us(m, (double)dict->offsets[dict->n] + 8.0 * (double)(dict->n + 1)) /
-                    (1.0 + (rd > 0 ? rd : 0));
+                P->u[DEV_GPU][i] += shared_fetch_us(
+                    m, in, nd, (double)dict->offsets[dict->n] + 8.0 * (double)(dict->n + 1));
         }
         if (!derived_kind(nd->kind)) {
             P->par[i] = (uint8_t)cost_node_parallel(m, d, i);

@@ -325,6 +325,13 @@ int gqp_resolves_in(gqp *db, const AstSelect *s, const AstExpr *c) {
 }
 
 /* e rewritten into the literal of row r of result column c. */
+/* Row r of c, an integer vector (U8, I32 or I64). */
+static int64_t col_int(const ExecColumn *c, int64_t r) {
+    return c->vec.type == PRIM_U8    ? ((const uint8_t *)c->vec.data)[r]
+           : c->vec.type == PRIM_I32 ? ((const int32_t *)c->vec.data)[r]
+                                     : ((const int64_t *)c->vec.data)[r];
+}
+
 static void set_literal(AstExpr *e, const ExecColumn *c, int64_t r) {
     e->str = NULL;
     e->nlist = 0;
@@ -342,13 +349,9 @@ static void set_literal(AstExpr *e, const ExecColumn *c, int64_t r) {
     int isf = 0;
     switch (c->vec.type) {
     case PRIM_U8:
-        i = ((const uint8_t *)c->vec.data)[r];
-        break;
     case PRIM_I32:
-        i = ((const int32_t *)c->vec.data)[r];
-        break;
     case PRIM_I64:
-        i = ((const int64_t *)c->vec.data)[r];
+        i = col_int(c, r);
         break;
     case PRIM_F32:
         f = ((const float *)c->vec.data)[r], isf = 1;
@@ -441,9 +444,7 @@ static int run_sub(SubCtx *x, AstExpr *e) {
                         nul = 1;
                         continue;
                     }
-                    v[k++] = c->vec.type == PRIM_U8    ? ((const uint8_t *)c->vec.data)[r]
-                             : c->vec.type == PRIM_I32 ? ((const int32_t *)c->vec.data)[r]
-                                                       : ((const int64_t *)c->vec.data)[r];
+                    v[k++] = col_int(c, r);
                 }
                 e->kind = AST_IN;
                 e->list = NULL;

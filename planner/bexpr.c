@@ -87,8 +87,7 @@ int bx_scale(const BExpr *e) {
     }
 }
 
-/* 1 if a and b are both NULL or equal strings. */
-static int bx_same_text(const char *a, const char *b) {
+int bx_same_text(const char *a, const char *b) {
     return a == b || (a && b && strcmp(a, b) == 0);
 }
 

@@ -9,6 +9,8 @@
 #include "planner/planner.h"
 
 BExpr *bx_new(PlanArena *a, BExprKind k, CatType t, int64_t pos);
+/* 1 if a and b are both NULL or equal strings. */
+int bx_same_text(const char *a, const char *b);
 BExpr *bx_int(PlanArena *a, CatType t, int64_t v, int64_t pos);
 BExpr *bx_float(PlanArena *a, double v, int64_t pos);
 BExpr *bx_null(PlanArena *a, CatType t, int64_t pos);

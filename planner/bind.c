@@ -1144,6 +1144,25 @@ static int cmp_f64(const void *x, const void *y) {
     return (a > b) - (a < b);
 }
 
+/* tab[0..n) (int64s, or doubles in the slots when isf) as an ascending set
+ * without duplicates, in place; returns its size. */
+static int64_t sorted_set(int64_t *tab, int64_t n, int isf) {
+    double *ftab = (double *)(void *)tab;
+    if (isf)
+        qsort(tab, (size_t)n, sizeof(int64_t), cmp_f64);
+    else
+        sort_i64(tab, n);
+    int64_t u = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (isf ? (u > 0 && ftab[u - 1] == ftab[i]) : (u > 0 && tab[u - 1] == tab[i])) continue;
+        if (isf)
+            ftab[u++] = ftab[i];
+        else
+            tab[u++] = tab[i];
+    }
+    return u;
+}
+
 /* IN lists longer than this become a set probe (BE_INLIST); shorter ones
  * stay a chain of = and OR, as fast for a few values (see sqlfront.h). */
 #define IN_SET_MIN SQL_IN_SET_MIN
@@ -1243,18 +1262,7 @@ static BExpr *bind_in_set(BindCtx *bc, const AstExpr *e, int allow_agg, int *dec
             tab[n++] = v->ival;
         }
     }
-    if (isf)
-        qsort(tab, (size_t)n, sizeof(int64_t), cmp_f64);
-    else
-        sort_i64(tab, n);
-    int64_t u = 0;
-    for (int64_t i = 0; i < n; i++) {
-        if (isf ? (u > 0 && ftab[u - 1] == ftab[i]) : (u > 0 && tab[u - 1] == tab[i])) continue;
-        if (isf)
-            ftab[u++] = ftab[i];
-        else
-            tab[u++] = tab[i];
-    }
+    int64_t u = sorted_set(tab, n, isf);
     *declined = 0;
     BExpr *s = bx_new(bc->arena, BE_INLIST, CAT_BOOL, e->pos);
     if (!s) return bind_oom(bc);
@@ -1280,22 +1288,16 @@ static BExpr *bind_in_ints(BindCtx *bc, const AstExpr *e, int allow_agg, int *de
     if (e->n_ints == 0 && !e->has_null) /* IN of no rows: FALSE, even for NULL */
         return bx_int(bc->arena, CAT_BOOL, 0, e->pos);
     int isf = bx_is_float(x->type);
-    int64_t n = e->n_ints, u = 0;
+    int64_t n = e->n_ints;
     int64_t *tab = plan_alloc(bc->arena, sizeof(int64_t) * (size_t)(n ? n : 1));
     if (!tab) return bind_oom(bc);
     double *ftab = (double *)(void *)tab;
-    if (isf) {
+    if (isf)
         for (int64_t i = 0; i < n; i++)
             ftab[i] = (double)e->ints[i];
-        qsort(tab, (size_t)n, sizeof(int64_t), cmp_f64);
-        for (int64_t i = 0; i < n; i++)
-            if (u == 0 || ftab[u - 1] != ftab[i]) ftab[u++] = ftab[i];
-    } else {
+    else
         memcpy(tab, e->ints, sizeof(int64_t) * (size_t)n);
-        sort_i64(tab, n);
-        for (int64_t i = 0; i < n; i++)
-            if (u == 0 || tab[u - 1] != tab[i]) tab[u++] = tab[i];
-    }
+    int64_t u = sorted_set(tab, n, isf);
     BExpr *s = bx_new(bc->arena, BE_INLIST, CAT_BOOL, e->pos);
     if (!s) return bind_oom(bc);
     s->a = x;
@@ -2907,21 +2909,14 @@ static BExpr *bind_expr(BindCtx *bc, const AstExpr *e, int allow_agg) {
         return n;
     }
     case AST_IN: {
-        int declined;
+        int declined = 1;
+        BExpr *acc = NULL;
         if (e->ints) {
-            BExpr *acc = bind_in_ints(bc, e, allow_agg, &declined);
+            acc = bind_in_ints(bc, e, allow_agg, &declined);
             if (!acc && !declined) return NULL;
-            if (acc && !e->negated) return acc;
-            if (acc) {
-                BExpr *n = bx_new(A, BE_UNARY, CAT_BOOL, e->pos);
-                if (!n) return bind_oom(bc);
-                n->op = OP_NOT;
-                n->a = acc;
-                return n;
-            }
-            if (!(e = in_ints_list(bc, e))) return bind_oom(bc);
+            if (!acc && !(e = in_ints_list(bc, e))) return bind_oom(bc);
         }
-        BExpr *acc = bind_in_set(bc, e, allow_agg, &declined);
+        if (!acc) acc = bind_in_set(bc, e, allow_agg, &declined);
         if (!acc && !declined) return NULL;
         if (!acc && e->nlist > 0) {
             /* x = v1 OR x = v2 ..., as a balanced tree */

@@ -391,23 +391,12 @@ static void map_dict_remap(void *arg, int t, int nt) {
 }
 
 /* Run fn over the job on nt threads (one when that fails). */
-static void map_dict_run(MapDictJob *j, int nt, void (*fn)(void *, int, int)) {
+static void map_dict_run(void *j, int nt, void (*fn)(void *, int, int)) {
     if (nt > 1 && prim_parallel(nt, fn, j) == 0) return;
     for (int t = 0; t < nt; t++)
         fn(j, t, nt);
 }
 
-/*
- * The string function op applied to the STRING expression x (a non-NULL
- * constant, or anything with a dictionary) once per dictionary entry: an
- * integer result is a BE_LOOKUP of type INT64 from x's codes; a text
- * result a new dictionary of the results plus a BE_LOOKUP from x's codes
- * to its codes. A constant folds to a constant. NULL when out of memory.
- * Large dictionaries (a column of 15M distinct comments) run on every
- * core: each thread interns its share into a dictionary of its own, then
- * the threads' dictionaries are merged (few entries when results repeat,
- * as substrings of phone numbers do) and the codes remapped.
- */
 /* A string function's result over one dictionary, kept in the arena for
  * the same function of the same dictionary elsewhere in the statement
  * (TPC-H Q22 takes substring(c_phone FROM 1 FOR 2) in its SELECT list and
@@ -419,13 +408,9 @@ typedef struct FnMemo {
     struct FnMemo *next;
 } FnMemo;
 
-static int same_text(const char *x, const char *y) {
-    return x == y || (x && y && strcmp(x, y) == 0);
-}
-
 static int same_op(const FnStrOp *x, const FnStrOp *y) {
     return x->fn == y->fn && x->a == y->a && x->b == y->b && x->has_b == y->has_b &&
-           same_text(x->s1, y->s1) && same_text(x->s2, y->s2);
+           bx_same_text(x->s1, y->s1) && bx_same_text(x->s2, y->s2);
 }
 
 /* A STRING lookup of idx (codes, or a computed index) into tab's n codes
@@ -442,13 +427,8 @@ static BExpr *text_lookup(PlanArena *a, BExpr *idx, const int64_t *tab, int64_t 
     return r;
 }
 
-static BExpr *fn_map_dict_once(PlanArena *a, BExpr *x, const FnStrOp *op, int64_t pos);
-
-/* Byte order of two texts (a shorter one first when it is a prefix). */
-static int span_cmp(const char *a, size_t al, const char *b, size_t bl) {
-    int c = memcmp(a, b, al < bl ? al : bl);
-    return c ? c : al < bl ? -1 : al > bl;
-}
+static BExpr *fn_map_dict_once(PlanArena *a, BExpr *x, const FnStrOp *op, int64_t pos,
+                               int64_t *tab);
 
 /* fn_map_dict_runs's work: thread t's entries [lo, hi) of d, the first
  * result of each run of equal results (heads), every entry's run. */
@@ -475,7 +455,7 @@ static void runs_scan(void *arg, int t, int nt) {
         const char *sp = in + slo;
         size_t sl = shi - slo;
         if (nh > 0) {
-            int c = span_cmp(sp, sl, hs[nh - 1], hl[nh - 1]);
+            int c = cat_text_cmp(sp, sl, hs[nh - 1], hl[nh - 1]);
             if (c < 0) goto fail; /* not in order: the general path sorts */
             if (c == 0) {
                 j->tab[i] = nh - 1;
@@ -517,12 +497,12 @@ static void runs_remap(void *arg, int t, int nt) {
  * copy or sort of n results (the general path interns all of them). The
  * same dictionary and table as fn_map_dict_once; NULL when the results
  * are not in order (or out of memory): the caller takes the general path. */
-static BExpr *fn_map_dict_runs(PlanArena *a, BExpr *x, const FnStrOp *op, int64_t pos) {
+static BExpr *fn_map_dict_runs(PlanArena *a, BExpr *x, const FnStrOp *op, int64_t pos,
+                               int64_t *tab) {
     const CatDict *d = x->dict;
     int64_t n = d->n;
     if (op->fn != FN_SUBSTR || d->unsorted || n < 1) return NULL;
     RunsJob *j = calloc(1, sizeof *j);
-    int64_t *tab = plan_alloc(a, sizeof(int64_t) * (size_t)n);
     const char **gs = NULL;
     size_t *gl = NULL;
     int32_t *gcodes = NULL;
@@ -534,9 +514,7 @@ static BExpr *fn_map_dict_runs(PlanArena *a, BExpr *x, const FnStrOp *op, int64_
     j->d = d;
     j->op = op;
     j->tab = tab;
-    if (!(nt > 1 && prim_parallel(nt, runs_scan, j) == 0))
-        for (int t = 0; t < nt; t++)
-            runs_scan(j, t, nt);
+    map_dict_run(j, nt, runs_scan);
     int64_t total = 0;
     for (int t = 0; t < nt; t++) {
         if (j->fail[t]) goto done;
@@ -551,7 +529,7 @@ static BExpr *fn_map_dict_runs(PlanArena *a, BExpr *x, const FnStrOp *op, int64_
         int64_t k = 0;
         if (j->nh[t] > 0 && g > 0) {
             /* a thread's first run may go on from the previous thread's last */
-            int cmp = span_cmp(j->hs[t][0], j->hl[t][0], gs[g - 1], gl[g - 1]);
+            int cmp = cat_text_cmp(j->hs[t][0], j->hl[t][0], gs[g - 1], gl[g - 1]);
             if (cmp < 0) goto done;
             if (cmp == 0) k = 1;
         }
@@ -562,9 +540,7 @@ static BExpr *fn_map_dict_runs(PlanArena *a, BExpr *x, const FnStrOp *op, int64_
     CatDict *nd = cat_dict_build(gs, gl, g, gcodes);
     if (!nd || plan_arena_own_dict(a, nd) != 0) goto done;
     j->gcodes = gcodes;
-    if (!(nt > 1 && prim_parallel(nt, runs_remap, j) == 0))
-        for (int t = 0; t < nt; t++)
-            runs_remap(j, t, nt);
+    map_dict_run(j, nt, runs_remap);
     r = text_lookup(a, x, tab, n, nd, pos);
 done:
     if (j)
@@ -579,8 +555,22 @@ done:
     return r;
 }
 
+/*
+ * The string function op applied to the STRING expression x (a non-NULL
+ * constant, or anything with a dictionary) once per dictionary entry: an
+ * integer result is a BE_LOOKUP of type INT64 from x's codes; a text
+ * result a new dictionary of the results plus a BE_LOOKUP from x's codes
+ * to its codes. A constant folds to a constant. NULL when out of memory.
+ * Large dictionaries (a column of 15M distinct comments) run on every
+ * core: each thread interns its share into a dictionary of its own, then
+ * the threads' dictionaries are merged (few entries when results repeat,
+ * as substrings of phone numbers do) and the codes remapped; SUBSTR whose
+ * results come in order takes one pass over runs instead
+ * (fn_map_dict_runs). The result is kept in a's memo for the same
+ * function of the same dictionary elsewhere in the statement.
+ */
 BExpr *fn_map_dict(PlanArena *a, BExpr *x, const FnStrOp *op, int64_t pos) {
-    if (x->kind == BE_CONST) return fn_map_dict_once(a, x, op, pos);
+    if (x->kind == BE_CONST) return fn_map_dict_once(a, x, op, pos, NULL);
     FnMemo **head = (FnMemo **)plan_arena_memo(a);
     for (FnMemo *m = *head; m; m = m->next)
         if (m->d == x->dict && same_op(&m->op, op)) {
@@ -591,8 +581,12 @@ BExpr *fn_map_dict(PlanArena *a, BExpr *x, const FnStrOp *op, int64_t pos) {
             r->pos = pos;
             return r;
         }
-    BExpr *r = fn_map_dict_runs(a, x, op, pos);
-    if (!r) r = fn_map_dict_once(a, x, op, pos);
+    /* one table for either path (the runs leave it to the general one
+     * when the results are out of order) */
+    int64_t *tab = plan_alloc(a, sizeof(int64_t) * (size_t)(x->dict->n ? x->dict->n : 1));
+    if (!tab) return NULL;
+    BExpr *r = fn_map_dict_runs(a, x, op, pos, tab);
+    if (!r) r = fn_map_dict_once(a, x, op, pos, tab);
     FnMemo *m = r ? plan_alloc(a, sizeof *m) : NULL;
     BExpr *keep = m ? bx_new(a, r->kind, r->type, pos) : NULL;
     if (keep) { /* a private copy: the caller may change r */
@@ -606,11 +600,14 @@ BExpr *fn_map_dict(PlanArena *a, BExpr *x, const FnStrOp *op, int64_t pos) {
     return r;
 }
 
-static BExpr *fn_map_dict_once(PlanArena *a, BExpr *x, const FnStrOp *op, int64_t pos) {
+/* fn_map_dict's general path, into tab (d->n entries; NULL: allocated
+ * here). */
+static BExpr *fn_map_dict_once(PlanArena *a, BExpr *x, const FnStrOp *op, int64_t pos,
+                               int64_t *tab) {
     const CatDict *d = x->dict;
     int64_t n = d->n, alloc_n = n ? n : 1;
     MapDictJob *j = calloc(1, sizeof *j);
-    int64_t *tab = plan_alloc(a, sizeof(int64_t) * (size_t)alloc_n);
+    if (!tab) tab = plan_alloc(a, sizeof(int64_t) * (size_t)alloc_n);
     BExpr *r = NULL;
     const char **gstrs = NULL;
     size_t *glens = NULL;

@@ -881,7 +881,7 @@ struct DaArgs {
     int agg[PRIM_DA_MAX], has_a[PRIM_DA_MAX], has_b[PRIM_DA_MAX];
     /* 1: aggregate q's values are never NULL (no validity), so its count
      * of values is the group's row count: not accumulated, copied from
-     * out[0] after the pass (TPC-H Q1: 7 of its 16 per-row folds) */
+     * out[0] after the pass (TPC-H Q1: 9 folds a row instead of 17) */
     int cnt_rows[PRIM_DA_MAX];
     char op[PRIM_DA_MAX];
     int kind[DA_NOUT_MAX];
