@@ -242,11 +242,15 @@ static CostPrimKind node_prim(const Dag *d, const DagNode *n, double *kb) {
 }
 
 /* Operations per row of a map program: one per instruction, a set probe
- * (POP_INLIST) one per step of its binary search. */
+ * (POP_INLIST) or a run search (POP_RUNS) one per step of its binary
+ * search. */
 static double prog_ops(const PrimProgram *p) {
     double ops = 0;
-    for (int i = 0; i < p->ninstr; i++)
-        ops += p->code[i].op == POP_INLIST ? 1.0 + log2((double)p->code[i].table_n + 1.0) : 1.0;
+    for (int i = 0; i < p->ninstr; i++) {
+        int op = p->code[i].op;
+        ops +=
+            op == POP_INLIST || op == POP_RUNS ? 1.0 + log2((double)p->code[i].table_n + 1.0) : 1.0;
+    }
     return ops > 0 ? ops : 1;
 }
 

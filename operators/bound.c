@@ -100,6 +100,9 @@ static double bound_rec(const BExpr *e, OpColOf col_of, const void *ud, int *saf
                 r = fmax(r, fabs((double)e->table[i]));
         }
         break;
+    case BE_RUNS: /* a code */
+        r = (double)e->table_n;
+        break;
     case BE_AGG:
     case BE_TOTEXT:
         r = HUGE_VAL;

@@ -268,6 +268,16 @@ static int compile(Compiler *c, const BExpr *e) {
         reg_free(c, a);
         return d;
     }
+    case BE_RUNS: {
+        int a = compile(c, e->a);
+        int d = reg_alloc(c);
+        PrimInstr *in = emit(c, POP_RUNS, PRIM_REG_I, d, a, 0, 0);
+        if (!in) return -1;
+        in->table = e->table;
+        in->table_n = e->table_n;
+        reg_free(c, a);
+        return d;
+    }
     case BE_DICTLIKE: {
         /* the per-entry table is a node's output (either device), read
          * by code */
@@ -389,6 +399,12 @@ static void label(PlanBuf *b, Lower *L, const LowState *st, const BExpr *e) {
         break;
     case BE_LOOKUP:
         plan_buf_printf(b, "lookup[%lld](", (long long)e->table_n);
+        label(b, L, st, e->a);
+        plan_buf_printf(b, ")");
+        break;
+    case BE_RUNS:
+        plan_buf_printf(b, "runs[%lld of %lld](", (long long)e->table_n,
+                        e->a && e->a->dict ? (long long)e->a->dict->n : 0LL);
         label(b, L, st, e->a);
         plan_buf_printf(b, ")");
         break;

@@ -212,6 +212,12 @@ int plan_bexpr_equal(const BExpr *x, const BExpr *y) {
     case BE_DICTLIKE:
         if (x->dict != y->dict || !bx_same_text(x->ttext, y->ttext)) return 0;
         break;
+    case BE_RUNS: /* the same runs of the same child dictionary, the same texts */
+        if (!x->a || !y->a || x->a->dict != y->a->dict || x->table_n != y->table_n ||
+            memcmp(x->table, y->table, (size_t)x->table_n * sizeof(int64_t)) != 0 ||
+            !same_dict(x->dict, y->dict))
+            return 0;
+        break;
     case BE_INLIST:
         if (x->table_n != y->table_n || x->ival != y->ival) return 0;
         if (x->table_n && memcmp(x->table, y->table, (size_t)x->table_n * sizeof(int64_t)) != 0)
@@ -862,6 +868,21 @@ double plan_selectivity(const BExpr *p, const BRel *rel) {
         }
         double f = (c ? nonnull_frac(c) : 1.0) - s;
         return f > 0 ? f : 0.0;
+    }
+    if (p->kind == BE_INLIST && p->a && p->a->kind == BE_RUNS && p->a->a &&
+        p->a->a->kind == BE_COL) {
+        /* runs of a STRING column's codes (a prefix): the members' runs'
+         * share of its dictionary's entries, as the share of rows */
+        const BExpr *u = p->a;
+        c = pred_col(u->a, rel);
+        if (!c || c->type != CAT_STRING || c->dict != u->a->dict || !c->dict->n) return unknown;
+        int64_t in = 0;
+        for (int64_t i = 0; i < p->table_n; i++) {
+            int64_t k = p->table[i];
+            if (k < 0 || k >= u->table_n) continue;
+            in += (k + 1 < u->table_n ? u->table[k + 1] : c->dict->n) - u->table[k];
+        }
+        return nonnull_frac(c) * (double)in / (double)c->dict->n;
     }
     if (p->kind == BE_INLIST) {
         /* the sum of the members' = selectivities, at most all non-NULL rows */

@@ -50,10 +50,16 @@ typedef enum BExprKind {
                     distinct values in a's value space (int64; doubles in the slots
                     when a is float-typed; codes of a's dictionary for STRING), ival 1
                     when the list held a NULL (POP_INLIST's semantics) */
-    BE_DICTLIKE  /* a [NOT] LIKE ttext (negated), BOOL, a a STRING column of a table
+    BE_DICTLIKE, /* a [NOT] LIKE ttext (negated), BOOL, a a STRING column of a table
                     whose dictionary dict is large (plan_dictlike_min): the per-entry
                     table is made when the query runs (DN_DICTLIKE, either device),
                     not at bind time; fval: the share of entries that match (sampled) */
+    BE_RUNS      /* STRING: the run of a's code (a a STRING expression with a sorted
+                    dictionary) among table[0..table_n), the ascending first codes of
+                    runs of entries with equal results (table[0] = 0), whose results
+                    are dict's entries in order: SUBSTR(x, 1, k) over a large
+                    dictionary (fn_map_dict) without a table of one code per entry
+                    (POP_RUNS) */
 } BExprKind;
 
 /* What a BE_TOTEXT node (and the CPU-only DN_TOTEXT it lowers to) makes of
@@ -89,7 +95,7 @@ typedef struct BExpr {
     double fval;
     int slot, col;
     struct BExpr *a, *b, *c;
-    const int64_t *table; /* BE_LOOKUP, BE_INLIST, owned by the plan's arena */
+    const int64_t *table; /* BE_LOOKUP, BE_INLIST, BE_RUNS, owned by the plan's arena */
     int64_t table_n;
     const CatDict *dict; /* STRING-typed expressions */
     PrimAgg agg;         /* BE_AGG */

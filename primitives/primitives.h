@@ -116,10 +116,15 @@ typedef enum PrimOp {
                      table's 8-byte slots (t F); ival != 0 says the SQL list also held
                      a NULL. NULL if a is NULL, 1 if a is in the set, else NULL when
                      ival != 0, else 0 (SQL's x IN (list) of constants) */
-    POP_LOOKUPV   /* dst(I) = tab[a] where tab is input column ival (PRIM_U8, its own length
+    POP_LOOKUPV,  /* dst(I) = tab[a] where tab is input column ival (PRIM_U8, its own length
                      m, not the program's row count): NULL if a is NULL or outside
                      0 <= a < m; a per-entry table made when the query runs (LIKE over a
                      dictionary, prim_gpu_likedict) */
+    POP_RUNS      /* dst(I) = the k with table[k] <= a < table[k+1] (table[table_n] read as
+                     +inf): table[0..table_n) ascending run starts, table[0] <= every a.
+                     NULL if a is NULL or below table[0]. A monotone function of a
+                     sorted dictionary's codes with few distinct results (SUBSTR(x, 1,
+                     k)): the run starts instead of one entry per code */
 } PrimOp;
 
 enum { PRIM_REG_I = 0, PRIM_REG_F = 1 };
@@ -131,8 +136,8 @@ typedef struct PrimInstr {
     int16_t dst, a, b, c;
     int64_t ival; /* POP_COL: input index; POP_CONST: value */
     double fval;
-    const int64_t *table; /* POP_LOOKUP, POP_INLIST (host table; the GPU twin gets a device
-                             copy) */
+    const int64_t *table; /* POP_LOOKUP, POP_INLIST, POP_RUNS (host table; the GPU twin gets
+                             a device copy) */
     int64_t table_n;
 } PrimInstr;
 

@@ -237,6 +237,19 @@ static inline int map_in_i(const int64_t *t, int64_t n, int64_t x) {
     return *base == x;
 }
 
+/* The index of the last element <= x of the ascending int64 array t[0..n),
+ * or -1 when x is below t[0] (POP_RUNS). */
+static inline int64_t map_run_of(const int64_t *t, int64_t n, int64_t x) {
+    if (n <= 0 || x < t[0]) return -1;
+    const int64_t *base = t;
+    while (n > 1) {
+        int64_t half = n / 2;
+        base = base[half] <= x ? base + half : base;
+        n -= half;
+    }
+    return base - t;
+}
+
 /* Returns 1 if x is in the ascending double set t[0..n) (NaN never is). */
 static inline int map_in_f(const double *t, int64_t n, double x) {
     if (n <= 0) return 0;
@@ -645,6 +658,23 @@ static void map_exec(MapRegs *R, const PrimInstr *in, const PrimVec *inputs, int
         R->maynull[d] = any != 0;
         break;
     }
+    case POP_RUNS: {
+        /* Element-wise: dst (and its NULL bytes) may alias a. */
+        const int64_t *A = R->ri[a];
+        const uint8_t *na = map_nulls(R, a);
+        uint8_t *nd = R->nl[d];
+        int64_t *D = map_wi(R, d);
+        uint8_t any = 0;
+        for (int64_t k = 0; k < len; k++) {
+            int64_t r = na[k] ? -1 : map_run_of(in->table, in->table_n, A[k]);
+            uint8_t isn = r < 0;
+            nd[k] = isn;
+            any |= isn;
+            D[k] = isn ? 0 : r;
+        }
+        R->maynull[d] = any != 0;
+        break;
+    }
     case POP_INLIST: {
         /* Element-wise: dst (and its NULL bytes) may alias a. */
         const uint8_t *na = map_nulls(R, a);
@@ -919,6 +949,7 @@ static int map_reads(int op) {
     case POP_LOOKUP:
     case POP_INLIST:
     case POP_LOOKUPV:
+    case POP_RUNS:
         return 1;
     case POP_CASE:
         return 7;
@@ -937,6 +968,7 @@ static int map_operand_type(const PrimInstr *in, int o) {
     case POP_I2F:
     case POP_LOOKUP:
     case POP_LOOKUPV:
+    case POP_RUNS:
         return MAP_I;
     case POP_F2I:
         return MAP_F;
@@ -995,7 +1027,7 @@ static int map_validate(PrimCtx *ctx, const PrimProgram *P, const PrimVec *input
     uint8_t regtype[PRIM_MAX_REGS] = {0};
     for (int i = 0; i < P->ninstr; i++) {
         const PrimInstr *in = &P->code[i];
-        if (in->op > POP_LOOKUPV) return map_err(ctx, "instruction %d: bad opcode %d", i, in->op);
+        if (in->op > POP_RUNS) return map_err(ctx, "instruction %d: bad opcode %d", i, in->op);
         if (in->t != PRIM_REG_I && in->t != PRIM_REG_F)
             return map_err(ctx, "instruction %d: bad type %d", i, in->t);
         int rd = map_reads(in->op);
@@ -1014,7 +1046,7 @@ static int map_validate(PrimCtx *ctx, const PrimProgram *P, const PrimVec *input
             return map_err(ctx, "instruction %d: register %d out of range", i, in->dst);
         if (in->op == POP_COL && (in->ival < 0 || in->ival >= P->ninputs))
             return map_err(ctx, "instruction %d: input %lld out of range", i, (long long)in->ival);
-        if ((in->op == POP_LOOKUP || in->op == POP_INLIST) &&
+        if ((in->op == POP_LOOKUP || in->op == POP_INLIST || in->op == POP_RUNS) &&
             (in->table_n < 0 || (in->table_n > 0 && !in->table)))
             return map_err(ctx, "instruction %d: bad lookup table", i);
         if (in->op == POP_LOOKUPV &&

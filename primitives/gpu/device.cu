@@ -110,6 +110,19 @@ __device__ __forceinline__ int map_in_i(const int64_t *t, int64_t n, int64_t x) 
     return *base == x;
 }
 
+/* The index of the last element <= x of the ascending int64 array t[0..n),
+ * or -1 when x is below t[0] (POP_RUNS; the CPU twin's map_run_of). */
+__device__ __forceinline__ int64_t map_run_of(const int64_t *t, int64_t n, int64_t x) {
+    if (n <= 0 || x < t[0]) return -1;
+    const int64_t *base = t;
+    while (n > 1) {
+        const int64_t half = n / 2;
+        base = base[half] <= x ? base + half : base;
+        n -= half;
+    }
+    return base - t;
+}
+
 /* Returns 1 if x is in the ascending double set t[0..n) (NaN never is). */
 __device__ __forceinline__ int map_in_f(const double *t, int64_t n, double x) {
     if (n <= 0) return 0;
@@ -357,6 +370,14 @@ template <bool kCheck> __global__ void map_kernel(MapArgs a) {
                     SETI(d, (int64_t)((const uint8_t *)tv.data)[i]);
                 break;
             }
+            case POP_RUNS: {
+                const int64_t k = ISNUL(x) ? -1 : map_run_of(in.table, in.table_n, RI(x));
+                if (k < 0)
+                    SETNULL(d);
+                else
+                    SETI(d, k);
+                break;
+            }
             case POP_INLIST: {
                 if (ISNUL(x)) {
                     SETNULL(d);
@@ -431,6 +452,7 @@ static __host__ __device__ int map_reads(int op) {
     case POP_LOOKUP:
     case POP_INLIST:
     case POP_LOOKUPV:
+    case POP_RUNS:
         return 1;
     case POP_ADD:
     case POP_SUB:
@@ -452,6 +474,11 @@ static __host__ __device__ int map_reads(int op) {
     default:
         return -1;
     }
+}
+
+/* 1 if instruction op reads a host table (copied to the device per launch). */
+static int op_has_table(int op) {
+    return op == POP_LOOKUP || op == POP_INLIST || op == POP_RUNS;
 }
 
 /* Checks that prog can run without out-of-bounds access: register numbers in
@@ -491,8 +518,8 @@ static int map_validate(PrimCtx *ctx, const PrimProgram *prog, const PrimVec *in
                 return prim_gpu_fail(ctx, "map: input column %lld has no data",
                                      (long long)in->ival);
         }
-        if ((in->op == POP_LOOKUP || in->op == POP_INLIST) && in->table_n > 0 && !in->table)
-            return prim_gpu_fail(ctx, "map: LOOKUP/INLIST at %d has no table", k);
+        if (op_has_table(in->op) && in->table_n > 0 && !in->table)
+            return prim_gpu_fail(ctx, "map: LOOKUP/INLIST/RUNS at %d has no table", k);
         if (in->op == POP_LOOKUPV &&
             (in->ival < 0 || in->ival >= prog->ninputs || inputs[in->ival].type != PRIM_U8 ||
              (inputs[in->ival].n > 0 && !inputs[in->ival].data)))
@@ -536,8 +563,7 @@ extern "C" int prim_gpu_map(PrimCtx *ctx, const PrimProgram *prog, const PrimVec
     const size_t in_bytes = align16((size_t)prog->ninputs * sizeof(PrimVec));
     size_t total = code_bytes + in_bytes;
     for (int k = 0; k < prog->ninstr; ++k)
-        if ((prog->code[k].op == POP_LOOKUP || prog->code[k].op == POP_INLIST) &&
-            prog->code[k].table_n > 0)
+        if (op_has_table(prog->code[k].op) && prog->code[k].table_n > 0)
             total += align16((size_t)prog->code[k].table_n * sizeof(int64_t));
     DevBuf block(ctx);
     if (block.alloc(total) != 0) return -1;
@@ -553,7 +579,7 @@ extern "C" int prim_gpu_map(PrimCtx *ctx, const PrimProgram *prog, const PrimVec
     size_t pos = code_bytes + in_bytes;
     for (int k = 0; k < prog->ninstr; ++k) {
         const PrimInstr *in = &prog->code[k];
-        if ((in->op != POP_LOOKUP && in->op != POP_INLIST) || in->table_n <= 0) continue;
+        if (!op_has_table(in->op) || in->table_n <= 0) continue;
         const int64_t *d_table = (const int64_t *)(base + pos);
         GQP_CUDA_TRY(ctx, cudaMemcpyAsync((void *)d_table, in->table,
                                           (size_t)in->table_n * sizeof(int64_t),

@@ -435,6 +435,15 @@ static RV ref_row(const PrimProgram *p, const PrimVec *in, int64_t row, RV *regs
         case POP_COALESCE:
             r = a.null ? b : a;
             break;
+        case POP_RUNS: {
+            /* a linear scan for the last start <= a */
+            int64_t k = -1;
+            for (int64_t j = 0; j < x->table_n && !a.null; j++)
+                if (x->table[j] <= a.i) k = j;
+            r.null = k < 0;
+            r.i = k < 0 ? 0 : k;
+            break;
+        }
         case POP_INLIST: {
             /* a linear scan of the set, the slots read as doubles for F */
             int found = 0;
@@ -822,6 +831,63 @@ Test(map, lookupv_table_from_an_input, .timeout = 60) {
     /* the table input must be U8 */
     in[1].type = PRIM_I32;
     cr_expect_eq(prim_cpu_map(&c, &p, in, 4, &o), -1);
+}
+
+Test(map, runs_of_codes, .timeout = 60) {
+    /* POP_RUNS: the index of the last run start <= a; NULL for a NULL a,
+     * a below the first start, or no starts */
+    int32_t a[8] = {0, 1, 2, 5, 6, 99, -1, 3};
+    uint8_t va[8] = {1, 1, 1, 1, 1, 1, 1, 0};
+    static const int64_t starts[3] = {0, 2, 6};
+    PrimVec in[1] = {{PRIM_I32, 8, a, va}};
+    PrimInstr code[3] = {I(POP_COL, 0, 0, 0, 0, 0, 0, 0), I(POP_RUNS, 0, 1, 0, 0, 0, 0, 0),
+                         I(POP_RUNS, 0, 2, 0, 0, 0, 0, 0)};
+    code[1].table = starts;
+    code[1].table_n = 3;
+    int64_t want[8] = {0, 0, 1, 1, 2, 2, 99, 99}; /* 99 = NULL */
+    PrimProgram p = {3, code, 3, 1, PRIM_REG_I, 1, 0, 0};
+    int64_t out[8];
+    uint8_t ov[8];
+    PrimVec o = {PRIM_I64, 8, out, ov};
+    PrimCtx c = mkctx(1);
+    cr_assert_eq(prim_cpu_map(&c, &p, in, 8, &o), 0, "%s", c.err);
+    for (int i = 0; i < 8; i++) {
+        int64_t got = ov[i] ? out[i] : 99;
+        cr_expect_eq(got, want[i], "row %d: got %lld want %lld", i, (long long)got,
+                     (long long)want[i]);
+    }
+    p.result = 2; /* no starts: NULL everywhere */
+    cr_assert_eq(prim_cpu_map(&c, &p, in, 8, &o), 0, "%s", c.err);
+    for (int i = 0; i < 8; i++)
+        cr_expect_eq(ov[i], 0, "row %d: no starts gives NULL", i);
+    /* a missing table is refused */
+    code[1].table = NULL;
+    p.result = 1;
+    cr_expect_eq(prim_cpu_map(&c, &p, in, 8, &o), -1);
+    /* many rows over several threads against the reference */
+    int64_t n = 200000, ns = 1000;
+    int64_t *big = malloc(sizeof(int64_t) * (size_t)n), *bo = malloc(sizeof(int64_t) * (size_t)n);
+    int64_t *bs = malloc(sizeof(int64_t) * (size_t)ns);
+    uint8_t *bv = malloc((size_t)n), *bov = malloc((size_t)n);
+    cr_assert(big && bo && bs && bv && bov);
+    for (int64_t i = 0; i < ns; i++)
+        bs[i] = 7 * i + (i % 3) - 20;
+    for (int64_t i = 0; i < n; i++) {
+        big[i] = (int64_t)((uint64_t)i * 2654435761u % 8000) - 100;
+        bv[i] = i % 13 != 0;
+    }
+    PrimVec bin[1] = {{PRIM_I64, n, big, bv}};
+    PrimInstr bc[2] = {I(POP_COL, 0, 0, 0, 0, 0, 0, 0), I(POP_RUNS, 0, 1, 0, 0, 0, 0, 0)};
+    bc[1].table = bs;
+    bc[1].table_n = ns;
+    PrimProgram pb = {2, bc, 2, 1, PRIM_REG_I, 1, 0, 0};
+    PrimVec bout = {PRIM_I64, n, bo, bov};
+    cr_expect_eq(check_map(&pb, bin, n, &bout, 4), 0);
+    free(big);
+    free(bo);
+    free(bs);
+    free(bv);
+    free(bov);
 }
 
 Test(map, inlist_int_float_null_rules, .timeout = 60) {

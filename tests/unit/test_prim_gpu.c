@@ -623,11 +623,32 @@ static const PrimInstr P9[] = {
     {.op = POP_ADD, .t = PRIM_REG_I, .dst = 18, .a = 17, .b = 12},
 };
 
+/* P10: POP_RUNS (the last of ascending run starts <= a) over two integer
+ * columns with NULLs: values below the first start are NULL; a short
+ * table, one start below every value, 2,000 starts (RUNS_BIG, filled by
+ * map_inlist_sets), no starts (always NULL), and their sum. */
+static const int64_t RUNS_SMALL[] = {-5, -4, 0, 3, 4, 17};
+static const int64_t RUNS_ONE[] = {-1000000};
+#define RUNS_BIG_N 2000
+static int64_t RUNS_BIG[RUNS_BIG_N];
+static const PrimInstr P10[] = {
+    {.op = POP_COL, .t = PRIM_REG_I, .dst = 0, .ival = 1},
+    {.op = POP_RUNS, .t = PRIM_REG_I, .dst = 1, .a = 0, .table = RUNS_SMALL, .table_n = 6},
+    {.op = POP_COL, .t = PRIM_REG_I, .dst = 2, .ival = 2},
+    {.op = POP_RUNS, .t = PRIM_REG_I, .dst = 3, .a = 2, .table = RUNS_ONE, .table_n = 1},
+    {.op = POP_RUNS, .t = PRIM_REG_I, .dst = 4, .a = 2, .table = RUNS_BIG, .table_n = RUNS_BIG_N},
+    {.op = POP_RUNS, .t = PRIM_REG_I, .dst = 5, .a = 0, .table = NULL, .table_n = 0},
+    {.op = POP_ADD, .t = PRIM_REG_I, .dst = 6, .a = 1, .b = 3},
+    {.op = POP_ADD, .t = PRIM_REG_I, .dst = 7, .a = 6, .b = 4},
+};
+
 /* Fills INSET_BIG: every third integer from -15000 (the I64 column holds
  * -1000..1000, so about a third of its rows match). */
 static void map_inlist_sets(void) {
     for (int k = 0; k < INSET_BIG_N; k++)
         INSET_BIG[k] = -15000 + 3 * (int64_t)k;
+    for (int k = 0; k < RUNS_BIG_N; k++)
+        RUNS_BIG[k] = -600 + (int64_t)k + (int64_t)k * k / 3000;
 }
 
 #endif /* GQP_HAVE_CUDA */
@@ -679,6 +700,37 @@ Test(prim_gpu, map_inlist_matches_cpu) {
                 snprintf(what, sizeof what, "P9 r%d", results[r]);
                 map_case(&p, 0, cols, SIZES[s], PRIM_I64, 1, st, what);
                 map_case(&p, 0, cols, SIZES[s], PRIM_I32, 0, st, what);
+                map_case(&p, 1, cols, SIZES[s], PRIM_U8, 0, st, what);
+            }
+            for (int k = 0; k < MAP_NCOLS; k++)
+                tvec_free(&cols[k]);
+        }
+        cudaStreamDestroy(st);
+    });
+}
+
+Test(prim_gpu, map_runs_matches_cpu) {
+    GPU_TEST_PRELUDE();
+    GPU_BODY({
+        rng_seed(7);
+        map_inlist_sets();
+        cudaStream_t st = new_stream();
+        static const int results[] = {1, 3, 4, 5, 7};
+        for (int s = 0; s < NSIZES; s++) {
+            TVec cols[MAP_NCOLS];
+            map_inputs(cols, SIZES[s]);
+            for (size_t r = 0; r < sizeof results / sizeof results[0]; r++) {
+                PrimProgram p;
+                memset(&p, 0, sizeof p);
+                p.code = P10;
+                p.ninstr = NINSTR(P10);
+                p.ninputs = MAP_NCOLS;
+                p.nregs = 8;
+                p.result = results[r];
+                p.result_t = PRIM_REG_I;
+                char what[32];
+                snprintf(what, sizeof what, "P10 r%d", results[r]);
+                map_case(&p, 0, cols, SIZES[s], PRIM_I64, 1, st, what);
                 map_case(&p, 1, cols, SIZES[s], PRIM_U8, 0, st, what);
             }
             for (int k = 0; k < MAP_NCOLS; k++)
