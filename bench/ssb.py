@@ -3,6 +3,7 @@
 
     python3 bench/ssb.py --sf 1 [--sf 10 ...] [--build build] [--device gpu,cpu]
                          [--threads N] [--no-duckdb] [--work bench/work]
+                         [--crystal DIR [--crystal-trials N] [--crystal-timeout S]]
                          [--png FILE] [--out]
 
 * Data: `gqp gen ssb --sf N --out WORK/ssb-sfN` (reused when already there);
@@ -17,18 +18,35 @@
   by the device-to-device copy bandwidth that `bench_gqp --bandwidth`
   measures (read + write counted): the time a GPU needs just to stream the
   fact table's columns once. "n/a" without a GPU.
+* Crystal (--crystal DIR, the folder holding crystal_run.sh,
+  crystal_build.sh, crystal_convert.py and crystal-src.txz; on the GPU
+  machine the repo's git-ignored .crystal/, see docs/gpu.md): the
+  hand-written CUDA SSB kernels on the same GPU over the same data. Per SF,
+  after gqp and DuckDB, `bash DIR/crystal_run.sh WORK/ssb-sfN
+  WORK/crystal-sfN-raw.txt TRIALS` converts the data, builds the binaries
+  into $CRYSTAL_BIN (default /tmp/crystal/bin) when they do not run, and runs
+  each query TRIALS times (--crystal-trials, default 21) within
+  --crystal-timeout seconds (default 900); its output goes to
+  WORK/crystal-sfN.log. The time is the median of "time_query" over trials
+  2..N (the first is a warm-up); Q4.1 is q41nocopy (the stock q41 keeps
+  debug copies inside its timer). A failure leaves "n/a" in the table and
+  its reason on stderr. Crystal's Q2.3 brand filter and Q1.3 date range are
+  not SSB's, so those two answers are not comparable; the times are.
 
 Prints one markdown table per SF (query, rows, gqp ms per device, duckdb ms,
-duckdb/gqp, floor ms, gqp/floor, geometric means); --out also writes each to
-bench/results/ssb-<host>-sf<N>.md; --png draws gqp vs DuckDB vs floor per
-query (matplotlib, log scale; FILE gets -sf<N> before its extension when
-several SFs are run). Timings are reported, never asserted.
+duckdb/gqp, floor ms, gqp/floor, with --crystal crystal ms and gqp/crystal,
+geometric means); --out also writes each to
+bench/results/ssb-<host>-sf<N>.md; --png draws gqp vs DuckDB vs floor (and
+Crystal) per query (matplotlib, log scale; FILE gets -sf<N> before its
+extension when several SFs are run). Timings are reported, never asserted.
 """
 import argparse
 import math
 import os
 import re
+import signal
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -130,6 +148,90 @@ def bench_duckdb(data, qs, threads):
     return benchlib.duckdb_times(con, qs)
 
 
+def crystal_name(binary):
+    """gqp's query name for a Crystal binary (q11 -> q1.1, q41nocopy -> q4.1),
+    or None for the stock q41 (its timer holds debug device-to-host copies)."""
+    m = re.fullmatch(r"q(\d)(\d)(nocopy)?", binary)
+    if not m or binary == "q41":
+        return None
+    return "q%s.%s" % (m.group(1), m.group(2))
+
+
+def parse_crystal(text):
+    """{gqp query name: median ms} from crystal_run.sh's raw log: one block
+    per binary, headed `=== qNN`, each trial printing "time_query":X (ms);
+    the median of trials 2..N (all of them when only one ran). Binaries that
+    printed no time are left out."""
+    res = {}
+    for block in text.split("=== ")[1:]:
+        words = block.split()
+        name = crystal_name(words[0]) if words else None
+        times = [float(t) for t in re.findall(r'"time_query":([\d.eE+-]+)', block)]
+        if name and times:
+            res[name] = statistics.median(times[1:] if len(times) > 1 else times)
+    return res
+
+
+def bench_crystal(crystal, data, sf, work, trials, timeout):
+    """({gqp query name: median ms}, None) from crystal_run.sh over data, or
+    ({...}, reason) when it failed or timed out (what it timed is kept)."""
+    tag = "crystal-sf%s" % sf_name(sf)
+    raw = os.path.join(work, tag + "-raw.txt")
+    log = os.path.join(work, tag + ".log")
+    for f in (raw, log):
+        if os.path.exists(f):
+            os.remove(f)
+    env = dict(os.environ)
+    env.setdefault("CRYSTAL_BIN", "/tmp/crystal/bin")
+    cmd = ["bash", os.path.join(crystal, "crystal_run.sh"), data, raw, str(trials)]
+    why = None
+    t0 = time.perf_counter()
+    try:
+        with open(log, "w") as out:
+            # its own process group: a timeout also ends the nvcc builds and
+            # the query binary it started
+            p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env,
+                                 start_new_session=True)
+            try:
+                rc = p.wait(timeout=timeout)
+                if rc != 0:
+                    why = "crystal_run.sh exited %d" % rc
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+                why = "crystal_run.sh ran past --crystal-timeout %g s" % timeout
+    except OSError as e:
+        why = "crystal_run.sh could not start: %s" % e
+    print("  crystal ran in %.1f s (log %s)" % (time.perf_counter() - t0, log), file=sys.stderr)
+    text = ""
+    if os.path.exists(raw):
+        with open(raw, errors="replace") as f:
+            text = f.read()
+    times = parse_crystal(text)
+    if not times and why is None:
+        why = "no query printed a time"
+    if why is not None or len(times) < len(queries()):
+        # what went wrong: the convert, probe or build failures from the log
+        # (else its last line), the query binaries' exit statuses and their
+        # first error line
+        hints = []
+        if os.path.exists(log):
+            with open(log, errors="replace") as f:
+                lines = [l.strip() for l in f if l.strip()]
+            hints = [l for l in lines if "fail" in l.lower() or "error" in l.lower()][:3]
+            hints = hints or lines[-1:]
+        rcs = re.findall(r"^rc=(\d+)", text, re.M)
+        if rcs:
+            hints.append("query exit statuses %s" % ",".join(sorted(set(rcs))))
+        errs = [l.strip() for l in text.splitlines() if "error" in l.lower()][:1]
+        hints += [e for e in errs if not any(e in h for h in hints)]
+        why = "%s (%d of %d queries timed)%s" % (
+            why or "some queries printed no time", len(times), len(queries()),
+            ": " + "; ".join(h[:300] for h in hints) if hints else "")
+        print("crystal, SF %s: %s" % (sf_name(sf), why), file=sys.stderr)
+    return times, why
+
+
 def geomean(xs):
     """Geometric mean of the positive values of xs, or None."""
     xs = [x for x in xs if x is not None and x > 0]
@@ -144,8 +246,9 @@ def ratio(a, b):
     return "%.2f×" % (a / b) if a is not None and b else "n/a"
 
 
-def report(args, sf, nrows, devices, g, d, bw, qs, peaks=None):
-    """(markdown text, per-query rows for the chart) for one SF."""
+def report(args, sf, nrows, devices, g, d, bw, qs, peaks=None, cr=None):
+    """(markdown text, per-query rows for the chart) for one SF; cr: None
+    without --crystal, else bench_crystal's (times, reason or None)."""
     host = socket.gethostname()
     first = devices[0]
     out = [
@@ -163,11 +266,15 @@ def report(args, sf, nrows, devices, g, d, bw, qs, peaks=None):
     ]
     hdr = "| query | rows |" + "".join(" gqp-%s ms |" % dv for dv in devices)
     hdr += " duckdb ms | duckdb/gqp-%s | floor ms | gqp-%s/floor |" % (first, first)
+    if cr is not None:
+        hdr += " crystal ms | gqp-%s/crystal |" % first
     if peaks:
         hdr += " peak device MB |"
     out += [hdr, "|" + "---|" * (hdr.count("|") - 1)]
     cols = {dv: [] for dv in devices}
     dks, rts, fls, gfs, chart = [], [], [], [], []
+    cts, gcs = [], []
+    crystal = cr[0] if cr is not None else {}
     for name, sql, _ in qs:
         gr, gt = g[first].get(name, (None, None))
         dr, dt = d.get(name, (None, None)) if d else (None, None)
@@ -181,6 +288,9 @@ def report(args, sf, nrows, devices, g, d, bw, qs, peaks=None):
             cols[dv].append(t)
             line += " %s |" % ms(t)
         line += " %s | %s | %s | %s |" % (ms(dt), ratio(dt, gt), ms(fl), ratio(gt, fl))
+        ct = crystal.get(name)
+        if cr is not None:
+            line += " %s | %s |" % (ms(ct), ratio(gt, ct))
         if peaks:
             pk = peaks.get(name)
             line += " %s |" % ("%.0f" % (pk / 1e6) if pk else "n/a")
@@ -189,20 +299,33 @@ def report(args, sf, nrows, devices, g, d, bw, qs, peaks=None):
         rts.append(dt / gt if dt and gt else None)
         fls.append(fl)
         gfs.append(gt / fl if gt and fl else None)
-        chart.append((name, gt, dt, fl))
+        cts.append(ct)
+        gcs.append(gt / ct if gt and ct else None)
+        chart.append((name, gt, dt, fl, ct))
     line = "| geomean | |" + "".join(" %s |" % ms(geomean(cols[dv])) for dv in devices)
     gm = geomean(rts)
     gf = geomean(gfs)
     line += " %s | %s | %s | %s |" % (ms(geomean(dks)), "%.2f×" % gm if gm else "n/a",
                                       ms(geomean(fls)), "%.2f×" % gf if gf else "n/a")
+    if cr is not None:
+        gc = geomean(gcs)
+        line += " %s | %s |" % (ms(geomean(cts)), "%.2f×" % gc if gc else "n/a")
     if peaks:
         line += " |"
     out.append(line)
+    if cr is not None:
+        out += ["", "Crystal = the hand-written CUDA SSB kernels (crystal_run.sh; median "
+                "of trials 2..%d of time_query; Q4.1 = q41nocopy) on the same GPU over "
+                "this data. Its Q2.3 filters brand MFGR#2221 and its Q1.3 date range is "
+                "not d_weeknuminyear's, so those two answers are not comparable; the "
+                "times are.%s" % (args.crystal_trials,
+                                   " Crystal n/a: %s." % cr[1] if cr[1] else "")]
     return "\n".join(out) + "\n", chart
 
 
 def draw(path, sf, first, chart):
-    """Bar chart of gqp vs DuckDB vs floor per query (log scale) into path."""
+    """Bar chart of gqp vs DuckDB vs floor (and Crystal) per query (log
+    scale) into path."""
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -212,7 +335,7 @@ def draw(path, sf, first, chart):
         return
     names = [c[0] for c in chart]
     series = [("gqp-%s" % first, [c[1] for c in chart]), ("DuckDB", [c[2] for c in chart]),
-              ("floor", [c[3] for c in chart])]
+              ("floor", [c[3] for c in chart]), ("Crystal", [c[4] for c in chart])]
     series = [(lab, vals) for lab, vals in series if any(v for v in vals)]
     width = 0.8 / max(1, len(series))
     fig, ax = plt.subplots(figsize=(12, 4.5))
@@ -240,6 +363,12 @@ def main():
     ap.add_argument("--no-duckdb", action="store_true", help="skip DuckDB")
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--work", default=os.path.join(HERE, "work"))
+    ap.add_argument("--crystal", metavar="DIR",
+                    help="also time Crystal: DIR holds crystal_run.sh (e.g. .crystal)")
+    ap.add_argument("--crystal-trials", type=int, default=21,
+                    help="Crystal runs per query; the first is a warm-up (default 21)")
+    ap.add_argument("--crystal-timeout", type=float, default=900,
+                    help="seconds for crystal_run.sh per SF, build included (default 900)")
     ap.add_argument("--png", help="bar chart file (matplotlib)")
     ap.add_argument("--out", action="store_true", help="write bench/results/ssb-<host>-sf<N>.md")
     args = ap.parse_args()
@@ -266,8 +395,13 @@ def main():
         if not args.no_duckdb:
             print("duckdb, SF %s ..." % sf_name(sf), file=sys.stderr)
             d = bench_duckdb(data, qs, args.threads)
+        cr = None
+        if args.crystal:
+            print("crystal, SF %s ..." % sf_name(sf), file=sys.stderr)
+            cr = bench_crystal(args.crystal, data, sf, args.work, args.crystal_trials,
+                               args.crystal_timeout)
         text, chart = report(args, sf, lineorder_rows(data), devices, g, d, bw, qs,
-                             peaks if any(peaks.values()) else None)
+                             peaks if any(peaks.values()) else None, cr)
         print(text)
         if args.out:
             os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
