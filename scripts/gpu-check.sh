@@ -11,7 +11,10 @@
 #   bench: prim, the seed-004 benchmark (gqp GPU / CPU / auto / SQLite /
 #          DuckDB; GQP_BENCH_ROWS sets the sizes) and ssb;
 #   ssb:   SSB SF 10 and 20 (GQP_SSB_SF) under GQP_SSB_DEVICES (default
-#          gpu,gpu-sort: the chosen aggregation plan and the sort plan);
+#          gpu,gpu-sort: the chosen aggregation plan and the sort plan),
+#          and Crystal's hand-written kernels on the same data when the
+#          carried .crystal/ holds crystal_run.sh (GQP_CRYSTAL_TIMEOUT s
+#          per SF, default 900, its build included);
 #   oom:   the out-of-memory ctests (oom.*, test_memory) and
 #          compute-sanitizer over test_memory's GPU cases;
 #   tpch-check: TPC-H's 22 queries at GQP_TPCH_CHECK_SF (default 1)
@@ -273,12 +276,17 @@ if has ssb || has bench || has all; then
     # only at SF 1: at SF 20 they would take most of a call)
     T0=$(date +%s)
     # gpu: the plan auto-chooses per aggregation; gpu-sort: forced sort +
-    # segmented reduce (the plan before the fused dense-aggregate)
+    # segmented reduce (the plan before the fused dense-aggregate); Crystal
+    # (docs/gpu.md: cp -r ../shared/anchors/crystal .crystal, carried)
+    CRYSTAL=()
+    [ -f "$ROOT/.crystal/crystal_run.sh" ] &&
+        CRYSTAL=(--crystal "$ROOT/.crystal" --crystal-timeout "${GQP_CRYSTAL_TIMEOUT:-900}")
     PYTHONUNBUFFERED=1 python3 bench/ssb.py ${GQP_SSB_SF:---sf 10 --sf 20} --build $B \
         --work /tmp/ssb-bench --device ${GQP_SSB_DEVICES:-gpu,gpu-sort} --threads "$(nproc)" \
-        --png "$OUT/ssb.png" \
+        --png "$OUT/ssb.png" "${CRYSTAL[@]}" \
         > "$OUT/ssb-bench.md" 2> "$LOG/ssb-bench.log"
-    say "ssb bench: rc=$? ($(( $(date +%s) - T0 )) s)"
+    say "ssb bench: rc=$? ($(( $(date +%s) - T0 )) s)${CRYSTAL[0]:+, with Crystal}"
+    cp /tmp/ssb-bench/crystal-sf*.log /tmp/ssb-bench/crystal-sf*-raw.txt "$LOG/" 2>/dev/null
     cat "$OUT/ssb-bench.md"
 fi
 
