@@ -5,6 +5,9 @@
  *             [--repeat R] [--cold] [--gap-us U] [--explain-dir DIR] QUERY.sql...
  *   bench_gqp --bandwidth      (GPU copy bandwidths in GB/s, for floors)
  *
+ * --sql STMT (up to 8): statements run once after opening, before any
+ * query, e.g. --sql "SET memory_limit = '2GB'" (bench/memlimit.py).
+ *
  * For each query file and each device of the list: one warm-up run, then R
  * timed runs (default 5). With several devices (e.g. cpu,gpu,auto) the runs
  * interleave -- warm-ups first, then round r runs every device once, in
@@ -54,6 +57,7 @@
 #include "primitives/primitives.h"
 
 #define MAX_REPEAT 100
+#define MAX_SETUP 8
 
 /* Seconds on the monotonic clock. */
 static double now_ms(void) {
@@ -116,16 +120,22 @@ static int run_once(gqp *db, const char *sql, int64_t *rows, double *exec_ms, do
     return rc;
 }
 
-/* --cold: drop the GPU column cache (and the read counts) with SET
- * gpu_cache = 'clear'. Returns GQP_OK or an error code. */
-static int drop_gpu_cache(gqp *db, int *k) {
-    (void)k;
+/* Run one statement that returns no rows (SET ...). Returns GQP_OK or an
+ * error code. */
+static int run_statement(gqp *db, const char *sql) {
     gqp_stmt *st = NULL;
-    int rc = gqp_prepare(db, "SET gpu_cache = 'clear'", -1, &st, NULL);
+    int rc = gqp_prepare(db, sql, -1, &st, NULL);
     if (rc != GQP_OK) return rc;
     rc = gqp_step(st);
     gqp_finalize(st);
     return rc == GQP_DONE || rc == GQP_ROW ? GQP_OK : rc;
+}
+
+/* --cold: drop the GPU column cache (and the read counts) with SET
+ * gpu_cache = 'clear'. Returns GQP_OK or an error code. */
+static int drop_gpu_cache(gqp *db, int *k) {
+    (void)k;
+    return run_statement(db, "SET gpu_cache = 'clear'");
 }
 
 /* Write `text` to dir/<base name of query>.<device>.<ext>. Returns 0 or -1. */
@@ -155,6 +165,8 @@ int main(int argc, char **argv) {
     const char *dev_names[MAX_DEVS] = {"auto"};
     int ndev = 1;
     int threads = -1, repeat = 5, first_query = 0, cold = 0, ncold = 0;
+    const char *setup[MAX_SETUP];
+    int nsetup = 0;
     long gap_us = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-c") == 0 && i + 1 < argc) {
@@ -178,6 +190,8 @@ int main(int argc, char **argv) {
             threads = atoi(argv[++i]);
         } else if (strcmp(argv[i], "--repeat") == 0 && i + 1 < argc) {
             repeat = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--sql") == 0 && i + 1 < argc && nsetup < MAX_SETUP) {
+            setup[nsetup++] = argv[++i];
         } else if (strcmp(argv[i], "--cold") == 0) {
             cold = 1;
         } else if (strcmp(argv[i], "--gap-us") == 0 && i + 1 < argc) {
@@ -202,7 +216,7 @@ int main(int argc, char **argv) {
     }
     if (!config || !first_query || ndev < 1 || repeat < 1 || repeat > MAX_REPEAT) {
         fprintf(stderr, "usage: bench_gqp -c config.yaml [--device auto|cpu|gpu[,...]] "
-                        "[--threads N] [--repeat R<=100] [--cold] [--explain-dir DIR] "
+                        "[--threads N] [--repeat R<=100] [--cold] [--sql STMT] [--explain-dir DIR] "
                         "QUERY.sql...\n");
         return 1;
     }
@@ -215,6 +229,13 @@ int main(int argc, char **argv) {
     int rc0 = threads >= 0 ? gqp_set_threads(db, threads) : GQP_OK;
     for (int k = 0; k < ndev && rc0 == GQP_OK; k++)
         rc0 = gqp_set_device(db, devs[k]); /* each device usable */
+    if (rc0 != GQP_OK) {
+        fprintf(stderr, "%s\n", gqp_errmsg(db));
+        gqp_close(db);
+        return 1;
+    }
+    for (int k = 0; k < nsetup && rc0 == GQP_OK; k++)
+        rc0 = run_statement(db, setup[k]);
     if (rc0 != GQP_OK) {
         fprintf(stderr, "%s\n", gqp_errmsg(db));
         gqp_close(db);

@@ -34,7 +34,7 @@ def bandwidth(build):
 
 
 def bench_gqp(build, cfg, device, threads, paths, repeat=5, check=False, peaks=None,
-              explain_dir=None, wall=False):
+              explain_dir=None, wall=False, sql=()):
     # a device may carry the aggregation plan: "gpu-sort" = --device gpu with
     # GQP_AGGREGATE=sort (the plan before the fused dense-aggregate)
     env = None
@@ -49,9 +49,12 @@ def bench_gqp(build, cfg, device, threads, paths, repeat=5, check=False, peaks=N
     timed runs, DIR/<file>.<device>.json). wall=True reports the median
     wall_ms (prepare + run) instead of exec_ms: derived tables, CTEs and
     uncorrelated subqueries are materialized while preparing, outside
-    gqp_exec_ms."""
+    gqp_exec_ms. sql: statements run once before the queries (bench_gqp
+    --sql, e.g. SET memory_limit = '2GB')."""
     cmd = [os.path.join(build, "bench_gqp"), "-c", cfg, "--device", device,
            "--threads", str(threads), "--repeat", str(repeat)]
+    for stmt in sql:
+        cmd += ["--sql", stmt]
     if explain_dir:
         cmd += ["--explain-dir", explain_dir]
     cmd += list(paths)

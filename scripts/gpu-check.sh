@@ -23,6 +23,8 @@
 #   tpch:  bench/tpch.py at GQP_TPCH_SF (default "--sf 10") with gqp gpu and
 #          auto vs DuckDB with all cores (GQP_TPCH_ARGS=--gen-only first
 #          when generating and timing do not fit one call);
+#   memlimit: every SSB SF 20 / TPC-H SF 10 query under memory_limit = a
+#          quarter of the bytes it reads (bench/memlimit.py; GQP_MEMLIMIT_SETS)
 #   final: ctest + calibrate, then bench; placement: calibrate, then
 #          bench/placement.py with that cost file (placement-shipped: with
 #          the configs/ one);
@@ -309,6 +311,31 @@ if has tpch; then
     done
     tail -5 "$LOG/tpch-bench.log" | tee -a "$SUM"
     cat "$OUT/tpch-bench.md"
+fi
+
+if has memlimit; then
+    # issue 11: every query under memory_limit = a quarter of the bytes it
+    # reads (bench/memlimit.py): answers against the unlimited run, time
+    # against the PCIe floor. GQP_MEMLIMIT_SETS: ssb20 (SSB SF 20, generated
+    # when missing) and/or tpch10 (TPC-H SF 10, likewise)
+    for set in $(echo "${GQP_MEMLIMIT_SETS:-ssb20,tpch10}" | tr , ' '); do
+        T0=$(date +%s)
+        case $set in
+        ssb*)
+            D=/tmp/ssb-bench/ssb-sf${set#ssb}
+            [ -f $D/gqp.yaml ] || $B/gqp gen ssb --sf ${set#ssb} --out $D > "$LOG/gen-$set.log" 2>&1
+            Q=tests/ssb/queries ;;
+        tpch*)
+            D=/tmp/tpch-bench/tpch-sf${set#tpch}
+            [ -f $D/gqp.yaml ] || $B/gqp gen tpch --sf ${set#tpch} --out $D > "$LOG/gen-$set.log" 2>&1
+            Q=bench/tpch ;;
+        esac
+        PYTHONUNBUFFERED=1 python3 bench/memlimit.py --config $D/gqp.yaml --queries $Q --build $B \
+            --fraction ${GQP_MEMLIMIT_FRACTION:-0.25} --threads "$(nproc)" --work /tmp/memlimit-$set \
+            > "$OUT/memlimit-$set.md" 2> "$LOG/memlimit-$set.log"
+        say "memlimit $set: rc=$? $(tail -1 "$OUT/memlimit-$set.md") ($(( $(date +%s) - T0 )) s)"
+        cp -r /tmp/memlimit-$set/memlimit-explain "$LOG/explain-memlimit-$set" 2>/dev/null
+    done
 fi
 
 [ -n "${MEMDEV_PID:-}" ] && wait "$MEMDEV_PID"

@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""Queries under a device memory budget smaller than what they read (issue 11).
+
+    python3 bench/memlimit.py --config CFG --queries DIR_OR_FILES [--build build]
+                              [--fraction 0.25] [--repeat 5] [--title T]
+
+For each query:
+* R = the bytes of the table columns it reads (the source nodes of its
+  EXPLAIN under --device gpu, each column once);
+* L = R x fraction, the `memory_limit` it runs under (`SET memory_limit`);
+* answers: `gqp run --device gpu --mode csv` without and with the limit,
+  compared row by row (sorted; numbers to 1e-9 relative), so the chunked
+  or fallen-back run must give the unlimited run's answer;
+* times: bench_gqp --device gpu (warm-up + `repeat` runs, median of
+  prepare + run): unlimited (the column cache warm) and limited (columns
+  no longer fit: each run copies what it reads again);
+* the limited run's EXPLAIN ANALYZE (bench_gqp --explain-dir): chunks,
+  bytes copied host to device;
+* floor: the bytes that must cross PCIe with L of them resident, (R - L),
+  over the pinned host-to-device bandwidth `bench_gqp --bandwidth`
+  measures.
+Prints a markdown table. Timings are reported, never asserted.
+"""
+import argparse
+import glob
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import benchlib
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def read_bytes(gqp, cfg, path, device):
+    """Bytes of the distinct table columns the query's plans read."""
+    p = subprocess.run([gqp, "explain", "-c", cfg, "--device", device, path],
+                       capture_output=True, text=True)
+    cols = {}
+    for m in re.finditer(r"#\d+ source \[\w+\] (\S+) .*?est_bytes=(\d+)", p.stdout):
+        cols[m.group(1)] = int(m.group(2))
+    return sum(cols.values())
+
+
+def answer(gqp, cfg, path, device, limit=None):
+    """The query's CSV rows under --device gpu (sorted), or an error text."""
+    sql = open(path).read()
+    if limit is not None:
+        sql = "SET memory_limit = '%d';\n%s" % (limit, sql)
+    with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as f:
+        f.write(sql)
+        tmp = f.name
+    try:
+        p = subprocess.run([gqp, "run", "-c", cfg, "--device", device, "--mode", "csv", tmp],
+                           capture_output=True, text=True)
+    finally:
+        os.unlink(tmp)
+    if p.returncode != 0:
+        return "error: " + (p.stderr.strip().splitlines() or ["?"])[-1]
+    return sorted(p.stdout.splitlines())
+
+
+def same_value(a, b):
+    if a == b:
+        return True
+    try:
+        x, y = float(a), float(b)
+    except ValueError:
+        return False
+    return math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-12)
+
+
+def same_rows(a, b):
+    if isinstance(a, str) or isinstance(b, str) or len(a) != len(b):
+        return False
+    for ra, rb in zip(a, b):
+        fa, fb = ra.split(","), rb.split(",")
+        if len(fa) != len(fb) or not all(same_value(x, y) for x, y in zip(fa, fb)):
+            return False
+    return True
+
+
+def explain_facts(path):
+    """(chunks text, h2d bytes) from an EXPLAIN ANALYZE text file."""
+    try:
+        t = open(path).read()
+    except OSError:
+        return ("n/a", None)
+    ch = re.findall(r"chunked execution: (.*?) in (\d+) chunks of up to (\d+) rows", t)
+    chunks = ", ".join("%s x%s" % (c[0].split()[-1], c[1]) for c in ch) if ch else "whole"
+    if re.search(r"ran on the CPU after a device out-of-memory", t):
+        chunks += " (+CPU fallback)"
+    h2d = sum(int(x) for x in re.findall(r"h2d (\d+) B", t))
+    return (chunks, h2d)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--config", required=True)
+    ap.add_argument("--queries", required=True, help="a folder of .sql files, or files comma separated")
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--fraction", type=float, default=0.25)
+    ap.add_argument("--device", default="gpu", help="gpu (cpu or auto: to try the script)")
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--title", default="")
+    ap.add_argument("--work", default=tempfile.gettempdir())
+    args = ap.parse_args()
+    gqp = os.path.join(args.build, "gqp")
+    if os.path.isdir(args.queries):
+        paths = sorted(glob.glob(os.path.join(args.queries, "*.sql")))
+    else:
+        paths = args.queries.split(",")
+    bw = benchlib.bandwidth(args.build)
+    h2d_gbps = bw[1] if bw else None
+    rows = []
+    for path in paths:
+        name = os.path.basename(path)[:-4]
+        r = read_bytes(gqp, args.config, path, args.device)
+        lim = max(int(r * args.fraction), 1 << 20)
+        print("%s: reads %.1f MB, limit %.1f MB" % (name, r / 1e6, lim / 1e6), file=sys.stderr)
+        a0 = answer(gqp, args.config, path, args.device)
+        a1 = answer(gqp, args.config, path, args.device, lim)
+        ok = same_rows(a0, a1)
+        t0 = benchlib.bench_gqp(args.build, args.config, args.device, args.threads, [path],
+                                repeat=args.repeat, wall=True)
+        xdir = os.path.join(args.work, "memlimit-explain")
+        os.makedirs(xdir, exist_ok=True)
+        t1 = benchlib.bench_gqp(args.build, args.config, args.device, args.threads, [path],
+                                repeat=args.repeat, wall=True, explain_dir=xdir,
+                                sql=["SET memory_limit = '%d'" % lim])
+        chunks, h2d = explain_facts(os.path.join(xdir, os.path.basename(path) + ".%s.txt" % args.device))
+        floor = (r - lim) / (h2d_gbps * 1e6) if h2d_gbps else None
+        why = "" if ok else (a1 if isinstance(a1, str) else "rows differ")
+        rows.append((name, r, lim, t0.get(name, (None, None))[1], t1.get(name, (None, None))[1],
+                     chunks, h2d, floor, ok, why))
+    print("# %s" % (args.title or "gqp --device %s under memory_limit = %g x the bytes read"
+                    % (args.device, args.fraction)))
+    print()
+    print("pinned H2D bandwidth: %s GB/s (bench_gqp --bandwidth); %d warm-up + median of %d runs "
+          "(prepare + run); floor = (read - limit) / pinned H2D." %
+          ("%.1f" % h2d_gbps if h2d_gbps else "n/a", 1, args.repeat))
+    print()
+    print("| query | reads MB | limit MB | unlimited ms | limited ms | how it ran (limited) | "
+          "h2d MB (limited, last run) | PCIe floor ms | limited / floor | same answer |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for (name, r, lim, t0, t1, chunks, h2d, floor, ok, why) in rows:
+        f = lambda v: "%.2f" % v if v is not None else "n/a"
+        print("| %s | %.1f | %.1f | %s | %s | %s | %s | %s | %s | %s |" % (
+            name, r / 1e6, lim / 1e6, f(t0), f(t1), chunks,
+            "%.1f" % (h2d / 1e6) if h2d is not None else "n/a", f(floor),
+            "%.2fx" % (t1 / floor) if t1 and floor else "n/a", "yes" if ok else "NO: " + why))
+    bad = [r[0] for r in rows if not r[8]]
+    print()
+    print("answers equal to the unlimited run: %d/%d%s" % (len(rows) - len(bad), len(rows),
+          (" (differ: %s)" % ", ".join(bad)) if bad else ""))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
