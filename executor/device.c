@@ -107,10 +107,60 @@ void exec_device_invalidate(ExecDevice *d) {
         cache_drop(d, d->ncache - 1);
 }
 
+static void drain(ExecDevice *d);
+
 void exec_device_forget(ExecDevice *d, const void *h_data, int64_t n) {
     if (!d || !h_data) return;
     for (int i = d->ncache - 1; i >= 0; i--)
         if (d->cache[i].h_data == h_data && (n < 0 || d->cache[i].n == n)) cache_drop(d, i);
+    if (n >= 0) return; /* a chunk's slice: the table's column stays */
+    for (int i = d->nstreamed - 1; i >= 0; i--)
+        if (d->streamed[i].p == (const char *)h_data) {
+            if (d->streamed[i].pinned) {
+                drain(d); /* no copy from it may be in flight */
+                prim_gpu_host_unregister((void *)d->streamed[i].p);
+            }
+            d->streamed[i] = d->streamed[--d->nstreamed];
+        }
+}
+
+/* 1 if [p, p + bytes) lies inside a range kept page-locked. */
+static int in_kept_pinned(const ExecDevice *d, const void *p, size_t bytes) {
+    const char *c = p;
+    for (int i = 0; i < d->nstreamed; i++) {
+        const ExecStreamed *r = &d->streamed[i];
+        if (r->pinned && c >= r->p && c + bytes <= r->p + r->bytes) return 1;
+    }
+    return 0;
+}
+
+void exec_device_streamed(ExecDevice *d, const void *p, size_t bytes) {
+    if (!d || !p || !bytes) return;
+    ExecStreamed *r = NULL;
+    for (int i = 0; i < d->nstreamed && !r; i++)
+        if (d->streamed[i].p == (const char *)p && d->streamed[i].bytes == bytes)
+            r = &d->streamed[i];
+    if (!r) {
+        if (d->nstreamed == d->streamed_cap) {
+            int nc = d->streamed_cap ? 2 * d->streamed_cap : 8;
+            ExecStreamed *ns = realloc(d->streamed, sizeof *ns * (size_t)nc);
+            if (!ns) return;
+            d->streamed = ns;
+            d->streamed_cap = nc;
+        }
+        r = &d->streamed[d->nstreamed++];
+        memset(r, 0, sizeof *r);
+        r->p = p;
+        r->bytes = bytes;
+    }
+    r->runs++;
+    /* a whole cached copy of the column registered it already: leave it */
+    for (int i = 0; i < d->ncache; i++)
+        if (d->cache[i].pinned && d->cache[i].h_data == p) return;
+    char err[256];
+    if (r->runs >= 2 && !r->pinned &&
+        prim_gpu_host_register((void *)r->p, r->bytes, err, sizeof err) == 0)
+        r->pinned = 1;
 }
 
 void exec_device_close(ExecDevice *d) {
@@ -118,6 +168,9 @@ void exec_device_close(ExecDevice *d) {
     exec_device_invalidate(d);
     char err[128];
     prim_gpu_device_sync(err, sizeof err);
+    for (int i = 0; i < d->nstreamed; i++)
+        if (d->streamed[i].pinned) prim_gpu_host_unregister((void *)d->streamed[i].p);
+    free(d->streamed);
     for (int k = 0; k < EXEC_STREAMS; k++)
         prim_gpu_stream_destroy(d->streams[k]);
     prim_gpu_pinned_free((void *)d->h_status);
@@ -269,7 +322,7 @@ int exec_cache_get(ExecDevice *d, const PrimVec *h, PrimVec *out, int64_t *h2d, 
     char perr[256];
     /* page-lock the host column so the copy runs at pinned bandwidth (when
      * that beats a pageable copy: lock_min); a failure only costs speed */
-    e.pinned = bytes >= d->lock_min &&
+    e.pinned = bytes >= d->lock_min && !in_kept_pinned(d, h->data, (size_t)h->n * w) &&
                prim_gpu_host_register((void *)h->data, (size_t)h->n * w, perr, sizeof perr) == 0;
     e.d_data = exec_dev_alloc(d, (size_t)h->n * w, stream);
     e.d_valid = h->valid && e.d_data ? exec_dev_alloc(d, (size_t)h->n, stream) : NULL;

@@ -74,6 +74,14 @@ int exec_cache_victim(const ExecCacheEntry *e, int n);
  * SSB plans (output gathers, dimension filters); not measured further. */
 #define EXEC_STREAMS 4
 
+/* A host range (a table column) that chunked runs copy slice by slice. */
+typedef struct ExecStreamed {
+    const char *p;
+    size_t bytes;
+    int runs;   /* chunked runs that copied it */
+    int pinned; /* page-locked (cudaHostRegister) until forgotten */
+} ExecStreamed;
+
 struct ExecDevice {
     void *stream; /* streams[0] */
     void *streams[EXEC_STREAMS];
@@ -98,6 +106,10 @@ struct ExecDevice {
     int64_t oom_count;
     size_t oom_need, oom_avail;
     int oom_by_limit; /* it failed against memory_limit (not the device) */
+    /* host ranges streamed in chunks (exec_device_streamed): how often,
+     * and whether they are kept page-locked */
+    ExecStreamed *streamed;
+    int nstreamed, streamed_cap;
 };
 
 /* The executor's device allocator: fault injection, then the budget

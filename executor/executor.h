@@ -50,6 +50,13 @@ void exec_device_invalidate(ExecDevice *dev);
  * whatever their row count when n < 0 (call before the column's arrays
  * change or are freed). */
 void exec_device_forget(ExecDevice *dev, const void *h_data, int64_t n);
+/* A chunked run copied slices of the host range [p, p + bytes) (a column
+ * of the chunked table) to the device. From the range's second such run
+ * on it stays page-locked, so that every later chunk's copy runs at pinned
+ * bandwidth instead of locking (or staging) each slice again; it is
+ * unlocked when forgotten (exec_device_forget with p) or at close. A
+ * failure to lock only costs speed. */
+void exec_device_streamed(ExecDevice *dev, const void *p, size_t bytes);
 /* A number that changes whenever a column enters or leaves the GPU column
  * cache (0 without a session): placements made at an older epoch priced
  * residency that may no longer hold. */

@@ -516,6 +516,12 @@ int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const Exec
     memset(&total, 0, sizeof total);
     double t0 = gqp_wall_ms();
     char *partial_text = NULL;
+    /* F's columns some chunk read on the GPU (their slices were copied) */
+    uint8_t *on_gpu = calloc((size_t)(F->ncols ? F->ncols : 1), 1);
+    if (!on_gpu) {
+        rc = gqp_set_error(db, GQP_NOMEM, "out of memory");
+        goto done;
+    }
     for (int64_t i = 0; i < nchunks && rc == GQP_OK; i++) {
         int64_t lo = i * chunk_rows, n = F->nrows - lo < chunk_rows ? F->nrows - lo : chunk_rows;
         slice_set(slice, F, lo, n);
@@ -540,6 +546,12 @@ int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const Exec
                                    "of two chunks differ in type");
             if (rc == GQP_OK && i == nchunks - 1 && st->profile)
                 partial_text = plan_explain_text(dag, 1);
+            for (int k = 0; k < dag->nnodes; k++) {
+                const DagNode *nd = &dag->nodes[k];
+                if (nd->kind == DN_SOURCE && nd->device == DEV_GPU && nd->table == slice &&
+                    nd->column >= 0 && nd->column < F->ncols)
+                    on_gpu[nd->column] = 1;
+            }
         }
         exec_result_free(&res);
         plan_dag_free(dag);
@@ -552,6 +564,15 @@ int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const Exec
         for (int c = 0; c < slice->ncols; c++)
             exec_device_forget(db->dev, slice->cols[c].data, slice->nrows);
     }
+    /* a table streamed in chunks again and again: its columns stay
+     * page-locked from their second chunked run on (exec_device_streamed) */
+    for (int c = 0; rc == GQP_OK && c < F->ncols; c++) {
+        const CatColumn *col = &F->cols[c];
+        if (!on_gpu[c] || !col->data) continue;
+        exec_device_streamed(db->dev, col->data, (size_t)F->nrows * cat_type_width(col->type));
+        if (col->valid) exec_device_streamed(db->dev, col->valid, (size_t)F->nrows);
+    }
+    free(on_gpu);
     if (rc != GQP_OK) goto done;
     /* the final plan over the partial results */
     cat_table_stats(t);

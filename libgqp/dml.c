@@ -183,6 +183,7 @@ static void forget_columns(gqp *db, const CatTable *t, const int *cols, int n) {
         const CatColumn *c = &t->cols[cols ? cols[k] : k];
         const void *data = c->data;
         exec_device_forget(db->dev, data, -1);
+        exec_device_forget(db->dev, c->valid, -1); /* a page-locked range of it */
         if (c->dict) { /* a LIKE's copy of the dictionary (DN_DICTLIKE) */
             exec_device_forget(db->dev, c->dict->bytes, -1);
             exec_device_forget(db->dev, c->dict->offsets, -1);

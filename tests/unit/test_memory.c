@@ -564,6 +564,69 @@ Test(memory_gpu, recovery_on_the_cpu_twin) {
     gqp_close(db);
 }
 
+/* The streamed range of column p, or NULL. */
+static const ExecStreamed *streamed_of(const gqp *db, const void *p) {
+    for (int i = 0; db->dev && i < db->dev->nstreamed; i++)
+        if (db->dev->streamed[i].p == (const char *)p) return &db->dev->streamed[i];
+    return NULL;
+}
+
+/* A table run in chunks on the GPU again and again: from the second run
+ * on its columns stay page-locked (exec_device_streamed), the answers
+ * stay the CPU's, and an UPDATE of the table unlocks (forgets) them. */
+Test(memory_gpu, chunked_runs_keep_columns_locked) {
+    if (!prim_gpu_available()) cr_skip_test("no CUDA device");
+    gqp *db;
+    cr_assert_eq(gqp_open(NULL, &db), GQP_OK);
+    const char *setup[] = {
+        "CREATE TABLE d(x INTEGER)", "INSERT INTO d VALUES (0),(1),(2),(3),(4),(5),(6),(7),(8),(9)",
+        "CREATE TABLE f AS SELECT a.x + 10 * b.x + 100 * c.x + 1000 * e.x + 10000 * g.x AS k, "
+        "a.x * b.x - c.x AS v FROM d a, d b, d c, d e, d g",
+        "INSERT INTO f SELECT k + 100000, NULL FROM f WHERE k % 7 = 0"};
+    for (size_t i = 0; i < sizeof setup / sizeof setup[0]; i++)
+        cr_assert_eq(run(db, setup[i]), GQP_DONE, "%s: %s", setup[i], gqp_errmsg(db));
+    const char *q = "SELECT k % 5, COUNT(*), SUM(v), COUNT(v) FROM f WHERE k > 17 GROUP BY 1 "
+                    "ORDER BY 1";
+    int rc;
+    cr_assert_eq(gqp_set_device(db, GQP_DEVICE_CPU), GQP_OK);
+    char *want = rows_of(db, q, &rc);
+    cr_assert_not_null(want, "%s", gqp_errmsg(db));
+    cr_assert_eq(gqp_set_device(db, GQP_DEVICE_GPU), GQP_OK);
+    cr_assert_eq(run(db, "SET chunk_rows = 20000"), GQP_DONE, "%s", gqp_errmsg(db));
+    const CatTable *t = cat_find_table(db->cat, "f");
+    cr_assert_not_null(t);
+    int kc = cat_find_column(t, "k"), vc = cat_find_column(t, "v");
+    for (int r = 1; r <= 3; r++) {
+        char *got = rows_of(db, q, &rc);
+        cr_expect_not_null(got, "run %d: %s", r, gqp_errmsg(db));
+        if (got) cr_expect_str_eq(got, want, "run %d", r);
+        free(got);
+        const ExecStreamed *s = streamed_of(db, t->cols[kc].data);
+        cr_expect(s && s->runs == r && s->pinned == (r >= 2), "run %d: k streamed %d, pinned %d", r,
+                  s ? s->runs : -1, s ? s->pinned : -1);
+        s = streamed_of(db, t->cols[vc].valid);
+        cr_expect(s && s->pinned == (r >= 2), "run %d: v's validity pinned %d", r,
+                  s ? s->pinned : -1);
+    }
+    free(want);
+    /* an UPDATE forgets (and unlocks) the columns; the answers follow it */
+    const void *old = t->cols[kc].data;
+    cr_assert_eq(run(db, "UPDATE f SET k = k + 1 WHERE k % 3 = 0"), GQP_DONE, "%s", gqp_errmsg(db));
+    cr_expect_null(streamed_of(db, old));
+    cr_assert_eq(gqp_set_device(db, GQP_DEVICE_CPU), GQP_OK);
+    want = rows_of(db, q, &rc);
+    cr_assert_not_null(want, "%s", gqp_errmsg(db));
+    cr_assert_eq(gqp_set_device(db, GQP_DEVICE_GPU), GQP_OK);
+    for (int r = 1; r <= 3; r++) {
+        char *got = rows_of(db, q, &rc);
+        cr_expect_not_null(got, "after the UPDATE, run %d: %s", r, gqp_errmsg(db));
+        if (got) cr_expect_str_eq(got, want, "after the UPDATE, run %d", r);
+        free(got);
+    }
+    free(want);
+    gqp_close(db);
+}
+
 /* The chunk size chosen from the device budget (libgqp/chunk.c): none
  * while the GPU nodes' estimated outputs fit the budget; else rows sized
  * for half the budget, at least 65,536, and none when that is the whole
