@@ -891,6 +891,11 @@ enum { DA_ADD = 0, DA_MIN = 1, DA_MAX = 2 };
  *   1  nout * ngroups * 8 <= DA_SMEM_MAX: ncopies shared-memory table sets
  *      per block (warp w uses set w % ncopies), flushed with global atomics
  *   2  otherwise: global atomics on the outputs */
+/* Mode 1 folds a warp's lanes per group (da_fold_peers) up to this many
+ * groups; beyond, rows rarely share a group within a warp and one atomic
+ * per row is cheaper. */
+#define DA_FOLD_MAX_GROUPS 8
+
 struct DaArgs {
     int64_t n, ngroups;
     const int64_t *rows; /* fact row ids, or NULL for row = i */
@@ -909,6 +914,9 @@ struct DaArgs {
      * of values is the group's row count: not accumulated, copied from
      * out[0] after the pass (TPC-H Q1: 9 folds a row instead of 17) */
     int cnt_rows[PRIM_DA_MAX];
+    /* mode 1: fold the lanes of a warp that share a group before the
+     * shared-memory atomic (da_fold_peers); else one atomic per row */
+    int fold;
     char op[PRIM_DA_MAX];
     int kind[DA_NOUT_MAX];
     long long init[DA_NOUT_MAX];
@@ -1146,7 +1154,8 @@ __global__ void __launch_bounds__(GQP_BLOCK) denseagg_kernel(const DaArgs a) {
         /* 4. aggregates (mode 1: folded over the lanes of a group first;
          * the warp is converged here: every lane walks the same tiles) */
         unsigned peers[R], live[R];
-        if (MODE == 1) {
+        const bool fold = MODE == 1 && a.fold;
+        if (fold) {
             /* a tile where no lane's row passed costs one vote (SSB Q4.1
              * passes 1.6% of its rows: folding every tile took it from 2.8
              * to 4.1 ms at SF 20); a lane whose row failed is a peer of no
@@ -1170,6 +1179,8 @@ __global__ void __launch_bounds__(GQP_BLOCK) denseagg_kernel(const DaArgs a) {
                 acc[0] += 1;
             else if (MODE == 2)
                 atomicAdd((unsigned long long *)&a.out[0][g[k]], 1ull);
+            else if (!fold)
+                atomicAdd((unsigned long long *)&tab[g[k]], 1ull);
         }
 #pragma unroll
         for (int q = 0; q < MAXA; ++q) {
@@ -1205,7 +1216,7 @@ __global__ void __launch_bounds__(GQP_BLOCK) denseagg_kernel(const DaArgs a) {
                 }
             }
             const int ag = a.agg[q], kind = a.kind[1 + 2 * q];
-            if (MODE == 1) {
+            if (fold) {
                 const long long idv = a.init[1 + 2 * q];
 #pragma unroll
                 for (int k = 0; k < R; ++k) {
@@ -1230,8 +1241,11 @@ __global__ void __launch_bounds__(GQP_BLOCK) denseagg_kernel(const DaArgs a) {
                     if (MODE == 0) {
                         if (take) acc[1 + 2 * q] = da_comb(kind, acc[1 + 2 * q], x, ov);
                         acc[2 + 2 * q] += p[k];
-                    } else { /* mode 2 */
-                        long long *t1 = a.out[1 + 2 * q] + g[k], *t2 = a.out[2 + 2 * q] + g[k];
+                    } else { /* mode 2, or mode 1 without the fold */
+                        long long *t1 = MODE == 1 ? tab + (int64_t)(1 + 2 * q) * a.ngroups + g[k]
+                                                  : a.out[1 + 2 * q] + g[k];
+                        long long *t2 = MODE == 1 ? tab + (int64_t)(2 + 2 * q) * a.ngroups + g[k]
+                                                  : a.out[2 + 2 * q] + g[k];
                         if (take) da_atomic(t1, kind, x, ov);
                         if (p[k] && !a.cnt_rows[q]) atomicAdd((unsigned long long *)t2, 1ull);
                     }
@@ -1388,6 +1402,10 @@ extern "C" int prim_gpu_denseagg(PrimCtx *ctx, const PrimDenseAgg *spec, const P
             rc = chk ? da_launch<0, PRIM_DA_MAX, true>(ctx, a, 0)
                      : da_launch<0, PRIM_DA_MAX, false>(ctx, a, 0);
     } else if (set_bytes <= DA_SMEM_MAX) {
+        /* the peer fold pays where a warp's rows pile onto few groups (TPC-H
+         * Q1: 4); GQP_DA_FOLD=0|1 forces it either way (measurements) */
+        const char *fe = getenv("GQP_DA_FOLD");
+        a.fold = fe && (*fe == '0' || *fe == '1') ? *fe == '1' : a.ngroups <= DA_FOLD_MAX_GROUPS;
         int copies = (int)(DA_SMEM_MAX / set_bytes);
         if (copies > GQP_BLOCK / 32) copies = GQP_BLOCK / 32;
         a.ncopies = copies;
