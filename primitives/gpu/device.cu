@@ -890,10 +890,14 @@ enum { DA_ADD = 0, DA_MIN = 1, DA_MAX = 2 };
  *   0  ngroups == 1: registers, warp shuffles, one atomic per block/output
  *   1  nout * ngroups * 8 <= DA_SMEM_MAX: ncopies shared-memory table sets
  *      per block (warp w uses set w % ncopies), flushed with global atomics
- *   2  otherwise: global atomics on the outputs */
-/* Mode 1 folds a warp's lanes per group (da_fold_peers) up to this many
- * groups; beyond, rows rarely share a group within a warp and one atomic
- * per row is cheaper. */
+ *   2  otherwise: global atomics on the outputs
+ *   3  mode 1 with the lanes of a warp that share a group folded first
+ *      (da_fold_peers), for few groups (DA_FOLD_MAX_GROUPS); its own
+ *      instantiation, so that mode 1 keeps its registers (SSB Q4.1, four
+ *      probes, slowed by a third with the fold compiled in) */
+/* Mode 3 up to this many groups; beyond, rows rarely share a group within
+ * a warp and one atomic per row is cheaper (SSB SF 20 on the H200: 11
+ * groups 6.0 ms without the fold, 8.0 with; 50 groups 3.1 vs 4.9). */
 #define DA_FOLD_MAX_GROUPS 8
 
 struct DaArgs {
@@ -914,9 +918,6 @@ struct DaArgs {
      * of values is the group's row count: not accumulated, copied from
      * out[0] after the pass (TPC-H Q1: 9 folds a row instead of 17) */
     int cnt_rows[PRIM_DA_MAX];
-    /* mode 1: fold the lanes of a warp that share a group before the
-     * shared-memory atomic (da_fold_peers); else one atomic per row */
-    int fold;
     char op[PRIM_DA_MAX];
     int kind[DA_NOUT_MAX];
     long long init[DA_NOUT_MAX];
@@ -1095,7 +1096,7 @@ __global__ void __launch_bounds__(GQP_BLOCK) denseagg_kernel(const DaArgs a) {
     extern __shared__ long long da_smem[];
     long long *tab = nullptr;
     const int64_t E = (int64_t)a.nout * a.ngroups; /* entries of one table set */
-    if (MODE == 1) {
+    if (MODE == 1 || MODE == 3) {
         for (int64_t e = threadIdx.x; e < E * a.ncopies; e += blockDim.x)
             da_smem[e] = a.init[(e % E) / a.ngroups];
         __syncthreads();
@@ -1151,15 +1152,14 @@ __global__ void __launch_bounds__(GQP_BLOCK) denseagg_kernel(const DaArgs a) {
         /* 3. keys on fact columns */
         for (int j = 0; j < a.nkeys; ++j)
             if (a.key_dim[j] == -1) da_key<R, true>(a, j, r, ok, g);
-        /* 4. aggregates (mode 1: folded over the lanes of a group first;
+        /* 4. aggregates (mode 3: folded over the lanes of a group first;
          * the warp is converged here: every lane walks the same tiles) */
         unsigned peers[R], live[R];
-        const bool fold = MODE == 1 && a.fold;
+        constexpr bool fold = MODE == 3;
         if (fold) {
-            /* a tile where no lane's row passed costs one vote (SSB Q4.1
-             * passes 1.6% of its rows: folding every tile took it from 2.8
-             * to 4.1 ms at SF 20); a lane whose row failed is a peer of no
-             * other (its own key below 0), so it ends the shuffle tree */
+            /* a tile where no lane's row passed costs one vote; a lane
+             * whose row failed is a peer of no other (its own key below
+             * 0), so it ends the shuffle tree */
             const int lane = threadIdx.x & 31;
 #pragma unroll
             for (int k = 0; k < R; ++k) {
@@ -1242,9 +1242,9 @@ __global__ void __launch_bounds__(GQP_BLOCK) denseagg_kernel(const DaArgs a) {
                         if (take) acc[1 + 2 * q] = da_comb(kind, acc[1 + 2 * q], x, ov);
                         acc[2 + 2 * q] += p[k];
                     } else { /* mode 2, or mode 1 without the fold */
-                        long long *t1 = MODE == 1 ? tab + (int64_t)(1 + 2 * q) * a.ngroups + g[k]
+                        long long *t1 = MODE != 2 ? tab + (int64_t)(1 + 2 * q) * a.ngroups + g[k]
                                                   : a.out[1 + 2 * q] + g[k];
-                        long long *t2 = MODE == 1 ? tab + (int64_t)(2 + 2 * q) * a.ngroups + g[k]
+                        long long *t2 = MODE != 2 ? tab + (int64_t)(2 + 2 * q) * a.ngroups + g[k]
                                                   : a.out[2 + 2 * q] + g[k];
                         if (take) da_atomic(t1, kind, x, ov);
                         if (p[k] && !a.cnt_rows[q]) atomicAdd((unsigned long long *)t2, 1ull);
@@ -1256,7 +1256,7 @@ __global__ void __launch_bounds__(GQP_BLOCK) denseagg_kernel(const DaArgs a) {
 
     if (MODE == 0) {
         da_block_flush<NOUT>(a, acc, ov);
-    } else if (MODE == 1) {
+    } else if (MODE == 1 || MODE == 3) {
         __syncthreads();
         for (int64_t e = threadIdx.x; e < E; e += blockDim.x) {
             const int o = (int)(e / a.ngroups);
@@ -1402,16 +1402,22 @@ extern "C" int prim_gpu_denseagg(PrimCtx *ctx, const PrimDenseAgg *spec, const P
             rc = chk ? da_launch<0, PRIM_DA_MAX, true>(ctx, a, 0)
                      : da_launch<0, PRIM_DA_MAX, false>(ctx, a, 0);
     } else if (set_bytes <= DA_SMEM_MAX) {
-        /* the peer fold pays where a warp's rows pile onto few groups (TPC-H
-         * Q1: 4); GQP_DA_FOLD=0|1 forces it either way (measurements) */
+        /* the peer fold (mode 3) pays where a warp's rows pile onto few
+         * groups (TPC-H Q1: 4); GQP_DA_FOLD=0|1 forces it either way
+         * (measurements) */
         const char *fe = getenv("GQP_DA_FOLD");
-        a.fold = fe && (*fe == '0' || *fe == '1') ? *fe == '1' : a.ngroups <= DA_FOLD_MAX_GROUPS;
+        const bool fold =
+            fe && (*fe == '0' || *fe == '1') ? *fe == '1' : a.ngroups <= DA_FOLD_MAX_GROUPS;
         int copies = (int)(DA_SMEM_MAX / set_bytes);
         if (copies > GQP_BLOCK / 32) copies = GQP_BLOCK / 32;
         a.ncopies = copies;
         const size_t smem = (size_t)(set_bytes * copies);
-        rc = chk ? da_launch<1, PRIM_DA_MAX, true>(ctx, a, smem)
-                 : da_launch<1, PRIM_DA_MAX, false>(ctx, a, smem);
+        if (fold)
+            rc = chk ? da_launch<3, PRIM_DA_MAX, true>(ctx, a, smem)
+                     : da_launch<3, PRIM_DA_MAX, false>(ctx, a, smem);
+        else
+            rc = chk ? da_launch<1, PRIM_DA_MAX, true>(ctx, a, smem)
+                     : da_launch<1, PRIM_DA_MAX, false>(ctx, a, smem);
     } else {
         rc = chk ? da_launch<2, PRIM_DA_MAX, true>(ctx, a, 0)
                  : da_launch<2, PRIM_DA_MAX, false>(ctx, a, 0);
