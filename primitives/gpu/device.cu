@@ -892,13 +892,13 @@ enum { DA_ADD = 0, DA_MIN = 1, DA_MAX = 2 };
  *      per block (warp w uses set w % ncopies), flushed with global atomics
  *   2  otherwise: global atomics on the outputs
  *   3  mode 1 with the lanes of a warp that share a group folded first
- *      (da_fold_peers), for few groups (DA_FOLD_MAX_GROUPS); its own
- *      instantiation, so that mode 1 keeps its registers (SSB Q4.1, four
- *      probes, slowed by a third with the fold compiled in) */
-/* Mode 3 up to this many groups; beyond, rows rarely share a group within
- * a warp and one atomic per row is cheaper (SSB SF 20 on the H200: 11
- * groups 6.0 ms without the fold, 8.0 with; 50 groups 3.1 vs 4.9). */
-#define DA_FOLD_MAX_GROUPS 8
+ *      (da_fold_peers); its own instantiation, so that mode 1 keeps its
+ *      registers (SSB Q4.1, four probes, slowed by a third with the fold
+ *      compiled in). Only when GQP_DA_FOLD=1 (measurements): on the H200
+ *      at SSB SF 20, one run, mode 1 was faster at every group count
+ *      tried (GROUP BY over all 120M rows: 5 groups 6.9 ms vs 8.1 with the
+ *      fold, 7 groups 3.3 vs 4.7, 11 groups 3.5 vs 6.0, 50 groups 1.8 vs
+ *      4.0; Q4.1 2.7 vs 3.7) */
 
 struct DaArgs {
     int64_t n, ngroups;
@@ -1402,12 +1402,9 @@ extern "C" int prim_gpu_denseagg(PrimCtx *ctx, const PrimDenseAgg *spec, const P
             rc = chk ? da_launch<0, PRIM_DA_MAX, true>(ctx, a, 0)
                      : da_launch<0, PRIM_DA_MAX, false>(ctx, a, 0);
     } else if (set_bytes <= DA_SMEM_MAX) {
-        /* the peer fold (mode 3) pays where a warp's rows pile onto few
-         * groups (TPC-H Q1: 4); GQP_DA_FOLD=0|1 forces it either way
-         * (measurements) */
+        /* the peer fold (mode 3) only on request: slower wherever measured */
         const char *fe = getenv("GQP_DA_FOLD");
-        const bool fold =
-            fe && (*fe == '0' || *fe == '1') ? *fe == '1' : a.ngroups <= DA_FOLD_MAX_GROUPS;
+        const bool fold = fe && strcmp(fe, "1") == 0;
         int copies = (int)(DA_SMEM_MAX / set_bytes);
         if (copies > GQP_BLOCK / 32) copies = GQP_BLOCK / 32;
         a.ncopies = copies;
