@@ -424,6 +424,12 @@ void cat_table_stats(CatTable *t);
  * exactly: no min/max (empty or all NULL), or both within +-2^53. Beyond
  * it INT64_MAX reads as 2^63, whose int64 conversion overflows. */
 int cat_stats_exact(const CatStats *s);
+/* 1 if the non-NULL values of c are all distinct, -1 if some value
+ * repeats, 0 when it cannot tell (not an integer, DATE, DECIMAL or STRING
+ * column; out of memory). The answer is kept in c->stats.unique until the
+ * stats are recomputed; call on a ready table (cat_table_ready), whose
+ * STRING codes are ranks. O(rows), or O(rows log rows) for sparse values. */
+int cat_column_unique(CatColumn *c);
 
 /* Host allocation for table data (64-byte aligned, zeroed). Free with
  * cat_host_free(). */

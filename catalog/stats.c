@@ -458,3 +458,49 @@ int cat_stats_read(CatColumn *c, const char *path, int64_t rows) {
     c->stats = s;
     return 1;
 }
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+int cat_column_unique(CatColumn *c) {
+    if (c->stats.unique) return c->stats.unique;
+    size_t w = cat_type_width(c->type);
+    int ok = c->type == CAT_INT32 || c->type == CAT_INT64 || c->type == CAT_DATE ||
+             c->type == CAT_DECIMAL || c->type == CAT_STRING;
+    if (!ok || (w != 4 && w != 8) || (c->n > 0 && !c->data)) return 0;
+    int64_t m = 0, lo = INT64_MAX, hi = INT64_MIN;
+    int64_t *v = malloc(sizeof *v * (size_t)(c->n ? c->n : 1));
+    if (!v) return 0;
+    for (int64_t i = 0; i < c->n; i++) {
+        if (c->valid && !c->valid[i]) continue;
+        int64_t x = w == 8 ? ((const int64_t *)c->data)[i] : ((const int32_t *)c->data)[i];
+        v[m++] = x;
+        if (x < lo) lo = x;
+        if (x > hi) hi = x;
+    }
+    int r = 1;
+    if (m > 1 && (uint64_t)hi - (uint64_t)lo < (uint64_t)m * 8 + 64) {
+        /* dense values: a bitmap */
+        uint64_t span = (uint64_t)hi - (uint64_t)lo + 1;
+        uint64_t *bits = calloc((size_t)((span + 63) / 64), sizeof *bits);
+        if (!bits) {
+            free(v);
+            return 0;
+        }
+        for (int64_t i = 0; i < m && r > 0; i++) {
+            uint64_t k = (uint64_t)v[i] - (uint64_t)lo;
+            if (bits[k / 64] >> (k % 64) & 1) r = -1;
+            bits[k / 64] |= (uint64_t)1 << (k % 64);
+        }
+        free(bits);
+    } else if (m > 1) {
+        qsort(v, (size_t)m, sizeof *v, cmp_i64);
+        for (int64_t i = 1; i < m && r > 0; i++)
+            if (v[i] == v[i - 1]) r = -1;
+    }
+    free(v);
+    c->stats.unique = r;
+    return r;
+}

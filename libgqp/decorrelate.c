@@ -188,15 +188,18 @@ typedef struct Split {
     char alias[32];
 } Split;
 
-/* Split sub's WHERE into s->local and s->corr (exists: sub is an EXISTS
- * subquery, whose rows only count). Returns 1 when some conjunct
+/* Split sub's WHERE into s->local and s->corr (exists: 1 when sub is an
+ * EXISTS subquery, whose rows only count; 2 for a scalar subquery, whose
+ * first row is its value: either way a LIMIT of at least 1 changes
+ * nothing). Returns 1 when some conjunct
  * is correlated and every correlated one reads only sub's and the outer
  * FROM's columns (no nested subquery); 0 when sub is not correlated (or
  * not in a form handled here); -1 when out of memory. */
 static int split(Dc *x, AstSelect *sub, Split *s, int exists) {
     memset(s, 0, sizeof *s);
     s->sub = sub;
-    /* EXISTS (... LIMIT n), n >= 1, is EXISTS (...) */
+    /* EXISTS (... LIMIT n), n >= 1, is EXISTS (...); a scalar subquery
+     * decorrelated here makes at most one row per outer row */
     int limit_ok = exists && sub->limit && !sub->offset && sub->limit->kind == AST_INT &&
                    sub->limit->ival >= 1;
     if (!base_only(x, sub) || sub->having || (sub->limit && !limit_ok) || sub->offset) return 0;
@@ -683,14 +686,64 @@ static int magic_keys(Dc *x, Split *s, AstExpr ***group, int *ngroup, AstExpr **
     return 1;
 }
 
+/* 1 when column col of sub's one base table holds no value twice among
+ * its non-NULL rows: a UNIQUE index on it alone, else its data (the table
+ * brought up to date first, as binding would). */
+static int key_unique(Dc *x, const AstSelect *sub, const AstExpr *col) {
+    if (!col || col->kind != AST_COLUMN || sub->nfrom != 1 || !sub->from[0].name) return 0;
+    CatTable *t = cat_find_table(x->db->cat, sub->from[0].name);
+    int c = t ? cat_find_column(t, col->str) : -1;
+    CatError err;
+    if (c < 0 || cat_column_use(t, c, &err) != 0) return 0;
+    for (int i = 0; i < t->nindexes; i++)
+        if (t->indexes[i].unique && t->indexes[i].ncols == 1 && t->indexes[i].cols[0] == c)
+            return 1;
+    return cat_table_ready(t) == 0 && cat_column_unique(&t->cols[c]) > 0;
+}
+
+/* A scalar subquery without an aggregate, (SELECT e FROM T WHERE o1 = i1
+ * AND .. AND L [ORDER BY ..] [LIMIT n >= 1]), whose keys i1.. include a
+ * column of T that holds each value at most once: at most one row per
+ * outer row, so its value is e of the row that matches, or NULL (the
+ * ORDER BY and LIMIT change nothing) -- a lookup join, LEFT (INNER when
+ * strict: a NULL never passes the comparison), on o1 = __k1 AND ..,
+ * against (SELECT i1 AS __k1, .., e AS __v FROM T WHERE L). Other shapes
+ * (several rows possible: SQLite then takes the first it meets) are left
+ * alone. Returns 1 rewritten, 0 left alone, -1. */
+static int lookup_join(Dc *x, AstExpr *ex, Split *s, AstExpr **keys, AstExpr **outer_side,
+                       int eq_shape, int strict) {
+    AstSelect *sub = s->sub;
+    if (!eq_shape) return 0;
+    int uniq = 0;
+    for (int i = 0; i < s->ncorr && !uniq; i++)
+        uniq = key_unique(x, sub, keys[i]);
+    if (!uniq) return 0;
+    AstExpr *on = NULL;
+    for (int i = 0; i < s->ncorr; i++) {
+        AstExpr *k = export_col(x, s, keys[i], "__k");
+        AstExpr *eq = k ? bin(x, OP_EQ, outer_side[i], k) : NULL;
+        if (!eq || !(on = on ? bin(x, OP_AND, on, eq) : eq)) return -1;
+    }
+    AstExpr *v = export_col(x, s, sub->items[0].expr, "__v");
+    if (!v) return -1;
+    if (append(x, s, strict ? AST_JOIN_INNER : AST_JOIN_LEFT, on, NULL, 0, ex->pos) != 0) return -1;
+    int64_t pos = ex->pos, end = ex->end;
+    *ex = *v;
+    ex->pos = pos;
+    ex->end = end;
+    return 1;
+}
+
 /* Scalar subquery node ex; strict: it is an operand of a comparison that
  * is a top-level WHERE conjunct. Returns 1 rewritten, 0 left alone, -1. */
 static int scalar(Dc *x, AstExpr *ex, int strict) {
     Split s;
-    int rc = split(x, ex->select, &s, 0);
+    int rc = split(x, ex->select, &s, 2);
     if (rc <= 0) return rc;
     AstSelect *sub = ex->select;
-    if (sub->ngroup || sub->distinct || sub->nitems != 1 || !has_agg(sub->items[0].expr)) return 0;
+    if (sub->ngroup || sub->distinct || sub->nitems != 1 || sub->items[0].expr->kind == AST_STAR)
+        return 0;
+    int lookup = !has_agg(sub->items[0].expr);
     SqlArena *a = x->st->parse_arena;
     AstExpr **group = NULL, *on = NULL, *first = NULL;
     int ngroup = 0;
@@ -714,6 +767,7 @@ static int scalar(Dc *x, AstExpr *ex, int strict) {
         else
             eq_shape = 0;
     }
+    if (lookup) return lookup_join(x, ex, &s, keys, outer_side, eq_shape, strict);
     if (!eq_shape) {
         if ((rc = magic_keys(x, &s, &group, &ngroup, &on, &first)) <= 0) return rc;
     } else {

@@ -57,24 +57,9 @@ static int unique_dense_key(const CatColumn *c, int64_t max_range) {
         return 0;
     int64_t lo = (int64_t)c->stats.min, range = (int64_t)c->stats.max - lo + 1;
     if (range < 1 || range > max_range || c->n > range) return 0;
-    if (c->stats.unique) return c->stats.unique > 0;
-    uint64_t *bits = calloc((size_t)(range + 63) / 64, sizeof(uint64_t));
-    if (!bits) return 0;
-    int ok = 1;
-    for (int64_t i = 0; i < c->n && ok; i++) {
-        int64_t v = cat_type_width(c->type) == 8 ? ((const int64_t *)c->data)[i]
-                                                 : (int64_t)((const int32_t *)c->data)[i];
-        uint64_t k = (uint64_t)(v - lo);
-        if (k >= (uint64_t)range || (bits[k / 64] >> (k % 64) & 1))
-            ok = 0;
-        else
-            bits[k / 64] |= (uint64_t)1 << (k % 64);
-    }
-    free(bits);
     /* kept with the statistics (recomputed, and so reset, whenever the
      * column changes): a prepare does not scan a 15M-row key again */
-    ((CatColumn *)c)->stats.unique = ok ? 1 : -1;
-    return ok;
+    return cat_column_unique((CatColumn *)c) > 0;
 }
 
 /* A conjunct `col CMP const` (or const CMP col) over an integer column of

@@ -3556,7 +3556,11 @@ static int place_outer_on(BindCtx *bc) {
 /* Name of output column i: alias, column name, or the expression text. */
 static char *out_name(BindCtx *bc, const AstSelectItem *it) {
     if (it->alias) return plan_strdup(bc->arena, it->alias);
-    if (it->expr->kind == AST_COLUMN) return plan_strdup(bc->arena, it->expr->str);
+    /* a column of a decorrelated subquery's derived table (__gqp_sqN)
+     * is named by the subquery's text, as SQLite names the subquery */
+    if (it->expr->kind == AST_COLUMN &&
+        !(it->expr->table && strncmp(it->expr->table, "__gqp_sq", 8) == 0))
+        return plan_strdup(bc->arena, it->expr->str);
     int64_t len = it->expr->end - it->expr->pos;
     if (len <= 0) return plan_strdup(bc->arena, "?");
     char *s = plan_alloc(bc->arena, (size_t)len + 1);
