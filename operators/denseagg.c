@@ -258,12 +258,26 @@ static int dense_applies(Lower *L, DensePlan *p) {
     for (int i = 0; i < fr->nfilters; i++) {
         int col;
         int64_t lo, hi;
-        if (p->nranges < PRIM_DA_MAX && as_range(b, f, fr->filters[i], &col, &lo, &hi)) {
-            p->range_col[p->nranges] = col;
-            p->range_lo[p->nranges] = lo;
-            p->range_hi[p->nranges] = hi;
-            p->nranges++;
-        } else if (!(p->rest = op_and(L, p->rest, fr->filters[i]))) {
+        int merged = 0;
+        if (as_range(b, f, fr->filters[i], &col, &lo, &hi)) {
+            /* ranges on one column are one range (BETWEEN's two bounds):
+             * the pass reads the column once (SSB Q1.x read lo_discount
+             * twice) */
+            for (int r = 0; r < p->nranges && !merged; r++)
+                if (p->range_col[r] == col) {
+                    if (lo > p->range_lo[r]) p->range_lo[r] = lo;
+                    if (hi < p->range_hi[r]) p->range_hi[r] = hi;
+                    merged = 1;
+                }
+            if (!merged && p->nranges < PRIM_DA_MAX) {
+                p->range_col[p->nranges] = col;
+                p->range_lo[p->nranges] = lo;
+                p->range_hi[p->nranges] = hi;
+                p->nranges++;
+                merged = 1;
+            }
+        }
+        if (!merged && !(p->rest = op_and(L, p->rest, fr->filters[i]))) {
             return op_fail(L, "out of memory");
         }
     }
