@@ -892,14 +892,18 @@ double plan_selectivity(const BExpr *p, const BRel *rel) {
             return c->stats.rows > 0 && c->stats.nulls == c->stats.rows ? 0 : unknown;
         double s = 0;
         int isf = bx_is_float(p->a->type);
-        for (int64_t i = 0; i < p->table_n && s < 1.0; i++) {
+        /* a long list (an IN subquery's rows: 59k at TPC-H Q20 SF 10)
+         * through 1,024 members spread over it, scaled */
+        int64_t step = p->table_n > 2048 ? p->table_n / 1024 : 1, seen = 0;
+        for (int64_t i = 0; i < p->table_n && s < 1.0; i += step, seen++) {
             double v;
             if (isf)
                 memcpy(&v, &p->table[i], sizeof v);
             else
                 v = (double)p->table[i];
-            s += frac_equal(c, v);
+            s += frac_equal(c, v) * (double)step;
         }
+        if (step > 1 && seen > 0) s *= (double)p->table_n / ((double)seen * (double)step);
         return nonnull_frac(c) * (s < 1.0 ? s : 1.0);
     }
     if (p->kind == BE_ISNULL) {
