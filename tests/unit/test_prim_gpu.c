@@ -677,35 +677,46 @@ Test(prim_gpu, map_sizes) {
     });
 }
 
+#ifdef GQP_HAVE_CUDA
+/* Program code (ninstr instructions over nregs registers) with each of
+ * results[0..nres) as its result, over the random columns of every size,
+ * on both twins: an I64 output with validity, an I32 one (with_i32), and
+ * as a filter. */
+static void map_program_cases(const PrimInstr *code, int ninstr, int nregs, const int *results,
+                              size_t nres, const char *name, int with_i32) {
+    cudaStream_t st = new_stream();
+    for (int s = 0; s < NSIZES; s++) {
+        TVec cols[MAP_NCOLS];
+        map_inputs(cols, SIZES[s]);
+        for (size_t r = 0; r < nres; r++) {
+            PrimProgram p;
+            memset(&p, 0, sizeof p);
+            p.code = code;
+            p.ninstr = ninstr;
+            p.ninputs = MAP_NCOLS;
+            p.nregs = nregs;
+            p.result = results[r];
+            p.result_t = PRIM_REG_I;
+            char what[32];
+            snprintf(what, sizeof what, "%s r%d", name, results[r]);
+            map_case(&p, 0, cols, SIZES[s], PRIM_I64, 1, st, what);
+            if (with_i32) map_case(&p, 0, cols, SIZES[s], PRIM_I32, 0, st, what);
+            map_case(&p, 1, cols, SIZES[s], PRIM_U8, 0, st, what);
+        }
+        for (int k = 0; k < MAP_NCOLS; k++)
+            tvec_free(&cols[k]);
+    }
+    cudaStreamDestroy(st);
+}
+#endif
+
 Test(prim_gpu, map_inlist_matches_cpu) {
     GPU_TEST_PRELUDE();
     GPU_BODY({
         rng_seed(6);
         map_inlist_sets();
-        cudaStream_t st = new_stream();
         static const int results[] = {1, 3, 4, 6, 8, 9, 11, 12, 18};
-        for (int s = 0; s < NSIZES; s++) {
-            TVec cols[MAP_NCOLS];
-            map_inputs(cols, SIZES[s]);
-            for (size_t r = 0; r < sizeof results / sizeof results[0]; r++) {
-                PrimProgram p;
-                memset(&p, 0, sizeof p);
-                p.code = P9;
-                p.ninstr = NINSTR(P9);
-                p.ninputs = MAP_NCOLS;
-                p.nregs = 19;
-                p.result = results[r];
-                p.result_t = PRIM_REG_I;
-                char what[32];
-                snprintf(what, sizeof what, "P9 r%d", results[r]);
-                map_case(&p, 0, cols, SIZES[s], PRIM_I64, 1, st, what);
-                map_case(&p, 0, cols, SIZES[s], PRIM_I32, 0, st, what);
-                map_case(&p, 1, cols, SIZES[s], PRIM_U8, 0, st, what);
-            }
-            for (int k = 0; k < MAP_NCOLS; k++)
-                tvec_free(&cols[k]);
-        }
-        cudaStreamDestroy(st);
+        map_program_cases(P9, NINSTR(P9), 19, results, sizeof results / sizeof results[0], "P9", 1);
     });
 }
 
@@ -714,29 +725,9 @@ Test(prim_gpu, map_runs_matches_cpu) {
     GPU_BODY({
         rng_seed(7);
         map_inlist_sets();
-        cudaStream_t st = new_stream();
         static const int results[] = {1, 3, 4, 5, 7};
-        for (int s = 0; s < NSIZES; s++) {
-            TVec cols[MAP_NCOLS];
-            map_inputs(cols, SIZES[s]);
-            for (size_t r = 0; r < sizeof results / sizeof results[0]; r++) {
-                PrimProgram p;
-                memset(&p, 0, sizeof p);
-                p.code = P10;
-                p.ninstr = NINSTR(P10);
-                p.ninputs = MAP_NCOLS;
-                p.nregs = 8;
-                p.result = results[r];
-                p.result_t = PRIM_REG_I;
-                char what[32];
-                snprintf(what, sizeof what, "P10 r%d", results[r]);
-                map_case(&p, 0, cols, SIZES[s], PRIM_I64, 1, st, what);
-                map_case(&p, 1, cols, SIZES[s], PRIM_U8, 0, st, what);
-            }
-            for (int k = 0; k < MAP_NCOLS; k++)
-                tvec_free(&cols[k]);
-        }
-        cudaStreamDestroy(st);
+        map_program_cases(P10, NINSTR(P10), 8, results, sizeof results / sizeof results[0], "P10",
+                          0);
     });
 }
 
