@@ -1006,6 +1006,34 @@ static int in_three_valued(Dc *x, AstExpr *e) {
     return 1;
 }
 
+/* x [NOT] IN (SELECT y ... GROUP BY ..) without HAVING or an aggregate,
+ * correlated, y one of the GROUP BY columns (by name, or GROUP BY 1): the
+ * groups' y values are the rows' y values, so the GROUP BY changes
+ * nothing that IN sees and is dropped (the IN forms below take it then).
+ * Returns 1 dropped, 0 not this shape. */
+static int in_drop_group(Dc *x, AstExpr *e) {
+    AstSelect *sub = e->select;
+    if (!sub->ngroup || sub->having || sub->nitems != 1 || sub->ncompound || sub->distinct)
+        return 0;
+    const AstExpr *y = sub->items[0].expr;
+    if (y->kind != AST_COLUMN || has_agg(y)) return 0;
+    int in = 0, out = 0, bad = 0, nested = 0;
+    census(x, sub, y, &in, &out, &bad, &nested);
+    if (!in || out || bad || nested) return 0;
+    in = out = bad = nested = 0;
+    census(x, sub, sub->where, &in, &out, &bad, &nested);
+    if (!out) return 0; /* uncorrelated: its grouped rows make a shorter list */
+    int key = 0;
+    for (int i = 0; i < sub->ngroup && !key; i++) {
+        const AstExpr *g = sub->group_by[i];
+        key = (g->kind == AST_COLUMN && same_col(g, y)) || (g->kind == AST_INT && g->ival == 1);
+    }
+    if (!key) return 0;
+    sub->ngroup = 0;
+    sub->group_by = NULL;
+    return 1;
+}
+
 /* x [NOT] IN (SELECT agg ... ) without GROUP BY / HAVING: the subquery
  * makes exactly one row, so it is x = (SELECT agg ...) (x <> (...) for
  * NOT IN) with the same NULL rules; e becomes that comparison, which the
@@ -1085,6 +1113,7 @@ static int walk(Dc *x, AstExpr *e, int top) {
         return walk(x, e->a, 1) || walk(x, e->b, 1) ? -1 : 0;
     if (top && e->kind == AST_BINARY && (e->op == OP_OR || e->op == OP_AND))
         return walk(x, e->a, 2) || walk(x, e->b, 2) ? -1 : 0;
+    if (e->select && e->sub_kind == AST_IN) in_drop_group(x, e);
     if (e->select && e->sub_kind == AST_IN && (rc = in_agg_to_cmp(x, e)) != 0)
         return rc < 0 ? -1 : walk(x, e, top);
     if (e->select) {
