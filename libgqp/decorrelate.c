@@ -1016,7 +1016,7 @@ static int in_drop_group(Dc *x, AstExpr *e) {
     if (!sub->ngroup || sub->having || sub->nitems != 1 || sub->ncompound || sub->distinct)
         return 0;
     const AstExpr *y = sub->items[0].expr;
-    if (y->kind != AST_COLUMN || has_agg(y)) return 0;
+    if (y->kind != AST_COLUMN) return 0;
     int in = 0, out = 0, bad = 0, nested = 0;
     census(x, sub, y, &in, &out, &bad, &nested);
     if (!in || out || bad || nested) return 0;

@@ -324,7 +324,6 @@ int gqp_resolves_in(gqp *db, const AstSelect *s, const AstExpr *c) {
     return 0;
 }
 
-/* e rewritten into the literal of row r of result column c. */
 /* Row r of c, an integer vector (U8, I32 or I64). */
 static int64_t col_int(const ExecColumn *c, int64_t r) {
     return c->vec.type == PRIM_U8    ? ((const uint8_t *)c->vec.data)[r]
@@ -332,6 +331,7 @@ static int64_t col_int(const ExecColumn *c, int64_t r) {
                                      : ((const int64_t *)c->vec.data)[r];
 }
 
+/* e rewritten into the literal of row r of result column c. */
 static void set_literal(AstExpr *e, const ExecColumn *c, int64_t r) {
     e->str = NULL;
     e->nlist = 0;

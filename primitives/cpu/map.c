@@ -224,21 +224,9 @@ static void map_col(MapRegs *R, const PrimVec *col, int d, int t, int64_t base, 
     }
 }
 
-/* Returns 1 if x is in the ascending int64 set t[0..n): a branchless
- * binary search for the last element <= x. */
-static inline int map_in_i(const int64_t *t, int64_t n, int64_t x) {
-    if (n <= 0) return 0;
-    const int64_t *base = t;
-    while (n > 1) {
-        int64_t half = n / 2;
-        base = base[half] <= x ? base + half : base;
-        n -= half;
-    }
-    return *base == x;
-}
-
-/* The index of the last element <= x of the ascending int64 array t[0..n),
- * or -1 when x is below t[0] (POP_RUNS). */
+/* The index of the last element <= x of the ascending int64 array t[0..n)
+ * (a branchless binary search), or -1 when x is below t[0] (POP_RUNS,
+ * POP_INLIST). */
 static inline int64_t map_run_of(const int64_t *t, int64_t n, int64_t x) {
     if (n <= 0 || x < t[0]) return -1;
     const int64_t *base = t;
@@ -248,6 +236,13 @@ static inline int64_t map_run_of(const int64_t *t, int64_t n, int64_t x) {
         n -= half;
     }
     return base - t;
+}
+
+/* Returns 1 if x is in the ascending int64 set t[0..n): the last element
+ * <= x is x. */
+static inline int map_in_i(const int64_t *t, int64_t n, int64_t x) {
+    int64_t k = map_run_of(t, n, x);
+    return k >= 0 && t[k] == x;
 }
 
 /* Returns 1 if x is in the ascending double set t[0..n) (NaN never is). */
