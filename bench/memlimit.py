@@ -18,7 +18,10 @@ For each query:
   bytes copied host to device;
 * floor: the bytes that must cross PCIe with L of them resident, (R - L),
   over the pinned host-to-device bandwidth `bench_gqp --bandwidth`
-  measures.
+  measures;
+* with --cpu-column: bench_gqp --device cpu on the same query (no device
+  at all), the time a limited run should not exceed when it could have run
+  on the CPU instead (under auto, gqp_budget_plan chooses between them).
 Prints a markdown table. Timings are reported, never asserted.
 """
 import argparse
@@ -92,6 +95,8 @@ def explain_facts(path):
         return ("n/a", None)
     ch = re.findall(r"chunked execution: (.*?) in (\d+) chunks of up to (\d+) rows", t)
     chunks = ", ".join("%s x%s" % (c[0].split()[-1], c[1]) for c in ch) if ch else "whole"
+    if re.search(r"^-- runs on the CPU: ", t, re.M):
+        chunks = "CPU (device budget)" + (", " + chunks if ch else "")
     if re.search(r"ran on the CPU after a device out-of-memory", t):
         chunks += " (+CPU fallback)"
     h2d = sum(int(x) for x in re.findall(r"h2d (\d+) B", t))
@@ -106,6 +111,8 @@ def main():
     ap.add_argument("--fraction", type=float, default=0.25)
     ap.add_argument("--device", default="gpu", help="gpu (cpu or auto: to try the script)")
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--cpu-column", action="store_true",
+                    help="also time each query with --device cpu")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--title", default="")
     ap.add_argument("--work", default=tempfile.gettempdir())
@@ -134,10 +141,14 @@ def main():
                                 repeat=args.repeat, wall=True, explain_dir=xdir,
                                 sql=["SET memory_limit = '%d'" % lim])
         chunks, h2d = explain_facts(os.path.join(xdir, os.path.basename(path) + ".%s.txt" % args.device))
+        tc = None
+        if args.cpu_column:
+            tc = benchlib.bench_gqp(args.build, args.config, "cpu", args.threads, [path],
+                                    repeat=args.repeat, wall=True).get(name, (None, None))[1]
         floor = (r - lim) / (h2d_gbps * 1e6) if h2d_gbps else None
         why = "" if ok else (a1 if isinstance(a1, str) else "rows differ")
         rows.append((name, r, lim, t0.get(name, (None, None))[1], t1.get(name, (None, None))[1],
-                     chunks, h2d, floor, ok, why))
+                     chunks, h2d, floor, ok, why, tc))
     print("# %s" % (args.title or "gqp --device %s under memory_limit = %g x the bytes read"
                     % (args.device, args.fraction)))
     print()
@@ -145,15 +156,19 @@ def main():
           "(prepare + run); floor = (read - limit) / pinned H2D." %
           ("%.1f" % h2d_gbps if h2d_gbps else "n/a", 1, args.repeat))
     print()
+    cpu = args.cpu_column
     print("| query | reads MB | limit MB | unlimited ms | limited ms | how it ran (limited) | "
-          "h2d MB (limited, last run) | PCIe floor ms | limited / floor | same answer |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    for (name, r, lim, t0, t1, chunks, h2d, floor, ok, why) in rows:
+          "h2d MB (limited, last run) | PCIe floor ms | limited / floor |%s same answer |"
+          % (" cpu ms | limited / cpu |" if cpu else ""))
+    print("|---|---|---|---|---|---|---|---|---|%s---|" % ("---|---|" if cpu else ""))
+    for (name, r, lim, t0, t1, chunks, h2d, floor, ok, why, tc) in rows:
         f = lambda v: "%.2f" % v if v is not None else "n/a"
-        print("| %s | %.1f | %.1f | %s | %s | %s | %s | %s | %s | %s |" % (
+        print("| %s | %.1f | %.1f | %s | %s | %s | %s | %s | %s |%s %s |" % (
             name, r / 1e6, lim / 1e6, f(t0), f(t1), chunks,
             "%.1f" % (h2d / 1e6) if h2d is not None else "n/a", f(floor),
-            "%.2fx" % (t1 / floor) if t1 and floor else "n/a", "yes" if ok else "NO: " + why))
+            "%.2fx" % (t1 / floor) if t1 and floor else "n/a",
+            (" %s | %s |" % (f(tc), "%.2fx" % (t1 / tc) if t1 and tc else "n/a")) if cpu else "",
+            "yes" if ok else "NO: " + why))
     bad = [r[0] for r in rows if not r[8]]
     print()
     print("answers equal to the unlimited run: %d/%d%s" % (len(rows) - len(bad), len(rows),

@@ -158,6 +158,10 @@ typedef struct CatColumn {
     void *map;  /* the mapping backing data (munmap'ed with the column), or NULL */
     size_t map_len;
     int from_file; /* 1 for a binary-folder column (read or not) */
+    /* 1: a row range of another column (chunked execution's slices), whose
+     * stats, those of the whole column, still bound these rows' values
+     * (stats.rows != n all the same) */
+    int stats_cover;
 } CatColumn;
 
 /* An index (CREATE [UNIQUE] INDEX): metadata only; a UNIQUE one is

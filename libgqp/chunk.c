@@ -30,11 +30,13 @@
  * it; under --device gpu a query that runs out of device memory is tried
  * again in chunks (a quarter of F, then halves).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "libgqp/internal.h"
+#include "operators/operators.h"
 #include "planner/bexpr.h"
 
 /* TUNING: the smallest chunk the out-of-memory retry tries (rows): below
@@ -105,47 +107,126 @@ static BExpr *col_ref(PlanArena *a, int slot, int col, CatType t, const CatDict 
     return e;
 }
 
-/* What the partial plan of an aggregation computes for each aggregate of
- * the block: partial aggregate first[j] (and first[j] + 1 for AVG's
- * count). */
+/* What the partial plan of an aggregation computes for each aggregate j of
+ * the block: partial aggregate first[j], and for AVG its count cnt[j]
+ * (-1 otherwise); isum[j]: AVG's partial sum is an exact INT64 sum of the
+ * argument's (scaled) integers rather than a DOUBLE sum. Equal partials
+ * are computed once (AVG(x) beside SUM(x), COUNT(x) of a column without
+ * NULLs beside COUNT(*)): fewer partials keep more plans within the dense
+ * aggregate's limits (TPC-H Q1: 11 partials would be 7). */
 typedef struct Partials {
     BAgg *aggs;
     int n;
-    int *first;
+    int *first, *cnt;
+    uint8_t *isum;
 } Partials;
 
-/* The partial aggregates of b's aggregates; 0 or -1 (out of memory). */
-static int partials(PlanArena *a, const BSelect *b, Partials *p) {
-    p->aggs = plan_alloc(a, sizeof(BAgg) * (size_t)(2 * b->naggs + 1));
+/* The column of F (relation f of b) a plain column reference e reads, or
+ * NULL (another relation, a computed value). */
+static const CatColumn *f_col(const BSelect *b, int f, const BExpr *e) {
+    if (!e || e->kind != BE_COL || e->slot != f || e->col < 0) return NULL;
+    const CatTable *t = b->rels[f].table;
+    return t && e->col < t->ncols ? &t->cols[e->col] : NULL;
+}
+
+/* OpColOf over a bound block (ud): the column of a base relation. */
+static const CatColumn *block_col(const void *ud, const BExpr *e) {
+    const BSelect *b = ud;
+    if (!e || e->kind != BE_COL || e->slot < 0 || e->slot >= b->nrels) return NULL;
+    const BRel *r = &b->rels[e->slot];
+    if (r->sub || !r->table || e->col < 0 || e->col >= r->table->ncols) return NULL;
+    return &r->table->cols[e->col];
+}
+
+/* 1 when x and y are the same argument: both absent, the same node, or
+ * the same column read as the same type. */
+static int same_arg(const BExpr *x, const BExpr *y) {
+    if (x == y) return 1;
+    return x && y && x->kind == BE_COL && y->kind == BE_COL && x->slot == y->slot &&
+           x->col == y->col && x->type == y->type && x->scale == y->scale && x->dict == y->dict;
+}
+
+/* Index of partial g among p's (added when new); -1 when out of room. */
+static int add_partial(Partials *p, const BAgg *g) {
+    for (int k = 0; k < p->n; k++) {
+        const BAgg *h = &p->aggs[k];
+        if (h->agg == g->agg && h->type == g->type && h->scale == g->scale &&
+            h->distinct == g->distinct && h->quant == g->quant && same_arg(h->arg, g->arg))
+            return k;
+    }
+    p->aggs[p->n] = *g;
+    return p->n++;
+}
+
+/* The partial aggregates of b's aggregates (F is relation f); 0 or -1
+ * (out of memory). */
+static int partials(PlanArena *a, const BSelect *b, int f, Partials *p) {
+    p->aggs = plan_alloc(a, sizeof(BAgg) * (size_t)(2 * b->naggs + 2));
     p->first = plan_alloc(a, sizeof(int) * (size_t)(b->naggs + 1));
-    if (!p->aggs || !p->first) return -1;
+    p->cnt = plan_alloc(a, sizeof(int) * (size_t)(b->naggs + 1));
+    p->isum = plan_alloc(a, (size_t)(b->naggs + 1));
+    if (!p->aggs || !p->first || !p->cnt || !p->isum) return -1;
     p->n = 0;
+    /* rows of the block at most: the product of its relations' (a
+     * derived table's unknown) */
+    double rows = 1;
+    for (int r = 0; r < b->nrels; r++) {
+        const BRel *rel = &b->rels[r];
+        if (rel->semi) continue;
+        if (rel->sub || !rel->table)
+            rows = HUGE_VAL;
+        else if (rel->table->nrows > 1)
+            rows *= (double)rel->table->nrows;
+    }
     for (int j = 0; j < b->naggs; j++) {
-        const BAgg *g = &b->aggs[j];
-        p->first[j] = p->n;
-        if (g->agg != AGG_AVG) {
-            p->aggs[p->n++] = *g;
+        BAgg g = b->aggs[j];
+        p->cnt[j] = -1;
+        p->isum[j] = 0;
+        /* COUNT of a column of F without NULLs is COUNT(*) */
+        const CatColumn *fc = g.agg == AGG_COUNT && !g.distinct ? f_col(b, f, g.arg) : NULL;
+        if (fc && !fc->valid && !b->rels[f].outer) {
+            g.agg = AGG_COUNT_STAR;
+            g.arg = NULL;
+        }
+        if (g.agg != AGG_AVG) {
+            p->first[j] = add_partial(p, &g);
             continue;
         }
-        /* AVG: the sum (of the scaled integers for a DECIMAL: AVG divides
-         * by 10^scale outside the aggregate) and the count; the sum as a
-         * DOUBLE, as AVG's own never overflows (the segmented reduce
-         * falls back to a compensated double sum) */
-        BAgg s = *g, c = *g;
+        /* AVG: the sum and the count. An integer (or DECIMAL: scaled
+         * integers; AVG divides by 10^scale outside the aggregate) whose
+         * sum the statistics prove cannot overflow: an exact INT64 sum, as
+         * the unchunked plans add it; else the sum as a DOUBLE, as AVG's
+         * own never overflows (the segmented reduce falls back to a
+         * compensated double sum) */
+        BAgg s = g, c = g;
         s.agg = AGG_SUM;
-        s.type = CAT_FLOAT64;
         s.scale = 0;
-        if (g->arg && !bx_is_float(g->arg->type)) {
-            BExpr *x = bx_new(a, BE_CAST, CAT_FLOAT64, g->arg->pos);
-            if (!x) return -1;
-            x->a = g->arg;
-            s.arg = x;
+        int safe = 0;
+        double x = g.arg && !bx_is_float(g.arg->type) && g.arg->type != CAT_STRING
+                       ? op_abs_bound(g.arg, block_col, b, &safe)
+                       : HUGE_VAL;
+        if (safe && op_sum_no_overflow(rows, x)) {
+            s.type = CAT_INT64;
+            p->isum[j] = 1;
+        } else {
+            s.type = CAT_FLOAT64;
+            if (g.arg && !bx_is_float(g.arg->type)) {
+                BExpr *cx = bx_new(a, BE_CAST, CAT_FLOAT64, g.arg->pos);
+                if (!cx) return -1;
+                cx->a = g.arg;
+                s.arg = cx;
+            }
         }
         c.agg = AGG_COUNT;
         c.type = CAT_INT64;
         c.scale = 0;
-        p->aggs[p->n++] = s;
-        p->aggs[p->n++] = c;
+        fc = f_col(b, f, g.arg);
+        if (fc && !fc->valid && !b->rels[f].outer) {
+            c.agg = AGG_COUNT_STAR;
+            c.arg = NULL;
+        }
+        p->first[j] = add_partial(p, &s);
+        p->cnt[j] = add_partial(p, &c);
     }
     return 0;
 }
@@ -243,11 +324,19 @@ static BExpr *merge_ref(PlanArena *a, const BSelect *b, const Partials *pa, cons
         int j = e->col - b->ngroup, k = b->ngroup + pa->first[j];
         c->col = k;
         if (b->aggs[j].agg != AGG_AVG) return c;
-        BExpr *s = col_ref(a, 0, k, CAT_FLOAT64, NULL, 0, 0);
-        BExpr *n = col_ref(a, 0, k + 1, CAT_INT64, NULL, 0, 0);
+        /* AVG: merged sum / merged count, as the unchunked plans divide:
+         * (double) sum / (double) count */
+        BExpr *s = col_ref(a, 0, k, pa->isum[j] ? CAT_INT64 : CAT_FLOAT64, NULL, 0, 0);
+        BExpr *n = col_ref(a, 0, b->ngroup + pa->cnt[j], CAT_INT64, NULL, 0, 0);
         BExpr *fn = bx_new(a, BE_CAST, CAT_FLOAT64, e->pos);
         if (!s || !n || !fn) return NULL;
         fn->a = n;
+        if (pa->isum[j]) {
+            BExpr *fs = bx_new(a, BE_CAST, CAT_FLOAT64, e->pos);
+            if (!fs) return NULL;
+            fs->a = s;
+            s = fs;
+        }
         return bx_bin(a, OP_DIV, CAT_FLOAT64, s, fn, e->pos);
     }
     if ((e->a && !(c->a = merge_ref(a, b, pa, e->a))) ||
@@ -441,6 +530,8 @@ static void slice_set(CatTable *slice, const CatTable *f, int64_t lo, int64_t n)
          * checks it on demand and keeps the answer in the statistics: one
          * chunk's answer must not stand for the next) */
         dst->stats.unique = 0;
+        /* F's statistics bound the slice's values (overflow proofs) */
+        dst->stats_cover = 1;
     }
 }
 
@@ -502,7 +593,7 @@ int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const Exec
     slice->indexes = NULL;
     slice->nindexes = 0;
     Partials pa = {0};
-    if (b->has_agg && partials(a, b, &pa) != 0) {
+    if (b->has_agg && partials(a, b, f, &pa) != 0) {
         rc = gqp_set_error(db, GQP_NOMEM, "out of memory");
         goto done;
     }
@@ -525,6 +616,10 @@ int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const Exec
     for (int64_t i = 0; i < nchunks && rc == GQP_OK; i++) {
         int64_t lo = i * chunk_rows, n = F->nrows - lo < chunk_rows ? F->nrows - lo : chunk_rows;
         slice_set(slice, F, lo, n);
+        /* the estimates of F's rows after its filters: the chunk's share */
+        pb->rels[f].est_rows = (int64_t)((double)b->rels[f].est_rows * (double)n /
+                                             (double)(F->nrows > 0 ? F->nrows : 1) +
+                                         0.999);
         PlanArena *ca = plan_arena_new();
         Dag *dag = ca ? plan_block(db, st, ca, pb) : NULL;
         ExecResult res;
@@ -647,11 +742,95 @@ static double plan_device_need(gqp *db, const Dag *dag, double *budget) {
     return need;
 }
 
-int64_t gqp_budget_chunk_rows(gqp *db, gqp_stmt *st, int *f) {
-    const char *why = NULL;
+/* Device bytes of the GPU source nodes of st's plan that a chunked run
+ * copies whole for every chunk: columns of tables other than F, and a
+ * column of F read by a second relation (a self-join, an EXISTS over F);
+ * *fbytes the bytes of F's columns read once (what crosses PCIe per run). */
+static double whole_source_bytes(const Dag *dag, const CatTable *F, double *fbytes) {
+    double other = 0;
+    *fbytes = 0;
+    for (int i = 0; i < dag->nnodes; i++) {
+        const DagNode *n = &dag->nodes[i];
+        if (n->kind != DN_SOURCE || n->device != DEV_GPU) continue;
+        double b = (double)plan_node_est_bytes(dag, n);
+        int again = 0;
+        for (int k = 0; k < i && n->table == F; k++) {
+            const DagNode *m = &dag->nodes[k];
+            again |= m->kind == DN_SOURCE && m->device == DEV_GPU && m->table == F &&
+                     m->column == n->column;
+        }
+        if (n->table != F || again)
+            other += b;
+        else
+            *fbytes += b;
+    }
+    return other;
+}
+
+/* TUNING: what one chunk costs beyond its nodes: planning the partial
+ * block, its launches and synchronisations, the partial rows (about
+ * 0.3-1.1 ms per chunk above the PCIe floor for TPC-H Q6, Q14 and Q19 at
+ * SF 10 under a quarter budget, H200, eleventh session). */
+#define CHUNK_FIXED_US 800.0
+
+GqpBudget gqp_budget_plan(gqp *db, gqp_stmt *st, int *f, int64_t *rows, char *why, size_t cap) {
+    const char *w = NULL;
     double budget = 0, need = plan_device_need(db, st->dag, &budget);
-    if (need <= 0 || (*f = gqp_chunk_table(st->bound, 0, &why)) < 0) return 0;
-    return gqp_chunk_rows_for_budget(need, budget, st->bound->rels[*f].table->nrows);
+    *f = -1;
+    *rows = 0;
+    if (why && cap) why[0] = 0;
+    if (need <= 0 || need <= CHUNK_BUDGET_FIT * budget) return GQP_BUDGET_WHOLE;
+    int cpu_ok = db->device == GQP_DEVICE_AUTO;
+    const double mb = 1048576.0;
+    *f = gqp_chunk_table(st->bound, 0, &w);
+    if (*f < 0) {
+        if (!cpu_ok) return GQP_BUDGET_WHOLE;
+        snprintf(why, cap,
+                 "the GPU nodes' estimated %.0f MB exceed the device budget of %.0f MB, and "
+                 "the plan cannot run in chunks (%s)",
+                 need / mb, budget / mb, w ? w : "?");
+        return GQP_BUDGET_CPU;
+    }
+    const CatTable *F = st->bound->rels[*f].table;
+    *rows = gqp_chunk_rows_for_budget(need, budget, F->nrows);
+    if (*rows <= 0) return GQP_BUDGET_WHOLE;
+    if (!cpu_ok) return GQP_BUDGET_CHUNKS;
+    /* auto: the chunks must fit beside what every chunk reads whole, and
+     * beat the CPU plan */
+    double fbytes = 0, other = whole_source_bytes(st->dag, F, &fbytes);
+    if (other > CHUNK_BUDGET_SHARE * budget) {
+        snprintf(why, cap,
+                 "the GPU nodes' estimated %.0f MB exceed the device budget of %.0f MB, and "
+                 "every chunk of %s would also read %.0f MB of other columns whole",
+                 need / mb, budget / mb, F->name, other / mb);
+        return GQP_BUDGET_CPU;
+    }
+    const CostModel *m = gqp_cost(db);
+    int64_t nchunks = (F->nrows + *rows - 1) / *rows;
+    double chunked = st->est_us, cpu = st->est_cpu_us;
+    if (m)
+        chunked += cost_link_us(&m->h2d_pinned, fbytes) +
+                   (double)nchunks * (m->gpu_query_us + CHUNK_FIXED_US);
+    if (cpu > 0 && cpu < chunked) {
+        snprintf(why, cap,
+                 "the GPU nodes' estimated %.0f MB exceed the device budget of %.0f MB, and "
+                 "the CPU plan (est %.1f ms) beats %lld chunks of %s (est %.1f ms)",
+                 need / mb, budget / mb, cpu / 1e3, (long long)nchunks, F->name, chunked / 1e3);
+        return GQP_BUDGET_CPU;
+    }
+    return GQP_BUDGET_CHUNKS;
+}
+
+void gqp_place_all_cpu(gqp_stmt *st, const char *why) {
+    char *r = plan_strdup(st->plan_arena, why);
+    for (int i = 0; i < st->dag->nnodes; i++) {
+        DagNode *n = &st->dag->nodes[i];
+        n->device = DEV_CPU;
+        n->reason = r;
+    }
+    snprintf(st->budget_cpu, sizeof st->budget_cpu, "%s", why);
+    /* placed again at the next run: the budget or the data may change */
+    st->placed_device = -1;
 }
 
 int gqp_run_select_chunked(gqp *db, gqp_stmt *st, const ExecOptions *opt, int *handled) {
@@ -667,10 +846,17 @@ int gqp_run_select_chunked(gqp *db, gqp_stmt *st, const ExecOptions *opt, int *h
     }
     /* the plan's GPU part estimated larger than the device budget */
     int f = -1;
-    int64_t rows = gqp_budget_chunk_rows(db, st, &f);
-    if (rows > 0) {
+    int64_t rows = 0;
+    char text[sizeof st->budget_cpu];
+    switch (gqp_budget_plan(db, st, &f, &rows, text, sizeof text)) {
+    case GQP_BUDGET_CHUNKS:
         *handled = 1;
         return gqp_run_chunked(db, st, f, rows, opt);
+    case GQP_BUDGET_CPU:
+        gqp_place_all_cpu(st, text);
+        break;
+    case GQP_BUDGET_WHOLE:
+        break;
     }
     return GQP_OK;
 }

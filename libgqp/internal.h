@@ -101,6 +101,9 @@ struct gqp_stmt {
     int64_t placed_epoch;  /* GPU column cache epoch it was placed at */
     uint64_t placed_reads; /* db->reads_epoch it was placed at */
     double est_us;         /* the placed plan's estimated time (cost model) */
+    double est_cpu_us;     /* ... and that of every node on the CPU (0: unknown) */
+    char budget_cpu[320];  /* the last run's plan went to the CPU for the device
+                              budget: why (gqp_budget_plan); "" otherwise */
     /* the last gqp_plan_select's phases, ms: subqueries / derived tables run
      * first (gqp_materialize), bind, lower to the DAG, place */
     double prep_ms[4];
@@ -161,9 +164,19 @@ int gqp_run_select_chunked(gqp *db, gqp_stmt *st, const ExecOptions *opt, int *h
 /* Chunk rows for a plan estimated to need `need` device bytes under a
  * budget of `budget` bytes over a table of `rows` rows; 0: run whole. */
 int64_t gqp_chunk_rows_for_budget(double need, double budget, int64_t rows);
-/* The chunk rows gqp_run_select_chunked would choose for st's placed plan
- * from the device budget (0: whole; *f the table it cuts). */
-int64_t gqp_budget_chunk_rows(gqp *db, gqp_stmt *st, int *f);
+/* What a memory_limit makes of st's placed plan, as gqp_run_select_chunked
+ * decides it: WHOLE, the GPU nodes' estimated outputs fit the budget (or
+ * no limit, no GPU node): run as placed; CHUNKS: run in chunks of *rows
+ * rows of relation *f; CPU (--device auto only): every node on the CPU,
+ * *why (cap bytes) says why: the plan cannot be chunked, or its chunks
+ * would not fit beside what each reads whole, or the CPU plan's estimate
+ * beats the chunked one's (st->est_cpu_us against st->est_us plus F's
+ * pinned copy plus a fixed cost per chunk). */
+typedef enum { GQP_BUDGET_WHOLE, GQP_BUDGET_CHUNKS, GQP_BUDGET_CPU } GqpBudget;
+GqpBudget gqp_budget_plan(gqp *db, gqp_stmt *st, int *f, int64_t *rows, char *why, size_t cap);
+/* Every node of st's DAG on the CPU, each giving why as its reason (kept
+ * in st->budget_cpu too); the statement is placed again at its next run. */
+void gqp_place_all_cpu(gqp_stmt *st, const char *why);
 /* After a device out-of-memory under --device gpu (db's message): run
  * st's SELECT again in chunks, smaller until it fits; GQP_ERROR (message
  * kept) when it cannot be chunked. */

@@ -112,7 +112,7 @@ void gqp_forget_reads(gqp *db) {
  * GPU). The old uniform placement remains the fallback when the
  * optimizer cannot run (out of memory). Returns the plan's estimated
  * microseconds (0 for the fallback). */
-static double place(gqp *db, Dag *dag) {
+static double place(gqp *db, Dag *dag, double *all_cpu_us) {
     CostInputs in;
     memset(&in, 0, sizeof in);
     in.gpu_available = prim_gpu_available() || db->test_gpu;
@@ -132,7 +132,11 @@ static double place(gqp *db, Dag *dag) {
     if (m) in.mixed_min_us = 2 * m->gpu_query_us;
     char err[256];
     CostPlan pl;
-    if (m && cost_place(dag, m, &in, &pl, err, sizeof err) == 0) return pl.total_us;
+    if (all_cpu_us) *all_cpu_us = 0;
+    if (m && cost_place(dag, m, &in, &pl, err, sizeof err) == 0) {
+        if (all_cpu_us) *all_cpu_us = pl.all_cpu_us;
+        return pl.total_us;
+    }
     DagDevice d = DEV_CPU;
     if (db->device == GQP_DEVICE_GPU || (db->device == GQP_DEVICE_AUTO && prim_gpu_available()))
         d = DEV_GPU;
@@ -142,13 +146,13 @@ static double place(gqp *db, Dag *dag) {
 }
 
 void gqp_place_dag(gqp *db, Dag *dag) {
-    place(db, dag);
+    place(db, dag, NULL);
 }
 
 /* Place st's DAG and record what the placement priced (gqp_run_select
  * places again when any of it changes). */
 static void place_stmt(gqp *db, gqp_stmt *st) {
-    st->est_us = place(db, st->dag);
+    st->est_us = place(db, st->dag, &st->est_cpu_us);
     st->placed_device = (int)db->device;
     st->placed_epoch = exec_device_epoch(db->dev);
     st->placed_reads = db->reads_epoch;
@@ -242,6 +246,7 @@ int gqp_run_select(gqp *db, gqp_stmt *st) {
     }
     free(st->chunk_note);
     st->chunk_note = NULL;
+    st->budget_cpu[0] = 0;
     int handled = 0, crc = gqp_run_select_chunked(db, st, &opt, &handled);
     if (handled) {
         if (crc == GQP_OK) count_reads(db, st->dag);
@@ -300,11 +305,26 @@ int gqp_explain_stmt_locked(gqp *db, gqp_stmt *st, int flags, char **out) {
         if (rc != GQP_ROW && rc != GQP_DONE) return rc;
     }
     int an = (flags & GQP_EXPLAIN_ANALYZE) != 0;
+    /* under a memory_limit: what the run does (ANALYZE: did) with the plan */
+    int bf = -1;
+    int64_t brows = 0;
+    if (!an && db->chunk_rows <= 0) {
+        char why[sizeof st->budget_cpu];
+        GqpBudget bk = gqp_budget_plan(db, st, &bf, &brows, why, sizeof why);
+        if (bk == GQP_BUDGET_CPU) gqp_place_all_cpu(st, why);
+        if (bk != GQP_BUDGET_CHUNKS) brows = 0;
+    }
     char *s = (flags & GQP_EXPLAIN_JSON)  ? plan_explain_json(st->dag, an)
               : (flags & GQP_EXPLAIN_DOT) ? plan_explain_dot(st->dag, an)
                                           : plan_explain_text(st->dag, an);
-    int bf = -1;
-    int64_t brows = db->chunk_rows > 0 || st->chunk_note ? 0 : gqp_budget_chunk_rows(db, st, &bf);
+    if (s && st->budget_cpu[0] && !(flags & (GQP_EXPLAIN_JSON | GQP_EXPLAIN_DOT))) {
+        char *t = malloc(strlen(s) + strlen(st->budget_cpu) + 32);
+        if (t) {
+            sprintf(t, "-- runs on the CPU: %s\n%s", st->budget_cpu, s);
+            free(s);
+            s = t;
+        }
+    }
     if (s && !(flags & (GQP_EXPLAIN_JSON | GQP_EXPLAIN_DOT)) &&
         (db->chunk_rows > 0 || st->chunk_note || brows > 0)) {
         /* chunked execution: what ran (ANALYZE) or what would */

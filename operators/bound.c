@@ -39,8 +39,9 @@ static double bound_rec(const BExpr *e, OpColOf col_of, const void *ud, int *saf
         break;
     case BE_COL: {
         const CatColumn *col = is_int && col_of ? col_of(ud, e) : NULL;
-        /* statistics of the column's current rows only (stats.rows == n) */
-        if (col && int_type(col->type) && col->stats.rows == col->n)
+        /* statistics of the column's current rows (stats.rows == n), or of
+         * a whole column this one is a range of */
+        if (col && int_type(col->type) && (col->stats.rows == col->n || col->stats_cover))
             r = col->stats.has_minmax ? fmax(fabs(col->stats.min), fabs(col->stats.max)) : 0;
         break;
     }

@@ -24,7 +24,8 @@
 #          auto vs DuckDB with all cores (GQP_TPCH_ARGS=--gen-only first
 #          when generating and timing do not fit one call);
 #   memlimit: every SSB SF 20 / TPC-H SF 10 query under memory_limit = a
-#          quarter of the bytes it reads (bench/memlimit.py; GQP_MEMLIMIT_SETS)
+#          quarter of the bytes it reads (bench/memlimit.py; GQP_MEMLIMIT_SETS,
+#          GQP_MEMLIMIT_DEVICE gpu or auto)
 #   final: ctest + calibrate, then bench; placement: calibrate, then
 #          bench/placement.py with that cost file (placement-shipped: with
 #          the configs/ one);
@@ -331,9 +332,9 @@ if has memlimit; then
             Q=bench/tpch ;;
         esac
         PYTHONUNBUFFERED=1 python3 bench/memlimit.py --config $D/gqp.yaml --queries $Q --build $B \
-            --fraction ${GQP_MEMLIMIT_FRACTION:-0.25} --threads "$(nproc)" --work /tmp/memlimit-$set \
-            > "$OUT/memlimit-$set.md" 2> "$LOG/memlimit-$set.log"
-        say "memlimit $set: rc=$? $(tail -1 "$OUT/memlimit-$set.md") ($(( $(date +%s) - T0 )) s)"
+            --fraction ${GQP_MEMLIMIT_FRACTION:-0.25} --device ${GQP_MEMLIMIT_DEVICE:-gpu} ${GQP_MEMLIMIT_ARGS:-} --threads "$(nproc)" --work /tmp/memlimit-$set \
+            > "$OUT/memlimit-$set-${GQP_MEMLIMIT_DEVICE:-gpu}.md" 2> "$LOG/memlimit-$set.log"
+        say "memlimit $set (${GQP_MEMLIMIT_DEVICE:-gpu}): rc=$? $(tail -1 "$OUT/memlimit-$set-${GQP_MEMLIMIT_DEVICE:-gpu}.md") ($(( $(date +%s) - T0 )) s)"
         cp -r /tmp/memlimit-$set/memlimit-explain "$LOG/explain-memlimit-$set" 2>/dev/null
     done
 fi

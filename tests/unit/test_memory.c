@@ -627,6 +627,62 @@ Test(memory_gpu, chunked_runs_keep_columns_locked) {
     gqp_close(db);
 }
 
+/* --device auto under a memory_limit its GPU plan exceeds (libgqp/chunk.c,
+ * gqp_budget_plan): a plan that cannot run in chunks (a DISTINCT
+ * aggregate), and one whose chunks would each read another relation's
+ * columns whole (EXISTS over the same table), go to the CPU and say why;
+ * under --device gpu they stay as placed; every answer is the CPU's. */
+Test(memory_gpu, budget_sends_unfit_plans_to_the_cpu) {
+    if (!prim_gpu_available()) cr_skip_test("no CUDA device");
+    gqp *db;
+    cr_assert_eq(gqp_open(NULL, &db), GQP_OK);
+    const char *setup[] = {
+        "CREATE TABLE d(x INTEGER)", "INSERT INTO d VALUES (0),(1),(2),(3),(4),(5),(6),(7),(8),(9)",
+        "CREATE TABLE f AS SELECT a.x + 10 * b.x + 100 * c.x + 1000 * e.x + 10000 * g.x AS k, "
+        "a.x * b.x - c.x AS v FROM d a, d b, d c, d e, d g, d h"};
+    for (size_t i = 0; i < sizeof setup / sizeof setup[0]; i++)
+        cr_assert_eq(run(db, setup[i]), GQP_DONE, "%s: %s", setup[i], gqp_errmsg(db));
+    const char *qs[] = {
+        "SELECT k % 7, COUNT(DISTINCT v) FROM f GROUP BY 1 ORDER BY 1",
+        "SELECT COUNT(*), SUM(a.v) FROM f a WHERE a.k > 5 AND EXISTS (SELECT 1 FROM f b WHERE "
+        "b.k = a.k - 3 AND b.v > a.v)",
+        "SELECT k % 5, SUM(v), COUNT(*) FROM f WHERE k > 17 GROUP BY 1 ORDER BY 1"};
+    const char *why[] = {"cannot run in chunks", "whole", NULL};
+    for (size_t q = 0; q < sizeof qs / sizeof qs[0]; q++) {
+        int rc;
+        cr_assert_eq(gqp_set_device(db, GQP_DEVICE_CPU), GQP_OK);
+        cr_assert_eq(run(db, "SET memory_limit = 'none'"), GQP_DONE, "%s", gqp_errmsg(db));
+        char *want = rows_of(db, qs[q], &rc);
+        cr_assert_not_null(want, "%s: %s", qs[q], gqp_errmsg(db));
+        /* the GPU plan, judged as auto would judge it under 1 MB */
+        cr_assert_eq(gqp_set_device(db, GQP_DEVICE_GPU), GQP_OK);
+        cr_assert_not_null(gqp_device_session(db));
+        cr_assert_eq(run(db, "SET memory_limit = '1MB'"), GQP_DONE, "%s", gqp_errmsg(db));
+        gqp_stmt *st = NULL;
+        cr_assert_eq(gqp_prepare(db, qs[q], -1, &st, NULL), GQP_OK, "%s", gqp_errmsg(db));
+        int f = -1;
+        int64_t rows = 0;
+        char text[320];
+        GqpBudget gb = gqp_budget_plan(db, st, &f, &rows, text, sizeof text);
+        cr_expect(gb != GQP_BUDGET_CPU, "%s: CPU under --device gpu", qs[q]);
+        db->device = GQP_DEVICE_AUTO;
+        gb = gqp_budget_plan(db, st, &f, &rows, text, sizeof text);
+        if (why[q])
+            cr_expect(gb == GQP_BUDGET_CPU && strstr(text, why[q]), "%s: %d '%s'", qs[q], (int)gb,
+                      text);
+        gqp_finalize(st);
+        /* end to end under auto: the CPU's answer, EXPLAIN ANALYZE names
+         * the choice */
+        cr_assert_eq(gqp_set_device(db, GQP_DEVICE_AUTO), GQP_OK);
+        char *got = rows_of(db, qs[q], &rc);
+        cr_expect_not_null(got, "%s under auto: %s", qs[q], gqp_errmsg(db));
+        if (got) cr_expect_str_eq(got, want, "%s under auto", qs[q]);
+        free(got);
+        free(want);
+    }
+    gqp_close(db);
+}
+
 /* The chunk size chosen from the device budget (libgqp/chunk.c): none
  * while the GPU nodes' estimated outputs fit the budget; else rows sized
  * for half the budget, at least 65,536, and none when that is the whole

@@ -1277,8 +1277,10 @@ Test(prim_gpu, segreduce) {
     });
 }
 
-/* Few long segments (a GROUP BY of a few groups over many rows), with rows
- * before the first start, an empty segment and NULLs, against the CPU. */
+/* Few long segments (a GROUP BY of a few groups over many rows: cut into
+ * pieces on the GPU), with rows before the first start, an empty segment
+ * and NULLs, against the CPU; then 300 segments of random lengths (a
+ * piece or two each) and 600 (a block per segment). */
 Test(prim_gpu, segreduce_long_segments) {
     GPU_TEST_PRELUDE();
     GPU_BODY({
@@ -1295,6 +1297,22 @@ Test(prim_gpu, segreduce_long_segments) {
                 }
                 tvec_free(&val);
             }
+        int64_t many[600];
+        for (int k = 0; k < 2; k++) {
+            int64_t nseg = k ? 600 : 300, r = 3;
+            for (int64_t i = 0; i < nseg; i++) {
+                many[i] = r < n ? r : n;
+                r += rnd_range(0, 2 * (n / nseg) - 8);
+            }
+            TVec val = tvec_rand(PRIM_I64, n, 4, 1000);
+            TVec fv = tvec_rand(PRIM_F64, n, 0, 1000);
+            for (int a = AGG_COUNT_STAR; a <= AGG_AVG; a++) {
+                segreduce_case((PrimAgg)a, &val, many, nseg, n, st);
+                segreduce_case((PrimAgg)a, &fv, many, nseg, n, st);
+            }
+            tvec_free(&val);
+            tvec_free(&fv);
+        }
         cudaStreamDestroy(st);
     });
 }
