@@ -56,6 +56,37 @@ static int has_totext(const BExpr *e) {
     return has_totext(e->a) || has_totext(e->b) || has_totext(e->c);
 }
 
+/* The largest base table of b that chunks can cut (not a derived table,
+ * a semi join's or the NULL-padded side of an outer join), or -1. */
+static int largest_base(const BSelect *b) {
+    int f = -1;
+    for (int r = 0; r < b->nrels; r++) {
+        const BRel *rel = &b->rels[r];
+        if (rel->sub || rel->semi || rel->outer || !rel->table) continue;
+        if (f < 0 || rel->table->nrows > b->rels[f].table->nrows) f = r;
+    }
+    return f;
+}
+
+/* NULL when derived table d is a plain select-project-join block whose
+ * rows a chunk of its base table gives a part of (TPC-H Q7, Q8, Q9); else
+ * what prevents it. */
+static const char *plain_derived(const BSelect *d) {
+    if (d->narms > 0) return "a compound SELECT in the derived table";
+    if (d->has_agg || d->ngroup > 0 || d->having) return "an aggregate in the derived table";
+    if (d->distinct) return "DISTINCT in the derived table";
+    if (d->limit >= 0 || d->offset > 0 || d->norder > 0)
+        return "ORDER BY or LIMIT in the derived table";
+    if (d->late_where || d->nrels < 1) return "a RIGHT or FULL JOIN in the derived table";
+    for (int r = 0; r < d->nrels; r++)
+        if (d->rels[r].full || d->rels[r].right || d->rels[r].padded)
+            return "a RIGHT or FULL JOIN in the derived table";
+    for (int i = 0; i < d->nout; i++)
+        if (has_totext(d->out[i]) || d->out[i]->type == CAT_NULL)
+            return "a derived column made at run time";
+    return NULL;
+}
+
 int gqp_chunk_table(const BSelect *b, int64_t chunk_rows, const char **why) {
     *why = NULL;
     if (!b || b->narms > 0) return *why = "a compound SELECT", -1;
@@ -81,15 +112,23 @@ int gqp_chunk_table(const BSelect *b, int64_t chunk_rows, const char **why) {
             if (b->order_out[i] < 0 && (has_totext(b->order[i]) || b->order[i]->type == CAT_NULL))
                 return *why = "an ORDER BY key made at run time", -1;
     }
-    int f = -1;
-    for (int r = 0; r < b->nrels; r++) {
-        const BRel *rel = &b->rels[r];
-        if (rel->sub || rel->semi || rel->outer || !rel->table) continue;
-        if (f < 0 || rel->table->nrows > b->rels[f].table->nrows) f = r;
+    int f = largest_base(b), base = 0;
+    if (f < 0 && b->nrels == 1 && b->rels[0].sub) {
+        /* the block reads one derived table: its largest base table */
+        const BSelect *d = b->rels[0].sub;
+        if ((*why = plain_derived(d))) return -1;
+        if ((f = largest_base(d)) >= 0) {
+            b = d;
+            base = GQP_CHUNK_IN_SUB;
+        }
     }
     if (f < 0) return *why = "no base table outside outer joins", -1;
     if (b->rels[f].table->nrows <= chunk_rows) return *why = "the table fits one chunk", -1;
-    return f;
+    return base + f;
+}
+
+const BRel *gqp_chunk_rel(const BSelect *b, int f) {
+    return f >= GQP_CHUNK_IN_SUB ? &b->rels[0].sub->rels[f - GQP_CHUNK_IN_SUB] : &b->rels[f];
 }
 
 /* ------------------------------------------------------ bound blocks -- */
@@ -124,7 +163,7 @@ typedef struct Partials {
 /* The column of F (relation f of b) a plain column reference e reads, or
  * NULL (another relation, a computed value). */
 static const CatColumn *f_col(const BSelect *b, int f, const BExpr *e) {
-    if (!e || e->kind != BE_COL || e->slot != f || e->col < 0) return NULL;
+    if (!e || e->kind != BE_COL || f >= GQP_CHUNK_IN_SUB || e->slot != f || e->col < 0) return NULL;
     const CatTable *t = b->rels[f].table;
     return t && e->col < t->ncols ? &t->cols[e->col] : NULL;
 }
@@ -184,7 +223,7 @@ static int partials(PlanArena *a, const BSelect *b, int f, Partials *p) {
         p->isum[j] = 0;
         /* COUNT of a column of F without NULLs is COUNT(*) */
         const CatColumn *fc = g.agg == AGG_COUNT && !g.distinct ? f_col(b, f, g.arg) : NULL;
-        if (fc && !fc->valid && !b->rels[f].outer) {
+        if (fc && !fc->valid && !gqp_chunk_rel(b, f)->outer) {
             g.agg = AGG_COUNT_STAR;
             g.arg = NULL;
         }
@@ -221,7 +260,7 @@ static int partials(PlanArena *a, const BSelect *b, int f, Partials *p) {
         c.type = CAT_INT64;
         c.scale = 0;
         fc = f_col(b, f, g.arg);
-        if (fc && !fc->valid && !b->rels[f].outer) {
+        if (fc && !fc->valid && !gqp_chunk_rel(b, f)->outer) {
             c.agg = AGG_COUNT_STAR;
             c.arg = NULL;
         }
@@ -242,7 +281,20 @@ static BSelect *partial_block(PlanArena *a, const BSelect *b, int f, CatTable *s
     if (!p || !rels) return NULL;
     *p = *b;
     memcpy(rels, b->rels, sizeof(BRel) * (size_t)b->nrels);
-    rels[f].table = slice;
+    if (f >= GQP_CHUNK_IN_SUB) {
+        /* F inside the derived table: a copy of it reading the slice */
+        const BSelect *d = b->rels[0].sub;
+        BSelect *pd = plan_alloc(a, sizeof *pd);
+        BRel *drels = plan_alloc(a, sizeof(BRel) * (size_t)d->nrels);
+        if (!pd || !drels) return NULL;
+        *pd = *d;
+        memcpy(drels, d->rels, sizeof(BRel) * (size_t)d->nrels);
+        drels[f - GQP_CHUNK_IN_SUB].table = slice;
+        pd->rels = drels;
+        rels[0].sub = pd;
+    } else {
+        rels[f].table = slice;
+    }
     p->rels = rels;
     if (b->has_agg) {
         p->aggs = pa->aggs;
@@ -567,9 +619,18 @@ static void set_note(gqp_stmt *st, char *text) {
     st->chunk_note = text;
 }
 
+/* The partial block pb's estimates of F's rows after its filters (and of
+ * the derived table F is in) for a chunk of share of F's rows. */
+static void chunk_estimates(BSelect *pb, const BSelect *b, int f, double share) {
+    BRel *r = (BRel *)gqp_chunk_rel(pb, f);
+    r->est_rows = (int64_t)((double)gqp_chunk_rel(b, f)->est_rows * share + 0.999);
+    if (f >= GQP_CHUNK_IN_SUB)
+        pb->rels[0].est_rows = (int64_t)((double)b->rels[0].est_rows * share + 0.999);
+}
+
 int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const ExecOptions *opt) {
     const BSelect *b = st->bound;
-    CatTable *F = b->rels[f].table;
+    CatTable *F = gqp_chunk_rel(b, f)->table;
     int rc = GQP_OK;
     /* the columns of F the plan reads must be in memory (lazy columns) */
     for (int i = 0; i < st->dag->nnodes; i++) {
@@ -617,9 +678,7 @@ int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const Exec
         int64_t lo = i * chunk_rows, n = F->nrows - lo < chunk_rows ? F->nrows - lo : chunk_rows;
         slice_set(slice, F, lo, n);
         /* the estimates of F's rows after its filters: the chunk's share */
-        pb->rels[f].est_rows = (int64_t)((double)b->rels[f].est_rows * (double)n /
-                                             (double)(F->nrows > 0 ? F->nrows : 1) +
-                                         0.999);
+        chunk_estimates(pb, b, f, (double)n / (double)(F->nrows > 0 ? F->nrows : 1));
         PlanArena *ca = plan_arena_new();
         Dag *dag = ca ? plan_block(db, st, ca, pb) : NULL;
         ExecResult res;
@@ -742,28 +801,50 @@ static double plan_device_need(gqp *db, const Dag *dag, double *budget) {
     return need;
 }
 
-/* Device bytes of the GPU source nodes of st's plan that a chunked run
- * copies whole for every chunk: columns of tables other than F, and a
- * column of F read by a second relation (a self-join, an EXISTS over F);
- * *fbytes the bytes of F's columns read once (what crosses PCIe per run). */
-static double whole_source_bytes(const Dag *dag, const CatTable *F, double *fbytes) {
+/* What every chunk of a chunked run over F needs whole, from st's placed
+ * plan (nodes in topological order): the device bytes of the GPU nodes
+ * that do not depend on F's rows (columns of other tables, a column of F
+ * read by a second relation as in a self-join or an EXISTS over F, and
+ * what is computed from those alone), plus twice the bytes of such an
+ * input of a GPU join with F's rows on its other side (its hash table);
+ * *us their estimated GPU time (paid again by each chunk), *fbytes the
+ * bytes of F's columns (read once per run, a chunk at a time). Returns
+ * the bytes; -1 when out of memory. */
+static double per_chunk_whole(const Dag *dag, const CatTable *F, const CostModel *m, double *us,
+                              double *fbytes) {
     double other = 0;
+    *us = 0;
     *fbytes = 0;
+    uint8_t *dep = calloc((size_t)(dag->nnodes ? dag->nnodes : 1), 1);
+    if (!dep) return -1;
     for (int i = 0; i < dag->nnodes; i++) {
         const DagNode *n = &dag->nodes[i];
-        if (n->kind != DN_SOURCE || n->device != DEV_GPU) continue;
-        double b = (double)plan_node_est_bytes(dag, n);
-        int again = 0;
-        for (int k = 0; k < i && n->table == F; k++) {
-            const DagNode *m = &dag->nodes[k];
-            again |= m->kind == DN_SOURCE && m->device == DEV_GPU && m->table == F &&
-                     m->column == n->column;
+        if (n->kind == DN_SOURCE) {
+            int again = 0;
+            for (int k = 0; k < i && n->table == F; k++) {
+                const DagNode *o = &dag->nodes[k];
+                again |= o->kind == DN_SOURCE && o->table == F && o->column == n->column;
+            }
+            dep[i] = n->table == F && !again;
+        } else {
+            for (int k = 0; k < n->ninputs; k++)
+                dep[i] |= dep[dag->values[n->inputs[k]].producer];
+            if (n->len_from >= 0) dep[i] |= dep[dag->values[n->len_from].producer];
         }
-        if (n->table != F || again)
+        if (n->device != DEV_GPU) continue;
+        double b = (double)plan_node_est_bytes(dag, n);
+        if (!dep[i]) {
             other += b;
-        else
+            if (m) *us += cost_node_us(m, dag, i, DEV_GPU);
+        } else if (n->kind == DN_SOURCE) {
             *fbytes += b;
+        }
+        if (n->kind == DN_JOIN && dep[i])
+            for (int k = 0; k < n->ninputs; k++)
+                if (!dep[dag->values[n->inputs[k]].producer])
+                    other += 2 * cost_value_bytes(dag, n->inputs[k]);
     }
+    free(dep);
     return other;
 }
 
@@ -772,6 +853,9 @@ static double whole_source_bytes(const Dag *dag, const CatTable *F, double *fbyt
  * 0.3-1.1 ms per chunk above the PCIe floor for TPC-H Q6, Q14 and Q19 at
  * SF 10 under a quarter budget, H200, eleventh session). */
 #define CHUNK_FIXED_US 800.0
+/* TUNING: chunking needs at least this share of the budget left beside
+ * what every chunk needs whole (per_chunk_whole). Not measured. */
+#define CHUNK_WHOLE_MAX 0.75
 
 GqpBudget gqp_budget_plan(gqp *db, gqp_stmt *st, int *f, int64_t *rows, char *why, size_t cap) {
     const char *w = NULL;
@@ -791,26 +875,31 @@ GqpBudget gqp_budget_plan(gqp *db, gqp_stmt *st, int *f, int64_t *rows, char *wh
                  need / mb, budget / mb, w ? w : "?");
         return GQP_BUDGET_CPU;
     }
-    const CatTable *F = st->bound->rels[*f].table;
-    *rows = gqp_chunk_rows_for_budget(need, budget, F->nrows);
-    if (*rows <= 0) return GQP_BUDGET_WHOLE;
-    if (!cpu_ok) return GQP_BUDGET_CHUNKS;
-    /* auto: the chunks must fit beside what every chunk reads whole, and
-     * beat the CPU plan */
-    double fbytes = 0, other = whole_source_bytes(st->dag, F, &fbytes);
-    if (other > CHUNK_BUDGET_SHARE * budget) {
+    const CatTable *F = gqp_chunk_rel(st->bound, *f)->table;
+    const CostModel *m = gqp_cost(db);
+    double whole_us = 0, fbytes = 0, other = per_chunk_whole(st->dag, F, m, &whole_us, &fbytes);
+    if (other < 0) return GQP_BUDGET_WHOLE;
+    /* the chunks share what the whole parts leave of the budget */
+    if (other < CHUNK_WHOLE_MAX * budget)
+        *rows = gqp_chunk_rows_for_budget(need - other, budget - other, F->nrows);
+    else if (!cpu_ok)
+        *rows = gqp_chunk_rows_for_budget(need, budget, F->nrows);
+    if (!cpu_ok) return *rows > 0 ? GQP_BUDGET_CHUNKS : GQP_BUDGET_WHOLE;
+    /* auto: the CPU when the whole parts leave too little, or when its
+     * plan is estimated faster than the chunks */
+    if (other >= CHUNK_WHOLE_MAX * budget) {
         snprintf(why, cap,
                  "the GPU nodes' estimated %.0f MB exceed the device budget of %.0f MB, and "
-                 "every chunk of %s would also read %.0f MB of other columns whole",
+                 "every chunk of %s would also need %.0f MB whole (other columns, join tables)",
                  need / mb, budget / mb, F->name, other / mb);
         return GQP_BUDGET_CPU;
     }
-    const CostModel *m = gqp_cost(db);
+    if (*rows <= 0) return GQP_BUDGET_WHOLE;
     int64_t nchunks = (F->nrows + *rows - 1) / *rows;
     double chunked = st->est_us, cpu = st->est_cpu_us;
     if (m)
         chunked += cost_link_us(&m->h2d_pinned, fbytes) +
-                   (double)nchunks * (m->gpu_query_us + CHUNK_FIXED_US);
+                   (double)nchunks * (m->gpu_query_us + CHUNK_FIXED_US + whole_us);
     if (cpu > 0 && cpu < chunked) {
         snprintf(why, cap,
                  "the GPU nodes' estimated %.0f MB exceed the device budget of %.0f MB, and "
@@ -868,11 +957,12 @@ int gqp_retry_chunked(gqp *db, gqp_stmt *st, const ExecOptions *opt) {
     if (f < 0) return GQP_ERROR;
     char first[sizeof db->errmsg];
     snprintf(first, sizeof first, "%s", db->errmsg);
-    int64_t rows = (st->bound->rels[f].table->nrows + 3) / 4;
+    const CatTable *F = gqp_chunk_rel(st->bound, f)->table;
+    int64_t rows = (F->nrows + 3) / 4;
     for (; rows >= CHUNK_OOM_MIN_ROWS; rows /= 2) {
         int rc = gqp_run_chunked(db, st, f, rows, opt);
         if (rc == GQP_OK || !is_device_oom(db->errmsg)) return rc;
     }
     return gqp_set_error(db, GQP_DEVICE, "%s (also in chunks of %lld rows of %s)", first,
-                         (long long)(rows * 2), st->bound->rels[f].table->name);
+                         (long long)(rows * 2), F->name);
 }

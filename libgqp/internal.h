@@ -153,8 +153,12 @@ int gqp_exec_dag(gqp *db, Dag *dag, const ExecOptions *opt, ExecResult *res, Exe
 double gqp_wall_ms(void);
 /* chunk.c: the relation of b that chunked execution would cut into
  * chunks of chunk_rows rows (the largest base table it can), or -1 with
- * *why saying what prevents it. */
+ * *why saying what prevents it. From GQP_CHUNK_IN_SUB on: relation
+ * f - GQP_CHUNK_IN_SUB of the derived table that is b's only relation
+ * (a plain select-project-join block); gqp_chunk_rel gives either. */
+#define GQP_CHUNK_IN_SUB 4096
 int gqp_chunk_table(const BSelect *b, int64_t chunk_rows, const char **why);
+const BRel *gqp_chunk_rel(const BSelect *b, int f);
 /* Run st's SELECT with relation f in chunks of chunk_rows rows into
  * st->res (st->stats, st->exec_ms, st->chunk_note set). */
 int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const ExecOptions *opt);

@@ -333,12 +333,12 @@ int gqp_explain_stmt_locked(gqp *db, gqp_stmt *st, int flags, char **out) {
         int f = db->chunk_rows > 0 ? gqp_chunk_table(st->bound, db->chunk_rows, &why) : -1;
         if (f >= 0)
             snprintf(line, sizeof line, "-- runs in chunks: %s in chunks of %lld rows\n",
-                     st->bound->rels[f].table->name, (long long)db->chunk_rows);
+                     gqp_chunk_rel(st->bound, f)->table->name, (long long)db->chunk_rows);
         else if (brows > 0)
             snprintf(line, sizeof line,
                      "-- runs in chunks: %s in chunks of %lld rows (the GPU nodes' estimated "
                      "outputs exceed the device budget)\n",
-                     st->bound->rels[bf].table->name, (long long)brows);
+                     gqp_chunk_rel(st->bound, bf)->table->name, (long long)brows);
         else if (db->chunk_rows > 0)
             snprintf(line, sizeof line, "-- runs whole (not chunked: %s)\n", why);
         const char *body = st->chunk_note ? st->chunk_note : "";
