@@ -241,6 +241,10 @@ typedef struct CostInputs {
      * CPU did instead adds up to the copy (ski rental: never more than
      * twice the better of always and never copying). */
     int (*reads)(void *ud, const CatTable *t, int column);
+    /* 1 if column `column` of t is in host memory kept page-locked (a
+     * table streamed in chunks): its copy is priced at the pinned rate,
+     * without the locking cost_fetch_us adds; NULL = never */
+    int (*locked)(void *ud, const CatTable *t, int column);
     /* 1 if dictionary d's bytes and offsets are in device memory (a LIKE
      * over it, DN_DICTLIKE, copies them there first otherwise); NULL =
      * never */

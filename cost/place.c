@@ -199,6 +199,8 @@ static void prob_free(Prob *P) {
  * earlier queries that read that column (CostInputs.reads). */
 static double shared_fetch_us(const CostModel *m, const CostInputs *in, const DagNode *nd,
                               double bytes) {
+    if (nd->table && in->locked && in->locked(in->resident_ud, nd->table, nd->column))
+        return cost_link_us(&m->h2d_pinned, bytes);
     int rd = nd->table && in->reads ? in->reads(in->resident_ud, nd->table, nd->column) : 0;
     return cost_fetch_us(m, bytes) / (1.0 + (rd > 0 ? rd : 0));
 }

@@ -134,6 +134,10 @@ static int in_kept_pinned(const ExecDevice *d, const void *p, size_t bytes) {
     return 0;
 }
 
+int exec_device_locked(const ExecDevice *d, const void *p, size_t bytes) {
+    return d && p && in_kept_pinned(d, p, bytes);
+}
+
 void exec_device_streamed(ExecDevice *d, const void *p, size_t bytes) {
     if (!d || !p || !bytes) return;
     ExecStreamed *r = NULL;

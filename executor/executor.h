@@ -64,6 +64,10 @@ int64_t exec_device_epoch(const ExecDevice *dev);
 /* 1 if the host column at h_data (n rows) is resident in dev's column
  * cache (a GPU read of it copies nothing), else 0; 0 when dev is NULL. */
 int exec_device_resident(const ExecDevice *dev, const void *h_data, int64_t n);
+/* 1 if host bytes [p, p + bytes) lie in a range dev keeps page-locked (a
+ * table streamed in chunks, exec_device_streamed): a copy of them runs at
+ * the pinned rate with no locking first; 0 otherwise or when dev is NULL. */
+int exec_device_locked(const ExecDevice *dev, const void *p, size_t bytes);
 
 /* memory_limit: the executor's device memory (cached columns,
  * intermediates, the GPU twins' temporaries) is kept under bytes, or under

@@ -802,14 +802,17 @@ static double plan_device_need(gqp *db, const Dag *dag, double *budget) {
 }
 
 /* What every chunk of a chunked run over F needs whole, from st's placed
- * plan (nodes in topological order): the device bytes of the GPU nodes
- * that do not depend on F's rows (columns of other tables, a column of F
- * read by a second relation as in a self-join or an EXISTS over F, and
- * what is computed from those alone), plus twice the bytes of such an
- * input of a GPU join with F's rows on its other side (its hash table);
- * *us their estimated GPU time (paid again by each chunk), *fbytes the
- * bytes of F's columns (read once per run, a chunk at a time). Returns
- * the bytes; -1 when out of memory. */
+ * plan (nodes in topological order): the device bytes of the GPU source
+ * nodes that do not depend on F's rows (columns of other tables, a column
+ * of F read by a second relation as in a self-join or an EXISTS over F),
+ * cached while the chunks run, plus twice the bytes of an input of a GPU
+ * join that does not depend on F's rows while its other side does (the
+ * join's table, built again for each chunk); what is computed from them
+ * comes and goes, and is not counted (counting it sent TPC-H Q5 to the
+ * CPU at 0.9 s where its chunks took 0.14 s). *us: the estimated GPU time
+ * of every node that does not depend on F (paid again by each chunk);
+ * *fbytes: the bytes of F's columns (read once per run, a chunk at a
+ * time). Returns the bytes; -1 when out of memory. */
 static double per_chunk_whole(const Dag *dag, const CatTable *F, const CostModel *m, double *us,
                               double *fbytes) {
     double other = 0;
@@ -834,7 +837,7 @@ static double per_chunk_whole(const Dag *dag, const CatTable *F, const CostModel
         if (n->device != DEV_GPU) continue;
         double b = (double)plan_node_est_bytes(dag, n);
         if (!dep[i]) {
-            other += b;
+            if (n->kind == DN_SOURCE) other += b;
             if (m) *us += cost_node_us(m, dag, i, DEV_GPU);
         } else if (n->kind == DN_SOURCE) {
             *fbytes += b;
@@ -863,9 +866,19 @@ GqpBudget gqp_budget_plan(gqp *db, gqp_stmt *st, int *f, int64_t *rows, char *wh
     *f = -1;
     *rows = 0;
     if (why && cap) why[0] = 0;
-    if (need <= 0 || need <= CHUNK_BUDGET_FIT * budget) return GQP_BUDGET_WHOLE;
+    if (need <= 0) return GQP_BUDGET_WHOLE;
     int cpu_ok = db->device == GQP_DEVICE_AUTO;
     const double mb = 1048576.0;
+    if (need <= CHUNK_BUDGET_FIT * budget &&
+        !(cpu_ok && st->fallback_budget > 0 && budget <= st->fallback_budget))
+        return GQP_BUDGET_WHOLE;
+    if (cpu_ok && st->fallback_budget > 0 && budget <= st->fallback_budget) {
+        snprintf(why, cap,
+                 "an earlier run under the device budget of %.0f MB had nodes run on the CPU "
+                 "after a device out-of-memory (the GPU nodes' estimated outputs: %.0f MB)",
+                 budget / mb, need / mb);
+        return GQP_BUDGET_CPU;
+    }
     *f = gqp_chunk_table(st->bound, 0, &w);
     if (*f < 0) {
         if (!cpu_ok) return GQP_BUDGET_WHOLE;
@@ -938,9 +951,16 @@ int gqp_run_select_chunked(gqp *db, gqp_stmt *st, const ExecOptions *opt, int *h
     int64_t rows = 0;
     char text[sizeof st->budget_cpu];
     switch (gqp_budget_plan(db, st, &f, &rows, text, sizeof text)) {
-    case GQP_BUDGET_CHUNKS:
+    case GQP_BUDGET_CHUNKS: {
         *handled = 1;
-        return gqp_run_chunked(db, st, f, rows, opt);
+        int rc = gqp_run_chunked(db, st, f, rows, opt);
+        /* auto: chunks that still ran out of device memory are not tried
+         * again under this budget (the estimates fell short; likewise a
+         * whole plan, gqp_run_select) */
+        if (rc == GQP_OK && db->device == GQP_DEVICE_AUTO && st->stats.oom_fallbacks > 0)
+            st->fallback_budget = (double)exec_device_limit(db->dev);
+        return rc;
+    }
     case GQP_BUDGET_CPU:
         gqp_place_all_cpu(st, text);
         break;

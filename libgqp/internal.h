@@ -96,14 +96,17 @@ typedef struct GqpParam {
 } GqpParam;
 
 struct gqp_stmt {
-    uint64_t version;      /* db->version the plan was made against */
-    int placed_device;     /* db->device the DAG was placed for (-1: not placed) */
-    int64_t placed_epoch;  /* GPU column cache epoch it was placed at */
-    uint64_t placed_reads; /* db->reads_epoch it was placed at */
-    double est_us;         /* the placed plan's estimated time (cost model) */
-    double est_cpu_us;     /* ... and that of every node on the CPU (0: unknown) */
-    char budget_cpu[320];  /* the last run's plan went to the CPU for the device
-                              budget: why (gqp_budget_plan); "" otherwise */
+    uint64_t version;       /* db->version the plan was made against */
+    int placed_device;      /* db->device the DAG was placed for (-1: not placed) */
+    int64_t placed_epoch;   /* GPU column cache epoch it was placed at */
+    uint64_t placed_reads;  /* db->reads_epoch it was placed at */
+    double est_us;          /* the placed plan's estimated time (cost model) */
+    double est_cpu_us;      /* ... and that of every node on the CPU (0: unknown) */
+    double fallback_budget; /* a chunked run under this device budget (bytes)
+                               needed the CPU after an out-of-memory: auto
+                               runs it on the CPU under it from then on */
+    char budget_cpu[320];   /* the last run's plan went to the CPU for the device
+                               budget: why (gqp_budget_plan); "" otherwise */
     /* the last gqp_plan_select's phases, ms: subqueries / derived tables run
      * first (gqp_materialize), bind, lower to the DAG, place */
     double prep_ms[4];

@@ -62,6 +62,16 @@ static int dict_resident(void *ud, const CatDict *d) {
            exec_device_resident(db->dev, d->offsets, d->n + 1);
 }
 
+/* Optimizer callback: 1 if column `column` of t lies in host memory the
+ * GPU session keeps page-locked (a table streamed in chunks, ud: the gqp
+ * handle). */
+static int col_locked(void *ud, const CatTable *t, int column) {
+    gqp *db = ud;
+    const CatColumn *c = &t->cols[column];
+    return c->data &&
+           exec_device_locked(db->dev, c->data, (size_t)t->nrows * cat_type_width(c->type));
+}
+
 /* The column's entry in db->reads, or NULL. */
 static GqpColReads *reads_find(gqp *db, const void *data, int64_t n) {
     for (int i = 0; i < db->nreads; i++)
@@ -120,6 +130,7 @@ static double place(gqp *db, Dag *dag, double *all_cpu_us) {
     in.dict_resident = dict_resident;
     in.resident_ud = db;
     in.reads = col_reads;
+    in.locked = col_locked;
     in.host_pinned = in.gpu_available;             /* the host pool pins once a GPU is used */
     in.pin_max_bytes = (double)EXEC_PIN_MAX_BYTES; /* ...up to this size */
     in.pin_min_bytes = (double)EXEC_PIN_MIN_BYTES; /* ...from this size */
@@ -262,6 +273,11 @@ int gqp_run_select(gqp *db, gqp_stmt *st) {
         return rc;
     else
         st->exec_ms = gqp_wall_ms() - t0;
+    /* auto under a memory_limit: a plan whose nodes ran on the CPU after a
+     * device out-of-memory runs on the CPU under that budget from now on
+     * (gqp_budget_plan) */
+    if (db->device == GQP_DEVICE_AUTO && st->stats.oom_fallbacks > 0 && exec_device_limit(db->dev))
+        st->fallback_budget = (double)exec_device_limit(db->dev);
     count_reads(db, st->dag);
     return GQP_OK;
 }
