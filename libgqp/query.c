@@ -68,6 +68,11 @@ static int dict_resident(void *ud, const CatDict *d) {
 static int col_locked(void *ud, const CatTable *t, int column) {
     gqp *db = ud;
     const CatColumn *c = &t->cols[column];
+    /* a chunk of a table streamed in chunks: locked from its second run
+     * on (exec_device_streamed), so priced locked from the first (priced
+     * at the locking rate, its chunks would run on the CPU and never get
+     * the table locked) */
+    if (c->stats_cover) return 1;
     return c->data &&
            exec_device_locked(db->dev, c->data, (size_t)t->nrows * cat_type_width(c->type));
 }
@@ -276,8 +281,7 @@ int gqp_run_select(gqp *db, gqp_stmt *st) {
     /* auto under a memory_limit: a plan whose nodes ran on the CPU after a
      * device out-of-memory runs on the CPU under that budget from now on
      * (gqp_budget_plan) */
-    if (db->device == GQP_DEVICE_AUTO && st->stats.oom_fallbacks > 0 && exec_device_limit(db->dev))
-        st->fallback_budget = (double)exec_device_limit(db->dev);
+    if (db->device == GQP_DEVICE_AUTO && st->stats.oom_fallbacks > 0) gqp_note_fallback(db, st);
     count_reads(db, st->dag);
     return GQP_OK;
 }
