@@ -68,11 +68,6 @@ static int dict_resident(void *ud, const CatDict *d) {
 static int col_locked(void *ud, const CatTable *t, int column) {
     gqp *db = ud;
     const CatColumn *c = &t->cols[column];
-    /* a chunk of a table streamed in chunks: locked from its second run
-     * on (exec_device_streamed), so priced locked from the first (priced
-     * at the locking rate, its chunks would run on the CPU and never get
-     * the table locked) */
-    if (c->stats_cover) return 1;
     return c->data &&
            exec_device_locked(db->dev, c->data, (size_t)t->nrows * cat_type_width(c->type));
 }
