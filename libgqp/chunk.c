@@ -863,37 +863,6 @@ static double per_chunk_whole(const Dag *dag, const CatTable *F, const CostModel
  * (1.76 s and 0.88 s against 0.35 s and 0.19 s on the CPU; H200). */
 #define CHUNK_WHOLE_MAX 0.5
 
-/* FNV-1a of st's text. */
-static uint64_t sql_hash(const gqp_stmt *st) {
-    uint64_t h = 1469598103934665603ull;
-    for (int64_t i = 0; st->sql && i < st->sql_len; i++)
-        h = (h ^ (uint8_t)st->sql[i]) * 1099511628211ull;
-    return h;
-}
-
-void gqp_note_fallback(gqp *db, const gqp_stmt *st) {
-    double budget = db->dev ? (double)exec_device_limit(db->dev) : 0;
-    if (budget <= 0) return;
-    uint64_t h = sql_hash(st);
-    int n = db->nfallbacks, cap = (int)(sizeof db->fallbacks / sizeof db->fallbacks[0]);
-    int i = 0;
-    while (i < n && i < cap && db->fallbacks[i].sql_hash != h)
-        i++;
-    if (i == (n < cap ? n : cap)) i = n % cap; /* new: the oldest slot once full */
-    db->fallbacks[i].sql_hash = h;
-    if (db->fallbacks[i].budget < budget || i == n % cap) db->fallbacks[i].budget = budget;
-    if (i == n % cap) db->nfallbacks++;
-}
-
-/* The largest budget under which st's run needed CPU fallbacks, or 0. */
-static double fallback_budget(const gqp *db, const gqp_stmt *st) {
-    uint64_t h = sql_hash(st);
-    int cap = (int)(sizeof db->fallbacks / sizeof db->fallbacks[0]);
-    for (int i = 0; i < db->nfallbacks && i < cap; i++)
-        if (db->fallbacks[i].sql_hash == h) return db->fallbacks[i].budget;
-    return 0;
-}
-
 GqpBudget gqp_budget_plan(gqp *db, gqp_stmt *st, int *f, int64_t *rows, char *why, size_t cap) {
     const char *w = NULL;
     double budget = 0, need = plan_device_need(db, st->dag, &budget);
@@ -903,15 +872,7 @@ GqpBudget gqp_budget_plan(gqp *db, gqp_stmt *st, int *f, int64_t *rows, char *wh
     if (need <= 0) return GQP_BUDGET_WHOLE;
     int cpu_ok = db->device == GQP_DEVICE_AUTO;
     const double mb = 1048576.0;
-    double fb = cpu_ok ? fallback_budget(db, st) : 0;
-    if (need <= CHUNK_BUDGET_FIT * budget && !(fb > 0 && budget <= fb)) return GQP_BUDGET_WHOLE;
-    if (fb > 0 && budget <= fb) {
-        snprintf(why, cap,
-                 "an earlier run under the device budget of %.0f MB had nodes run on the CPU "
-                 "after a device out-of-memory (the GPU nodes' estimated outputs: %.0f MB)",
-                 budget / mb, need / mb);
-        return GQP_BUDGET_CPU;
-    }
+    if (need <= CHUNK_BUDGET_FIT * budget) return GQP_BUDGET_WHOLE;
     *f = gqp_chunk_table(st->bound, 0, &w);
     if (*f < 0) {
         if (!cpu_ok) return GQP_BUDGET_WHOLE;
@@ -984,16 +945,9 @@ int gqp_run_select_chunked(gqp *db, gqp_stmt *st, const ExecOptions *opt, int *h
     int64_t rows = 0;
     char text[sizeof st->budget_cpu];
     switch (gqp_budget_plan(db, st, &f, &rows, text, sizeof text)) {
-    case GQP_BUDGET_CHUNKS: {
+    case GQP_BUDGET_CHUNKS:
         *handled = 1;
-        int rc = gqp_run_chunked(db, st, f, rows, opt);
-        /* auto: chunks that still ran out of device memory are not tried
-         * again under this budget (the estimates fell short; likewise a
-         * whole plan, gqp_run_select) */
-        if (rc == GQP_OK && db->device == GQP_DEVICE_AUTO && st->stats.oom_fallbacks > 0)
-            gqp_note_fallback(db, st);
-        return rc;
-    }
+        return gqp_run_chunked(db, st, f, rows, opt);
     case GQP_BUDGET_CPU:
         gqp_place_all_cpu(st, text);
         break;

@@ -77,14 +77,6 @@ struct gqp {
     uint64_t ntemps;              /* temporary tables made so far (their names) */
     int no_inline;                /* materialize derived tables (see gqp_plan_select) */
     int64_t chunk_rows; /* SET chunk_rows / GQP_CHUNK_ROWS: chunked execution (chunk.c), 0 off */
-    /* statements (by a hash of their text) whose run under --device auto
-     * needed the CPU after a device out-of-memory, and the budget it was
-     * under: gqp_budget_plan runs them on the CPU under it from then on */
-    struct GqpFallback {
-        uint64_t sql_hash;
-        double budget;
-    } fallbacks[32];
-    int nfallbacks;
     struct GqpStore *store; /* a database directory (store.c), or NULL */
 };
 
@@ -189,9 +181,6 @@ GqpBudget gqp_budget_plan(gqp *db, gqp_stmt *st, int *f, int64_t *rows, char *wh
 /* Every node of st's DAG on the CPU, each giving why as its reason (kept
  * in st->budget_cpu too); the statement is placed again at its next run. */
 void gqp_place_all_cpu(gqp_stmt *st, const char *why);
-/* Remember that st's run under auto and the current memory_limit needed
- * the CPU after a device out-of-memory (db->fallbacks). */
-void gqp_note_fallback(gqp *db, const gqp_stmt *st);
 /* After a device out-of-memory under --device gpu (db's message): run
  * st's SELECT again in chunks, smaller until it fits; GQP_ERROR (message
  * kept) when it cannot be chunked. */

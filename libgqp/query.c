@@ -273,10 +273,6 @@ int gqp_run_select(gqp *db, gqp_stmt *st) {
         return rc;
     else
         st->exec_ms = gqp_wall_ms() - t0;
-    /* auto under a memory_limit: a plan whose nodes ran on the CPU after a
-     * device out-of-memory runs on the CPU under that budget from now on
-     * (gqp_budget_plan) */
-    if (db->device == GQP_DEVICE_AUTO && st->stats.oom_fallbacks > 0) gqp_note_fallback(db, st);
     count_reads(db, st->dag);
     return GQP_OK;
 }

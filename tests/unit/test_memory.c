@@ -680,30 +680,6 @@ Test(memory_gpu, budget_sends_unfit_plans_to_the_cpu) {
         free(got);
         free(want);
     }
-    /* a plan that fits the budget but had a node run on the CPU after an
-     * (injected) device out-of-memory runs on the CPU from its next run */
-    cr_assert_eq(gqp_set_device(db, GQP_DEVICE_AUTO), GQP_OK);
-    cr_assert_eq(run(db, "SET memory_limit = '4GB'"), GQP_DONE, "%s", gqp_errmsg(db));
-    db->test_gpu = 2; /* the columns priced as resident: the plan goes to the GPU */
-    gqp_stmt *st = NULL;
-    cr_assert_eq(gqp_prepare(db, qs[2], -1, &st, NULL), GQP_OK, "%s", gqp_errmsg(db));
-    int gpu_nodes = 0;
-    for (int i = 0; i < st->dag->nnodes; i++)
-        gpu_nodes += st->dag->nodes[i].device == DEV_GPU;
-    cr_expect(gpu_nodes > 0, "no GPU node under auto");
-    {
-        gqp_test_fail_alloc(db, 1, 1, 1);
-        while (gqp_step(st) == GQP_ROW) {
-        }
-        gqp_test_fail_alloc(db, 1, 0, 0);
-        cr_expect(st->stats.oom_fallbacks > 0 && db->nfallbacks > 0, "fallbacks %d",
-                  st->stats.oom_fallbacks);
-        gqp_reset(st);
-        while (gqp_step(st) == GQP_ROW) {
-        }
-        cr_expect(strstr(st->budget_cpu, "an earlier run"), "'%s'", st->budget_cpu);
-    }
-    gqp_finalize(st);
     gqp_close(db);
 }
 
