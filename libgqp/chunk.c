@@ -854,7 +854,7 @@ static double per_chunk_whole(const Dag *dag, const CatTable *F, const CostModel
 /* TUNING: what one chunk costs beyond its nodes: planning the partial
  * block, its launches and synchronisations, the partial rows (about
  * 0.3-1.1 ms per chunk above the PCIe floor for TPC-H Q6, Q14 and Q19 at
- * SF 10 under a quarter budget, H200, eleventh session). */
+ * SF 10 under a quarter budget, H200, tenth session). */
 #define CHUNK_FIXED_US 800.0
 /* TUNING: chunking needs at least this share of the budget left beside
  * what every chunk needs whole (per_chunk_whole): with 0.75, TPC-H Q3 and
