@@ -457,6 +457,15 @@ Test(memory_gpu, allocator_limit_and_error_state) {
     exec_device_close(d);
 }
 
+/* sql's rows on db (rows_of) equal want; what names the run in messages. */
+static void expect_rows(gqp *db, const char *sql, const char *want, const char *what) {
+    int rc;
+    char *got = rows_of(db, sql, &rc);
+    cr_expect_not_null(got, "%s (%s): %s", sql, what, gqp_errmsg(db));
+    if (got) cr_expect_str_eq(got, want, "%s (%s)", sql, what);
+    free(got);
+}
+
 /* A column cache budget far below what one query reads: the cache evicts
  * only columns no running query reads (it used to evict the least
  * recently used one even while a later node still read it). */
@@ -474,10 +483,7 @@ Test(memory_gpu, cache_budget_keeps_columns_being_read) {
             char *want = rows_of(db, queries[q], &rc);
             cr_assert_not_null(want, "%s: %s", queries[q], gqp_errmsg(db));
             cr_assert_eq(gqp_set_device(db, GQP_DEVICE_GPU), GQP_OK);
-            char *got = rows_of(db, queries[q], &rc);
-            cr_expect_not_null(got, "%s: %s", queries[q], gqp_errmsg(db));
-            if (got) cr_expect_str_eq(got, want, "%s", queries[q]);
-            free(got);
+            expect_rows(db, queries[q], want, "gpu");
             free(want);
         }
     gqp_close(db);
@@ -571,6 +577,22 @@ static const ExecStreamed *streamed_of(const gqp *db, const void *p) {
     return NULL;
 }
 
+/* Tables d (the digits 0-9) and f(k, v): 100,000 rows of k 0..99999 and
+ * v = a product of digits minus one, times `copies` (1 or 10: each k
+ * repeated); then the statements of more[0..nmore). */
+static void make_digit_tables(gqp *db, int copies, const char *const *more, size_t nmore) {
+    const char *setup[] = {
+        "CREATE TABLE d(x INTEGER)", "INSERT INTO d VALUES (0),(1),(2),(3),(4),(5),(6),(7),(8),(9)",
+        copies == 10 ? "CREATE TABLE f AS SELECT a.x + 10 * b.x + 100 * c.x + 1000 * e.x + "
+                       "10000 * g.x AS k, a.x * b.x - c.x AS v FROM d a, d b, d c, d e, d g, d h"
+                     : "CREATE TABLE f AS SELECT a.x + 10 * b.x + 100 * c.x + 1000 * e.x + "
+                       "10000 * g.x AS k, a.x * b.x - c.x AS v FROM d a, d b, d c, d e, d g"};
+    for (size_t i = 0; i < sizeof setup / sizeof setup[0]; i++)
+        cr_assert_eq(run(db, setup[i]), GQP_DONE, "%s: %s", setup[i], gqp_errmsg(db));
+    for (size_t i = 0; i < nmore; i++)
+        cr_assert_eq(run(db, more[i]), GQP_DONE, "%s: %s", more[i], gqp_errmsg(db));
+}
+
 /* A table run in chunks on the GPU again and again: from the second run
  * on its columns stay page-locked (exec_device_streamed), the answers
  * stay the CPU's, and an UPDATE of the table unlocks (forgets) them. */
@@ -578,13 +600,8 @@ Test(memory_gpu, chunked_runs_keep_columns_locked) {
     if (!prim_gpu_available()) cr_skip_test("no CUDA device");
     gqp *db;
     cr_assert_eq(gqp_open(NULL, &db), GQP_OK);
-    const char *setup[] = {
-        "CREATE TABLE d(x INTEGER)", "INSERT INTO d VALUES (0),(1),(2),(3),(4),(5),(6),(7),(8),(9)",
-        "CREATE TABLE f AS SELECT a.x + 10 * b.x + 100 * c.x + 1000 * e.x + 10000 * g.x AS k, "
-        "a.x * b.x - c.x AS v FROM d a, d b, d c, d e, d g",
-        "INSERT INTO f SELECT k + 100000, NULL FROM f WHERE k % 7 = 0"};
-    for (size_t i = 0; i < sizeof setup / sizeof setup[0]; i++)
-        cr_assert_eq(run(db, setup[i]), GQP_DONE, "%s: %s", setup[i], gqp_errmsg(db));
+    const char *nulls = "INSERT INTO f SELECT k + 100000, NULL FROM f WHERE k % 7 = 0";
+    make_digit_tables(db, 1, &nulls, 1);
     const char *q = "SELECT k % 5, COUNT(*), SUM(v), COUNT(v) FROM f WHERE k > 17 GROUP BY 1 "
                     "ORDER BY 1";
     int rc;
@@ -636,12 +653,7 @@ Test(memory_gpu, budget_sends_unfit_plans_to_the_cpu) {
     if (!prim_gpu_available()) cr_skip_test("no CUDA device");
     gqp *db;
     cr_assert_eq(gqp_open(NULL, &db), GQP_OK);
-    const char *setup[] = {
-        "CREATE TABLE d(x INTEGER)", "INSERT INTO d VALUES (0),(1),(2),(3),(4),(5),(6),(7),(8),(9)",
-        "CREATE TABLE f AS SELECT a.x + 10 * b.x + 100 * c.x + 1000 * e.x + 10000 * g.x AS k, "
-        "a.x * b.x - c.x AS v FROM d a, d b, d c, d e, d g, d h"};
-    for (size_t i = 0; i < sizeof setup / sizeof setup[0]; i++)
-        cr_assert_eq(run(db, setup[i]), GQP_DONE, "%s: %s", setup[i], gqp_errmsg(db));
+    make_digit_tables(db, 10, NULL, 0);
     const char *qs[] = {
         "SELECT k % 7, COUNT(DISTINCT v) FROM f GROUP BY 1 ORDER BY 1",
         "SELECT COUNT(*), SUM(a.v) FROM f a WHERE a.k > 5 AND EXISTS (SELECT 1 FROM f b WHERE "
@@ -671,13 +683,9 @@ Test(memory_gpu, budget_sends_unfit_plans_to_the_cpu) {
             cr_expect(gb == GQP_BUDGET_CPU && strstr(text, why[q]), "%s: %d '%s'", qs[q], (int)gb,
                       text);
         gqp_finalize(st);
-        /* end to end under auto: the CPU's answer, EXPLAIN ANALYZE names
-         * the choice */
+        /* end to end under auto: the CPU's answer */
         cr_assert_eq(gqp_set_device(db, GQP_DEVICE_AUTO), GQP_OK);
-        char *got = rows_of(db, qs[q], &rc);
-        cr_expect_not_null(got, "%s under auto: %s", qs[q], gqp_errmsg(db));
-        if (got) cr_expect_str_eq(got, want, "%s under auto", qs[q]);
-        free(got);
+        expect_rows(db, qs[q], want, "auto");
         free(want);
     }
     gqp_close(db);
