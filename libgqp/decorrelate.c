@@ -324,20 +324,73 @@ static void set_true(AstExpr *e) {
     e->height = e->weight = 1;
 }
 
+static int same_col(const AstExpr *a, const AstExpr *b);
+
+/* 1 when IN subquery sub may keep its GROUP BY (and HAVING) in the derived
+ * table of a semi join: its item y is a plain column it groups by (by name
+ * or GROUP BY 1; other ordinals would name the derived table's columns),
+ * and the HAVING reads no outer column and holds no subquery. The
+ * correlated conjuncts must then be equalities on a plain inner column
+ * (grouped_corr_ok). */
+static int grouped_in_ok(Dc *x, const AstSelect *sub) {
+    if (!sub->ngroup || sub->nitems != 1 || sub->distinct || sub->ncompound) return 0;
+    const AstExpr *y = sub->items[0].expr;
+    if (y->kind != AST_COLUMN) return 0;
+    int key = 0;
+    for (int i = 0; i < sub->ngroup; i++) {
+        const AstExpr *g = sub->group_by[i];
+        if (g->kind == AST_INT && g->ival != 1) return 0;
+        key |= (g->kind == AST_COLUMN && same_col(g, y)) || (g->kind == AST_INT && g->ival == 1);
+    }
+    int in = 0, out = 0, bad = 0, nested = 0;
+    census(x, sub, sub->having, &in, &out, &bad, &nested);
+    return key && !out && !bad && !nested;
+}
+
+/* 1 when every correlated conjunct of s is inner column = outer
+ * expression (either way round): for one outer row those columns are
+ * constant over the subquery's rows, so grouping by them as well splits
+ * no group the subquery makes (TPC-H-like `x IN (SELECT y FROM t WHERE
+ * t.k = o.k GROUP BY y HAVING COUNT(*) > 1)`). */
+static int grouped_corr_ok(Dc *x, const Split *s) {
+    for (int i = 0; i < s->ncorr; i++) {
+        const AstExpr *c = s->corr[i];
+        if (c->kind != AST_BINARY || c->op != OP_EQ) return 0;
+        int ok = 0;
+        for (int k = 0; k < 2 && !ok; k++) {
+            const AstExpr *col = k ? c->b : c->a, *other = k ? c->a : c->b;
+            int in = 0, out = 0, bad = 0, nested = 0;
+            census(x, s->sub, other, &in, &out, &bad, &nested);
+            ok = col->kind == AST_COLUMN && gqp_resolves_in(x->db, s->sub, col) && !in && !bad &&
+                 !nested;
+        }
+        if (!ok) return 0;
+    }
+    return 1;
+}
+
 /* [NOT] EXISTS (sub) or x IN (sub) as top-level conjunct e (ex: the node
  * holding the subquery). Returns 1 rewritten, 0 left alone, -1 OOM. */
 static int semi(Dc *x, AstExpr *e, AstExpr *ex, int anti) {
     Split s;
-    int rc = split(x, ex->select, &s, ex->sub_kind == AST_EXISTS);
-    if (rc <= 0) return rc;
     AstSelect *sub = ex->select;
-    if (sub->ngroup) return 0;
+    /* x IN (.. GROUP BY y [HAVING ..]): the derived table groups by the
+     * correlated inner columns as well (split does not take a HAVING: it
+     * is set aside meanwhile) */
+    int grouped = ex->sub_kind == AST_IN && grouped_in_ok(x, sub);
+    AstExpr *having = sub->having;
+    if (grouped) sub->having = NULL;
+    int rc = split(x, sub, &s, ex->sub_kind == AST_EXISTS);
+    sub->having = having;
+    if (rc <= 0) return rc;
+    if (sub->ngroup && !(grouped && grouped_corr_ok(x, &s))) return 0;
     /* an aggregate without GROUP BY makes one row whatever matches */
     for (int i = 0; i < sub->nitems; i++)
         if (has_agg(sub->items[i].expr)) return 0;
     AstExpr *in_eq = NULL;
     if (ex->sub_kind == AST_IN) {
         if (sub->nitems != 1 || sub->items[0].expr->kind == AST_STAR) return 0;
+        /* y first: GROUP BY 1 names it in the derived table too */
         AstExpr *y = export_col(x, &s, sub->items[0].expr, "__c");
         if (!y || !(in_eq = bin(x, OP_EQ, ex->a, y))) return -1;
         if (anti) {
@@ -362,7 +415,22 @@ static int semi(Dc *x, AstExpr *e, AstExpr *ex, int anti) {
     AstExpr *on = and_all(x, s.corr, s.ncorr, &oom);
     if (!oom && in_eq) on = bin(x, OP_AND, in_eq, on);
     if (oom || !on) return -1;
-    if (append(x, &s, anti ? AST_JOIN_ANTI : AST_JOIN_SEMI, on, NULL, 0, ex->pos) != 0) return -1;
+    AstExpr **group = NULL;
+    int ngroup = 0;
+    if (sub->ngroup) {
+        /* the subquery's keys, then the correlated inner columns (the
+         * derived table's columns after y) */
+        group = sql_arena_alloc(x->st->parse_arena,
+                                sizeof *group * (size_t)(sub->ngroup + s.nitems + 1));
+        if (!group) return -1;
+        for (int i = 0; i < sub->ngroup; i++)
+            group[ngroup++] = sub->group_by[i];
+        for (int i = 1; i < s.nitems; i++)
+            group[ngroup++] = s.items[i].expr;
+    }
+    if (append(x, &s, anti ? AST_JOIN_ANTI : AST_JOIN_SEMI, on, group, ngroup, ex->pos) != 0)
+        return -1;
+    if (sub->ngroup) x->add[x->nadd - 1].subquery->having = sub->having;
     set_true(e);
     return 1;
 }
