@@ -326,21 +326,21 @@ static void set_true(AstExpr *e) {
 
 static int same_col(const AstExpr *a, const AstExpr *b);
 
-/* 1 when IN subquery sub may keep its GROUP BY (and HAVING) in the derived
- * table of a semi join: its item y is a plain column it groups by (by name
- * or GROUP BY 1; other ordinals would name the derived table's columns),
- * and the HAVING reads no outer column and holds no subquery. The
- * correlated conjuncts must then be equalities on a plain inner column
- * (grouped_corr_ok). */
-static int grouped_in_ok(Dc *x, const AstSelect *sub) {
-    if (!sub->ngroup || sub->nitems != 1 || sub->distinct || sub->ncompound) return 0;
-    const AstExpr *y = sub->items[0].expr;
-    if (y->kind != AST_COLUMN) return 0;
-    int key = 0;
+/* 1 when IN (is_in) or EXISTS subquery sub may keep its GROUP BY and
+ * HAVING in the derived table of a semi join: the HAVING reads no outer
+ * column and holds no subquery; an IN's item y is a plain column it groups
+ * by (by name or GROUP BY 1; other ordinals would name the derived
+ * table's columns, and an EXISTS may use none). The correlated conjuncts
+ * must then be equalities on a plain inner column (grouped_corr_ok). */
+static int grouped_ok(Dc *x, const AstSelect *sub, int is_in) {
+    if (!sub->ngroup || sub->distinct || sub->ncompound) return 0;
+    const AstExpr *y = is_in && sub->nitems == 1 ? sub->items[0].expr : NULL;
+    if (is_in && (!y || y->kind != AST_COLUMN)) return 0;
+    int key = !is_in;
     for (int i = 0; i < sub->ngroup; i++) {
         const AstExpr *g = sub->group_by[i];
-        if (g->kind == AST_INT && g->ival != 1) return 0;
-        key |= (g->kind == AST_COLUMN && same_col(g, y)) || (g->kind == AST_INT && g->ival == 1);
+        if (g->kind == AST_INT && (!is_in || g->ival != 1)) return 0;
+        key |= y && ((g->kind == AST_COLUMN && same_col(g, y)) || g->kind == AST_INT);
     }
     int in = 0, out = 0, bad = 0, nested = 0;
     census(x, sub, sub->having, &in, &out, &bad, &nested);
@@ -374,19 +374,22 @@ static int grouped_corr_ok(Dc *x, const Split *s) {
 static int semi(Dc *x, AstExpr *e, AstExpr *ex, int anti) {
     Split s;
     AstSelect *sub = ex->select;
-    /* x IN (.. GROUP BY y [HAVING ..]): the derived table groups by the
-     * correlated inner columns as well (split does not take a HAVING: it
-     * is set aside meanwhile) */
-    int grouped = ex->sub_kind == AST_IN && grouped_in_ok(x, sub);
+    /* x IN (.. GROUP BY y [HAVING ..]) and EXISTS (.. GROUP BY ..
+     * HAVING ..): the derived table groups by the correlated inner
+     * columns as well (split does not take a HAVING: it is set aside
+     * meanwhile) */
+    int is_in = ex->sub_kind == AST_IN;
+    int grouped = grouped_ok(x, sub, is_in);
     AstExpr *having = sub->having;
     if (grouped) sub->having = NULL;
     int rc = split(x, sub, &s, ex->sub_kind == AST_EXISTS);
     sub->having = having;
     if (rc <= 0) return rc;
     if (sub->ngroup && !(grouped && grouped_corr_ok(x, &s))) return 0;
-    /* an aggregate without GROUP BY makes one row whatever matches */
-    for (int i = 0; i < sub->nitems; i++)
-        if (has_agg(sub->items[i].expr)) return 0;
+    /* an aggregate without GROUP BY makes one row whatever matches (with
+     * one, an EXISTS's items do not matter) */
+    for (int i = 0; i < sub->nitems && !(grouped && !is_in); i++)
+        if (sub->items[i].expr->kind != AST_STAR && has_agg(sub->items[i].expr)) return 0;
     AstExpr *in_eq = NULL;
     if (ex->sub_kind == AST_IN) {
         if (sub->nitems != 1 || sub->items[0].expr->kind == AST_STAR) return 0;
@@ -419,13 +422,13 @@ static int semi(Dc *x, AstExpr *e, AstExpr *ex, int anti) {
     int ngroup = 0;
     if (sub->ngroup) {
         /* the subquery's keys, then the correlated inner columns (the
-         * derived table's columns after y) */
+         * derived table's columns, after an IN's y) */
         group = sql_arena_alloc(x->st->parse_arena,
                                 sizeof *group * (size_t)(sub->ngroup + s.nitems + 1));
         if (!group) return -1;
         for (int i = 0; i < sub->ngroup; i++)
             group[ngroup++] = sub->group_by[i];
-        for (int i = 1; i < s.nitems; i++)
+        for (int i = is_in; i < s.nitems; i++)
             group[ngroup++] = s.items[i].expr;
     }
     if (append(x, &s, anti ? AST_JOIN_ANTI : AST_JOIN_SEMI, on, group, ngroup, ex->pos) != 0)
