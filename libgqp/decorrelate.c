@@ -1077,6 +1077,105 @@ static int in_three_valued(Dc *x, AstExpr *e) {
     return 1;
 }
 
+/* The name a FROM entry answers to. */
+static const char *ref_name(const AstTableRef *r) {
+    return r->alias ? r->alias : r->name;
+}
+
+/* 1 when some FROM entry of s answers to name. */
+static int names_ref(const AstSelect *s, const char *name) {
+    for (int i = 0; name && i < s->nfrom; i++)
+        if (ref_name(&s->from[i]) && strcasecmp(ref_name(&s->from[i]), name) == 0) return 1;
+    return 0;
+}
+
+/* Columns of e (inner's expression) that neither inner's nor mid's FROM
+ * has but the enclosing query's does (a grand-parent reference): counted
+ * into *gp; *nested counts nested subqueries, *bad other columns. */
+static void grand_refs(Dc *x, const AstSelect *inner, const AstSelect *mid, const AstExpr *e,
+                       int *gp, int *nested, int *bad) {
+    if (!e) return;
+    if (e->select) (*nested)++;
+    if (e->kind == AST_COLUMN) {
+        if (gqp_resolves_in(x->db, inner, e) || gqp_resolves_in(x->db, mid, e)) return;
+        if (gqp_resolves_in(x->db, x->outer, e))
+            (*gp)++;
+        else
+            (*bad)++;
+        return;
+    }
+    grand_refs(x, inner, mid, e->a, gp, nested, bad);
+    grand_refs(x, inner, mid, e->b, gp, nested, bad);
+    grand_refs(x, inner, mid, e->c, gp, nested, bad);
+    for (int i = 0; i < e->nlist; i++)
+        grand_refs(x, inner, mid, e->list[i], gp, nested, bad);
+}
+
+/* Subquery mid (of an EXISTS, NOT EXISTS, IN or NOT IN: only whether it
+ * has rows, or the set of its values, counts) whose WHERE has a top-level
+ * conjunct EXISTS (SELECT .. FROM C WHERE Q) reading the enclosing query's
+ * columns (a grand-parent correlation, which the forms below cannot take):
+ * mid has a row (a value) iff some row of its FROM with its other
+ * conjuncts has a row of C with Q, so the EXISTS moves into mid as C in
+ * its FROM and Q in its WHERE (`EXISTS (SELECT .. FROM b WHERE b.id = a.id
+ * AND EXISTS (SELECT .. FROM c WHERE c.y = b.k AND c.x = a.k))`); Q then
+ * reads mid's enclosing query directly. Only when C is plain base tables
+ * whose names mid and the enclosing query do not use, the EXISTS has no
+ * GROUP BY, HAVING, aggregate, OFFSET or LIMIT below 1, and Q no nested
+ * subquery; and only when mid has no aggregate (C's rows would repeat
+ * its rows), no OFFSET and, unless it is an EXISTS's (exists = 1), no
+ * LIMIT (the first rows of the repeated ones could hold fewer values).
+ * Returns 1 when some EXISTS moved, 0, -1 out of memory. */
+static int flatten_grand(Dc *x, AstSelect *mid, int exists) {
+    if (mid->ncompound || mid->nwith || mid->ngroup || mid->having || !mid->where ||
+        mid->offset ||
+        (mid->limit && !(exists && mid->limit->kind == AST_INT && mid->limit->ival >= 1)))
+        return 0;
+    for (int k = 0; k < mid->nitems; k++)
+        if (mid->items[k].expr->kind != AST_STAR && has_agg(mid->items[k].expr)) return 0;
+    AstExpr *list[DC_MAX_CONJ];
+    int n = conjuncts(mid->where, list, 0, DC_MAX_CONJ), moved = 0;
+    for (int i = 0; i < n; i++) {
+        AstExpr *c = list[i];
+        if (!c->select || c->sub_kind != AST_EXISTS || c->negated) continue;
+        AstSelect *in = c->select;
+        if (!base_only(x, in) || in->ngroup || in->having || in->offset ||
+            (in->limit && !(in->limit->kind == AST_INT && in->limit->ival >= 1)))
+            continue;
+        int ok = 1;
+        for (int k = 0; k < in->nitems && ok; k++)
+            ok = in->items[k].expr->kind == AST_STAR || !has_agg(in->items[k].expr);
+        for (int k = 0; k < in->nfrom && ok; k++) {
+            const AstTableRef *r = &in->from[k];
+            const char *nm = ref_name(r);
+            ok = r->join_kind == AST_JOIN_INNER && !r->join_on && !r->natural && !r->using_cols &&
+                 nm && !names_ref(mid, nm) && !names_ref(x->outer, nm);
+            for (int j = 0; j < k && ok; j++)
+                ok = strcasecmp(ref_name(&in->from[j]), nm) != 0;
+        }
+        int gp = 0, nested = 0, bad = 0;
+        if (ok) grand_refs(x, in, mid, in->where, &gp, &nested, &bad);
+        if (!ok || !gp || nested || bad) continue;
+        AstTableRef *from = sql_arena_alloc(x->st->parse_arena,
+                                            sizeof *from * (size_t)(mid->nfrom + in->nfrom));
+        if (!from) return -1;
+        memcpy(from, mid->from, sizeof *from * (size_t)mid->nfrom);
+        memcpy(from + mid->nfrom, in->from, sizeof *from * (size_t)in->nfrom);
+        mid->from = from;
+        mid->nfrom += in->nfrom;
+        if (in->where) {
+            int64_t pos = c->pos, end = c->end;
+            *c = *in->where;
+            c->pos = pos;
+            c->end = end;
+        } else {
+            set_true(c);
+        }
+        moved = 1;
+    }
+    return moved;
+}
+
 /* x [NOT] IN (SELECT y ... GROUP BY ..) without HAVING or an aggregate,
  * correlated, y one of the GROUP BY columns (by name, or GROUP BY 1): the
  * groups' y values are the rows' y values, so the GROUP BY changes
@@ -1184,6 +1283,9 @@ static int walk(Dc *x, AstExpr *e, int top) {
         return walk(x, e->a, 1) || walk(x, e->b, 1) ? -1 : 0;
     if (top && e->kind == AST_BINARY && (e->op == OP_OR || e->op == OP_AND))
         return walk(x, e->a, 2) || walk(x, e->b, 2) ? -1 : 0;
+    if (e->select && (e->sub_kind == AST_EXISTS || e->sub_kind == AST_IN) &&
+        flatten_grand(x, e->select, e->sub_kind == AST_EXISTS) < 0)
+        return -1;
     if (e->select && e->sub_kind == AST_IN) in_drop_group(x, e);
     if (e->select && e->sub_kind == AST_IN && (rc = in_agg_to_cmp(x, e)) != 0)
         return rc < 0 ? -1 : walk(x, e, top);
@@ -1210,6 +1312,7 @@ static int walk(Dc *x, AstExpr *e, int top) {
     }
     if (top == 1 && e->kind == AST_UNARY && e->op == OP_NOT && e->a && e->a->select &&
         e->a->sub_kind == AST_EXISTS) {
+        if (flatten_grand(x, e->a->select, 1) < 0) return -1;
         if ((rc = exists_normalize(x, e->a)) != 0) return rc < 0 ? -1 : 0;
         rc = semi(x, e, e->a, 1);
         if (rc != 0) return rc < 0 ? -1 : 0;
