@@ -1114,7 +1114,9 @@ static void grand_refs(Dc *x, const AstSelect *inner, const AstSelect *mid, cons
 /* Subquery mid (of an EXISTS, NOT EXISTS, IN or NOT IN: only whether it
  * has rows, or the set of its values, counts) whose WHERE has a top-level
  * conjunct EXISTS (SELECT .. FROM C WHERE Q) reading the enclosing query's
- * columns (a grand-parent correlation, which the forms below cannot take):
+ * columns (a grand-parent correlation, which the forms below cannot take;
+ * or x IN (SELECT y FROM C WHERE Q), which is EXISTS (.. WHERE Q AND x =
+ * y) there):
  * mid has a row (a value) iff some row of its FROM with its other
  * conjuncts has a row of C with Q, so the EXISTS moves into mid as C in
  * its FROM and Q in its WHERE (`EXISTS (SELECT .. FROM b WHERE b.id = a.id
@@ -1127,8 +1129,7 @@ static void grand_refs(Dc *x, const AstSelect *inner, const AstSelect *mid, cons
  * LIMIT (the first rows of the repeated ones could hold fewer values).
  * Returns 1 when some EXISTS moved, 0, -1 out of memory. */
 static int flatten_grand(Dc *x, AstSelect *mid, int exists) {
-    if (mid->ncompound || mid->nwith || mid->ngroup || mid->having || !mid->where ||
-        mid->offset ||
+    if (mid->ncompound || mid->nwith || mid->ngroup || mid->having || !mid->where || mid->offset ||
         (mid->limit && !(exists && mid->limit->kind == AST_INT && mid->limit->ival >= 1)))
         return 0;
     for (int k = 0; k < mid->nitems; k++)
@@ -1137,8 +1138,12 @@ static int flatten_grand(Dc *x, AstSelect *mid, int exists) {
     int n = conjuncts(mid->where, list, 0, DC_MAX_CONJ), moved = 0;
     for (int i = 0; i < n; i++) {
         AstExpr *c = list[i];
-        if (!c->select || c->sub_kind != AST_EXISTS || c->negated) continue;
+        /* x IN (SELECT y FROM C WHERE Q), a conjunct of WHERE, is TRUE
+         * exactly when EXISTS (SELECT .. FROM C WHERE Q AND x = y) */
+        int is_in = c->select && c->sub_kind == AST_IN && !c->negated;
+        if (!c->select || !(c->sub_kind == AST_EXISTS || is_in) || c->negated) continue;
         AstSelect *in = c->select;
+        if (is_in && (in->nitems != 1 || in->items[0].expr->kind == AST_STAR)) continue;
         if (!base_only(x, in) || in->ngroup || in->having || in->offset ||
             (in->limit && !(in->limit->kind == AST_INT && in->limit->ival >= 1)))
             continue;
@@ -1155,17 +1160,27 @@ static int flatten_grand(Dc *x, AstSelect *mid, int exists) {
         }
         int gp = 0, nested = 0, bad = 0;
         if (ok) grand_refs(x, in, mid, in->where, &gp, &nested, &bad);
+        if (ok && is_in) {
+            grand_refs(x, in, mid, in->items[0].expr, &gp, &nested, &bad);
+            grand_refs(x, in, mid, c->a, &gp, &nested, &bad);
+        }
         if (!ok || !gp || nested || bad) continue;
-        AstTableRef *from = sql_arena_alloc(x->st->parse_arena,
-                                            sizeof *from * (size_t)(mid->nfrom + in->nfrom));
+        AstExpr *q = in->where;
+        if (is_in) {
+            AstExpr *eq = bin(x, OP_EQ, c->a, in->items[0].expr);
+            if (!eq || (q && !(eq = bin(x, OP_AND, q, eq)))) return -1;
+            q = eq;
+        }
+        AstTableRef *from =
+            sql_arena_alloc(x->st->parse_arena, sizeof *from * (size_t)(mid->nfrom + in->nfrom));
         if (!from) return -1;
         memcpy(from, mid->from, sizeof *from * (size_t)mid->nfrom);
         memcpy(from + mid->nfrom, in->from, sizeof *from * (size_t)in->nfrom);
         mid->from = from;
         mid->nfrom += in->nfrom;
-        if (in->where) {
+        if (q) {
             int64_t pos = c->pos, end = c->end;
-            *c = *in->where;
+            *c = *q;
             c->pos = pos;
             c->end = end;
         } else {
