@@ -70,12 +70,23 @@ say "device: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=
 say "host: $(nproc) cores, $(free -g | awk '/Mem/{print $2}') GiB; nvcc $(nvcc --version | tail -2 | head -1)"
 
 # --- build ---
+# a warm machine may keep build-gpu/ from an earlier call, and the copied
+# tree's timestamps need not make a changed source newer than its object:
+# start afresh whenever the sources' contents changed
+SRCHASH=$(find CMakeLists.txt cmake include libgqp executor operators planner primitives catalog \
+    sqlfront cost cli bench tests -type f \( -name '*.c' -o -name '*.h' -o -name '*.cu' \
+    -o -name '*.cuh' -o -name '*.txt' -o -name '*.cmake' \) -print0 2>/dev/null | sort -z |
+    xargs -0 cat | md5sum)
+if [ -d build-gpu ] && [ "$(cat build-gpu/.srchash 2>/dev/null)" != "$SRCHASH" ]; then
+    rm -rf build-gpu
+fi
 T0=$(date +%s)
 cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_PREFIX_PATH=$PFX/usr -DCMAKE_LIBRARY_PATH=$PFX/usr/lib/x86_64-linux-gnu \
     > "$LOG/build.log" 2>&1 &&
     cmake --build build-gpu -j"$(nproc)" >> "$LOG/build.log" 2>&1
 RC=$?
 say "build: rc=$RC in $(( $(date +%s) - T0 )) s"
+[ $RC -eq 0 ] && echo "$SRCHASH" > build-gpu/.srchash
 if [ $RC -ne 0 ]; then tail -40 "$LOG/build.log"; exit 1; fi
 B=build-gpu
 
