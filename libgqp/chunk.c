@@ -152,7 +152,7 @@ static BExpr *col_ref(PlanArena *a, int slot, int col, CatType t, const CatDict 
  * argument's (scaled) integers rather than a DOUBLE sum. Equal partials
  * are computed once (AVG(x) beside SUM(x), COUNT(x) of a column without
  * NULLs beside COUNT(*)): fewer partials keep more plans within the dense
- * aggregate's limits (TPC-H Q1: 11 partials would be 7). */
+ * aggregate's limits (TPC-H Q1: 11 partials are 8). */
 typedef struct Partials {
     BAgg *aggs;
     int n;
