@@ -656,8 +656,8 @@ Test(memory_gpu, budget_sends_unfit_plans_to_the_cpu) {
     make_digit_tables(db, 10, NULL, 0);
     const char *qs[] = {
         "SELECT k % 7, COUNT(DISTINCT v) FROM f GROUP BY 1 ORDER BY 1",
-        "SELECT COUNT(*), SUM(a.v) FROM f a WHERE a.k > 5 AND EXISTS (SELECT 1 FROM f b WHERE "
-        "b.k = a.k - 3 AND b.v > a.v)",
+        ("SELECT COUNT(*), SUM(a.v) FROM f a WHERE a.k > 5 AND EXISTS (SELECT 1 FROM f b WHERE "
+         "b.k = a.k - 3 AND b.v > a.v)"),
         "SELECT k % 5, SUM(v), COUNT(*) FROM f WHERE k > 17 GROUP BY 1 ORDER BY 1"};
     const char *why[] = {"cannot run in chunks", "whole", NULL};
     for (size_t q = 0; q < sizeof qs / sizeof qs[0]; q++) {
