@@ -168,13 +168,11 @@ static const CatColumn *f_col(const BSelect *b, int f, const BExpr *e) {
     return t && e->col < t->ncols ? &t->cols[e->col] : NULL;
 }
 
-/* OpColOf over a bound block (ud): the column of a base relation. */
-static const CatColumn *block_col(const void *ud, const BExpr *e) {
-    const BSelect *b = ud;
-    if (!e || e->kind != BE_COL || e->slot < 0 || e->slot >= b->nrels) return NULL;
-    const BRel *r = &b->rels[e->slot];
-    if (r->sub || !r->table || e->col < 0 || e->col >= r->table->ncols) return NULL;
-    return &r->table->cols[e->col];
+/* 1 when COUNT(arg) over the block is COUNT(*): arg a column of F
+ * (relation f, not NULL-padded) that holds no NULL. */
+static int count_is_star(const BSelect *b, int f, const BExpr *arg) {
+    const CatColumn *c = f_col(b, f, arg);
+    return c && !c->valid && !gqp_chunk_rel(b, f)->outer;
 }
 
 /* 1 when x and y are the same argument: both absent, the same node, or
@@ -222,8 +220,7 @@ static int partials(PlanArena *a, const BSelect *b, int f, Partials *p) {
         p->cnt[j] = -1;
         p->isum[j] = 0;
         /* COUNT of a column of F without NULLs is COUNT(*) */
-        const CatColumn *fc = g.agg == AGG_COUNT && !g.distinct ? f_col(b, f, g.arg) : NULL;
-        if (fc && !fc->valid && !gqp_chunk_rel(b, f)->outer) {
+        if (g.agg == AGG_COUNT && !g.distinct && count_is_star(b, f, g.arg)) {
             g.agg = AGG_COUNT_STAR;
             g.arg = NULL;
         }
@@ -242,7 +239,7 @@ static int partials(PlanArena *a, const BSelect *b, int f, Partials *p) {
         s.scale = 0;
         int safe = 0;
         double x = g.arg && !bx_is_float(g.arg->type) && g.arg->type != CAT_STRING
-                       ? op_abs_bound(g.arg, block_col, b, &safe)
+                       ? op_abs_bound(g.arg, op_block_col, b, &safe)
                        : HUGE_VAL;
         if (safe && op_sum_no_overflow(rows, x)) {
             s.type = CAT_INT64;
@@ -259,8 +256,7 @@ static int partials(PlanArena *a, const BSelect *b, int f, Partials *p) {
         c.agg = AGG_COUNT;
         c.type = CAT_INT64;
         c.scale = 0;
-        fc = f_col(b, f, g.arg);
-        if (fc && !fc->valid && !gqp_chunk_rel(b, f)->outer) {
+        if (count_is_star(b, f, g.arg)) {
             c.agg = AGG_COUNT_STAR;
             c.arg = NULL;
         }
@@ -929,6 +925,13 @@ void gqp_place_all_cpu(gqp_stmt *st, const char *why) {
     st->placed_device = -1;
 }
 
+GqpBudget gqp_budget_apply(gqp *db, gqp_stmt *st, int *f, int64_t *rows) {
+    char why[sizeof st->budget_cpu];
+    GqpBudget k = gqp_budget_plan(db, st, f, rows, why, sizeof why);
+    if (k == GQP_BUDGET_CPU) gqp_place_all_cpu(st, why);
+    return k;
+}
+
 int gqp_run_select_chunked(gqp *db, gqp_stmt *st, const ExecOptions *opt, int *handled) {
     *handled = 0;
     const char *why = NULL;
@@ -943,18 +946,9 @@ int gqp_run_select_chunked(gqp *db, gqp_stmt *st, const ExecOptions *opt, int *h
     /* the plan's GPU part estimated larger than the device budget */
     int f = -1;
     int64_t rows = 0;
-    char text[sizeof st->budget_cpu];
-    switch (gqp_budget_plan(db, st, &f, &rows, text, sizeof text)) {
-    case GQP_BUDGET_CHUNKS:
-        *handled = 1;
-        return gqp_run_chunked(db, st, f, rows, opt);
-    case GQP_BUDGET_CPU:
-        gqp_place_all_cpu(st, text);
-        break;
-    case GQP_BUDGET_WHOLE:
-        break;
-    }
-    return GQP_OK;
+    if (gqp_budget_apply(db, st, &f, &rows) != GQP_BUDGET_CHUNKS) return GQP_OK;
+    *handled = 1;
+    return gqp_run_chunked(db, st, f, rows, opt);
 }
 
 int gqp_retry_chunked(gqp *db, gqp_stmt *st, const ExecOptions *opt) {

@@ -326,6 +326,17 @@ static void set_true(AstExpr *e) {
 
 static int same_col(const AstExpr *a, const AstExpr *b);
 
+/* 1 when y, an IN subquery's plain-column item, is one of sub's GROUP BY
+ * keys (by name, or GROUP BY 1). */
+static int groups_by_item(const AstSelect *sub, const AstExpr *y) {
+    for (int i = 0; i < sub->ngroup; i++) {
+        const AstExpr *g = sub->group_by[i];
+        if ((g->kind == AST_COLUMN && same_col(g, y)) || (g->kind == AST_INT && g->ival == 1))
+            return 1;
+    }
+    return 0;
+}
+
 /* 1 when IN (is_in) or EXISTS subquery sub may keep its GROUP BY and
  * HAVING in the derived table of a semi join: the HAVING reads no outer
  * column and holds no subquery; an IN's item y is a plain column it groups
@@ -336,12 +347,9 @@ static int grouped_ok(Dc *x, const AstSelect *sub, int is_in) {
     if (!sub->ngroup || sub->distinct || sub->ncompound) return 0;
     const AstExpr *y = is_in && sub->nitems == 1 ? sub->items[0].expr : NULL;
     if (is_in && (!y || y->kind != AST_COLUMN)) return 0;
-    int key = !is_in;
-    for (int i = 0; i < sub->ngroup; i++) {
-        const AstExpr *g = sub->group_by[i];
-        if (g->kind == AST_INT && (!is_in || g->ival != 1)) return 0;
-        key |= y && ((g->kind == AST_COLUMN && same_col(g, y)) || g->kind == AST_INT);
-    }
+    for (int i = 0; i < sub->ngroup; i++)
+        if (sub->group_by[i]->kind == AST_INT && (!is_in || sub->group_by[i]->ival != 1)) return 0;
+    int key = !is_in || groups_by_item(sub, y);
     int in = 0, out = 0, bad = 0, nested = 0;
     census(x, sub, sub->having, &in, &out, &bad, &nested);
     return key && !out && !bad && !nested;
@@ -1140,8 +1148,9 @@ static int flatten_grand(Dc *x, AstSelect *mid, int exists) {
         AstExpr *c = list[i];
         /* x IN (SELECT y FROM C WHERE Q), a conjunct of WHERE, is TRUE
          * exactly when EXISTS (SELECT .. FROM C WHERE Q AND x = y) */
-        int is_in = c->select && c->sub_kind == AST_IN && !c->negated;
-        if (!c->select || !(c->sub_kind == AST_EXISTS || is_in) || c->negated) continue;
+        if (!c->select || c->negated || !(c->sub_kind == AST_EXISTS || c->sub_kind == AST_IN))
+            continue;
+        int is_in = c->sub_kind == AST_IN;
         AstSelect *in = c->select;
         if (is_in && (in->nitems != 1 || in->items[0].expr->kind == AST_STAR)) continue;
         if (!base_only(x, in) || in->ngroup || in->having || in->offset ||
@@ -1208,12 +1217,7 @@ static int in_drop_group(Dc *x, AstExpr *e) {
     in = out = bad = nested = 0;
     census(x, sub, sub->where, &in, &out, &bad, &nested);
     if (!out) return 0; /* uncorrelated: its grouped rows make a shorter list */
-    int key = 0;
-    for (int i = 0; i < sub->ngroup && !key; i++) {
-        const AstExpr *g = sub->group_by[i];
-        key = (g->kind == AST_COLUMN && same_col(g, y)) || (g->kind == AST_INT && g->ival == 1);
-    }
-    if (!key) return 0;
+    if (!groups_by_item(sub, y)) return 0;
     sub->ngroup = 0;
     sub->group_by = NULL;
     return 1;

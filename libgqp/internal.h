@@ -181,6 +181,9 @@ GqpBudget gqp_budget_plan(gqp *db, gqp_stmt *st, int *f, int64_t *rows, char *wh
 /* Every node of st's DAG on the CPU, each giving why as its reason (kept
  * in st->budget_cpu too); the statement is placed again at its next run. */
 void gqp_place_all_cpu(gqp_stmt *st, const char *why);
+/* gqp_budget_plan, with its CPU placement applied (gqp_place_all_cpu):
+ * what a run (or EXPLAIN of one) does with st's plan. */
+GqpBudget gqp_budget_apply(gqp *db, gqp_stmt *st, int *f, int64_t *rows);
 /* After a device out-of-memory under --device gpu (db's message): run
  * st's SELECT again in chunks, smaller until it fits; GQP_ERROR (message
  * kept) when it cannot be chunked. */

@@ -319,12 +319,9 @@ int gqp_explain_stmt_locked(gqp *db, gqp_stmt *st, int flags, char **out) {
     /* under a memory_limit: what the run does (ANALYZE: did) with the plan */
     int bf = -1;
     int64_t brows = 0;
-    if (!an && db->chunk_rows <= 0) {
-        char why[sizeof st->budget_cpu];
-        GqpBudget bk = gqp_budget_plan(db, st, &bf, &brows, why, sizeof why);
-        if (bk == GQP_BUDGET_CPU) gqp_place_all_cpu(st, why);
-        if (bk != GQP_BUDGET_CHUNKS) brows = 0;
-    }
+    if (!an && db->chunk_rows <= 0 && !st->chunk_note &&
+        gqp_budget_apply(db, st, &bf, &brows) != GQP_BUDGET_CHUNKS)
+        brows = 0;
     char *s = (flags & GQP_EXPLAIN_JSON)  ? plan_explain_json(st->dag, an)
               : (flags & GQP_EXPLAIN_DOT) ? plan_explain_dot(st->dag, an)
                                           : plan_explain_text(st->dag, an);

@@ -124,6 +124,14 @@ double op_abs_bound(const BExpr *e, OpColOf col_of, const void *ud, int *safe) {
     return r;
 }
 
+const CatColumn *op_block_col(const void *ud, const BExpr *e) {
+    const BSelect *b = ud;
+    if (!b || !e || e->kind != BE_COL || e->slot < 0 || e->slot >= b->nrels) return NULL;
+    const BRel *r = &b->rels[e->slot];
+    if (r->sub || !r->table || e->col < 0 || e->col >= r->table->ncols) return NULL;
+    return &r->table->cols[e->col];
+}
+
 const CatColumn *op_state_col(const void *ud, const BExpr *e) {
     const LowState *st = ud;
     if (!st || !e || e->kind != BE_COL || e->slot < 0 || e->slot >= st->nslots) return NULL;

@@ -131,17 +131,12 @@ static int dim_index(const DensePlan *p, int rel) {
     return -1;
 }
 
-/* OpColOf over a block (ud): plain_col. */
-static const CatColumn *block_col(const void *ud, const BExpr *e) {
-    return plain_col(ud, e);
-}
-
 /* An upper bound on |e| over the rows of the block, from the catalog's
  * statistics (op_abs_bound), HUGE_VAL when unknown or when some integer
  * operation inside e may overflow. */
 static double abs_bound(const BSelect *b, const BExpr *e) {
     int safe = 0;
-    double r = op_abs_bound(e, block_col, b, &safe);
+    double r = op_abs_bound(e, op_block_col, b, &safe);
     return safe ? r : HUGE_VAL;
 }
 
@@ -156,7 +151,7 @@ static int dense_no_overflow(const BSelect *b, const DensePlan *p, double *bound
         const BAgg *ag = &b->aggs[a];
         if (!ag->arg) continue;
         int safe = 0; /* no integer operation inside (a OP b) may overflow */
-        double x = op_abs_bound(ag->arg, block_col, b, &safe);
+        double x = op_abs_bound(ag->arg, op_block_col, b, &safe);
         if (!safe) return 0;
         if (ag->agg == AGG_SUM || ag->agg == AGG_AVG) {
             if (!op_sum_no_overflow(rows, x)) return 0;

@@ -194,6 +194,9 @@ typedef const CatColumn *(*OpColOf)(const void *ud, const BExpr *e);
 double op_abs_bound(const BExpr *e, OpColOf col_of, const void *ud, int *safe);
 /* OpColOf over a LowState (ud): the column of a base-table slot. */
 const CatColumn *op_state_col(const void *ud, const BExpr *e);
+/* OpColOf over a bound block (ud: a BSelect): the column of one of its
+ * base relations (NULL for a derived table's). */
+const CatColumn *op_block_col(const void *ud, const BExpr *e);
 /* An upper bound on the rows of st: the product of the row counts of its
  * joined base tables (each at least 1); HUGE_VAL with a computed slot. */
 double op_state_rows_bound(const LowState *st);
