@@ -33,10 +33,11 @@
  * C are the conjuncts of the subquery's WHERE that read a column of the
  * enclosing SELECT's FROM (correlated), L the others. The derived table is
  * uncorrelated, so it is materialized like any other (subquery.c), and the
- * joins run on the join primitives of either device. Shapes outside these
- * (correlation in a GROUP BY subquery, to a grand-parent
- * query, under OR in a scalar over outer columns that hold NULLs) are left
- * alone and end in "Not
+ * joins run on the join primitives of either device. A magic set whose
+ * outer column c may be NULL where no conjunct rejects it is split first:
+ * CASE WHEN c IS NULL THEN <the subquery, c := NULL> ELSE <it> END
+ * (null_split). Shapes outside these (a magic set over two outer tables,
+ * most grand-parent correlations) are left alone and end in "Not
  * implemented Error: correlated subquery" as before.
  */
 #include <stdio.h>
@@ -45,7 +46,9 @@
 
 #include "libgqp/internal.h"
 
-#define DC_MAX_ADD 16 /* derived tables one SELECT may gain */
+#define DC_MAX_ADD 64 /* derived tables one SELECT may gain */
+
+#define DC_MAX_NONNULL 8 /* outer columns a CASE has proven non-NULL */
 
 typedef struct Dc {
     gqp *db;
@@ -53,6 +56,10 @@ typedef struct Dc {
     AstSelect *outer;
     int nadd; /* FROM entries to append */
     AstTableRef add[DC_MAX_ADD];
+    /* outer columns known non-NULL where the subquery being rewritten is
+     * evaluated: it is the ELSE of CASE WHEN <column> IS NULL (null_split) */
+    const AstExpr *nonnull[DC_MAX_NONNULL];
+    int nnonnull;
 } Dc;
 
 /* 1 when every FROM entry of s is a base table (so its columns are known
@@ -71,6 +78,15 @@ static int base_only(Dc *x, const AstSelect *s) {
     return 1;
 }
 
+/* 1 when column e names a derived table this rewrite already joined to the
+ * outer FROM (a decorrelated subquery's value, e.g. in the operand of an
+ * IN whose own subquery is then decorrelated): an outer column. */
+static int added_col(const Dc *x, const AstExpr *e) {
+    for (int i = 0; e->table && i < x->nadd; i++)
+        if (strcasecmp(e->table, x->add[i].alias) == 0) return 1;
+    return 0;
+}
+
 /* Column census of e (not inside nested subqueries): *inner counts columns
  * of sub's FROM, *outer columns of the enclosing FROM only, *bad columns
  * of neither; *nested counts nested subqueries. */
@@ -81,7 +97,7 @@ static void census(Dc *x, const AstSelect *sub, const AstExpr *e, int *inner, in
     if (e->kind == AST_COLUMN) {
         if (gqp_resolves_in(x->db, sub, e))
             (*inner)++;
-        else if (gqp_resolves_in(x->db, x->outer, e))
+        else if (gqp_resolves_in(x->db, x->outer, e) || added_col(x, e))
             (*outer)++;
         else
             (*bad)++;
@@ -677,9 +693,11 @@ static int to_magic(Dc *x, Split *s, AstExpr *e, const AstExpr **cols, int n, co
  * are D's columns, joined back on outer column = key. Only conjuncts that
  * are comparisons of columns, constants and arithmetic (NULL when an outer
  * column is NULL, as an unmatched row's value over no rows assumes).
- * Sets group / *ngroup and *on. Returns 1, 0 (not this shape), -1. */
-static int magic_keys(Dc *x, Split *s, AstExpr ***group, int *ngroup, AstExpr **on,
-                      AstExpr **first) {
+ * Sets group / *ngroup and *on. Returns 1, 0 (not this shape), -1, or 2
+ * (nothing changed) when an outer column may be NULL where no conjunct
+ * rejects it: *nullcol names it, for null_split. */
+static int magic_keys(Dc *x, Split *s, AstExpr ***group, int *ngroup, AstExpr **on, AstExpr **first,
+                      const AstExpr **nullcol) {
     const AstExpr *cols[DC_MAX_COLS];
     int n = 0, entry = -1;
     for (int i = 0; i < s->ncorr; i++)
@@ -693,9 +711,14 @@ static int magic_keys(Dc *x, Split *s, AstExpr ***group, int *ngroup, AstExpr **
      * again, and this checked again, whenever the table changes) */
     for (int i = 0; i < n; i++) {
         int rejected = 0;
+        for (int j = 0; j < x->nnonnull && !rejected; j++)
+            rejected = same_col(x->nonnull[j], cols[i]);
         for (int j = 0; j < s->ncorr && !rejected; j++)
             rejected = null_rejects(x, s, s->corr[j], cols[i]);
-        if (!rejected && !outer_not_null(x, cols[i], entry)) return 0;
+        if (!rejected && !outer_not_null(x, cols[i], entry)) {
+            *nullcol = cols[i];
+            return 2;
+        }
     }
     SqlArena *a = x->st->parse_arena;
     AstSelect *sub = s->sub;
@@ -813,6 +836,78 @@ static int lookup_join(Dc *x, AstExpr *ex, Split *s, AstExpr **keys, AstExpr **o
     return 1;
 }
 
+static AstExpr *deep_copy(Dc *x, const AstExpr *e);
+
+/* e with every reference to the outer column c (not a column of sub's
+ * FROM) replaced in place by NULL. */
+static void to_null(Dc *x, const AstSelect *sub, AstExpr *e, const AstExpr *c) {
+    if (!e) return;
+    if (e->kind == AST_COLUMN) {
+        if (same_col(e, c) && !gqp_resolves_in(x->db, sub, e)) {
+            int64_t pos = e->pos, end = e->end;
+            memset(e, 0, sizeof *e);
+            e->kind = AST_NULL;
+            e->pos = pos;
+            e->end = end;
+            e->height = e->weight = 1;
+        }
+        return;
+    }
+    to_null(x, sub, e->a, c);
+    to_null(x, sub, e->b, c);
+    to_null(x, sub, e->c, c);
+    for (int i = 0; i < e->nlist; i++)
+        to_null(x, sub, e->list[i], c);
+}
+
+static int scalar(Dc *x, AstExpr *ex, int strict);
+
+/* Scalar subquery node ex whose magic set stopped at outer column c, which
+ * may be NULL where no correlated conjunct rejects it (an outer row with c
+ * NULL would find no partner on c = key, yet the subquery over it need not
+ * be empty: "c IS NULL OR i > 0"). ex becomes
+ *   CASE WHEN c IS NULL THEN <ex, c replaced by NULL> ELSE <ex> END,
+ * each arm decorrelated on its own: the THEN no longer reads c (it may be
+ * uncorrelated now), the ELSE is evaluated only where c is not NULL
+ * (x->nonnull), so its join back on c = key is exact. One split per such
+ * column. Returns 1 rewritten, 0 left alone, -1 out of memory. */
+static int null_split(Dc *x, AstExpr *ex, const AstExpr *c) {
+    if (x->nnonnull >= DC_MAX_NONNULL || x->nadd + 2 > DC_MAX_ADD) return 0;
+    AstSelect *sub = ex->select;
+    SqlArena *a = x->st->parse_arena;
+    AstSelect *ns = sql_arena_alloc(a, sizeof *ns);
+    AstSelectItem *items = sql_arena_alloc(a, sizeof *items * (size_t)sub->nitems);
+    AstExpr *nq = node(x, AST_SUBQUERY, ex->pos), *els = node(x, AST_SUBQUERY, ex->pos);
+    AstExpr *isn = node(x, AST_ISNULL, ex->pos), *col = node(x, AST_COLUMN, c->pos);
+    if (!ns || !items || !nq || !els || !isn || !col) return -1;
+    /* the THEN arm's own copy: the ELSE's rewrite changes sub in place */
+    *ns = *sub;
+    for (int i = 0; i < sub->nitems; i++) {
+        items[i] = sub->items[i];
+        if (!(items[i].expr = deep_copy(x, sub->items[i].expr))) return -1;
+    }
+    ns->items = items;
+    if (sub->where && !(ns->where = deep_copy(x, sub->where))) return -1;
+    to_null(x, sub, ns->where, c);
+    *nq = *ex;
+    nq->select = ns;
+    *els = *ex;
+    *col = *c;
+    isn->a = col;
+    isn->height = 2;
+    isn->weight = 2;
+    x->nonnull[x->nnonnull++] = col;
+    int rc = scalar(x, els, 0);
+    x->nnonnull--;
+    if (rc <= 0) return rc;
+    if (scalar(x, nq, 0) < 0) return -1;
+    AstExpr *arms[2] = {isn, nq};
+    AstExpr *cs = case_when(x, arms, 2, els, ex->pos, ex->end);
+    if (!cs) return -1;
+    *ex = *cs;
+    return 1;
+}
+
 /* Scalar subquery node ex; strict: it is an operand of a comparison that
  * is a top-level WHERE conjunct. Returns 1 rewritten, 0 left alone, -1. */
 static int scalar(Dc *x, AstExpr *ex, int strict) {
@@ -848,7 +943,10 @@ static int scalar(Dc *x, AstExpr *ex, int strict) {
     }
     if (lookup) return lookup_join(x, ex, &s, keys, outer_side, eq_shape, strict);
     if (!eq_shape) {
-        if ((rc = magic_keys(x, &s, &group, &ngroup, &on, &first)) <= 0) return rc;
+        const AstExpr *nullcol = NULL;
+        rc = magic_keys(x, &s, &group, &ngroup, &on, &first, &nullcol);
+        if (rc == 2) return null_split(x, ex, nullcol);
+        if (rc <= 0) return rc;
     } else {
         if (!(group = sql_arena_alloc(a, sizeof *group * (size_t)s.ncorr))) return -1;
         ngroup = s.ncorr;
@@ -1305,6 +1403,9 @@ static int walk(Dc *x, AstExpr *e, int top) {
     if (e->select && (e->sub_kind == AST_EXISTS || e->sub_kind == AST_IN) &&
         flatten_grand(x, e->select, e->sub_kind == AST_EXISTS) < 0)
         return -1;
+    /* an IN's operand first: a correlated subquery there becomes a column
+     * of a joined derived table, which the IN's rewrite may then read */
+    if (e->select && e->sub_kind == AST_IN && walk(x, e->a, 0)) return -1;
     if (e->select && e->sub_kind == AST_IN) in_drop_group(x, e);
     if (e->select && e->sub_kind == AST_IN && (rc = in_agg_to_cmp(x, e)) != 0)
         return rc < 0 ? -1 : walk(x, e, top);

@@ -41,8 +41,14 @@ static double bound_rec(const BExpr *e, OpColOf col_of, const void *ud, int *saf
         const CatColumn *col = is_int && col_of ? col_of(ud, e) : NULL;
         /* statistics of the column's current rows (stats.rows == n), or of
          * a whole column this one is a range of */
-        if (col && int_type(col->type) && (col->stats.rows == col->n || col->stats_cover))
-            r = col->stats.has_minmax ? fmax(fabs(col->stats.min), fabs(col->stats.max)) : 0;
+        if (col && int_type(col->type) && (col->stats.rows == col->n || col->stats_cover)) {
+            /* no min/max: 0 only when every row is NULL (a derived table's
+             * placeholder has row counts but no values yet) */
+            if (col->stats.has_minmax)
+                r = fmax(fabs(col->stats.min), fabs(col->stats.max));
+            else if (col->stats.nulls == col->stats.rows)
+                r = 0;
+        }
         break;
     }
     case BE_UNARY:

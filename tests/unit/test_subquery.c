@@ -100,18 +100,19 @@ Test(subquery, correlated_is_an_error_at_the_column) {
     static const char *const bad[] = {
         /* correlated to a grand-parent query */
         "SELECT a FROM t WHERE a IN (SELECT x FROM u WHERE x IN (SELECT a FROM u WHERE y = t.b))",
-        /* a scalar correlated under OR over an outer column with NULLs
-         * (t.b), an IN whose subquery is grouped */
-        "SELECT a FROM t WHERE a > (SELECT MAX(x) FROM u WHERE x < b OR b IS NULL)",
+        /* a magic set over columns of two outer tables, an IN whose
+         * subquery is grouped (a scalar correlated under OR over an outer
+         * column with NULLs is split: tests/sql/gen/correlated.sql.in) */
+        "SELECT a FROM t, u AS v WHERE a > (SELECT MAX(x) FROM u WHERE x < t.b + v.y)",
         "SELECT a FROM t WHERE NOT (a = 1 OR b IN (SELECT MAX(x) FROM u WHERE u.y = t.a GROUP BY "
         "x))",
     };
     /* (NOT IN, IN anywhere, EXISTS under OR / in the select list and
      * EXISTS over an aggregate are decorrelated:
      * tests/sql/gen/correlated.sql.in) */
-    /* more correlated subqueries in one WHERE than derived tables it may gain (16) */
+    /* more correlated subqueries in one WHERE than derived tables it may gain (64) */
     char many[4096] = "SELECT a FROM t WHERE 1";
-    for (int k = 0; k < 17; k++)
+    for (int k = 0; k < 65; k++)
         strcat(many, " AND EXISTS (SELECT 1 FROM u WHERE u.x = t.a)");
     gqp_stmt *mst = NULL;
     cr_expect_neq(gqp_prepare(db, many, -1, &mst, NULL), GQP_OK);
