@@ -803,6 +803,141 @@ static int key_unique(Dc *x, const AstSelect *sub, const AstExpr *col) {
     return cat_table_ready(t) == 0 && cat_column_unique(&t->cols[c]) > 0;
 }
 
+static AstExpr *agg_call(Dc *x, const char *name, AstExpr *arg, int64_t pos);
+static AstExpr *count_of(Dc *x, AstExpr *arg, int64_t pos);
+static AstExpr *deep_copy(Dc *x, const AstExpr *e);
+
+/* alias.name = e, a new node (NULL when out of memory). */
+static AstExpr *eq_col(Dc *x, const char *alias, const char *name, AstExpr *e) {
+    AstExpr *c = colref(x, alias, name, e->pos);
+    return c ? bin(x, OP_EQ, e, c) : NULL;
+}
+
+/* The scalar (SELECT e FROM T WHERE o1 = i1 AND .. AND L ORDER BY z [DESC]
+ * [LIMIT n >= 1]) without an aggregate whose keys may repeat: the first
+ * row of each key's rows in z's order, SQLite's NULLs first (ASC) or last
+ * (DESC). With M = (SELECT i1 AS __k1, .., MIN|MAX(z) AS __m, COUNT(*) -
+ * COUNT(z) AS __nn FROM T WHERE L GROUP BY i1, ..), the rows that come
+ * first are those of T (WHERE L) joined to M on i1 = __k1 .. and
+ *   ASC:  (__nn > 0 AND z IS NULL) OR (__nn = 0 AND z = __m)
+ *   DESC: (__m IS NULL AND z IS NULL) OR z = __m
+ * grouped by i1, .. with MIN(e) as __v (rows tied on z: the least e, where
+ * SQLite takes the first it meets), LEFT JOINed on o1 = __k1 AND ..; no
+ * row is NULL as before. Returns 1 rewritten, 0 left alone, -1. */
+static int top1_join(Dc *x, AstExpr *ex, Split *s, AstExpr **keys, AstExpr **outer_side) {
+    AstSelect *sub = s->sub;
+    if (sub->norder != 1 || sub->offset || s->ncorr + 2 > DC_MAX_COLS ||
+        s->nlocal + 2 > DC_MAX_CONJ)
+        return 0;
+    AstExpr *z = sub->order_by[0].expr;
+    int desc = sub->order_by[0].desc;
+    if (z->kind == AST_INT) {
+        if (z->ival != 1) return 0;
+        z = sub->items[0].expr; /* ORDER BY 1 */
+    }
+    int in = 0, out = 0, bad = 0, nested = 0;
+    census(x, sub, z, &in, &out, &bad, &nested);
+    if (out || bad || nested || has_agg(z)) return 0;
+    SqlArena *a = x->st->parse_arena;
+    int64_t pos = ex->pos;
+    /* M over its own copies of T's FROM, L, the keys and z */
+    AstSelect *m = sql_arena_alloc(a, sizeof *m);
+    AstSelectItem *mi = sql_arena_alloc(a, sizeof *mi * (size_t)(s->ncorr + 2));
+    AstExpr **mg = sql_arena_alloc(a, sizeof *mg * (size_t)s->ncorr);
+    AstTableRef *from = sql_arena_alloc(a, sizeof *from * (size_t)(sub->nfrom + 1));
+    if (!m || !mi || !mg || !from) return -1;
+    char malias[32];
+    snprintf(malias, sizeof malias, "__gqp_mt%llu", (unsigned long long)++x->db->ntemps);
+    AstExpr *lw[DC_MAX_CONJ];
+    for (int i = 0; i < s->nlocal; i++)
+        if (!(lw[i] = deep_copy(x, s->local[i]))) return -1;
+    int oom = 0;
+    m->where = and_all(x, lw, s->nlocal, &oom);
+    if (oom) return -1;
+    m->from = sub->from;
+    m->nfrom = sub->nfrom;
+    for (int i = 0; i < s->ncorr; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "__k%d", i + 1);
+        if (!(mi[i].expr = deep_copy(x, keys[i])) || !(mg[i] = deep_copy(x, keys[i])) ||
+            !(mi[i].alias = sql_arena_strndup(a, name, strlen(name))))
+            return -1;
+    }
+    AstExpr *zm = deep_copy(x, z), *zc = deep_copy(x, z);
+    AstExpr *ext = zm ? agg_call(x, desc ? "max" : "min", zm, pos) : NULL;
+    AstExpr *all = agg_call(x, "count", NULL, pos), *nonnull = zc ? count_of(x, zc, pos) : NULL;
+    AstExpr *nn = all && nonnull ? bin(x, OP_SUB, all, nonnull) : NULL;
+    if (!ext || !nn) return -1;
+    mi[s->ncorr].expr = ext;
+    mi[s->ncorr + 1].expr = nn;
+    if (!(mi[s->ncorr].alias = sql_arena_strndup(a, "__m", 3)) ||
+        !(mi[s->ncorr + 1].alias = sql_arena_strndup(a, "__nn", 4)))
+        return -1;
+    m->items = mi;
+    m->nitems = s->ncorr + 2;
+    m->group_by = mg;
+    m->ngroup = s->ncorr;
+    /* T's rows that come first: joined to M on the keys, z picked */
+    memcpy(from, sub->from, sizeof *from * (size_t)sub->nfrom);
+    memset(&from[sub->nfrom], 0, sizeof *from);
+    from[sub->nfrom].alias = sql_arena_strndup(a, malias, strlen(malias));
+    from[sub->nfrom].subquery = m;
+    from[sub->nfrom].pos = sub->from[0].pos;
+    if (!from[sub->nfrom].alias) return -1;
+    for (int i = 0; i < s->ncorr; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "__k%d", i + 1);
+        AstExpr *k = deep_copy(x, keys[i]);
+        if (!k || !(s->local[s->nlocal++] = eq_col(x, malias, name, k))) return -1;
+    }
+    AstExpr *z1 = deep_copy(x, z), *z2 = deep_copy(x, z);
+    AstExpr *zn = node(x, AST_ISNULL, pos), *mref = colref(x, malias, "__m", pos);
+    AstExpr *nref = colref(x, malias, "__nn", pos), *zero = node(x, AST_INT, pos);
+    if (!z1 || !z2 || !zn || !mref || !nref || !zero) return -1;
+    zn->a = z1;
+    zn->height = z1->height + 1;
+    zn->weight = z1->weight + 1;
+    AstExpr *pick;
+    if (desc) {
+        AstExpr *mn = node(x, AST_ISNULL, pos);
+        if (!mn) return -1;
+        mn->a = mref;
+        mn->height = mn->weight = 2;
+        AstExpr *eqm = eq_col(x, malias, "__m", z2), *both = bin(x, OP_AND, mn, zn);
+        pick = eqm && both ? bin(x, OP_OR, both, eqm) : NULL;
+    } else {
+        AstExpr *nref2 = colref(x, malias, "__nn", pos), *zero2 = node(x, AST_INT, pos);
+        AstExpr *has = bin(x, OP_GT, nref, zero);
+        AstExpr *none = nref2 && zero2 ? bin(x, OP_EQ, nref2, zero2) : NULL;
+        AstExpr *eqm = eq_col(x, malias, "__m", z2);
+        AstExpr *l = has ? bin(x, OP_AND, has, zn) : NULL;
+        AstExpr *r = none && eqm ? bin(x, OP_AND, none, eqm) : NULL;
+        pick = l && r ? bin(x, OP_OR, l, r) : NULL;
+    }
+    if (!pick) return -1;
+    s->local[s->nlocal++] = pick;
+    sub->from = from;
+    sub->nfrom++;
+    /* grouped by the keys, MIN(e) of the rows picked, joined back */
+    AstExpr **group = sql_arena_alloc(a, sizeof *group * (size_t)s->ncorr), *on = NULL;
+    if (!group) return -1;
+    for (int i = 0; i < s->ncorr; i++) {
+        group[i] = keys[i];
+        AstExpr *k = export_col(x, s, keys[i], "__k");
+        AstExpr *eq = k ? bin(x, OP_EQ, outer_side[i], k) : NULL;
+        if (!eq || !(on = on ? bin(x, OP_AND, on, eq) : eq)) return -1;
+    }
+    AstExpr *mv = agg_call(x, "min", sub->items[0].expr, pos);
+    AstExpr *v = mv ? export_col(x, s, mv, "__v") : NULL;
+    if (!v) return -1;
+    if (append(x, s, AST_JOIN_LEFT, on, group, s->ncorr, pos) != 0) return -1;
+    int64_t end = ex->end;
+    *ex = *v;
+    ex->pos = pos;
+    ex->end = end;
+    return 1;
+}
+
 /* A scalar subquery without an aggregate, (SELECT e FROM T WHERE o1 = i1
  * AND .. AND L [ORDER BY ..] [LIMIT n >= 1]), whose keys i1.. include a
  * column of T that holds each value at most once: at most one row per
@@ -819,7 +954,7 @@ static int lookup_join(Dc *x, AstExpr *ex, Split *s, AstExpr **keys, AstExpr **o
     int uniq = 0;
     for (int i = 0; i < s->ncorr && !uniq; i++)
         uniq = key_unique(x, sub, keys[i]);
-    if (!uniq) return 0;
+    if (!uniq) return top1_join(x, ex, s, keys, outer_side);
     AstExpr *on = NULL;
     for (int i = 0; i < s->ncorr; i++) {
         AstExpr *k = export_col(x, s, keys[i], "__k");
@@ -835,8 +970,6 @@ static int lookup_join(Dc *x, AstExpr *ex, Split *s, AstExpr **keys, AstExpr **o
     ex->end = end;
     return 1;
 }
-
-static AstExpr *deep_copy(Dc *x, const AstExpr *e);
 
 /* e with every reference to the outer column c (not a column of sub's
  * FROM) replaced in place by NULL. */
@@ -1020,7 +1153,6 @@ static int exists_normalize(Dc *x, AstExpr *e) {
     return 0;
 }
 
-static AstExpr *count_of(Dc *x, AstExpr *arg, int64_t pos);
 static int count_sub(Dc *x, const AstSelect *sub, AstExpr *item, AstExpr *extra, int64_t pos,
                      AstExpr **out);
 
@@ -1090,11 +1222,12 @@ static AstExpr *deep_copy(Dc *x, const AstExpr *e) {
     return c;
 }
 
-/* COUNT(*) (arg NULL) or COUNT(arg), a new node. */
-static AstExpr *count_of(Dc *x, AstExpr *arg, int64_t pos) {
+/* name(*) (arg NULL) or name(arg), a new aggregate call node. */
+static AstExpr *agg_call(Dc *x, const char *name, AstExpr *arg, int64_t pos) {
     AstExpr **args = sql_arena_alloc(x->st->parse_arena, sizeof *args);
     AstExpr *f = node(x, AST_FUNC, pos), *star = arg ? arg : node(x, AST_STAR, pos);
-    if (!args || !f || !star || !(f->str = sql_arena_strndup(x->st->parse_arena, "count", 5)))
+    if (!args || !f || !star ||
+        !(f->str = sql_arena_strndup(x->st->parse_arena, name, strlen(name))))
         return NULL;
     args[0] = star;
     f->list = args;
@@ -1102,6 +1235,11 @@ static AstExpr *count_of(Dc *x, AstExpr *arg, int64_t pos) {
     f->height = star->height + 1;
     f->weight = star->weight + 1;
     return f;
+}
+
+/* COUNT(*) (arg NULL) or COUNT(arg), a new node. */
+static AstExpr *count_of(Dc *x, AstExpr *arg, int64_t pos) {
+    return agg_call(x, "count", arg, pos);
 }
 
 /* The correlated scalar (SELECT <item> FROM F WHERE <sub's WHERE, copied>
