@@ -350,6 +350,26 @@ if has memlimit; then
     done
 fi
 
+if has ncu; then
+    # issue 12: Nsight Compute's counters (speed of light, occupancy, launch,
+    # memory, warp stalls) for every GPU kernel of chosen SSB queries
+    # (GQP_NCU_QUERIES, default q1.1 q2.1 q3.1 q4.1) at SF GQP_NCU_SF
+    # (default 10), one bench_gqp process each (warm-up + 1 run), into
+    # $OUT/ncu-<query>.txt; clocks left alone (--clock-control none)
+    T0=$(date +%s)
+    D=/tmp/ssb-bench/ssb-sf${GQP_NCU_SF:-10}
+    [ -f $D/gqp.yaml ] || $B/gqp gen ssb --sf ${GQP_NCU_SF:-10} --out $D > "$LOG/gen-ncu.log" 2>&1
+    NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
+    for q in ${GQP_NCU_QUERIES:-q1.1 q2.1 q3.1 q4.1}; do
+        timeout 150 "$NCU" --clock-control none --section SpeedOfLight --section Occupancy \
+            --section LaunchStats --section MemoryWorkloadAnalysis --section WarpStateStats \
+            --section SchedulerStats $B/bench_gqp -c $D/gqp.yaml --device gpu --repeat 1 \
+            tests/ssb/queries/$q.sql > "$OUT/ncu-$q.txt" 2>&1
+        say "ncu $q: rc=$? $(grep -c 'Section: GPU Speed Of Light' "$OUT/ncu-$q.txt") kernels"
+    done
+    say "ncu: $(( $(date +%s) - T0 )) s"
+fi
+
 [ -n "${MEMDEV_PID:-}" ] && wait "$MEMDEV_PID"
 tar czf "$OUT/logs.tgz" -C "$OUT" logs && rm -rf "$LOG"
 echo "==== summary ===="
