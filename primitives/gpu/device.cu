@@ -929,7 +929,7 @@ struct DaArgs {
  * k < R; rows that are not live are not loaded (v = 0). STREAM marks fact
  * columns, read once: loaded evict-first so that keymaps and dimension
  * columns stay in L2. */
-template <int R, bool STREAM>
+template <int R, bool STREAM, bool LEAN>
 static __device__ __forceinline__ void da_tile(const DaCol &c, const int64_t (&r)[R],
                                                const bool (&live)[R], int64_t (&v)[R],
                                                bool (&p)[R]) {
@@ -937,6 +937,16 @@ static __device__ __forceinline__ void da_tile(const DaCol &c, const int64_t (&r
 #pragma unroll
     for (int k = 0; k < R; ++k)
         v[k] = 0;
+    if (LEAN) { /* every column INT32 without NULLs (checked by the host) */
+#pragma unroll
+        for (int k = 0; k < R; ++k) {
+            if (live[k])
+                v[k] =
+                    stream ? __ldcs((const int *)c.data + r[k]) : __ldg((const int *)c.data + r[k]);
+            p[k] = live[k];
+        }
+        return;
+    }
     switch (c.type) {
     case PRIM_U8:
 #pragma unroll
@@ -975,12 +985,12 @@ static __device__ __forceinline__ void da_tile(const DaCol &c, const int64_t (&r
 /* Adds key j's code to g[k] for the live rows (values at rows rr[k] of the
  * key's column: fact rows or dimension rows); a code outside the key's
  * cardinality drops the row (as on the CPU). */
-template <int R, bool STREAM>
+template <int R, bool STREAM, bool LEAN>
 static __device__ __forceinline__ void da_key(const DaArgs &a, int j, const int64_t (&rr)[R],
                                               bool (&ok)[R], int64_t (&g)[R]) {
     int64_t v[R];
     bool p[R];
-    da_tile<R, STREAM>(a.key[j], rr, ok, v, p);
+    da_tile<R, STREAM, LEAN>(a.key[j], rr, ok, v, p);
     const int64_t kmn = a.key_min[j], span = a.key_span[j], st = a.stride[j];
 #pragma unroll
     for (int k = 0; k < R; ++k) {
@@ -1090,8 +1100,8 @@ static __device__ __forceinline__ void da_block_flush(const DaArgs &a, long long
  * overflows of sums and of a OP b (false when the planner proved there are
  * none, PrimDenseAgg.nocheck: the tracking is then dead code, and the sum
  * atomics need not return the old value). */
-template <int MODE, int MAXA, bool CHECK>
-__global__ void __launch_bounds__(GQP_BLOCK) denseagg_kernel(const DaArgs a) {
+template <int MODE, int MAXA, bool CHECK, bool LEAN, int MINB>
+__global__ void __launch_bounds__(GQP_BLOCK, MINB) denseagg_kernel(const DaArgs a) {
     constexpr int R = DA_ITEMS, NOUT = PRIM_DA_NOUT(MAXA);
     extern __shared__ long long da_smem[];
     long long *tab = nullptr;
@@ -1118,7 +1128,7 @@ __global__ void __launch_bounds__(GQP_BLOCK) denseagg_kernel(const DaArgs a) {
             ok[k] = r[k] < a.n;
             g[k] = 0;
         }
-        if (a.rows) {
+        if (!LEAN && a.rows) {
 #pragma unroll
             for (int k = 0; k < R; ++k)
                 if (ok[k]) r[k] = __ldcs((const long long *)a.rows + r[k]);
@@ -1127,7 +1137,7 @@ __global__ void __launch_bounds__(GQP_BLOCK) denseagg_kernel(const DaArgs a) {
         for (int f = 0; f < a.nranges; ++f) {
             int64_t v[R];
             bool p[R];
-            da_tile<R, true>(a.range[f], r, ok, v, p);
+            da_tile<R, true, LEAN>(a.range[f], r, ok, v, p);
             const int64_t lo = a.lo[f], hi = a.hi[f];
 #pragma unroll
             for (int k = 0; k < R; ++k)
@@ -1137,7 +1147,7 @@ __global__ void __launch_bounds__(GQP_BLOCK) denseagg_kernel(const DaArgs a) {
         for (int d = 0; d < a.ndims; ++d) {
             int64_t v[R], rd[R];
             bool p[R];
-            da_tile<R, true>(a.fk[d], r, ok, v, p);
+            da_tile<R, true, LEAN>(a.fk[d], r, ok, v, p);
             const int64_t kmin = a.kmin[d], kr = a.krange[d];
             const long long *map = (const long long *)a.map[d];
 #pragma unroll
@@ -1147,11 +1157,11 @@ __global__ void __launch_bounds__(GQP_BLOCK) denseagg_kernel(const DaArgs a) {
                 ok[k] = in && rd[k] >= 0;
             }
             for (int j = 0; j < a.nkeys; ++j)
-                if (a.key_dim[j] == d) da_key<R, false>(a, j, rd, ok, g);
+                if (a.key_dim[j] == d) da_key<R, false, LEAN>(a, j, rd, ok, g);
         }
         /* 3. keys on fact columns */
         for (int j = 0; j < a.nkeys; ++j)
-            if (a.key_dim[j] == -1) da_key<R, true>(a, j, r, ok, g);
+            if (a.key_dim[j] == -1) da_key<R, true, LEAN>(a, j, r, ok, g);
         /* 4. aggregates (mode 3: folded over the lanes of a group first;
          * the warp is converged here: every lane walks the same tiles) */
         unsigned peers[R], live[R];
@@ -1188,11 +1198,11 @@ __global__ void __launch_bounds__(GQP_BLOCK) denseagg_kernel(const DaArgs a) {
             int64_t v[R];
             bool p[R];
             if (a.has_a[q]) {
-                da_tile<R, true>(a.va[q], r, ok, v, p);
+                da_tile<R, true, LEAN>(a.va[q], r, ok, v, p);
                 if (a.has_b[q]) {
                     int64_t u[R];
                     bool pu[R];
-                    da_tile<R, true>(a.vb[q], r, ok, u, pu);
+                    da_tile<R, true, LEAN>(a.vb[q], r, ok, u, pu);
                     const char op = a.op[q];
 #pragma unroll
                     for (int k = 0; k < R; ++k) {
@@ -1301,22 +1311,45 @@ static int da_sm_count(PrimCtx *ctx, int *sms) {
 /* Launches denseagg_kernel<MODE, MAXA, CHECK> with smem bytes of dynamic
  * shared memory: as many blocks as fit on the device at once (occupancy
  * times SM count), no more than there are tiles. Returns 0 or -1. */
-template <int MODE, int MAXA, bool CHECK>
-static int da_launch(PrimCtx *ctx, const DaArgs &a, size_t smem) {
+template <int MODE, int MAXA, bool CHECK, bool LEAN, int MINB>
+static int da_launch1(PrimCtx *ctx, const DaArgs &a, size_t smem) {
     constexpr int R = DA_ITEMS;
     int sms = 0, per_sm = 0;
     if (da_sm_count(ctx, &sms) != 0) return -1;
-    GQP_CUDA_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                          &per_sm, denseagg_kernel<MODE, MAXA, CHECK>, GQP_BLOCK, smem));
+    GQP_CUDA_TRY(ctx,
+                 cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                     &per_sm, denseagg_kernel<MODE, MAXA, CHECK, LEAN, MINB>, GQP_BLOCK, smem));
     if (per_sm < 1) per_sm = 1;
     const int64_t tiles = (a.n + DA_TILE(R) - 1) / DA_TILE(R);
     int64_t grid = (int64_t)sms * per_sm;
     if (grid > tiles) grid = tiles;
     if (grid < 1) grid = 1;
-    denseagg_kernel<MODE, MAXA, CHECK>
+    denseagg_kernel<MODE, MAXA, CHECK, LEAN, MINB>
         <<<(unsigned)grid, GQP_BLOCK, smem, prim_gpu_stream(ctx)>>>(a);
     GQP_LAUNCH_TRY(ctx);
     return 0;
+}
+
+/* The lean form (every column INT32 without NULLs, fact rows in order: one
+ * load path, no validity) for the unchecked shapes of modes 0-2, and its
+ * register cap (minimum resident blocks per SM, GQP_DA_MINB: 6 or 8);
+ * otherwise the general kernel. TUNING (issue 12): Nsight Compute on the
+ * H200, SSB SF 10: the general kernel issues an instruction every 1.8
+ * cycles with 48-64 registers (50-62% occupancy), 1.5 TB/s on Q1.1, 0.6-0.8
+ * TB/s on Q2.1-Q4.1, stalled on loads. */
+template <int MODE, int MAXA, bool CHECK>
+static int da_launch(PrimCtx *ctx, const DaArgs &a, size_t smem, bool lean, int minb) {
+    if constexpr (!CHECK && MODE != 3) {
+        if (lean && minb == 8) return da_launch1<MODE, MAXA, false, true, 8>(ctx, a, smem);
+        if (lean && minb == 6) return da_launch1<MODE, MAXA, false, true, 6>(ctx, a, smem);
+        if (lean) return da_launch1<MODE, MAXA, false, true, 0>(ctx, a, smem);
+    }
+    return da_launch1<MODE, MAXA, CHECK, false, 0>(ctx, a, smem);
+}
+
+/* 1 when column c is INT32 without NULLs (the lean kernel's one form). */
+static bool da_lean_col(const DaCol &c) {
+    return c.type == PRIM_I32 && !c.valid;
 }
 
 /* GPU twin of prim_cpu_denseagg (device pointers in the vectors; spec, in
@@ -1385,6 +1418,21 @@ extern "C" int prim_gpu_denseagg(PrimCtx *ctx, const PrimDenseAgg *spec, const P
     DevBuf st_tmp(ctx);
     if (!(a.status = prim_gpu_status(ctx, st_tmp))) return -1;
 
+    /* the lean kernel when every column it reads is INT32 without NULLs
+     * and rows are in order (GQP_DA_LEAN=0 turns it off; measurements) */
+    bool lean = !a.rows;
+    for (int f = 0; f < a.nranges; ++f)
+        lean = lean && da_lean_col(a.range[f]);
+    for (int d = 0; d < a.ndims; ++d)
+        lean = lean && da_lean_col(a.fk[d]);
+    for (int j = 0; j < a.nkeys; ++j)
+        lean = lean && da_lean_col(a.key[j]);
+    for (int q = 0; q < a.naggs; ++q)
+        lean =
+            lean && (!a.has_a[q] || da_lean_col(a.va[q])) && (!a.has_b[q] || da_lean_col(a.vb[q]));
+    const char *le = getenv("GQP_DA_LEAN"), *me = getenv("GQP_DA_MINB");
+    if (le && strcmp(le, "0") == 0) lean = false;
+    const int minb = me ? atoi(me) : 1;
     int rc;
     const int64_t set_bytes = a.ngroups <= DA_SMEM_MAX
                                   ? a.ngroups * a.nout * (int64_t)sizeof(long long)
@@ -1393,14 +1441,17 @@ extern "C" int prim_gpu_denseagg(PrimCtx *ctx, const PrimDenseAgg *spec, const P
     const bool chk = !s->nocheck;
     if (a.ngroups == 1) {
         if (a.naggs <= 1)
-            rc = chk ? da_launch<0, 1, true>(ctx, a, 0) : da_launch<0, 1, false>(ctx, a, 0);
+            rc = chk ? da_launch<0, 1, true>(ctx, a, 0, lean, minb)
+                     : da_launch<0, 1, false>(ctx, a, 0, lean, minb);
         else if (a.naggs <= 2)
-            rc = chk ? da_launch<0, 2, true>(ctx, a, 0) : da_launch<0, 2, false>(ctx, a, 0);
+            rc = chk ? da_launch<0, 2, true>(ctx, a, 0, lean, minb)
+                     : da_launch<0, 2, false>(ctx, a, 0, lean, minb);
         else if (a.naggs <= 4)
-            rc = chk ? da_launch<0, 4, true>(ctx, a, 0) : da_launch<0, 4, false>(ctx, a, 0);
+            rc = chk ? da_launch<0, 4, true>(ctx, a, 0, lean, minb)
+                     : da_launch<0, 4, false>(ctx, a, 0, lean, minb);
         else
-            rc = chk ? da_launch<0, PRIM_DA_MAX, true>(ctx, a, 0)
-                     : da_launch<0, PRIM_DA_MAX, false>(ctx, a, 0);
+            rc = chk ? da_launch<0, PRIM_DA_MAX, true>(ctx, a, 0, lean, minb)
+                     : da_launch<0, PRIM_DA_MAX, false>(ctx, a, 0, lean, minb);
     } else if (set_bytes <= DA_SMEM_MAX) {
         /* the peer fold (mode 3) only on request: slower wherever measured */
         const char *fe = getenv("GQP_DA_FOLD");
@@ -1410,14 +1461,14 @@ extern "C" int prim_gpu_denseagg(PrimCtx *ctx, const PrimDenseAgg *spec, const P
         a.ncopies = copies;
         const size_t smem = (size_t)(set_bytes * copies);
         if (fold)
-            rc = chk ? da_launch<3, PRIM_DA_MAX, true>(ctx, a, smem)
-                     : da_launch<3, PRIM_DA_MAX, false>(ctx, a, smem);
+            rc = chk ? da_launch<3, PRIM_DA_MAX, true>(ctx, a, smem, lean, minb)
+                     : da_launch<3, PRIM_DA_MAX, false>(ctx, a, smem, lean, minb);
         else
-            rc = chk ? da_launch<1, PRIM_DA_MAX, true>(ctx, a, smem)
-                     : da_launch<1, PRIM_DA_MAX, false>(ctx, a, smem);
+            rc = chk ? da_launch<1, PRIM_DA_MAX, true>(ctx, a, smem, lean, minb)
+                     : da_launch<1, PRIM_DA_MAX, false>(ctx, a, smem, lean, minb);
     } else {
-        rc = chk ? da_launch<2, PRIM_DA_MAX, true>(ctx, a, 0)
-                 : da_launch<2, PRIM_DA_MAX, false>(ctx, a, 0);
+        rc = chk ? da_launch<2, PRIM_DA_MAX, true>(ctx, a, 0, lean, minb)
+                 : da_launch<2, PRIM_DA_MAX, false>(ctx, a, 0, lean, minb);
     }
     if (rc != 0) return rc;
     /* modes 1 and 2 left these counts out: they are the row counts */
