@@ -908,6 +908,10 @@ struct DaArgs {
     int64_t lo[PRIM_DA_MAX], hi[PRIM_DA_MAX];
     DaCol fk[PRIM_DA_MAX];
     const int64_t *map[PRIM_DA_MAX];
+    /* a dimension no key reads (a pure filter): bit i of bits[d] is map[d][i]
+     * >= 0 (krange bits, a few KB where the map has MB: the probe's load
+     * stays in L1); NULL: probe the map */
+    const unsigned *bits[PRIM_DA_MAX];
     int64_t kmin[PRIM_DA_MAX], krange[PRIM_DA_MAX];
     DaCol key[PRIM_DA_MAX];
     int key_dim[PRIM_DA_MAX];
@@ -1100,9 +1104,9 @@ static __device__ __forceinline__ void da_block_flush(const DaArgs &a, long long
  * overflows of sums and of a OP b (false when the planner proved there are
  * none, PrimDenseAgg.nocheck: the tracking is then dead code, and the sum
  * atomics need not return the old value). */
-template <int MODE, int MAXA, bool CHECK, bool LEAN, int MINB>
+template <int MODE, int MAXA, bool CHECK, bool LEAN, int MINB, int R>
 __global__ void __launch_bounds__(GQP_BLOCK, MINB) denseagg_kernel(const DaArgs a) {
-    constexpr int R = DA_ITEMS, NOUT = PRIM_DA_NOUT(MAXA);
+    constexpr int NOUT = PRIM_DA_NOUT(MAXA);
     extern __shared__ long long da_smem[];
     long long *tab = nullptr;
     const int64_t E = (int64_t)a.nout * a.ngroups; /* entries of one table set */
@@ -1149,6 +1153,16 @@ __global__ void __launch_bounds__(GQP_BLOCK, MINB) denseagg_kernel(const DaArgs 
             bool p[R];
             da_tile<R, true, LEAN>(a.fk[d], r, ok, v, p);
             const int64_t kmin = a.kmin[d], kr = a.krange[d];
+            if (a.bits[d]) { /* a pure filter: its bit (no keys on it) */
+                const unsigned *bits = a.bits[d];
+#pragma unroll
+                for (int k = 0; k < R; ++k) {
+                    const uint64_t off = (uint64_t)v[k] - (uint64_t)kmin;
+                    ok[k] = p[k] && da_in(v[k], kmin, kr) &&
+                            ((__ldg(bits + (off >> 5)) >> (off & 31)) & 1u);
+                }
+                continue;
+            }
             const long long *map = (const long long *)a.map[d];
 #pragma unroll
             for (int k = 0; k < R; ++k) {
@@ -1285,6 +1299,16 @@ __global__ void __launch_bounds__(GQP_BLOCK, MINB) denseagg_kernel(const DaArgs 
     if (CHECK && ov) *a.status = 1;
 }
 
+/* bits[w] bit i = (map[32 w + i] >= 0) for the n entries of keymap map
+ * (the last word padded with 0): one ballot per warp of entries. */
+__global__ void da_bits_kernel(const long long *map, int64_t n, unsigned *bits) {
+    const int64_t end = (n + 31) / 32 * 32; /* whole warps: every lane votes */
+    for (int64_t i = GQP_GRID_START; i < end; i += GQP_GRID_STRIDE) {
+        const unsigned b = __ballot_sync(0xffffffffu, i < n && map[i] >= 0);
+        if ((threadIdx.x & 31) == 0) bits[i >> 5] = b;
+    }
+}
+
 /* out[o][g] = init[o] for every output o and group g. */
 __global__ void denseagg_init(const DaArgs a) {
     for (int64_t g = GQP_GRID_START; g < a.ngroups; g += GQP_GRID_STRIDE)
@@ -1311,20 +1335,19 @@ static int da_sm_count(PrimCtx *ctx, int *sms) {
 /* Launches denseagg_kernel<MODE, MAXA, CHECK> with smem bytes of dynamic
  * shared memory: as many blocks as fit on the device at once (occupancy
  * times SM count), no more than there are tiles. Returns 0 or -1. */
-template <int MODE, int MAXA, bool CHECK, bool LEAN, int MINB>
+template <int MODE, int MAXA, bool CHECK, bool LEAN, int MINB, int R = DA_ITEMS>
 static int da_launch1(PrimCtx *ctx, const DaArgs &a, size_t smem) {
-    constexpr int R = DA_ITEMS;
     int sms = 0, per_sm = 0;
     if (da_sm_count(ctx, &sms) != 0) return -1;
     GQP_CUDA_TRY(ctx,
                  cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                     &per_sm, denseagg_kernel<MODE, MAXA, CHECK, LEAN, MINB>, GQP_BLOCK, smem));
+                     &per_sm, denseagg_kernel<MODE, MAXA, CHECK, LEAN, MINB, R>, GQP_BLOCK, smem));
     if (per_sm < 1) per_sm = 1;
     const int64_t tiles = (a.n + DA_TILE(R) - 1) / DA_TILE(R);
     int64_t grid = (int64_t)sms * per_sm;
     if (grid > tiles) grid = tiles;
     if (grid < 1) grid = 1;
-    denseagg_kernel<MODE, MAXA, CHECK, LEAN, MINB>
+    denseagg_kernel<MODE, MAXA, CHECK, LEAN, MINB, R>
         <<<(unsigned)grid, GQP_BLOCK, smem, prim_gpu_stream(ctx)>>>(a);
     GQP_LAUNCH_TRY(ctx);
     return 0;
@@ -1332,16 +1355,25 @@ static int da_launch1(PrimCtx *ctx, const DaArgs &a, size_t smem) {
 
 /* The lean form (every column INT32 without NULLs, fact rows in order: one
  * load path, no validity) for the unchecked shapes of modes 0-2, and its
- * register cap (minimum resident blocks per SM, GQP_DA_MINB: 6 or 8);
+ * register cap (minimum resident blocks per SM, GQP_DA_MINB: 8 or 0) or
+ * rows per thread (GQP_DA_ITEMS: 8 instead of DA_ITEMS, modes 0 and 2);
  * otherwise the general kernel. TUNING (issue 12): Nsight Compute on the
  * H200, SSB SF 10: the general kernel issues an instruction every 1.8
  * cycles with 48-64 registers (50-62% occupancy), 1.5 TB/s on Q1.1, 0.6-0.8
- * TB/s on Q2.1-Q4.1, stalled on loads. */
+ * TB/s on Q2.1-Q4.1, stalled on loads. Measured on the H200, SSB SF 20,
+ * one call, answers identical (md5): the lean form 15-21% faster on Q1.x,
+ * Q2.x, Q3.1 and Q4.1 (Q1.1 1.04 -> 0.84 ms, Q3.1 2.31 -> 1.82, Q4.1 2.78
+ * -> 2.28); capped at 6 or 8 blocks (spilling) mode 2 slower by 5-25%,
+ * mode 0 unchanged, mode 1 (Q4.x) 3-7% faster at 8. */
 template <int MODE, int MAXA, bool CHECK>
-static int da_launch(PrimCtx *ctx, const DaArgs &a, size_t smem, bool lean, int minb) {
+static int da_launch(PrimCtx *ctx, const DaArgs &a, size_t smem, bool lean, int minb, int items) {
     if constexpr (!CHECK && MODE != 3) {
+        /* unset (-1): mode 1 capped at 8 blocks (32 registers; measured
+         * faster on SSB Q4.x), the others uncapped */
+        if (minb < 0) minb = MODE == 1 ? 8 : 0;
         if (lean && minb == 8) return da_launch1<MODE, MAXA, false, true, 8>(ctx, a, smem);
-        if (lean && minb == 6) return da_launch1<MODE, MAXA, false, true, 6>(ctx, a, smem);
+        if constexpr (MODE != 1)
+            if (lean && items == 8) return da_launch1<MODE, MAXA, false, true, 0, 8>(ctx, a, smem);
         if (lean) return da_launch1<MODE, MAXA, false, true, 0>(ctx, a, smem);
     }
     return da_launch1<MODE, MAXA, CHECK, false, 0>(ctx, a, smem);
@@ -1417,6 +1449,33 @@ extern "C" int prim_gpu_denseagg(PrimCtx *ctx, const PrimDenseAgg *spec, const P
     if (n == 0) return 0;
     DevBuf st_tmp(ctx);
     if (!(a.status = prim_gpu_status(ctx, st_tmp))) return -1;
+    /* bitmaps for the dimensions that are pure filters (GQP_DA_BITS=0:
+     * probe their maps; measurements) */
+    const char *be = getenv("GQP_DA_BITS");
+    DevBuf bits_buf(ctx);
+    int64_t words = 0;
+    for (int d = 0; d < a.ndims; ++d) {
+        bool keyed = false;
+        for (int j = 0; j < a.nkeys; ++j)
+            keyed = keyed || a.key_dim[j] == d;
+        if (!keyed && !(be && strcmp(be, "0") == 0)) words += (a.krange[d] + 31) / 32;
+    }
+    if (words > 0) {
+        if (bits_buf.alloc((size_t)words * sizeof(unsigned)) != 0) return -1;
+        unsigned *w = (unsigned *)bits_buf.p;
+        for (int d = 0; d < a.ndims; ++d) {
+            bool keyed = false;
+            for (int j = 0; j < a.nkeys; ++j)
+                keyed = keyed || a.key_dim[j] == d;
+            if (keyed || (be && strcmp(be, "0") == 0)) continue;
+            const int64_t nw = (a.krange[d] + 31) / 32;
+            da_bits_kernel<<<prim_gpu_grid(nw * 32), GQP_BLOCK, 0, st>>>(
+                (const long long *)a.map[d], a.krange[d], w);
+            GQP_LAUNCH_TRY(ctx);
+            a.bits[d] = w;
+            w += nw;
+        }
+    }
 
     /* the lean kernel when every column it reads is INT32 without NULLs
      * and rows are in order (GQP_DA_LEAN=0 turns it off; measurements) */
@@ -1432,7 +1491,9 @@ extern "C" int prim_gpu_denseagg(PrimCtx *ctx, const PrimDenseAgg *spec, const P
             lean && (!a.has_a[q] || da_lean_col(a.va[q])) && (!a.has_b[q] || da_lean_col(a.vb[q]));
     const char *le = getenv("GQP_DA_LEAN"), *me = getenv("GQP_DA_MINB");
     if (le && strcmp(le, "0") == 0) lean = false;
-    const int minb = me ? atoi(me) : 1;
+    const int minb = me ? atoi(me) : -1;
+    const char *ie = getenv("GQP_DA_ITEMS");
+    const int items = ie ? atoi(ie) : DA_ITEMS;
     int rc;
     const int64_t set_bytes = a.ngroups <= DA_SMEM_MAX
                                   ? a.ngroups * a.nout * (int64_t)sizeof(long long)
@@ -1441,17 +1502,17 @@ extern "C" int prim_gpu_denseagg(PrimCtx *ctx, const PrimDenseAgg *spec, const P
     const bool chk = !s->nocheck;
     if (a.ngroups == 1) {
         if (a.naggs <= 1)
-            rc = chk ? da_launch<0, 1, true>(ctx, a, 0, lean, minb)
-                     : da_launch<0, 1, false>(ctx, a, 0, lean, minb);
+            rc = chk ? da_launch<0, 1, true>(ctx, a, 0, lean, minb, items)
+                     : da_launch<0, 1, false>(ctx, a, 0, lean, minb, items);
         else if (a.naggs <= 2)
-            rc = chk ? da_launch<0, 2, true>(ctx, a, 0, lean, minb)
-                     : da_launch<0, 2, false>(ctx, a, 0, lean, minb);
+            rc = chk ? da_launch<0, 2, true>(ctx, a, 0, lean, minb, items)
+                     : da_launch<0, 2, false>(ctx, a, 0, lean, minb, items);
         else if (a.naggs <= 4)
-            rc = chk ? da_launch<0, 4, true>(ctx, a, 0, lean, minb)
-                     : da_launch<0, 4, false>(ctx, a, 0, lean, minb);
+            rc = chk ? da_launch<0, 4, true>(ctx, a, 0, lean, minb, items)
+                     : da_launch<0, 4, false>(ctx, a, 0, lean, minb, items);
         else
-            rc = chk ? da_launch<0, PRIM_DA_MAX, true>(ctx, a, 0, lean, minb)
-                     : da_launch<0, PRIM_DA_MAX, false>(ctx, a, 0, lean, minb);
+            rc = chk ? da_launch<0, PRIM_DA_MAX, true>(ctx, a, 0, lean, minb, items)
+                     : da_launch<0, PRIM_DA_MAX, false>(ctx, a, 0, lean, minb, items);
     } else if (set_bytes <= DA_SMEM_MAX) {
         /* the peer fold (mode 3) only on request: slower wherever measured */
         const char *fe = getenv("GQP_DA_FOLD");
@@ -1461,14 +1522,14 @@ extern "C" int prim_gpu_denseagg(PrimCtx *ctx, const PrimDenseAgg *spec, const P
         a.ncopies = copies;
         const size_t smem = (size_t)(set_bytes * copies);
         if (fold)
-            rc = chk ? da_launch<3, PRIM_DA_MAX, true>(ctx, a, smem, lean, minb)
-                     : da_launch<3, PRIM_DA_MAX, false>(ctx, a, smem, lean, minb);
+            rc = chk ? da_launch<3, PRIM_DA_MAX, true>(ctx, a, smem, lean, minb, items)
+                     : da_launch<3, PRIM_DA_MAX, false>(ctx, a, smem, lean, minb, items);
         else
-            rc = chk ? da_launch<1, PRIM_DA_MAX, true>(ctx, a, smem, lean, minb)
-                     : da_launch<1, PRIM_DA_MAX, false>(ctx, a, smem, lean, minb);
+            rc = chk ? da_launch<1, PRIM_DA_MAX, true>(ctx, a, smem, lean, minb, items)
+                     : da_launch<1, PRIM_DA_MAX, false>(ctx, a, smem, lean, minb, items);
     } else {
-        rc = chk ? da_launch<2, PRIM_DA_MAX, true>(ctx, a, 0, lean, minb)
-                 : da_launch<2, PRIM_DA_MAX, false>(ctx, a, 0, lean, minb);
+        rc = chk ? da_launch<2, PRIM_DA_MAX, true>(ctx, a, 0, lean, minb, items)
+                 : da_launch<2, PRIM_DA_MAX, false>(ctx, a, 0, lean, minb, items);
     }
     if (rc != 0) return rc;
     /* modes 1 and 2 left these counts out: they are the row counts */
