@@ -354,18 +354,16 @@ if has davar; then
     # issue 12: the dense-aggregate kernel's variants on SSB SF GQP_DAVAR_SF
     # (default 20), one bench_gqp process per variant (warm-up + median of 9,
     # all 13 queries; GQP_DAVAR: one word per variant, its environment
-    # settings joined by commas): by default the general kernel probing
-    # every map (GQP_DA_LEAN=0,GQP_DA_BITS=0), the lean one probing maps,
-    # the default (lean, bitmaps for dimensions that are pure filters), 8
-    # rows per thread (GQP_DA_ITEMS=8), mode 1 without its register cap
-    # (GQP_DA_MINB=0); each variant's
+    # settings joined by commas): by default the general kernel
+    # (GQP_DA_LEAN=0), the lean one (the default), mode 1 without its
+    # register cap (GQP_DA_MINB=0); each variant's
     # answers (gqp run --mode csv, md5) against the first's; the general
     # kernel again at the end for drift
     T0=$(date +%s)
     SF=${GQP_DAVAR_SF:-20}
     D=/tmp/ssb-bench/ssb-sf$SF
     [ -f $D/gqp.yaml ] || $B/gqp gen ssb --sf $SF --out $D > "$LOG/gen-davar.log" 2>&1
-    for v in ${GQP_DAVAR:-GQP_DA_LEAN=0,GQP_DA_BITS=0 GQP_DA_BITS=0 GQP_DA_LEAN=1 GQP_DA_ITEMS=8 GQP_DA_MINB=0 GQP_DA_LEAN=0,GQP_DA_BITS=0}; do
+    for v in ${GQP_DAVAR:-GQP_DA_LEAN=0 GQP_DA_LEAN=1 GQP_DA_MINB=0 GQP_DA_LEAN=0}; do
         e=$(echo "$v" | tr , ' ')
         env $e $B/bench_gqp -c $D/gqp.yaml --device gpu --repeat 9 tests/ssb/queries/q*.sql \
             > "$LOG/davar-$v.txt" 2>&1

@@ -908,10 +908,6 @@ struct DaArgs {
     int64_t lo[PRIM_DA_MAX], hi[PRIM_DA_MAX];
     DaCol fk[PRIM_DA_MAX];
     const int64_t *map[PRIM_DA_MAX];
-    /* a dimension no key reads (a pure filter): bit i of bits[d] is map[d][i]
-     * >= 0 (krange bits, a few KB where the map has MB: the probe's load
-     * stays in L1); NULL: probe the map */
-    const unsigned *bits[PRIM_DA_MAX];
     int64_t kmin[PRIM_DA_MAX], krange[PRIM_DA_MAX];
     DaCol key[PRIM_DA_MAX];
     int key_dim[PRIM_DA_MAX];
@@ -1153,16 +1149,6 @@ __global__ void __launch_bounds__(GQP_BLOCK, MINB) denseagg_kernel(const DaArgs 
             bool p[R];
             da_tile<R, true, LEAN>(a.fk[d], r, ok, v, p);
             const int64_t kmin = a.kmin[d], kr = a.krange[d];
-            if (a.bits[d]) { /* a pure filter: its bit (no keys on it) */
-                const unsigned *bits = a.bits[d];
-#pragma unroll
-                for (int k = 0; k < R; ++k) {
-                    const uint64_t off = (uint64_t)v[k] - (uint64_t)kmin;
-                    ok[k] = p[k] && da_in(v[k], kmin, kr) &&
-                            ((__ldg(bits + (off >> 5)) >> (off & 31)) & 1u);
-                }
-                continue;
-            }
             const long long *map = (const long long *)a.map[d];
 #pragma unroll
             for (int k = 0; k < R; ++k) {
@@ -1299,16 +1285,6 @@ __global__ void __launch_bounds__(GQP_BLOCK, MINB) denseagg_kernel(const DaArgs 
     if (CHECK && ov) *a.status = 1;
 }
 
-/* bits[w] bit i = (map[32 w + i] >= 0) for the n entries of keymap map
- * (the last word padded with 0): one ballot per warp of entries. */
-__global__ void da_bits_kernel(const long long *map, int64_t n, unsigned *bits) {
-    const int64_t end = (n + 31) / 32 * 32; /* whole warps: every lane votes */
-    for (int64_t i = GQP_GRID_START; i < end; i += GQP_GRID_STRIDE) {
-        const unsigned b = __ballot_sync(0xffffffffu, i < n && map[i] >= 0);
-        if ((threadIdx.x & 31) == 0) bits[i >> 5] = b;
-    }
-}
-
 /* out[o][g] = init[o] for every output o and group g. */
 __global__ void denseagg_init(const DaArgs a) {
     for (int64_t g = GQP_GRID_START; g < a.ngroups; g += GQP_GRID_STRIDE)
@@ -1355,8 +1331,7 @@ static int da_launch1(PrimCtx *ctx, const DaArgs &a, size_t smem) {
 
 /* The lean form (every column INT32 without NULLs, fact rows in order: one
  * load path, no validity) for the unchecked shapes of modes 0-2, and its
- * register cap (minimum resident blocks per SM, GQP_DA_MINB: 8 or 0) or
- * rows per thread (GQP_DA_ITEMS: 8 instead of DA_ITEMS, modes 0 and 2);
+ * register cap (minimum resident blocks per SM, GQP_DA_MINB: 8 or 0);
  * otherwise the general kernel. TUNING (issue 12): Nsight Compute on the
  * H200, SSB SF 10: the general kernel issues an instruction every 1.8
  * cycles with 48-64 registers (50-62% occupancy), 1.5 TB/s on Q1.1, 0.6-0.8
@@ -1364,16 +1339,18 @@ static int da_launch1(PrimCtx *ctx, const DaArgs &a, size_t smem) {
  * one call, answers identical (md5): the lean form 15-21% faster on Q1.x,
  * Q2.x, Q3.1 and Q4.1 (Q1.1 1.04 -> 0.84 ms, Q3.1 2.31 -> 1.82, Q4.1 2.78
  * -> 2.28); capped at 6 or 8 blocks (spilling) mode 2 slower by 5-25%,
- * mode 0 unchanged, mode 1 (Q4.x) 3-7% faster at 8. */
+ * mode 0 unchanged, mode 1 (Q4.x) 3-12% faster at 8. Tried and removed
+ * (same run, answers identical): 8 rows per thread (80-126 registers)
+ * 0-10% slower; a bitmap instead of the 8-byte keymap for dimensions that
+ * are pure filters (Q1.x's date, Q4.1's part and supplier; predicted 10%
+ * faster on Q1.x) no faster within the runs' 5-10% spread. */
 template <int MODE, int MAXA, bool CHECK>
-static int da_launch(PrimCtx *ctx, const DaArgs &a, size_t smem, bool lean, int minb, int items) {
+static int da_launch(PrimCtx *ctx, const DaArgs &a, size_t smem, bool lean, int minb) {
     if constexpr (!CHECK && MODE != 3) {
         /* unset (-1): mode 1 capped at 8 blocks (32 registers; measured
          * faster on SSB Q4.x), the others uncapped */
         if (minb < 0) minb = MODE == 1 ? 8 : 0;
         if (lean && minb == 8) return da_launch1<MODE, MAXA, false, true, 8>(ctx, a, smem);
-        if constexpr (MODE != 1)
-            if (lean && items == 8) return da_launch1<MODE, MAXA, false, true, 0, 8>(ctx, a, smem);
         if (lean) return da_launch1<MODE, MAXA, false, true, 0>(ctx, a, smem);
     }
     return da_launch1<MODE, MAXA, CHECK, false, 0>(ctx, a, smem);
@@ -1449,33 +1426,6 @@ extern "C" int prim_gpu_denseagg(PrimCtx *ctx, const PrimDenseAgg *spec, const P
     if (n == 0) return 0;
     DevBuf st_tmp(ctx);
     if (!(a.status = prim_gpu_status(ctx, st_tmp))) return -1;
-    /* bitmaps for the dimensions that are pure filters (GQP_DA_BITS=0:
-     * probe their maps; measurements) */
-    const char *be = getenv("GQP_DA_BITS");
-    DevBuf bits_buf(ctx);
-    int64_t words = 0;
-    for (int d = 0; d < a.ndims; ++d) {
-        bool keyed = false;
-        for (int j = 0; j < a.nkeys; ++j)
-            keyed = keyed || a.key_dim[j] == d;
-        if (!keyed && !(be && strcmp(be, "0") == 0)) words += (a.krange[d] + 31) / 32;
-    }
-    if (words > 0) {
-        if (bits_buf.alloc((size_t)words * sizeof(unsigned)) != 0) return -1;
-        unsigned *w = (unsigned *)bits_buf.p;
-        for (int d = 0; d < a.ndims; ++d) {
-            bool keyed = false;
-            for (int j = 0; j < a.nkeys; ++j)
-                keyed = keyed || a.key_dim[j] == d;
-            if (keyed || (be && strcmp(be, "0") == 0)) continue;
-            const int64_t nw = (a.krange[d] + 31) / 32;
-            da_bits_kernel<<<prim_gpu_grid(nw * 32), GQP_BLOCK, 0, st>>>(
-                (const long long *)a.map[d], a.krange[d], w);
-            GQP_LAUNCH_TRY(ctx);
-            a.bits[d] = w;
-            w += nw;
-        }
-    }
 
     /* the lean kernel when every column it reads is INT32 without NULLs
      * and rows are in order (GQP_DA_LEAN=0 turns it off; measurements) */
@@ -1492,8 +1442,6 @@ extern "C" int prim_gpu_denseagg(PrimCtx *ctx, const PrimDenseAgg *spec, const P
     const char *le = getenv("GQP_DA_LEAN"), *me = getenv("GQP_DA_MINB");
     if (le && strcmp(le, "0") == 0) lean = false;
     const int minb = me ? atoi(me) : -1;
-    const char *ie = getenv("GQP_DA_ITEMS");
-    const int items = ie ? atoi(ie) : DA_ITEMS;
     int rc;
     const int64_t set_bytes = a.ngroups <= DA_SMEM_MAX
                                   ? a.ngroups * a.nout * (int64_t)sizeof(long long)
@@ -1502,17 +1450,17 @@ extern "C" int prim_gpu_denseagg(PrimCtx *ctx, const PrimDenseAgg *spec, const P
     const bool chk = !s->nocheck;
     if (a.ngroups == 1) {
         if (a.naggs <= 1)
-            rc = chk ? da_launch<0, 1, true>(ctx, a, 0, lean, minb, items)
-                     : da_launch<0, 1, false>(ctx, a, 0, lean, minb, items);
+            rc = chk ? da_launch<0, 1, true>(ctx, a, 0, lean, minb)
+                     : da_launch<0, 1, false>(ctx, a, 0, lean, minb);
         else if (a.naggs <= 2)
-            rc = chk ? da_launch<0, 2, true>(ctx, a, 0, lean, minb, items)
-                     : da_launch<0, 2, false>(ctx, a, 0, lean, minb, items);
+            rc = chk ? da_launch<0, 2, true>(ctx, a, 0, lean, minb)
+                     : da_launch<0, 2, false>(ctx, a, 0, lean, minb);
         else if (a.naggs <= 4)
-            rc = chk ? da_launch<0, 4, true>(ctx, a, 0, lean, minb, items)
-                     : da_launch<0, 4, false>(ctx, a, 0, lean, minb, items);
+            rc = chk ? da_launch<0, 4, true>(ctx, a, 0, lean, minb)
+                     : da_launch<0, 4, false>(ctx, a, 0, lean, minb);
         else
-            rc = chk ? da_launch<0, PRIM_DA_MAX, true>(ctx, a, 0, lean, minb, items)
-                     : da_launch<0, PRIM_DA_MAX, false>(ctx, a, 0, lean, minb, items);
+            rc = chk ? da_launch<0, PRIM_DA_MAX, true>(ctx, a, 0, lean, minb)
+                     : da_launch<0, PRIM_DA_MAX, false>(ctx, a, 0, lean, minb);
     } else if (set_bytes <= DA_SMEM_MAX) {
         /* the peer fold (mode 3) only on request: slower wherever measured */
         const char *fe = getenv("GQP_DA_FOLD");
@@ -1522,14 +1470,14 @@ extern "C" int prim_gpu_denseagg(PrimCtx *ctx, const PrimDenseAgg *spec, const P
         a.ncopies = copies;
         const size_t smem = (size_t)(set_bytes * copies);
         if (fold)
-            rc = chk ? da_launch<3, PRIM_DA_MAX, true>(ctx, a, smem, lean, minb, items)
-                     : da_launch<3, PRIM_DA_MAX, false>(ctx, a, smem, lean, minb, items);
+            rc = chk ? da_launch<3, PRIM_DA_MAX, true>(ctx, a, smem, lean, minb)
+                     : da_launch<3, PRIM_DA_MAX, false>(ctx, a, smem, lean, minb);
         else
-            rc = chk ? da_launch<1, PRIM_DA_MAX, true>(ctx, a, smem, lean, minb, items)
-                     : da_launch<1, PRIM_DA_MAX, false>(ctx, a, smem, lean, minb, items);
+            rc = chk ? da_launch<1, PRIM_DA_MAX, true>(ctx, a, smem, lean, minb)
+                     : da_launch<1, PRIM_DA_MAX, false>(ctx, a, smem, lean, minb);
     } else {
-        rc = chk ? da_launch<2, PRIM_DA_MAX, true>(ctx, a, 0, lean, minb, items)
-                 : da_launch<2, PRIM_DA_MAX, false>(ctx, a, 0, lean, minb, items);
+        rc = chk ? da_launch<2, PRIM_DA_MAX, true>(ctx, a, 0, lean, minb)
+                 : da_launch<2, PRIM_DA_MAX, false>(ctx, a, 0, lean, minb);
     }
     if (rc != 0) return rc;
     /* modes 1 and 2 left these counts out: they are the row counts */

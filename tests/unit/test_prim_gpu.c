@@ -1711,12 +1711,9 @@ Test(prim_gpu, denseagg, .timeout = 600) {
                     c.s.nocheck = 1;
                     denseagg_case(&c, st, what);
                     /* the unchecked kernel's measured variants (issue 12):
-                     * maps probed instead of filter bitmaps, 8 rows per
-                     * thread, mode 1 without its register cap, the general
-                     * form instead of the lean one */
-                    static const char *const var[][2] = {{"GQP_DA_BITS", "0"},
-                                                         {"GQP_DA_ITEMS", "8"},
-                                                         {"GQP_DA_MINB", "0"},
+                     * mode 1 without its register cap, the general form
+                     * instead of the lean one */
+                    static const char *const var[][2] = {{"GQP_DA_MINB", "0"},
                                                          {"GQP_DA_LEAN", "0"}};
                     for (size_t v = 0; v < sizeof var / sizeof var[0]; v++) {
                         setenv(var[v][0], var[v][1], 1);
@@ -1730,12 +1727,9 @@ Test(prim_gpu, denseagg, .timeout = 600) {
         denseagg_case(&q, st, "Q1.1 shape");
         q.s.nocheck = 1;
         denseagg_case(&q, st, "Q1.1 shape, nocheck");
-        setenv("GQP_DA_BITS", "0", 1);
-        denseagg_case(&q, st, "Q1.1 shape, nocheck, map probed");
-        unsetenv("GQP_DA_BITS");
-        setenv("GQP_DA_ITEMS", "8", 1);
-        denseagg_case(&q, st, "Q1.1 shape, nocheck, 8 rows per thread");
-        unsetenv("GQP_DA_ITEMS");
+        setenv("GQP_DA_LEAN", "0", 1);
+        denseagg_case(&q, st, "Q1.1 shape, nocheck, general kernel");
+        unsetenv("GQP_DA_LEAN");
         da_case_free(&q);
         cudaStreamDestroy(st);
     });
