@@ -613,6 +613,14 @@ static int outer_cols(Dc *x, Split *s, const AstExpr *e, const AstExpr **cols, i
  * now. */
 static int outer_not_null(Dc *x, const AstExpr *col, int entry) {
     const AstTableRef *r = &x->outer->from[entry];
+    /* an outer join pads the entry's rows with NULLs whatever its data
+     * hold: the right side of a LEFT JOIN, either side of a FULL JOIN,
+     * everything before a RIGHT or FULL JOIN */
+    if (r->join_kind == AST_JOIN_LEFT || r->join_kind == AST_JOIN_FULL) return 0;
+    for (int i = entry + 1; i < x->outer->nfrom; i++)
+        if (x->outer->from[i].join_kind == AST_JOIN_RIGHT ||
+            x->outer->from[i].join_kind == AST_JOIN_FULL)
+            return 0;
     CatTable *t = r->name ? cat_find_table(x->db->cat, r->name) : NULL;
     if (!t) return 0;
     int c = cat_find_column(t, col->str);
