@@ -36,8 +36,9 @@
  * joins run on the join primitives of either device. A magic set whose
  * outer column c may be NULL where no conjunct rejects it is split first:
  * CASE WHEN c IS NULL THEN <the subquery, c := NULL> ELSE <it> END
- * (null_split). Shapes outside these (a magic set over two outer tables,
- * most grand-parent correlations) are left alone and end in "Not
+ * (null_split). The select list and HAVING are walked as WHERE is. Shapes
+ * outside these (a correlated subquery in GROUP BY, most grand-parent
+ * correlations) are left alone and end in "Not
  * implemented Error: correlated subquery" as before.
  */
 #include <stdio.h>
@@ -49,6 +50,7 @@
 #define DC_MAX_ADD 64 /* derived tables one SELECT may gain */
 
 #define DC_MAX_NONNULL 8 /* outer columns a CASE has proven non-NULL */
+#define DC_MAX_SPLITS 15 /* null_split's per SELECT: four columns' worth */
 
 typedef struct Dc {
     gqp *db;
@@ -60,6 +62,7 @@ typedef struct Dc {
      * evaluated: it is the ELSE of CASE WHEN <column> IS NULL (null_split) */
     const AstExpr *nonnull[DC_MAX_NONNULL];
     int nnonnull;
+    int nsplits; /* null_split's so far */
 } Dc;
 
 /* 1 when every FROM entry of s is a base table (so its columns are known
@@ -581,16 +584,15 @@ static int same_col(const AstExpr *a, const AstExpr *b) {
 }
 
 /* The outer columns of the correlated conjunct e: each distinct one (by
- * qualifier and name) once into cols (at most DC_MAX_COLS, *n of them);
- * their FROM entry into *entry (-1 before the first; all must share it).
- * Returns 0, or -1 when they do not fit or name other entries. */
-static int outer_cols(Dc *x, Split *s, const AstExpr *e, const AstExpr **cols, int *n, int *entry) {
+ * qualifier and name) once into cols (at most DC_MAX_COLS, *n of them),
+ * its FROM entry (a base table) into ents. Returns 0, or -1 when they do
+ * not fit or one is not a column of a base table of the outer FROM. */
+static int outer_cols(Dc *x, Split *s, const AstExpr *e, const AstExpr **cols, int *ents, int *n) {
     if (!e) return 0;
     if (e->kind == AST_COLUMN) {
         if (gqp_resolves_in(x->db, s->sub, e)) return 0;
         int k = outer_entry(x, e);
-        if (k < 0 || (*entry >= 0 && k != *entry)) return -1;
-        *entry = k;
+        if (k < 0) return -1;
         for (int i = 0; i < *n; i++)
             if (same_col(cols[i], e)) return 0;
         if (*n >= DC_MAX_COLS) return -1;
@@ -598,15 +600,67 @@ static int outer_cols(Dc *x, Split *s, const AstExpr *e, const AstExpr **cols, i
         AstExpr *cp = node(x, AST_COLUMN, e->pos);
         if (!cp) return -1;
         *cp = *e;
+        ents[*n] = k;
         cols[(*n)++] = cp;
         return 0;
     }
-    if (outer_cols(x, s, e->a, cols, n, entry) || outer_cols(x, s, e->b, cols, n, entry) ||
-        outer_cols(x, s, e->c, cols, n, entry))
+    if (outer_cols(x, s, e->a, cols, ents, n) || outer_cols(x, s, e->b, cols, ents, n) ||
+        outer_cols(x, s, e->c, cols, ents, n))
         return -1;
     for (int i = 0; i < e->nlist; i++)
-        if (outer_cols(x, s, e->list[i], cols, n, entry)) return -1;
+        if (outer_cols(x, s, e->list[i], cols, ents, n)) return -1;
     return 0;
+}
+
+static AstExpr *deep_copy(Dc *x, const AstExpr *e);
+
+/* 1 when e reads only columns of the outer FROM entries ents[0..ne) (base
+ * tables) and holds no subquery. */
+static int only_entries(Dc *x, const AstExpr *e, const int *ents, int ne) {
+    if (!e) return 1;
+    if (e->select) return 0;
+    if (e->kind == AST_COLUMN) {
+        if (added_col(x, e)) return 0;
+        int k = outer_entry(x, e);
+        for (int i = 0; i < ne; i++)
+            if (ents[i] == k) return 1;
+        return 0;
+    }
+    if (!only_entries(x, e->a, ents, ne) || !only_entries(x, e->b, ents, ne) ||
+        !only_entries(x, e->c, ents, ne))
+        return 0;
+    for (int i = 0; i < e->nlist; i++)
+        if (!only_entries(x, e->list[i], ents, ne)) return 0;
+    return 1;
+}
+
+/* The WHERE of a magic set over several outer entries ents[0..ne): copies
+ * of the conjuncts of the outer WHERE, and of the ON of those entries
+ * joined INNER, that read only them (their join conditions and filters),
+ * so that D is the outer rows' combinations (a superset of them: the rest
+ * of the outer FROM is not there) rather than a cross product. NULL when
+ * none; *oom on failure. */
+static AstExpr *domain_where(Dc *x, const int *ents, int ne, int *oom) {
+    AstExpr *list[DC_MAX_CONJ], *keep[DC_MAX_CONJ];
+    int n = conjuncts(x->outer->where, list, 0, DC_MAX_CONJ);
+    if (n < 0) n = 0; /* too many: none (D a superset all the same) */
+    for (int i = 0; i < ne; i++) {
+        const AstTableRef *r = &x->outer->from[ents[i]];
+        if (r->join_kind == AST_JOIN_INNER && r->join_on) {
+            int m = conjuncts(r->join_on, list, n, DC_MAX_CONJ);
+            if (m > 0) n = m;
+        }
+    }
+    int nk = 0;
+    for (int i = 0; i < n; i++)
+        if (only_entries(x, list[i], ents, ne)) {
+            if (!(keep[nk] = deep_copy(x, list[i]))) {
+                *oom = 1;
+                return NULL;
+            }
+            nk++;
+        }
+    return and_all(x, keep, nk, oom);
 }
 
 /* 1 when column col of the outer FROM entry (a base table) holds no NULL
@@ -694,9 +748,10 @@ static int to_magic(Dc *x, Split *s, AstExpr *e, const AstExpr **cols, int n, co
 }
 
 /* The keys of scalar subquery sub correlated other than by equalities
- * (after Neumann & Kemper's magic set): its outer columns, all of one
- * base table T of the outer FROM, become the derived table D = SELECT
- * DISTINCT <them> FROM T, joined into the subquery's FROM; the correlated
+ * (after Neumann & Kemper's magic set): its outer columns, of base tables
+ * T.. of the outer FROM, become the derived table D = SELECT DISTINCT
+ * <them> FROM T.. (with several tables, WHERE the outer conditions that
+ * read only them: domain_where), joined into the subquery's FROM; the correlated
  * conjuncts read D's columns and go to the subquery's WHERE; the groups
  * are D's columns, joined back on outer column = key. Only conjuncts that
  * are comparisons of columns, constants and arithmetic (NULL when an outer
@@ -707,11 +762,18 @@ static int to_magic(Dc *x, Split *s, AstExpr *e, const AstExpr **cols, int n, co
 static int magic_keys(Dc *x, Split *s, AstExpr ***group, int *ngroup, AstExpr **on, AstExpr **first,
                       const AstExpr **nullcol) {
     const AstExpr *cols[DC_MAX_COLS];
-    int n = 0, entry = -1;
+    int n = 0, ents[DC_MAX_COLS];
     for (int i = 0; i < s->ncorr; i++)
-        if (outer_cols(x, s, s->corr[i], cols, &n, &entry) != 0) return 0;
-    if (n == 0 || entry < 0 || s->nlocal + s->ncorr > DC_MAX_CONJ || x->nadd >= DC_MAX_ADD)
-        return 0;
+        if (outer_cols(x, s, s->corr[i], cols, ents, &n) != 0) return 0;
+    if (n == 0 || s->nlocal + s->ncorr > DC_MAX_CONJ || x->nadd >= DC_MAX_ADD) return 0;
+    /* the outer entries the columns belong to, in FROM order */
+    int eidx[DC_MAX_COLS], ne = 0;
+    for (int k = 0; k < x->outer->nfrom; k++)
+        for (int i = 0; i < n; i++)
+            if (ents[i] == k) {
+                eidx[ne++] = k;
+                break;
+            }
     /* the join back on outer column = key gives an outer row with a NULL
      * there the value over no rows: right when some conjunct is never TRUE
      * while that column is NULL (null_rejects: comparisons, BETWEEN, ...),
@@ -723,29 +785,37 @@ static int magic_keys(Dc *x, Split *s, AstExpr ***group, int *ngroup, AstExpr **
             rejected = same_col(x->nonnull[j], cols[i]);
         for (int j = 0; j < s->ncorr && !rejected; j++)
             rejected = null_rejects(x, s, s->corr[j], cols[i]);
-        if (!rejected && !outer_not_null(x, cols[i], entry)) {
+        if (!rejected && !outer_not_null(x, cols[i], ents[i])) {
             *nullcol = cols[i];
             return 2;
         }
     }
     SqlArena *a = x->st->parse_arena;
     AstSelect *sub = s->sub;
-    /* D: SELECT DISTINCT <outer columns> AS __o1.. FROM <their table> */
+    /* D: SELECT DISTINCT <outer columns> AS __o1.. FROM <their tables>
+     * [WHERE <the outer conditions among them only>] */
     AstSelect *d = sql_arena_alloc(a, sizeof *d);
     AstSelectItem *ditems = sql_arena_alloc(a, sizeof *ditems * (size_t)n);
-    AstTableRef *dfrom = sql_arena_alloc(a, sizeof *dfrom);
+    AstTableRef *dfrom = sql_arena_alloc(a, sizeof *dfrom * (size_t)ne);
     AstTableRef *from = sql_arena_alloc(a, sizeof *from * (size_t)(sub->nfrom + 1));
     AstExpr **g = sql_arena_alloc(a, sizeof *g * (size_t)n);
     if (!d || !ditems || !dfrom || !from || !g) return -1;
-    *dfrom = x->outer->from[entry];
-    dfrom->join_kind = AST_JOIN_INNER;
-    dfrom->join_on = NULL;
-    dfrom->natural = 0;
-    dfrom->using_cols = NULL;
-    dfrom->nusing = 0;
+    for (int i = 0; i < ne; i++) {
+        dfrom[i] = x->outer->from[eidx[i]];
+        dfrom[i].join_kind = AST_JOIN_INNER;
+        dfrom[i].join_on = NULL;
+        dfrom[i].natural = 0;
+        dfrom[i].using_cols = NULL;
+        dfrom[i].nusing = 0;
+    }
     d->from = dfrom;
-    d->nfrom = 1;
+    d->nfrom = ne;
     d->distinct = 1;
+    if (ne > 1) {
+        int oom = 0;
+        d->where = domain_where(x, eidx, ne, &oom);
+        if (oom) return -1;
+    }
     char dalias[32];
     snprintf(dalias, sizeof dalias, "__gqp_md%llu", (unsigned long long)++x->db->ntemps);
     for (int i = 0; i < n; i++) {
@@ -813,7 +883,6 @@ static int key_unique(Dc *x, const AstSelect *sub, const AstExpr *col) {
 
 static AstExpr *agg_call(Dc *x, const char *name, AstExpr *arg, int64_t pos);
 static AstExpr *count_of(Dc *x, AstExpr *arg, int64_t pos);
-static AstExpr *deep_copy(Dc *x, const AstExpr *e);
 
 /* alias.name = e, a new node (NULL when out of memory). */
 static AstExpr *eq_col(Dc *x, const char *alias, const char *name, AstExpr *e) {
@@ -979,26 +1048,56 @@ static int lookup_join(Dc *x, AstExpr *ex, Split *s, AstExpr **keys, AstExpr **o
     return 1;
 }
 
+/* The type name of outer column c (a column of a base table of the outer
+ * FROM) as CAST reads it, into buf; NULL when unknown. */
+static const char *outer_type(Dc *x, const AstExpr *c, char *buf, size_t cap) {
+    int k = outer_entry(x, c);
+    if (k < 0) return NULL;
+    const AstTableRef *r = &x->outer->from[k];
+    const CatTable *t = cat_find_table(x->db->cat, r->bound_name ? r->bound_name : r->name);
+    int j = t ? cat_find_column(t, c->str) : -1;
+    if (j < 0) return NULL;
+    const CatColumn *col = &t->cols[j];
+    if (col->type == CAT_DECIMAL)
+        snprintf(buf, cap, "DECIMAL(%d,%d)", col->prec > 0 ? col->prec : 18, col->scale);
+    else
+        snprintf(buf, cap, "%s", cat_type_name(col->type));
+    return buf;
+}
+
 /* e with every reference to the outer column c (not a column of sub's
- * FROM) replaced in place by NULL. */
-static void to_null(Dc *x, const AstSelect *sub, AstExpr *e, const AstExpr *c) {
-    if (!e) return;
+ * FROM) replaced in place by NULL of c's type (CAST(NULL AS type), so that
+ * a CASE or comparison over it binds as it did: a bare NULL has no type).
+ * Returns 0, or -1 when out of memory. */
+static int to_null(Dc *x, const AstSelect *sub, AstExpr *e, const AstExpr *c, const char *type) {
+    if (!e) return 0;
     if (e->kind == AST_COLUMN) {
         if (same_col(e, c) && !gqp_resolves_in(x->db, sub, e)) {
             int64_t pos = e->pos, end = e->end;
+            AstExpr *nul = node(x, AST_NULL, pos);
+            if (!nul) return -1;
+            nul->end = end;
             memset(e, 0, sizeof *e);
             e->kind = AST_NULL;
             e->pos = pos;
             e->end = end;
             e->height = e->weight = 1;
+            if (type) {
+                e->kind = AST_CAST;
+                e->a = nul;
+                if (!(e->str = sql_arena_strndup(x->st->parse_arena, type, strlen(type))))
+                    return -1;
+                e->height = e->weight = 2;
+            }
         }
-        return;
+        return 0;
     }
-    to_null(x, sub, e->a, c);
-    to_null(x, sub, e->b, c);
-    to_null(x, sub, e->c, c);
+    if (to_null(x, sub, e->a, c, type) || to_null(x, sub, e->b, c, type) ||
+        to_null(x, sub, e->c, c, type))
+        return -1;
     for (int i = 0; i < e->nlist; i++)
-        to_null(x, sub, e->list[i], c);
+        if (to_null(x, sub, e->list[i], c, type)) return -1;
+    return 0;
 }
 
 static int scalar(Dc *x, AstExpr *ex, int strict);
@@ -1013,7 +1112,11 @@ static int scalar(Dc *x, AstExpr *ex, int strict);
  * (x->nonnull), so its join back on c = key is exact. One split per such
  * column. Returns 1 rewritten, 0 left alone, -1 out of memory. */
 static int null_split(Dc *x, AstExpr *ex, const AstExpr *c) {
-    if (x->nnonnull >= DC_MAX_NONNULL || x->nadd + 2 > DC_MAX_ADD) return 0;
+    /* each split doubles the subquery: at most DC_MAX_SPLITS per SELECT
+     * (2^k copies for k such columns; past that, left alone) */
+    if (x->nsplits >= DC_MAX_SPLITS || x->nnonnull >= DC_MAX_NONNULL || x->nadd + 2 > DC_MAX_ADD)
+        return 0;
+    x->nsplits++;
     AstSelect *sub = ex->select;
     SqlArena *a = x->st->parse_arena;
     AstSelect *ns = sql_arena_alloc(a, sizeof *ns);
@@ -1029,7 +1132,8 @@ static int null_split(Dc *x, AstExpr *ex, const AstExpr *c) {
     }
     ns->items = items;
     if (sub->where && !(ns->where = deep_copy(x, sub->where))) return -1;
-    to_null(x, sub, ns->where, c);
+    char type[64];
+    if (to_null(x, sub, ns->where, c, outer_type(x, c, type, sizeof type)) != 0) return -1;
     *nq = *ex;
     nq->select = ns;
     *els = *ex;
@@ -1606,6 +1710,11 @@ int gqp_decorrelate(gqp *db, gqp_stmt *st, AstSelect *sel, int *nadded) {
     int rc = walk(&x, sel->where, 1);
     for (int i = 0; rc == 0 && i < sel->nitems; i++)
         rc = walk(&x, sel->items[i].expr, 0);
+    /* HAVING: each rewrite joins a derived table with at most one row per
+     * outer row (grouped by its keys), so the groups keep their rows; a
+     * value outside an aggregate reads the group's keys only, the same on
+     * every row of the group */
+    if (rc == 0 && sel->having) rc = walk(&x, sel->having, 0);
     if (rc != 0) return gqp_set_error(db, GQP_NOMEM, "out of memory");
     if (!x.nadd) return GQP_OK;
     AstTableRef *from =
