@@ -3375,7 +3375,8 @@ static int place_conjuncts(BindCtx *bc, BExpr **conj, int n, int nwhere) {
         if (m == 0 && b->rels[r].outer) r = -1; /* FULL JOIN: after the join */
         /* a WHERE conjunct on a table that a later RIGHT / FULL JOIN pads
          * runs after that join */
-        int late = i < nwhere && b->late_where > 0 && (m & (((uint64_t)1 << b->late_where) - 1));
+        int late = i < nwhere && b->late_where > 0 &&
+                   (m == 0 || (m & (((uint64_t)1 << b->late_where) - 1)));
         if (r >= 0 && !b->rels[r].outer && !late) {
             b->rels[r].filters[b->rels[r].nfilters++] = conj[i];
             continue;
@@ -3384,7 +3385,9 @@ static int place_conjuncts(BindCtx *bc, BExpr **conj, int n, int nwhere) {
         p->expr = conj[i];
         p->rels = m | (late ? (uint64_t)1 << b->late_where : 0);
         BExpr *e = conj[i];
-        if (e->kind == BE_BINARY && e->op == OP_EQ) {
+        /* a late conjunct is no join key: the join of its two tables comes
+         * before the RIGHT / FULL JOIN that pads them */
+        if (!late && e->kind == BE_BINARY && e->op == OP_EQ) {
             int la = single_rel(bx_rel_mask(e->a)), rb = single_rel(bx_rel_mask(e->b));
             if (la >= 0 && rb >= 0 && la != rb) {
                 p->is_equi = 1;

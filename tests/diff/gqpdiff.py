@@ -47,6 +47,7 @@ ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 # set trigger known open issues (see docs/testing.md, "Known failing").
 FEATURES = {
     "joins": (True, "inner joins of 2-3 tables (JOIN ... ON and comma + WHERE)"),
+    "outer_joins": (True, "LEFT / RIGHT / FULL JOIN among those joins (NULL-padded rows under every other feature)"),
     "aggregates": (True, "GROUP BY / HAVING / COUNT SUM AVG MIN MAX"),
     "distinct_agg": (True, "COUNT/SUM/... (DISTINCT x)"),
     "distinct": (True, "SELECT DISTINCT"),
@@ -501,7 +502,11 @@ def gen_from(rng, tables, feats, used):
     if rng.random() < 0.5:
         s = chosen[0].name
         for i in range(1, k):
-            s += " JOIN %s ON %s" % (chosen[i].name, conds[i - 1] or "1 = 1")
+            kind = "JOIN"
+            if "outer_joins" in feats and rng.random() < 0.5:
+                kind = rng.choice(["LEFT JOIN", "LEFT JOIN", "RIGHT JOIN", "FULL JOIN"])
+                used.add("outer_joins")
+            s += " %s %s ON %s" % (kind, chosen[i].name, conds[i - 1] or "1 = 1")
         return s, cols, None
     s = ", ".join(t.name for t in chosen)
     extra = " AND ".join(c for c in conds if c)
