@@ -747,6 +747,23 @@ static int to_magic(Dc *x, Split *s, AstExpr *e, const AstExpr **cols, int n, co
     return 0;
 }
 
+/* Appends derived table d, named alias, to sub's FROM (a new array: the
+ * old one may be shared with a copy of sub). Returns 0 or -1. */
+static int add_from(Dc *x, AstSelect *sub, const char *alias, AstSelect *d) {
+    SqlArena *a = x->st->parse_arena;
+    AstTableRef *from = sql_arena_alloc(a, sizeof *from * (size_t)(sub->nfrom + 1));
+    if (!from) return -1;
+    memcpy(from, sub->from, sizeof *from * (size_t)sub->nfrom);
+    memset(&from[sub->nfrom], 0, sizeof *from);
+    from[sub->nfrom].alias = sql_arena_strndup(a, alias, strlen(alias));
+    from[sub->nfrom].subquery = d;
+    from[sub->nfrom].pos = sub->from[0].pos;
+    if (!from[sub->nfrom].alias) return -1;
+    sub->from = from;
+    sub->nfrom++;
+    return 0;
+}
+
 /* The keys of scalar subquery sub correlated other than by equalities
  * (after Neumann & Kemper's magic set): its outer columns, of base tables
  * T.. of the outer FROM, become the derived table D = SELECT DISTINCT
@@ -797,9 +814,8 @@ static int magic_keys(Dc *x, Split *s, AstExpr ***group, int *ngroup, AstExpr **
     AstSelect *d = sql_arena_alloc(a, sizeof *d);
     AstSelectItem *ditems = sql_arena_alloc(a, sizeof *ditems * (size_t)n);
     AstTableRef *dfrom = sql_arena_alloc(a, sizeof *dfrom * (size_t)ne);
-    AstTableRef *from = sql_arena_alloc(a, sizeof *from * (size_t)(sub->nfrom + 1));
     AstExpr **g = sql_arena_alloc(a, sizeof *g * (size_t)n);
-    if (!d || !ditems || !dfrom || !from || !g) return -1;
+    if (!d || !ditems || !dfrom || !g) return -1;
     for (int i = 0; i < ne; i++) {
         dfrom[i] = x->outer->from[eidx[i]];
         dfrom[i].join_kind = AST_JOIN_INNER;
@@ -839,14 +855,7 @@ static int magic_keys(Dc *x, Split *s, AstExpr ***group, int *ngroup, AstExpr **
         if (to_magic(x, s, s->corr[i], cols, n, dalias) != 0) return -1;
         s->local[s->nlocal++] = s->corr[i];
     }
-    memcpy(from, sub->from, sizeof *from * (size_t)sub->nfrom);
-    memset(&from[sub->nfrom], 0, sizeof *from);
-    from[sub->nfrom].alias = sql_arena_strndup(a, dalias, strlen(dalias));
-    from[sub->nfrom].subquery = d;
-    from[sub->nfrom].pos = sub->from[0].pos;
-    if (!from[sub->nfrom].alias) return -1;
-    sub->from = from;
-    sub->nfrom++;
+    if (add_from(x, sub, dalias, d) != 0) return -1;
     *on = NULL;
     *first = NULL;
     for (int i = 0; i < n; i++) {
@@ -921,8 +930,7 @@ static int top1_join(Dc *x, AstExpr *ex, Split *s, AstExpr **keys, AstExpr **out
     AstSelect *m = sql_arena_alloc(a, sizeof *m);
     AstSelectItem *mi = sql_arena_alloc(a, sizeof *mi * (size_t)(s->ncorr + 2));
     AstExpr **mg = sql_arena_alloc(a, sizeof *mg * (size_t)s->ncorr);
-    AstTableRef *from = sql_arena_alloc(a, sizeof *from * (size_t)(sub->nfrom + 1));
-    if (!m || !mi || !mg || !from) return -1;
+    if (!m || !mi || !mg) return -1;
     char malias[32];
     snprintf(malias, sizeof malias, "__gqp_mt%llu", (unsigned long long)++x->db->ntemps);
     AstExpr *lw[DC_MAX_CONJ];
@@ -955,12 +963,7 @@ static int top1_join(Dc *x, AstExpr *ex, Split *s, AstExpr **keys, AstExpr **out
     m->group_by = mg;
     m->ngroup = s->ncorr;
     /* T's rows that come first: joined to M on the keys, z picked */
-    memcpy(from, sub->from, sizeof *from * (size_t)sub->nfrom);
-    memset(&from[sub->nfrom], 0, sizeof *from);
-    from[sub->nfrom].alias = sql_arena_strndup(a, malias, strlen(malias));
-    from[sub->nfrom].subquery = m;
-    from[sub->nfrom].pos = sub->from[0].pos;
-    if (!from[sub->nfrom].alias) return -1;
+    if (add_from(x, sub, malias, m) != 0) return -1;
     for (int i = 0; i < s->ncorr; i++) {
         char name[16];
         snprintf(name, sizeof name, "__k%d", i + 1);
@@ -993,8 +996,6 @@ static int top1_join(Dc *x, AstExpr *ex, Split *s, AstExpr **keys, AstExpr **out
     }
     if (!pick) return -1;
     s->local[s->nlocal++] = pick;
-    sub->from = from;
-    sub->nfrom++;
     /* grouped by the keys, MIN(e) of the rows picked, joined back */
     AstExpr **group = sql_arena_alloc(a, sizeof *group * (size_t)s->ncorr), *on = NULL;
     if (!group) return -1;

@@ -767,11 +767,22 @@ def val_eq(a, b):
 
 
 def sort_key(row):
-    # numbers by their float value, ties (e.g. 9223372036854775807 and
-    # 9223372036854775806, one float apart from neither) by the exact value:
-    # Python compares int with int and int with float exactly
-    return tuple((0, 0, "") if v is None else (1, float(v), v) if not isinstance(v, str) else (2, 0, v)
-                 for v in row)
+    # numbers by their value to 9 significant digits (val_eq's tolerance),
+    # so that two answers whose sums differ in the last bits, or that give 7
+    # and 7.0, sort their rows alike; integers that share a float (e.g.
+    # 9223372036854775807 and 9223372036854775806) then by their distance
+    # from it, exactly
+    def key(v):
+        if v is None:
+            return (0, 0, 0)
+        if isinstance(v, str):
+            return (2, 0, v)
+        f = float(v)
+        if math.isnan(f):
+            return (1, math.inf, 1)
+        r = float("%.9g" % f) if math.isfinite(f) else f
+        return (1, r, 0 if isinstance(v, float) or not math.isfinite(f) else v - int(f))
+    return tuple(key(v) for v in row)
 
 
 def rows_eq(a, b, ordered):
