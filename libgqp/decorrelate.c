@@ -560,6 +560,13 @@ static int strict_expr(const AstExpr *e) {
     }
 }
 
+/* The catalog table of outer FROM entry k (a base table, or the table a
+ * file reference was loaded into), or NULL. */
+static CatTable *entry_table(Dc *x, int k) {
+    const AstTableRef *r = &x->outer->from[k];
+    return r->name ? cat_find_table(x->db->cat, r->bound_name ? r->bound_name : r->name) : NULL;
+}
+
 /* The FROM entry of x's outer SELECT that column c names (a base table;
  * the first with the column when c is unqualified), or -1. */
 static int outer_entry(Dc *x, const AstExpr *c) {
@@ -569,7 +576,7 @@ static int outer_entry(Dc *x, const AstExpr *c) {
         const char *alias = r->alias ? r->alias : r->name;
         if (c->table && (!alias || strcasecmp(c->table, alias) != 0)) continue;
         if (r->subquery || !r->name || gqp_is_view(x->db, r->name)) return -1;
-        CatTable *t = cat_find_table(x->db->cat, r->bound_name ? r->bound_name : r->name);
+        CatTable *t = entry_table(x, i);
         if (t && cat_find_column(t, c->str) >= 0) return i;
     }
     return -1;
@@ -675,7 +682,7 @@ static int outer_not_null(Dc *x, const AstExpr *col, int entry) {
         if (x->outer->from[i].join_kind == AST_JOIN_RIGHT ||
             x->outer->from[i].join_kind == AST_JOIN_FULL)
             return 0;
-    CatTable *t = r->name ? cat_find_table(x->db->cat, r->name) : NULL;
+    CatTable *t = entry_table(x, entry);
     if (!t) return 0;
     int c = cat_find_column(t, col->str);
     CatError err;
@@ -1053,9 +1060,7 @@ static int lookup_join(Dc *x, AstExpr *ex, Split *s, AstExpr **keys, AstExpr **o
  * FROM) as CAST reads it, into buf; NULL when unknown. */
 static const char *outer_type(Dc *x, const AstExpr *c, char *buf, size_t cap) {
     int k = outer_entry(x, c);
-    if (k < 0) return NULL;
-    const AstTableRef *r = &x->outer->from[k];
-    const CatTable *t = cat_find_table(x->db->cat, r->bound_name ? r->bound_name : r->name);
+    const CatTable *t = k >= 0 ? entry_table(x, k) : NULL;
     int j = t ? cat_find_column(t, c->str) : -1;
     if (j < 0) return NULL;
     const CatColumn *col = &t->cols[j];
