@@ -1100,9 +1100,9 @@ static __device__ __forceinline__ void da_block_flush(const DaArgs &a, long long
  * overflows of sums and of a OP b (false when the planner proved there are
  * none, PrimDenseAgg.nocheck: the tracking is then dead code, and the sum
  * atomics need not return the old value). */
-template <int MODE, int MAXA, bool CHECK, bool LEAN, int MINB, int R>
+template <int MODE, int MAXA, bool CHECK, bool LEAN, int MINB>
 __global__ void __launch_bounds__(GQP_BLOCK, MINB) denseagg_kernel(const DaArgs a) {
-    constexpr int NOUT = PRIM_DA_NOUT(MAXA);
+    constexpr int R = DA_ITEMS, NOUT = PRIM_DA_NOUT(MAXA);
     extern __shared__ long long da_smem[];
     long long *tab = nullptr;
     const int64_t E = (int64_t)a.nout * a.ngroups; /* entries of one table set */
@@ -1311,19 +1311,20 @@ static int da_sm_count(PrimCtx *ctx, int *sms) {
 /* Launches denseagg_kernel<MODE, MAXA, CHECK> with smem bytes of dynamic
  * shared memory: as many blocks as fit on the device at once (occupancy
  * times SM count), no more than there are tiles. Returns 0 or -1. */
-template <int MODE, int MAXA, bool CHECK, bool LEAN, int MINB, int R = DA_ITEMS>
+template <int MODE, int MAXA, bool CHECK, bool LEAN, int MINB>
 static int da_launch1(PrimCtx *ctx, const DaArgs &a, size_t smem) {
+    constexpr int R = DA_ITEMS;
     int sms = 0, per_sm = 0;
     if (da_sm_count(ctx, &sms) != 0) return -1;
     GQP_CUDA_TRY(ctx,
                  cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                     &per_sm, denseagg_kernel<MODE, MAXA, CHECK, LEAN, MINB, R>, GQP_BLOCK, smem));
+                     &per_sm, denseagg_kernel<MODE, MAXA, CHECK, LEAN, MINB>, GQP_BLOCK, smem));
     if (per_sm < 1) per_sm = 1;
     const int64_t tiles = (a.n + DA_TILE(R) - 1) / DA_TILE(R);
     int64_t grid = (int64_t)sms * per_sm;
     if (grid > tiles) grid = tiles;
     if (grid < 1) grid = 1;
-    denseagg_kernel<MODE, MAXA, CHECK, LEAN, MINB, R>
+    denseagg_kernel<MODE, MAXA, CHECK, LEAN, MINB>
         <<<(unsigned)grid, GQP_BLOCK, smem, prim_gpu_stream(ctx)>>>(a);
     GQP_LAUNCH_TRY(ctx);
     return 0;
@@ -1331,7 +1332,7 @@ static int da_launch1(PrimCtx *ctx, const DaArgs &a, size_t smem) {
 
 /* The lean form (every column INT32 without NULLs, fact rows in order: one
  * load path, no validity) for the unchecked shapes of modes 0-2, and its
- * register cap (minimum resident blocks per SM, GQP_DA_MINB: 8 or 0);
+ * register cap in mode 1 (8 resident blocks per SM; GQP_DA_MINB=0: none);
  * otherwise the general kernel. TUNING (issue 12): Nsight Compute on the
  * H200, SSB SF 10: the general kernel issues an instruction every 1.8
  * cycles with 48-64 registers (50-62% occupancy), 1.5 TB/s on Q1.1, 0.6-0.8
@@ -1347,10 +1348,10 @@ static int da_launch1(PrimCtx *ctx, const DaArgs &a, size_t smem) {
 template <int MODE, int MAXA, bool CHECK>
 static int da_launch(PrimCtx *ctx, const DaArgs &a, size_t smem, bool lean, int minb) {
     if constexpr (!CHECK && MODE != 3) {
-        /* unset (-1): mode 1 capped at 8 blocks (32 registers; measured
-         * faster on SSB Q4.x), the others uncapped */
-        if (minb < 0) minb = MODE == 1 ? 8 : 0;
-        if (lean && minb == 8) return da_launch1<MODE, MAXA, false, true, 8>(ctx, a, smem);
+        /* mode 1 capped at 8 blocks (32 registers; measured faster on SSB
+         * Q4.x) unless GQP_DA_MINB=0; modes 0 and 2 gained nothing by it */
+        if constexpr (MODE == 1)
+            if (lean && minb != 0) return da_launch1<MODE, MAXA, false, true, 8>(ctx, a, smem);
         if (lean) return da_launch1<MODE, MAXA, false, true, 0>(ctx, a, smem);
     }
     return da_launch1<MODE, MAXA, CHECK, false, 0>(ctx, a, smem);
