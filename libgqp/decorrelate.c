@@ -36,12 +36,14 @@
  * joins run on the join primitives of either device. A magic set whose
  * outer column c may be NULL where no conjunct rejects it is split first:
  * CASE WHEN c IS NULL THEN <the subquery, c := NULL> ELSE <it> END
- * (null_split). The select list and HAVING are walked as WHERE is. Shapes
- * outside these (a correlated subquery in GROUP BY, most grand-parent
- * correlations) are left alone and end in "Not
- * implemented Error: correlated subquery" as before.
+ * (null_split). The select list, HAVING, GROUP BY and ORDER BY are walked
+ * as WHERE is; a subquery written twice (GROUP BY and the select list)
+ * becomes one derived table (the memo, by the expressions' fingerprints).
+ * Shapes outside these (most grand-parent correlations) are left alone and
+ * end in "Not implemented Error: correlated subquery" as before.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -51,6 +53,15 @@
 
 #define DC_MAX_NONNULL 8 /* outer columns a CASE has proven non-NULL */
 #define DC_MAX_SPLITS 15 /* null_split's per SELECT: four columns' worth */
+#define DC_MAX_MEMO 32   /* rewritten subquery values remembered per SELECT */
+
+/* A subquery value already rewritten in this SELECT: the same subquery
+ * again (in GROUP BY and the select list, say) reads the same derived
+ * table, so the binder sees one expression (a GROUP BY key) */
+typedef struct DcMemo {
+    char *key;      /* fingerprint of the expression before its rewrite */
+    AstExpr *value; /* what it became */
+} DcMemo;
 
 typedef struct Dc {
     gqp *db;
@@ -63,6 +74,8 @@ typedef struct Dc {
     const AstExpr *nonnull[DC_MAX_NONNULL];
     int nnonnull;
     int nsplits; /* null_split's so far */
+    DcMemo memo[DC_MAX_MEMO];
+    int nmemo;
 } Dc;
 
 /* 1 when every FROM entry of s is a base table (so its columns are known
@@ -907,102 +920,111 @@ static AstExpr *eq_col(Dc *x, const char *alias, const char *name, AstExpr *e) {
 }
 
 /* The scalar (SELECT e FROM T WHERE o1 = i1 AND .. AND L ORDER BY z [DESC]
- * [LIMIT n >= 1]) without an aggregate whose keys may repeat: the first
- * row of each key's rows in z's order, SQLite's NULLs first (ASC) or last
- * (DESC). With M = (SELECT i1 AS __k1, .., MIN|MAX(z) AS __m, COUNT(*) -
- * COUNT(z) AS __nn FROM T WHERE L GROUP BY i1, ..), the rows that come
- * first are those of T (WHERE L) joined to M on i1 = __k1 .. and
- *   ASC:  (__nn > 0 AND z IS NULL) OR (__nn = 0 AND z = __m)
- *   DESC: (__m IS NULL AND z IS NULL) OR z = __m
- * grouped by i1, .. with MIN(e) as __v (rows tied on z: the least e, where
- * SQLite takes the first it meets), LEFT JOINed on o1 = __k1 AND ..; no
- * row is NULL as before. Returns 1 rewritten, 0 left alone, -1. */
+ * [, z2 [DESC] ..] [LIMIT n >= 1]) without an aggregate whose keys may
+ * repeat: the first row of each key's rows in z's order, SQLite's NULLs
+ * first (ASC) or last (DESC); a second term picks among the rows the
+ * first one picked, by the same steps over them, and so on. With M = (SELECT i1 AS __k1, ..,
+ * MIN|MAX(z) AS __m, COUNT(*) - COUNT(z) AS __nn FROM T WHERE L GROUP BY i1, ..), the rows that
+ * come first are those of T (WHERE L) joined to M on i1 = __k1 .. and ASC:  (__nn > 0 AND z IS
+ * NULL) OR (__nn = 0 AND z = __m) DESC: (__m IS NULL AND z IS NULL) OR z = __m grouped by i1, ..
+ * with MIN(e) as __v (rows tied on z: the least e, where SQLite takes the first it meets), LEFT
+ * JOINed on o1 = __k1 AND ..; no row is NULL as before. Returns 1 rewritten, 0 left alone, -1. */
 static int top1_join(Dc *x, AstExpr *ex, Split *s, AstExpr **keys, AstExpr **outer_side) {
     AstSelect *sub = s->sub;
-    if (sub->norder != 1 || sub->offset || s->ncorr + 2 > DC_MAX_COLS ||
-        s->nlocal + 2 > DC_MAX_CONJ)
+    if (sub->norder < 1 || sub->offset || s->ncorr + 2 > DC_MAX_COLS ||
+        s->nlocal + (int64_t)sub->norder * (s->ncorr + 1) > DC_MAX_CONJ)
         return 0;
-    AstExpr *z = sub->order_by[0].expr;
-    int desc = sub->order_by[0].desc;
-    if (z->kind == AST_INT) {
-        if (z->ival != 1) return 0;
-        z = sub->items[0].expr; /* ORDER BY 1 */
+    AstExpr *zs[DC_MAX_CONJ];
+    int nz = sub->norder;
+    for (int t = 0; t < nz; t++) {
+        AstExpr *z = sub->order_by[t].expr;
+        if (z->kind == AST_INT) {
+            if (z->ival != 1) return 0;
+            z = sub->items[0].expr; /* ORDER BY 1 */
+        }
+        int in = 0, out = 0, bad = 0, nested = 0;
+        census(x, sub, z, &in, &out, &bad, &nested);
+        if (out || bad || nested || has_agg(z)) return 0;
+        zs[t] = z;
     }
-    int in = 0, out = 0, bad = 0, nested = 0;
-    census(x, sub, z, &in, &out, &bad, &nested);
-    if (out || bad || nested || has_agg(z)) return 0;
     SqlArena *a = x->st->parse_arena;
     int64_t pos = ex->pos;
-    /* M over its own copies of T's FROM, L, the keys and z */
-    AstSelect *m = sql_arena_alloc(a, sizeof *m);
-    AstSelectItem *mi = sql_arena_alloc(a, sizeof *mi * (size_t)(s->ncorr + 2));
-    AstExpr **mg = sql_arena_alloc(a, sizeof *mg * (size_t)s->ncorr);
-    if (!m || !mi || !mg) return -1;
-    char malias[32];
-    snprintf(malias, sizeof malias, "__gqp_mt%llu", (unsigned long long)++x->db->ntemps);
-    AstExpr *lw[DC_MAX_CONJ];
-    for (int i = 0; i < s->nlocal; i++)
-        if (!(lw[i] = deep_copy(x, s->local[i]))) return -1;
-    int oom = 0;
-    m->where = and_all(x, lw, s->nlocal, &oom);
-    if (oom) return -1;
-    m->from = sub->from;
-    m->nfrom = sub->nfrom;
-    for (int i = 0; i < s->ncorr; i++) {
-        char name[16];
-        snprintf(name, sizeof name, "__k%d", i + 1);
-        if (!(mi[i].expr = deep_copy(x, keys[i])) || !(mg[i] = deep_copy(x, keys[i])) ||
-            !(mi[i].alias = sql_arena_strndup(a, name, strlen(name))))
+    /* one M per ORDER BY term, each over the rows the terms before it
+     * picked (T's FROM with the earlier M's, L and the earlier picks) */
+    for (int t = 0; t < nz; t++) {
+        AstExpr *z = zs[t];
+        int desc = sub->order_by[t].desc;
+        /* M over its own copies of T's FROM, L, the keys and z */
+        AstSelect *m = sql_arena_alloc(a, sizeof *m);
+        AstSelectItem *mi = sql_arena_alloc(a, sizeof *mi * (size_t)(s->ncorr + 2));
+        AstExpr **mg = sql_arena_alloc(a, sizeof *mg * (size_t)s->ncorr);
+        if (!m || !mi || !mg) return -1;
+        char malias[32];
+        snprintf(malias, sizeof malias, "__gqp_mt%llu", (unsigned long long)++x->db->ntemps);
+        AstExpr *lw[DC_MAX_CONJ];
+        for (int i = 0; i < s->nlocal; i++)
+            if (!(lw[i] = deep_copy(x, s->local[i]))) return -1;
+        int oom = 0;
+        m->where = and_all(x, lw, s->nlocal, &oom);
+        if (oom) return -1;
+        m->from = sub->from;
+        m->nfrom = sub->nfrom;
+        for (int i = 0; i < s->ncorr; i++) {
+            char name[16];
+            snprintf(name, sizeof name, "__k%d", i + 1);
+            if (!(mi[i].expr = deep_copy(x, keys[i])) || !(mg[i] = deep_copy(x, keys[i])) ||
+                !(mi[i].alias = sql_arena_strndup(a, name, strlen(name))))
+                return -1;
+        }
+        AstExpr *zm = deep_copy(x, z), *zc = deep_copy(x, z);
+        AstExpr *ext = zm ? agg_call(x, desc ? "max" : "min", zm, pos) : NULL;
+        AstExpr *all = agg_call(x, "count", NULL, pos), *nonnull = zc ? count_of(x, zc, pos) : NULL;
+        AstExpr *nn = all && nonnull ? bin(x, OP_SUB, all, nonnull) : NULL;
+        if (!ext || !nn) return -1;
+        mi[s->ncorr].expr = ext;
+        mi[s->ncorr + 1].expr = nn;
+        if (!(mi[s->ncorr].alias = sql_arena_strndup(a, "__m", 3)) ||
+            !(mi[s->ncorr + 1].alias = sql_arena_strndup(a, "__nn", 4)))
             return -1;
+        m->items = mi;
+        m->nitems = s->ncorr + 2;
+        m->group_by = mg;
+        m->ngroup = s->ncorr;
+        /* T's rows that come first: joined to M on the keys, z picked */
+        if (add_from(x, sub, malias, m) != 0) return -1;
+        for (int i = 0; i < s->ncorr; i++) {
+            char name[16];
+            snprintf(name, sizeof name, "__k%d", i + 1);
+            AstExpr *k = deep_copy(x, keys[i]);
+            if (!k || !(s->local[s->nlocal++] = eq_col(x, malias, name, k))) return -1;
+        }
+        AstExpr *z1 = deep_copy(x, z), *z2 = deep_copy(x, z);
+        AstExpr *zn = node(x, AST_ISNULL, pos), *mref = colref(x, malias, "__m", pos);
+        AstExpr *nref = colref(x, malias, "__nn", pos), *zero = node(x, AST_INT, pos);
+        if (!z1 || !z2 || !zn || !mref || !nref || !zero) return -1;
+        zn->a = z1;
+        zn->height = z1->height + 1;
+        zn->weight = z1->weight + 1;
+        AstExpr *pick;
+        if (desc) {
+            AstExpr *mn = node(x, AST_ISNULL, pos);
+            if (!mn) return -1;
+            mn->a = mref;
+            mn->height = mn->weight = 2;
+            AstExpr *eqm = eq_col(x, malias, "__m", z2), *both = bin(x, OP_AND, mn, zn);
+            pick = eqm && both ? bin(x, OP_OR, both, eqm) : NULL;
+        } else {
+            AstExpr *nref2 = colref(x, malias, "__nn", pos), *zero2 = node(x, AST_INT, pos);
+            AstExpr *has = bin(x, OP_GT, nref, zero);
+            AstExpr *none = nref2 && zero2 ? bin(x, OP_EQ, nref2, zero2) : NULL;
+            AstExpr *eqm = eq_col(x, malias, "__m", z2);
+            AstExpr *l = has ? bin(x, OP_AND, has, zn) : NULL;
+            AstExpr *r = none && eqm ? bin(x, OP_AND, none, eqm) : NULL;
+            pick = l && r ? bin(x, OP_OR, l, r) : NULL;
+        }
+        if (!pick) return -1;
+        s->local[s->nlocal++] = pick;
     }
-    AstExpr *zm = deep_copy(x, z), *zc = deep_copy(x, z);
-    AstExpr *ext = zm ? agg_call(x, desc ? "max" : "min", zm, pos) : NULL;
-    AstExpr *all = agg_call(x, "count", NULL, pos), *nonnull = zc ? count_of(x, zc, pos) : NULL;
-    AstExpr *nn = all && nonnull ? bin(x, OP_SUB, all, nonnull) : NULL;
-    if (!ext || !nn) return -1;
-    mi[s->ncorr].expr = ext;
-    mi[s->ncorr + 1].expr = nn;
-    if (!(mi[s->ncorr].alias = sql_arena_strndup(a, "__m", 3)) ||
-        !(mi[s->ncorr + 1].alias = sql_arena_strndup(a, "__nn", 4)))
-        return -1;
-    m->items = mi;
-    m->nitems = s->ncorr + 2;
-    m->group_by = mg;
-    m->ngroup = s->ncorr;
-    /* T's rows that come first: joined to M on the keys, z picked */
-    if (add_from(x, sub, malias, m) != 0) return -1;
-    for (int i = 0; i < s->ncorr; i++) {
-        char name[16];
-        snprintf(name, sizeof name, "__k%d", i + 1);
-        AstExpr *k = deep_copy(x, keys[i]);
-        if (!k || !(s->local[s->nlocal++] = eq_col(x, malias, name, k))) return -1;
-    }
-    AstExpr *z1 = deep_copy(x, z), *z2 = deep_copy(x, z);
-    AstExpr *zn = node(x, AST_ISNULL, pos), *mref = colref(x, malias, "__m", pos);
-    AstExpr *nref = colref(x, malias, "__nn", pos), *zero = node(x, AST_INT, pos);
-    if (!z1 || !z2 || !zn || !mref || !nref || !zero) return -1;
-    zn->a = z1;
-    zn->height = z1->height + 1;
-    zn->weight = z1->weight + 1;
-    AstExpr *pick;
-    if (desc) {
-        AstExpr *mn = node(x, AST_ISNULL, pos);
-        if (!mn) return -1;
-        mn->a = mref;
-        mn->height = mn->weight = 2;
-        AstExpr *eqm = eq_col(x, malias, "__m", z2), *both = bin(x, OP_AND, mn, zn);
-        pick = eqm && both ? bin(x, OP_OR, both, eqm) : NULL;
-    } else {
-        AstExpr *nref2 = colref(x, malias, "__nn", pos), *zero2 = node(x, AST_INT, pos);
-        AstExpr *has = bin(x, OP_GT, nref, zero);
-        AstExpr *none = nref2 && zero2 ? bin(x, OP_EQ, nref2, zero2) : NULL;
-        AstExpr *eqm = eq_col(x, malias, "__m", z2);
-        AstExpr *l = has ? bin(x, OP_AND, has, zn) : NULL;
-        AstExpr *r = none && eqm ? bin(x, OP_AND, none, eqm) : NULL;
-        pick = l && r ? bin(x, OP_OR, l, r) : NULL;
-    }
-    if (!pick) return -1;
-    s->local[s->nlocal++] = pick;
     /* grouped by the keys, MIN(e) of the rows picked, joined back */
     AstExpr **group = sql_arena_alloc(a, sizeof *group * (size_t)s->ncorr), *on = NULL;
     if (!group) return -1;
@@ -1645,12 +1667,170 @@ static int hoist_outer(Dc *x, AstExpr *e) {
     return 1;
 }
 
+/* A growable text buffer for fingerprints (ok 0 once out of memory or
+ * over a shape fingerprints do not cover). */
+typedef struct Fp {
+    char *s;
+    size_t n, cap;
+    int ok;
+} Fp;
+
+static void fp_put(Fp *f, const char *t) {
+    if (!f->ok) return;
+    size_t k = strlen(t);
+    if (f->n + k + 1 > f->cap) {
+        size_t nc = (f->n + k + 1) * 2;
+        char *ns = realloc(f->s, nc);
+        if (!ns) {
+            f->ok = 0;
+            return;
+        }
+        f->s = ns;
+        f->cap = nc;
+    }
+    memcpy(f->s + f->n, t, k + 1);
+    f->n += k;
+}
+
+static void fp_str(Fp *f, const char *t) {
+    char b[32];
+    snprintf(b, sizeof b, "%zu:", t ? strlen(t) : (size_t)0);
+    fp_put(f, t ? b : "-");
+    if (t) fp_put(f, t);
+}
+
+static void fp_select(Fp *f, const AstSelect *s);
+
+/* e's shape as text: equal texts, equal expressions (in one scope) */
+static void fp_expr(Fp *f, const AstExpr *e) {
+    char b[96];
+    if (!e) {
+        fp_put(f, "~");
+        return;
+    }
+    if (e->ints) f->ok = 0;
+    snprintf(b, sizeof b, "(%d %d %lld %a %d %d %d %d", (int)e->kind, (int)e->op,
+             (long long)e->ival, e->fval, e->negated, e->distinct, (int)e->sub_kind, e->nlist);
+    fp_put(f, b);
+    fp_str(f, e->str);
+    fp_str(f, e->table);
+    fp_expr(f, e->a);
+    fp_expr(f, e->b);
+    fp_expr(f, e->c);
+    for (int i = 0; i < e->nlist; i++)
+        fp_expr(f, e->list[i]);
+    if (e->select) fp_select(f, e->select);
+    fp_put(f, ")");
+}
+
+static void fp_select(Fp *f, const AstSelect *s) {
+    char b[96];
+    if (s->ncompound || s->nwith) f->ok = 0;
+    snprintf(b, sizeof b, "[S %d %d %d %d %d", s->distinct, s->nitems, s->nfrom, s->ngroup,
+             s->norder);
+    fp_put(f, b);
+    for (int i = 0; i < s->nitems; i++)
+        fp_expr(f, s->items[i].expr);
+    for (int i = 0; i < s->nfrom; i++) {
+        const AstTableRef *r = &s->from[i];
+        if (r->subquery || r->file || r->nusing || r->natural || r->hidden) f->ok = 0;
+        snprintf(b, sizeof b, "{F %d", r->join_kind);
+        fp_put(f, b);
+        fp_str(f, r->name);
+        fp_str(f, r->alias);
+        fp_str(f, r->bound_name);
+        fp_expr(f, r->join_on);
+        fp_put(f, "}");
+    }
+    fp_expr(f, s->where);
+    for (int i = 0; i < s->ngroup; i++)
+        fp_expr(f, s->group_by[i]);
+    fp_expr(f, s->having);
+    for (int i = 0; i < s->norder; i++) {
+        fp_put(f, s->order_by[i].desc ? "d" : "a");
+        fp_expr(f, s->order_by[i].expr);
+    }
+    fp_expr(f, s->limit);
+    fp_expr(f, s->offset);
+    fp_put(f, "]");
+}
+
+/* The fingerprint of subquery expression e (malloc'd), or NULL when its
+ * shape is not covered (or out of memory). */
+static char *fingerprint(const AstExpr *e) {
+    Fp f = {NULL, 0, 0, 1};
+    fp_expr(&f, e);
+    if (!f.ok) {
+        free(f.s);
+        return NULL;
+    }
+    return f.s;
+}
+
+static int has_select(const AstExpr *e) {
+    if (!e) return 0;
+    if (e->select) return 1;
+    if (has_select(e->a) || has_select(e->b) || has_select(e->c)) return 1;
+    for (int i = 0; i < e->nlist; i++)
+        if (has_select(e->list[i])) return 1;
+    return 0;
+}
+
+/* e (fingerprint key) was rewritten: remember what it became. Takes key. */
+static int memo_put(Dc *x, char *key, const AstExpr *e) {
+    if (!key || x->nmemo == DC_MAX_MEMO || has_select(e)) {
+        free(key);
+        return 0;
+    }
+    AstExpr *v = deep_copy(x, e);
+    if (!v) {
+        free(key);
+        return -1;
+    }
+    x->memo[x->nmemo].key = key;
+    x->memo[x->nmemo++].value = v;
+    return 0;
+}
+
+/* 1 when e equals a subquery rewritten before (e becomes a copy of its
+ * value), 0 when not, -1 out of memory. */
+static int memo_get(Dc *x, const char *key, AstExpr *e) {
+    for (int i = 0; key && i < x->nmemo; i++) {
+        if (strcmp(x->memo[i].key, key) != 0) continue;
+        AstExpr *v = deep_copy(x, x->memo[i].value);
+        if (!v) return -1;
+        int64_t pos = e->pos, end = e->end;
+        *e = *v;
+        e->pos = pos;
+        e->end = end;
+        return 1;
+    }
+    return 0;
+}
+
+/* walk (below) of a subquery value (top 0) through the memo */
+static int walk(Dc *x, AstExpr *e, int top);
+static int walk_value(Dc *x, AstExpr *e) {
+    char *key = fingerprint(e);
+    int rc = memo_get(x, key, e);
+    if (rc != 0) {
+        free(key);
+        return rc < 0 ? -1 : 0;
+    }
+    rc = walk(x, e, -1);
+    if (rc == 0 && !e->select) return memo_put(x, key, e);
+    free(key);
+    return rc;
+}
+
 /* Decorrelate the subqueries of e (not inside other subqueries); top: 1
  * when e is a top-level conjunct of WHERE, 2 when it is reached from one
  * through OR / AND only (its NULL counts as FALSE), 0 elsewhere. Returns 0
  * or -1 (out of memory). */
 static int walk(Dc *x, AstExpr *e, int top) {
     if (!e) return 0;
+    if (top == 0 && e->select) return walk_value(x, e);
+    if (top < 0) top = 0; /* walk_value's own call */
     int rc = 0;
     if (top == 1 && e->kind == AST_BINARY && e->op == OP_AND)
         return walk(x, e->a, 1) || walk(x, e->b, 1) ? -1 : 0;
@@ -1721,6 +1901,14 @@ int gqp_decorrelate(gqp *db, gqp_stmt *st, AstSelect *sel, int *nadded) {
      * value outside an aggregate reads the group's keys only, the same on
      * every row of the group */
     if (rc == 0 && sel->having) rc = walk(&x, sel->having, 0);
+    /* GROUP BY and ORDER BY: a value per row like the select list's (the
+     * same subquery there reads the same derived table: the memo) */
+    for (int i = 0; rc == 0 && i < sel->ngroup; i++)
+        rc = walk(&x, sel->group_by[i], 0);
+    for (int i = 0; rc == 0 && !sel->ncompound && i < sel->norder; i++)
+        rc = walk(&x, sel->order_by[i].expr, 0);
+    for (int i = 0; i < x.nmemo; i++)
+        free(x.memo[i].key);
     if (rc != 0) return gqp_set_error(db, GQP_NOMEM, "out of memory");
     if (!x.nadd) return GQP_OK;
     AstTableRef *from =
