@@ -128,9 +128,9 @@ static int ex_alloc(Exec *x, int v, int64_t n, int want_valid, int on_dev) {
                            (long long)n, oom_text(x, t, sizeof t));
         }
     } else {
-        void *(*alloc)(ExecHostPool *, size_t) = x->dev && bytes <= EXEC_PIN_MAX_BYTES && r->gpu_in
-                                                     ? exec_pool_alloc_pinned
-                                                     : exec_pool_alloc;
+        /* a GPU node reads it: a buffer that crosses PCIe */
+        void *(*alloc)(ExecHostPool *, size_t) =
+            x->dev && r->gpu_in ? exec_pool_alloc_pinned : exec_pool_alloc;
         p->data = alloc(x->pool, bytes);
         p->valid = want_valid ? alloc(x->pool, (size_t)n) : NULL;
         r->h_owned = 1;
@@ -214,11 +214,9 @@ static int ensure_host_issue(Exec *x, int v, int wait) {
     size_t bytes = (size_t)r->n * prim_type_width(r->d.type);
     r->h.type = r->d.type;
     r->h.n = r->n;
-    /* a copy from the device: page-locked up to EXEC_PIN_MAX_BYTES */
-    void *(*alloc)(ExecHostPool *, size_t) =
-        bytes <= EXEC_PIN_MAX_BYTES ? exec_pool_alloc_pinned : exec_pool_alloc;
-    r->h.data = alloc(x->pool, bytes);
-    r->h.valid = r->d.valid ? alloc(x->pool, (size_t)r->n) : NULL;
+    /* a copy from the device (the pool decides what is page-locked) */
+    r->h.data = exec_pool_alloc_pinned(x->pool, bytes);
+    r->h.valid = r->d.valid ? exec_pool_alloc_pinned(x->pool, (size_t)r->n) : NULL;
     r->h_owned = 1;
     void *s = value_stream(x, v);
     int rc = 0;

@@ -103,13 +103,16 @@ void exec_pool_free(ExecHostPool *p);
 /* 64-byte aligned block of at least bytes; NULL on failure. */
 void *exec_pool_alloc(ExecHostPool *p, size_t bytes);
 /* As exec_pool_alloc, for a buffer that crosses PCIe (a copy from or to
- * the device): page-locked when the pool pins (exec_pool_set_pinned).
- * exec_pool_alloc itself never locks new memory: locking costs about a
- * millisecond per few MB, and a CPU plan's intermediates never cross. */
+ * the device) when the pool pins (exec_pool_set_pinned): page-locked up to
+ * EXEC_PIN_MAX_BYTES; a larger block is locked in place when it is handed
+ * out to cross PCIe a second time (a repeated query's results and
+ * intermediates), pageable before. exec_pool_alloc itself never locks new
+ * memory: locking costs about a millisecond per few MB, and a CPU plan's
+ * intermediates never cross. */
 void *exec_pool_alloc_pinned(ExecHostPool *p, size_t bytes);
 
-/* The largest host intermediate the executor page-locks to cross PCIe;
- * larger ones are copied pageable. TUNING: in the placement sweep at 1e8
+/* The largest new host block the pool page-locks to cross PCIe; larger
+ * ones are copied pageable until their block crosses again. TUNING: in the placement sweep at 1e8
  * rows on the H100, mixed plans whose CPU filter handed 100-400 MB to the
  * GPU ran 2.5-6x slower than planned: locking fresh blocks that large
  * cost more than the pinned copy saved. libgqp tells the cost model. */
@@ -117,6 +120,9 @@ void *exec_pool_alloc_pinned(ExecHostPool *p, size_t bytes);
 /* The smallest: smaller buffers come from the C allocator, never locked
  * (the pool keeps and locks blocks of at least this size). */
 #define EXEC_PIN_MIN_BYTES ((size_t)1 << 20)
+/* How a block the pool handed out is held: 0 pageable (or not the pool's),
+ * 1 allocated page-locked, 2 locked in place on its second crossing. */
+int exec_pool_block_pinned(ExecHostPool *p, const void *ptr);
 /* Give a block back (blocks the pool did not hand out are free()d). */
 void exec_pool_release(ExecHostPool *p, void *ptr);
 /* on != 0: new large blocks are page-locked (call once a GPU is in use). */

@@ -23,7 +23,9 @@
 typedef struct PoolBlock {
     void *p;
     size_t cap;
-    int pinned; /* from prim_gpu_pinned_alloc */
+    int pinned;  /* 1: from prim_gpu_pinned_alloc; 2: locked in place
+                    (prim_gpu_host_register) */
+    int crossed; /* handed out for a buffer that crosses PCIe */
 } PoolBlock;
 
 struct ExecHostPool {
@@ -58,10 +60,12 @@ static int pool_inject(ExecHostPool *p) {
 
 /* Free one block with the allocator it came from. */
 static void block_free(PoolBlock b) {
-    if (b.pinned)
+    if (b.pinned == 1) {
         prim_gpu_pinned_free(b.p);
-    else
-        free(b.p);
+        return;
+    }
+    if (b.pinned == 2) prim_gpu_host_unregister(b.p);
+    free(b.p);
 }
 
 void exec_pool_set_pinned(ExecHostPool *p, int on) {
@@ -104,7 +108,12 @@ static int push(PoolBlock **a, int *n, int *cap, PoolBlock b) {
     return 0;
 }
 
-/* A block of at least bytes (pinned: page-locked if the pool pins). */
+/* A block of at least bytes (pinned: it crosses PCIe, page-locked if the
+ * pool pins). Up to EXEC_PIN_MAX_BYTES a new block is locked at once;
+ * a larger one is locked only when it crosses PCIe a second time, in place
+ * (locking costs about as much as the pageable copy it saves: a one-off
+ * query keeps the pageable price, a repeated one gets the pinned rate from
+ * its second run on). */
 static void *pool_alloc(ExecHostPool *p, size_t bytes, int pinned) {
     size_t want = (bytes + 63) & ~(size_t)63;
     if (want == 0) want = 64;
@@ -112,27 +121,35 @@ static void *pool_alloc(ExecHostPool *p, size_t bytes, int pinned) {
     if (!p || want < POOL_MIN_BLOCK) return aligned_alloc(64, want);
     pthread_mutex_lock(&p->mu);
     int pin = pinned && p->pinned;
+    int lock_now = pin && want <= EXEC_PIN_MAX_BYTES;
     int best = -1;
     /* the smallest fitting block, a pinned one only for a pinned request
      * unless no unpinned one fits (keep the pinned blocks for the buffers
      * that cross PCIe) */
     for (int i = 0; i < p->nidle; i++) {
         const PoolBlock *c = &p->idle[i], *b = best >= 0 ? &p->idle[best] : NULL;
-        if (c->cap < want || c->cap > want * 2 || c->pinned < pin) continue;
-        /* ordered by (pinned when not asked for, capacity) */
-        if (!b || (!pin && c->pinned != b->pinned ? !c->pinned : c->cap < b->cap)) best = i;
+        int cp = c->pinned != 0, bp = b && b->pinned != 0;
+        if (c->cap < want || c->cap > want * 2 || cp < lock_now) continue;
+        /* ordered by (pinned when not asked for, not pinned when asked
+         * for, capacity) */
+        if (!b || (cp != bp ? cp == pin : c->cap < b->cap)) best = i;
     }
-    PoolBlock b = {NULL, 0, 0};
+    PoolBlock b = {NULL, 0, 0, 0};
     if (best >= 0) {
         b = p->idle[best];
         p->idle[best] = p->idle[--p->nidle];
         p->idle_bytes -= b.cap;
+        /* a large block crossing PCIe again: lock it where it is */
+        if (pin && !b.pinned && b.crossed && prim_gpu_host_register(b.p, b.cap, NULL, 0) == 0)
+            b.pinned = 2;
     } else {
         b.cap = (want + POOL_MIN_BLOCK - 1) & ~(POOL_MIN_BLOCK - 1);
-        b.p = pin ? prim_gpu_pinned_alloc(b.cap) : NULL;
+        b.p = lock_now ? prim_gpu_pinned_alloc(b.cap) : NULL;
         b.pinned = b.p != NULL;
-        if (!b.p) b.p = aligned_alloc(64, b.cap);
+        /* page-aligned, so that locking it later locks no neighbour's page */
+        if (!b.p) b.p = aligned_alloc(4096, b.cap);
     }
+    b.crossed |= pin;
     if (b.p && push(&p->live, &p->nlive, &p->caplive, b) != 0) {
         block_free(b);
         b.p = NULL;
@@ -147,6 +164,16 @@ void *exec_pool_alloc(ExecHostPool *p, size_t bytes) {
 
 void *exec_pool_alloc_pinned(ExecHostPool *p, size_t bytes) {
     return pool_alloc(p, bytes, 1);
+}
+
+int exec_pool_block_pinned(ExecHostPool *p, const void *ptr) {
+    int r = 0;
+    if (!p || !ptr) return 0;
+    pthread_mutex_lock(&p->mu);
+    for (int i = 0; i < p->nlive; i++)
+        if (p->live[i].p == ptr) r = p->live[i].pinned;
+    pthread_mutex_unlock(&p->mu);
+    return r;
 }
 
 void exec_pool_release(ExecHostPool *p, void *ptr) {

@@ -407,6 +407,50 @@ Test(memory, explain_names_the_recovery) {
 
 /* The accounted allocator against memory_limit and the device itself; a
  * failed cudaMallocAsync leaves no error behind for later calls. */
+/* The host pool: a large buffer that crosses PCIe is pageable the first
+ * time and locked in place when its block crosses again; small ones are
+ * locked at once; buffers that never cross are never locked. */
+static void pool_pins(int gpu) {
+    ExecHostPool *p = exec_pool_new((size_t)1 << 30);
+    cr_assert_not_null(p);
+    exec_pool_set_pinned(p, gpu);
+    size_t big = EXEC_PIN_MAX_BYTES + ((size_t)8 << 20), small = (size_t)4 << 20;
+    char *a = exec_pool_alloc_pinned(p, big);
+    cr_assert_not_null(a);
+    cr_assert_eq(exec_pool_block_pinned(p, a), 0, "a new large block is not locked");
+    memset(a, 7, big);
+    exec_pool_release(p, a);
+    char *b = exec_pool_alloc(p, big);
+    cr_assert_eq(b, a, "the idle block is handed out again");
+    cr_assert_eq(exec_pool_block_pinned(p, b), 0, "a buffer that does not cross stays pageable");
+    exec_pool_release(p, b);
+    char *c = exec_pool_alloc_pinned(p, big);
+    cr_assert_eq(c, a);
+    cr_assert_eq(exec_pool_block_pinned(p, c), gpu ? 2 : 0,
+                 "locked in place on its second crossing");
+    cr_assert_eq(c[big - 1], 7, "locking keeps the contents");
+    exec_pool_release(p, c);
+    char *d = exec_pool_alloc_pinned(p, big - 4096);
+    cr_assert_eq(d, a, "the locked block serves the next crossing");
+    cr_assert_eq(exec_pool_block_pinned(p, d), gpu ? 2 : 0);
+    char *e = exec_pool_alloc_pinned(p, small);
+    cr_assert_not_null(e);
+    cr_assert_eq(exec_pool_block_pinned(p, e), gpu ? 1 : 0,
+                 "a small crossing block is locked at once");
+    exec_pool_release(p, d);
+    exec_pool_release(p, e);
+    exec_pool_free(p);
+}
+
+Test(memory, host_pool_pins_on_second_crossing_cpu) {
+    pool_pins(0);
+}
+
+Test(memory_gpu, host_pool_pins_on_second_crossing) {
+    if (!prim_gpu_available()) cr_skip_test("no CUDA device");
+    pool_pins(1);
+}
+
 Test(memory_gpu, allocator_limit_and_error_state) {
     if (!prim_gpu_available()) cr_skip_test("no CUDA device");
     char err[256];
