@@ -21,7 +21,11 @@ For each query:
   measures;
 * with --cpu-column: bench_gqp --device cpu on the same query (no device
   at all), the time a limited run should not exceed when it could have run
-  on the CPU instead (under auto, gqp_budget_plan chooses between them).
+  on the CPU instead (under auto, gqp_budget_plan chooses between them);
+* with --hog BINARY (the out-of-memory probe, ../shared/tools/gpu_hog.cu):
+  no memory_limit; the limited runs happen while another process holds all
+  but --hog-free MiB of the GPU's free memory (every query's unlimited run
+  first, then the hog, then every limited run); L is then that free memory.
 Prints a markdown table. Timings are reported, never asserted.
 """
 import argparse
@@ -29,6 +33,7 @@ import glob
 import math
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -116,6 +121,8 @@ def main():
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--title", default="")
     ap.add_argument("--work", default=tempfile.gettempdir())
+    ap.add_argument("--hog", help="gpu_hog binary: limited runs beside it instead of a memory_limit")
+    ap.add_argument("--hog-free", type=int, default=2048, help="MiB the hog leaves free")
     args = ap.parse_args()
     gqp = os.path.join(args.build, "gqp")
     if os.path.isdir(args.queries):
@@ -124,33 +131,77 @@ def main():
         paths = args.queries.split(",")
     bw = benchlib.bandwidth(args.build)
     h2d_gbps = bw[1] if bw else None
+    # a SIGTERM (timeout) ends the run with the table of what was measured
+    def stop(*_):
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGTERM, stop)
+    cut = False
+    # pass 1: bytes read, unlimited answers and times (no hog yet)
+    first = {}
     rows = []
+    hog = None
+    try:
+        cut = measure(args, gqp, paths, h2d_gbps, first, rows, hog)
+    except KeyboardInterrupt:
+        cut = True
+    print_table(args, rows, h2d_gbps, cut)
+    bad = [r[0] for r in rows if not r[8]]
+    return 1 if bad or cut else 0
+
+
+def measure(args, gqp, paths, h2d_gbps, first, rows, hog):
     for path in paths:
         name = os.path.basename(path)[:-4]
         r = read_bytes(gqp, args.config, path, args.device)
         lim = max(int(r * args.fraction), 1 << 20)
+        if args.hog:
+            lim = min(r, args.hog_free << 20)
         print("%s: reads %.1f MB, limit %.1f MB" % (name, r / 1e6, lim / 1e6), file=sys.stderr)
         a0 = answer(gqp, args.config, path, args.device)
-        a1 = answer(gqp, args.config, path, args.device, lim)
-        ok = same_rows(a0, a1)
         t0 = benchlib.bench_gqp(args.build, args.config, args.device, args.threads, [path],
                                 repeat=args.repeat, wall=True)
-        xdir = os.path.join(args.work, "memlimit-explain")
-        os.makedirs(xdir, exist_ok=True)
-        t1 = benchlib.bench_gqp(args.build, args.config, args.device, args.threads, [path],
-                                repeat=args.repeat, wall=True, explain_dir=xdir,
-                                sql=["SET memory_limit = '%d'" % lim])
-        chunks, h2d = explain_facts(os.path.join(xdir, os.path.basename(path) + ".%s.txt" % args.device))
-        tc = None
-        if args.cpu_column:
-            tc = benchlib.bench_gqp(args.build, args.config, "cpu", args.threads, [path],
-                                    repeat=args.repeat, wall=True).get(name, (None, None))[1]
-        floor = (r - lim) / (h2d_gbps * 1e6) if h2d_gbps else None
-        why = "" if ok else (a1 if isinstance(a1, str) else "rows differ")
-        rows.append((name, r, lim, t0.get(name, (None, None))[1], t1.get(name, (None, None))[1],
-                     chunks, h2d, floor, ok, why, tc))
-    print("# %s" % (args.title or "gqp --device %s under memory_limit = %g x the bytes read"
-                    % (args.device, args.fraction)))
+        first[path] = (r, lim, a0, t0)
+    if args.hog:
+        hog = subprocess.Popen([args.hog, str(args.hog_free), "3600"], stdout=subprocess.PIPE,
+                               text=True)
+        line = hog.stdout.readline().strip()
+        print(line, file=sys.stderr)
+        if "ready" not in line:
+            print("memlimit: the hog did not start: %s" % line, file=sys.stderr)
+            hog.kill()
+            return True
+    try:
+        for path in paths:
+            name = os.path.basename(path)[:-4]
+            r, lim, a0, t0 = first[path]
+            a1 = answer(gqp, args.config, path, args.device, None if args.hog else lim)
+            ok = same_rows(a0, a1)
+            xdir = os.path.join(args.work, "memlimit-explain")
+            os.makedirs(xdir, exist_ok=True)
+            t1 = benchlib.bench_gqp(args.build, args.config, args.device, args.threads, [path],
+                                    repeat=args.repeat, wall=True, explain_dir=xdir,
+                                    sql=[] if args.hog else ["SET memory_limit = '%d'" % lim])
+            chunks, h2d = explain_facts(os.path.join(xdir, os.path.basename(path) +
+                                                     ".%s.txt" % args.device))
+            tc = None
+            if args.cpu_column:
+                tc = benchlib.bench_gqp(args.build, args.config, "cpu", args.threads, [path],
+                                        repeat=args.repeat, wall=True).get(name, (None, None))[1]
+            floor = (r - lim) / (h2d_gbps * 1e6) if h2d_gbps else None
+            why = "" if ok else (a1 if isinstance(a1, str) else "rows differ")
+            rows.append((name, r, lim, t0.get(name, (None, None))[1],
+                         t1.get(name, (None, None))[1], chunks, h2d, floor, ok, why, tc))
+    finally:
+        if hog:
+            hog.kill()
+            hog.wait()
+    return False
+
+
+def print_table(args, rows, h2d_gbps, cut):
+    what = ("another process holding all but %d MiB of the GPU" % args.hog_free if args.hog
+            else "memory_limit = %g x the bytes read" % args.fraction)
+    print("# %s" % (args.title or "gqp --device %s under %s" % (args.device, what)))
     print()
     print("pinned H2D bandwidth: %s GB/s (bench_gqp --bandwidth); %d warm-up + median of %d runs "
           "(prepare + run); floor = (read - limit) / pinned H2D." %
@@ -171,9 +222,9 @@ def main():
             "yes" if ok else "NO: " + why))
     bad = [r[0] for r in rows if not r[8]]
     print()
-    print("answers equal to the unlimited run: %d/%d%s" % (len(rows) - len(bad), len(rows),
-          (" (differ: %s)" % ", ".join(bad)) if bad else ""))
-    return 1 if bad else 0
+    print("answers equal to the unlimited run: %d/%d%s%s" % (len(rows) - len(bad), len(rows),
+          (" (differ: %s)" % ", ".join(bad)) if bad else "",
+          " (stopped early: the others not measured)" if cut else ""))
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@
 #          suite (tests/sql, select5, seed 004) under --device gpu and cpu,
 #          and the whole ctest run;
 #   prim:  each GPU twin against CUB/Thrust (bench_prim_gpu);
+#   seed004: the seed-004 benchmark alone (GQP_BENCH_ROWS);
 #   bench: prim, the seed-004 benchmark (gqp GPU / CPU / auto / SQLite /
 #          DuckDB; GQP_BENCH_ROWS sets the sizes) and ssb;
 #   ssb:   SSB SF 10 and 20 (GQP_SSB_SF) under GQP_SSB_DEVICES (default
@@ -25,7 +26,8 @@
 #          when generating and timing do not fit one call);
 #   memlimit: every SSB SF 20 / TPC-H SF 10 query under memory_limit = a
 #          quarter of the bytes it reads (bench/memlimit.py; GQP_MEMLIMIT_SETS,
-#          GQP_MEMLIMIT_DEVICE gpu or auto)
+#          GQP_MEMLIMIT_DEVICE gpu, auto or both; GQP_MEMLIMIT_HOG=MIB: beside
+#          a process holding all but MIB of the GPU instead)
 #   final: ctest + calibrate, then bench; placement: calibrate, then
 #          bench/placement.py with that cost file (placement-shipped: with
 #          the configs/ one);
@@ -238,7 +240,7 @@ if has prim || has bench || has all; then
     cat "$OUT/prim-gpu.md"
 fi
 
-if has bench || has all; then
+if has bench || has all || has seed004; then
     # SQLite at 50M rows would take most of a call (seconds per query):
     # it runs at 5M only
     for rows in ${GQP_BENCH_ROWS:-5000000 50000000}; do
@@ -329,24 +331,47 @@ if has memlimit; then
     # issue 11: every query under memory_limit = a quarter of the bytes it
     # reads (bench/memlimit.py): answers against the unlimited run, time
     # against the PCIe floor. GQP_MEMLIMIT_SETS: ssb20 (SSB SF 20, generated
-    # when missing) and/or tpch10 (TPC-H SF 10, likewise)
+    # when missing), tpch10 (TPC-H SF 10, likewise) and/or seed004-N (seed
+    # 004's table of N rows); GQP_MEMLIMIT_DEVICE: gpu, auto or both
+    # (comma separated). GQP_MEMLIMIT_HOG=MIB: the out-of-memory probe
+    # instead of a memory_limit: another process (../shared/tools/
+    # gpu_hog.cu, carried in shared/tools/) holds all but MIB of the GPU
+    HOG=()
+    if [ -n "${GQP_MEMLIMIT_HOG:-}" ]; then
+        nvcc -O2 -arch=sm_90 -o /tmp/gpu_hog shared/tools/gpu_hog.cu > "$LOG/hog-build.log" 2>&1 &&
+            HOG=(--hog /tmp/gpu_hog --hog-free "$GQP_MEMLIMIT_HOG")
+        say "gpu_hog build: ${HOG[0]:-FAILED (shared/tools/gpu_hog.cu carried?)}"
+    fi
     for set in $(echo "${GQP_MEMLIMIT_SETS:-ssb20,tpch10}" | tr , ' '); do
-        T0=$(date +%s)
         case $set in
         ssb*)
             D=/tmp/ssb-bench/ssb-sf${set#ssb}
             [ -f $D/gqp.yaml ] || $B/gqp gen ssb --sf ${set#ssb} --out $D > "$LOG/gen-$set.log" 2>&1
-            Q=tests/ssb/queries ;;
+            CFG=$D/gqp.yaml Q=tests/ssb/queries ;;
         tpch*)
             D=/tmp/tpch-bench/tpch-sf${set#tpch}
             [ -f $D/gqp.yaml ] || $B/gqp gen tpch --sf ${set#tpch} --out $D > "$LOG/gen-$set.log" 2>&1
-            Q=bench/tpch ;;
+            CFG=$D/gqp.yaml Q=bench/tpch ;;
+        seed004-*)
+            # generated as CSV: imported once into a database folder (binary
+            # columns), so that each gqp process does not parse it again
+            D=/tmp/bench-work/$set
+            [ -d $D/db ] || { $B/gqp gen test --rows ${set#seed004-} --out $D &&
+                $B/gqp import -c $D/gqp.yaml --db $D/db; } > "$LOG/gen-$set.log" 2>&1
+            CFG=$D/db Q=tests/seed004/queries ;;
         esac
-        PYTHONUNBUFFERED=1 python3 bench/memlimit.py --config $D/gqp.yaml --queries $Q --build $B \
-            --fraction ${GQP_MEMLIMIT_FRACTION:-0.25} --device ${GQP_MEMLIMIT_DEVICE:-gpu} ${GQP_MEMLIMIT_ARGS:-} --threads "$(nproc)" --work /tmp/memlimit-$set \
-            > "$OUT/memlimit-$set-${GQP_MEMLIMIT_DEVICE:-gpu}.md" 2> "$LOG/memlimit-$set.log"
-        say "memlimit $set (${GQP_MEMLIMIT_DEVICE:-gpu}): rc=$? $(tail -1 "$OUT/memlimit-$set-${GQP_MEMLIMIT_DEVICE:-gpu}.md") ($(( $(date +%s) - T0 )) s)"
-        cp -r /tmp/memlimit-$set/memlimit-explain "$LOG/explain-memlimit-$set" 2>/dev/null
+        for dev in $(echo "${GQP_MEMLIMIT_DEVICE:-gpu}" | tr , ' '); do
+            T0=$(date +%s)
+            tag=$set-$dev${HOG[0]:+-hog}
+            # GQP_MEMLIMIT_TIMEOUT: seconds per set and device (the table
+            # then holds the queries measured by then)
+            PYTHONUNBUFFERED=1 timeout -s TERM ${GQP_MEMLIMIT_TIMEOUT:-0} python3 bench/memlimit.py --config $CFG --queries $Q --build $B \
+                --fraction ${GQP_MEMLIMIT_FRACTION:-0.25} --device $dev ${GQP_MEMLIMIT_ARGS:-} \
+                "${HOG[@]}" --threads "$(nproc)" --work /tmp/memlimit-$tag \
+                > "$OUT/memlimit-$tag.md" 2> "$LOG/memlimit-$tag.log"
+            say "memlimit $tag: rc=$? $(tail -1 "$OUT/memlimit-$tag.md") ($(( $(date +%s) - T0 )) s)"
+            cp -r /tmp/memlimit-$tag/memlimit-explain "$LOG/explain-memlimit-$tag" 2>/dev/null
+        done
     done
 fi
 
