@@ -793,9 +793,20 @@ def rows_eq(a, b, ordered):
             a, b = sorted(a, key=sort_key), sorted(b, key=sort_key)
         except OverflowError:
             pass
-    for ra, rb in zip(a, b):
-        if len(ra) != len(rb) or not all(val_eq(x, y) for x, y in zip(ra, rb)):
+    def row_eq(ra, rb):
+        return len(ra) == len(rb) and all(val_eq(x, y) for x, y in zip(ra, rb))
+    if all(row_eq(ra, rb) for ra, rb in zip(a, b)):
+        return True
+    if ordered or len(a) > 2000:
+        return False
+    # rows whose numbers tie to 9 digits (1000000.0 and 1000000.001) may
+    # sort apart: match each row with an equal one, in any order
+    left = list(b)
+    for ra in a:
+        k = next((i for i, rb in enumerate(left) if row_eq(ra, rb)), -1)
+        if k < 0:
             return False
+        left.pop(k)
     return True
 
 
