@@ -69,6 +69,14 @@ size_t exec_device_used(const ExecDevice *d) {
     return d ? d->mem.used : 0;
 }
 
+size_t exec_device_capacity(const ExecDevice *d) {
+    if (!d) return 0;
+    if (d->mem.limit) return d->mem.limit;
+    size_t fr = 0, total = 0;
+    if (prim_gpu_mem_info(&fr, &total) != 0) return 0;
+    return d->mem.used + fr;
+}
+
 void exec_device_fail_at(ExecDevice *d, int64_t n, int sticky) {
     if (d) exec_budget_fail_at(&d->mem, n, sticky);
 }

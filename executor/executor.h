@@ -79,6 +79,10 @@ void exec_device_set_limit(ExecDevice *dev, size_t bytes, double pct);
 /* The limit in bytes (0: none) and the bytes allocated now. */
 size_t exec_device_limit(const ExecDevice *dev);
 size_t exec_device_used(const ExecDevice *dev);
+/* What this process could hold on the device now: the limit when one is
+ * set, else the bytes it holds plus the device's free memory (less when
+ * another process holds the rest); 0 when unknown. */
+size_t exec_device_capacity(const ExecDevice *dev);
 /* The last failed device allocation: *count failures so far, *need bytes
  * asked for, *avail bytes available then. Returns 2 when it failed against
  * memory_limit, 1 otherwise, 0 without a session. */

@@ -781,20 +781,26 @@ int64_t gqp_chunk_rows_for_budget(double need, double budget, int64_t rows) {
     return n >= rows ? 0 : n;
 }
 
+/* TUNING: without a memory_limit, plans estimated to need less than this
+ * are not checked against the device's free memory (a cudaMemGetInfo per
+ * run; a GPU has gigabytes free unless another process holds them). */
+#define CHUNK_CHECK_FREE_MIN ((double)(256 << 20))
+
 /* The device bytes st's placed plan is estimated to need (every GPU
- * node's outputs: an upper bound of what lives at once) and the budget
- * (memory_limit); 0 when no node is on the GPU, no session is open or no
- * memory_limit is set (without one, a plan that does not fit is found by
- * its out-of-memory: the estimates can be far above what runs). */
+ * node's outputs: an upper bound of what lives at once) and the budget:
+ * the memory_limit, else what this process holds on the device plus its
+ * free memory (another process may hold the rest: the out-of-memory
+ * probe); 0 when no node is on the GPU or no session is open. */
 static double plan_device_need(gqp *db, const Dag *dag, double *budget) {
     double need = 0;
     *budget = 0;
-    if (!db->dev || !exec_device_limit(db->dev)) return 0;
+    if (!db->dev) return 0;
     for (int i = 0; i < dag->nnodes; i++)
         if (dag->nodes[i].device == DEV_GPU)
             need += (double)plan_node_est_bytes(dag, &dag->nodes[i]);
-    *budget = (double)exec_device_limit(db->dev);
-    return need;
+    if (!exec_device_limit(db->dev) && need < CHUNK_CHECK_FREE_MIN) return 0;
+    *budget = (double)exec_device_capacity(db->dev);
+    return *budget > 0 ? need : 0;
 }
 
 /* What every chunk of a chunked run over F needs whole, from st's placed

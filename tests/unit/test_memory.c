@@ -456,8 +456,15 @@ Test(memory_gpu, allocator_limit_and_error_state) {
     char err[256];
     ExecDevice *d = exec_device_open(0, err, sizeof err);
     cr_assert_not_null(d, "%s", err);
+    /* without a limit the capacity is what the device has free (and what
+     * this process holds): another process may hold the rest */
+    size_t fr = 0, total = 0;
+    cr_assert_eq(prim_gpu_mem_info(&fr, &total), 0);
+    cr_expect(exec_device_capacity(d) > 0 && exec_device_capacity(d) <= total, "%zu of %zu",
+              exec_device_capacity(d), total);
     exec_device_set_limit(d, 1 << 20, 0);
     cr_assert_eq(exec_device_limit(d), 1 << 20);
+    cr_expect_eq(exec_device_capacity(d), 1 << 20);
     void *a = exec_dev_alloc(d, 600 << 10, d->stream);
     cr_assert_not_null(a);
     cr_expect_eq(exec_device_used(d), 600 << 10);
@@ -475,7 +482,6 @@ Test(memory_gpu, allocator_limit_and_error_state) {
     exec_dev_free(d, b, d->stream);
     /* a share of the device */
     exec_device_set_limit(d, 0, 50);
-    size_t fr, total;
     cr_assert_eq(prim_gpu_mem_info(&fr, &total), 0);
     cr_expect_eq(exec_device_limit(d), (size_t)((double)total * 0.5));
     /* more than the device has: a real cudaErrorMemoryAllocation */
