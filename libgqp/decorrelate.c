@@ -784,6 +784,56 @@ static int add_from(Dc *x, AstSelect *sub, const char *alias, AstSelect *d) {
     return 0;
 }
 
+/* D = SELECT DISTINCT <outer columns cols (of outer FROM entries ents)>
+ * AS __o1.. FROM <their tables> [WHERE <the outer conditions among them
+ * only>], the magic set's domain, named in dalias; NULL when out of
+ * memory. */
+static AstSelect *magic_domain(Dc *x, const AstExpr *const *cols, const int *ents, int n,
+                               char *dalias, size_t cap) {
+    /* the outer entries the columns belong to, in FROM order */
+    int eidx[DC_MAX_COLS], ne = 0;
+    for (int k = 0; k < x->outer->nfrom; k++)
+        for (int i = 0; i < n; i++)
+            if (ents[i] == k) {
+                eidx[ne++] = k;
+                break;
+            }
+    SqlArena *a = x->st->parse_arena;
+    AstSelect *d = sql_arena_alloc(a, sizeof *d);
+    AstSelectItem *ditems = sql_arena_alloc(a, sizeof *ditems * (size_t)n);
+    AstTableRef *dfrom = sql_arena_alloc(a, sizeof *dfrom * (size_t)ne);
+    if (!d || !ditems || !dfrom) return NULL;
+    for (int i = 0; i < ne; i++) {
+        dfrom[i] = x->outer->from[eidx[i]];
+        dfrom[i].join_kind = AST_JOIN_INNER;
+        dfrom[i].join_on = NULL;
+        dfrom[i].natural = 0;
+        dfrom[i].using_cols = NULL;
+        dfrom[i].nusing = 0;
+    }
+    d->from = dfrom;
+    d->nfrom = ne;
+    d->distinct = 1;
+    if (ne > 1) {
+        int oom = 0;
+        d->where = domain_where(x, eidx, ne, &oom);
+        if (oom) return NULL;
+    }
+    snprintf(dalias, cap, "__gqp_md%llu", (unsigned long long)++x->db->ntemps);
+    for (int i = 0; i < n; i++) {
+        AstExpr *cp = node(x, AST_COLUMN, cols[i]->pos);
+        char name[16];
+        snprintf(name, sizeof name, "__o%d", i + 1);
+        if (!cp) return NULL;
+        *cp = *cols[i];
+        ditems[i].expr = cp;
+        if (!(ditems[i].alias = sql_arena_strndup(a, name, strlen(name)))) return NULL;
+    }
+    d->items = ditems;
+    d->nitems = n;
+    return d;
+}
+
 /* The keys of scalar subquery sub correlated other than by equalities
  * (after Neumann & Kemper's magic set): its outer columns, of base tables
  * T.. of the outer FROM, become the derived table D = SELECT DISTINCT
@@ -803,14 +853,6 @@ static int magic_keys(Dc *x, Split *s, AstExpr ***group, int *ngroup, AstExpr **
     for (int i = 0; i < s->ncorr; i++)
         if (outer_cols(x, s, s->corr[i], cols, ents, &n) != 0) return 0;
     if (n == 0 || s->nlocal + s->ncorr > DC_MAX_CONJ || x->nadd >= DC_MAX_ADD) return 0;
-    /* the outer entries the columns belong to, in FROM order */
-    int eidx[DC_MAX_COLS], ne = 0;
-    for (int k = 0; k < x->outer->nfrom; k++)
-        for (int i = 0; i < n; i++)
-            if (ents[i] == k) {
-                eidx[ne++] = k;
-                break;
-            }
     /* the join back on outer column = key gives an outer row with a NULL
      * there the value over no rows: right when some conjunct is never TRUE
      * while that column is NULL (null_rejects: comparisons, BETWEEN, ...),
@@ -827,44 +869,11 @@ static int magic_keys(Dc *x, Split *s, AstExpr ***group, int *ngroup, AstExpr **
             return 2;
         }
     }
-    SqlArena *a = x->st->parse_arena;
     AstSelect *sub = s->sub;
-    /* D: SELECT DISTINCT <outer columns> AS __o1.. FROM <their tables>
-     * [WHERE <the outer conditions among them only>] */
-    AstSelect *d = sql_arena_alloc(a, sizeof *d);
-    AstSelectItem *ditems = sql_arena_alloc(a, sizeof *ditems * (size_t)n);
-    AstTableRef *dfrom = sql_arena_alloc(a, sizeof *dfrom * (size_t)ne);
-    AstExpr **g = sql_arena_alloc(a, sizeof *g * (size_t)n);
-    if (!d || !ditems || !dfrom || !g) return -1;
-    for (int i = 0; i < ne; i++) {
-        dfrom[i] = x->outer->from[eidx[i]];
-        dfrom[i].join_kind = AST_JOIN_INNER;
-        dfrom[i].join_on = NULL;
-        dfrom[i].natural = 0;
-        dfrom[i].using_cols = NULL;
-        dfrom[i].nusing = 0;
-    }
-    d->from = dfrom;
-    d->nfrom = ne;
-    d->distinct = 1;
-    if (ne > 1) {
-        int oom = 0;
-        d->where = domain_where(x, eidx, ne, &oom);
-        if (oom) return -1;
-    }
     char dalias[32];
-    snprintf(dalias, sizeof dalias, "__gqp_md%llu", (unsigned long long)++x->db->ntemps);
-    for (int i = 0; i < n; i++) {
-        AstExpr *cp = node(x, AST_COLUMN, cols[i]->pos);
-        char name[16];
-        snprintf(name, sizeof name, "__o%d", i + 1);
-        if (!cp) return -1;
-        *cp = *cols[i];
-        ditems[i].expr = cp;
-        if (!(ditems[i].alias = sql_arena_strndup(a, name, strlen(name)))) return -1;
-    }
-    d->items = ditems;
-    d->nitems = n;
+    AstSelect *d = magic_domain(x, cols, ents, n, dalias, sizeof dalias);
+    AstExpr **g = sql_arena_alloc(x->st->parse_arena, sizeof *g * (size_t)n);
+    if (!d || !g) return -1;
     /* the outer side of the join back: copies taken before the rewrite */
     AstExpr *outer_side[DC_MAX_COLS];
     for (int i = 0; i < n; i++) {
@@ -1823,6 +1832,197 @@ static int walk_value(Dc *x, AstExpr *e) {
     return rc;
 }
 
+#define DC_MAX_GREFS 256 /* outer column references grand_magic rewrites */
+#define DC_MAX_DEPTH 16  /* nested SELECTs it looks into */
+
+/* The references to the enclosing query's columns anywhere inside a
+ * subquery, nested subqueries included (grand_magic). */
+typedef struct GRefs {
+    AstExpr *node[DC_MAX_GREFS];
+    int nnode;
+    const AstExpr *cols[DC_MAX_COLS]; /* distinct columns */
+    int ents[DC_MAX_COLS];            /* their outer FROM entries */
+    int ncols;
+    int deep; /* references below the subquery's own level */
+    int bad;  /* a shape this does not take */
+} GRefs;
+
+static void gref_select(Dc *x, const AstSelect **sc, int depth, AstSelect *s, GRefs *g);
+
+/* Collect e's references; sc[0..depth-1]: the scopes it is inside,
+ * innermost last (sc[0] the subquery). */
+static void gref_expr(Dc *x, const AstSelect **sc, int depth, AstExpr *e, GRefs *g) {
+    if (!e || g->bad) return;
+    if (e->select) {
+        gref_select(x, sc, depth, e->select, g);
+        gref_expr(x, sc, depth, e->a, g); /* an IN's operand */
+        return;
+    }
+    if (e->kind == AST_COLUMN) {
+        for (int d = depth - 1; d >= 0; d--)
+            if (gqp_resolves_in(x->db, sc[d], e)) return;
+        int k = added_col(x, e) ? -1 : outer_entry(x, e);
+        if (k < 0 || g->nnode == DC_MAX_GREFS) {
+            g->bad = 1;
+            return;
+        }
+        g->node[g->nnode++] = e;
+        g->deep += depth > 1;
+        for (int i = 0; i < g->ncols; i++)
+            if (same_col(g->cols[i], e)) return;
+        if (g->ncols == DC_MAX_COLS) {
+            g->bad = 1;
+            return;
+        }
+        g->ents[g->ncols] = k;
+        g->cols[g->ncols++] = e;
+        return;
+    }
+    gref_expr(x, sc, depth, e->a, g);
+    gref_expr(x, sc, depth, e->b, g);
+    gref_expr(x, sc, depth, e->c, g);
+    for (int i = 0; i < e->nlist; i++)
+        gref_expr(x, sc, depth, e->list[i], g);
+}
+
+static void gref_select(Dc *x, const AstSelect **sc, int depth, AstSelect *s, GRefs *g) {
+    if (depth == DC_MAX_DEPTH || !base_only(x, s)) {
+        g->bad = 1;
+        return;
+    }
+    sc[depth++] = s;
+    for (int i = 0; i < s->nitems; i++)
+        gref_expr(x, sc, depth, s->items[i].expr, g);
+    for (int i = 0; i < s->nfrom; i++)
+        gref_expr(x, sc, depth, s->from[i].join_on, g);
+    gref_expr(x, sc, depth, s->where, g);
+    for (int i = 0; i < s->ngroup; i++)
+        gref_expr(x, sc, depth, s->group_by[i], g);
+    gref_expr(x, sc, depth, s->having, g);
+    for (int i = 0; i < s->norder; i++)
+        gref_expr(x, sc, depth, s->order_by[i].expr, g);
+}
+
+/* A top-level conjunct e: [NOT] EXISTS (sub) or x [NOT] IN (SELECT y ..)
+ * (ex the EXISTS / IN node) whose sub reads the enclosing query's columns
+ * inside a nested subquery (a grand-parent correlation: relational
+ * division's NOT EXISTS (.. NOT EXISTS (.. a.k ..))), which the forms
+ * above cannot take. With D = SELECT DISTINCT <those columns> AS __o1..
+ * FROM <their tables> (the magic set), X = SELECT DISTINCT D.__o1 .. [, y]
+ * FROM <sub's FROM>, D WHERE <sub's WHERE, every such column read from D>
+ * is uncorrelated (its nested subqueries are then correlated to X's own
+ * FROM only, and decorrelated when X is materialized); e becomes a SEMI
+ * (ANTI) join of X on o1 = X.__o1 AND .. [AND x = X.__v (NOT IN: or x or
+ * __v NULL)]. Only when every such column holds no NULL (an outer row
+ * with a NULL there would find no D row to join) and sub has no
+ * aggregate, GROUP BY, HAVING, OFFSET or (unless an EXISTS's, n >= 1)
+ * LIMIT. Returns 1 rewritten, 0 left alone, -1 out of memory. */
+static int grand_magic(Dc *x, AstExpr *e, AstExpr *ex, int anti) {
+    AstSelect *sub = ex->select;
+    int is_in = ex->sub_kind == AST_IN;
+    if (!sub || !(is_in || ex->sub_kind == AST_EXISTS) || sub->ngroup || sub->having ||
+        sub->offset || x->nadd >= DC_MAX_ADD ||
+        (sub->limit && !(!is_in && sub->limit->kind == AST_INT && sub->limit->ival >= 1)) ||
+        (is_in && (sub->nitems != 1 || sub->items[0].expr->kind == AST_STAR || has_select(ex->a))))
+        return 0;
+    for (int k = 0; k < sub->nitems; k++)
+        if (sub->items[k].expr->kind != AST_STAR && has_agg(sub->items[k].expr)) return 0;
+    GRefs *g = calloc(1, sizeof *g);
+    if (!g) return -1;
+    const AstSelect *sc[DC_MAX_DEPTH];
+    gref_select(x, sc, 0, sub, g);
+    int ok = !g->bad && g->deep > 0;
+    for (int i = 0; ok && i < g->ncols; i++) {
+        int nn = outer_not_null(x, g->cols[i], g->ents[i]);
+        for (int j = 0; j < x->nnonnull && !nn; j++)
+            nn = same_col(x->nonnull[j], g->cols[i]);
+        ok = nn;
+    }
+    if (!ok) {
+        free(g);
+        return 0;
+    }
+    SqlArena *a = x->st->parse_arena;
+    int n = g->ncols, rc = -1;
+    char dalias[32], xalias[32];
+    AstSelect *d = magic_domain(x, g->cols, g->ents, n, dalias, sizeof dalias);
+    AstSelect *xs = sql_arena_alloc(a, sizeof *xs);
+    AstSelectItem *items = sql_arena_alloc(a, sizeof *items * (size_t)(n + 1));
+    AstExpr *outer_side[DC_MAX_COLS];
+    if (!d || !xs || !items) goto out;
+    /* the join's outer side: copies of the columns before their rewrite */
+    for (int i = 0; i < n; i++) {
+        if (!(outer_side[i] = node(x, AST_COLUMN, g->cols[i]->pos))) goto out;
+        *outer_side[i] = *g->cols[i];
+    }
+    /* every reference now reads D */
+    for (int r = 0; r < g->nnode; r++) {
+        AstExpr *c = g->node[r];
+        for (int i = 0; i < n; i++)
+            if (same_col(outer_side[i], c)) {
+                char name[16];
+                snprintf(name, sizeof name, "__o%d", i + 1);
+                AstExpr *ref = colref(x, dalias, name, c->pos);
+                if (!ref) goto out;
+                c->table = ref->table;
+                c->str = ref->str;
+                break;
+            }
+    }
+    *xs = *sub;
+    xs->limit = NULL;
+    xs->order_by = NULL;
+    xs->norder = 0;
+    xs->distinct = 1;
+    if (add_from(x, xs, dalias, d) != 0) goto out;
+    snprintf(xalias, sizeof xalias, "__gqp_sq%llu", (unsigned long long)++x->db->ntemps);
+    AstExpr *on = NULL;
+    for (int i = 0; i < n; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "__o%d", i + 1);
+        items[i].expr = colref(x, dalias, name, g->cols[i]->pos);
+        items[i].alias = sql_arena_strndup(a, name, strlen(name));
+        AstExpr *eq = items[i].expr ? eq_col(x, xalias, name, outer_side[i]) : NULL;
+        if (!items[i].alias || !eq || !(on = on ? bin(x, OP_AND, on, eq) : eq)) goto out;
+    }
+    if (is_in) {
+        items[n].expr = sub->items[0].expr;
+        items[n].alias = sql_arena_strndup(a, "__v", 3);
+        AstExpr *in_eq = items[n].alias ? eq_col(x, xalias, "__v", ex->a) : NULL;
+        if (!in_eq) goto out;
+        if (anti) {
+            /* x NOT IN: a value equal to x, or x NULL, or a NULL value */
+            AstExpr *xn = node(x, AST_ISNULL, ex->pos), *yn = node(x, AST_ISNULL, ex->pos);
+            AstExpr *y2 = colref(x, xalias, "__v", ex->pos);
+            if (!xn || !yn || !y2) goto out;
+            xn->a = ex->a;
+            xn->height = ex->a->height + 1;
+            xn->weight = ex->a->weight + 1;
+            yn->a = y2;
+            yn->height = yn->weight = 2;
+            AstExpr *o1 = bin(x, OP_OR, in_eq, xn);
+            if (!o1 || !(in_eq = bin(x, OP_OR, o1, yn))) goto out;
+        }
+        if (!(on = bin(x, OP_AND, on, in_eq))) goto out;
+    }
+    xs->items = items;
+    xs->nitems = n + is_in;
+    AstTableRef *t = &x->add[x->nadd++];
+    memset(t, 0, sizeof *t);
+    t->alias = sql_arena_strndup(a, xalias, strlen(xalias));
+    t->pos = ex->pos;
+    t->subquery = xs;
+    t->join_kind = anti ? AST_JOIN_ANTI : AST_JOIN_SEMI;
+    t->join_on = on;
+    t->hidden = 1;
+    if (!t->alias) goto out;
+    set_true(e);
+    rc = 1;
+out:
+    free(g);
+    return rc;
+}
+
 /* Decorrelate the subqueries of e (not inside other subqueries); top: 1
  * when e is a top-level conjunct of WHERE, 2 when it is reached from one
  * through OR / AND only (its NULL counts as FALSE), 0 elsewhere. Returns 0
@@ -1847,6 +2047,8 @@ static int walk(Dc *x, AstExpr *e, int top) {
         return rc < 0 ? -1 : walk(x, e, top);
     if (e->select) {
         if (e->sub_kind == AST_EXISTS && (rc = exists_normalize(x, e)) != 0) return rc < 0 ? -1 : 0;
+        if (top == 1 && (rc = grand_magic(x, e, e, e->sub_kind == AST_IN && e->negated)) != 0)
+            return rc < 0 ? -1 : 0;
         if (top == 1 && e->sub_kind == AST_EXISTS && (rc = semi(x, e, e, 0)) == 0)
             rc = exists_count(x, e);
         else if (top == 1 && e->sub_kind == AST_IN && e->negated)
@@ -1870,6 +2072,7 @@ static int walk(Dc *x, AstExpr *e, int top) {
         e->a->sub_kind == AST_EXISTS) {
         if (flatten_grand(x, e->a->select, 1) < 0) return -1;
         if ((rc = exists_normalize(x, e->a)) != 0) return rc < 0 ? -1 : 0;
+        if ((rc = grand_magic(x, e, e->a, 1)) != 0) return rc < 0 ? -1 : 0;
         rc = semi(x, e, e->a, 1);
         if (rc != 0) return rc < 0 ? -1 : 0;
     }

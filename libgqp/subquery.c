@@ -310,6 +310,24 @@ static AstExpr *find_col_sel(AstSelect *s, int64_t pos) {
     return r;
 }
 
+/* 1 when the derived table of FROM entry r (not materialized: planned
+ * inline) has an output column named name: its column list, else its
+ * first core's items by alias or column name (a * is not looked into). */
+static int derived_has(const AstTableRef *r, const char *name) {
+    if (r->ncolnames) {
+        for (int i = 0; i < r->ncolnames; i++)
+            if (strcasecmp(r->colnames[i], name) == 0) return 1;
+        return 0;
+    }
+    const AstSelect *d = r->subquery;
+    for (int i = 0; i < d->nitems; i++) {
+        const AstSelectItem *it = &d->items[i];
+        const char *n = it->alias ? it->alias : it->expr->kind == AST_COLUMN ? it->expr->str : NULL;
+        if (n && strcasecmp(n, name) == 0) return 1;
+    }
+    return 0;
+}
+
 int gqp_resolves_in(gqp *db, const AstSelect *s, const AstExpr *c) {
     for (int k = 0; k <= s->ncompound; k++) {
         const AstSelect *q = k ? s->compound[k - 1].select : s;
@@ -317,6 +335,10 @@ int gqp_resolves_in(gqp *db, const AstSelect *s, const AstExpr *c) {
             const AstTableRef *r = &q->from[i];
             const char *alias = r->alias ? r->alias : r->name;
             if (c->table && (!alias || strcasecmp(c->table, alias) != 0)) continue;
+            if (r->subquery && !r->bound_name) {
+                if (derived_has(r, c->str)) return 1;
+                continue;
+            }
             CatTable *t = cat_find_table(db->cat, r->bound_name ? r->bound_name : r->name);
             if (t && cat_find_column(t, c->str) >= 0) return 1;
         }
