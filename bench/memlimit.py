@@ -25,7 +25,8 @@ For each query:
 * with --hog BINARY (the out-of-memory probe, ../shared/tools/gpu_hog.cu):
   no memory_limit; the limited runs happen while another process holds all
   but --hog-free MiB of the GPU's free memory (every query's unlimited run
-  first, then the hog, then every limited run); L is then that free memory.
+  first, then the hog, then every limited run); L is then that free memory,
+  and the floor R over the pinned bandwidth (nothing stays resident).
 Prints a markdown table. Timings are reported, never asserted.
 """
 import argparse
@@ -187,7 +188,9 @@ def measure(args, gqp, paths, h2d_gbps, first, rows, hog):
             if args.cpu_column:
                 tc = benchlib.bench_gqp(args.build, args.config, "cpu", args.threads, [path],
                                         repeat=args.repeat, wall=True).get(name, (None, None))[1]
-            floor = (r - lim) / (h2d_gbps * 1e6) if h2d_gbps else None
+            # beside the hog nothing stays resident: every byte read crosses
+            cross = r if args.hog else r - lim
+            floor = cross / (h2d_gbps * 1e6) if h2d_gbps else None
             why = "" if ok else (a1 if isinstance(a1, str) else "rows differ")
             rows.append((name, r, lim, t0.get(name, (None, None))[1],
                          t1.get(name, (None, None))[1], chunks, h2d, floor, ok, why, tc))
@@ -204,8 +207,9 @@ def print_table(args, rows, h2d_gbps, cut):
     print("# %s" % (args.title or "gqp --device %s under %s" % (args.device, what)))
     print()
     print("pinned H2D bandwidth: %s GB/s (bench_gqp --bandwidth); %d warm-up + median of %d runs "
-          "(prepare + run); floor = (read - limit) / pinned H2D." %
-          ("%.1f" % h2d_gbps if h2d_gbps else "n/a", 1, args.repeat))
+          "(prepare + run); floor = (read - %s) / pinned H2D." %
+          ("%.1f" % h2d_gbps if h2d_gbps else "n/a", 1, args.repeat,
+           "0, nothing resident beside the hog" if args.hog else "limit"))
     print()
     cpu = args.cpu_column
     print("| query | reads MB | limit MB | unlimited ms | limited ms | how it ran (limited) | "
