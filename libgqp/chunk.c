@@ -664,8 +664,7 @@ int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const Exec
     memset(&total, 0, sizeof total);
     double t0 = gqp_wall_ms();
     char *partial_text = NULL;
-    /* F's columns some chunk read on the GPU (their slices were copied),
-     * or under auto on either device */
+    /* F's columns some chunk read on the GPU (their slices were copied) */
     uint8_t *on_gpu = calloc((size_t)(F->ncols ? F->ncols : 1), 1);
     if (!on_gpu) {
         rc = gqp_set_error(db, GQP_NOMEM, "out of memory");
@@ -699,14 +698,8 @@ int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const Exec
                 partial_text = plan_explain_text(dag, 1);
             for (int k = 0; k < dag->nnodes; k++) {
                 const DagNode *nd = &dag->nodes[k];
-                /* under auto, also a column a chunk read on the CPU: an
-                 * unlocked slice is priced with its locking, which keeps
-                 * the chunks on the CPU for good unless the column is
-                 * locked (SSB SF 20 beside gpu_hog: auto's CPU chunks
-                 * 38-141 ms where gpu's take 36-56) */
-                if (nd->kind == DN_SOURCE && nd->table == slice && nd->column >= 0 &&
-                    nd->column < F->ncols &&
-                    (nd->device == DEV_GPU || (db->dev && db->device == GQP_DEVICE_AUTO)))
+                if (nd->kind == DN_SOURCE && nd->device == DEV_GPU && nd->table == slice &&
+                    nd->column >= 0 && nd->column < F->ncols)
                     on_gpu[nd->column] = 1;
             }
         }
@@ -722,8 +715,7 @@ int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const Exec
             exec_device_forget(db->dev, slice->cols[c].data, slice->nrows);
     }
     /* a table streamed in chunks again and again: its columns stay
-     * page-locked from their second chunked run on (exec_device_streamed),
-     * and later runs price the copies of their slices at the pinned rate */
+     * page-locked from their second chunked run on (exec_device_streamed) */
     for (int c = 0; rc == GQP_OK && c < F->ncols; c++) {
         const CatColumn *col = &F->cols[c];
         if (!on_gpu[c] || !col->data) continue;
