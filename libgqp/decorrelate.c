@@ -1903,6 +1903,53 @@ static void gref_select(Dc *x, const AstSelect **sc, int depth, AstSelect *s, GR
         gref_expr(x, sc, depth, s->order_by[i].expr, g);
 }
 
+/* name(a, b), a new call node (NULL when out of memory). */
+static AstExpr *call2(Dc *x, const char *name, AstExpr *a, AstExpr *b) {
+    AstExpr **args = sql_arena_alloc(x->st->parse_arena, sizeof *args * 2);
+    AstExpr *f = node(x, AST_FUNC, a->pos);
+    if (!args || !f || !(f->str = sql_arena_strndup(x->st->parse_arena, name, strlen(name))))
+        return NULL;
+    args[0] = a;
+    args[1] = b;
+    f->list = args;
+    f->nlist = 2;
+    f->height = (a->height > b->height ? a->height : b->height) + 1;
+    f->weight = a->weight + b->weight + 1;
+    return f;
+}
+
+/* A constant of type t's kind, for COALESCE (NULL when out of memory). */
+static AstExpr *filler(Dc *x, CatType t, int64_t pos) {
+    AstExpr *k = node(x, t == CAT_STRING ? AST_STRING : t == CAT_DATE ? AST_DATE : AST_INT, pos);
+    if (k && t == CAT_STRING && !(k->str = sql_arena_strndup(x->st->parse_arena, "", 0)))
+        return NULL;
+    if (k && t == CAT_DATE && !(k->str = sql_arena_strndup(x->st->parse_arena, "1970-01-01", 10)))
+        return NULL;
+    return k;
+}
+
+/* The join-back condition of outer column o and alias.name: o = alias.name,
+ * or, when o may be NULL (t its type; CAT_NULL: it may not), the
+ * null-safe COALESCE(o, k) = COALESCE(alias.name, k) AND (o IS NULL) =
+ * (alias.name IS NULL), which still joins on keys. */
+static AstExpr *gm_key(Dc *x, const char *alias, const char *name, AstExpr *o, CatType t) {
+    if (t == CAT_NULL) return eq_col(x, alias, name, o);
+    int64_t pos = o->pos;
+    AstExpr *o2 = deep_copy(x, o), *c1 = colref(x, alias, name, pos),
+            *c2 = colref(x, alias, name, pos);
+    AstExpr *k1 = filler(x, t, pos), *k2 = filler(x, t, pos);
+    AstExpr *n1 = node(x, AST_ISNULL, pos), *n2 = node(x, AST_ISNULL, pos);
+    if (!o2 || !c1 || !c2 || !k1 || !k2 || !n1 || !n2) return NULL;
+    n1->a = o2;
+    n1->height = o2->height + 1;
+    n1->weight = o2->weight + 1;
+    n2->a = c2;
+    n2->height = n2->weight = 2;
+    AstExpr *l = call2(x, "coalesce", o, k1), *r = call2(x, "coalesce", c1, k2);
+    AstExpr *v = l && r ? bin(x, OP_EQ, l, r) : NULL, *nn = bin(x, OP_EQ, n1, n2);
+    return v && nn ? bin(x, OP_AND, v, nn) : NULL;
+}
+
 /* A top-level conjunct e: [NOT] EXISTS (sub) or x [NOT] IN (SELECT y ..)
  * (ex the EXISTS / IN node) whose sub reads the enclosing query's columns
  * inside a nested subquery (a grand-parent correlation: relational
@@ -1913,8 +1960,8 @@ static void gref_select(Dc *x, const AstSelect **sc, int depth, AstSelect *s, GR
  * is uncorrelated (its nested subqueries are then correlated to X's own
  * FROM only, and decorrelated when X is materialized); e becomes a SEMI
  * (ANTI) join of X on o1 = X.__o1 AND .. [AND x = X.__v (NOT IN: or x or
- * __v NULL)]. Only when every such column holds no NULL (an outer row
- * with a NULL there would find no D row to join) and sub has no
+ * __v NULL)], null-safely on a column that may be NULL (gm_key: an outer
+ * row with a NULL there meets D's NULL row). Only when sub has no
  * aggregate, GROUP BY, HAVING, OFFSET or (unless an EXISTS's, n >= 1)
  * LIMIT. Returns 1 rewritten, 0 left alone, -1 out of memory. */
 static int grand_magic(Dc *x, AstExpr *e, AstExpr *ex, int anti) {
@@ -1932,11 +1979,19 @@ static int grand_magic(Dc *x, AstExpr *e, AstExpr *ex, int anti) {
     const AstSelect *sc[DC_MAX_DEPTH];
     gref_select(x, sc, 0, sub, g);
     int ok = !g->bad && g->deep > 0;
+    /* a column that may be NULL joins back null-safely (gm_key) */
+    CatType nullable[DC_MAX_COLS];
     for (int i = 0; ok && i < g->ncols; i++) {
         int nn = outer_not_null(x, g->cols[i], g->ents[i]);
         for (int j = 0; j < x->nnonnull && !nn; j++)
             nn = same_col(x->nonnull[j], g->cols[i]);
-        ok = nn;
+        nullable[i] = CAT_NULL;
+        if (!nn) {
+            const CatTable *t = entry_table(x, g->ents[i]);
+            int j = t ? cat_find_column(t, g->cols[i]->str) : -1;
+            if (j < 0) ok = 0;
+            else nullable[i] = t->cols[j].type;
+        }
     }
     if (!ok) {
         free(g);
@@ -1982,7 +2037,7 @@ static int grand_magic(Dc *x, AstExpr *e, AstExpr *ex, int anti) {
         snprintf(name, sizeof name, "__o%d", i + 1);
         items[i].expr = colref(x, dalias, name, g->cols[i]->pos);
         items[i].alias = sql_arena_strndup(a, name, strlen(name));
-        AstExpr *eq = items[i].expr ? eq_col(x, xalias, name, outer_side[i]) : NULL;
+        AstExpr *eq = items[i].expr ? gm_key(x, xalias, name, outer_side[i], nullable[i]) : NULL;
         if (!items[i].alias || !eq || !(on = on ? bin(x, OP_AND, on, eq) : eq)) goto out;
     }
     if (is_in) {

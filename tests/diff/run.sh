@@ -19,4 +19,8 @@ for plan in auto sort dense; do
     python3 tests/diff/gqpdiff.py --seeds "$SEEDS" --aggregate "$plan" --report "build/diff-$plan.md" "$@" ||
         status=1
 done
+# nested correlated subqueries (grand-parent correlations, GROUP BY /
+# ORDER BY subqueries, multi-term top-1) against sqlite3
+[ -x build/gqp ] || cmake --build build -j"$(nproc 2>/dev/null || echo 2)" --target gqp_cli >/dev/null || exit 1
+python3 tests/diff/decorrelate_fuzz.py --gqp build/gqp --seeds 0:200 || status=1
 exit $status
