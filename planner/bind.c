@@ -1563,6 +1563,8 @@ static int const_truth(const BExpr *cond) {
 }
 
 /* Bind CASE [operand] WHEN .. THEN .. [ELSE ..] END into nested BE_CASE. */
+static BExpr *typed_null(BindCtx *bc, CatType t, int64_t pos);
+
 static BExpr *bind_case(BindCtx *bc, const AstExpr *e, int allow_agg) {
     int nw = e->nlist / 2;
     BExpr **br = plan_alloc(bc->arena, sizeof(BExpr *) * (size_t)(nw + 1));
@@ -1590,9 +1592,11 @@ static BExpr *bind_case(BindCtx *bc, const AstExpr *e, int allow_agg) {
      * false or NULL goes, one whose condition is constantly true becomes
      * the ELSE. Arms holding an aggregate call stay (they make the query
      * an aggregation). */
-    int m = 0;
+    int m = 0, text = 0;
     BExpr *els = br[nw];
     for (int i = 0; i < nw; i++) {
+        /* was any branch text (a dropped one included) */
+        text |= br[i]->type == CAT_STRING;
         int tv = has_agg_call(cond[i]) ? -1 : const_truth(cond[i]);
         if (tv == 0 && !has_agg_call(br[i])) continue;
         if (tv == 1) {
@@ -1607,6 +1611,15 @@ static BExpr *bind_case(BindCtx *bc, const AstExpr *e, int allow_agg) {
         cond[m] = cond[i];
         br[m++] = br[i];
     }
+    /* the branches left are NULLs where a dropped one was text: a NULL
+     * typed as text (a derived table's column of it is then compared with
+     * text, as a correlated subquery's key of a CASE over a NULL outer
+     * column is: gqpdiff seed 33676) */
+    int all_null = is_null_const(els);
+    for (int i = 0; i < m && all_null; i++)
+        all_null = is_null_const(br[i]);
+    if (all_null && text && els->type == CAT_NULL && !(els = typed_null(bc, CAT_STRING, e->pos)))
+        return NULL;
     if (m == 0) return els;
     nw = m;
     br[nw] = els;
