@@ -1843,8 +1843,10 @@ typedef struct GRefs {
     const AstExpr *cols[DC_MAX_COLS]; /* distinct columns */
     int ents[DC_MAX_COLS];            /* their outer FROM entries */
     int ncols;
-    int deep; /* references below the subquery's own level */
-    int bad;  /* a shape this does not take */
+    int deep;     /* references below the subquery's own level */
+    int items;    /* references in the subquery's own select list */
+    int bad;      /* a shape this does not take */
+    int in_items; /* walking the subquery's own select list now */
 } GRefs;
 
 static void gref_select(Dc *x, const AstSelect **sc, int depth, AstSelect *s, GRefs *g);
@@ -1868,6 +1870,7 @@ static void gref_expr(Dc *x, const AstSelect **sc, int depth, AstExpr *e, GRefs 
         }
         g->node[g->nnode++] = e;
         g->deep += depth > 1;
+        g->items += depth == 1 && g->in_items;
         for (int i = 0; i < g->ncols; i++)
             if (same_col(g->cols[i], e)) return;
         if (g->ncols == DC_MAX_COLS) {
@@ -1891,8 +1894,11 @@ static void gref_select(Dc *x, const AstSelect **sc, int depth, AstSelect *s, GR
         return;
     }
     sc[depth++] = s;
+    int outer_items = g->in_items;
+    g->in_items = depth == 1;
     for (int i = 0; i < s->nitems; i++)
         gref_expr(x, sc, depth, s->items[i].expr, g);
+    g->in_items = 0;
     for (int i = 0; i < s->nfrom; i++)
         gref_expr(x, sc, depth, s->from[i].join_on, g);
     gref_expr(x, sc, depth, s->where, g);
@@ -1901,6 +1907,7 @@ static void gref_select(Dc *x, const AstSelect **sc, int depth, AstSelect *s, GR
     gref_expr(x, sc, depth, s->having, g);
     for (int i = 0; i < s->norder; i++)
         gref_expr(x, sc, depth, s->order_by[i].expr, g);
+    g->in_items = outer_items;
 }
 
 /* name(a, b), a new call node (NULL when out of memory). */
@@ -1953,8 +1960,8 @@ static AstExpr *gm_key(Dc *x, const char *alias, const char *name, AstExpr *o, C
 /* A top-level conjunct e: [NOT] EXISTS (sub) or x [NOT] IN (SELECT y ..)
  * (ex the EXISTS / IN node) whose sub reads the enclosing query's columns
  * inside a nested subquery (a grand-parent correlation: relational
- * division's NOT EXISTS (.. NOT EXISTS (.. a.k ..))), which the forms
- * above cannot take. With D = SELECT DISTINCT <those columns> AS __o1..
+ * division's NOT EXISTS (.. NOT EXISTS (.. a.k ..))), or in the IN's y,
+ * which the forms above cannot take. With D = SELECT DISTINCT <those columns> AS __o1..
  * FROM <their tables> (the magic set), X = SELECT DISTINCT D.__o1 .. [, y]
  * FROM <sub's FROM>, D WHERE <sub's WHERE, every such column read from D>
  * is uncorrelated (its nested subqueries are then correlated to X's own
@@ -1978,7 +1985,9 @@ static int grand_magic(Dc *x, AstExpr *e, AstExpr *ex, int anti) {
     if (!g) return -1;
     const AstSelect *sc[DC_MAX_DEPTH];
     gref_select(x, sc, 0, sub, g);
-    int ok = !g->bad && g->deep > 0;
+    /* the forms above take correlation in the subquery's own WHERE; an
+     * IN's select list reading the outer query they do not */
+    int ok = !g->bad && (g->deep > 0 || (is_in && g->items > 0));
     /* a column that may be NULL joins back null-safely (gm_key) */
     CatType nullable[DC_MAX_COLS];
     for (int i = 0; ok && i < g->ncols; i++) {
@@ -1989,8 +1998,10 @@ static int grand_magic(Dc *x, AstExpr *e, AstExpr *ex, int anti) {
         if (!nn) {
             const CatTable *t = entry_table(x, g->ents[i]);
             int j = t ? cat_find_column(t, g->cols[i]->str) : -1;
-            if (j < 0) ok = 0;
-            else nullable[i] = t->cols[j].type;
+            if (j < 0)
+                ok = 0;
+            else
+                nullable[i] = t->cols[j].type;
         }
     }
     if (!ok) {

@@ -3,7 +3,8 @@
 
     python3 tests/diff/decorrelate_fuzz.py [--gqp build/gqp] [--seeds A:B]
 
-Relational division and other grand-parent correlations, correlated
+Relational division and other grand-parent correlations, an IN whose
+select list reads the outer query, correlated
 subqueries in GROUP BY / ORDER BY and the multi-term top-1 form
 (libgqp/decorrelate.c) over small random tables with NULLs: each template
 with a random comparison, run by `gqp run --device cpu` and by sqlite3,
@@ -24,6 +25,8 @@ args = ap.parse_args()
 GQP = args.gqp
 lo, hi = (int(v) for v in args.seeds.split(":"))
 tmpl=[
+"SELECT a.id FROM a WHERE a.v IN (SELECT c.x + a.id FROM c WHERE c.y {op} {k}) ORDER BY 1",
+"SELECT a.id FROM a WHERE a.v NOT IN (SELECT COALESCE(c.z, a.v, a.id) FROM c WHERE c.x {op} {k}) ORDER BY 1",
 "SELECT a.id FROM a WHERE NOT EXISTS (SELECT * FROM b WHERE b.g {op} {k} AND NOT EXISTS (SELECT * FROM c WHERE c.s = a.t AND c.y = b.id)) ORDER BY 1",
 "SELECT a.id FROM a WHERE EXISTS (SELECT * FROM b WHERE NOT EXISTS (SELECT * FROM c WHERE (c.e = a.d OR a.d IS NULL) AND c.y {op} b.id)) ORDER BY 1",
 "SELECT a.id FROM a WHERE a.t NOT IN (SELECT c.s FROM c WHERE EXISTS (SELECT * FROM b WHERE b.id = c.y AND b.g {op} a.v)) ORDER BY 1",
