@@ -409,6 +409,25 @@ static int grouped_corr_ok(Dc *x, const Split *s) {
     return 1;
 }
 
+/* The anti join condition of x NOT IN (..) from in_eq (x = alias.name):
+ * a row of the set that equals x, or any row when x is NULL, or a NULL in
+ * the set makes it not TRUE (NULL or FALSE: the row goes either way); an
+ * empty set keeps it. in_eq OR x IS NULL OR alias.name IS NULL; NULL when
+ * out of memory. */
+static AstExpr *not_in_cond(Dc *x, AstExpr *in_eq, const AstExpr *ex, const char *alias,
+                            const char *name) {
+    AstExpr *xn = node(x, AST_ISNULL, ex->pos), *yn = node(x, AST_ISNULL, ex->pos);
+    AstExpr *y2 = colref(x, alias, name, ex->pos);
+    if (!xn || !yn || !y2) return NULL;
+    xn->a = ex->a;
+    xn->height = ex->a->height + 1;
+    xn->weight = ex->a->weight + 1;
+    yn->a = y2;
+    yn->height = yn->weight = 2;
+    AstExpr *o1 = bin(x, OP_OR, in_eq, xn);
+    return o1 ? bin(x, OP_OR, o1, yn) : NULL;
+}
+
 /* [NOT] EXISTS (sub) or x IN (sub) as top-level conjunct e (ex: the node
  * holding the subquery). Returns 1 rewritten, 0 left alone, -1 OOM. */
 static int semi(Dc *x, AstExpr *e, AstExpr *ex, int anti) {
@@ -436,21 +455,7 @@ static int semi(Dc *x, AstExpr *e, AstExpr *ex, int anti) {
         /* y first: GROUP BY 1 names it in the derived table too */
         AstExpr *y = export_col(x, &s, sub->items[0].expr, "__c");
         if (!y || !(in_eq = bin(x, OP_EQ, ex->a, y))) return -1;
-        if (anti) {
-            /* x NOT IN (..): a row of the set that equals x, or any row
-             * when x is NULL, or a NULL in the set makes it not TRUE (NULL
-             * or FALSE: the row goes either way); an empty set keeps it */
-            AstExpr *xn = node(x, AST_ISNULL, ex->pos), *yn = node(x, AST_ISNULL, ex->pos);
-            AstExpr *y2 = yn ? colref(x, y->table, y->str, ex->pos) : NULL;
-            if (!xn || !yn || !y2) return -1;
-            xn->a = ex->a;
-            xn->height = ex->a->height + 1;
-            xn->weight = ex->a->weight + 1;
-            yn->a = y2;
-            yn->height = yn->weight = 2;
-            AstExpr *o1 = bin(x, OP_OR, in_eq, xn);
-            if (!o1 || !(in_eq = bin(x, OP_OR, o1, yn))) return -1;
-        }
+        if (anti && !(in_eq = not_in_cond(x, in_eq, ex, y->table, y->str))) return -1;
     }
     for (int i = 0; i < s.ncorr; i++)
         if (export_inner(x, &s, s.corr[i]) != 0) return -1;
@@ -2056,19 +2061,7 @@ static int grand_magic(Dc *x, AstExpr *e, AstExpr *ex, int anti) {
         items[n].alias = sql_arena_strndup(a, "__v", 3);
         AstExpr *in_eq = items[n].alias ? eq_col(x, xalias, "__v", ex->a) : NULL;
         if (!in_eq) goto out;
-        if (anti) {
-            /* x NOT IN: a value equal to x, or x NULL, or a NULL value */
-            AstExpr *xn = node(x, AST_ISNULL, ex->pos), *yn = node(x, AST_ISNULL, ex->pos);
-            AstExpr *y2 = colref(x, xalias, "__v", ex->pos);
-            if (!xn || !yn || !y2) goto out;
-            xn->a = ex->a;
-            xn->height = ex->a->height + 1;
-            xn->weight = ex->a->weight + 1;
-            yn->a = y2;
-            yn->height = yn->weight = 2;
-            AstExpr *o1 = bin(x, OP_OR, in_eq, xn);
-            if (!o1 || !(in_eq = bin(x, OP_OR, o1, yn))) goto out;
-        }
+        if (anti && !(in_eq = not_in_cond(x, in_eq, ex, xalias, "__v"))) goto out;
         if (!(on = bin(x, OP_AND, on, in_eq))) goto out;
     }
     xs->items = items;
