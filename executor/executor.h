@@ -116,10 +116,11 @@ void *exec_pool_alloc(ExecHostPool *p, size_t bytes);
 void *exec_pool_alloc_pinned(ExecHostPool *p, size_t bytes);
 
 /* The largest new host block the pool page-locks to cross PCIe; larger
- * ones are copied pageable until their block crosses again. TUNING: in the placement sweep at 1e8
- * rows on the H100, mixed plans whose CPU filter handed 100-400 MB to the
- * GPU ran 2.5-6x slower than planned: locking fresh blocks that large
- * cost more than the pinned copy saved. libgqp tells the cost model. */
+ * ones are copied pageable until their block crosses again. TUNING: in
+ * the placement sweep at 1e8 rows on the H100, mixed plans whose CPU
+ * filter handed 100-400 MB to the GPU ran 2.5-6x slower than planned:
+ * locking fresh blocks that large cost more than the pinned copy saved.
+ * libgqp tells the cost model (which prices a block's first crossing). */
 #define EXEC_PIN_MAX_BYTES ((size_t)64 << 20)
 /* The smallest: smaller buffers come from the C allocator, never locked
  * (the pool keeps and locks blocks of at least this size). */

@@ -123,15 +123,14 @@ static void *pool_alloc(ExecHostPool *p, size_t bytes, int pinned) {
     int pin = pinned && p->pinned;
     int lock_now = pin && want <= EXEC_PIN_MAX_BYTES;
     int best = -1;
-    /* the smallest fitting block, a pinned one only for a pinned request
-     * unless no unpinned one fits (keep the pinned blocks for the buffers
-     * that cross PCIe) */
+    /* the smallest fitting block: a locked one for a request that locks
+     * at once (lock_now), a locked one first for a larger crossing one,
+     * an unlocked one first otherwise (keep the locked blocks for the
+     * buffers that cross PCIe) */
     for (int i = 0; i < p->nidle; i++) {
         const PoolBlock *c = &p->idle[i], *b = best >= 0 ? &p->idle[best] : NULL;
         int cp = c->pinned != 0, bp = b && b->pinned != 0;
         if (c->cap < want || c->cap > want * 2 || cp < lock_now) continue;
-        /* ordered by (pinned when not asked for, not pinned when asked
-         * for, capacity) */
         if (!b || (cp != bp ? cp == pin : c->cap < b->cap)) best = i;
     }
     PoolBlock b = {NULL, 0, 0, 0};

@@ -1562,9 +1562,9 @@ static int const_truth(const BExpr *cond) {
     return -1;
 }
 
-/* Bind CASE [operand] WHEN .. THEN .. [ELSE ..] END into nested BE_CASE. */
 static BExpr *typed_null(BindCtx *bc, CatType t, int64_t pos);
 
+/* Bind CASE [operand] WHEN .. THEN .. [ELSE ..] END into nested BE_CASE. */
 static BExpr *bind_case(BindCtx *bc, const AstExpr *e, int allow_agg) {
     int nw = e->nlist / 2;
     BExpr **br = plan_alloc(bc->arena, sizeof(BExpr *) * (size_t)(nw + 1));
