@@ -1681,51 +1681,26 @@ static int hoist_outer(Dc *x, AstExpr *e) {
     return 1;
 }
 
-/* A growable text buffer for fingerprints (ok 0 once out of memory or
- * over a shape fingerprints do not cover). */
-typedef struct Fp {
-    char *s;
-    size_t n, cap;
-    int ok;
-} Fp;
-
-static void fp_put(Fp *f, const char *t) {
-    if (!f->ok) return;
-    size_t k = strlen(t);
-    if (f->n + k + 1 > f->cap) {
-        size_t nc = (f->n + k + 1) * 2;
-        char *ns = realloc(f->s, nc);
-        if (!ns) {
-            f->ok = 0;
-            return;
-        }
-        f->s = ns;
-        f->cap = nc;
-    }
-    memcpy(f->s + f->n, t, k + 1);
-    f->n += k;
+/* Fingerprints are written into a PlanBuf (plan_buf_printf); a shape they
+ * do not cover stops the text as running out of memory does (oom set). */
+static void fp_str(PlanBuf *f, const char *t) {
+    if (t)
+        plan_buf_printf(f, "%zu:%s", strlen(t), t);
+    else
+        plan_buf_printf(f, "-");
 }
 
-static void fp_str(Fp *f, const char *t) {
-    char b[32];
-    snprintf(b, sizeof b, "%zu:", t ? strlen(t) : (size_t)0);
-    fp_put(f, t ? b : "-");
-    if (t) fp_put(f, t);
-}
-
-static void fp_select(Fp *f, const AstSelect *s);
+static void fp_select(PlanBuf *f, const AstSelect *s);
 
 /* e's shape as text: equal texts, equal expressions (in one scope) */
-static void fp_expr(Fp *f, const AstExpr *e) {
-    char b[96];
+static void fp_expr(PlanBuf *f, const AstExpr *e) {
     if (!e) {
-        fp_put(f, "~");
+        plan_buf_printf(f, "~");
         return;
     }
-    if (e->ints) f->ok = 0;
-    snprintf(b, sizeof b, "(%d %d %lld %a %d %d %d %d", (int)e->kind, (int)e->op,
-             (long long)e->ival, e->fval, e->negated, e->distinct, (int)e->sub_kind, e->nlist);
-    fp_put(f, b);
+    if (e->ints) f->oom = 1;
+    plan_buf_printf(f, "(%d %d %lld %a %d %d %d %d", (int)e->kind, (int)e->op, (long long)e->ival,
+                    e->fval, e->negated, e->distinct, (int)e->sub_kind, e->nlist);
     fp_str(f, e->str);
     fp_str(f, e->table);
     fp_expr(f, e->a);
@@ -1734,47 +1709,43 @@ static void fp_expr(Fp *f, const AstExpr *e) {
     for (int i = 0; i < e->nlist; i++)
         fp_expr(f, e->list[i]);
     if (e->select) fp_select(f, e->select);
-    fp_put(f, ")");
+    plan_buf_printf(f, ")");
 }
 
-static void fp_select(Fp *f, const AstSelect *s) {
-    char b[96];
-    if (s->ncompound || s->nwith) f->ok = 0;
-    snprintf(b, sizeof b, "[S %d %d %d %d %d", s->distinct, s->nitems, s->nfrom, s->ngroup,
-             s->norder);
-    fp_put(f, b);
+static void fp_select(PlanBuf *f, const AstSelect *s) {
+    if (s->ncompound || s->nwith) f->oom = 1;
+    plan_buf_printf(f, "[S %d %d %d %d %d", s->distinct, s->nitems, s->nfrom, s->ngroup, s->norder);
     for (int i = 0; i < s->nitems; i++)
         fp_expr(f, s->items[i].expr);
     for (int i = 0; i < s->nfrom; i++) {
         const AstTableRef *r = &s->from[i];
-        if (r->subquery || r->file || r->nusing || r->natural || r->hidden) f->ok = 0;
-        snprintf(b, sizeof b, "{F %d", r->join_kind);
-        fp_put(f, b);
+        if (r->subquery || r->file || r->nusing || r->natural || r->hidden) f->oom = 1;
+        plan_buf_printf(f, "{F %d", r->join_kind);
         fp_str(f, r->name);
         fp_str(f, r->alias);
         fp_str(f, r->bound_name);
         fp_expr(f, r->join_on);
-        fp_put(f, "}");
+        plan_buf_printf(f, "}");
     }
     fp_expr(f, s->where);
     for (int i = 0; i < s->ngroup; i++)
         fp_expr(f, s->group_by[i]);
     fp_expr(f, s->having);
     for (int i = 0; i < s->norder; i++) {
-        fp_put(f, s->order_by[i].desc ? "d" : "a");
+        plan_buf_printf(f, s->order_by[i].desc ? "d" : "a");
         fp_expr(f, s->order_by[i].expr);
     }
     fp_expr(f, s->limit);
     fp_expr(f, s->offset);
-    fp_put(f, "]");
+    plan_buf_printf(f, "]");
 }
 
 /* The fingerprint of subquery expression e (malloc'd), or NULL when its
  * shape is not covered (or out of memory). */
 static char *fingerprint(const AstExpr *e) {
-    Fp f = {NULL, 0, 0, 1};
+    PlanBuf f = {NULL, 0, 0, 0};
     fp_expr(&f, e);
-    if (!f.ok) {
+    if (f.oom || !f.s) {
         free(f.s);
         return NULL;
     }
