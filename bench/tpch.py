@@ -281,7 +281,7 @@ def main():
             first = dv == devices[0]
             g[dv] = benchlib.bench_gqp(args.build, cfg, dv, args.threads, [p for _, _, p in ok],
                                        repeat=args.repeat, peaks=peaks if first else None,
-                                       explain_dir=explain_dir if first else None, wall=True)
+                                       explain_dir=explain_dir, wall=True)
             if first:
                 pcie = {q: pcie_bytes(explain_dir, q, dv) for q, _, _ in ok}
         print("duckdb timings, SF %s ..." % sf_name(sf), file=sys.stderr)
