@@ -7,8 +7,12 @@
  * the 64-bit one.
  */
 #include <stdint.h>
+#include <stdlib.h>
 
+#include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
 #include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
 
 #include "primitives/gpu/gpu_util.cuh"
 
@@ -285,31 +289,107 @@ __global__ void join_tail_kernel(const uint64_t *ks, int64_t n, const unsigned l
     }
 }
 
+/* Probe row p's run in the sorted build keys: returns its length and sets
+ * *s0 to its first position (0 and no run for NULL, NaN, or a key missing
+ * from the table). */
+static __device__ __forceinline__ int64_t join_lookup(const void *d, const uint8_t *v, int type,
+                                                      int64_t p, const uint64_t *ks,
+                                                      const unsigned long long *slots,
+                                                      const int64_t *ends, uint64_t mask,
+                                                      int64_t *s0) {
+    uint64_t key;
+    *s0 = 0;
+    if (!join_image(d, v, type, p, &key)) return 0;
+    uint64_t h = join_hash(key) & mask;
+    for (;;) {
+        const unsigned long long s = slots[h];
+        if (s == JOIN_EMPTY) return 0;
+        if (ks[s] == key) {
+            *s0 = (int64_t)s;
+            return ends[h] - (int64_t)s;
+        }
+        h = (h + 1) & mask;
+    }
+}
+
 /* For every probe row p: pstart[p] = first sorted build position with an
- * equal key and cnt[p] = number of such positions (0 and no match for NULL,
- * NaN, or a key missing from the table). */
+ * equal key and cnt[p] = number of such positions (join_lookup). */
 __global__ void join_probe_kernel(const void *d, const uint8_t *v, int type, int64_t np,
                                   const uint64_t *ks, const unsigned long long *slots,
                                   const int64_t *ends, uint64_t mask, int64_t *pstart,
                                   int64_t *cnt) {
     for (int64_t p = GQP_GRID_START; p < np; p += GQP_GRID_STRIDE) {
-        uint64_t key;
-        int64_t c = 0, s0 = 0;
-        if (join_image(d, v, type, p, &key)) {
-            uint64_t h = join_hash(key) & mask;
-            for (;;) {
-                const unsigned long long s = slots[h];
-                if (s == JOIN_EMPTY) break;
-                if (ks[s] == key) {
-                    s0 = (int64_t)s;
-                    c = ends[h] - (int64_t)s;
-                    break;
-                }
-                h = (h + 1) & mask;
-            }
-        }
+        int64_t s0;
+        cnt[p] = join_lookup(d, v, type, p, ks, slots, ends, mask, &s0);
         pstart[p] = s0;
-        cnt[p] = c;
+    }
+}
+
+/* Tiled probe, pass 1: block b counts the pairs of probe rows [b * tile,
+ * (b + 1) * tile) into tile_cnt[b] and raises *max_cnt to the largest
+ * number of matches of one row. */
+__global__ void join_tile_count_kernel(const void *d, const uint8_t *v, int type, int64_t np,
+                                       int64_t tile, const uint64_t *ks,
+                                       const unsigned long long *slots, const int64_t *ends,
+                                       uint64_t mask, int64_t *tile_cnt,
+                                       unsigned long long *max_cnt) {
+    typedef cub::BlockReduce<int64_t, GQP_BLOCK> Reduce;
+    __shared__ typename Reduce::TempStorage tmp;
+    __shared__ unsigned long long bmax;
+    if (threadIdx.x == 0) bmax = 0;
+    __syncthreads();
+    const int64_t base = (int64_t)blockIdx.x * tile;
+    const int64_t end = np - base < tile ? np : base + tile;
+    int64_t sum = 0, mx = 0;
+    for (int64_t p = base + threadIdx.x; p < end; p += GQP_BLOCK) {
+        int64_t s0;
+        const int64_t c = join_lookup(d, v, type, p, ks, slots, ends, mask, &s0);
+        sum += c;
+        mx = c > mx ? c : mx;
+    }
+    if (mx > 0) atomicMax(&bmax, (unsigned long long)mx);
+    const int64_t bs = Reduce(tmp).Sum(sum);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        tile_cnt[blockIdx.x] = bs;
+        if (bmax > 0) atomicMax(max_cnt, bmax);
+    }
+}
+
+/* meta[0] = the pair total (tile_off is the exclusive sum of tile_cnt over
+ * nt > 0 tiles); meta[1], the largest match count, is already there. */
+__global__ void join_tile_total_kernel(const int64_t *tile_cnt, const int64_t *tile_off,
+                                       int64_t nt, unsigned long long *meta) {
+    meta[0] = (unsigned long long)(tile_off[nt - 1] + tile_cnt[nt - 1]);
+}
+
+/* Tiled probe, pass 2: block b looks its rows up again, GQP_BLOCK at a
+ * time, and writes each row's pairs at tile_off[b] plus the block's
+ * exclusive sum of the counts before it (so pairs come in probe-row
+ * order, each row's in build-run order); one thread writes one row's
+ * pairs (at most join_tile_max() of them). */
+__global__ void join_tile_fill_kernel(const void *d, const uint8_t *v, int type, int64_t np,
+                                      int64_t tile, const uint64_t *ks,
+                                      const unsigned long long *slots, const int64_t *ends,
+                                      uint64_t mask, const int64_t *tile_off, const int64_t *rs,
+                                      int probe_left, int64_t *left, int64_t *right) {
+    typedef cub::BlockScan<int64_t, GQP_BLOCK> Scan;
+    __shared__ typename Scan::TempStorage tmp;
+    const int64_t base = (int64_t)blockIdx.x * tile;
+    const int64_t end = np - base < tile ? np : base + tile;
+    int64_t run = tile_off[blockIdx.x];
+    for (int64_t p0 = base; p0 < end; p0 += GQP_BLOCK) {
+        const int64_t p = p0 + threadIdx.x;
+        int64_t s0 = 0, c = 0, local = 0, agg = 0;
+        if (p < end) c = join_lookup(d, v, type, p, ks, slots, ends, mask, &s0);
+        Scan(tmp).ExclusiveSum(c, local, agg);
+        __syncthreads();
+        for (int64_t t = 0; t < c; t++) {
+            const int64_t b = rs[s0 + t];
+            left[run + local + t] = probe_left ? p : b;
+            right[run + local + t] = probe_left ? b : p;
+        }
+        run += agg;
     }
 }
 
@@ -350,6 +430,27 @@ static int bits_for(uint64_t x) {
     return b;
 }
 
+/* TUNING: rows per block of the tiled probe: enough blocks to fill the
+ * device (about 2,048: 132 SMs x 8 resident blocks of 256 threads on an
+ * H100/H200), at most 32 sub-tiles of GQP_BLOCK rows per block. */
+static int64_t join_tile_rows(int64_t np) {
+    const int64_t per = (np + 2047) / 2048;
+    int64_t t = (per + GQP_BLOCK - 1) / GQP_BLOCK * GQP_BLOCK;
+    if (t < GQP_BLOCK) t = GQP_BLOCK;
+    return t > (int64_t)GQP_BLOCK * 32 ? (int64_t)GQP_BLOCK * 32 : t;
+}
+
+/* TUNING: the tiled probe's fill writes one probe row's pairs from one
+ * thread, so a row with more matches than this sends the join to the
+ * per-row offsets (one thread per pair, balanced under skew). The
+ * environment's GQP_JOIN_TILE_MAX replaces it (tests cover both paths). */
+#define JOIN_TILE_MAX 64
+
+static int64_t join_tile_max(void) {
+    const char *e = getenv("GQP_JOIN_TILE_MAX");
+    return e && *e ? (int64_t)strtoll(e, nullptr, 10) : JOIN_TILE_MAX;
+}
+
 /* GPU twin of prim_cpu_join (device pointers; lkey and rkey of one type).
  * The smaller side is the build side (the right one on a tie):
  *  1. its match-able rows (not NULL, not NaN) are compacted
@@ -357,10 +458,16 @@ static int bits_for(uint64_t x) {
  *     by key image, stably, so equal keys form runs with ascending row ids;
  *  2. an open-addressing table (capacity: power of two >= 2 x build rows,
  *     atomicCAS inserts) maps each distinct key to its run [start, end);
- *  3. every probe row counts its matches; prim_gpu_scan gives the offsets and
- *     the pair count (host sync), the pair arrays are allocated exactly
- *     through ctx->alloc, and one thread per pair fills them (binary search
- *     on the offsets, so skewed keys stay balanced).
+ *  3. blocks of probe rows count their pairs (and the largest match count
+ *     of one row); a scan over the blocks' counts gives each block's
+ *     offset and the pair count (host sync), the pair arrays are allocated
+ *     exactly through ctx->alloc, and each block looks its rows up again
+ *     and writes their pairs (a block-wide scan of the rows' counts places
+ *     them). The probe keys are read twice and nothing per probe row is
+ *     written. When one row has more than join_tile_max() matches,
+ *     every row's count and run start are written instead, scanned, and
+ *     one thread per pair fills them (binary search on the offsets, so
+ *     skewed keys stay balanced).
  * Probing the left side yields pairs ordered by i then j directly. Probing
  * the right side yields them ordered by j then i; one stable radix pass on i
  * (bits for nl only) then gives the documented (i, j) order.
@@ -421,31 +528,63 @@ extern "C" int prim_gpu_join(PrimCtx *ctx, const PrimVec *lkey, int64_t nl, cons
         ks, nbv, slots.as<unsigned long long>(), ends.as<int64_t>(), cap - 1);
     GQP_LAUNCH_TRY(ctx);
 
-    /* 3. Probe, count, allocate, fill. */
-    DevBuf pstart(ctx), cnt(ctx), off(ctx);
-    if (pstart.alloc((size_t)np * 8) != 0 || cnt.alloc((size_t)np * 8) != 0 ||
-        off.alloc((size_t)np * 8) != 0)
+    /* 3. Probe: count per tile, scan the tiles' counts, allocate, fill. */
+    const int64_t tile = join_tile_rows(np), nt = (np + tile - 1) / tile;
+    DevBuf tcnt(ctx), toff(ctx), meta(ctx), stemp(ctx);
+    size_t sbytes = 0;
+    GQP_CUDA_TRY(ctx, cub::DeviceScan::ExclusiveSum(nullptr, sbytes, (const int64_t *)nullptr,
+                                                    (int64_t *)nullptr, nt, st));
+    if (tcnt.alloc((size_t)nt * 8) != 0 || toff.alloc((size_t)nt * 8) != 0 ||
+        meta.alloc(16) != 0 || stemp.alloc(sbytes) != 0)
         return -1;
-    join_probe_kernel<<<prim_gpu_grid(np), GQP_BLOCK, 0, st>>>(
-        pk->data, pk->valid, type, np, ks, slots.as<unsigned long long>(), ends.as<int64_t>(),
-        cap - 1, pstart.as<int64_t>(), cnt.as<int64_t>());
+    GQP_CUDA_TRY(ctx, cudaMemsetAsync(meta.p, 0, 16, st));
+    join_tile_count_kernel<<<(unsigned)nt, GQP_BLOCK, 0, st>>>(
+        pk->data, pk->valid, type, np, tile, ks, slots.as<unsigned long long>(),
+        ends.as<int64_t>(), cap - 1, tcnt.as<int64_t>(), meta.as<unsigned long long>() + 1);
     GQP_LAUNCH_TRY(ctx);
-    PrimVec cv;
-    cv.type = PRIM_I64;
-    cv.n = np;
-    cv.data = cnt.p;
-    cv.valid = nullptr;
-    int64_t total = 0;
-    if (prim_gpu_scan(ctx, &cv, np, off.as<int64_t>(), &total) != 0) return -1;
+    GQP_CUDA_TRY(ctx, cub::DeviceScan::ExclusiveSum(stemp.p, sbytes, tcnt.as<int64_t>(),
+                                                    toff.as<int64_t>(), nt, st));
+    join_tile_total_kernel<<<1, 1, 0, st>>>(tcnt.as<int64_t>(), toff.as<int64_t>(), nt,
+                                            meta.as<unsigned long long>());
+    GQP_LAUNCH_TRY(ctx);
+    unsigned long long hm[2] = {0, 0};
+    GQP_CUDA_TRY(ctx, cudaMemcpyAsync(hm, meta.p, 16, cudaMemcpyDeviceToHost, st));
+    GQP_CUDA_TRY(ctx, cudaStreamSynchronize(st));
+    const int64_t total = (int64_t)hm[0];
     if (total == 0) return 0;
     if (total > INT64_MAX / 8)
         return prim_gpu_fail(ctx, "join: %lld pairs is too many", (long long)total);
     DevBuf left(ctx), right(ctx);
     if (left.alloc((size_t)total * 8) != 0 || right.alloc((size_t)total * 8) != 0) return -1;
-    join_fill_kernel<<<prim_gpu_grid(total), GQP_BLOCK, 0, st>>>(
-        off.as<int64_t>(), pstart.as<int64_t>(), np, rs, total, probe_left, left.as<int64_t>(),
-        right.as<int64_t>());
-    GQP_LAUNCH_TRY(ctx);
+    if ((int64_t)hm[1] <= join_tile_max()) {
+        join_tile_fill_kernel<<<(unsigned)nt, GQP_BLOCK, 0, st>>>(
+            pk->data, pk->valid, type, np, tile, ks, slots.as<unsigned long long>(),
+            ends.as<int64_t>(), cap - 1, toff.as<int64_t>(), rs, probe_left, left.as<int64_t>(),
+            right.as<int64_t>());
+        GQP_LAUNCH_TRY(ctx);
+    } else {
+        /* a row with many matches: per-row offsets, one thread per pair */
+        DevBuf pstart(ctx), cnt(ctx), off(ctx);
+        if (pstart.alloc((size_t)np * 8) != 0 || cnt.alloc((size_t)np * 8) != 0 ||
+            off.alloc((size_t)np * 8) != 0)
+            return -1;
+        join_probe_kernel<<<prim_gpu_grid(np), GQP_BLOCK, 0, st>>>(
+            pk->data, pk->valid, type, np, ks, slots.as<unsigned long long>(),
+            ends.as<int64_t>(), cap - 1, pstart.as<int64_t>(), cnt.as<int64_t>());
+        GQP_LAUNCH_TRY(ctx);
+        PrimVec cv;
+        cv.type = PRIM_I64;
+        cv.n = np;
+        cv.data = cnt.p;
+        cv.valid = nullptr;
+        int64_t again = 0;
+        if (prim_gpu_scan(ctx, &cv, np, off.as<int64_t>(), &again) != 0) return -1;
+        if (again != total) return prim_gpu_fail(ctx, "join: pair counts differ");
+        join_fill_kernel<<<prim_gpu_grid(total), GQP_BLOCK, 0, st>>>(
+            off.as<int64_t>(), pstart.as<int64_t>(), np, rs, total, probe_left,
+            left.as<int64_t>(), right.as<int64_t>());
+        GQP_LAUNCH_TRY(ctx);
+    }
 
     if (!probe_left) {
         /* Pairs are ordered by (j, i): a stable pass on i gives (i, j). */

@@ -1472,6 +1472,18 @@ Test(prim_gpu, join, .timeout = 600) {
                 }
             }
         }
+        /* the per-row offsets that a row with many matches takes: forced
+         * (GQP_JOIN_TILE_MAX=0), and by skew (7 key values, about 75
+         * build rows each, over the tiled probe's 64) */
+        setenv("GQP_JOIN_TILE_MAX", "0", 1);
+        for (int s = 0; s < NSIZES; s++) {
+            int64_t n = SIZES[s], m = n / 3 + 1;
+            join_case(PRIM_I32, n, m, n / 2 > 4 ? n / 2 : 4, 1, st);
+            join_case(PRIM_F64, m, n, n / 2 > 4 ? n / 2 : 4, 1, st);
+        }
+        unsetenv("GQP_JOIN_TILE_MAX");
+        join_case(PRIM_I64, 3000, 600, 3, 1, st);
+        join_case(PRIM_I64, 600, 3000, 3, 0, st);
         cudaStreamDestroy(st);
     });
 }
