@@ -195,8 +195,17 @@ extern "C" int prim_gpu_sort(PrimCtx *ctx, const PrimVec *keys, const uint8_t *d
 
 /* ----------------------------------------------------------------- join -- */
 
-/* Empty hash slot. */
+/* Empty hash slot (its start). */
 #define JOIN_EMPTY (~0ull)
+
+/* A hash slot: a distinct build key and the sorted position of its run's
+ * first row (JOIN_EMPTY: free). Key and start share one 16-byte load, so a
+ * probe's lookup is one access to the table (the run's end, in a parallel
+ * array, is read only on a match). */
+struct __align__(16) JoinSlot {
+    unsigned long long key;
+    unsigned long long start;
+};
 
 /* Equality image of row r of a join key: ints by value (I32 zero-extended
  * bits), floats by bit pattern with -0.0 folded onto +0.0. Returns 0 for a
@@ -259,28 +268,28 @@ __global__ void join_keys_kernel(const void *d, int type, const int64_t *rows, i
 }
 
 /* Inserts the first position t of every run of equal keys in the sorted
- * ks[0..n) into the open-addressing table slots[0..mask] (linear probing,
- * slot = position of the run's head; at most n < capacity/2 slots used). */
-__global__ void join_insert_kernel(const uint64_t *ks, int64_t n, unsigned long long *slots,
-                                   uint64_t mask) {
+ * ks[0..n) into the open-addressing table slots[0..mask] (linear probing;
+ * a slot is claimed through its start; at most n < capacity/2 slots used). */
+__global__ void join_insert_kernel(const uint64_t *ks, int64_t n, JoinSlot *slots, uint64_t mask) {
     for (int64_t t = GQP_GRID_START; t < n; t += GQP_GRID_STRIDE) {
         if (t > 0 && ks[t] == ks[t - 1]) continue;
         uint64_t h = join_hash(ks[t]) & mask;
-        while (atomicCAS(&slots[h], JOIN_EMPTY, (unsigned long long)t) != JOIN_EMPTY)
+        while (atomicCAS(&slots[h].start, JOIN_EMPTY, (unsigned long long)t) != JOIN_EMPTY)
             h = (h + 1) & mask;
+        slots[h].key = ks[t];
     }
 }
 
 /* For the last position t of every run, finds the run's slot and writes
  * ends[slot] = t + 1 (one past the run). Runs after join_insert_kernel. */
-__global__ void join_tail_kernel(const uint64_t *ks, int64_t n, const unsigned long long *slots,
+__global__ void join_tail_kernel(const uint64_t *ks, int64_t n, const JoinSlot *slots,
                                  int64_t *ends, uint64_t mask) {
     for (int64_t t = GQP_GRID_START; t < n; t += GQP_GRID_STRIDE) {
         if (t + 1 < n && ks[t + 1] == ks[t]) continue;
         uint64_t h = join_hash(ks[t]) & mask;
         for (;;) {
-            const unsigned long long s = slots[h];
-            if (s != JOIN_EMPTY && ks[s] == ks[t]) {
+            const JoinSlot sl = slots[h];
+            if (sl.start != JOIN_EMPTY && sl.key == ks[t]) {
                 ends[h] = t + 1;
                 break;
             }
@@ -293,8 +302,7 @@ __global__ void join_tail_kernel(const uint64_t *ks, int64_t n, const unsigned l
  * *s0 to its first position (0 and no run for NULL, NaN, or a key missing
  * from the table). */
 static __device__ __forceinline__ int64_t join_lookup(const void *d, const uint8_t *v, int type,
-                                                      int64_t p, const uint64_t *ks,
-                                                      const unsigned long long *slots,
+                                                      int64_t p, const JoinSlot *slots,
                                                       const int64_t *ends, uint64_t mask,
                                                       int64_t *s0) {
     uint64_t key;
@@ -302,11 +310,11 @@ static __device__ __forceinline__ int64_t join_lookup(const void *d, const uint8
     if (!join_image(d, v, type, p, &key)) return 0;
     uint64_t h = join_hash(key) & mask;
     for (;;) {
-        const unsigned long long s = slots[h];
-        if (s == JOIN_EMPTY) return 0;
-        if (ks[s] == key) {
-            *s0 = (int64_t)s;
-            return ends[h] - (int64_t)s;
+        const JoinSlot sl = slots[h];
+        if (sl.start == JOIN_EMPTY) return 0;
+        if (sl.key == key) {
+            *s0 = (int64_t)sl.start;
+            return ends[h] - (int64_t)sl.start;
         }
         h = (h + 1) & mask;
     }
@@ -315,12 +323,12 @@ static __device__ __forceinline__ int64_t join_lookup(const void *d, const uint8
 /* For every probe row p: pstart[p] = first sorted build position with an
  * equal key and cnt[p] = number of such positions (join_lookup). */
 __global__ void join_probe_kernel(const void *d, const uint8_t *v, int type, int64_t np,
-                                  const uint64_t *ks, const unsigned long long *slots,
-                                  const int64_t *ends, uint64_t mask, int64_t *pstart,
+                                  const JoinSlot *slots, const int64_t *ends, uint64_t mask,
+                                  int64_t *pstart,
                                   int64_t *cnt) {
     for (int64_t p = GQP_GRID_START; p < np; p += GQP_GRID_STRIDE) {
         int64_t s0;
-        cnt[p] = join_lookup(d, v, type, p, ks, slots, ends, mask, &s0);
+        cnt[p] = join_lookup(d, v, type, p, slots, ends, mask, &s0);
         pstart[p] = s0;
     }
 }
@@ -329,8 +337,7 @@ __global__ void join_probe_kernel(const void *d, const uint8_t *v, int type, int
  * (b + 1) * tile) into tile_cnt[b] and raises *max_cnt to the largest
  * number of matches of one row. */
 __global__ void join_tile_count_kernel(const void *d, const uint8_t *v, int type, int64_t np,
-                                       int64_t tile, const uint64_t *ks,
-                                       const unsigned long long *slots, const int64_t *ends,
+                                       int64_t tile, const JoinSlot *slots, const int64_t *ends,
                                        uint64_t mask, int64_t *tile_cnt,
                                        unsigned long long *max_cnt) {
     typedef cub::BlockReduce<int64_t, GQP_BLOCK> Reduce;
@@ -343,7 +350,7 @@ __global__ void join_tile_count_kernel(const void *d, const uint8_t *v, int type
     int64_t sum = 0, mx = 0;
     for (int64_t p = base + threadIdx.x; p < end; p += GQP_BLOCK) {
         int64_t s0;
-        const int64_t c = join_lookup(d, v, type, p, ks, slots, ends, mask, &s0);
+        const int64_t c = join_lookup(d, v, type, p, slots, ends, mask, &s0);
         sum += c;
         mx = c > mx ? c : mx;
     }
@@ -367,10 +374,9 @@ __global__ void join_tile_total_kernel(const int64_t *tile_cnt, const int64_t *t
  * time, and writes each row's pairs at tile_off[b] plus the block's
  * exclusive sum of the counts before it (so pairs come in probe-row
  * order, each row's in build-run order); one thread writes one row's
- * pairs (at most join_tile_max() of them). */
+ * pairs (at most JOIN_TILE_MAX of them). */
 __global__ void join_tile_fill_kernel(const void *d, const uint8_t *v, int type, int64_t np,
-                                      int64_t tile, const uint64_t *ks,
-                                      const unsigned long long *slots, const int64_t *ends,
+                                      int64_t tile, const JoinSlot *slots, const int64_t *ends,
                                       uint64_t mask, const int64_t *tile_off, const int64_t *rs,
                                       int probe_left, int64_t *left, int64_t *right) {
     typedef cub::BlockScan<int64_t, GQP_BLOCK> Scan;
@@ -381,7 +387,7 @@ __global__ void join_tile_fill_kernel(const void *d, const uint8_t *v, int type,
     for (int64_t p0 = base; p0 < end; p0 += GQP_BLOCK) {
         const int64_t p = p0 + threadIdx.x;
         int64_t s0 = 0, c = 0, local = 0, agg = 0;
-        if (p < end) c = join_lookup(d, v, type, p, ks, slots, ends, mask, &s0);
+        if (p < end) c = join_lookup(d, v, type, p, slots, ends, mask, &s0);
         Scan(tmp).ExclusiveSum(c, local, agg);
         __syncthreads();
         for (int64_t t = 0; t < c; t++) {
@@ -442,13 +448,111 @@ static int64_t join_tile_rows(int64_t np) {
 
 /* TUNING: the tiled probe's fill writes one probe row's pairs from one
  * thread, so a row with more matches than this sends the join to the
- * per-row offsets (one thread per pair, balanced under skew). The
- * environment's GQP_JOIN_TILE_MAX replaces it (tests cover both paths). */
+ * per-row offsets (one thread per pair, balanced under skew). */
 #define JOIN_TILE_MAX 64
+/* TUNING: the tiled probe looks every probe row up twice, which pays while
+ * the table stays in cache; build sides with more distinct-key rows than
+ * this take the per-row offsets at once. */
+#define JOIN_TILED_BUILD ((int64_t)1 << 16)
 
-static int64_t join_tile_max(void) {
-    const char *e = getenv("GQP_JOIN_TILE_MAX");
-    return e && *e ? (int64_t)strtoll(e, nullptr, 10) : JOIN_TILE_MAX;
+/* The environment's value of name (measurements and tests choose the
+ * paths), else def. */
+static int64_t join_env(const char *name, int64_t def) {
+    const char *e = getenv(name);
+    return e && *e ? (int64_t)strtoll(e, nullptr, 10) : def;
+}
+
+/* A join's probe: the probe keys, the built table, the sorted build rows. */
+struct JoinProbe {
+    const PrimVec *pk;
+    int64_t np;
+    const JoinSlot *slots;
+    const int64_t *ends;
+    uint64_t mask;
+    const int64_t *rs;
+    int probe_left;
+};
+
+/* The pairs' arrays, total entries each. */
+static int join_alloc_pairs(PrimCtx *ctx, int64_t total, DevBuf &left, DevBuf &right) {
+    if (total > INT64_MAX / 8)
+        return prim_gpu_fail(ctx, "join: %lld pairs is too many", (long long)total);
+    if (left.alloc((size_t)total * 8) != 0 || right.alloc((size_t)total * 8) != 0) return -1;
+    return 0;
+}
+
+/* The tiled probe: blocks count their rows' pairs and the largest count
+ * of one row; a scan over the blocks' counts gives their offsets and the
+ * total (host sync); each block looks its rows up again and writes their
+ * pairs. Sets *done = 0 (nothing allocated) when a row has more than
+ * GQP_JOIN_TILE_MAX (JOIN_TILE_MAX) matches. Returns 0 or -1. */
+static int join_probe_tiled(PrimCtx *ctx, const JoinProbe *j, DevBuf &left, DevBuf &right,
+                            int64_t *total, int *done) {
+    cudaStream_t st = prim_gpu_stream(ctx);
+    const PrimVec *pk = j->pk;
+    const int type = (int)pk->type;
+    const int64_t tile = join_tile_rows(j->np), nt = (j->np + tile - 1) / tile;
+    DevBuf tcnt(ctx), toff(ctx), meta(ctx), stemp(ctx);
+    size_t sbytes = 0;
+    GQP_CUDA_TRY(ctx, cub::DeviceScan::ExclusiveSum(nullptr, sbytes, (const int64_t *)nullptr,
+                                                    (int64_t *)nullptr, nt, st));
+    if (tcnt.alloc((size_t)nt * 8) != 0 || toff.alloc((size_t)nt * 8) != 0 ||
+        meta.alloc(16) != 0 || stemp.alloc(sbytes) != 0)
+        return -1;
+    GQP_CUDA_TRY(ctx, cudaMemsetAsync(meta.p, 0, 16, st));
+    join_tile_count_kernel<<<(unsigned)nt, GQP_BLOCK, 0, st>>>(
+        pk->data, pk->valid, type, j->np, tile, j->slots, j->ends, j->mask, tcnt.as<int64_t>(),
+        meta.as<unsigned long long>() + 1);
+    GQP_LAUNCH_TRY(ctx);
+    GQP_CUDA_TRY(ctx, cub::DeviceScan::ExclusiveSum(stemp.p, sbytes, tcnt.as<int64_t>(),
+                                                    toff.as<int64_t>(), nt, st));
+    join_tile_total_kernel<<<1, 1, 0, st>>>(tcnt.as<int64_t>(), toff.as<int64_t>(), nt,
+                                            meta.as<unsigned long long>());
+    GQP_LAUNCH_TRY(ctx);
+    unsigned long long hm[2] = {0, 0};
+    GQP_CUDA_TRY(ctx, cudaMemcpyAsync(hm, meta.p, 16, cudaMemcpyDeviceToHost, st));
+    GQP_CUDA_TRY(ctx, cudaStreamSynchronize(st));
+    *total = (int64_t)hm[0];
+    *done = (int64_t)hm[1] <= join_env("GQP_JOIN_TILE_MAX", JOIN_TILE_MAX);
+    if (!*done || *total == 0) return 0;
+    if (join_alloc_pairs(ctx, *total, left, right) != 0) return -1;
+    join_tile_fill_kernel<<<(unsigned)nt, GQP_BLOCK, 0, st>>>(
+        pk->data, pk->valid, type, j->np, tile, j->slots, j->ends, j->mask, toff.as<int64_t>(),
+        j->rs, j->probe_left, left.as<int64_t>(), right.as<int64_t>());
+    GQP_LAUNCH_TRY(ctx);
+    return 0;
+}
+
+/* The per-row probe: every probe row's run start and match count, their
+ * scan (host sync for the total), then one thread per pair (a binary
+ * search over the offsets, so skewed keys stay balanced). Returns 0 or
+ * -1. */
+static int join_probe_rows(PrimCtx *ctx, const JoinProbe *j, DevBuf &left, DevBuf &right,
+                           int64_t *total) {
+    cudaStream_t st = prim_gpu_stream(ctx);
+    const PrimVec *pk = j->pk;
+    const int64_t np = j->np;
+    DevBuf pstart(ctx), cnt(ctx), off(ctx);
+    if (pstart.alloc((size_t)np * 8) != 0 || cnt.alloc((size_t)np * 8) != 0 ||
+        off.alloc((size_t)np * 8) != 0)
+        return -1;
+    join_probe_kernel<<<prim_gpu_grid(np), GQP_BLOCK, 0, st>>>(
+        pk->data, pk->valid, (int)pk->type, np, j->slots, j->ends, j->mask, pstart.as<int64_t>(),
+        cnt.as<int64_t>());
+    GQP_LAUNCH_TRY(ctx);
+    PrimVec cv;
+    cv.type = PRIM_I64;
+    cv.n = np;
+    cv.data = cnt.p;
+    cv.valid = nullptr;
+    if (prim_gpu_scan(ctx, &cv, np, off.as<int64_t>(), total) != 0) return -1;
+    if (*total == 0) return 0;
+    if (join_alloc_pairs(ctx, *total, left, right) != 0) return -1;
+    join_fill_kernel<<<prim_gpu_grid(*total), GQP_BLOCK, 0, st>>>(
+        off.as<int64_t>(), pstart.as<int64_t>(), np, j->rs, *total, j->probe_left,
+        left.as<int64_t>(), right.as<int64_t>());
+    GQP_LAUNCH_TRY(ctx);
+    return 0;
 }
 
 /* GPU twin of prim_cpu_join (device pointers; lkey and rkey of one type).
@@ -458,16 +562,13 @@ static int64_t join_tile_max(void) {
  *     by key image, stably, so equal keys form runs with ascending row ids;
  *  2. an open-addressing table (capacity: power of two >= 2 x build rows,
  *     atomicCAS inserts) maps each distinct key to its run [start, end);
- *  3. blocks of probe rows count their pairs (and the largest match count
- *     of one row); a scan over the blocks' counts gives each block's
- *     offset and the pair count (host sync), the pair arrays are allocated
- *     exactly through ctx->alloc, and each block looks its rows up again
- *     and writes their pairs (a block-wide scan of the rows' counts places
- *     them). The probe keys are read twice and nothing per probe row is
- *     written. When one row has more than join_tile_max() matches,
- *     every row's count and run start are written instead, scanned, and
- *     one thread per pair fills them (binary search on the offsets, so
- *     skewed keys stay balanced).
+ *  3. for a build side of at most JOIN_TILED_BUILD distinct-key rows, the
+ *     tiled probe (join_probe_tiled: the probe keys are read twice and
+ *     nothing per probe row is written); for a larger one, or when a probe
+ *     row has more than JOIN_TILE_MAX matches, the per-row probe
+ *     (join_probe_rows). Either way the pair count comes to the host
+ *     (one sync) and the pair arrays are allocated exactly through
+ *     ctx->alloc.
  * Probing the left side yields pairs ordered by i then j directly. Probing
  * the right side yields them ordered by j then i; one stable radix pass on i
  * (bits for nl only) then gives the documented (i, j) order.
@@ -519,72 +620,25 @@ extern "C" int prim_gpu_join(PrimCtx *ctx, const PrimVec *lkey, int64_t nl, cons
     /* 2. Hash table of distinct keys -> runs. */
     const uint64_t cap = pow2_at_least(2 * (uint64_t)nbv);
     DevBuf slots(ctx), ends(ctx);
-    if (slots.alloc(cap * 8) != 0 || ends.alloc(cap * 8) != 0) return -1;
-    GQP_CUDA_TRY(ctx, cudaMemsetAsync(slots.p, 0xff, cap * 8, st));
+    if (slots.alloc(cap * sizeof(JoinSlot)) != 0 || ends.alloc(cap * 8) != 0) return -1;
+    GQP_CUDA_TRY(ctx, cudaMemsetAsync(slots.p, 0xff, cap * sizeof(JoinSlot), st));
     join_insert_kernel<<<prim_gpu_grid(nbv), GQP_BLOCK, 0, st>>>(
-        ks, nbv, slots.as<unsigned long long>(), cap - 1);
+        ks, nbv, slots.as<JoinSlot>(), cap - 1);
     GQP_LAUNCH_TRY(ctx);
     join_tail_kernel<<<prim_gpu_grid(nbv), GQP_BLOCK, 0, st>>>(
-        ks, nbv, slots.as<unsigned long long>(), ends.as<int64_t>(), cap - 1);
+        ks, nbv, slots.as<JoinSlot>(), ends.as<int64_t>(), cap - 1);
     GQP_LAUNCH_TRY(ctx);
 
-    /* 3. Probe: count per tile, scan the tiles' counts, allocate, fill. */
-    const int64_t tile = join_tile_rows(np), nt = (np + tile - 1) / tile;
-    DevBuf tcnt(ctx), toff(ctx), meta(ctx), stemp(ctx);
-    size_t sbytes = 0;
-    GQP_CUDA_TRY(ctx, cub::DeviceScan::ExclusiveSum(nullptr, sbytes, (const int64_t *)nullptr,
-                                                    (int64_t *)nullptr, nt, st));
-    if (tcnt.alloc((size_t)nt * 8) != 0 || toff.alloc((size_t)nt * 8) != 0 ||
-        meta.alloc(16) != 0 || stemp.alloc(sbytes) != 0)
-        return -1;
-    GQP_CUDA_TRY(ctx, cudaMemsetAsync(meta.p, 0, 16, st));
-    join_tile_count_kernel<<<(unsigned)nt, GQP_BLOCK, 0, st>>>(
-        pk->data, pk->valid, type, np, tile, ks, slots.as<unsigned long long>(),
-        ends.as<int64_t>(), cap - 1, tcnt.as<int64_t>(), meta.as<unsigned long long>() + 1);
-    GQP_LAUNCH_TRY(ctx);
-    GQP_CUDA_TRY(ctx, cub::DeviceScan::ExclusiveSum(stemp.p, sbytes, tcnt.as<int64_t>(),
-                                                    toff.as<int64_t>(), nt, st));
-    join_tile_total_kernel<<<1, 1, 0, st>>>(tcnt.as<int64_t>(), toff.as<int64_t>(), nt,
-                                            meta.as<unsigned long long>());
-    GQP_LAUNCH_TRY(ctx);
-    unsigned long long hm[2] = {0, 0};
-    GQP_CUDA_TRY(ctx, cudaMemcpyAsync(hm, meta.p, 16, cudaMemcpyDeviceToHost, st));
-    GQP_CUDA_TRY(ctx, cudaStreamSynchronize(st));
-    const int64_t total = (int64_t)hm[0];
-    if (total == 0) return 0;
-    if (total > INT64_MAX / 8)
-        return prim_gpu_fail(ctx, "join: %lld pairs is too many", (long long)total);
+    /* 3. Probe, allocate the pairs, fill them. */
+    JoinProbe jp = {pk, np, slots.as<JoinSlot>(), ends.as<int64_t>(), cap - 1, rs, probe_left};
     DevBuf left(ctx), right(ctx);
-    if (left.alloc((size_t)total * 8) != 0 || right.alloc((size_t)total * 8) != 0) return -1;
-    if ((int64_t)hm[1] <= join_tile_max()) {
-        join_tile_fill_kernel<<<(unsigned)nt, GQP_BLOCK, 0, st>>>(
-            pk->data, pk->valid, type, np, tile, ks, slots.as<unsigned long long>(),
-            ends.as<int64_t>(), cap - 1, toff.as<int64_t>(), rs, probe_left, left.as<int64_t>(),
-            right.as<int64_t>());
-        GQP_LAUNCH_TRY(ctx);
-    } else {
-        /* a row with many matches: per-row offsets, one thread per pair */
-        DevBuf pstart(ctx), cnt(ctx), off(ctx);
-        if (pstart.alloc((size_t)np * 8) != 0 || cnt.alloc((size_t)np * 8) != 0 ||
-            off.alloc((size_t)np * 8) != 0)
-            return -1;
-        join_probe_kernel<<<prim_gpu_grid(np), GQP_BLOCK, 0, st>>>(
-            pk->data, pk->valid, type, np, ks, slots.as<unsigned long long>(),
-            ends.as<int64_t>(), cap - 1, pstart.as<int64_t>(), cnt.as<int64_t>());
-        GQP_LAUNCH_TRY(ctx);
-        PrimVec cv;
-        cv.type = PRIM_I64;
-        cv.n = np;
-        cv.data = cnt.p;
-        cv.valid = nullptr;
-        int64_t again = 0;
-        if (prim_gpu_scan(ctx, &cv, np, off.as<int64_t>(), &again) != 0) return -1;
-        if (again != total) return prim_gpu_fail(ctx, "join: pair counts differ");
-        join_fill_kernel<<<prim_gpu_grid(total), GQP_BLOCK, 0, st>>>(
-            off.as<int64_t>(), pstart.as<int64_t>(), np, rs, total, probe_left,
-            left.as<int64_t>(), right.as<int64_t>());
-        GQP_LAUNCH_TRY(ctx);
-    }
+    int64_t total = 0;
+    int done = 0;
+    if (nbv <= join_env("GQP_JOIN_TILED_BUILD", JOIN_TILED_BUILD) &&
+        join_probe_tiled(ctx, &jp, left, right, &total, &done) != 0)
+        return -1;
+    if (!done && join_probe_rows(ctx, &jp, left, right, &total) != 0) return -1;
+    if (total == 0) return 0;
 
     if (!probe_left) {
         /* Pairs are ordered by (j, i): a stable pass on i gives (i, j). */
