@@ -747,8 +747,7 @@ static void bench_join(Bench *b, int64_t nb, uint64_t spread) {
         }
     }
     char name[64];
-    snprintf(name, sizeof name, "join (build %" PRId64 ", probe n, 1/%d match)", nb,
-             (int)spread);
+    snprintf(name, sizeof name, "join (build %" PRId64 ", probe n, 1/%d match)", nb, (int)spread);
     const double bytes = 4.0 * (double)n + 4.0 * (double)nb + 16.0 * (double)j.pairs.n;
     table_row(b, name, n, g, -1, 0, bytes, ok);
 done:

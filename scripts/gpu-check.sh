@@ -28,8 +28,6 @@
 #          quarter of the bytes it reads (bench/memlimit.py; GQP_MEMLIMIT_SETS,
 #          GQP_MEMLIMIT_DEVICE gpu, auto or both; GQP_MEMLIMIT_HOG=MIB: beside
 #          a process holding all but MIB of the GPU instead)
-#   nsys: Nsight Systems API/kernel summaries of chosen queries
-#          (GQP_NSYS_QUERIES, GQP_NSYS_SF, GQP_NSYS_DEVICE);
 #   final: ctest + calibrate, then bench; placement: calibrate, then
 #          bench/placement.py with that cost file (placement-shipped: with
 #          the configs/ one);
@@ -423,31 +421,6 @@ if has ncu; then
         say "ncu $q: rc=$? $(grep -c 'Section: GPU Speed Of Light' "$OUT/ncu-$q.txt") kernels"
     done
     say "ncu: $(( $(date +%s) - T0 )) s"
-fi
-
-if has nsys; then
-    # issue 12: where a small query's fixed cost goes -- an Nsight Systems
-    # timeline of bench_gqp (warm-up + GQP_NSYS_REPEAT runs) per query of
-    # GQP_NSYS_QUERIES (default TPC-H q11 and q06) on TPC-H SF
-    # GQP_NSYS_SF (default 1), with its CUDA API and kernel summaries
-    # (nsys stats) into $OUT/nsys-<query>.txt
-    T0=$(date +%s)
-    D=/tmp/tpch-nsys/sf${GQP_NSYS_SF:-1}
-    [ -f $D/gqp.yaml ] || $B/gqp gen tpch --sf ${GQP_NSYS_SF:-1} --out $D > "$LOG/gen-nsys.log" 2>&1
-    NSYS=$(command -v nsys || ls /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys \
-        /usr/local/cuda/nsight-systems*/bin/nsys 2>/dev/null | head -1)
-    say "nsys: ${NSYS:-not found}"
-    for q in ${GQP_NSYS_QUERIES:-bench/tpch/q11.sql bench/tpch/q06.sql}; do
-        b=$(basename "$q" .sql)
-        [ -n "$NSYS" ] || break
-        timeout 120 "$NSYS" profile --trace=cuda,nvtx --sample=none --cpuctxsw=none \
-            --force-overwrite true -o /tmp/nsys-$b $B/bench_gqp -c $D/gqp.yaml --device \
-            ${GQP_NSYS_DEVICE:-gpu} --repeat ${GQP_NSYS_REPEAT:-3} "$q" > "$LOG/nsys-$b.log" 2>&1
-        timeout 120 "$NSYS" stats --force-export=true --report cuda_api_sum,cuda_gpu_kern_sum,cuda_gpu_mem_time_sum \
-            /tmp/nsys-$b.nsys-rep > "$OUT/nsys-$b.txt" 2>&1
-        say "nsys $b: rc=$? $(wc -l < "$OUT/nsys-$b.txt") lines"
-    done
-    say "nsys: $(( $(date +%s) - T0 )) s"
 fi
 
 [ -n "${MEMDEV_PID:-}" ] && wait "$MEMDEV_PID"

@@ -1472,24 +1472,9 @@ Test(prim_gpu, join, .timeout = 600) {
                 }
             }
         }
-        /* the per-row offsets that a large build side or a row with many
-         * matches takes: forced (GQP_JOIN_TILE_MAX=0), and by skew (7 key
-         * values, about 75 build rows each, over the tiled probe's 64) */
-        setenv("GQP_JOIN_TILE_MAX", "0", 1);
-        for (int s = 0; s < NSIZES; s++) {
-            int64_t n = SIZES[s], m = n / 3 + 1;
-            join_case(PRIM_I32, n, m, n / 2 > 4 ? n / 2 : 4, 1, st);
-            join_case(PRIM_F64, m, n, n / 2 > 4 ? n / 2 : 4, 1, st);
-        }
-        unsetenv("GQP_JOIN_TILE_MAX");
+        /* skew: 7 key values, about 75 build rows each */
         join_case(PRIM_I64, 3000, 600, 3, 1, st);
         join_case(PRIM_I64, 600, 3000, 3, 0, st);
-        /* the tiled probe over a build side larger than it takes by
-         * default (GQP_JOIN_TILED_BUILD) */
-        setenv("GQP_JOIN_TILED_BUILD", "100000000", 1);
-        join_case(PRIM_I32, (1 << 20) + 3, (1 << 19) + 1, 1 << 19, 1, st);
-        join_case(PRIM_F32, (1 << 19) + 1, (1 << 20) + 3, 1 << 19, 0, st);
-        unsetenv("GQP_JOIN_TILED_BUILD");
         cudaStreamDestroy(st);
     });
 }
