@@ -1437,15 +1437,33 @@ static int in_three_valued(Dc *x, AstExpr *e) {
         return 0;
     Split probe;
     int rc = split(x, sub, &probe, 0); /* correlated at all? (only a name is used up) */
-    if (rc <= 0) return rc;
+    if (rc < 0) return rc;
     AstExpr *y = sub->items[0].expr, *all = NULL, *nul = NULL, *match = NULL;
+    /* or only through its item (y IN (SELECT b.v + a.x FROM b)): the
+     * counts below move y into their WHEREs, and the count of all rows
+     * is then uncorrelated (left to the uncorrelated path) */
+    int item_only = 0;
+    if (rc == 0) {
+        int in = 0, out = 0, bad = 0, nested = 0;
+        census(x, sub, y, &in, &out, &bad, &nested);
+        if (!out || bad || nested) return 0;
+        in = out = bad = nested = 0;
+        census(x, sub, sub->where, &in, &out, &bad, &nested);
+        if (out || bad || nested) return 0;
+        item_only = 1;
+    }
     int64_t pos = e->pos;
+    /* the rows with a NULL y counted with y IS NULL in the WHERE, not as
+     * COUNT(*) - COUNT(y): a y that reads the enclosing query then
+     * correlates the WHERE only, which the magic-set form takes */
     AstExpr *cy = deep_copy(x, y), *c1 = count_of(x, NULL, pos), *c2 = count_of(x, NULL, pos);
-    AstExpr *cyn = cy ? count_of(x, cy, pos) : NULL;
-    AstExpr *nulls = c2 && cyn ? bin(x, OP_SUB, c2, cyn) : NULL;
-    if (!c1 || !nulls) return -1;
-    if ((rc = count_sub(x, sub, c1, NULL, pos, &all)) <= 0) return rc;
-    if ((rc = count_sub(x, sub, nulls, NULL, pos, &nul)) <= 0) return rc;
+    AstExpr *yn = node(x, AST_ISNULL, pos);
+    if (!c1 || !c2 || !cy || !yn) return -1;
+    yn->a = cy;
+    yn->height = cy->height + 1;
+    yn->weight = cy->weight + 1;
+    if ((rc = count_sub(x, sub, c1, NULL, pos, &all)) < 0 || (rc == 0 && !item_only)) return rc;
+    if ((rc = count_sub(x, sub, c2, yn, pos, &nul)) <= 0) return rc;
     AstExpr *ya = deep_copy(x, y), *xa = deep_copy(x, e->a), *c3 = count_of(x, NULL, pos);
     AstExpr *eq = ya && xa ? bin(x, OP_EQ, ya, xa) : NULL;
     if (!eq || !c3) return -1;
