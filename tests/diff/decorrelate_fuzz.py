@@ -39,6 +39,9 @@ tmpl=[
 "SELECT a.id, (SELECT c.z FROM c WHERE c.x = a.id ORDER BY c.y DESC, c.z LIMIT 1) FROM a ORDER BY 1",
 "SELECT a.id FROM a ORDER BY (SELECT MAX(c.z) FROM c WHERE c.x = a.id), a.id",
 "SELECT a.id FROM a WHERE EXISTS (SELECT * FROM b WHERE b.id {op} a.v AND EXISTS (SELECT * FROM c WHERE c.y = b.id AND c.x = a.id)) ORDER BY 1",
+"SELECT a.id, a.v IN (SELECT c.x + a.id FROM c WHERE c.y {op} {k}) FROM a ORDER BY 1",
+"SELECT a.id FROM a WHERE NOT (a.v IN (SELECT COALESCE(c.z, a.id) FROM c WHERE c.x {op} {k})) ORDER BY 1",
+"SELECT a.id FROM a WHERE a.v NOT IN (SELECT c.z - a.id FROM c) OR a.id {op} {k} ORDER BY 1",
 ]
 def val(r, nullp):
     return 'NULL' if random.random() < nullp else str(random.randint(-2, 6))
