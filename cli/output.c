@@ -384,10 +384,11 @@ static int print_table(gqp_stmt *st, int ncols) {
 /* ---- csv / json / markdown / line ---- */
 
 /* Print s as a CSV field, quoted when it holds a comma, quote, CR, LF or
- * leading/trailing space. */
+ * leading/trailing space, or is empty (so that an empty string, "", and
+ * NULL, nothing, differ, as in sqlite3's and DuckDB's CSV). */
 static void csv_field(const char *s) {
     size_t n = strlen(s);
-    int quote = n > 0 && (s[0] == ' ' || s[n - 1] == ' ');
+    int quote = n == 0 || s[0] == ' ' || s[n - 1] == ' ';
     if (strpbrk(s, ",\"\r\n")) quote = 1;
     if (!quote) {
         fputs(s, stdout);

@@ -585,15 +585,22 @@ static CatTable *entry_table(Dc *x, int k) {
     return r->name ? cat_find_table(x->db->cat, r->bound_name ? r->bound_name : r->name) : NULL;
 }
 
-/* The FROM entry of x's outer SELECT that column c names (a base table;
- * the first with the column when c is unqualified), or -1. */
+/* The FROM entry of x's outer SELECT that column c names (a base table,
+ * or a derived table / CTE planned inline, whose SELECT a magic set's
+ * domain then reads again; the first with the column when c is
+ * unqualified), or -1. */
 static int outer_entry(Dc *x, const AstExpr *c) {
     const AstSelect *o = x->outer;
     for (int i = 0; i < o->nfrom; i++) {
         const AstTableRef *r = &o->from[i];
         const char *alias = r->alias ? r->alias : r->name;
         if (c->table && (!alias || strcasecmp(c->table, alias) != 0)) continue;
-        if (r->subquery || !r->name || gqp_is_view(x->db, r->name)) return -1;
+        if (r->subquery) {
+            if (r->bound_name || r->file) return -1;
+            if (gqp_entry_has(x->db, r, c->str)) return i;
+            continue;
+        }
+        if (!r->name || gqp_is_view(x->db, r->name)) return -1;
         CatTable *t = entry_table(x, i);
         if (t && cat_find_column(t, c->str) >= 0) return i;
     }

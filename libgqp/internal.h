@@ -218,6 +218,9 @@ typedef struct GqpScope {
 /* 1 when column reference c names a column of a table in s's FROM (or its
  * compound arms), as far as the catalog knows them now. */
 int gqp_resolves_in(gqp *db, const AstSelect *s, const AstExpr *c);
+/* 1 when FROM entry r (a table, a materialized or an inline derived table)
+ * has a column named name. */
+int gqp_entry_has(gqp *db, const AstTableRef *r, const char *name);
 /* decorrelate.c: rewrite the correlated subqueries of sel's WHERE that it
  * can into joins with derived tables, appended to sel's FROM (*nadded of
  * them, not yet materialized). GQP_OK, or GQP_NOMEM with db's message. */

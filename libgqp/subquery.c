@@ -328,6 +328,12 @@ static int derived_has(const AstTableRef *r, const char *name) {
     return 0;
 }
 
+int gqp_entry_has(gqp *db, const AstTableRef *r, const char *name) {
+    if (r->subquery && !r->bound_name) return derived_has(r, name);
+    CatTable *t = cat_find_table(db->cat, r->bound_name ? r->bound_name : r->name);
+    return t && cat_find_column(t, name) >= 0;
+}
+
 int gqp_resolves_in(gqp *db, const AstSelect *s, const AstExpr *c) {
     for (int k = 0; k <= s->ncompound; k++) {
         const AstSelect *q = k ? s->compound[k - 1].select : s;
@@ -335,12 +341,7 @@ int gqp_resolves_in(gqp *db, const AstSelect *s, const AstExpr *c) {
             const AstTableRef *r = &q->from[i];
             const char *alias = r->alias ? r->alias : r->name;
             if (c->table && (!alias || strcasecmp(c->table, alias) != 0)) continue;
-            if (r->subquery && !r->bound_name) {
-                if (derived_has(r, c->str)) return 1;
-                continue;
-            }
-            CatTable *t = cat_find_table(db->cat, r->bound_name ? r->bound_name : r->name);
-            if (t && cat_find_column(t, c->str) >= 0) return 1;
+            if (gqp_entry_has(db, r, c->str)) return 1;
         }
     }
     return 0;
