@@ -76,6 +76,7 @@ struct gqp {
     const struct GqpBusy *busy;   /* CTEs being materialized (circular references) */
     uint64_t ntemps;              /* temporary tables made so far (their names) */
     int no_inline;                /* materialize derived tables (see gqp_plan_select) */
+    int arms_wrapped;             /* a compound's arms run into temporary tables first */
     int64_t chunk_rows; /* SET chunk_rows / GQP_CHUNK_ROWS: chunked execution (chunk.c), 0 off */
     struct GqpStore *store; /* a database directory (store.c), or NULL */
 };
@@ -221,6 +222,11 @@ int gqp_resolves_in(gqp *db, const AstSelect *s, const AstExpr *c);
 /* 1 when FROM entry r (a table, a materialized or an inline derived table)
  * has a column named name. */
 int gqp_entry_has(gqp *db, const AstTableRef *r, const char *name);
+/* Every core of compound sel (its first and its arms) becomes SELECT *
+ * FROM (<the core>) run into a temporary table first: a column of text
+ * made when an arm runs then has a dictionary the compound can unify.
+ * GQP_OK or GQP_NOMEM. */
+int gqp_wrap_arms(gqp *db, gqp_stmt *st, AstSelect *sel);
 /* decorrelate.c: rewrite the correlated subqueries of sel's WHERE that it
  * can into joins with derived tables, appended to sel's FROM (*nadded of
  * them, not yet materialized). GQP_OK, or GQP_NOMEM with db's message. */

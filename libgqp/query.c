@@ -206,6 +206,27 @@ int gqp_plan_select(gqp *db, gqp_stmt *st, const AstSelect *sel) {
             db->no_inline = 0;
             return rc;
         }
+        if (strcmp(perr.stage, "MaterializeArms") == 0) {
+            /* a compound column of text made when an arm runs: every arm
+             * into a temporary table first (once; the AST is changed for
+             * good, so a second try of this statement starts from there) */
+            if (!db->arms_wrapped && sel->ncompound > 0) {
+                db->arms_wrapped = 1;
+                int rc = gqp_wrap_arms(db, st, (AstSelect *)sel);
+                if (rc == GQP_OK) rc = gqp_plan_select(db, st, sel);
+                db->arms_wrapped = 0;
+                return rc;
+            }
+            if (!db->no_inline) {
+                /* the compound is a derived table's: run the derived
+                 * tables first, each planning (and wrapping) its own */
+                db->no_inline = 1;
+                int rc = gqp_plan_select(db, st, sel);
+                db->no_inline = 0;
+                return rc;
+            }
+            snprintf(perr.stage, sizeof perr.stage, "Not implemented");
+        }
         return gqp_set_error_at(db, st->sql, st->sql_len, perr.offset, perr.stage, perr.msg);
     }
     double t2 = gqp_wall_ms();

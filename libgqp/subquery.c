@@ -178,7 +178,7 @@ static int materialize_from(gqp *db, gqp_stmt *st, AstSelect *s, const GqpScope 
                     return gqp_set_error(db, GQP_NOMEM, "out of memory");
             }
             int rc;
-            if (!db->no_inline) {
+            if (!db->no_inline && !r->materialize) {
                 /* planned inline by the binder: only its own FROM and
                  * subqueries are prepared here */
                 const GqpScope *saved = db->scope;
@@ -535,6 +535,61 @@ static int walk_core(SubCtx *x, AstSelect *s) {
         rc = walk_expr(x, s->order_by[i].expr);
     if (rc == GQP_OK) rc = walk_expr(x, s->limit);
     if (rc == GQP_OK) rc = walk_expr(x, s->offset);
+    return rc;
+}
+
+/* Core c (a compound's first core or an arm) becomes SELECT * FROM
+ * (<its select list, FROM, WHERE, GROUP BY, HAVING>) AS __gqp_armK, the
+ * derived table run into a temporary table first; c keeps its compound
+ * arms, ORDER BY, LIMIT and WITH. Returns GQP_OK or GQP_NOMEM. */
+static int wrap_core(gqp *db, gqp_stmt *st, AstSelect *c, int k) {
+    SqlArena *a = st->parse_arena;
+    AstSelect *in = sql_arena_alloc(a, sizeof *in);
+    AstTableRef *ref = sql_arena_alloc(a, sizeof *ref);
+    AstSelectItem *it = sql_arena_alloc(a, sizeof *it);
+    AstExpr *star = sql_arena_alloc(a, sizeof *star);
+    char name[32];
+    snprintf(name, sizeof name, "__gqp_arm%d", k);
+    char *alias = sql_arena_strndup(a, name, strlen(name));
+    if (!in || !ref || !it || !star || !alias) return gqp_set_error(db, GQP_NOMEM, "out of memory");
+    memset(in, 0, sizeof *in);
+    memset(ref, 0, sizeof *ref);
+    memset(it, 0, sizeof *it);
+    memset(star, 0, sizeof *star);
+    in->distinct = c->distinct;
+    in->items = c->items;
+    in->nitems = c->nitems;
+    in->from = c->from;
+    in->nfrom = c->nfrom;
+    in->where = c->where;
+    in->group_by = c->group_by;
+    in->ngroup = c->ngroup;
+    in->having = c->having;
+    int64_t pos = c->nitems ? c->items[0].expr->pos : 0;
+    star->kind = AST_STAR;
+    star->pos = pos;
+    star->height = star->weight = 1;
+    it->expr = star;
+    ref->subquery = in;
+    ref->alias = alias;
+    ref->pos = pos;
+    ref->materialize = 1;
+    c->distinct = 0;
+    c->items = it;
+    c->nitems = 1;
+    c->from = ref;
+    c->nfrom = 1;
+    c->where = NULL;
+    c->group_by = NULL;
+    c->ngroup = 0;
+    c->having = NULL;
+    return GQP_OK;
+}
+
+int gqp_wrap_arms(gqp *db, gqp_stmt *st, AstSelect *sel) {
+    int rc = wrap_core(db, st, sel, 0);
+    for (int i = 0; rc == GQP_OK && i < sel->ncompound; i++)
+        rc = wrap_core(db, st, sel->compound[i].select, i + 1);
     return rc;
 }
 

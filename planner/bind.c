@@ -144,13 +144,18 @@ static BExpr *text_use(BindCtx *bc, const BExpr *x, TextUse use, CatType t, int6
 
 /* Not-implemented error for runtime text x where `what` needs its
  * dictionary at bind time; returns NULL. */
-static void *runtime_text_fail(BindCtx *bc, const BExpr *x, const char *what) {
-    return bind_fail(bc, "Not implemented", x->pos,
+static void *runtime_text_fail_as(BindCtx *bc, const BExpr *x, const char *what,
+                                  const char *stage) {
+    return bind_fail(bc, stage, x->pos,
                      "%s text made when the query runs (CAST(x AS TEXT) of a non-constant number, "
                      "group_concat) (supported: output, IS NULL, "
                      "COUNT, LIKE, comparison with a string, CAST to a number, COALESCE with a "
                      "constant string)",
                      what);
+}
+
+static void *runtime_text_fail(BindCtx *bc, const BExpr *x, const char *what) {
+    return runtime_text_fail_as(bc, x, what, "Not implemented");
 }
 
 /* Text of the non-NULL numeric constant x as SQLite's CAST(x AS TEXT)
@@ -3841,7 +3846,10 @@ static int unify_arm_column(BindCtx *bc, BSelect *b, int c) {
     for (int i = 0; i < n; i++) {
         br[i] = b->arms[i]->out[c];
         if (runtime_text(br[i])) {
-            runtime_text_fail(bc, br[i], "a compound SELECT (UNION/INTERSECT/EXCEPT) column of");
+            /* libgqp runs every arm into a temporary table first (stage
+             * "MaterializeArms"), where the text gets its dictionary */
+            runtime_text_fail_as(bc, br[i], "a compound SELECT (UNION/INTERSECT/EXCEPT) column of",
+                                 "MaterializeArms");
             return -1;
         }
         if (br[i]->kind == BE_CONST && br[i]->is_null) {

@@ -199,6 +199,8 @@ typedef struct AstTableRef {
     int ncolnames;
     AstFileRef *file; /* a file (name: its default alias, the file's stem or
                          the function's name), or NULL */
+    int materialize;  /* a derived table that libgqp runs into a temporary
+                         table first (a compound's arm), never inline */
 } AstTableRef;
 
 /* One WITH name [(cols)] AS (SELECT ...) of a SELECT (non-recursive). */
