@@ -54,6 +54,7 @@
 #define DC_MAX_NONNULL 8 /* outer columns a CASE has proven non-NULL */
 #define DC_MAX_SPLITS 15 /* null_split's per SELECT: four columns' worth */
 #define DC_MAX_MEMO 32   /* rewritten subquery values remembered per SELECT */
+#define DC_MAX_PREP 64   /* subqueries per SELECT whose FROM is prepared first */
 
 /* A subquery value already rewritten in this SELECT: the same subquery
  * again (in GROUP BY and the select list, say) reads the same derived
@@ -67,6 +68,11 @@ typedef struct Dc {
     gqp *db;
     gqp_stmt *st;
     AstSelect *outer;
+    const GqpScope *scope; /* the CTEs the outer SELECT (and its subqueries) see */
+    /* subqueries whose FROM was prepared (prep_from) */
+    const AstSelect *prepped[DC_MAX_PREP];
+    int nprepped;
+    int err;  /* a prep_from failure's code (its message is db's), else 0 */
     int nadd; /* FROM entries to append */
     AstTableRef add[DC_MAX_ADD];
     /* outer columns known non-NULL where the subquery being rewritten is
@@ -78,20 +84,51 @@ typedef struct Dc {
     int nmemo;
 } Dc;
 
-/* 1 when every FROM entry of s is a base table (so its columns are known
- * before anything is materialized): no derived table, CTE or view. */
+/* 1 when every FROM entry of s has columns known now: a base table, a
+ * derived table or CTE prepared for inline planning (prep_from; its
+ * output names), or a table a view or file was run into; not a CTE or
+ * view that nothing prepared. */
 static int base_only(Dc *x, const AstSelect *s) {
     if (s->ncompound || s->nwith || s->nfrom == 0) return 0;
     for (int i = 0; i < s->nfrom; i++) {
         const AstTableRef *r = &s->from[i];
-        if (r->subquery || !r->name || gqp_is_view(x->db, r->name) ||
-            !cat_find_table(x->db->cat, r->name))
+        if (r->subquery && !r->bound_name) continue;
+        if (r->bound_name) {
+            if (!cat_find_table(x->db->cat, r->bound_name)) return 0;
+            continue;
+        }
+        if (!r->name || gqp_is_view(x->db, r->name) || !cat_find_table(x->db->cat, r->name))
             return 0;
-        for (const GqpScope *p = x->db->scope; p; p = p->parent)
+        for (const GqpScope *p = x->scope; p; p = p->parent)
             for (int k = 0; k < p->nvisible; k++)
                 if (strcasecmp(p->with[k].name, r->name) == 0) return 0;
     }
     return 1;
+}
+
+/* Prepares the FROM of subquery sub once (gqp_materialize_from): CTE
+ * references and derived tables become inline derived tables whose output
+ * names are known, views temporary tables, so that base_only accepts
+ * them. A FROM with a file is left alone (a file is read once per
+ * statement). Returns 0, or -1 with the failure's code in x->err (the
+ * subquery's own run would have failed the same way). */
+static int prep_from(Dc *x, AstSelect *sub) {
+    for (int i = 0; i < x->nprepped; i++)
+        if (x->prepped[i] == sub) return 0;
+    if (x->nprepped >= DC_MAX_PREP || sub->ncompound || sub->nwith) return 0;
+    x->prepped[x->nprepped++] = sub;
+    int needed = 0;
+    for (int i = 0; i < sub->nfrom; i++) {
+        const AstTableRef *r = &sub->from[i];
+        if (r->file) return 0;
+        needed |= r->subquery || !r->name || !cat_find_table(x->db->cat, r->name) ||
+                  gqp_is_view(x->db, r->name);
+    }
+    if (!needed) return 0;
+    int rc = gqp_materialize_from(x->db, x->st, sub, x->scope);
+    if (rc == GQP_OK) return 0;
+    x->err = rc;
+    return -1;
 }
 
 /* 1 when column e names a derived table this rewrite already joined to the
@@ -920,8 +957,11 @@ static int magic_keys(Dc *x, Split *s, AstExpr ***group, int *ngroup, AstExpr **
  * its non-NULL rows: a UNIQUE index on it alone, else its data (the table
  * brought up to date first, as binding would). */
 static int key_unique(Dc *x, const AstSelect *sub, const AstExpr *col) {
-    if (!col || col->kind != AST_COLUMN || sub->nfrom != 1 || !sub->from[0].name) return 0;
-    CatTable *t = cat_find_table(x->db->cat, sub->from[0].name);
+    const AstTableRef *r = sub->nfrom == 1 ? &sub->from[0] : NULL;
+    if (!col || col->kind != AST_COLUMN || !r || (r->subquery && !r->bound_name) ||
+        !(r->bound_name || r->name))
+        return 0;
+    CatTable *t = cat_find_table(x->db->cat, r->bound_name ? r->bound_name : r->name);
     int c = t ? cat_find_column(t, col->str) : -1;
     CatError err;
     if (c < 0 || cat_column_use(t, c, &err) != 0) return 0;
@@ -2087,6 +2127,7 @@ static int walk(Dc *x, AstExpr *e, int top) {
     if (top == 0 && e->select) return walk_value(x, e);
     if (top < 0) top = 0; /* walk_value's own call */
     int rc = 0;
+    if (e->select && prep_from(x, e->select) < 0) return -1;
     if (top == 1 && e->kind == AST_BINARY && e->op == OP_AND)
         return walk(x, e->a, 1) || walk(x, e->b, 1) ? -1 : 0;
     if (top && e->kind == AST_BINARY && (e->op == OP_OR || e->op == OP_AND))
@@ -2143,12 +2184,13 @@ static int walk(Dc *x, AstExpr *e, int top) {
     return 0;
 }
 
-int gqp_decorrelate(gqp *db, gqp_stmt *st, AstSelect *sel, int *nadded) {
+int gqp_decorrelate(gqp *db, gqp_stmt *st, AstSelect *sel, const GqpScope *sc, int *nadded) {
     Dc x;
     memset(&x, 0, sizeof x);
     x.db = db;
     x.st = st;
     x.outer = sel;
+    x.scope = sc;
     *nadded = 0;
     if (sel->nfrom == 0) return GQP_OK;
     int rc = walk(&x, sel->where, 1);
@@ -2167,7 +2209,7 @@ int gqp_decorrelate(gqp *db, gqp_stmt *st, AstSelect *sel, int *nadded) {
         rc = walk(&x, sel->order_by[i].expr, 0);
     for (int i = 0; i < x.nmemo; i++)
         free(x.memo[i].key);
-    if (rc != 0) return gqp_set_error(db, GQP_NOMEM, "out of memory");
+    if (rc != 0) return x.err ? x.err : gqp_set_error(db, GQP_NOMEM, "out of memory");
     if (!x.nadd) return GQP_OK;
     AstTableRef *from =
         sql_arena_alloc(st->parse_arena, sizeof *from * (size_t)(sel->nfrom + x.nadd));

@@ -230,7 +230,11 @@ int gqp_wrap_arms(gqp *db, gqp_stmt *st, AstSelect *sel);
 /* decorrelate.c: rewrite the correlated subqueries of sel's WHERE that it
  * can into joins with derived tables, appended to sel's FROM (*nadded of
  * them, not yet materialized). GQP_OK, or GQP_NOMEM with db's message. */
-int gqp_decorrelate(gqp *db, gqp_stmt *st, AstSelect *sel, int *nadded);
+int gqp_decorrelate(gqp *db, gqp_stmt *st, AstSelect *sel, const GqpScope *sc, int *nadded);
+/* Prepare the references of s's FROM with the CTEs of sc: derived tables
+ * and CTEs for inline planning, views and files into temporary tables
+ * (subquery.c's materialize_from). GQP_OK or an error. */
+int gqp_materialize_from(gqp *db, gqp_stmt *st, AstSelect *s, const GqpScope *sc);
 /* Drop st's temporary tables (and forget its materialized plans' text). */
 void gqp_drop_temps(gqp *db, gqp_stmt *st);
 /* CREATE VIEW / DROP VIEW. */

@@ -248,11 +248,15 @@ static int materialize_from(gqp *db, gqp_stmt *st, AstSelect *s, const GqpScope 
     return GQP_OK;
 }
 
+int gqp_materialize_from(gqp *db, gqp_stmt *st, AstSelect *s, const GqpScope *sc) {
+    return materialize_from(db, st, s, sc);
+}
+
 /* Materialize s's FROM, then decorrelate its correlated subqueries (the
  * derived tables that become, materialized in turn). */
 static int materialize_core(gqp *db, gqp_stmt *st, AstSelect *s, const GqpScope *sc) {
     int n = 0, rc = materialize_from(db, st, s, sc);
-    if (rc == GQP_OK) rc = gqp_decorrelate(db, st, s, &n);
+    if (rc == GQP_OK) rc = gqp_decorrelate(db, st, s, sc, &n);
     if (rc == GQP_OK && n > 0) {
         AstSelect tail;
         memset(&tail, 0, sizeof tail);

@@ -44,6 +44,8 @@ tmpl=[
 "SELECT a.id FROM a WHERE a.v NOT IN (SELECT c.z - a.id FROM c) OR a.id {op} {k} ORDER BY 1",
 "SELECT x.i, (SELECT COUNT(*) FROM c WHERE c.x {op} x.v) FROM (SELECT a.id AS i, a.v FROM a WHERE a.id <> {k}) x ORDER BY 1",
 "WITH s AS (SELECT a.t, SUM(a.v) AS sv FROM a GROUP BY a.t) SELECT s.t, (SELECT MAX(c.z) FROM c WHERE c.y {op} s.sv) FROM s ORDER BY 1",
+"WITH w AS (SELECT c.x, c.z FROM c WHERE c.y {op} {k}) SELECT a.id FROM a WHERE NOT EXISTS (SELECT 1 FROM w WHERE w.x = a.id) ORDER BY 1",
+"SELECT a.id, (SELECT SUM(d.z) FROM (SELECT c.x, c.z FROM c) d WHERE d.x {op} a.v) FROM a ORDER BY 1",
 ]
 def val(r, nullp):
     return 'NULL' if random.random() < nullp else str(random.randint(-2, 6))
