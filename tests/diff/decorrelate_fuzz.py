@@ -21,6 +21,7 @@ import sys
 ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
 ap.add_argument("--gqp", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "build", "gqp"))
 ap.add_argument("--seeds", default="0:100")
+ap.add_argument("--device", default="cpu", help="gqp's --device (cpu, gpu, auto)")
 args = ap.parse_args()
 GQP = args.gqp
 lo, hi = (int(v) for v in args.seeds.split(":"))
@@ -65,7 +66,7 @@ for seed in range(lo, hi):
         qs.append(t.format(op=random.choice(['=','<','>','<>','<=']), k=random.randint(-1,5)))
     for q in qs:
         sql="\n".join(ddl)+"\n"+q+";\n"
-        g=subprocess.run([GQP,'run','--device','cpu','--mode','csv','-'],input=sql,capture_output=True,text=True)
+        g=subprocess.run([GQP,'run','--device',args.device,'--mode','csv','-'],input=sql,capture_output=True,text=True)
         s=subprocess.run(['sqlite3','-csv'],input=sql,capture_output=True,text=True)
         go=g.stdout.splitlines()[1:] if g.returncode==0 else None
         so=s.stdout.splitlines()
