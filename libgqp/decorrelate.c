@@ -995,6 +995,10 @@ static int top1_join(Dc *x, AstExpr *ex, Split *s, AstExpr **keys, AstExpr **out
     if (sub->norder < 1 || sub->offset || s->ncorr + 2 > DC_MAX_COLS ||
         s->nlocal + (int64_t)sub->norder * (s->ncorr + 1) > DC_MAX_CONJ)
         return 0;
+    for (int t = 0; t < sub->norder; t++) /* NULLs where SQLite puts them only */
+        if ((sub->order_by[t].nulls == 2 && !sub->order_by[t].desc) ||
+            (sub->order_by[t].nulls == 1 && sub->order_by[t].desc))
+            return 0;
     AstExpr *zs[DC_MAX_CONJ];
     int nz = sub->norder;
     for (int t = 0; t < nz; t++) {
@@ -1797,7 +1801,7 @@ static void fp_select(PlanBuf *f, const AstSelect *s) {
         fp_expr(f, s->group_by[i]);
     fp_expr(f, s->having);
     for (int i = 0; i < s->norder; i++) {
-        plan_buf_printf(f, s->order_by[i].desc ? "d" : "a");
+        plan_buf_printf(f, s->order_by[i].desc ? "d%d" : "a%d", s->order_by[i].nulls);
         fp_expr(f, s->order_by[i].expr);
     }
     fp_expr(f, s->limit);

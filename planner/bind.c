@@ -3833,6 +3833,55 @@ static const char *ordinal(int i, char *buf, size_t cap) {
     return buf;
 }
 
+/* 1 when ORDER BY term o asks for its NULLs where the direction does not
+ * put them (ASC NULLS LAST, DESC NULLS FIRST: SQLite sorts NULL lowest). */
+static int order_nulls_flip(const AstOrderItem *o) {
+    return (o->nulls == 2 && !o->desc) || (o->nulls == 1 && o->desc);
+}
+
+/* Each ORDER BY term of b whose NULLs go against its direction gets a key
+ * before it, `<term> IS NULL` in the same direction (ASC: the non-NULL
+ * rows first; DESC: the NULL rows first), evaluated over the rows like
+ * any key that is not an output column. Returns 0 or -1 (an error). */
+static int nulls_keys(BindCtx *bc, const AstSelect *sel, BSelect *b) {
+    int extra = 0;
+    for (int i = 0; i < sel->norder; i++)
+        extra += order_nulls_flip(&sel->order_by[i]);
+    if (!extra) return 0;
+    if (b->distinct) {
+        for (int i = 0; i < sel->norder; i++)
+            if (order_nulls_flip(&sel->order_by[i]))
+                return bind_fail(bc, "Not implemented", sel->order_by[i].expr->pos,
+                                 "NULLS FIRST/LAST against the direction's order with SELECT "
+                                 "DISTINCT"),
+                       -1;
+    }
+    int n = b->norder + extra;
+    BExpr **order = plan_alloc(bc->arena, sizeof(BExpr *) * (size_t)n);
+    uint8_t *desc = plan_alloc(bc->arena, (size_t)n);
+    int *out = plan_alloc(bc->arena, sizeof(int) * (size_t)n);
+    if (!order || !desc || !out) return bind_oom(bc), -1;
+    int j = 0;
+    for (int i = 0; i < b->norder; i++) {
+        if (order_nulls_flip(&sel->order_by[i])) {
+            BExpr *isn = bx_new(bc->arena, BE_ISNULL, CAT_BOOL, sel->order_by[i].expr->pos);
+            if (!isn) return bind_oom(bc), -1;
+            isn->a = b->order[i];
+            order[j] = isn;
+            desc[j] = b->order_desc[i];
+            out[j++] = -1;
+        }
+        order[j] = b->order[i];
+        desc[j] = b->order_desc[i];
+        out[j++] = b->order_out[i];
+    }
+    b->order = order;
+    b->order_desc = desc;
+    b->order_out = out;
+    b->norder = n;
+    return 0;
+}
+
 /* Give column c of every arm of compound b one type (and one dictionary),
  * as CASE branches get (unify_branches): INT meeting REAL becomes REAL,
  * strings share the union of their dictionaries, NULL constants adopt the
@@ -3980,6 +4029,12 @@ static int bind_compound(const Catalog *cat, const char *sql, const AstSelect *s
                           ordinal(k, ord, sizeof ord));
                 return -1;
             }
+            if (order_nulls_flip(&sel->order_by[k])) {
+                bind_fail(&bc, "Not implemented", oe->pos,
+                          "NULLS FIRST/LAST against the direction's order in the ORDER BY of a "
+                          "compound SELECT");
+                return -1;
+            }
             b->order_out[k] = r;
             b->order_desc[k] = (uint8_t)sel->order_by[k].desc;
             b->order[k] = b->out[r];
@@ -4121,6 +4176,7 @@ int plan_bind_select(const Catalog *cat, const char *sql, const AstSelect *sel, 
                           "for SELECT DISTINCT, ORDER BY expressions must appear in select list");
                 return -1;
             }
+    if (nulls_keys(&bc, sel, b) != 0) return -1;
     if (sel->limit && bind_limit(&bc, sel->limit, &b->limit) != 0) return -1;
     if (sel->offset && bind_limit(&bc, sel->offset, &b->offset) != 0) return -1;
     if (b->limit < -1) b->limit = -1; /* SQLite: negative LIMIT = no limit */

@@ -1421,16 +1421,24 @@ static int parse_from_list(Parser *p, Vec *from) {
     }
 }
 
-/* Parses "e [ASC|DESC] {, ...}" into *v (of AstOrderItem). Returns 0 or -1. */
+/* Parses "e [ASC|DESC] [NULLS FIRST|LAST] {, ...}" into *v (of
+ * AstOrderItem). Returns 0 or -1. */
 static int parse_order_list(Parser *p, Vec *v) {
     do {
-        AstOrderItem it = {NULL, 0};
+        AstOrderItem it = {NULL, 0, 0};
         if (!(it.expr = parse_expr(p))) return -1;
         if (accept_kw(p, "desc"))
             it.desc = 1;
         else
             accept_kw(p, "asc");
-        if (is_kw(p, "nulls")) return fail_unsupported(p, p->tok.pos, "NULLS FIRST/LAST");
+        if (accept_kw(p, "nulls")) {
+            if (accept_kw(p, "first"))
+                it.nulls = 1;
+            else if (expect_kw(p, "last") < 0)
+                return -1;
+            else
+                it.nulls = 2;
+        }
         if (vec_push(p, v, &it) < 0) return -1;
     } while (accept_op(p, ","));
     return 0;

@@ -229,6 +229,8 @@ typedef enum AstJoinKind {
 typedef struct AstOrderItem {
     AstExpr *expr;
     int desc;
+    int nulls; /* 0: as the direction implies (SQLite: first when ascending,
+                  last when descending), 1: NULLS FIRST, 2: NULLS LAST */
 } AstOrderItem;
 
 /* A compound operator (SQLite: all of equal precedence, left-associative). */
