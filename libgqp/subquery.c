@@ -556,19 +556,17 @@ static int wrap_core(gqp *db, gqp_stmt *st, AstSelect *c, int k) {
     snprintf(name, sizeof name, "__gqp_arm%d", k);
     char *alias = sql_arena_strndup(a, name, strlen(name));
     if (!in || !ref || !it || !star || !alias) return gqp_set_error(db, GQP_NOMEM, "out of memory");
-    memset(in, 0, sizeof *in);
     memset(ref, 0, sizeof *ref);
     memset(it, 0, sizeof *it);
     memset(star, 0, sizeof *star);
-    in->distinct = c->distinct;
-    in->items = c->items;
-    in->nitems = c->nitems;
-    in->from = c->from;
-    in->nfrom = c->nfrom;
-    in->where = c->where;
-    in->group_by = c->group_by;
-    in->ngroup = c->ngroup;
-    in->having = c->having;
+    *in = *c; /* the core; what applies to the compound stays with c */
+    in->order_by = NULL;
+    in->norder = 0;
+    in->limit = in->offset = NULL;
+    in->compound = NULL;
+    in->ncompound = 0;
+    in->with = NULL;
+    in->nwith = 0;
     int64_t pos = c->nitems ? c->items[0].expr->pos : 0;
     star->kind = AST_STAR;
     star->pos = pos;
