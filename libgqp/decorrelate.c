@@ -1832,7 +1832,13 @@ static int has_select(const AstExpr *e) {
 
 /* e (fingerprint key) was rewritten: remember what it became. Takes key. */
 static int memo_put(Dc *x, char *key, const AstExpr *e) {
-    if (!key || x->nmemo == DC_MAX_MEMO || has_select(e)) {
+    /* a value that still holds a subquery (null_split's arm for a NULL
+     * outer column, now uncorrelated, runs before binding) is remembered
+     * too: its copies share that subquery's SELECT and get the same
+     * value, so that a GROUP BY copy still matches the select list's
+     * (else the select list's became a bare column: a wrong answer,
+     * gqpdiff seed 80452) */
+    if (!key || x->nmemo == DC_MAX_MEMO) {
         free(key);
         return 0;
     }
