@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Nested correlated subqueries against sqlite3 (tests/diff, CI's diff stage).
 
-    python3 tests/diff/decorrelate_fuzz.py [--gqp build/gqp] [--seeds A:B]
+    python3 tests/diff/decorrelate_fuzz.py [--gqp build/gqp] [--seeds A:B] [--device D]
 
 Relational division and other grand-parent correlations, an IN whose
-select list reads the outer query, correlated
-subqueries in GROUP BY / ORDER BY and the multi-term top-1 form
+select list reads the outer query (anywhere), correlated subqueries in
+GROUP BY / ORDER BY, the multi-term top-1 form, magic sets over derived
+tables / CTEs and subqueries over CTEs / derived tables in their own FROM
 (libgqp/decorrelate.c) over small random tables with NULLs: each template
-with a random comparison, run by `gqp run --device cpu` and by sqlite3,
+with a random comparison, run by `gqp run --device D` (cpu) and by sqlite3,
 the rows compared in order (every template orders its whole output).
 "Not implemented" answers are counted per template, not failed; any other
 error or difference fails (exit status 1).
