@@ -953,14 +953,33 @@ static int magic_keys(Dc *x, Split *s, AstExpr ***group, int *ngroup, AstExpr **
     return 1;
 }
 
+/* 1 when column col names the one GROUP BY key of derived table (or CTE)
+ * r's SELECT, a plain column output under that name (or under its
+ * column list's name): one row per key value (a lookup into an aggregated
+ * CTE, `WITH w AS (SELECT k, SUM(v) s FROM u GROUP BY k)`). */
+static int derived_key_unique(const AstTableRef *r, const AstExpr *col) {
+    const AstSelect *d = r->subquery;
+    if (d->ncompound || d->ngroup != 1 || d->group_by[0]->kind != AST_COLUMN) return 0;
+    for (int i = 0; i < d->nitems; i++) {
+        const AstSelectItem *it = &d->items[i];
+        const char *n = r->ncolnames                   ? (i < r->ncolnames ? r->colnames[i] : NULL)
+                        : it->alias                    ? it->alias
+                        : it->expr->kind == AST_COLUMN ? it->expr->str
+                                                       : NULL;
+        if (!n || strcasecmp(n, col->str) != 0) continue;
+        return it->expr->kind == AST_COLUMN && same_col(it->expr, d->group_by[0]);
+    }
+    return 0;
+}
+
 /* 1 when column col of sub's one base table holds no value twice among
  * its non-NULL rows: a UNIQUE index on it alone, else its data (the table
  * brought up to date first, as binding would). */
 static int key_unique(Dc *x, const AstSelect *sub, const AstExpr *col) {
     const AstTableRef *r = sub->nfrom == 1 ? &sub->from[0] : NULL;
-    if (!col || col->kind != AST_COLUMN || !r || (r->subquery && !r->bound_name) ||
-        !(r->bound_name || r->name))
-        return 0;
+    if (!col || col->kind != AST_COLUMN || !r) return 0;
+    if (r->subquery && !r->bound_name) return derived_key_unique(r, col);
+    if (!(r->bound_name || r->name)) return 0;
     CatTable *t = cat_find_table(x->db->cat, r->bound_name ? r->bound_name : r->name);
     int c = t ? cat_find_column(t, col->str) : -1;
     CatError err;
