@@ -960,16 +960,10 @@ static int magic_keys(Dc *x, Split *s, AstExpr ***group, int *ngroup, AstExpr **
 static int derived_key_unique(const AstTableRef *r, const AstExpr *col) {
     const AstSelect *d = r->subquery;
     if (d->ncompound || d->ngroup != 1 || d->group_by[0]->kind != AST_COLUMN) return 0;
-    for (int i = 0; i < d->nitems; i++) {
-        const AstSelectItem *it = &d->items[i];
-        const char *n = r->ncolnames                   ? (i < r->ncolnames ? r->colnames[i] : NULL)
-                        : it->alias                    ? it->alias
-                        : it->expr->kind == AST_COLUMN ? it->expr->str
-                                                       : NULL;
-        if (!n || strcasecmp(n, col->str) != 0) continue;
-        return it->expr->kind == AST_COLUMN && same_col(it->expr, d->group_by[0]);
-    }
-    return 0;
+    int i = gqp_derived_item(r, col->str);
+    if (i < 0 || i >= d->nitems) return 0;
+    const AstExpr *it = d->items[i].expr;
+    return it->kind == AST_COLUMN && same_col(it, d->group_by[0]);
 }
 
 /* 1 when column col of sub's one base table holds no value twice among
@@ -1015,9 +1009,7 @@ static int top1_join(Dc *x, AstExpr *ex, Split *s, AstExpr **keys, AstExpr **out
         s->nlocal + (int64_t)sub->norder * (s->ncorr + 1) > DC_MAX_CONJ)
         return 0;
     for (int t = 0; t < sub->norder; t++) /* NULLs where SQLite puts them only */
-        if ((sub->order_by[t].nulls == 2 && !sub->order_by[t].desc) ||
-            (sub->order_by[t].nulls == 1 && sub->order_by[t].desc))
-            return 0;
+        if (sub->order_by[t].nulls_flip) return 0;
     AstExpr *zs[DC_MAX_CONJ];
     int nz = sub->norder;
     for (int t = 0; t < nz; t++) {
@@ -1820,7 +1812,7 @@ static void fp_select(PlanBuf *f, const AstSelect *s) {
         fp_expr(f, s->group_by[i]);
     fp_expr(f, s->having);
     for (int i = 0; i < s->norder; i++) {
-        plan_buf_printf(f, s->order_by[i].desc ? "d%d" : "a%d", s->order_by[i].nulls);
+        plan_buf_printf(f, s->order_by[i].desc ? "d%d" : "a%d", s->order_by[i].nulls_flip);
         fp_expr(f, s->order_by[i].expr);
     }
     fp_expr(f, s->limit);

@@ -222,6 +222,11 @@ int gqp_resolves_in(gqp *db, const AstSelect *s, const AstExpr *c);
 /* 1 when FROM entry r (a table, a materialized or an inline derived table)
  * has a column named name. */
 int gqp_entry_has(gqp *db, const AstTableRef *r, const char *name);
+/* The item of FROM entry r's derived table (not materialized: planned
+ * inline) that makes its output column named name (by its column list,
+ * else the first core's items by alias or column name; a * is not looked
+ * into), or -1. */
+int gqp_derived_item(const AstTableRef *r, const char *name);
 /* Every core of compound sel (its first and its arms) becomes SELECT *
  * FROM (<the core>) run into a temporary table first: a column of text
  * made when an arm runs then has a dictionary the compound can unify.

@@ -198,35 +198,27 @@ int gqp_plan_select(gqp *db, gqp_stmt *st, const AstSelect *sel) {
     if (mrc != GQP_OK) return mrc;
     double t1 = gqp_wall_ms();
     if (plan_bind_select(db->cat, st->sql, sel, st->plan_arena, &st->bound, &perr) != 0) {
-        if (strcmp(perr.stage, "Materialize") == 0 && !db->no_inline) {
-            /* a derived table the binder cannot plan inline: run every
-             * derived table into a temporary table instead */
+        int arms = strcmp(perr.stage, "MaterializeArms") == 0;
+        if (arms && !db->arms_wrapped && sel->ncompound > 0) {
+            /* a compound column of text made when an arm runs: every arm
+             * into a temporary table first (once; the AST is changed for
+             * good, so a second try of this statement starts from there) */
+            db->arms_wrapped = 1;
+            int rc = gqp_wrap_arms(db, st, (AstSelect *)sel);
+            if (rc == GQP_OK) rc = gqp_plan_select(db, st, sel);
+            db->arms_wrapped = 0;
+            return rc;
+        }
+        if ((arms || strcmp(perr.stage, "Materialize") == 0) && !db->no_inline) {
+            /* a derived table the binder cannot plan inline (or whose
+             * compound needs its arms run first): run every derived table
+             * into a temporary table instead, each planning its own */
             db->no_inline = 1;
             int rc = gqp_plan_select(db, st, sel);
             db->no_inline = 0;
             return rc;
         }
-        if (strcmp(perr.stage, "MaterializeArms") == 0) {
-            /* a compound column of text made when an arm runs: every arm
-             * into a temporary table first (once; the AST is changed for
-             * good, so a second try of this statement starts from there) */
-            if (!db->arms_wrapped && sel->ncompound > 0) {
-                db->arms_wrapped = 1;
-                int rc = gqp_wrap_arms(db, st, (AstSelect *)sel);
-                if (rc == GQP_OK) rc = gqp_plan_select(db, st, sel);
-                db->arms_wrapped = 0;
-                return rc;
-            }
-            if (!db->no_inline) {
-                /* the compound is a derived table's: run the derived
-                 * tables first, each planning (and wrapping) its own */
-                db->no_inline = 1;
-                int rc = gqp_plan_select(db, st, sel);
-                db->no_inline = 0;
-                return rc;
-            }
-            snprintf(perr.stage, sizeof perr.stage, "Not implemented");
-        }
+        if (arms) snprintf(perr.stage, sizeof perr.stage, "Not implemented");
         return gqp_set_error_at(db, st->sql, st->sql_len, perr.offset, perr.stage, perr.msg);
     }
     double t2 = gqp_wall_ms();

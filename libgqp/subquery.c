@@ -314,26 +314,23 @@ static AstExpr *find_col_sel(AstSelect *s, int64_t pos) {
     return r;
 }
 
-/* 1 when the derived table of FROM entry r (not materialized: planned
- * inline) has an output column named name: its column list, else its
- * first core's items by alias or column name (a * is not looked into). */
-static int derived_has(const AstTableRef *r, const char *name) {
+int gqp_derived_item(const AstTableRef *r, const char *name) {
     if (r->ncolnames) {
         for (int i = 0; i < r->ncolnames; i++)
-            if (strcasecmp(r->colnames[i], name) == 0) return 1;
-        return 0;
+            if (strcasecmp(r->colnames[i], name) == 0) return i;
+        return -1;
     }
     const AstSelect *d = r->subquery;
     for (int i = 0; i < d->nitems; i++) {
         const AstSelectItem *it = &d->items[i];
         const char *n = it->alias ? it->alias : it->expr->kind == AST_COLUMN ? it->expr->str : NULL;
-        if (n && strcasecmp(n, name) == 0) return 1;
+        if (n && strcasecmp(n, name) == 0) return i;
     }
-    return 0;
+    return -1;
 }
 
 int gqp_entry_has(gqp *db, const AstTableRef *r, const char *name) {
-    if (r->subquery && !r->bound_name) return derived_has(r, name);
+    if (r->subquery && !r->bound_name) return gqp_derived_item(r, name) >= 0;
     CatTable *t = cat_find_table(db->cat, r->bound_name ? r->bound_name : r->name);
     return t && cat_find_column(t, name) >= 0;
 }

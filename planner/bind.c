@@ -3833,12 +3833,6 @@ static const char *ordinal(int i, char *buf, size_t cap) {
     return buf;
 }
 
-/* 1 when ORDER BY term o asks for its NULLs where the direction does not
- * put them (ASC NULLS LAST, DESC NULLS FIRST: SQLite sorts NULL lowest). */
-static int order_nulls_flip(const AstOrderItem *o) {
-    return (o->nulls == 2 && !o->desc) || (o->nulls == 1 && o->desc);
-}
-
 /* Each ORDER BY term of b whose NULLs go against its direction gets a key
  * before it, `<term> IS NULL` in the same direction (ASC: the non-NULL
  * rows first; DESC: the NULL rows first), evaluated over the rows like
@@ -3846,11 +3840,11 @@ static int order_nulls_flip(const AstOrderItem *o) {
 static int nulls_keys(BindCtx *bc, const AstSelect *sel, BSelect *b) {
     int extra = 0;
     for (int i = 0; i < sel->norder; i++)
-        extra += order_nulls_flip(&sel->order_by[i]);
+        extra += sel->order_by[i].nulls_flip;
     if (!extra) return 0;
     if (b->distinct) {
         for (int i = 0; i < sel->norder; i++)
-            if (order_nulls_flip(&sel->order_by[i]))
+            if (sel->order_by[i].nulls_flip)
                 return bind_fail(bc, "Not implemented", sel->order_by[i].expr->pos,
                                  "NULLS FIRST/LAST against the direction's order with SELECT "
                                  "DISTINCT"),
@@ -3863,7 +3857,7 @@ static int nulls_keys(BindCtx *bc, const AstSelect *sel, BSelect *b) {
     if (!order || !desc || !out) return bind_oom(bc), -1;
     int j = 0;
     for (int i = 0; i < b->norder; i++) {
-        if (order_nulls_flip(&sel->order_by[i])) {
+        if (sel->order_by[i].nulls_flip) {
             BExpr *isn = bx_new(bc->arena, BE_ISNULL, CAT_BOOL, sel->order_by[i].expr->pos);
             if (!isn) return bind_oom(bc), -1;
             isn->a = b->order[i];
@@ -4029,7 +4023,7 @@ static int bind_compound(const Catalog *cat, const char *sql, const AstSelect *s
                           ordinal(k, ord, sizeof ord));
                 return -1;
             }
-            if (order_nulls_flip(&sel->order_by[k])) {
+            if (sel->order_by[k].nulls_flip) {
                 bind_fail(&bc, "Not implemented", oe->pos,
                           "NULLS FIRST/LAST against the direction's order in the ORDER BY of a "
                           "compound SELECT");

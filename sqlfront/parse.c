@@ -1432,12 +1432,9 @@ static int parse_order_list(Parser *p, Vec *v) {
         else
             accept_kw(p, "asc");
         if (accept_kw(p, "nulls")) {
-            if (accept_kw(p, "first"))
-                it.nulls = 1;
-            else if (expect_kw(p, "last") < 0)
-                return -1;
-            else
-                it.nulls = 2;
+            int last = !accept_kw(p, "first");
+            if (last && expect_kw(p, "last") < 0) return -1;
+            it.nulls_flip = last != it.desc;
         }
         if (vec_push(p, v, &it) < 0) return -1;
     } while (accept_op(p, ","));

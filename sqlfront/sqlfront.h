@@ -229,8 +229,9 @@ typedef enum AstJoinKind {
 typedef struct AstOrderItem {
     AstExpr *expr;
     int desc;
-    int nulls; /* 0: as the direction implies (SQLite: first when ascending,
-                  last when descending), 1: NULLS FIRST, 2: NULLS LAST */
+    int nulls_flip; /* NULLS FIRST/LAST against the direction's order
+                       (ASC NULLS LAST, DESC NULLS FIRST: SQLite sorts NULL
+                       lowest, so a written NULLS that agrees is 0) */
 } AstOrderItem;
 
 /* A compound operator (SQLite: all of equal precedence, left-associative). */

@@ -294,37 +294,30 @@ __global__ void join_tail_kernel(const uint64_t *ks, int64_t n, const JoinSlot *
     }
 }
 
-/* Probe row p's run in the sorted build keys: returns its length and sets
- * *s0 to its first position (0 and no run for NULL, NaN, or a key missing
- * from the table). */
-static __device__ __forceinline__ int64_t join_lookup(const void *d, const uint8_t *v, int type,
-                                                      int64_t p, const JoinSlot *slots,
-                                                      const int64_t *ends, uint64_t mask,
-                                                      int64_t *s0) {
-    uint64_t key;
-    *s0 = 0;
-    if (!join_image(d, v, type, p, &key)) return 0;
-    uint64_t h = join_hash(key) & mask;
-    for (;;) {
-        const JoinSlot sl = slots[h];
-        if (sl.start == JOIN_EMPTY) return 0;
-        if (sl.key == key) {
-            *s0 = (int64_t)sl.start;
-            return ends[h] - (int64_t)sl.start;
-        }
-        h = (h + 1) & mask;
-    }
-}
-
 /* For every probe row p: pstart[p] = first sorted build position with an
- * equal key and cnt[p] = number of such positions (join_lookup). */
+ * equal key and cnt[p] = number of such positions (0 and no match for NULL,
+ * NaN, or a key missing from the table). One 16-byte slot load per step. */
 __global__ void join_probe_kernel(const void *d, const uint8_t *v, int type, int64_t np,
                                   const JoinSlot *slots, const int64_t *ends, uint64_t mask,
                                   int64_t *pstart, int64_t *cnt) {
     for (int64_t p = GQP_GRID_START; p < np; p += GQP_GRID_STRIDE) {
-        int64_t s0;
-        cnt[p] = join_lookup(d, v, type, p, slots, ends, mask, &s0);
+        uint64_t key;
+        int64_t c = 0, s0 = 0;
+        if (join_image(d, v, type, p, &key)) {
+            uint64_t h = join_hash(key) & mask;
+            for (;;) {
+                const JoinSlot sl = slots[h];
+                if (sl.start == JOIN_EMPTY) break;
+                if (sl.key == key) {
+                    s0 = (int64_t)sl.start;
+                    c = ends[h] - s0;
+                    break;
+                }
+                h = (h + 1) & mask;
+            }
+        }
         pstart[p] = s0;
+        cnt[p] = c;
     }
 }
 
@@ -365,51 +358,6 @@ static int bits_for(uint64_t x) {
     return b;
 }
 
-/* A join's probe: the probe keys, the built table, the sorted build rows. */
-struct JoinProbe {
-    const PrimVec *pk;
-    int64_t np;
-    const JoinSlot *slots;
-    const int64_t *ends;
-    uint64_t mask;
-    const int64_t *rs;
-    int probe_left;
-};
-
-/* The probe: every probe row's run start and match count, their scan
- * (host sync for the total), the pair arrays, then one thread per pair (a
- * binary search over the offsets, so skewed keys stay balanced). Returns
- * 0 or -1. */
-static int join_probe_rows(PrimCtx *ctx, const JoinProbe *j, DevBuf &left, DevBuf &right,
-                           int64_t *total) {
-    cudaStream_t st = prim_gpu_stream(ctx);
-    const PrimVec *pk = j->pk;
-    const int64_t np = j->np;
-    DevBuf pstart(ctx), cnt(ctx), off(ctx);
-    if (pstart.alloc((size_t)np * 8) != 0 || cnt.alloc((size_t)np * 8) != 0 ||
-        off.alloc((size_t)np * 8) != 0)
-        return -1;
-    join_probe_kernel<<<prim_gpu_grid(np), GQP_BLOCK, 0, st>>>(
-        pk->data, pk->valid, (int)pk->type, np, j->slots, j->ends, j->mask, pstart.as<int64_t>(),
-        cnt.as<int64_t>());
-    GQP_LAUNCH_TRY(ctx);
-    PrimVec cv;
-    cv.type = PRIM_I64;
-    cv.n = np;
-    cv.data = cnt.p;
-    cv.valid = nullptr;
-    if (prim_gpu_scan(ctx, &cv, np, off.as<int64_t>(), total) != 0) return -1;
-    if (*total == 0) return 0;
-    if (*total > INT64_MAX / 8)
-        return prim_gpu_fail(ctx, "join: %lld pairs is too many", (long long)*total);
-    if (left.alloc((size_t)*total * 8) != 0 || right.alloc((size_t)*total * 8) != 0) return -1;
-    join_fill_kernel<<<prim_gpu_grid(*total), GQP_BLOCK, 0, st>>>(
-        off.as<int64_t>(), pstart.as<int64_t>(), np, j->rs, *total, j->probe_left,
-        left.as<int64_t>(), right.as<int64_t>());
-    GQP_LAUNCH_TRY(ctx);
-    return 0;
-}
-
 /* GPU twin of prim_cpu_join (device pointers; lkey and rkey of one type).
  * The smaller side is the build side (the right one on a tie):
  *  1. its match-able rows (not NULL, not NaN) are compacted
@@ -417,14 +365,13 @@ static int join_probe_rows(PrimCtx *ctx, const JoinProbe *j, DevBuf &left, DevBu
  *     by key image, stably, so equal keys form runs with ascending row ids;
  *  2. an open-addressing table (capacity: power of two >= 2 x build rows,
  *     atomicCAS inserts) maps each distinct key to its run [start, end);
- *  3. every probe row counts its matches (join_probe_rows; one 16-byte
- *     slot load per lookup); prim_gpu_scan gives the offsets and the pair
- *     count (host sync), the pair arrays are allocated exactly through
- *     ctx->alloc, and one thread per pair fills them (binary search on the
- *     offsets, so skewed keys stay balanced). (Measured on the H200 and
- *     removed: a tiled probe that looked every row up twice instead of
- *     writing per-row arrays, 17-41% slower at 8M and 64M probe rows
- *     against 4,096 and 1M build keys.)
+ *  3. every probe row counts its matches (one 16-byte slot load per
+ *     lookup); prim_gpu_scan gives the offsets and the pair count (host
+ *     sync), the pair arrays are allocated exactly through ctx->alloc, and
+ *     one thread per pair fills them (binary search on the offsets, so
+ *     skewed keys stay balanced). A tiled probe that looked every row up
+ *     twice instead of writing per-row arrays was 17-41% slower on the
+ *     H200 (bench/results/prim-gpu-h200.md).
  * Probing the left side yields pairs ordered by i then j directly. Probing
  * the right side yields them ordered by j then i; one stable radix pass on i
  * (bits for nl only) then gives the documented (i, j) order.
@@ -485,12 +432,31 @@ extern "C" int prim_gpu_join(PrimCtx *ctx, const PrimVec *lkey, int64_t nl, cons
                                                                ends.as<int64_t>(), cap - 1);
     GQP_LAUNCH_TRY(ctx);
 
-    /* 3. Probe, allocate the pairs, fill them. */
-    JoinProbe jp = {pk, np, slots.as<JoinSlot>(), ends.as<int64_t>(), cap - 1, rs, probe_left};
-    DevBuf left(ctx), right(ctx);
+    /* 3. Probe, count, allocate, fill. */
+    DevBuf pstart(ctx), cnt(ctx), off(ctx);
+    if (pstart.alloc((size_t)np * 8) != 0 || cnt.alloc((size_t)np * 8) != 0 ||
+        off.alloc((size_t)np * 8) != 0)
+        return -1;
+    join_probe_kernel<<<prim_gpu_grid(np), GQP_BLOCK, 0, st>>>(
+        pk->data, pk->valid, type, np, slots.as<JoinSlot>(), ends.as<int64_t>(), cap - 1,
+        pstart.as<int64_t>(), cnt.as<int64_t>());
+    GQP_LAUNCH_TRY(ctx);
+    PrimVec cv;
+    cv.type = PRIM_I64;
+    cv.n = np;
+    cv.data = cnt.p;
+    cv.valid = nullptr;
     int64_t total = 0;
-    if (join_probe_rows(ctx, &jp, left, right, &total) != 0) return -1;
+    if (prim_gpu_scan(ctx, &cv, np, off.as<int64_t>(), &total) != 0) return -1;
     if (total == 0) return 0;
+    if (total > INT64_MAX / 8)
+        return prim_gpu_fail(ctx, "join: %lld pairs is too many", (long long)total);
+    DevBuf left(ctx), right(ctx);
+    if (left.alloc((size_t)total * 8) != 0 || right.alloc((size_t)total * 8) != 0) return -1;
+    join_fill_kernel<<<prim_gpu_grid(total), GQP_BLOCK, 0, st>>>(
+        off.as<int64_t>(), pstart.as<int64_t>(), np, rs, total, probe_left, left.as<int64_t>(),
+        right.as<int64_t>());
+    GQP_LAUNCH_TRY(ctx);
 
     if (!probe_left) {
         /* Pairs are ordered by (j, i): a stable pass on i gives (i, j). */
