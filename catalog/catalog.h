@@ -369,8 +369,10 @@ int cat_create_table(Catalog *cat, const char *name, int ncols, const char *cons
  * (indexed by column; NULL: DECIMAL(18,3)). */
 void cat_table_set_decimal(CatTable *t, const int *prec, const int *scale);
 
-/* A literal value for INSERT. */
-typedef enum CatValueKind { CAT_V_NULL, CAT_V_INT, CAT_V_FLOAT, CAT_V_STR } CatValueKind;
+/* A literal value for INSERT. CAT_V_RAW: i is already the column's stored
+ * value (DATE: days; DECIMAL: scaled at the column's own scale; other
+ * types: an integer, as CAT_V_INT), for copying query results. */
+typedef enum CatValueKind { CAT_V_NULL, CAT_V_INT, CAT_V_FLOAT, CAT_V_STR, CAT_V_RAW } CatValueKind;
 typedef struct CatValue {
     CatValueKind kind;
     int64_t i;

@@ -67,6 +67,19 @@ static int text_to_int(const char *s, int64_t *out) {
     return -1;
 }
 
+/* v as text: *shown when set, else v (an integer or a REAL) printed into
+ * text (>= 64 bytes), which *shown then points at. */
+static const char *value_text(const CatValue *v, const char **shown, char *text) {
+    if (!*shown) {
+        if (v->kind == CAT_V_INT)
+            snprintf(text, 64, "%lld", (long long)v->i);
+        else
+            real_text(v->f, text);
+        *shown = text;
+    }
+    return *shown;
+}
+
 /* Convert v for column c into new row r of nc (r counts from 0, the first
  * inserted or updated row). Returns 0, or -1 with err naming the statement
  * (verb: "INSERT into" / "UPDATE of"), the row (r + 1) and the column. */
@@ -76,24 +89,33 @@ static int convert(const CatTable *t, const CatColumn *c, NewCol *nc, int64_t r,
     char text[64], vbuf[CAT_ERR_VALUE_MAX + 4];
     int64_t i = 0;
     double f = 0;
+    CatValue iv;
     if (v->kind == CAT_V_NULL) {
         nc->valid[r] = 0;
         return 0;
     }
     nc->valid[r] = 1;
-    const char *shown = NULL;
-    if (v->kind == CAT_V_INT) {
-        snprintf(text, sizeof text, "%lld", (long long)v->i);
-        shown = text;
-    } else if (v->kind == CAT_V_FLOAT) {
-        real_text(v->f, text);
-        shown = text;
-    } else if (v->kind == CAT_V_STR) {
-        shown = v->s ? v->s : "";
-    } else {
+    if (v->kind == CAT_V_RAW) {
+        if (c->type == CAT_DATE && v->i >= INT32_MIN && v->i <= INT32_MAX) {
+            ((int32_t *)nc->vals)[r] = (int32_t)v->i;
+            return 0;
+        }
+        if (c->type == CAT_DECIMAL) {
+            ((int64_t *)nc->vals)[r] = v->i;
+            return 0;
+        }
+        iv = *v;
+        iv.kind = CAT_V_INT;
+        v = &iv;
+    }
+    if (v->kind != CAT_V_INT && v->kind != CAT_V_FLOAT && v->kind != CAT_V_STR)
         return cat_err(err, "%s '%s': row %lld, column '%s': invalid value kind %d", verb, t->name,
                        (long long)irow, c->name, (int)v->kind);
-    }
+    /* the value as text, made only where it is read (a number into a
+     * DECIMAL or STRING column, an error message): printing every value
+     * cost more than the rest of an INSERT */
+    const char *shown = v->kind == CAT_V_STR ? (v->s ? v->s : "") : NULL;
+#define SHOWN() value_text(v, &shown, text)
     int ok = 1;
     switch (c->type) {
     case CAT_INT32:
@@ -105,7 +127,7 @@ static int convert(const CatTable *t, const CatColumn *c, NewCol *nc, int64_t r,
                  v->f < 9223372036854775808.0;
             if (ok) i = (int64_t)v->f;
         } else {
-            ok = text_to_int(shown, &i) == 0;
+            ok = text_to_int(SHOWN(), &i) == 0;
         }
         if (ok && c->type == CAT_INT32 && (i < INT32_MIN || i > INT32_MAX)) ok = 0;
         if (ok && c->type == CAT_INT32)
@@ -120,7 +142,7 @@ static int convert(const CatTable *t, const CatColumn *c, NewCol *nc, int64_t r,
         else if (v->kind == CAT_V_FLOAT)
             f = v->f;
         else
-            ok = cat_parse_f64(shown, strlen(shown), &f) == 0;
+            ok = cat_parse_f64(SHOWN(), strlen(SHOWN()), &f) == 0;
         if (ok && c->type == CAT_FLOAT32)
             ((float *)nc->vals)[r] = (float)f;
         else if (ok)
@@ -128,7 +150,7 @@ static int convert(const CatTable *t, const CatColumn *c, NewCol *nc, int64_t r,
         break;
     case CAT_DATE:
         ok = v->kind == CAT_V_STR &&
-             cat_parse_date(shown, strlen(shown), (int32_t *)nc->vals + r) == 0;
+             cat_parse_date(SHOWN(), strlen(SHOWN()), (int32_t *)nc->vals + r) == 0;
         break;
     case CAT_BOOL:
         if (v->kind == CAT_V_INT)
@@ -136,7 +158,7 @@ static int convert(const CatTable *t, const CatColumn *c, NewCol *nc, int64_t r,
         else if (v->kind == CAT_V_FLOAT)
             ((uint8_t *)nc->vals)[r] = v->f != 0;
         else
-            ok = cat_parse_bool(shown, strlen(shown), (uint8_t *)nc->vals + r) == 0;
+            ok = cat_parse_bool(SHOWN(), strlen(SHOWN()), (uint8_t *)nc->vals + r) == 0;
         break;
     case CAT_DECIMAL: {
         /* an integer exactly; a REAL or text through its decimal text (so
@@ -148,7 +170,7 @@ static int convert(const CatTable *t, const CatColumn *c, NewCol *nc, int64_t r,
             bad = v->i >= lim || v->i <= -lim;
             d = bad ? 0 : v->i * cat_pow10(c->scale);
         } else {
-            bad = cat_parse_decimal(shown, strlen(shown), c->prec, c->scale, &d);
+            bad = cat_parse_decimal(SHOWN(), strlen(SHOWN()), c->prec, c->scale, &d);
         }
         ok = bad == 0;
         if (ok) ((int64_t *)nc->vals)[r] = d;
@@ -156,7 +178,7 @@ static int convert(const CatTable *t, const CatColumn *c, NewCol *nc, int64_t r,
     }
     case CAT_STRING:
         if (v->kind != CAT_V_STR) {
-            size_t n = strlen(text) + 1;
+            size_t n = strlen(SHOWN()) + 1;
             char *own = malloc(n);
             if (!own) return cat_err(err, "INSERT into '%s': out of memory", t->name);
             memcpy(own, text, n);
@@ -173,8 +195,9 @@ static int convert(const CatTable *t, const CatColumn *c, NewCol *nc, int64_t r,
     if (!ok)
         return cat_err(err, "%s '%s': row %lld, column '%s': cannot convert %s'%s' to %s", verb,
                        t->name, (long long)irow, c->name, v->kind == CAT_V_STR ? "text " : "",
-                       cat_err_value(vbuf, shown, strlen(shown)), cat_type_name(c->type));
+                       cat_err_value(vbuf, SHOWN(), strlen(SHOWN())), cat_type_name(c->type));
     return 0;
+#undef SHOWN
 }
 
 /* Free the scratch and, unless `committed`, the grown arrays of nc. */

@@ -135,9 +135,11 @@ done:
     return rc;
 }
 
-/* Value of row r of result column c as an INSERT value; a DATE is written
- * as text into buf (>= 32 bytes); a STRING points into c's dictionary. */
-static void result_value(const ExecColumn *c, int64_t r, char *buf, CatValue *v) {
+/* Value of row r of result column c as an INSERT value; a DATE or DECIMAL
+ * is written as text into buf (>= 32 bytes), or with raw as its stored
+ * value (CAT_V_RAW, for a column made at c's scale); a STRING points into
+ * c's dictionary. */
+static void result_value(const ExecColumn *c, int64_t r, char *buf, CatValue *v, int raw) {
     memset(v, 0, sizeof *v);
     if (c->vec.valid && !c->vec.valid[r]) {
         v->kind = CAT_V_NULL;
@@ -163,6 +165,8 @@ static void result_value(const ExecColumn *c, int64_t r, char *buf, CatValue *v)
     if (c->ltype == CAT_STRING) {
         v->kind = CAT_V_STR;
         v->s = cat_dict_str(c->dict, v->i);
+    } else if (raw && (c->ltype == CAT_DATE || c->ltype == CAT_DECIMAL)) {
+        v->kind = CAT_V_RAW; /* a column made at the result's scale */
     } else if (c->ltype == CAT_DATE) {
         cat_format_date((int32_t)v->i, buf);
         v->kind = CAT_V_STR;
@@ -218,7 +222,7 @@ static int run_insert_select(gqp *db, gqp_stmt *st, CatTable *t) {
                 v->kind = CAT_V_NULL;
                 continue;
             }
-            result_value(&st->res.cols[map[k]], r, textbuf + (r * t->ncols + k) * 32, v);
+            result_value(&st->res.cols[map[k]], r, textbuf + (r * t->ncols + k) * 32, v, 0);
         }
     }
     CatError err;
@@ -241,7 +245,8 @@ done:
 /* SET device = 'cpu'|'gpu'|'auto' ; SET aggregate = 'auto'|'sort'|'dense' ;
  * SET threads = N ; SET gpu_cache = 'clear' (drop every resident column and
  * the read counts) ; SET memory_limit = '2GB'|'25%'|'none'|N (bytes) ;
- * SET chunk_rows = N (chunked execution in chunks of N rows; 0: off) */
+ * SET chunk_rows = N (chunked execution in chunks of N rows; 0: off) ;
+ * SET share_groups = 0|1 (libgqp/share.c's rewrite off / on) */
 static int run_set(gqp *db, gqp_stmt *st) {
     const AstStmt *a = st->ast;
     PlanArena *arena = plan_arena_new();
@@ -291,6 +296,9 @@ static int run_set(gqp *db, gqp_stmt *st) {
             rc = gqp_set_error(db, GQP_ERROR, "Binder Error: chunk_rows must not be negative");
         else
             db->chunk_rows = v.i; /* chunk.c; 0 = whole */
+    } else if (strcasecmp(a->set_name, "share_groups") == 0 && v.kind == CAT_V_INT) {
+        db->no_share = v.i == 0; /* share.c */
+        db->version++;           /* prepared statements plan again */
     } else if (strcasecmp(a->set_name, "threads") == 0 && v.kind == CAT_V_INT) {
         rc = gqp_set_threads(db, (int)v.i);
     } else {
@@ -350,7 +358,7 @@ static AstSelect *made_select(gqp_stmt *st, AstExpr **items, int n, AstExpr *whe
 static int result_true(const ExecColumn *c, int64_t r) {
     CatValue v;
     char buf[32];
-    result_value(c, r, buf, &v);
+    result_value(c, r, buf, &v, 0);
     switch (v.kind) {
     case CAT_V_INT:
         return c->ltype == CAT_STRING ? cat_text_to_real(v.s) != 0 : v.i != 0;
@@ -453,7 +461,8 @@ static int run_update(gqp *db, gqp_stmt *st, CatTable *t) {
         if (flags[r]) rows[k++] = r;
     for (int64_t k = 0; k < m; k++)
         for (int j = 0; j < nset; j++)
-            result_value(&st->res.cols[j], k, textbuf + (k * nset + j) * 32, &vals[k * nset + j]);
+            result_value(&st->res.cols[j], k, textbuf + (k * nset + j) * 32, &vals[k * nset + j],
+                         0);
     CatError err;
     forget_columns(db, t, cols, nset);
     if (cat_update_rows(t, nset, cols, m, rows, vals, &err) != 0)
@@ -522,7 +531,7 @@ int gqp_table_from_result(gqp *db, const ExecResult *res, char *const *result_na
     }
     for (int64_t r = 0; r < n; r++)
         for (int i = 0; i < nc; i++)
-            result_value(&res->cols[i], r, textbuf + (r * nc + i) * 32, &vals[r * nc + i]);
+            result_value(&res->cols[i], r, textbuf + (r * nc + i) * 32, &vals[r * nc + i], 1);
     CatError err;
     if (cat_create_table(db->cat, name, nc, (const char *const *)names, types, &err) != 0) {
         rc = gqp_set_error(db, GQP_ERROR, "%s", err.msg);
