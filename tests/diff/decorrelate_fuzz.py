@@ -6,9 +6,8 @@
 Relational division and other grand-parent correlations, an IN whose
 select list reads the outer query (anywhere), correlated subqueries in
 GROUP BY / ORDER BY, the multi-term top-1 form, magic sets over derived
-tables / CTEs, subqueries over CTEs / derived tables in their own FROM
-(libgqp/decorrelate.c) and scalar subqueries over a grouped query's own
-FROM and WHERE (libgqp/share.c) over small random tables with NULLs: each template
+tables / CTEs and subqueries over CTEs / derived tables in their own FROM
+(libgqp/decorrelate.c) over small random tables with NULLs: each template
 with a random comparison, run by `gqp run --device D` (cpu) and by sqlite3,
 the rows compared in order (every template orders its whole output).
 "Not implemented" answers are counted per template, not failed; any other
@@ -49,9 +48,6 @@ tmpl=[
 "WITH s AS (SELECT a.t, SUM(a.v) AS sv FROM a GROUP BY a.t) SELECT s.t, (SELECT MAX(c.z) FROM c WHERE c.y {op} s.sv) FROM s ORDER BY 1",
 "WITH w AS (SELECT c.x, c.z FROM c WHERE c.y {op} {k}) SELECT a.id FROM a WHERE NOT EXISTS (SELECT 1 FROM w WHERE w.x = a.id) ORDER BY 1",
 "SELECT a.id, (SELECT SUM(d.z) FROM (SELECT c.x, c.z FROM c) d WHERE d.x {op} a.v) FROM a ORDER BY 1",
-"SELECT c.x, SUM(c.z) FROM c WHERE c.y {op} {k} GROUP BY c.x HAVING SUM(c.z) > (SELECT SUM(c.z) / 3 FROM c WHERE c.y {op} {k}) ORDER BY 1",
-"SELECT c.y, COUNT(*), COUNT(c.z) * 10 / (SELECT COUNT(c.z) + 1 FROM c, b WHERE c.y = b.id AND b.g {op} {k}) FROM c, b WHERE c.y = b.id AND b.g {op} {k} GROUP BY c.y ORDER BY 1",
-"SELECT c.s, MIN(c.z), MAX(c.x) FROM c GROUP BY c.s HAVING MAX(c.x) = (SELECT MAX(c.x) FROM c) OR MIN(c.z) {op} (SELECT MIN(c.z) + {k} FROM c) ORDER BY 1",
 ]
 def val(r, nullp):
     return 'NULL' if random.random() < nullp else str(random.randint(-2, 6))
