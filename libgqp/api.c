@@ -124,8 +124,6 @@ int gqp_open(const char *config_path, gqp **out) {
     if (env && strcasecmp(env, "sort") == 0) db->agg_mode = LOWER_AGG_SORT;
     if (env && strcasecmp(env, "dense") == 0) db->agg_mode = LOWER_AGG_DENSE;
     /* GQP_CHUNK_ROWS=N: chunked execution in chunks of N rows (tests) */
-    env = getenv("GQP_SHARE_GROUPS"); /* 0: share.c's rewrite off (measurements) */
-    db->no_share = env && strcmp(env, "0") == 0;
     env = getenv("GQP_CHUNK_ROWS");
     db->chunk_rows = env ? strtoll(env, NULL, 10) : 0;
     if (db->chunk_rows < 0) db->chunk_rows = 0;

@@ -530,7 +530,7 @@ static int is_agg_name(const char *n) {
     return 0;
 }
 
-int gqp_is_agg_call(const AstExpr *e) {
+static int is_agg_call(const AstExpr *e) {
     return e->kind == AST_FUNC && is_agg_name(e->str) &&
            (e->nlist <= 1 || (strcasecmp(e->str, "min") != 0 && strcasecmp(e->str, "max") != 0));
 }
@@ -538,7 +538,7 @@ int gqp_is_agg_call(const AstExpr *e) {
 /* 1 when e contains an aggregate call. */
 static int has_agg(const AstExpr *e) {
     if (!e) return 0;
-    if (gqp_is_agg_call(e)) return 1;
+    if (is_agg_call(e)) return 1;
     if (has_agg(e->a) || has_agg(e->b) || has_agg(e->c)) return 1;
     for (int i = 0; i < e->nlist; i++)
         if (has_agg(e->list[i])) return 1;
@@ -548,8 +548,7 @@ static int has_agg(const AstExpr *e) {
 /* 1 when e (an aggregate expression) is NULL over no rows for certain. */
 static int null_on_empty(const AstExpr *e) {
     if (!e) return 0;
-    if (gqp_is_agg_call(e))
-        return strcasecmp(e->str, "count") != 0 && strcasecmp(e->str, "total") != 0;
+    if (is_agg_call(e)) return strcasecmp(e->str, "count") != 0 && strcasecmp(e->str, "total") != 0;
     switch (e->kind) {
     case AST_NULL:
         return 1;
@@ -572,7 +571,7 @@ static AstExpr *empty_value(Dc *x, const AstExpr *e) {
     if (!e) return NULL;
     AstExpr *c = node(x, AST_NULL, e->pos);
     if (!c) return NULL;
-    if (gqp_is_agg_call(e) || e->kind == AST_COLUMN) {
+    if (is_agg_call(e) || e->kind == AST_COLUMN) {
         c->end = e->end;
         if (e->kind == AST_FUNC && strcasecmp(e->str, "count") == 0) {
             c->kind = AST_INT;
@@ -1821,19 +1820,9 @@ static void fp_select(PlanBuf *f, const AstSelect *s) {
     plan_buf_printf(f, "]");
 }
 
-char *gqp_ast_fingerprint_select(const AstSelect *s) {
-    PlanBuf f = {NULL, 0, 0, 0};
-    fp_select(&f, s);
-    if (f.oom || !f.s) {
-        free(f.s);
-        return NULL;
-    }
-    return f.s;
-}
-
 /* The fingerprint of subquery expression e (malloc'd), or NULL when its
  * shape is not covered (or out of memory). */
-char *gqp_ast_fingerprint(const AstExpr *e) {
+static char *fingerprint(const AstExpr *e) {
     PlanBuf f = {NULL, 0, 0, 0};
     fp_expr(&f, e);
     if (f.oom || !f.s) {
@@ -1893,7 +1882,7 @@ static int memo_get(Dc *x, const char *key, AstExpr *e) {
 /* walk (below) of a subquery value (top 0) through the memo */
 static int walk(Dc *x, AstExpr *e, int top);
 static int walk_value(Dc *x, AstExpr *e) {
-    char *key = gqp_ast_fingerprint(e);
+    char *key = fingerprint(e);
     int rc = memo_get(x, key, e);
     if (rc != 0) {
         free(key);

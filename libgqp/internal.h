@@ -77,7 +77,6 @@ struct gqp {
     uint64_t ntemps;              /* temporary tables made so far (their names) */
     int no_inline;                /* materialize derived tables (see gqp_plan_select) */
     int arms_wrapped;             /* a compound's arms run into temporary tables first */
-    int no_share;       /* SET share_groups = 0 / GQP_SHARE_GROUPS=0: share.c's rewrite off */
     int64_t chunk_rows; /* SET chunk_rows / GQP_CHUNK_ROWS: chunked execution (chunk.c), 0 off */
     struct GqpStore *store; /* a database directory (store.c), or NULL */
 };
@@ -237,23 +236,6 @@ int gqp_wrap_arms(gqp *db, gqp_stmt *st, AstSelect *sel);
  * can into joins with derived tables, appended to sel's FROM (*nadded of
  * them, not yet materialized). GQP_OK, or GQP_NOMEM with db's message. */
 int gqp_decorrelate(gqp *db, gqp_stmt *st, AstSelect *sel, const GqpScope *sc, int *nadded);
-/* decorrelate.c: an expression's (a SELECT's) shape as text, malloc'd:
- * equal texts, equal trees in one scope (positions aside); NULL for
- * shapes it does not cover (compounds, WITH, derived tables) or out of
- * memory. */
-char *gqp_ast_fingerprint(const AstExpr *e);
-char *gqp_ast_fingerprint_select(const AstSelect *s);
-/* 1 when e is a call of one of SQL's aggregate functions. */
-int gqp_is_agg_call(const AstExpr *e);
-/* share.c: s (a grouped SELECT, its FROM prepared) whose scalar
- * subqueries read the same FROM and WHERE is rewritten over its groups,
- * run once into a temporary table; left alone where the shape is not one
- * share.c covers. GQP_OK or an error of running the groups. */
-int gqp_share_groups(gqp *db, gqp_stmt *st, AstSelect *s, const GqpScope *sc);
-/* subquery.c: run sel into a new temporary table owned by st (its name to
- * *out); EXPLAIN says "materialized <what> <pos>". */
-int gqp_run_into_temp(gqp *db, gqp_stmt *st, AstSelect *sel, const GqpScope *sc, const char *what,
-                      int64_t pos, char **out);
 /* Prepare the references of s's FROM with the CTEs of sc: derived tables
  * and CTEs for inline planning, views and files into temporary tables
  * (subquery.c's materialize_from). GQP_OK or an error. */

@@ -592,21 +592,12 @@ int gqp_wrap_arms(gqp *db, gqp_stmt *st, AstSelect *sel) {
     return rc;
 }
 
-int gqp_run_into_temp(gqp *db, gqp_stmt *st, AstSelect *sel, const GqpScope *sc, const char *what,
-                      int64_t pos, char **out) {
-    char label[32];
-    snprintf(label, sizeof label, "%lld", (long long)pos);
-    return materialize_one(db, st, st->sql, st->sql_len, sel, sc, NULL, 0, what, label, out);
-}
-
 int gqp_materialize(gqp *db, gqp_stmt *st, AstSelect *sel) {
-    if (sel->unshared) *sel = *sel->unshared; /* its temporary table is gone */
     GqpScope sc = {sel->with, sel->nwith, db->scope};
     const GqpScope *use = sel->nwith ? &sc : db->scope;
     int rc = GQP_OK;
     for (int i = 0; rc == GQP_OK && i <= sel->ncompound; i++)
         rc = materialize_core(db, st, i ? sel->compound[i - 1].select : sel, use);
-    if (rc == GQP_OK && sel->ncompound == 0) rc = gqp_share_groups(db, st, sel, use);
     SubCtx x = {db, st, sel, use};
     if (rc == GQP_OK) rc = walk_core(&x, sel);
     for (int i = 0; rc == GQP_OK && i < sel->ncompound; i++)

@@ -264,10 +264,6 @@ typedef struct AstSelect {
     int ncompound;
     AstCte *with; /* WITH ... before this SELECT, in order; a CTE sees the ones before it */
     int nwith;
-    /* set by libgqp when it rewrote this SELECT over a temporary table
-     * (libgqp/share.c): the SELECT as written, restored before the
-     * statement is planned again; NULL otherwise */
-    struct AstSelect *unshared;
 } AstSelect;
 
 typedef struct AstColumnDef {
