@@ -391,6 +391,15 @@ typedef struct CatValue {
  * string did not sort after every other) until cat_table_ready(). */
 int cat_insert_rows(CatTable *t, int64_t nrows, const CatValue *vals, CatError *err);
 
+/* Give t, empty, without indexes and without STRING columns, nrows rows
+ * whose arrays come from the caller: data[c] (cat_host_alloc'd, nrows
+ * values of column c's type as stored) and valid[c] (cat_host_alloc'd, one
+ * byte per row, or NULL: no NULL); t owns them from then on. t becomes
+ * stale (cat_table_ready computes its stats). For query results that
+ * become tables: no value is converted. Returns 0, or -1 with err set and
+ * nothing taken. */
+int cat_table_adopt(CatTable *t, int64_t nrows, void **data, uint8_t **valid, CatError *err);
+
 /* UPDATE: for each k < m, row rows[k] (ascending, distinct) takes the
  * values vals[k * nset + j] in columns cols[j] (j < nset, distinct),
  * converted as INSERT converts them. UNIQUE indexes are checked. All or

@@ -330,6 +330,28 @@ done:
     return rc;
 }
 
+int cat_table_adopt(CatTable *t, int64_t nrows, void **data, uint8_t **valid, CatError *err) {
+    if (!t) return cat_err(err, "INSERT: no table");
+    if (t->nrows != 0 || t->nindexes || nrows < 0)
+        return cat_err(err, "INSERT into '%s': not an empty table without indexes", t->name);
+    for (int c = 0; c < t->ncols; c++)
+        if (t->cols[c].type == CAT_STRING || t->cols[c].lazy || t->cols[c].map)
+            return cat_err(err, "INSERT into '%s': column '%s' cannot take an array", t->name,
+                           t->cols[c].name);
+    for (int c = 0; c < t->ncols; c++) {
+        CatColumn *col = &t->cols[c];
+        cat_column_free_data(col); /* what creating the table reserved */
+        cat_host_free(col->valid);
+        col->data = data[c];
+        col->valid = valid[c];
+        col->n = nrows;
+        col->cap = nrows;
+    }
+    t->nrows = nrows;
+    t->stale = 1;
+    return 0;
+}
+
 /* See catalog.h: sort the dictionaries and recompute the stats of a stale
  * table. */
 int cat_table_ready(CatTable *t) {

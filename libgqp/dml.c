@@ -245,8 +245,7 @@ done:
 /* SET device = 'cpu'|'gpu'|'auto' ; SET aggregate = 'auto'|'sort'|'dense' ;
  * SET threads = N ; SET gpu_cache = 'clear' (drop every resident column and
  * the read counts) ; SET memory_limit = '2GB'|'25%'|'none'|N (bytes) ;
- * SET chunk_rows = N (chunked execution in chunks of N rows; 0: off) ;
- * SET share_groups = 0|1 (libgqp/share.c's rewrite off / on) */
+ * SET chunk_rows = N (chunked execution in chunks of N rows; 0: off) */
 static int run_set(gqp *db, gqp_stmt *st) {
     const AstStmt *a = st->ast;
     PlanArena *arena = plan_arena_new();
@@ -296,9 +295,6 @@ static int run_set(gqp *db, gqp_stmt *st) {
             rc = gqp_set_error(db, GQP_ERROR, "Binder Error: chunk_rows must not be negative");
         else
             db->chunk_rows = v.i; /* chunk.c; 0 = whole */
-    } else if (strcasecmp(a->set_name, "share_groups") == 0 && v.kind == CAT_V_INT) {
-        db->no_share = v.i == 0; /* share.c */
-        db->version++;           /* prepared statements plan again */
     } else if (strcasecmp(a->set_name, "threads") == 0 && v.kind == CAT_V_INT) {
         rc = gqp_set_threads(db, (int)v.i);
     } else {
@@ -504,6 +500,88 @@ static const char *name_at(const void *ud, int j) {
     return ((char *const *)ud)[j];
 }
 
+/* Result column c as column col's stored values (cat_host_alloc'd) into
+ * *data / *valid (NULL when c has no NULL). GQP_OK or GQP_NOMEM. */
+static int column_from_result(gqp *db, const CatColumn *col, const ExecColumn *c, int64_t n,
+                              void **data, uint8_t **valid) {
+    size_t w = cat_type_width(col->type);
+    *data = cat_host_alloc((size_t)(n ? n : 1) * w);
+    *valid = NULL;
+    if (!*data) return gqp_set_error(db, GQP_NOMEM, "out of memory");
+    const void *src = c->vec.data;
+    int t = c->vec.type;
+    int isf = col->type == CAT_FLOAT32 || col->type == CAT_FLOAT64;
+    if (n > 0 && !src) { /* all NULL (an all-NULL expression) */
+        memset(*data, 0, (size_t)n * w);
+    } else if ((w == 4 && t == PRIM_I32 && !isf) || (w == 8 && t == PRIM_I64 && !isf) ||
+               (col->type == CAT_FLOAT64 && t == PRIM_F64) ||
+               (col->type == CAT_FLOAT32 && t == PRIM_F32)) {
+        memcpy(*data, src, (size_t)n * w);
+    } else {
+        for (int64_t r = 0; r < n; r++) {
+            double f = t == PRIM_F64   ? ((const double *)src)[r]
+                       : t == PRIM_F32 ? ((const float *)src)[r]
+                                       : 0;
+            int64_t i = t == PRIM_U8    ? ((const uint8_t *)src)[r]
+                        : t == PRIM_I32 ? ((const int32_t *)src)[r]
+                        : t == PRIM_I64 ? ((const int64_t *)src)[r]
+                                        : (int64_t)f;
+            if (t != PRIM_F64 && t != PRIM_F32) f = (double)i;
+            switch (col->type) {
+            case CAT_FLOAT32:
+                ((float *)*data)[r] = (float)f;
+                break;
+            case CAT_FLOAT64:
+                ((double *)*data)[r] = f;
+                break;
+            case CAT_BOOL:
+                ((uint8_t *)*data)[r] = (uint8_t)(i != 0);
+                break;
+            case CAT_INT32:
+            case CAT_DATE:
+                ((int32_t *)*data)[r] = (int32_t)i;
+                break;
+            default:
+                ((int64_t *)*data)[r] = i;
+                break;
+            }
+        }
+    }
+    if (c->vec.valid || (n > 0 && !src)) {
+        if (!(*valid = cat_host_alloc((size_t)(n ? n : 1)))) {
+            cat_host_free(*data);
+            *data = NULL;
+            return gqp_set_error(db, GQP_NOMEM, "out of memory");
+        }
+        if (src && c->vec.valid)
+            memcpy(*valid, c->vec.valid, (size_t)n);
+        else
+            memset(*valid, 0, (size_t)(n ? n : 1));
+    }
+    return GQP_OK;
+}
+
+/* Fill t (just created from res's columns, no STRING among them) with
+ * res's rows, column by column. */
+static int adopt_result(gqp *db, CatTable *t, const ExecResult *res) {
+    void **data = calloc((size_t)t->ncols + 1, sizeof *data);
+    uint8_t **valid = calloc((size_t)t->ncols + 1, sizeof *valid);
+    int rc = data && valid ? GQP_OK : gqp_set_error(db, GQP_NOMEM, "out of memory");
+    for (int i = 0; rc == GQP_OK && i < t->ncols; i++)
+        rc = column_from_result(db, &t->cols[i], &res->cols[i], res->nrows, &data[i], &valid[i]);
+    CatError err;
+    if (rc == GQP_OK && cat_table_adopt(t, res->nrows, data, valid, &err) != 0)
+        rc = gqp_set_error(db, GQP_ERROR, "%s", err.msg);
+    if (rc != GQP_OK)
+        for (int i = 0; data && valid && i < t->ncols; i++) {
+            cat_host_free(data[i]);
+            cat_host_free(valid[i]);
+        }
+    free(data);
+    free(valid);
+    return rc;
+}
+
 int gqp_table_from_result(gqp *db, const ExecResult *res, char *const *result_names,
                           const char *name, char *const *colnames, int ncolnames) {
     int nc = res->ncols, rc = GQP_OK;
@@ -513,9 +591,16 @@ int gqp_table_from_result(gqp *db, const ExecResult *res, char *const *result_na
                              name, nc, ncolnames);
     char **names = calloc((size_t)nc + 1, sizeof *names);
     CatType *types = calloc((size_t)nc + 1, sizeof *types);
-    CatValue *vals = calloc((size_t)(n * nc) + 1, sizeof *vals);
-    char *textbuf = malloc((size_t)(n * nc) * 32 + 1);
-    if (!names || !types || !vals || !textbuf) {
+    CatValue *vals = NULL;
+    char *textbuf = NULL;
+    int text = 0; /* a STRING column: row by row, through the dictionary */
+    for (int i = 0; i < nc; i++)
+        text |= res->cols[i].ltype == CAT_STRING;
+    if (text) {
+        vals = calloc((size_t)(n * nc) + 1, sizeof *vals);
+        textbuf = malloc((size_t)(n * nc) * 32 + 1);
+    }
+    if (!names || !types || (text && (!vals || !textbuf))) {
         rc = gqp_set_error(db, GQP_NOMEM, "out of memory");
         goto done;
     }
@@ -529,7 +614,7 @@ int gqp_table_from_result(gqp *db, const ExecResult *res, char *const *result_na
         plan_unique_name(names[i], len, base, i, name_at, names);
         types[i] = res->cols[i].ltype == CAT_NULL ? CAT_INT64 : res->cols[i].ltype;
     }
-    for (int64_t r = 0; r < n; r++)
+    for (int64_t r = 0; text && r < n; r++)
         for (int i = 0; i < nc; i++)
             result_value(&res->cols[i], r, textbuf + (r * nc + i) * 32, &vals[r * nc + i], 1);
     CatError err;
@@ -541,6 +626,11 @@ int gqp_table_from_result(gqp *db, const ExecResult *res, char *const *result_na
         CatColumn *col = &cat_find_table(db->cat, name)->cols[i];
         col->prec = CAT_DEC_MAX_PREC;
         col->scale = res->cols[i].scale;
+    }
+    if (!text) { /* the result's arrays as they are, column by column */
+        if ((rc = adopt_result(db, cat_find_table(db->cat, name), res)) != GQP_OK)
+            cat_drop_table(db->cat, name, NULL);
+        goto done;
     }
     if (cat_insert_rows(cat_find_table(db->cat, name), n, vals, &err) != 0) {
         rc = gqp_set_error(db, GQP_ERROR, "%s", err.msg);
