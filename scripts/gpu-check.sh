@@ -31,6 +31,8 @@
 #   final: ctest + calibrate, then bench; placement: calibrate, then
 #          bench/placement.py with that cost file (placement-shipped: with
 #          the configs/ one);
+#   tpchvar: settings A/B (GQP_TPCHVAR) on bench_prim_gpu's map and
+#          select and on TPC-H SF 1 (GQP_TPCHVAR_SF, _DEVICES);
 #   any other word (e.g. none): prepare and build only.
 # Logs and tables go to $OUT (or ./gpu-out); a summary is printed last.
 set -u
@@ -401,6 +403,50 @@ if has davar; then
     done
     base=$(head -1 "$OUT/davar.txt" | cut -d' ' -f2-)
     say "davar SF $SF: answers equal to the first variant's: $(grep -c -F -- "$base" "$OUT/davar.txt") of $(grep -vc wall_ms "$OUT/davar.txt") ($(( $(date +%s) - T0 )) s)"
+fi
+
+if has tpchvar; then
+    # A/B of settings in one call: per variant (a word of GQP_TPCHVAR, its
+    # environment settings joined by commas, e.g. "GQP_AGGREGATE=sort
+    # GQP_AGGREGATE=auto") the map/select rows of bench_prim_gpu, the 22
+    # TPC-H queries at SF GQP_TPCHVAR_SF (default 1; data generated when
+    # missing) under GQP_TPCHVAR_DEVICES (default gpu; bench_gqp, warm-up +
+    # median of 5), and their answers' md5 against the first variant's
+    T0=$(date +%s)
+    SF=${GQP_TPCHVAR_SF:-1}
+    D=/tmp/tpch-check/sf$SF
+    [ -f $D/gqp.yaml ] || $B/gqp gen tpch --sf $SF --out $D > "$LOG/gen-tpchvar.log" 2>&1
+    : > "$OUT/tpchvar.txt"
+    for v in ${GQP_TPCHVAR:-GQP_AGGREGATE=auto}; do
+        e=$(echo "$v" | tr , ' ')
+        env $e $B/bench_prim_gpu --n 67108864 --reps 20 > "$LOG/tpchvar-prim-$v.md" 2>&1
+        grep -a "^| map\|^| select" "$LOG/tpchvar-prim-$v.md" | sed "s/^/$v /" >> "$OUT/tpchvar.txt"
+        for dev in $(echo "${GQP_TPCHVAR_DEVICES:-gpu}" | tr , ' '); do
+            env $e $B/bench_gqp -c $D/gqp.yaml --device $dev --repeat 5 bench/tpch/q*.sql \
+                > "$LOG/tpchvar-$v-$dev.txt" 2>&1
+            h=""
+            for q in bench/tpch/q*.sql; do
+                h="$h $(env $e $B/gqp run -c $D/gqp.yaml --device $dev --mode csv "$q" | md5sum | cut -c1-6)"
+            done
+            echo "$v $dev md5$h" >> "$OUT/tpchvar.txt"
+            grep -a "wall_ms" "$LOG/tpchvar-$v-$dev.txt" | sed "s/^/$v $dev /" >> "$OUT/tpchvar.txt"
+        done
+    done
+    base=$(grep -a md5 "$OUT/tpchvar.txt" | head -1 | cut -d' ' -f4-)
+    say "tpchvar SF $SF: answers equal to the first variant's: $(grep -a md5 "$OUT/tpchvar.txt" | grep -c -F -- "$base") of $(grep -ac md5 "$OUT/tpchvar.txt") ($(( $(date +%s) - T0 )) s)"
+fi
+
+if has ncuprim; then
+    # issue 12: Nsight Compute's counters for bench_prim_gpu's map kernel
+    # (the first two launches: the twin's warm-up and first timed run)
+    T0=$(date +%s)
+    NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
+    timeout 240 "$NCU" --clock-control none --kernel-name regex:${GQP_NCU_KERNEL:-map_kernel} \
+        --launch-count 2 --section SpeedOfLight --section Occupancy --section LaunchStats \
+        --section MemoryWorkloadAnalysis --section MemoryWorkloadAnalysis_Tables \
+        --section WarpStateStats --section SchedulerStats --section InstructionStats \
+        $B/bench_prim_gpu --n 67108864 --reps 1 > "$OUT/ncu-prim.txt" 2>&1
+    say "ncuprim: rc=$? $(grep -c 'Section: GPU Speed Of Light' "$OUT/ncu-prim.txt") kernels ($(( $(date +%s) - T0 )) s)"
 fi
 
 if has ncu; then
