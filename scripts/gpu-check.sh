@@ -408,7 +408,8 @@ fi
 if has tpchvar; then
     # A/B of settings in one call: per variant (a word of GQP_TPCHVAR, its
     # environment settings joined by commas, e.g. "GQP_AGGREGATE=sort
-    # GQP_AGGREGATE=auto") the map/select rows of bench_prim_gpu, the 22
+    # GQP_AGGREGATE=auto") the map twins' unit tests (test_prim_gpu
+    # map*), the map/select rows of bench_prim_gpu, the 22
     # TPC-H queries at SF GQP_TPCHVAR_SF (default 1; data generated when
     # missing) under GQP_TPCHVAR_DEVICES (default gpu; bench_gqp, warm-up +
     # median of 5), and their answers' md5 against the first variant's
@@ -419,6 +420,8 @@ if has tpchvar; then
     : > "$OUT/tpchvar.txt"
     for v in ${GQP_TPCHVAR:-GQP_AGGREGATE=auto}; do
         e=$(echo "$v" | tr , ' ')
+        env $e $B/tests/test_prim_gpu --jobs 1 --filter 'prim_gpu/map*' > "$LOG/tpchvar-test-$v.log" 2>&1
+        echo "$v test_prim_gpu map*: rc=$? $(grep -a Synthesis "$LOG/tpchvar-test-$v.log")" >> "$OUT/tpchvar.txt"
         env $e $B/bench_prim_gpu --n 67108864 --reps 20 > "$LOG/tpchvar-prim-$v.md" 2>&1
         grep -a "^| map\|^| select" "$LOG/tpchvar-prim-$v.md" | sed "s/^/$v /" >> "$OUT/tpchvar.txt"
         for dev in $(echo "${GQP_TPCHVAR_DEVICES:-gpu}" | tr , ' '); do

@@ -40,16 +40,20 @@ struct MapArgs {
     void *out;
     uint8_t *out_valid;
     int64_t n;
-    int *status; /* set to 1 when an integer overflow reaches a row's result */
+    int *status;   /* set to 1 when an integer overflow reaches a row's result */
+    int reg_words; /* map_kernel<.., true>: where its register file starts in
+                      dynamic shared memory (int64 words, after the code) */
 };
 
 /* Register access inside a FOR_ROWS loop (row j of the thread's R rows):
- * values are int64 bit patterns (doubles via bit casts) in a thread-local
- * file laid out register-major (register k of row j at r[k * R + j], so one
- * instruction's R values are adjacent); NULL flags are one bit each of row
- * j's 64-bit mask nm[j] (PRIM_MAX_REGS == 64). */
+ * values are int64 bit patterns (doubles via bit casts) in a file laid out
+ * register-major, register k of row j at r[(k * R + j) * S]: S = 1 for a
+ * thread-local array (one instruction's R values adjacent), S = the block
+ * size for the block's shared-memory file (r = its start + threadIdx.x, so
+ * a warp's accesses are consecutive words); NULL flags are one bit each of
+ * row j's 64-bit mask nm[j] (PRIM_MAX_REGS == 64). */
 #define FOR_ROWS _Pragma("unroll") for (int j = 0; j < R; ++j)
-#define RV(k) (r[(k)*R + j])
+#define RV(k) (r[((k)*R + j) * S])
 #define RI(k) (RV(k))
 #define RF(k) (__longlong_as_double(RV(k)))
 #define ISNUL(k) ((nm[j] >> (k)) & 1ull)
@@ -80,7 +84,7 @@ static __host__ __device__ int map_reads(int op);
  * a CASE branch not taken, COALESCE's b when a is not NULL, and AND (OR)
  * when either operand is a non-error false (true). The CPU twin's
  * map_poison (primitives/cpu/map.c) is the same rule. */
-template <int R>
+template <int R, int S>
 static __device__ __forceinline__ int map_poison(const PrimInstr &in, const int64_t *r,
                                                  const uint64_t *nm, int j, uint64_t pm) {
     const int rd = map_reads(in.op);
@@ -144,7 +148,7 @@ __device__ __forceinline__ int map_in_f(const double *t, int64_t n, double x) {
 /* Loads rows row[0..R) of column c into register d of each row: as double
  * when f, else as int64; NULL where the validity says so. One type switch
  * for all R rows, whose loads are then independent. */
-template <int R, typename T>
+template <int R, int S, typename T>
 static __device__ __forceinline__ void map_load(const PrimVec &c, const int64_t (&row)[R], int d,
                                                 int f, int64_t *r, uint64_t *nm) {
     const T *p = (const T *)c.data;
@@ -161,6 +165,56 @@ static __device__ __forceinline__ void map_load(const PrimVec &c, const int64_t 
         FOR_ROWS if (!c.valid[row[j]]) SETNULL(d);
     }
 }
+
+/* Loads rows row[0..R) of column c into register d (map_load by c's type). */
+template <int R, int S>
+static __device__ __forceinline__ void map_col(const PrimVec &c, const int64_t (&row)[R], int d,
+                                               int f, int64_t *r, uint64_t *nm) {
+    switch (c.type) {
+    case PRIM_U8:
+        map_load<R, S, uint8_t>(c, row, d, f, r, nm);
+        break;
+    case PRIM_I32:
+        map_load<R, S, int32_t>(c, row, d, f, r, nm);
+        break;
+    case PRIM_I64:
+        map_load<R, S, int64_t>(c, row, d, f, r, nm);
+        break;
+    case PRIM_F32:
+        map_load<R, S, float>(c, row, d, f, r, nm);
+        break;
+    default:
+        map_load<R, S, double>(c, row, d, f, r, nm);
+        break;
+    }
+}
+
+/* The outcomes (lt / eq / gt as bits 0 / 1 / 2) that make comparison op
+ * true. */
+static __host__ __device__ __forceinline__ int cmp_want(int op) {
+    return op == POP_EQ   ? 2
+           : op == POP_NE ? 5
+           : op == POP_LT ? 1
+           : op == POP_LE ? 3
+           : op == POP_GT ? 4
+                          : 6;
+}
+
+/* u op v (want = cmp_want(op)) for integers and for doubles; NaN compares
+ * unordered: false for all but NE. */
+static __device__ __forceinline__ int cmp_i(int want, int64_t u, int64_t v) {
+    return (want >> (u < v ? 0 : u == v ? 1 : 2)) & 1;
+}
+static __device__ __forceinline__ int cmp_f(int op, int want, double u, double v) {
+    const int o = u < v ? 1 : u == v ? 2 : u > v ? 4 : 0;
+    return o ? (want >> (o >> 1)) & 1 : op == POP_NE;
+}
+
+/* Internal opcode of the GPU twin (never in a PrimProgram a caller
+ * builds): dst = input column ival compared (operator c, a PrimOp
+ * comparison, in type t) with the constant table_n (t I) or fval (t F):
+ * a COL, a CONST and the comparison fused by map_fuse. */
+#define POPX_CMPC 200
 
 /* Evaluates the register program over rows (grid-stride), R rows per
  * thread at a time: each instruction is decoded once and applied to the R
@@ -180,8 +234,9 @@ static __device__ __forceinline__ void map_load(const PrimVec &c, const int64_t 
  * saturates; NULL stores 0. Float arithmetic uses the _rn intrinsics so
  * that nvcc never contracts it into FMA (the CPU twin rounds every
  * operation). */
-template <bool kCheck, int R> __global__ void map_kernel(MapArgs a) {
+template <bool kCheck, int R, bool kShared> __global__ void map_kernel(MapArgs a) {
     extern __shared__ int64_t map_smem[];
+    constexpr int S = kShared ? GQP_BLOCK : 1;
     const PrimInstr *code = a.code;
     if (a.use_shared) {
         PrimInstr *s = (PrimInstr *)map_smem;
@@ -190,11 +245,12 @@ template <bool kCheck, int R> __global__ void map_kernel(MapArgs a) {
         __syncthreads();
         code = s;
     }
+    int64_t rl[kShared ? 1 : PRIM_MAX_REGS * R];
+    int64_t *r = kShared ? map_smem + a.reg_words + threadIdx.x : rl;
     const int64_t stride = GQP_GRID_STRIDE;
     for (int64_t base = GQP_GRID_START; base < a.n; base += stride * R) {
         int64_t row[R];
         FOR_ROWS row[j] = min(base + j * stride, a.n - 1);
-        int64_t r[PRIM_MAX_REGS * R];
         uint64_t nm[R];
         uint64_t pm[R]; /* registers holding an integer overflow (map_poison) */
         FOR_ROWS {
@@ -207,29 +263,20 @@ template <bool kCheck, int R> __global__ void map_kernel(MapArgs a) {
             int pin[R];
             int ov[R]; /* this instruction overflowed int64 */
             FOR_ROWS {
-                pin[j] = (kCheck && pm[j]) ? map_poison<R>(in, r, nm, j, pm[j]) : 0;
+                pin[j] = (kCheck && pm[j]) ? map_poison<R, S>(in, r, nm, j, pm[j]) : 0;
                 ov[j] = 0;
             }
             switch (in.op) {
-            case POP_COL: {
-                const PrimVec c = a.inputs[in.ival];
-                const int f = in.t == PRIM_REG_F;
-                switch (c.type) {
-                case PRIM_U8:
-                    map_load<R, uint8_t>(c, row, d, f, r, nm);
-                    break;
-                case PRIM_I32:
-                    map_load<R, int32_t>(c, row, d, f, r, nm);
-                    break;
-                case PRIM_I64:
-                    map_load<R, int64_t>(c, row, d, f, r, nm);
-                    break;
-                case PRIM_F32:
-                    map_load<R, float>(c, row, d, f, r, nm);
-                    break;
-                default:
-                    map_load<R, double>(c, row, d, f, r, nm);
-                    break;
+            case POP_COL:
+                map_col<R, S>(a.inputs[in.ival], row, d, in.t == PRIM_REG_F, r, nm);
+                break;
+            case POPX_CMPC: {
+                const int f = in.t == PRIM_REG_F, want = cmp_want(in.c);
+                map_col<R, S>(a.inputs[in.ival], row, d, f, r, nm);
+                if (f) {
+                    FOR_ROWS if (!ISNUL(d)) RV(d) = cmp_f(in.c, want, RF(d), in.fval);
+                } else {
+                    FOR_ROWS if (!ISNUL(d)) RV(d) = cmp_i(want, RI(d), in.table_n);
                 }
                 break;
             }
@@ -364,20 +411,10 @@ template <bool kCheck, int R> __global__ void map_kernel(MapArgs a) {
             case POP_LE:
             case POP_GT:
             case POP_GE: {
-                /* lt / eq / gt as bits 0 / 1 / 2: the opcode's set of
-                 * outcomes that make it true, decoded once */
-                const int want = in.op == POP_EQ   ? 2
-                                 : in.op == POP_NE ? 5
-                                 : in.op == POP_LT ? 1
-                                 : in.op == POP_LE ? 3
-                                 : in.op == POP_GT ? 4
-                                                   : 6;
+                const int want = cmp_want(in.op);
                 if (in.t == PRIM_REG_F) {
                     FOR_ROWS {
-                        const double u = RF(x), v = RF(y);
-                        /* NaN compares unordered: no bit, false for all but NE */
-                        const int o = u < v ? 1 : u == v ? 2 : u > v ? 4 : 0;
-                        const int res = o ? (want >> (o >> 1)) & 1 : in.op == POP_NE;
+                        const int res = cmp_f(in.op, want, RF(x), RF(y));
                         if (ISNUL(x) || ISNUL(y))
                             SETNULL(d);
                         else
@@ -385,9 +422,7 @@ template <bool kCheck, int R> __global__ void map_kernel(MapArgs a) {
                     }
                 } else {
                     FOR_ROWS {
-                        const int64_t u = RI(x), v = RI(y);
-                        const int o = u < v ? 0 : u == v ? 1 : 2;
-                        const int res = (want >> o) & 1;
+                        const int res = cmp_i(want, RI(x), RI(y));
                         if (ISNUL(x) || ISNUL(y))
                             SETNULL(d);
                         else
@@ -548,6 +583,7 @@ static __host__ __device__ int map_reads(int op) {
     case POP_COL:
     case POP_CONST:
     case POP_NULL:
+    case POPX_CMPC:
         return 0;
     case POP_NEG:
     case POP_I2F:
@@ -637,6 +673,73 @@ static int map_validate(PrimCtx *ctx, const PrimProgram *prog, const PrimVec *in
     return 0;
 }
 
+/* 1 when register reg is read by code[from..n) before it is written
+ * again, or is the result register at the end. */
+static int reg_live(const PrimInstr *code, int n, int from, int reg, int result) {
+    for (int k = from; k < n; ++k) {
+        const PrimInstr *in = &code[k];
+        const int rd = map_reads(in->op);
+        if (((rd & 1) && in->a == reg) || ((rd & 2) && in->b == reg) || ((rd & 4) && in->c == reg))
+            return 1;
+        if (in->dst == reg) return 0;
+    }
+    return reg == result;
+}
+
+/* The comparison that gives a op b from b op' a. */
+static int cmp_flip(int op) {
+    return op == POP_LT   ? POP_GT
+           : op == POP_GT ? POP_LT
+           : op == POP_LE ? POP_GE
+           : op == POP_GE ? POP_LE
+                          : op;
+}
+
+/* prog's code into out (room for prog->ninstr) with each COL x, CONST y
+ * (in either order) followed by a comparison of x and y (either side)
+ * fused into one POPX_CMPC where x and y are not read again: one decode,
+ * one register write instead of three (a filter's usual shape, TPC-H's
+ * date ranges and dictionary codes). Returns the instruction count. */
+static int map_fuse(const PrimProgram *prog, PrimInstr *out) {
+    const PrimInstr *code = prog->code;
+    const int n = prog->ninstr;
+    int m = 0;
+    for (int k = 0; k < n; ++k) {
+        if (k + 2 < n) {
+            const PrimInstr *i0 = &code[k], *i1 = &code[k + 1], *i2 = &code[k + 2];
+            const PrimInstr *col = i0->op == POP_COL ? i0 : i1->op == POP_COL ? i1 : NULL;
+            const PrimInstr *cst = i0->op == POP_CONST ? i0 : i1->op == POP_CONST ? i1 : NULL;
+            int op = -1;
+            if (col && cst && col->dst != cst->dst && col->t == i2->t && cst->t == i2->t &&
+                i2->op >= POP_EQ && i2->op <= POP_GE) {
+                if (i2->a == col->dst && i2->b == cst->dst) op = i2->op;
+                if (i2->a == cst->dst && i2->b == col->dst) op = cmp_flip(i2->op);
+            }
+            const int d = op >= 0 ? i2->dst : -1;
+            if (op >= 0 && (col->dst == d || !reg_live(code, n, k + 3, col->dst, prog->result)) &&
+                (cst->dst == d || !reg_live(code, n, k + 3, cst->dst, prog->result))) {
+                PrimInstr f = *i2;
+                f.op = POPX_CMPC;
+                f.c = (int16_t)op;
+                f.a = f.b = (int16_t)d;
+                f.ival = col->ival;
+                f.table_n = cst->ival;
+                f.fval = cst->fval;
+                f.table = NULL;
+                out[m++] = f;
+                k += 2;
+                continue;
+            }
+        }
+        out[m++] = code[k];
+    }
+    return m;
+}
+
+/* TUNING: the most dynamic shared memory a map block takes (code and the
+ * shared register file): 96 KiB leaves room for two blocks per SM. */
+#define MAP_SMEM_MAX (96 * 1024)
+
 /* Rounds n up to a multiple of 16 bytes. */
 static size_t align16(size_t n) {
     return (n + 15) & ~(size_t)15;
@@ -665,27 +768,49 @@ extern "C" int prim_gpu_map(PrimCtx *ctx, const PrimProgram *prog, const PrimVec
     if ((int)out->type < PRIM_U8 || (int)out->type > PRIM_F64)
         return prim_gpu_fail(ctx, "map: bad output type %d", (int)out->type);
 
+    /* the program with COL / CONST / comparison triples fused
+     * (GQP_MAP_FUSE=0: as given; measurements) */
+    struct Code {
+        PrimInstr *p = NULL;
+        ~Code() {
+            free(p);
+        }
+    } fused;
+    if (!(fused.p = (PrimInstr *)malloc(sizeof(PrimInstr) * (size_t)(prog->ninstr + 1))))
+        return prim_gpu_fail(ctx, "map: out of host memory");
+    static int fuse = -1;
+    if (fuse < 0) {
+        const char *e = getenv("GQP_MAP_FUSE");
+        fuse = !(e && strcmp(e, "0") == 0);
+    }
+    int ninstr = prog->ninstr;
+    if (fuse)
+        ninstr = map_fuse(prog, fused.p);
+    else if (ninstr > 0)
+        memcpy(fused.p, prog->code, sizeof(PrimInstr) * (size_t)ninstr);
+    const PrimInstr *code = fused.p;
+
     cudaStream_t st = prim_gpu_stream(ctx);
-    const size_t code_bytes = align16((size_t)prog->ninstr * sizeof(PrimInstr));
+    const size_t code_bytes = align16((size_t)ninstr * sizeof(PrimInstr));
     const size_t in_bytes = align16((size_t)prog->ninputs * sizeof(PrimVec));
     size_t total = code_bytes + in_bytes;
-    for (int k = 0; k < prog->ninstr; ++k)
-        if (op_has_table(prog->code[k].op) && prog->code[k].table_n > 0)
-            total += align16((size_t)prog->code[k].table_n * sizeof(int64_t));
+    for (int k = 0; k < ninstr; ++k)
+        if (op_has_table(code[k].op) && code[k].table_n > 0)
+            total += align16((size_t)code[k].table_n * sizeof(int64_t));
     DevBuf block(ctx);
     if (block.alloc(total) != 0) return -1;
     char *base = block.as<char>();
     PrimInstr *d_code = (PrimInstr *)base;
     PrimVec *d_inputs = (PrimVec *)(base + code_bytes);
-    if (prog->ninstr > 0)
-        GQP_CUDA_TRY(ctx, cudaMemcpyAsync(d_code, prog->code, prog->ninstr * sizeof(PrimInstr),
+    if (ninstr > 0)
+        GQP_CUDA_TRY(ctx, cudaMemcpyAsync(d_code, code, ninstr * sizeof(PrimInstr),
                                           cudaMemcpyHostToDevice, st));
     if (prog->ninputs > 0)
         GQP_CUDA_TRY(ctx, cudaMemcpyAsync(d_inputs, inputs, prog->ninputs * sizeof(PrimVec),
                                           cudaMemcpyHostToDevice, st));
     size_t pos = code_bytes + in_bytes;
-    for (int k = 0; k < prog->ninstr; ++k) {
-        const PrimInstr *in = &prog->code[k];
+    for (int k = 0; k < ninstr; ++k) {
+        const PrimInstr *in = &code[k];
         if (!op_has_table(in->op) || in->table_n <= 0) continue;
         const int64_t *d_table = (const int64_t *)(base + pos);
         GQP_CUDA_TRY(ctx, cudaMemcpyAsync((void *)d_table, in->table,
@@ -699,7 +824,7 @@ extern "C" int prim_gpu_map(PrimCtx *ctx, const PrimProgram *prog, const PrimVec
     MapArgs a;
     a.code = d_code;
     a.inputs = d_inputs;
-    a.ninstr = prog->ninstr;
+    a.ninstr = ninstr;
     a.result = prog->result;
     a.result_t = prog->result_t;
     a.as_filter = prog->as_filter;
@@ -711,15 +836,15 @@ extern "C" int prim_gpu_map(PrimCtx *ctx, const PrimProgram *prog, const PrimVec
     if (!(a.status = prim_gpu_status(ctx, st_tmp))) return -1;
     /* TUNING: programs up to 32 KiB of code (682 instructions) are staged in
      * shared memory; longer ones are read through L1 from global memory. */
-    const size_t smem = (size_t)prog->ninstr * sizeof(PrimInstr);
+    const size_t smem = (size_t)ninstr * sizeof(PrimInstr);
     a.use_shared = smem <= 32768;
     /* overflow tracking (map_poison) costs registers (38 against 32 per
      * thread on sm_90, 75% occupancy instead of 100%): a program with no
      * integer arithmetic that can overflow (by op type, or by the
      * planner's bound proof: prog->nocheck) runs the kernel without it */
     int check = 0;
-    for (int k = 0; k < prog->ninstr; ++k) {
-        const PrimInstr *in = &prog->code[k];
+    for (int k = 0; k < ninstr; ++k) {
+        const PrimInstr *in = &code[k];
         if (in->t == PRIM_REG_I && (in->op == POP_ADD || in->op == POP_SUB || in->op == POP_MUL ||
                                     in->op == POP_DIV || in->op == POP_NEG))
             check = 1;
@@ -729,13 +854,40 @@ extern "C" int prim_gpu_map(PrimCtx *ctx, const PrimProgram *prog, const PrimVec
      * H200 (bench/results/prim-gpu-h200.md): map of 2^26 rows 1.64 ms with
      * 1 row, 1.07 with 4, 1.16 with 8 (56 -> 96 registers); TPC-H SF 1
      * under gpu 10-25% faster with 4 or 8 than with 1 */
-    const int rows = 4;
+    constexpr int rows = 4;
     const unsigned grid = prim_gpu_grid((n + rows - 1) / rows);
-    const size_t sm = a.use_shared ? smem : 0;
-    if (check)
-        map_kernel<true, rows><<<grid, GQP_BLOCK, sm, st>>>(a);
+    /* the register file in shared memory when it fits MAP_SMEM_REGS_MAX
+     * (GQP_MAP_SHARED=0: thread-local; measurements): Nsight Compute saw
+     * the thread-local file's traffic miss L1 and hold the kernel at the
+     * L2's throughput */
+    static int shared_ok = -1;
+    if (shared_ok < 0) {
+        const char *e = getenv("GQP_MAP_SHARED");
+        shared_ok = !(e && strcmp(e, "0") == 0);
+        if (shared_ok) {
+            cudaError_t e1 =
+                cudaFuncSetAttribute(map_kernel<true, rows, true>,
+                                     cudaFuncAttributeMaxDynamicSharedMemorySize, MAP_SMEM_MAX);
+            cudaError_t e2 =
+                cudaFuncSetAttribute(map_kernel<false, rows, true>,
+                                     cudaFuncAttributeMaxDynamicSharedMemorySize, MAP_SMEM_MAX);
+            if (e1 != cudaSuccess || e2 != cudaSuccess) {
+                (void)cudaGetLastError();
+                shared_ok = 0;
+            }
+        }
+    }
+    const size_t code_sm = a.use_shared ? align16(smem) : 0;
+    const size_t reg_sm = (size_t)prog->nregs * rows * GQP_BLOCK * sizeof(int64_t);
+    const int in_smem = shared_ok && code_sm + reg_sm <= MAP_SMEM_MAX;
+    a.reg_words = (int)(code_sm / sizeof(int64_t));
+    const size_t sm = in_smem ? code_sm + reg_sm : code_sm;
+    if (in_smem)
+        check ? map_kernel<true, rows, true><<<grid, GQP_BLOCK, sm, st>>>(a)
+              : map_kernel<false, rows, true><<<grid, GQP_BLOCK, sm, st>>>(a);
     else
-        map_kernel<false, rows><<<grid, GQP_BLOCK, sm, st>>>(a);
+        check ? map_kernel<true, rows, false><<<grid, GQP_BLOCK, sm, st>>>(a)
+              : map_kernel<false, rows, false><<<grid, GQP_BLOCK, sm, st>>>(a);
     GQP_LAUNCH_TRY(ctx);
     return prim_gpu_status_done(ctx, st_tmp, "map");
 }

@@ -731,6 +731,51 @@ Test(prim_gpu, map_runs_matches_cpu) {
     });
 }
 
+/* P11: COL / CONST / comparison triples the GPU twin fuses into one
+ * instruction (device.cu's map_fuse) beside ones it must not: the constant
+ * on the left, the comparison writing the column's register, a column
+ * register read again later (not fused), every input type (F32 read as an
+ * integer saturates), a NaN constant, NULLs from the columns. */
+static const PrimInstr P11[] = {
+    {.op = POP_COL, .t = PRIM_REG_I, .dst = 0, .ival = 1},
+    {.op = POP_CONST, .t = PRIM_REG_I, .dst = 1, .ival = 3},
+    {.op = POP_GT, .t = PRIM_REG_I, .dst = 2, .a = 0, .b = 1},
+    {.op = POP_CONST, .t = PRIM_REG_F, .dst = 3, .fval = 1.5},
+    {.op = POP_COL, .t = PRIM_REG_F, .dst = 4, .ival = 4},
+    {.op = POP_LE, .t = PRIM_REG_F, .dst = 5, .a = 3, .b = 4},
+    {.op = POP_COL, .t = PRIM_REG_I, .dst = 6, .ival = 2},
+    {.op = POP_CONST, .t = PRIM_REG_I, .dst = 7, .ival = 0},
+    {.op = POP_NE, .t = PRIM_REG_I, .dst = 6, .a = 6, .b = 7},
+    {.op = POP_COL, .t = PRIM_REG_I, .dst = 9, .ival = 0},
+    {.op = POP_CONST, .t = PRIM_REG_I, .dst = 10, .ival = 2},
+    {.op = POP_EQ, .t = PRIM_REG_I, .dst = 11, .a = 10, .b = 9},
+    {.op = POP_ADD, .t = PRIM_REG_I, .dst = 12, .a = 9, .b = 11},
+    {.op = POP_COL, .t = PRIM_REG_I, .dst = 13, .ival = 3},
+    {.op = POP_CONST, .t = PRIM_REG_I, .dst = 14, .ival = -5},
+    {.op = POP_LT, .t = PRIM_REG_I, .dst = 15, .a = 13, .b = 14},
+    {.op = POP_COL, .t = PRIM_REG_F, .dst = 16, .ival = 4},
+    {.op = POP_CONST, .t = PRIM_REG_F, .dst = 17, .fval = NAN},
+    {.op = POP_NE, .t = PRIM_REG_F, .dst = 18, .a = 17, .b = 16},
+    {.op = POP_AND, .t = PRIM_REG_I, .dst = 19, .a = 2, .b = 5},
+    {.op = POP_OR, .t = PRIM_REG_I, .dst = 20, .a = 19, .b = 6},
+    {.op = POP_AND, .t = PRIM_REG_I, .dst = 21, .a = 20, .b = 15},
+    {.op = POP_ADD, .t = PRIM_REG_I, .dst = 22, .a = 21, .b = 18},
+    {.op = POP_ADD, .t = PRIM_REG_I, .dst = 23, .a = 22, .b = 12},
+};
+
+Test(prim_gpu, map_fused_compares_match_cpu) {
+    GPU_TEST_PRELUDE();
+    GPU_BODY({
+        rng_seed(8);
+        /* the first 12 instructions (no integer arithmetic: the kernel
+         * without overflow tracking, register 9 not read again), then all */
+        static const int head[] = {2, 5, 6, 11};
+        map_program_cases(P11, 12, 12, head, sizeof head / sizeof head[0], "P11/12", 1);
+        static const int all[] = {2, 5, 6, 11, 12, 15, 18, 19, 20, 21, 22, 23};
+        map_program_cases(P11, NINSTR(P11), 24, all, sizeof all / sizeof all[0], "P11", 1);
+    });
+}
+
 /* Random text from pieces that exercise LIKE: letters of both cases,
  * the pattern's own '%' and '_' as text, 2- and 3-byte UTF-8, a lone lead
  * byte and a lone continuation byte. */
