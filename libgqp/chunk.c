@@ -11,7 +11,11 @@
  *                     COUNTs and SUMs, MIN of MINs, MAX of MAXs, AVG as
  *                     SUM(partial sums) / SUM(partial counts); then
  *                     HAVING, the select list, DISTINCT, ORDER BY, LIMIT
- *                     as written (they read the merged values)
+ *                     as written (they read the merged values). A
+ *                     DISTINCT aggregate's argument is one more partial
+ *                     group key; the final plan runs the DISTINCT
+ *                     aggregate over that column (a value's copies from
+ *                     several chunks meet there)
  *   without           partial: the select list (plus ORDER BY keys not in
  *                     it), DISTINCT per chunk, and ORDER BY + LIMIT
  *                     (offset + limit rows) per chunk when there is a
@@ -19,8 +23,8 @@
  *
  * Every plan is lowered, placed and run like any other (both devices), so
  * a chunk needs the device memory of its rows only. Blocks it cannot
- * split this way run whole: compound SELECTs, DISTINCT aggregates,
- * MEDIAN / QUANTILE / group_concat, F on the NULL-padded side of an outer
+ * split this way run whole: compound SELECTs, DISTINCT aggregates of text
+ * made at run time, MEDIAN / QUANTILE / group_concat, F on the NULL-padded side of an outer
  * join or inside a derived table, RIGHT / FULL JOINs, and group keys (or,
  * without aggregates, output columns) whose text is made at run time.
  *
@@ -97,8 +101,9 @@ int gqp_chunk_table(const BSelect *b, int64_t chunk_rows, const char **why) {
             return *why = "a RIGHT or FULL JOIN", -1;
     for (int j = 0; j < b->naggs; j++) {
         const BAgg *a = &b->aggs[j];
-        if (a->distinct) return *why = "a DISTINCT aggregate", -1;
         if (a->quant != AQ_NONE) return *why = "MEDIAN, QUANTILE or group_concat", -1;
+        if (a->distinct && (!a->arg || has_totext(a->arg) || a->arg->type == CAT_NULL))
+            return *why = "a DISTINCT aggregate of a value made at run time", -1;
         if (a->type == CAT_NULL) return *why = "an aggregate of NULL", -1;
     }
     for (int i = 0; i < b->ngroup; i++)
@@ -158,6 +163,13 @@ typedef struct Partials {
     int n;
     int *first, *cnt;
     uint8_t *isum;
+    /* DISTINCT aggregates: their arguments become extra group keys of the
+     * partial plan (dkeys[0..ndk), after the block's own), which the
+     * final plan aggregates again with DISTINCT (duplicates across chunks
+     * meet there); dk[j]: aggregate j's key, -1 for the others */
+    BExpr **dkeys;
+    int ndk;
+    int *dk;
 } Partials;
 
 /* The column of F (relation f of b) a plain column reference e reads, or
@@ -202,8 +214,11 @@ static int partials(PlanArena *a, const BSelect *b, int f, Partials *p) {
     p->first = plan_alloc(a, sizeof(int) * (size_t)(b->naggs + 1));
     p->cnt = plan_alloc(a, sizeof(int) * (size_t)(b->naggs + 1));
     p->isum = plan_alloc(a, (size_t)(b->naggs + 1));
-    if (!p->aggs || !p->first || !p->cnt || !p->isum) return -1;
+    p->dkeys = plan_alloc(a, sizeof(BExpr *) * (size_t)(b->naggs + 1));
+    p->dk = plan_alloc(a, sizeof(int) * (size_t)(b->naggs + 1));
+    if (!p->aggs || !p->first || !p->cnt || !p->isum || !p->dkeys || !p->dk) return -1;
     p->n = 0;
+    p->ndk = 0;
     /* rows of the block at most: the product of its relations' (a
      * derived table's unknown) */
     double rows = 1;
@@ -219,6 +234,16 @@ static int partials(PlanArena *a, const BSelect *b, int f, Partials *p) {
         BAgg g = b->aggs[j];
         p->cnt[j] = -1;
         p->isum[j] = 0;
+        p->dk[j] = -1;
+        if (g.distinct) {
+            int k = 0;
+            while (k < p->ndk && !same_arg(p->dkeys[k], g.arg))
+                k++;
+            if (k == p->ndk) p->dkeys[p->ndk++] = g.arg;
+            p->dk[j] = k;
+            p->first[j] = -1;
+            continue;
+        }
         /* COUNT of a column of F without NULLs is COUNT(*) */
         if (g.agg == AGG_COUNT && !g.distinct && count_is_star(b, f, g.arg)) {
             g.agg = AGG_COUNT_STAR;
@@ -295,6 +320,13 @@ static BSelect *partial_block(PlanArena *a, const BSelect *b, int f, CatTable *s
     if (b->has_agg) {
         p->aggs = pa->aggs;
         p->naggs = pa->n;
+        if (pa->ndk) { /* the DISTINCT aggregates' arguments as keys too */
+            p->ngroup = b->ngroup + pa->ndk;
+            p->group = plan_alloc(a, sizeof(BExpr *) * (size_t)(p->ngroup + 1));
+            if (!p->group) return NULL;
+            if (b->ngroup) memcpy(p->group, b->group, sizeof(BExpr *) * (size_t)b->ngroup);
+            memcpy(p->group + b->ngroup, pa->dkeys, sizeof(BExpr *) * (size_t)pa->ndk);
+        }
         p->having = NULL;
         p->distinct = 0;
         p->norder = 0;
@@ -303,18 +335,18 @@ static BSelect *partial_block(PlanArena *a, const BSelect *b, int f, CatTable *s
         p->order_out = NULL;
         p->limit = -1;
         p->offset = 0;
-        p->nout = b->ngroup + pa->n;
+        p->nout = p->ngroup + pa->n;
         p->out = plan_alloc(a, sizeof(BExpr *) * (size_t)(p->nout + 1));
         p->out_names = plan_alloc(a, sizeof(char *) * (size_t)(p->nout + 1));
         if (!p->out || !p->out_names) return NULL;
         for (int k = 0; k < p->nout; k++) {
             char name[32];
             snprintf(name, sizeof name, "__p%d", k);
-            if (k < b->ngroup) {
-                const BExpr *g = b->group[k];
+            if (k < p->ngroup) {
+                const BExpr *g = p->group[k];
                 p->out[k] = col_ref(a, 0, k, g->type, g->dict, g->prec, g->scale);
             } else {
-                const BAgg *g = &pa->aggs[k - b->ngroup];
+                const BAgg *g = &pa->aggs[k - p->ngroup];
                 const CatDict *d =
                     g->arg && (g->agg == AGG_MIN || g->agg == AGG_MAX) ? g->arg->dict : NULL;
                 p->out[k] = col_ref(a, 0, k, g->type, d, g->arg ? g->arg->prec : 0, g->scale);
@@ -370,6 +402,10 @@ static BExpr *merge_ref(PlanArena *a, const BSelect *b, const Partials *pa, cons
     *c = *e;
     if (e->kind == BE_COL && e->col >= b->ngroup) {
         int j = e->col - b->ngroup, k = b->ngroup + pa->first[j];
+        if (pa->dk[j] >= 0) { /* the final plan's own DISTINCT aggregate */
+            c->col = b->ngroup + pa->n + j;
+            return c;
+        }
         c->col = k;
         if (b->aggs[j].agg != AGG_AVG) return c;
         /* AVG: merged sum / merged count, as the unchunked plans divide:
@@ -441,14 +477,29 @@ static BSelect *final_block(PlanArena *a, const BSelect *b, const Partials *pa, 
     fb->has_agg = 1;
     fb->ngroup = b->ngroup;
     fb->group = plan_alloc(a, sizeof(BExpr *) * (size_t)(b->ngroup + 1));
-    fb->naggs = pa->n;
-    fb->aggs = plan_alloc(a, sizeof(BAgg) * (size_t)(pa->n + 1));
+    /* the merged partials, then (at pa->n + j) aggregate j again where it
+     * is DISTINCT, over its argument's column */
+    fb->naggs = pa->n + (pa->ndk ? b->naggs : 0);
+    fb->aggs = plan_alloc(a, sizeof(BAgg) * (size_t)(fb->naggs + 1));
     if (!fb->group || !fb->aggs) return NULL;
     for (int i = 0; i < b->ngroup; i++)
         if (!(fb->group[i] = t_col(a, t, i))) return NULL;
+    for (int j = 0; pa->ndk && j < b->naggs; j++) {
+        BAgg *m = &fb->aggs[pa->n + j];
+        *m = b->aggs[j];
+        if (pa->dk[j] < 0) { /* a placeholder no expression reads */
+            m->agg = AGG_COUNT_STAR;
+            m->arg = NULL;
+            m->distinct = 0;
+            m->type = CAT_INT64;
+            m->scale = 0;
+        } else if (!(m->arg = t_col(a, t, b->ngroup + pa->dk[j]))) {
+            return NULL;
+        }
+    }
     for (int k = 0; k < pa->n; k++) {
         const BAgg *g = &pa->aggs[k];
-        int c = b->ngroup + k;
+        int c = b->ngroup + pa->ndk + k;
         BAgg *m = &fb->aggs[k];
         *m = *g;
         if (!(m->arg = t_col(a, t, c))) return NULL;
