@@ -407,6 +407,17 @@ static BExpr *merge_ref(PlanArena *a, const BSelect *b, const Partials *pa, cons
             return c;
         }
         c->col = k;
+        if (pa->ndk && b->ngroup == 0 &&
+            (b->aggs[j].agg == AGG_COUNT || b->aggs[j].agg == AGG_COUNT_STAR)) {
+            /* no chunk has a row when the DISTINCT argument, a partial
+             * key, has no group: the merged COUNT is 0, not NULL */
+            BExpr *z = bx_int(a, CAT_INT64, 0, e->pos);
+            BExpr *cz = bx_new(a, BE_COALESCE, CAT_INT64, e->pos);
+            if (!z || !cz) return NULL;
+            cz->a = c;
+            cz->b = z;
+            return cz;
+        }
         if (b->aggs[j].agg != AGG_AVG) return c;
         /* AVG: merged sum / merged count, as the unchunked plans divide:
          * (double) sum / (double) count */
