@@ -2,7 +2,8 @@
 # run.sh [SEEDS] [gqpdiff options...] -- the CI differential stage: build
 # build/tests/gqp_batch if needed, then tests/diff/gqpdiff.py over SEEDS
 # (default 1:3000, the CI range) with the CI feature set, once per
-# aggregation plan (auto, sort, dense). Reports go to build/diff-<plan>.md.
+# aggregation plan (auto, sort, dense) and once in 3-row chunks. Reports
+# go to build/diff-<plan>.md and build/diff-chunked.md.
 # Exit 1 if any run found a failing mismatch.
 #   tests/diff/run.sh 1:20000                       # a longer run
 #   tests/diff/run.sh 1:2000 --features all --no-fail   # everything, known issues included
@@ -19,6 +20,10 @@ for plan in auto sort dense; do
     python3 tests/diff/gqpdiff.py --seeds "$SEEDS" --aggregate "$plan" --report "build/diff-$plan.md" "$@" ||
         status=1
 done
+# chunked execution (3-row chunks: partial plans merged by a final plan,
+# libgqp/chunk.c) against sqlite3 on the same queries
+GQP_CHUNK_ROWS=3 python3 tests/diff/gqpdiff.py --seeds "$SEEDS" --report build/diff-chunked.md "$@" ||
+    status=1
 # nested correlated subqueries (grand-parent correlations, GROUP BY /
 # ORDER BY subqueries, multi-term top-1) against sqlite3
 [ -x build/gqp ] || cmake --build build -j"$(nproc 2>/dev/null || echo 2)" --target gqp_cli >/dev/null || exit 1
