@@ -42,6 +42,7 @@ static void *bind_oom(BindCtx *bc) {
 }
 
 static BExpr *bind_expr(BindCtx *bc, const AstExpr *e, int allow_agg);
+static BExpr *column_text(BindCtx *bc, BExpr *x);
 static int has_agg_call(const BExpr *e);
 /* DECIMAL (see "DECIMAL(p,s): scaled int64" below) */
 static int dec_is(const BExpr *x);
@@ -1746,6 +1747,9 @@ static BExpr *bind_strfunc(BindCtx *bc, const AstExpr *e, BExpr **args, int *mat
     }
     op.has_b = e->nlist == 3;
     if (nul) return typed_null(bc, rt, e->pos);
+    /* CAST(col AS TEXT) of an integer or DATE column of a small range: the
+     * dictionary of its values' text (column_text), as || makes it */
+    if (runtime_text(x) && !(x = column_text(bc, x))) return NULL;
     if (runtime_text(x)) return runtime_text_fail(bc, x, "a string function of");
     if (x->type == CAT_NULL)
         return bind_fail(bc, "Not implemented", x->pos, "%s() of an untyped NULL expression", f);
@@ -2687,77 +2691,6 @@ static BExpr *bind_func(BindCtx *bc, const AstExpr *e, int allow_agg) {
 static BExpr *cast_number(BindCtx *bc, BExpr *x, CatType t, int64_t pos);
 static BExpr *cast_mixed(BindCtx *bc, BExpr *m, CatType t, int64_t pos);
 
-/* TUNING: the widest value range of an integer or DATE column whose
- * CAST(... AS TEXT) becomes a dictionary made while binding (one entry per
- * value of the range, ~1 ms per 10^4 entries on one core) instead of text
- * made when the query runs. */
-#define TEXT_RANGE_MAX 65536
-
-/* CAST(x AS TEXT) of x, an INT32 / INT64 / DATE column whose current
- * statistics span at most TEXT_RANGE_MAX values: a dictionary of the text
- * of every value of that span (as SQLite prints them; a DATE as
- * YYYY-MM-DD) and a STRING lookup of x - min, so that string functions,
- * comparisons, GROUP BY and both devices take it like any text column.
- * NULL when x is not such a column, or out of memory (*oom set, bc's
- * error too). */
-static BExpr *text_of_range(BindCtx *bc, BExpr *x, int64_t pos, int *oom) {
-    if (x->kind != BE_COL || !bc->b || x->slot < 0 || x->slot >= bc->b->nrels) return NULL;
-    const CatTable *t = bc->b->rels[x->slot].table;
-    if (!t || x->col < 0 || x->col >= t->ncols) return NULL;
-    const CatColumn *col = &t->cols[x->col];
-    const CatStats *st = &col->stats;
-    if ((col->type != CAT_INT32 && col->type != CAT_INT64 && col->type != CAT_DATE) ||
-        col->type != x->type || !st->has_minmax || (st->rows != col->n && !col->stats_cover) ||
-        !cat_stats_exact(st) || st->max - st->min >= (double)TEXT_RANGE_MAX)
-        return NULL;
-    int64_t lo = (int64_t)st->min, n = (int64_t)st->max - lo + 1;
-    char *buf = malloc((size_t)n * 24);
-    const char **strs = malloc(sizeof *strs * (size_t)n);
-    size_t *lens = malloc(sizeof *lens * (size_t)n);
-    int32_t *codes = malloc(sizeof *codes * (size_t)n);
-    int64_t *tab = plan_alloc(bc->arena, sizeof(int64_t) * (size_t)n);
-    CatDict *d = NULL;
-    if (buf && strs && lens && codes && tab) {
-        for (int64_t i = 0; i < n; i++) {
-            char *b = buf + i * 24;
-            if (col->type == CAT_DATE)
-                cat_format_date((int32_t)(lo + i), b);
-            else
-                snprintf(b, 24, "%lld", (long long)(lo + i));
-            strs[i] = b;
-            lens[i] = strlen(b);
-        }
-        d = cat_dict_build(strs, lens, n, codes);
-    }
-    BExpr *r = NULL;
-    if (d && plan_arena_own_dict(bc->arena, d) == 0) {
-        for (int64_t i = 0; i < n; i++)
-            tab[i] = codes[i];
-        BExpr *c = bx_new(bc->arena, BE_CAST, CAT_INT64, pos);
-        BExpr *k = bx_int(bc->arena, CAT_INT64, lo, pos);
-        BExpr *sub = bx_new(bc->arena, BE_BINARY, CAT_INT64, pos);
-        if ((r = c && k && sub ? bx_new(bc->arena, BE_LOOKUP, CAT_STRING, pos) : NULL)) {
-            c->a = x;
-            sub->op = OP_SUB, sub->a = c, sub->b = k;
-            r->a = sub;
-            r->table = tab;
-            r->table_n = n;
-            r->dict = d;
-        }
-    } else if (d) {
-        cat_dict_free(d);
-    }
-    free(buf);
-    free(strs);
-    free(lens);
-    free(codes);
-    if (!r) {
-        *oom = 1;
-        bind_oom(bc);
-    }
-    return r;
-}
-
 /* Bind CAST(x AS type). Numbers convert between int and float; a STRING
  * value converts to a number through a per-dictionary-entry table (SQLite's
  * numeric prefix rules, cat_text_to_int64 / cat_text_to_real); a number
@@ -2790,11 +2723,6 @@ static BExpr *bind_cast(BindCtx *bc, const AstExpr *e, int allow_agg) {
             return n;
         }
         if (x->kind == BE_CONST) return const_to_text(bc, x, e->pos);
-        if (x->kind == BE_COL && x->type != CAT_DECIMAL && !bx_is_float(x->type)) {
-            int oom = 0;
-            BExpr *r = text_of_range(bc, x, e->pos, &oom);
-            if (r || oom) return r;
-        }
         BExpr *tx = bx_new(bc->arena, BE_TOTEXT, CAT_STRING, e->pos);
         if (!tx) return bind_oom(bc);
         tx->a = x;

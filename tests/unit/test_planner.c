@@ -680,7 +680,7 @@ Test(functions, unsupported_forms_are_not_implemented) {
         "SELECT LENGTH(i) FROM t",
         "SELECT SUBSTR(s, i) FROM t",
         "SELECT REPLACE(s, s, 'x') FROM t",
-        "SELECT UPPER(CAST(i AS TEXT)) FROM t",
+        "SELECT UPPER(CAST(i * 2 AS TEXT)) FROM t",
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         PlanError e;
