@@ -287,6 +287,16 @@ static double node_compute_us(const CostModel *m, const Dag *d, int i, DagDevice
         double kb = 0;
         for (int k = 0; k < n->ninputs; k++)
             kb += width(d, n->inputs[k]);
+        /* ORDER BY ... LIMIT on the CPU with a range of at most a quarter of
+         * the rows (prim_cpu_sort_range): three passes over the first key
+         * (bounds, digit counts, compaction) and the sort of the range's
+         * rows; the GPU twin sorts every row */
+        if (dev == DEV_CPU && (n->slice_limit >= 0 || n->slice_offset > 0) && n->ninputs > 0 &&
+            in0 >= 256 && out * 4 <= in0) {
+            double m = out + 64;
+            return cost_prim_us(&c[CP_SCAN], 0, 3 * in0 * width(d, n->inputs[0])) +
+                   cost_prim_us(&c[CP_SORT], m * kb, m * (kb + 8));
+        }
         return cost_prim_us(&c[CP_SORT], in0 * kb, in0 * (kb + 8));
     }
     case DN_SEGMENTS: {

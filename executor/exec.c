@@ -669,10 +669,20 @@ static int run_node(Exec *x, int i, int gpu) {
     }
     case DN_SORT: {
         int64_t len = in[0].n;
-        if (ex_alloc(x, o0, len, 0, gpu) != 0) return -1;
         n->rows_in = len;
-        rc = gpu ? prim_gpu_sort(ctx, in, n->desc, n->ninputs, len, out->d.data)
-                 : prim_cpu_sort(ctx, in, n->desc, n->ninputs, len, out->h.data);
+        if (n->slice_limit < 0 && n->slice_offset <= 0) {
+            if (ex_alloc(x, o0, len, 0, gpu) != 0) return -1;
+            rc = gpu ? prim_gpu_sort(ctx, in, n->desc, n->ninputs, len, out->d.data)
+                     : prim_cpu_sort(ctx, in, n->desc, n->ninputs, len, out->h.data);
+            break;
+        }
+        /* ORDER BY ... LIMIT / OFFSET: only the range's rows of the order */
+        int64_t cnt = prim_range_rows(len, n->slice_offset, n->slice_limit), got = 0;
+        if (ex_alloc(x, o0, cnt, 0, gpu) != 0) return -1;
+        rc = gpu ? prim_gpu_sort_range(ctx, in, n->desc, n->ninputs, len, n->slice_offset,
+                                       n->slice_limit, out->d.data, &got)
+                 : prim_cpu_sort_range(ctx, in, n->desc, n->ninputs, len, n->slice_offset,
+                                       n->slice_limit, out->h.data, &got);
         break;
     }
     case DN_SEGMENTS: {

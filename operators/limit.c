@@ -1,6 +1,8 @@
 /*
  * limit.c -- lowering of LIMIT / OFFSET: a slice node keeping rows
- * [offset, offset + limit) of a vector (limit -1 = to the end).
+ * [offset, offset + limit) of a vector (limit -1 = to the end); after an
+ * ORDER BY, the sort itself keeps only those rows of its permutation
+ * (op_sort_limit), so it need not order every row (prim_cpu_sort_range).
  */
 #include "operators/operators.h"
 
@@ -22,4 +24,18 @@ int op_limit(Lower *L, int v, int64_t offset, int64_t limit) {
     L->dag->values[out].dict = L->dag->values[v].dict;
     L->dag->values[out].est_rows = est;
     return out;
+}
+
+int op_sort_limit(Lower *L, int perm, int64_t offset, int64_t limit) {
+    DagValue *pv = &L->dag->values[perm];
+    DagNode *n = &L->dag->nodes[pv->producer];
+    if (n->kind != DN_SORT || n->noutputs != 1) return op_limit(L, perm, offset, limit);
+    n->slice_offset = offset;
+    n->slice_limit = limit;
+    int64_t est = (n->est_rows > pv->est_rows ? n->est_rows : pv->est_rows) - offset;
+    if (est < 0) est = 0;
+    if (limit >= 0 && limit < est) est = limit;
+    n->est_rows = est;
+    pv->est_rows = est;
+    return perm;
 }

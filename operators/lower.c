@@ -178,7 +178,7 @@ aggregated:
         int perm = op_sort(&L, &st, out, !b->distinct);
         if (perm < 0) return -1;
         if (b->limit >= 0 || b->offset > 0) {
-            perm = op_limit(&L, perm, b->offset, b->limit);
+            perm = op_sort_limit(&L, perm, b->offset, b->limit);
             if (perm < 0) return -1;
             est = b->limit >= 0 && b->limit < est ? b->limit : est;
         }

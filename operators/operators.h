@@ -177,6 +177,11 @@ int op_sort(Lower *L, LowState *st, const int *outv, int pre_distinct);
 int op_distinct(Lower *L, int *out, int nout, int64_t est_rows);
 /* limit.c: slice value v to [offset, offset + limit). */
 int op_limit(Lower *L, int v, int64_t offset, int64_t limit);
+/* LIMIT / OFFSET of sort permutation perm (an output of a DN_SORT node):
+ * the sort keeps rows [offset, offset + limit) of its order itself (a
+ * range sort); any other value gets op_limit's slice. Returns perm's
+ * value (now of the range's rows) or -1. */
+int op_sort_limit(Lower *L, int perm, int64_t offset, int64_t limit);
 
 /* --- bound.c: overflow proofs from column statistics --- */
 /* Bounds below 2^62 prove the absence of an int64 overflow (a factor of

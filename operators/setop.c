@@ -217,7 +217,7 @@ int op_lower_compound(const BSelect *b, const LowerOpts *opts, Dag *dag, PlanErr
         if (perm < 0) return -1;
         dag->values[perm].est_rows = est;
         if (b->limit >= 0 || b->offset > 0) {
-            if ((perm = op_limit(&L, perm, b->offset, b->limit)) < 0) return -1;
+            if ((perm = op_sort_limit(&L, perm, b->offset, b->limit)) < 0) return -1;
             est = b->limit >= 0 && b->limit < est ? b->limit : est;
         }
         for (int c = 0; c < nout; c++)

@@ -147,6 +147,11 @@ static void node_params(PlanBuf *b, const Dag *d, const DagNode *n) {
         plan_buf_printf(b, "%d key%s", n->ninputs, n->ninputs == 1 ? "" : "s");
         for (int k = 0; k < n->ninputs; k++)
             if (n->desc && n->desc[k]) plan_buf_printf(b, " k%d DESC", k);
+        if (n->slice_limit >= 0)
+            plan_buf_printf(b, ", rows [%lld, %lld) of the order", (long long)n->slice_offset,
+                            (long long)(n->slice_offset + n->slice_limit));
+        else if (n->slice_offset > 0)
+            plan_buf_printf(b, ", rows [%lld, end) of the order", (long long)n->slice_offset);
         break;
     case DN_SEGREDUCE: {
         static const char *an[] = {"count(*)", "count", "sum", "min", "max", "avg"};

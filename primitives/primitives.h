@@ -201,6 +201,18 @@ int prim_cpu_gather(PrimCtx *ctx, const PrimVec *src, const int64_t *idx, int64_
 int prim_cpu_sort(PrimCtx *ctx, const PrimVec *keys, const uint8_t *desc, int nkeys, int64_t n,
                   int64_t *perm);
 
+/* Rows [offset, offset + cnt) of prim_cpu_sort's permutation, cnt =
+ * prim_range_rows(n, offset, limit) (limit < 0: to the end), into perm
+ * (capacity cnt) and *nout = cnt: ORDER BY ... LIMIT / OFFSET. When cnt is
+ * at most a quarter of n, a radix select on the first key keeps the rows
+ * whose key can fall in the range (plus ties) and only those are sorted;
+ * the result equals the full sort's slice, ties included. GQP_TOPK=0 always
+ * sorts every row (for A/B timing). */
+int prim_cpu_sort_range(PrimCtx *ctx, const PrimVec *keys, const uint8_t *desc, int nkeys,
+                        int64_t n, int64_t offset, int64_t limit, int64_t *perm, int64_t *nout);
+/* Rows in [offset, offset + limit) of n (limit < 0: to the end), offset >= 0. */
+int64_t prim_range_rows(int64_t n, int64_t offset, int64_t limit);
+
 /* ------------------------------------------------------------- segments --
  * Rows 0..n-1 of keys are sorted (equal keys adjacent). Writes the first row
  * of each run of equal keys (NULLs equal each other) to starts (capacity n)
@@ -339,6 +351,10 @@ int prim_gpu_scatter(PrimCtx *ctx, const PrimVec *src, const uint8_t *flags, con
 int prim_gpu_gather(PrimCtx *ctx, const PrimVec *src, const int64_t *idx, int64_t n, PrimVec *dst);
 int prim_gpu_sort(PrimCtx *ctx, const PrimVec *keys, const uint8_t *desc, int nkeys, int64_t n,
                   int64_t *perm);
+/* The GPU twin sorts every row (prim_gpu_sort into ctx->alloc'd scratch)
+ * and copies the range: the same result, without the radix select yet. */
+int prim_gpu_sort_range(PrimCtx *ctx, const PrimVec *keys, const uint8_t *desc, int nkeys,
+                        int64_t n, int64_t offset, int64_t limit, int64_t *perm, int64_t *nout);
 int prim_gpu_segments(PrimCtx *ctx, const PrimVec *keys, int nkeys, int64_t n, int64_t *starts,
                       int64_t *nseg);
 int prim_gpu_segreduce(PrimCtx *ctx, PrimAgg agg, const PrimVec *val, const int64_t *starts,

@@ -23,6 +23,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define SORT_PAR_MIN_ROWS 65536
@@ -334,6 +335,475 @@ int prim_cpu_sort(PrimCtx *ctx, const PrimVec *keys, const uint8_t *desc, int nk
         }
     }
     if (rc == 0 && cur != perm) memcpy(perm, cur, sizeof(int64_t) * (size_t)n);
+    ctx->free(ctx->ud, mem);
+    return rc;
+}
+
+/* ----------------------------------------------------------- sort range --
+ * prim_cpu_sort_range: rows [offset, offset + cnt) of prim_cpu_sort's
+ * permutation without sorting every row (ORDER BY ... LIMIT / OFFSET, the
+ * k-th value; seed 003's k-th largest by counting bits, here a radix
+ * select over digits of TOPK_DIG bits).
+ *
+ * The first key's rows are split into its NULL block (first ascending,
+ * last descending) and its values, as order-preserving 64-bit images e
+ * (sort_key64, inverted when descending). A radix select narrows an
+ * interval [L, H] of images that holds the images at the range's first and
+ * last value ranks: each pass counts the next digit of the rows in [L, H]
+ * whose higher bits are L's (the low end's group) or H's (the high end's),
+ * picks the digits where the two ranks fall, and keeps the rows between.
+ * It stops when every bit is decided or TOPK_STOP rows remain. The rows
+ * whose image lies in [L, H] (plus the NULL block when the range reaches
+ * it) are exactly the ranks [before, before + m) of the full order, a
+ * superset of the range; they are gathered in row order and sorted on all
+ * keys by prim_cpu_sort (stable, so ties keep row order as in the full
+ * sort), and the range is read off. The result is identical to sorting
+ * every row and slicing. */
+
+#define TOPK_DIG 11
+#define TOPK_BINS (1 << TOPK_DIG)
+#define TOPK_STOP 4096
+#define TOPK_MAX_KEYS 64
+
+typedef struct TopkItem {
+    uint64_t e;
+    int64_t row;
+} TopkItem;
+
+typedef struct TopkJob {
+    const PrimVec *key;
+    uint64_t inv; /* ~0 for a descending first key */
+    int64_t n;    /* rows of the column, or items when items != NULL */
+    const TopkItem *items;
+    /* pass 0: per thread NULLs, least and greatest image */
+    int64_t *nnull;
+    uint64_t *mn, *mx;
+    /* histogram passes */
+    uint64_t L, H;
+    int top, lo_bit;
+    int64_t (*hlo)[TOPK_BINS], (*hhi)[TOPK_BINS];
+    int64_t (*h4)[4 * TOPK_BINS]; /* the column pass's interleaved tables */
+    /* compaction: per thread counts then offsets; keep NULL rows too */
+    int64_t *cnt;
+    int keep_nulls, keep_values;
+    TopkItem *out_items; /* or */
+    int64_t *out_rows;
+} TopkJob;
+
+/* The bits of x at and above bit top (top 64: none). */
+static inline uint64_t topk_above(uint64_t x, int top) {
+    return top >= 64 ? 0 : (x >> top) << top;
+}
+
+/* The images of sort_key32 / sort_key64, one function per type, so that
+ * the loops below run without a type switch per row. */
+static inline uint64_t tk_u8(const void *d, int64_t i) {
+    return (uint32_t)((const uint8_t *)d)[i] ^ 0x80000000u;
+}
+static inline uint64_t tk_i32(const void *d, int64_t i) {
+    return (uint32_t)((const int32_t *)d)[i] ^ 0x80000000u;
+}
+static inline uint64_t tk_i64(const void *d, int64_t i) {
+    return (uint64_t)((const int64_t *)d)[i] ^ 0x8000000000000000ull;
+}
+static inline uint64_t tk_f32(const void *d, int64_t i) {
+    float f = ((const float *)d)[i];
+    uint32_t b;
+    if (f == 0.0f) f = 0.0f; /* -0.0 equals 0.0 */
+    memcpy(&b, &f, sizeof b);
+    return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+}
+static inline uint64_t tk_f64(const void *d, int64_t i) {
+    double f = ((const double *)d)[i];
+    uint64_t b;
+    if (f == 0.0) f = 0.0;
+    memcpy(&b, &f, sizeof b);
+    return (b & 0x8000000000000000ull) ? ~b : (b | 0x8000000000000000ull);
+}
+
+/* LOOP(IMG) with IMG the image function of PrimType t. */
+#define TOPK_BY_TYPE(t, LOOP)                                                                      \
+    switch (t) {                                                                                   \
+    case PRIM_U8:                                                                                  \
+        LOOP(tk_u8);                                                                               \
+        break;                                                                                     \
+    case PRIM_I32:                                                                                 \
+        LOOP(tk_i32);                                                                              \
+        break;                                                                                     \
+    case PRIM_I64:                                                                                 \
+        LOOP(tk_i64);                                                                              \
+        break;                                                                                     \
+    case PRIM_F32:                                                                                 \
+        LOOP(tk_f32);                                                                              \
+        break;                                                                                     \
+    default:                                                                                       \
+        LOOP(tk_f64);                                                                              \
+        break;                                                                                     \
+    }
+
+/* prim_parallel body: NULL count and least / greatest image of thread t's
+ * chunk of the column. */
+static void topk_bounds(void *arg, int t, int nt) {
+    TopkJob *J = arg;
+    int64_t lo = J->n * t / nt, hi = J->n * (t + 1) / nt, nn = 0;
+    uint64_t mn = ~(uint64_t)0, mx = 0, inv = J->inv;
+    const void *d = J->key->data;
+    const uint8_t *v = J->key->valid;
+#define BOUNDS(IMG)                                                                                \
+    for (int64_t i = lo; i < hi; i++) {                                                            \
+        if (v && !v[i]) {                                                                          \
+            nn++;                                                                                  \
+            continue;                                                                              \
+        }                                                                                          \
+        uint64_t e = IMG(d, i) ^ inv;                                                              \
+        mn = e < mn ? e : mn;                                                                      \
+        mx = e > mx ? e : mx;                                                                      \
+    }
+    TOPK_BY_TYPE(J->key->type, BOUNDS)
+#undef BOUNDS
+    J->nnull[t] = nn;
+    J->mn[t] = mn;
+    J->mx[t] = mx;
+}
+
+/* prim_parallel body: thread t's counts of digit [lo_bit, top) of the
+ * elements in [L, H] in L's group (hlo) and in H's group (hhi). On the
+ * column (the first pass: L and H are its bounds, one group) only hlo. */
+static void topk_hist(void *arg, int t, int nt) {
+    TopkJob *J = arg;
+    int64_t lo = J->n * t / nt, hi = J->n * (t + 1) / nt;
+    int64_t *hl = J->hlo[t], *hh = J->hhi[t];
+    int64_t bins = (int64_t)1 << (J->top - J->lo_bit);
+    memset(hl, 0, sizeof(int64_t) * (size_t)bins);
+    memset(hh, 0, sizeof(int64_t) * (size_t)bins);
+    uint64_t mask = (uint64_t)bins - 1, inv = J->inv;
+    int sh = J->lo_bit;
+    if (!J->items) {
+        const void *d = J->key->data;
+        const uint8_t *v = J->key->valid;
+        /* four interleaved tables, so that runs of one digit (skewed
+         * data) do not chain every increment on the one before */
+        int64_t *h4 = J->h4[t];
+        memset(h4, 0, sizeof(int64_t) * 4 * (size_t)bins);
+#define HIST(IMG)                                                                                  \
+    for (int64_t i = lo; i < hi; i++)                                                              \
+        if (!v || v[i]) h4[(size_t)(i & 3) * (size_t)bins + (((IMG(d, i) ^ inv) >> sh) & mask)]++;
+        TOPK_BY_TYPE(J->key->type, HIST)
+#undef HIST
+        for (int64_t g = 0; g < bins; g++)
+            hl[g] = h4[g] + h4[bins + g] + h4[2 * bins + g] + h4[3 * bins + g];
+        return;
+    }
+    uint64_t gl = topk_above(J->L, J->top), gh = topk_above(J->H, J->top);
+    for (int64_t i = lo; i < hi; i++) {
+        uint64_t e = J->items[i].e;
+        if (e - J->L > J->H - J->L) continue;
+        uint64_t g = topk_above(e, J->top);
+        size_t dg = (size_t)((e >> sh) & mask);
+        if (g == gl) hl[dg]++;
+        if (g == gh) hh[dg]++;
+    }
+}
+
+/* prim_parallel body: thread t writes the column's rows of its chunk kept
+ * by the job from its offset cnt[t], in order: as items (image and row)
+ * the values in [L, H]; as row ids (out_rows) also the NULL rows when
+ * keep_nulls, the values only when keep_values. With count_only, counts
+ * them into cnt[t] instead. */
+static void topk_pick_rows(TopkJob *J, int t, int nt, int count_only) {
+    int64_t lo = J->n * t / nt, hi = J->n * (t + 1) / nt, o = count_only ? 0 : J->cnt[t];
+    uint64_t L = J->L, span = J->H - J->L, inv = J->inv;
+    const void *d = J->key->data;
+    const uint8_t *v = J->key->valid;
+    TopkItem *it = J->out_items;
+    int64_t *rows = J->out_rows;
+    int kn = J->keep_nulls, kv = J->keep_values;
+#define KEEP(IMG)                                                                                  \
+    for (int64_t i = lo; i < hi; i++) {                                                            \
+        if (v && !v[i]) {                                                                          \
+            if (kn) {                                                                              \
+                if (!count_only) rows[o] = i;                                                      \
+                o++;                                                                               \
+            }                                                                                      \
+            continue;                                                                              \
+        }                                                                                          \
+        if (!kv) continue;                                                                         \
+        uint64_t e = IMG(d, i) ^ inv;                                                              \
+        if (e - L > span) continue; /* one test: outside [L, H] */                                 \
+        if (!count_only) {                                                                         \
+            if (it) {                                                                              \
+                it[o].e = e;                                                                       \
+                it[o].row = i;                                                                     \
+            } else {                                                                               \
+                rows[o] = i;                                                                       \
+            }                                                                                      \
+        }                                                                                          \
+        o++;                                                                                       \
+    }
+    TOPK_BY_TYPE(J->key->type, KEEP)
+#undef KEEP
+    if (count_only) J->cnt[t] = o;
+}
+
+/* prim_parallel bodies of topk_pick_rows. */
+static void topk_count(void *arg, int t, int nt) {
+    topk_pick_rows(arg, t, nt, 1);
+}
+static void topk_write(void *arg, int t, int nt) {
+    topk_pick_rows(arg, t, nt, 0);
+}
+
+/* The compaction of the column by job J on nt threads, into J->out_items
+ * or J->out_rows. With have_counts, cnt[] already holds each thread's
+ * count. Returns the number kept, or -1 (threads). */
+static int64_t topk_compact(TopkJob *J, int nt, int have_counts) {
+    if (!have_counts && prim_parallel(nt, topk_count, J) != 0) return -1;
+    int64_t run = 0;
+    for (int t = 0; t < nt; t++) {
+        int64_t c = J->cnt[t];
+        J->cnt[t] = run;
+        run += c;
+    }
+    if (prim_parallel(nt, topk_write, J) != 0) return -1;
+    return run;
+}
+
+/* Digit of rank r among the counts h[0..bins); *below = elements before it. */
+static int64_t topk_pick(const int64_t *h, int64_t bins, int64_t r, int64_t *below) {
+    int64_t cum = 0, d = 0;
+    for (; d < bins - 1 && cum + h[d] <= r; d++)
+        cum += h[d];
+    *below = cum;
+    return d;
+}
+
+/* 1 if GQP_TOPK=0 (or off) asks for the full sort always (A/B timing). */
+static int topk_disabled(void) {
+    static int v = -1;
+    if (v < 0) {
+        const char *e = getenv("GQP_TOPK");
+        v = e && (strcmp(e, "0") == 0 || strcmp(e, "off") == 0);
+    }
+    return v;
+}
+
+int64_t prim_range_rows(int64_t n, int64_t offset, int64_t limit) {
+    if (offset < 0) offset = 0;
+    int64_t c = offset < n ? n - offset : 0;
+    return limit >= 0 && limit < c ? limit : c;
+}
+
+/* The full sort, then the range copied to perm. */
+static int topk_full(PrimCtx *ctx, const PrimVec *keys, const uint8_t *desc, int nkeys, int64_t n,
+                     int64_t offset, int64_t cnt, int64_t *perm) {
+    int64_t *all = ctx->alloc(ctx->ud, sizeof(int64_t) * (size_t)n);
+    if (!all) return sort_err(ctx, "out of memory (%zu bytes)", sizeof(int64_t) * (size_t)n);
+    int rc = prim_cpu_sort(ctx, keys, desc, nkeys, n, all);
+    if (rc == 0) memcpy(perm, all + offset, sizeof(int64_t) * (size_t)cnt);
+    ctx->free(ctx->ud, all);
+    return rc;
+}
+
+/* See primitives.h. */
+int prim_cpu_sort_range(PrimCtx *ctx, const PrimVec *keys, const uint8_t *desc, int nkeys,
+                        int64_t n, int64_t offset, int64_t limit, int64_t *perm, int64_t *nout) {
+    if (n < 0 || offset < 0 || nkeys < 0 || (nkeys > 0 && !keys) || !nout)
+        return sort_err(ctx, "bad arguments");
+    int64_t cnt = prim_range_rows(n, offset, limit);
+    *nout = cnt;
+    if (cnt == 0) return 0;
+    if (!perm) return sort_err(ctx, "bad arguments");
+    for (int k = 0; k < nkeys; k++)
+        if (prim_type_width(keys[k].type) == 0 || !keys[k].data)
+            return sort_err(ctx, "bad key vector %d", k);
+    if (nkeys == 0) {
+        for (int64_t i = 0; i < cnt; i++)
+            perm[i] = offset + i;
+        return 0;
+    }
+    /* the range is a quarter of the rows or more: the candidates' sort
+     * would cost about what the full sort does */
+    if (topk_disabled() || n < 256 || cnt > n / 4 || nkeys > TOPK_MAX_KEYS)
+        return topk_full(ctx, keys, desc, nkeys, n, offset, cnt, perm);
+
+    int nt = ctx->nthreads < 1 ? 1 : ctx->nthreads;
+    if (nt > SORT_MAX_THREADS) nt = SORT_MAX_THREADS;
+    if (n < SORT_PAR_MIN_ROWS) nt = 1;
+    size_t hb = sizeof(int64_t) * TOPK_BINS * (size_t)nt;
+    size_t small = sizeof(int64_t) * 3 * (size_t)nt + 6 * hb + sizeof(int64_t) * (size_t)nt;
+    char *mem = ctx->alloc(ctx->ud, small);
+    if (!mem) return sort_err(ctx, "out of memory (%zu bytes)", small);
+    TopkJob J;
+    memset(&J, 0, sizeof J);
+    J.key = &keys[0];
+    int desc0 = desc && desc[0];
+    J.inv = desc0 ? ~(uint64_t)0 : 0;
+    J.n = n;
+    J.nnull = (int64_t *)mem;
+    J.mn = (uint64_t *)(J.nnull + nt);
+    J.mx = J.mn + nt;
+    J.hlo = (int64_t(*)[TOPK_BINS])(J.mx + nt);
+    J.hhi = (int64_t(*)[TOPK_BINS])((char *)J.hlo + hb);
+    J.h4 = (int64_t(*)[4 * TOPK_BINS])((char *)J.hhi + hb);
+    J.cnt = (int64_t *)((char *)J.h4 + 4 * hb);
+    TopkItem *items = NULL;
+    int64_t *cand = NULL, *lp = NULL;
+    PrimVec gk[TOPK_MAX_KEYS];
+    char *gmem = NULL;
+    int rc = -1;
+
+    if (prim_parallel(nt, topk_bounds, &J) != 0) goto threads;
+    int64_t nnull = 0;
+    uint64_t mn = ~(uint64_t)0, mx = 0;
+    for (int t = 0; t < nt; t++) {
+        nnull += J.nnull[t];
+        mn = J.mn[t] < mn ? J.mn[t] : mn;
+        mx = J.mx[t] > mx ? J.mx[t] : mx;
+    }
+    int64_t nvalid = n - nnull, last = offset + cnt - 1;
+    /* the NULL block's ranks, and the value ranks [vlo, vhi] the range reaches */
+    int64_t nfirst = desc0 ? 0 : nnull; /* ranks before the values */
+    int null_hit = desc0 ? last >= nvalid : offset < nnull;
+    int64_t vlo = offset - nfirst, vhi = last - nfirst;
+    if (vlo < 0) vlo = 0;
+    if (vhi > nvalid - 1) vhi = nvalid - 1;
+    int val_hit = nvalid > 0 && vlo <= vhi;
+    /* radix select: A = the values with image in [L, H], below = values under L */
+    uint64_t L = mn, H = mx;
+    int64_t asize = val_hit ? nvalid : 0, below = 0, rlo = vlo, rhi = vhi;
+    int top = L == H ? 0 : 64 - __builtin_clzll(L ^ H);
+    J.keep_values = 1;
+    while (val_hit && top > 0 && asize > TOPK_STOP) {
+        J.L = L, J.H = H, J.top = top;
+        J.lo_bit = top > TOPK_DIG ? top - TOPK_DIG : 0;
+        int64_t bins = (int64_t)1 << (top - J.lo_bit);
+        if (prim_parallel(nt, topk_hist, &J) != 0) goto threads;
+        int first = J.items == NULL;
+        if (first) /* one group: hhi is hlo */
+            for (int t = 0; t < nt; t++)
+                memcpy(J.hhi[t], J.hlo[t], sizeof(int64_t) * (size_t)bins);
+        for (int t = 1; t < nt; t++)
+            for (int64_t d = 0; d < bins; d++) {
+                J.hlo[0][d] += J.hlo[t][d];
+                J.hhi[0][d] += J.hhi[t][d];
+            }
+        int64_t glo = 0, ghi = 0, blo, bhi;
+        for (int64_t d = 0; d < bins; d++)
+            glo += J.hlo[0][d], ghi += J.hhi[0][d];
+        int64_t dlo = topk_pick(J.hlo[0], bins, rlo, &blo);
+        int64_t dhi = topk_pick(J.hhi[0], bins, rhi - (asize - ghi), &bhi);
+        uint64_t nL = topk_above(L, top) | ((uint64_t)dlo << J.lo_bit);
+        uint64_t nH =
+            topk_above(H, top) | ((uint64_t)dhi << J.lo_bit) | (((uint64_t)1 << J.lo_bit) - 1);
+        int64_t nsize;
+        if (topk_above(L, top) == topk_above(H, top)) {
+            nsize = 0;
+            for (int64_t d = dlo; d <= dhi; d++)
+                nsize += J.hlo[0][d];
+        } else {
+            nsize = (glo - blo) + (asize - glo - ghi) + (bhi + J.hhi[0][dhi]);
+        }
+        below += blo, rlo -= blo, rhi -= blo;
+        L = nL, H = nH, asize = nsize, top = J.lo_bit;
+        /* keep the rows in [L, H] as items: from the column the first
+         * time, then in place (each pass keeps a subset, in order) */
+        J.L = L, J.H = H;
+        if (!items) {
+            items = ctx->alloc(ctx->ud, sizeof(TopkItem) * (size_t)(asize ? asize : 1));
+            if (!items) {
+                rc = sort_err(ctx, "out of memory (%zu bytes)", sizeof(TopkItem) * (size_t)asize);
+                goto done;
+            }
+            /* each thread's kept rows: its counts of the digits picked
+             * (thread 0's row now holds the sums: recount it) */
+            for (int t = 0; t < nt; t++) {
+                int64_t c = 0;
+                const int64_t *h = t ? J.hhi[t] : NULL;
+                for (int64_t d = dlo; d <= dhi; d++)
+                    c += h ? h[d] : 0;
+                J.cnt[t] = c;
+            }
+            int64_t others = 0;
+            for (int t = 1; t < nt; t++)
+                others += J.cnt[t];
+            J.cnt[0] = asize - others;
+            J.out_items = items;
+            if (topk_compact(&J, nt, 1) != asize) goto threads;
+            J.items = items;
+            J.n = asize;
+            J.key = NULL;
+        } else {
+            int64_t o = 0;
+            for (int64_t i = 0; i < J.n; i++)
+                if (items[i].e >= L && items[i].e <= H) items[o++] = items[i];
+            if (o != asize) {
+                rc = sort_err(ctx, "range select lost rows");
+                goto done;
+            }
+            J.n = asize;
+        }
+    }
+    /* the candidates, in row order: the kept items (no NULL block), else
+     * the column's rows in [L, H] and the NULL block if reached */
+    int64_t m;
+    if (items && !null_hit) {
+        cand = ctx->alloc(ctx->ud, sizeof(int64_t) * (size_t)(asize ? asize : 1));
+        if (!cand) goto oom;
+        for (int64_t i = 0; i < asize; i++)
+            cand[i] = items[i].row;
+        m = asize;
+    } else {
+        m = (null_hit ? nnull : 0) + asize;
+        cand = ctx->alloc(ctx->ud, sizeof(int64_t) * (size_t)(m ? m : 1));
+        if (!cand) goto oom;
+        J.key = &keys[0];
+        J.items = NULL;
+        J.n = n;
+        J.L = L, J.H = H;
+        J.keep_nulls = null_hit;
+        J.keep_values = val_hit;
+        J.out_items = NULL;
+        J.out_rows = cand;
+        if (topk_compact(&J, nt, 0) != m) goto threads;
+    }
+    int64_t before = desc0 ? (val_hit ? below : nvalid) : (null_hit ? 0 : nnull + below);
+    int64_t start = offset - before;
+    if (start < 0 || start + cnt > m) {
+        rc = sort_err(ctx, "range select lost rows");
+        goto done;
+    }
+    /* sort the candidates on every key */
+    size_t gbytes = sizeof(int64_t) * (size_t)m;
+    for (int k = 0; k < nkeys; k++)
+        gbytes += (prim_type_width(keys[k].type) + 1) * (size_t)m;
+    gmem = ctx->alloc(ctx->ud, gbytes);
+    if (!gmem) goto oom;
+    lp = (int64_t *)gmem;
+    char *p = gmem + sizeof(int64_t) * (size_t)m;
+    for (int k = 0; k < nkeys; k++) {
+        size_t w = prim_type_width(keys[k].type);
+        gk[k].type = keys[k].type;
+        gk[k].n = m;
+        gk[k].data = p;
+        p += w * (size_t)m;
+        gk[k].valid = keys[k].valid ? (uint8_t *)p : NULL;
+        p += (size_t)m;
+        if (prim_cpu_gather(ctx, &keys[k], cand, m, &gk[k]) != 0) goto done;
+    }
+    if (prim_cpu_sort(ctx, gk, desc, nkeys, m, lp) != 0) goto done;
+    for (int64_t i = 0; i < cnt; i++)
+        perm[i] = cand[lp[start + i]];
+    rc = 0;
+    goto done;
+oom:
+    rc = sort_err(ctx, "out of memory");
+    goto done;
+threads:
+    rc = sort_err(ctx, "cannot start worker threads");
+done:
+    if (gmem) ctx->free(ctx->ud, gmem);
+    if (cand) ctx->free(ctx->ud, cand);
+    if (items) ctx->free(ctx->ud, items);
     ctx->free(ctx->ud, mem);
     return rc;
 }

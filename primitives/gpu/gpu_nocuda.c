@@ -48,6 +48,12 @@ int prim_gpu_sort(PrimCtx *ctx, const PrimVec *keys, const uint8_t *desc, int nk
 }
 
 /* Always -1 with "built without CUDA" in ctx->err. */
+int prim_gpu_sort_range(PrimCtx *ctx, const PrimVec *keys, const uint8_t *desc, int nkeys,
+                        int64_t n, int64_t offset, int64_t limit, int64_t *perm, int64_t *nout) {
+    return no_cuda(ctx);
+}
+
+/* Always -1 with "built without CUDA" in ctx->err. */
 int prim_gpu_segments(PrimCtx *ctx, const PrimVec *keys, int nkeys, int64_t n, int64_t *starts,
                       int64_t *nseg) {
     return no_cuda(ctx);

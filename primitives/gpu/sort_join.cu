@@ -189,6 +189,27 @@ extern "C" int prim_gpu_sort(PrimCtx *ctx, const PrimVec *keys, const uint8_t *d
     return 0;
 }
 
+/* GPU twin of prim_cpu_sort_range: every row sorted (prim_gpu_sort into a
+ * scratch permutation), then the range copied to perm (device, cnt
+ * values). Asynchronous; *nout is set at once. */
+extern "C" int prim_gpu_sort_range(PrimCtx *ctx, const PrimVec *keys, const uint8_t *desc,
+                                   int nkeys, int64_t n, int64_t offset, int64_t limit,
+                                   int64_t *perm, int64_t *nout) {
+    if (prim_gpu_ctx_ok(ctx) != 0) return -1;
+    if (n < 0 || offset < 0 || !nout) return prim_gpu_fail(ctx, "sort range: bad arguments");
+    const int64_t cnt = prim_range_rows(n, offset, limit);
+    *nout = cnt;
+    if (cnt == 0) return 0;
+    if (!perm) return prim_gpu_fail(ctx, "sort range: missing output");
+    DevBuf all(ctx);
+    if (all.alloc((size_t)n * sizeof(int64_t)) != 0) return -1;
+    if (prim_gpu_sort(ctx, keys, desc, nkeys, n, all.as<int64_t>()) != 0) return -1;
+    GQP_CUDA_TRY(ctx,
+                 cudaMemcpyAsync(perm, all.as<int64_t>() + offset, (size_t)cnt * sizeof(int64_t),
+                                 cudaMemcpyDeviceToDevice, prim_gpu_stream(ctx)));
+    return 0;
+}
+
 /* ----------------------------------------------------------------- join -- */
 
 /* Empty hash slot (its start). */

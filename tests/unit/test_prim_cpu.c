@@ -1360,6 +1360,119 @@ Test(sort, single_key_all_types, .timeout = 300) {
     }
 }
 
+/* ----------------------------------------------------------- sort range -- */
+
+/* prim_cpu_sort_range with 1 and 4 threads against the full sort's slice
+ * [offset, offset + limit) (limit < 0: to the end); returns mismatches. */
+static int64_t check_sort_range(const PrimVec *keys, const uint8_t *desc, int nkeys, int64_t n,
+                                int64_t offset, int64_t limit) {
+    int64_t *full = malloc(sizeof(int64_t) * (size_t)(n + 1));
+    int64_t *p1 = malloc(sizeof(int64_t) * (size_t)(n + 1));
+    int64_t *p4 = malloc(sizeof(int64_t) * (size_t)(n + 1));
+    PrimCtx c1 = mkctx(1), c4 = mkctx(4);
+    long live = g_live;
+    cr_assert_eq(prim_cpu_sort(&c1, keys, desc, nkeys, n, full), 0, "%s", c1.err);
+    int64_t want = prim_range_rows(n, offset, limit), got1 = -1, got4 = -1;
+    cr_assert_eq(prim_cpu_sort_range(&c1, keys, desc, nkeys, n, offset, limit, p1, &got1), 0, "%s",
+                 c1.err);
+    cr_assert_eq(prim_cpu_sort_range(&c4, keys, desc, nkeys, n, offset, limit, p4, &got4), 0, "%s",
+                 c4.err);
+    cr_assert_eq(g_live, live, "sort range leaked");
+    cr_assert_eq(got1, want, "n %lld offset %lld limit %lld: %lld rows, want %lld", (long long)n,
+                 (long long)offset, (long long)limit, (long long)got1, (long long)want);
+    cr_assert_eq(got4, want);
+    int64_t bad = 0;
+    for (int64_t i = 0; i < want; i++)
+        if ((p1[i] != full[offset + i] || p4[i] != full[offset + i]) && bad++ == 0)
+            cr_log_error("sort range n %lld [%lld, +%lld) pos %lld: want %lld got %lld/%lld",
+                         (long long)n, (long long)offset, (long long)limit, (long long)i,
+                         (long long)full[offset + i], (long long)p1[i], (long long)p4[i]);
+    free(full);
+    free(p1);
+    free(p4);
+    return bad;
+}
+
+/* Ranges at the start, the middle, the end, past the end and around the
+ * NULL block's edge (nnull), small and up to a quarter of the rows. */
+static int64_t check_ranges(const PrimVec *keys, const uint8_t *desc, int nkeys, int64_t n) {
+    int64_t nnull = 0;
+    for (int64_t i = 0; i < n; i++)
+        nnull += keys[0].valid && !keys[0].valid[i];
+    int64_t offs[] = {0,         1,
+                      n / 2,     n - 1,
+                      n,         n + 5,
+                      nnull,     nnull > 3 ? nnull - 3 : 0,
+                      n - nnull, n - nnull > 3 ? n - nnull - 3 : 0};
+    int64_t lims[] = {1, 10, 100, n / 4, -1, 0};
+    int64_t bad = 0;
+    for (size_t a = 0; a < sizeof offs / sizeof offs[0]; a++)
+        for (size_t b = 0; b < sizeof lims / sizeof lims[0]; b++) {
+            if (offs[a] < 0) continue;
+            bad += check_sort_range(keys, desc, nkeys, n, offs[a], lims[b]);
+        }
+    return bad;
+}
+
+Test(sort_range, single_key_all_types, .timeout = 300) {
+    const PrimType all[5] = {PRIM_U8, PRIM_I32, PRIM_I64, PRIM_F32, PRIM_F64};
+    const int64_t sizes[] = {0, 1, 300, 5000, 100000};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        int64_t n = sizes[s];
+        for (int k = 0; k < 5; k++)
+            for (int variant = 0; variant < 6; variant++) {
+                /* wide range, many ties, one value; each with and without NULLs */
+                int kind = variant % 3, nulls = variant >= 3;
+                int64_t lim = kind == 0   ? (all[k] == PRIM_I64 ? INT64_MAX / 2 : 1000000000)
+                              : kind == 1 ? 20
+                                          : 0;
+                PrimVec v = rand_vec(all[k], n, -lim, lim, nulls ? 30 : -1);
+                if (is_float(all[k]))
+                    for (int64_t i = 0; i < n; i += 7) { /* -0.0 equals 0.0 */
+                        if (all[k] == PRIM_F32)
+                            ((float *)v.data)[i] = (i / 7) % 2 ? -0.0f : 0.0f;
+                        else
+                            ((double *)v.data)[i] = (i / 7) % 2 ? -0.0 : 0.0;
+                    }
+                for (int d = 0; d < 2; d++) {
+                    uint8_t desc = (uint8_t)d;
+                    cr_expect_eq(check_ranges(&v, &desc, 1, n), 0, "type %d n %lld var %d desc %d",
+                                 all[k], (long long)n, variant, d);
+                }
+                free_vec(&v);
+            }
+    }
+}
+
+Test(sort_range, multi_key_and_extremes, .timeout = 300) {
+    const PrimType all[5] = {PRIM_U8, PRIM_I32, PRIM_I64, PRIM_F32, PRIM_F64};
+    for (int rep = 0; rep < 12; rep++) {
+        int64_t n = rep % 2 ? 60000 : 9000;
+        int nkeys = 1 + (int)(rnd() % 3);
+        PrimVec keys[3];
+        uint8_t desc[3];
+        for (int k = 0; k < nkeys; k++) {
+            int64_t lim = k == 0 && rep % 3 ? 1000000 : 5;
+            keys[k] = rand_vec(all[rnd() % 5], n, -lim, lim, rnd() % 2 ? 20 : -1);
+            desc[k] = (uint8_t)(rnd() % 2);
+        }
+        cr_expect_eq(check_ranges(keys, desc, nkeys, n), 0, "n %lld rep %d", (long long)n, rep);
+        for (int k = 0; k < nkeys; k++)
+            free_vec(&keys[k]);
+    }
+    /* INT64 extremes and a skewed column: most rows one value */
+    int64_t n = 50000;
+    PrimVec v = rand_vec(PRIM_I64, n, -3, 3, 5);
+    int64_t *x = v.data;
+    for (int64_t i = 0; i < n; i++)
+        x[i] = i % 11 == 0 ? INT64_MIN : i % 13 == 0 ? INT64_MAX : i % 3 ? 42 : x[i] * 1000003;
+    for (int d = 0; d < 2; d++) {
+        uint8_t desc = (uint8_t)d;
+        cr_expect_eq(check_ranges(&v, &desc, 1, n), 0, "extremes desc %d", d);
+    }
+    free_vec(&v);
+}
+
 Test(sort, multi_key, .timeout = 300) {
     const PrimType all[5] = {PRIM_U8, PRIM_I32, PRIM_I64, PRIM_F32, PRIM_F64};
     for (int s = 0; s < NSIZES; s++) {

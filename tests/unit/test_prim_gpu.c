@@ -1142,6 +1142,64 @@ Test(prim_gpu, sort_multi_key) {
     });
 }
 
+#ifdef GQP_HAVE_CUDA
+/* ORDER BY ... LIMIT / OFFSET: prim_gpu_sort_range against the CPU twin
+ * (prim_cpu_sort_range: the radix select) over rows [offset, offset +
+ * limit) of n rows. */
+static void sort_range_case(int64_t n, const PrimType *types, int nkeys, int nullable,
+                            uint8_t desc0, int64_t offset, int64_t limit, cudaStream_t st) {
+    TVec keys[3];
+    PrimVec hk[3], dk[3];
+    uint8_t desc[3] = {desc0, 0, 1};
+    for (int k = 0; k < nkeys; k++) {
+        keys[k] = tvec_rand(types[k], n, nullable ? 6 : 0, k == 0 && n > 4 ? n : 5);
+        hk[k] = keys[k].h;
+        dk[k] = keys[k].d;
+    }
+    int64_t cnt = prim_range_rows(n, offset, limit), hn = -1, dn = -1;
+    int64_t *cperm = malloc((size_t)cnt * 8 + 8);
+    int64_t *d_perm = to_dev(NULL, (size_t)cnt * 8 + 8);
+    PrimCtx hc = hctx(), dc = dctx(st);
+    cr_assert_eq(prim_cpu_sort_range(&hc, hk, desc, nkeys, n, offset, limit, cperm, &hn), 0,
+                 "cpu sort range: %s", hc.err);
+    cr_assert_eq(prim_gpu_sort_range(&dc, dk, desc, nkeys, n, offset, limit, d_perm, &dn), 0,
+                 "gpu sort range: %s", dc.err);
+    sync_ok(st);
+    cr_assert_eq(hn, cnt);
+    cr_assert_eq(dn, cnt);
+    int64_t *g = fetch_i64(d_perm, cnt);
+    char msg[128];
+    snprintf(msg, sizeof msg, "sort range n %lld [%lld, +%lld) type %d nkeys %d nullable %d",
+             (long long)n, (long long)offset, (long long)limit, (int)types[0], nkeys, nullable);
+    expect_i64_eq(cperm, g, cnt, msg);
+    free(g);
+    free(cperm);
+    cudaFree(d_perm);
+    for (int k = 0; k < nkeys; k++)
+        tvec_free(&keys[k]);
+}
+#endif
+
+Test(prim_gpu, sort_range) {
+    GPU_TEST_PRELUDE();
+    GPU_BODY({
+        rng_seed(8);
+        cudaStream_t st = new_stream();
+        const int64_t ns[] = {0, 1, 300, 100000};
+        for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++)
+            for (int t = 0; t < 5; t++)
+                for (int v = 0; v < 4; v++) {
+                    int64_t n = ns[a];
+                    PrimType types[2] = {ALL_TYPES[t], ALL_TYPES[(t + 2) % 5]};
+                    sort_range_case(n, types, 1 + (v & 1), v >> 1, (uint8_t)(v & 1), 0, 10, st);
+                    sort_range_case(n, types, 1 + (v & 1), v >> 1, (uint8_t)(v >> 1), n / 2, 1, st);
+                    sort_range_case(n, types, 2, v & 1, 1, n / 3, n / 5, st);
+                    sort_range_case(n, types, 1, 1, 0, n > 5 ? n - 5 : 0, -1, st);
+                }
+        cudaStreamDestroy(st);
+    });
+}
+
 Test(prim_gpu, sort_big, .timeout = 900) {
     GPU_TEST_PRELUDE();
     GPU_BODY({
