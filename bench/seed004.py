@@ -3,6 +3,11 @@
 
     python3 bench/seed004.py [--rows 5000000] [--threads N] [--device cpu]
                              [--build build] [--work bench/work] [--out]
+                             [--queries DIR] [--name NAME]
+
+--queries DIR times the .sql files of DIR on the same table instead of the
+13 queries (bench/topk/: ORDER BY ... LIMIT / OFFSET), --name sets the
+table's title and file name (bench/results/<name>-<host>.md).
 
 * gqp: build/bench_gqp opens the config once and, per query, runs a warm-up
   and 5 timed runs; the median of gqp_exec_ms (execution, planning excluded,
@@ -34,12 +39,13 @@ ROOT = os.path.dirname(HERE)
 QDIR = os.path.join(ROOT, "tests", "seed004", "queries")
 
 
-def queries():
-    """[(name, sql without comments or ';', path)] for q01..q13."""
+def queries(qdir=QDIR):
+    """[(name, sql without comments or ';', path)] for q01..q13 (or the .sql
+    files of qdir)."""
     out = []
-    for f in sorted(os.listdir(QDIR)):
+    for f in sorted(os.listdir(qdir)):
         if f.endswith(".sql"):
-            path = os.path.join(QDIR, f)
+            path = os.path.join(qdir, f)
             sql = " ".join(
                 l.strip() for l in open(path) if l.strip() and not l.startswith("--")
             ).rstrip(";")
@@ -143,10 +149,12 @@ def main():
     ap.add_argument("--no-sqlite", action="store_true", help="skip SQLite (very large N)")
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--work", default=os.path.join(HERE, "work"))
-    ap.add_argument("--out", action="store_true", help="write bench/results/seed004-<host>.md")
+    ap.add_argument("--out", action="store_true", help="write bench/results/<name>-<host>.md")
+    ap.add_argument("--queries", default=QDIR, help="folder of .sql files (default seed 004's)")
+    ap.add_argument("--name", default="seed004", help="title and result file name")
     args = ap.parse_args()
 
-    qs = queries()
+    qs = queries(args.queries)
     os.makedirs(args.work, exist_ok=True)
     csv, cfg = gen_data(os.path.join(args.build, "gqp"), args.rows, args.work)
     devices = args.device.split(",")
@@ -175,7 +183,8 @@ def main():
 
     host = socket.gethostname()
     out = [
-        "# Seed 004 queries, %d rows" % args.rows,
+        "# %s queries, %d rows" % ("Seed 004" if args.name == "seed004" else args.name,
+                                   args.rows),
         "",
         "host %s, %s, %d threads, gqp --device %s; %s; sqlite3 %s; duckdb %s. "
         "Median ms; results materialized, not printed." % (
@@ -218,7 +227,7 @@ def main():
     print(text)
     if args.out:
         os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
-        path = os.path.join(HERE, "results", "seed004-%s.md" % host)
+        path = os.path.join(HERE, "results", "%s-%s.md" % (args.name, host))
         with open(path, "w") as f:
             f.write(text)
         print("wrote " + path, file=sys.stderr)

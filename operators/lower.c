@@ -169,6 +169,16 @@ aggregated:
     int nout = b->nout;
     int *out = plan_alloc(L.arena, sizeof(int) * (size_t)(nout ? nout : 1));
     if (!out) return op_fail(&L, "out of memory");
+    if (b->norder && (b->limit >= 0 || b->offset > 0) && !b->distinct) {
+        /* ORDER BY ... LIMIT / OFFSET: the keys over the state, a sort that
+         * keeps the range's rows, and the select list computed (its columns
+         * gathered) for those rows alone */
+        int perm = op_sort(&L, &st, NULL, 1);
+        if (perm < 0 || (perm = op_sort_limit(&L, perm, b->offset, b->limit)) < 0) return -1;
+        if (op_reselect(&L, &st, perm, dag->values[perm].est_rows) != 0) return -1;
+        if (op_project(&L, &st, out) != 0) return -1;
+        goto projected;
+    }
     if (op_project(&L, &st, out) != 0) return -1;
     int64_t est = st.est_rows;
     if (b->distinct) {
@@ -188,6 +198,7 @@ aggregated:
         for (int i = 0; i < nout; i++)
             if ((out[i] = op_limit(&L, out[i], b->offset, b->limit)) < 0) return -1;
     }
+projected:
     for (int i = 0; i < nout; i++) {
         DagValue *v = &dag->values[out[i]];
         if (v->ltype == CAT_NULL) v->ltype = CAT_INT64;

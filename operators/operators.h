@@ -170,8 +170,9 @@ int op_group_concat(Lower *L, LowState *st, const BAgg *ag, int perm, int starts
 int op_aggregate(Lower *L, LowState *st);
 /* project.c: values of the select list over st into out[0..nout). */
 int op_project(Lower *L, LowState *st, int *out);
-/* sort.c: permutation ordering the state (or the output values) by the
- * ORDER BY keys; returns the perm value id. */
+/* sort.c: permutation ordering the state (or the output values outv; NULL:
+ * every key evaluated over the state) by the ORDER BY keys; returns the
+ * perm value id. */
 int op_sort(Lower *L, LowState *st, const int *outv, int pre_distinct);
 /* distinct.c: replace out[] by their distinct rows. */
 int op_distinct(Lower *L, int *out, int nout, int64_t est_rows);

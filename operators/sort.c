@@ -1,7 +1,8 @@
 /*
  * sort.c -- lowering of ORDER BY: the keys (output columns, or expressions
- * over the state aligned with the output rows) go to one sort node whose
- * permutation the caller gathers the outputs through.
+ * over the state aligned with the output rows; with outv NULL all of them
+ * expressions over the state) go to one sort node whose permutation the
+ * caller gathers the outputs (or the state) through.
  */
 #include "operators/operators.h"
 
@@ -10,9 +11,9 @@ int op_sort(Lower *L, LowState *st, const int *outv, int pre_distinct) {
     int keys[DAG_MAX_IO];
     if (b->norder > DAG_MAX_IO) return op_fail(L, "too many ORDER BY keys");
     for (int k = 0; k < b->norder; k++) {
-        if (b->order_out[k] >= 0)
+        if (outv && b->order_out[k] >= 0)
             keys[k] = outv[b->order_out[k]];
-        else if (pre_distinct)
+        else if (pre_distinct || !outv)
             keys[k] = op_expr(L, st, b->order[k], op_prim_type(b->order[k]->type), 0);
         else
             return op_fail(L, "ORDER BY term not in the select list");

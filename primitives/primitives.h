@@ -207,7 +207,7 @@ int prim_cpu_sort(PrimCtx *ctx, const PrimVec *keys, const uint8_t *desc, int nk
  * at most a quarter of n, a radix select on the first key keeps the rows
  * whose key can fall in the range (plus ties) and only those are sorted;
  * the result equals the full sort's slice, ties included. GQP_TOPK=0 always
- * sorts every row (for A/B timing). */
+ * sorts every row (for A/B timing); GQP_TOPK=force selects at any size. */
 int prim_cpu_sort_range(PrimCtx *ctx, const PrimVec *keys, const uint8_t *desc, int nkeys,
                         int64_t n, int64_t offset, int64_t limit, int64_t *perm, int64_t *nout);
 /* Rows in [offset, offset + limit) of n (limit < 0: to the end), offset >= 0. */

@@ -577,12 +577,17 @@ static int64_t topk_pick(const int64_t *h, int64_t bins, int64_t r, int64_t *bel
     return d;
 }
 
-/* 1 if GQP_TOPK=0 (or off) asks for the full sort always (A/B timing). */
-static int topk_disabled(void) {
+/* GQP_TOPK: 0 (or off) always sorts every row (A/B timing); force takes
+ * the radix select at any size and range and narrows to a single row (so
+ * that small random queries, tests/diff, exercise every pass); else 1. */
+static int topk_mode(void) {
     static int v = -1;
     if (v < 0) {
         const char *e = getenv("GQP_TOPK");
-        v = e && (strcmp(e, "0") == 0 || strcmp(e, "off") == 0);
+        v = !e                                             ? 1
+            : strcmp(e, "0") == 0 || strcmp(e, "off") == 0 ? 0
+            : strcmp(e, "force") == 0                      ? 2
+                                                           : 1;
     }
     return v;
 }
@@ -623,8 +628,10 @@ int prim_cpu_sort_range(PrimCtx *ctx, const PrimVec *keys, const uint8_t *desc, 
     }
     /* the range is a quarter of the rows or more: the candidates' sort
      * would cost about what the full sort does */
-    if (topk_disabled() || n < 256 || cnt > n / 4 || nkeys > TOPK_MAX_KEYS)
+    int mode = topk_mode();
+    if (mode == 0 || nkeys > TOPK_MAX_KEYS || (mode == 1 && (n < 256 || cnt > n / 4)))
         return topk_full(ctx, keys, desc, nkeys, n, offset, cnt, perm);
+    int64_t stop = mode == 2 ? 1 : TOPK_STOP;
 
     int nt = ctx->nthreads < 1 ? 1 : ctx->nthreads;
     if (nt > SORT_MAX_THREADS) nt = SORT_MAX_THREADS;
@@ -673,7 +680,7 @@ int prim_cpu_sort_range(PrimCtx *ctx, const PrimVec *keys, const uint8_t *desc, 
     int64_t asize = val_hit ? nvalid : 0, below = 0, rlo = vlo, rhi = vhi;
     int top = L == H ? 0 : 64 - __builtin_clzll(L ^ H);
     J.keep_values = 1;
-    while (val_hit && top > 0 && asize > TOPK_STOP) {
+    while (val_hit && top > 0 && asize > stop) {
         J.L = L, J.H = H, J.top = top;
         J.lo_bit = top > TOPK_DIG ? top - TOPK_DIG : 0;
         int64_t bins = (int64_t)1 << (top - J.lo_bit);
