@@ -577,33 +577,60 @@ int op_expr(Lower *L, LowState *st, const BExpr *e, PrimType out_type, int as_fi
     return v;
 }
 
-int op_convert(Lower *L, int v, PrimType t) {
-    DagValue *val = &L->dag->values[v];
-    if (val->type == t) return v;
-    PrimInstr *in = plan_alloc(L->arena, sizeof(PrimInstr));
-    if (!in) return op_fail(L, "out of memory");
-    int rt = (t == PRIM_F32 || t == PRIM_F64) ? PRIM_REG_F : PRIM_REG_I;
-    in->op = POP_COL;
-    in->t = (uint8_t)rt;
-    in->dst = 0;
-    in->ival = 0;
+/* A map node over value v alone running the ninstr instructions in (its
+ * result register last, of register type rt) into a value of type t
+ * labelled label; the value keeps v's logical type, scale and dictionary
+ * unless the caller changes them. Returns the value id or -1. */
+static int value_map(Lower *L, int v, PrimInstr *in, int ninstr, int rt, PrimType t,
+                     const char *label) {
     int node = plan_dag_add(L->dag, DN_MAP, &v, 1, 1, &t);
     if (node < 0) return op_fail(L, "out of memory");
     DagNode *n = &L->dag->nodes[node];
-    val = &L->dag->values[v];
-    n->prog.ninstr = 1;
+    DagValue *val = &L->dag->values[v];
+    n->prog.ninstr = ninstr;
     n->prog.code = in;
-    n->prog.nregs = 1;
-    n->prog.result = 0;
+    n->prog.nregs = ninstr;
+    n->prog.result = ninstr - 1;
     n->prog.result_t = rt;
     n->prog.ninputs = 1;
     n->len_from = v;
-    n->label = plan_strdup(L->arena, "convert");
+    n->label = plan_strdup(L->arena, label);
     n->est_rows = val->est_rows;
     int out = plan_dag_out(L->dag, node, 0);
     L->dag->values[out].ltype = val->ltype;
     L->dag->values[out].scale = val->scale;
     L->dag->values[out].dict = val->dict;
     L->dag->values[out].est_rows = val->est_rows;
+    return out;
+}
+
+int op_convert(Lower *L, int v, PrimType t) {
+    if (L->dag->values[v].type == t) return v;
+    PrimInstr *in = plan_alloc(L->arena, sizeof(PrimInstr));
+    if (!in) return op_fail(L, "out of memory");
+    memset(in, 0, sizeof *in);
+    int rt = (t == PRIM_F32 || t == PRIM_F64) ? PRIM_REG_F : PRIM_REG_I;
+    in->op = POP_COL;
+    in->t = (uint8_t)rt;
+    return value_map(L, v, in, 1, rt, t, "convert");
+}
+
+int op_isnull_value(Lower *L, int v) {
+    PrimType vt = L->dag->values[v].type;
+    PrimInstr *in = plan_alloc(L->arena, 2 * sizeof(PrimInstr));
+    if (!in) return op_fail(L, "out of memory");
+    memset(in, 0, 2 * sizeof *in);
+    in[0].op = POP_COL;
+    in[0].t = (uint8_t)(vt == PRIM_F32 || vt == PRIM_F64 ? PRIM_REG_F : PRIM_REG_I);
+    in[1].op = POP_ISNULL;
+    in[1].t = in[0].t;
+    in[1].dst = 1;
+    in[1].a = 0;
+    int out = value_map(L, v, in, 2, PRIM_REG_I, PRIM_U8, "is null");
+    if (out < 0) return -1;
+    DagValue *o = &L->dag->values[out];
+    o->ltype = CAT_BOOL;
+    o->scale = 0;
+    o->dict = NULL;
     return out;
 }

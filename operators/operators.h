@@ -101,6 +101,9 @@ int op_totext(Lower *L, LowState *st, const BExpr *e);
 int op_dictlike(Lower *L, LowState *st, const BExpr *e);
 /* A map node converting value v to type t (or v itself if it has t). */
 int op_convert(Lower *L, int v, PrimType t);
+/* expr.c: a BOOL (U8) value, 1 where value v is NULL (a map over v alone:
+ * the NULLS FIRST / LAST key of an output column). */
+int op_isnull_value(Lower *L, int v);
 /* Text of a bound expression for EXPLAIN labels (arena-allocated). */
 char *op_expr_label(Lower *L, const LowState *st, const BExpr *e);
 /* acc AND x as a new bound node (acc NULL: x itself); NULL when out of

@@ -3846,14 +3846,9 @@ static int nulls_keys(BindCtx *bc, const AstSelect *sel, BSelect *b) {
     for (int i = 0; i < sel->norder; i++)
         extra += sel->order_by[i].nulls_flip;
     if (!extra) return 0;
-    if (b->distinct) {
-        for (int i = 0; i < sel->norder; i++)
-            if (sel->order_by[i].nulls_flip)
-                return bind_fail(bc, "Not implemented", sel->order_by[i].expr->pos,
-                                 "NULLS FIRST/LAST against the direction's order with SELECT "
-                                 "DISTINCT"),
-                       -1;
-    }
+    /* with SELECT DISTINCT or on a compound the added key `term IS NULL`
+     * is computed from the term's output column after DISTINCT / the set
+     * operation (operators/sort.c) */
     int n = b->norder + extra;
     BExpr **order = plan_alloc(bc->arena, sizeof(BExpr *) * (size_t)n);
     uint8_t *desc = plan_alloc(bc->arena, (size_t)n);
@@ -4027,16 +4022,11 @@ static int bind_compound(const Catalog *cat, const char *sql, const AstSelect *s
                           ordinal(k, ord, sizeof ord));
                 return -1;
             }
-            if (sel->order_by[k].nulls_flip) {
-                bind_fail(&bc, "Not implemented", oe->pos,
-                          "NULLS FIRST/LAST against the direction's order in the ORDER BY of a "
-                          "compound SELECT");
-                return -1;
-            }
             b->order_out[k] = r;
             b->order_desc[k] = (uint8_t)sel->order_by[k].desc;
             b->order[k] = b->out[r];
         }
+        if (nulls_keys(&bc, sel, b) != 0) return -1;
     }
     if (sel->limit && bind_limit(&bc, sel->limit, &b->limit) != 0) return -1;
     if (sel->offset && bind_limit(&bc, sel->offset, &b->offset) != 0) return -1;
