@@ -96,3 +96,27 @@ Test(orderstat, group_concat_is_a_cpu_to_text_node) {
     free(x);
     gqp_close(db);
 }
+
+/* ORDER BY ... LIMIT / OFFSET: the sort keeps the range's rows itself (no
+ * slice node), and the select list's columns that are not keys are
+ * gathered for those rows only (after the sort), so the plan has no
+ * gather of the whole table; without a LIMIT the sort orders every row. */
+Test(orderstat, order_by_limit_sorts_a_range_and_gathers_after) {
+    gqp *db = open_db();
+    char *x = explain(db, "SELECT s, g FROM t WHERE g > 1 ORDER BY x DESC LIMIT 2 OFFSET 1");
+    cr_expect_eq(count_nodes(x, "rows [1, 3) of the order"), 1, "%s", x);
+    cr_expect_eq(count_nodes(x, " slice ["), 0, "%s", x);
+    /* s and g: gathered through the filter's row ids composed with the
+     * sort's range (the sort, that composition and the two gathers: 2
+     * rows each); only the key x is gathered for the 3 filtered rows */
+    cr_expect_eq(count_nodes(x, "est_rows=2 "), 4, "%s", x);
+    cr_expect_eq(count_nodes(x, "est_rows=3 "), 2, "%s", x);
+    free(x);
+    x = explain(db, "SELECT s FROM t ORDER BY x LIMIT -1 OFFSET 3");
+    cr_expect_eq(count_nodes(x, "rows [3, end) of the order"), 1, "%s", x);
+    free(x);
+    x = explain(db, "SELECT s FROM t ORDER BY x");
+    cr_expect_eq(count_nodes(x, "of the order"), 0, "%s", x);
+    free(x);
+    gqp_close(db);
+}
