@@ -21,6 +21,7 @@
  */
 #include "primitives/primitives.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -578,8 +579,10 @@ static int64_t topk_pick(const int64_t *h, int64_t bins, int64_t r, int64_t *bel
 }
 
 /* GQP_TOPK: 0 (or off) always sorts every row (A/B timing); force takes
- * the radix select at any size and range and narrows to a single row (so
- * that small random queries, tests/diff, exercise every pass); else 1. */
+ * the sampled bound from 16,384 rows at any range and else the radix
+ * select at any size and range, narrowed to a single row (so that small
+ * random queries, tests/diff, and the SQL tests exercise every pass); else
+ * 1. */
 static int topk_mode(void) {
     static int v = -1;
     if (v < 0) {
@@ -609,6 +612,178 @@ static int topk_full(PrimCtx *ctx, const PrimVec *keys, const uint8_t *desc, int
     return rc;
 }
 
+/* perm[0..cnt) = cand[lp[start .. start + cnt)] where lp sorts the m
+ * candidate rows cand (ascending row ids) on every key (stable, so ties
+ * keep row order as in the full sort). Returns 0 or -1. */
+static int topk_finish(PrimCtx *ctx, const PrimVec *keys, const uint8_t *desc, int nkeys,
+                       const int64_t *cand, int64_t m, int64_t start, int64_t cnt, int64_t *perm) {
+    PrimVec gk[TOPK_MAX_KEYS];
+    size_t gbytes = sizeof(int64_t) * (size_t)m;
+    for (int k = 0; k < nkeys; k++)
+        gbytes += (prim_type_width(keys[k].type) + 1) * (size_t)m;
+    char *gmem = ctx->alloc(ctx->ud, gbytes);
+    if (!gmem) return sort_err(ctx, "out of memory (%zu bytes)", gbytes);
+    int64_t *lp = (int64_t *)gmem;
+    char *p = gmem + sizeof(int64_t) * (size_t)m;
+    int rc = 0;
+    for (int k = 0; k < nkeys && rc == 0; k++) {
+        size_t w = prim_type_width(keys[k].type);
+        gk[k].type = keys[k].type;
+        gk[k].n = m;
+        gk[k].data = p;
+        p += w * (size_t)m;
+        gk[k].valid = keys[k].valid ? (uint8_t *)p : NULL;
+        p += (size_t)m;
+        rc = prim_cpu_gather(ctx, &keys[k], cand, m, &gk[k]);
+    }
+    if (rc == 0) rc = prim_cpu_sort(ctx, gk, desc, nkeys, m, lp);
+    if (rc == 0)
+        for (int64_t i = 0; i < cnt; i++)
+            perm[i] = cand[lp[start + i]];
+    ctx->free(ctx->ud, gmem);
+    return rc;
+}
+
+/* ------------------------------------------ the sampled threshold --
+ * Ranks [0, K) with K at most n / 256: the first key of TOPK_SAMPLE rows
+ * spread evenly over the column, sorted, give a bound thr past the K-th
+ * key (with a margin); one pass keeps every row whose first key is at most
+ * thr, ties included, which are then the first m ranks of the full order
+ * (m >= K), in row order. A first key is (class, image): its NULL block's
+ * place (0 before the values, 1 after) and its order-preserving image.
+ * When fewer than K rows pass, or more than a thread's buffer holds, the
+ * radix select runs instead (the answer is the same, only slower). */
+
+#define TOPK_SAMPLE 8192
+
+typedef struct TkKey {
+    uint64_t c, e; /* class (0 / 1), image */
+} TkKey;
+
+static int tk_key_cmp(const void *x, const void *y) {
+    const TkKey *a = x, *b = y;
+    if (a->c != b->c) return a->c < b->c ? -1 : 1;
+    return a->e < b->e ? -1 : a->e > b->e;
+}
+
+typedef struct TkSampJob {
+    const PrimVec *key;
+    uint64_t inv, cnull, cval;
+    int64_t n, cap;
+    TkKey thr;
+    int64_t *buf; /* thread t's rows at buf + t * cap */
+    int64_t *cnt;
+    uint8_t *over;
+} TkSampJob;
+
+/* prim_parallel body: thread t keeps the rows of its chunk whose first key
+ * is at most thr, up to cap (over[t] = 1 past it). */
+static void tk_samp_pass(void *arg, int t, int nt) {
+    TkSampJob *J = arg;
+    int64_t lo = J->n * t / nt, hi = J->n * (t + 1) / nt, o = 0, cap = J->cap;
+    int64_t *b = J->buf + (size_t)t * (size_t)cap;
+    const void *d = J->key->data;
+    const uint8_t *v = J->key->valid;
+    uint64_t inv = J->inv, te = J->thr.e;
+    int nulls_in = J->cnull <= J->thr.c; /* a NULL's key is (cnull, 0) */
+    int all_vals = J->cval < J->thr.c;   /* every value is under thr */
+    int some_vals = J->cval == J->thr.c; /* values up to te */
+    J->over[t] = 0;
+#define SAMP(IMG)                                                                                  \
+    for (int64_t i = lo; i < hi; i++) {                                                            \
+        int keep = (v && !v[i]) ? nulls_in : all_vals || (some_vals && (IMG(d, i) ^ inv) <= te);   \
+        if (!keep) continue;                                                                       \
+        if (o == cap) {                                                                            \
+            J->over[t] = 1;                                                                        \
+            break;                                                                                 \
+        }                                                                                          \
+        b[o++] = i;                                                                                \
+    }
+    TOPK_BY_TYPE(J->key->type, SAMP)
+#undef SAMP
+    J->cnt[t] = o;
+}
+
+/* The range [offset, offset + cnt) through the sampled threshold: 1 when
+ * perm is written, 0 when the radix select must run, -1 on an error. */
+static int topk_sampled(PrimCtx *ctx, const PrimVec *keys, const uint8_t *desc, int nkeys,
+                        int64_t n, int64_t offset, int64_t cnt, int64_t *perm, int nt) {
+    int64_t K = offset + cnt, S = TOPK_SAMPLE;
+    const PrimVec *key = &keys[0];
+    int desc0 = desc && desc[0];
+    TkSampJob J;
+    memset(&J, 0, sizeof J);
+    J.key = key;
+    J.inv = desc0 ? ~(uint64_t)0 : 0;
+    J.cnull = desc0 ? 1 : 0;
+    J.cval = desc0 ? 0 : 1;
+    J.n = n;
+    TkKey *smp = ctx->alloc(ctx->ud, sizeof(TkKey) * (size_t)S);
+    if (!smp) return sort_err(ctx, "out of memory"), -1;
+    const void *d = key->data;
+    const uint8_t *v = key->valid;
+    int64_t stride = n / S;
+    for (int64_t i = 0; i < S; i++) {
+        int64_t r = i * stride + stride / 2;
+        if (v && !v[r]) {
+            smp[i].c = J.cnull, smp[i].e = 0;
+            continue;
+        }
+        uint64_t e = 0;
+#define ONE(IMG) e = IMG(d, r)
+        TOPK_BY_TYPE(key->type, ONE)
+#undef ONE
+        smp[i].c = J.cval, smp[i].e = e ^ J.inv;
+    }
+    qsort(smp, (size_t)S, sizeof(TkKey), tk_key_cmp);
+    /* the sample index of rank K, a margin of four standard deviations,
+     * then the last sample row equal to that bound (its ties pass too) */
+    int64_t j = K * S / n;
+    int64_t j2 = j + 4 * (int64_t)sqrt((double)(j + 1)) + 8, j3;
+    if (j2 >= S) {
+        ctx->free(ctx->ud, smp);
+        return 0;
+    }
+    J.thr = smp[j2];
+    for (j3 = j2; j3 + 1 < S && tk_key_cmp(&smp[j3 + 1], &J.thr) == 0; j3++)
+        ;
+    ctx->free(ctx->ud, smp);
+    /* more than an eighth of the rows would pass (ties of the bound): the
+     * radix select narrows them better */
+    if ((j3 + 1) * 8 > S) return 0;
+    /* a thread's buffer: twice the rows the sample says pass in all */
+    double pass = (double)(j3 + 1) * (double)n / (double)S;
+    J.cap = (int64_t)(2 * pass) + 4096;
+    if (J.cap > n) J.cap = n;
+    size_t bytes = sizeof(int64_t) * ((size_t)J.cap * (size_t)nt + (size_t)nt) + (size_t)nt;
+    char *mem = ctx->alloc(ctx->ud, bytes);
+    if (!mem) return 0; /* the radix select needs less */
+    J.buf = (int64_t *)mem;
+    J.cnt = J.buf + (size_t)J.cap * (size_t)nt;
+    J.over = (uint8_t *)(J.cnt + nt);
+    if (prim_parallel(nt, tk_samp_pass, &J) != 0) {
+        ctx->free(ctx->ud, mem);
+        return sort_err(ctx, "cannot start worker threads"), -1;
+    }
+    int64_t m = 0;
+    int over = 0;
+    for (int t = 0; t < nt; t++)
+        m += J.cnt[t], over |= J.over[t];
+    if (over || m < K) {
+        ctx->free(ctx->ud, mem);
+        return 0;
+    }
+    /* the threads' rows side by side, in row order */
+    int64_t at = J.cnt[0];
+    for (int t = 1; t < nt; t++) {
+        memmove(J.buf + at, J.buf + (size_t)t * (size_t)J.cap, sizeof(int64_t) * (size_t)J.cnt[t]);
+        at += J.cnt[t];
+    }
+    int rc = topk_finish(ctx, keys, desc, nkeys, J.buf, m, offset, cnt, perm);
+    ctx->free(ctx->ud, mem);
+    return rc == 0 ? 1 : -1;
+}
+
 /* See primitives.h. */
 int prim_cpu_sort_range(PrimCtx *ctx, const PrimVec *keys, const uint8_t *desc, int nkeys,
                         int64_t n, int64_t offset, int64_t limit, int64_t *perm, int64_t *nout) {
@@ -632,6 +807,16 @@ int prim_cpu_sort_range(PrimCtx *ctx, const PrimVec *keys, const uint8_t *desc, 
     if (mode == 0 || nkeys > TOPK_MAX_KEYS || (mode == 1 && (n < 256 || cnt > n / 4)))
         return topk_full(ctx, keys, desc, nkeys, n, offset, cnt, perm);
     int64_t stop = mode == 2 ? 1 : TOPK_STOP;
+    int nts = ctx->nthreads < 1                  ? 1
+              : ctx->nthreads > SORT_MAX_THREADS ? SORT_MAX_THREADS
+                                                 : ctx->nthreads;
+    /* (force: from 2 samples' rows at any range, so that the SQL tests
+     * reach both paths) */
+    if ((mode == 1 && n >= 65536 && offset + cnt <= n / 256) ||
+        (mode == 2 && n >= 2 * TOPK_SAMPLE)) {
+        int r = topk_sampled(ctx, keys, desc, nkeys, n, offset, cnt, perm, nts);
+        if (r != 0) return r > 0 ? 0 : -1;
+    }
 
     int nt = ctx->nthreads < 1 ? 1 : ctx->nthreads;
     if (nt > SORT_MAX_THREADS) nt = SORT_MAX_THREADS;
@@ -654,9 +839,7 @@ int prim_cpu_sort_range(PrimCtx *ctx, const PrimVec *keys, const uint8_t *desc, 
     J.h4 = (int64_t(*)[4 * TOPK_BINS])((char *)J.hhi + hb);
     J.cnt = (int64_t *)((char *)J.h4 + 4 * hb);
     TopkItem *items = NULL;
-    int64_t *cand = NULL, *lp = NULL;
-    PrimVec gk[TOPK_MAX_KEYS];
-    char *gmem = NULL;
+    int64_t *cand = NULL;
     int rc = -1;
 
     if (prim_parallel(nt, topk_bounds, &J) != 0) goto threads;
@@ -779,27 +962,7 @@ int prim_cpu_sort_range(PrimCtx *ctx, const PrimVec *keys, const uint8_t *desc, 
         rc = sort_err(ctx, "range select lost rows");
         goto done;
     }
-    /* sort the candidates on every key */
-    size_t gbytes = sizeof(int64_t) * (size_t)m;
-    for (int k = 0; k < nkeys; k++)
-        gbytes += (prim_type_width(keys[k].type) + 1) * (size_t)m;
-    gmem = ctx->alloc(ctx->ud, gbytes);
-    if (!gmem) goto oom;
-    lp = (int64_t *)gmem;
-    char *p = gmem + sizeof(int64_t) * (size_t)m;
-    for (int k = 0; k < nkeys; k++) {
-        size_t w = prim_type_width(keys[k].type);
-        gk[k].type = keys[k].type;
-        gk[k].n = m;
-        gk[k].data = p;
-        p += w * (size_t)m;
-        gk[k].valid = keys[k].valid ? (uint8_t *)p : NULL;
-        p += (size_t)m;
-        if (prim_cpu_gather(ctx, &keys[k], cand, m, &gk[k]) != 0) goto done;
-    }
-    if (prim_cpu_sort(ctx, gk, desc, nkeys, m, lp) != 0) goto done;
-    for (int64_t i = 0; i < cnt; i++)
-        perm[i] = cand[lp[start + i]];
+    if (topk_finish(ctx, keys, desc, nkeys, cand, m, start, cnt, perm) != 0) goto done;
     rc = 0;
     goto done;
 oom:
@@ -808,7 +971,6 @@ oom:
 threads:
     rc = sort_err(ctx, "cannot start worker threads");
 done:
-    if (gmem) ctx->free(ctx->ud, gmem);
     if (cand) ctx->free(ctx->ud, cand);
     if (items) ctx->free(ctx->ud, items);
     ctx->free(ctx->ud, mem);

@@ -1460,6 +1460,58 @@ Test(sort_range, multi_key_and_extremes, .timeout = 300) {
         for (int k = 0; k < nkeys; k++)
             free_vec(&keys[k]);
     }
+    /* from 65,536 rows a range near the start goes through a sampled
+     * bound first: sorted and reverse-sorted columns, NULL-heavy ones, a
+     * run of one value that overflows the sample's estimate (the radix
+     * select then answers), two keys */
+    for (int variant = 0; variant < 6; variant++) {
+        int64_t nb = 200000;
+        PrimVec a = rand_vec(variant == 4 ? PRIM_F64 : PRIM_I64, nb, -1000, 1000,
+                             variant == 2   ? 90
+                             : variant == 3 ? 3
+                                            : -1);
+        PrimVec b2 = rand_vec(PRIM_I32, nb, 0, 3, 10);
+        for (int64_t i = 0; i < nb; i++) {
+            int64_t x = variant == 0                 ? i
+                        : variant == 1               ? nb - i
+                        : variant == 3 && i > nb / 3 ? 7
+                                                     : i % 977;
+            if (variant == 4)
+                ((double *)a.data)[i] = (double)(i % 1013) * 0.5 - 100;
+            else if (variant != 2 && variant != 5)
+                ((int64_t *)a.data)[i] = x;
+        }
+        PrimVec kk[2] = {a, b2};
+        for (int d = 0; d < 4; d++) {
+            uint8_t desc2[2] = {(uint8_t)(d & 1), (uint8_t)(d >> 1)};
+            int64_t bad = 0;
+            const int64_t offs[] = {0, 3, 500};
+            const int64_t lims[] = {1, 10, 200};
+            for (int o = 0; o < 3; o++)
+                for (int l = 0; l < 3; l++)
+                    bad += check_sort_range(kk, desc2, 1 + (variant & 1), nb, offs[o], lims[l]);
+            cr_expect_eq(bad, 0, "sampled variant %d desc %d", variant, d);
+        }
+        free_vec(&a);
+        free_vec(&b2);
+    }
+    /* a column whose values at the sampled rows (every (n / 8192)-th, from
+     * the middle of the first stride) mislead the bound: too loose (the
+     * sample says every row passes) and too tight (fewer rows pass than
+     * the range needs); the radix select answers both */
+    for (int variant = 0; variant < 2; variant++) {
+        int64_t nb = variant ? 65536 : 200000, stride = nb / 8192;
+        PrimVec a = rand_vec(PRIM_I64, nb, 0, 1, -1);
+        for (int64_t i = 0; i < nb; i++)
+            ((int64_t *)a.data)[i] = i % stride != stride / 2 ? (variant ? 1000000 : 0)
+                                     : variant                ? i / stride
+                                                              : 1000;
+        uint8_t asc = 0;
+        cr_expect_eq(check_sort_range(&a, &asc, 1, nb, 0, 10), 0, "misleading sample %d", variant);
+        cr_expect_eq(check_sort_range(&a, &asc, 1, nb, 5, nb / 256 - 5), 0, "misleading %d",
+                     variant);
+        free_vec(&a);
+    }
     /* INT64 extremes and a skewed column: most rows one value */
     int64_t n = 50000;
     PrimVec v = rand_vec(PRIM_I64, n, -3, 3, 5);
