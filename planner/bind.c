@@ -75,6 +75,9 @@ static BExpr *bind_column(BindCtx *bc, const AstExpr *e) {
                              e->str, e->table);
         return bind_fail(bc, "Binder", e->pos, "column \"%s\" not found", e->str);
     }
+    /* a column a RIGHT / FULL JOIN's USING merged: the COALESCE of both */
+    if (!e->table && b->rels[found_rel].merged && b->rels[found_rel].merged[found_col])
+        return bind_expr(bc, b->rels[found_rel].merged[found_col], 0);
     /* a binary column is read on its first use (its dictionary and stats
      * are needed from here on) */
     CatError cerr;
@@ -3485,10 +3488,7 @@ static int bind_using(BindCtx *bc) {
     for (int i = 1; i < s->nfrom; i++) {
         const AstTableRef *f = &s->from[i];
         if (!f->natural && !f->nusing) continue;
-        if (f->join_kind == AST_JOIN_RIGHT || f->join_kind == AST_JOIN_FULL) {
-            bind_fail(bc, "Not implemented", f->pos, "NATURAL or USING with a RIGHT or FULL JOIN");
-            return -1;
-        }
+        int merge = f->join_kind == AST_JOIN_RIGHT || f->join_kind == AST_JOIN_FULL;
         BRel *rel = &b->rels[i];
         const CatTable *t = rel->table;
         rel->hidden = plan_alloc(bc->arena, (size_t)t->ncols + 1);
@@ -3511,12 +3511,43 @@ static int bind_using(BindCtx *bc) {
             }
             if (rel->hidden[rc]) continue; /* named twice */
             rel->hidden[rc] = 1;
+            BRel *lr = &b->rels[l];
+            int lc = cat_find_column(lr->table, name);
+            if (lr->merged && lr->merged[lc]) {
+                /* SQLite compares with the merged COALESCE here */
+                bind_fail(bc, "Not implemented", f->pos,
+                          "NATURAL or USING over column %s, which an earlier RIGHT or FULL JOIN "
+                          "merged",
+                          name);
+                return -1;
+            }
             AstExpr *x = ast_node(bc, AST_COLUMN, f->pos), *y = ast_node(bc, AST_COLUMN, f->pos);
             AstExpr *eq = ast_node(bc, AST_BINARY, f->pos);
             if (!x || !y || !eq) return bind_oom(bc), -1;
             x->str = y->str = (char *)name;
-            x->table = b->rels[l].alias;
+            x->table = lr->alias;
             y->table = rel->alias;
+            if (merge) {
+                /* the merged column: the left's value, or the joined table's
+                 * where the left is padded (RIGHT) or either is (FULL) */
+                if (!lr->merged) {
+                    lr->merged =
+                        plan_alloc(bc->arena, sizeof(AstExpr *) * (size_t)(lr->table->ncols + 1));
+                    if (!lr->merged) return bind_oom(bc), -1;
+                    memset(lr->merged, 0, sizeof(AstExpr *) * (size_t)(lr->table->ncols + 1));
+                }
+                AstExpr *co = ast_node(bc, AST_FUNC, f->pos);
+                AstExpr **args = plan_alloc(bc->arena, sizeof(AstExpr *) * 2);
+                if (!co || !args) return bind_oom(bc), -1;
+                args[0] = x;
+                args[1] = y;
+                co->str = (char *)"coalesce";
+                co->list = args;
+                co->nlist = 2;
+                co->height = 2;
+                co->weight = 3;
+                lr->merged[lc] = co;
+            }
             eq->op = OP_EQ;
             eq->a = x;
             eq->b = y;
@@ -3761,6 +3792,13 @@ static int bind_items(BindCtx *bc, BExpr ***items, char ***names, int *n) {
                 if (b->rels[r].semi) continue;
                 for (int c = 0; c < b->rels[r].table->ncols; c++) {
                     if (!e->table && b->rels[r].hidden && b->rels[r].hidden[c]) continue;
+                    if (b->rels[r].merged && b->rels[r].merged[c]) { /* also a.*, as SQLite */
+                        BExpr *m = bind_expr(bc, b->rels[r].merged[c], 0);
+                        if (!m) return -1;
+                        (*items)[*n] = m;
+                        (*names)[(*n)++] = plan_strdup(bc->arena, b->rels[r].table->cols[c].name);
+                        continue;
+                    }
                     CatError cerr;
                     if (cat_column_use(b->rels[r].table, c, &cerr) != 0)
                         return bind_fail(bc, "Catalog", e->pos, "%s", cerr.msg), -1;
@@ -4047,14 +4085,15 @@ int plan_bind_select(const Catalog *cat, const char *sql, const AstSelect *sel, 
     b->limit = -1;
     if (bind_from(&bc) != 0) return -1;
 
-    /* WHERE and ON conjuncts */
+    /* WHERE and ON conjuncts (after USING / NATURAL merged their columns,
+     * so that an unqualified name of one is no longer ambiguous there) */
     BExpr **conj = NULL;
     int nconj = 0, capconj = 0;
+    if (mark_outer(&bc) != 0 || bind_using(&bc) != 0) return -1;
     if (sel->where) {
         BExpr *w = as_condition(&bc, bind_expr(&bc, sel->where, 0));
         if (!w || split_conjuncts(&bc, w, &conj, &nconj, &capconj) != 0) return -1;
     }
-    if (mark_outer(&bc) != 0 || bind_using(&bc) != 0) return -1;
     if (!b->has_outer)
         for (int i = 0, nw = nconj; i < nw; i++)
             if (implied_filters(&bc, conj[i], &conj, &nconj, &capconj) != 0) return -1;

@@ -155,6 +155,11 @@ typedef struct BRel {
      * found by an unqualified name or SELECT *); NULL when none */
     struct AstExpr *using_on;
     uint8_t *hidden;
+    /* a column of this (left) relation merged by a RIGHT or FULL JOIN's
+     * USING / NATURAL with the joined table's copy: merged[c] is the AST
+     * COALESCE(this.c, joined.c) that an unqualified name or SELECT *
+     * stands for (either side may be the padded one); NULL when none */
+    struct AstExpr **merged;
     /* semi = 1 (SEMI JOIN) / 2 (ANTI JOIN): the rows joined so far are kept
      * when some row (SEMI) or no row (ANTI) of this relation satisfies
      * on[0..non); this relation adds no columns to the result. Semi

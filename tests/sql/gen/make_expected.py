@@ -236,7 +236,7 @@ def generate(spec):
         try:
             rows, ncols = run_query(con, sql)
         except Exception as e:
-            sys.exit("%s: %s error: %s" % (where, engine, e))
+            sys.exit("%s: %s error: %s" % (where, "DuckDB" if duck else "SQLite", e))
         if ncols != len(types):
             sys.exit("%s: %d columns but types %r" % (where, ncols, types))
         if sort == "nosort" and len(rows) > 1 and not duck:
