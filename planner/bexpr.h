@@ -43,13 +43,17 @@ typedef enum FnStr {
     FN_RTRIM,
     FN_REPLACE,
     FN_INSTR,
-    FN_CONCAT /* s1 || text || s2 */
+    FN_CONCAT, /* s1 || text || s2 */
+    FN_STARTS, /* 1 if the text starts with s1, else 0 (DuckDB's starts_with) */
+    FN_LPAD,   /* DuckDB's lpad / rpad(text, a, s1): the first a characters, */
+    FN_RPAD    /* or the text padded to a characters by s1 repeated */
 } FnStr;
 typedef struct FnStrOp {
     FnStr fn;
-    int64_t a, b; /* SUBSTR start, length (has_b) */
+    int64_t a, b; /* SUBSTR start, length (has_b); LPAD / RPAD length */
     int has_b;
-    const char *s1, *s2; /* TRIM set (NULL: ' '), REPLACE pattern and text, INSTR needle */
+    const char *s1, *s2; /* TRIM set (NULL: ' '), REPLACE pattern and text, INSTR needle,
+                            STARTS prefix, LPAD / RPAD padding (not empty) */
 } FnStrOp;
 int fn_apply_str(const FnStrOp *op, const char *in, size_t n, char **out, size_t *outlen,
                  int64_t *ival);

@@ -43,6 +43,7 @@ static void *bind_oom(BindCtx *bc) {
 
 static BExpr *bind_expr(BindCtx *bc, const AstExpr *e, int allow_agg);
 static BExpr *column_text(BindCtx *bc, BExpr *x);
+static AstExpr *ast_node(BindCtx *bc, AstKind k, int64_t pos);
 static int has_agg_call(const BExpr *e);
 /* DECIMAL (see "DECIMAL(p,s): scaled int64" below) */
 static int dec_is(const BExpr *x);
@@ -1717,16 +1718,220 @@ static int const_arg_int(BindCtx *bc, BExpr *x, const char *f, int64_t *out) {
  * arguments, evaluated once per dictionary entry (fn_map_dict). Returns
  * NULL with *matched 0 when f is none of them.
  */
+/* x IS NULL (bound). */
+static BExpr *is_null_of(BindCtx *bc, BExpr *x, int64_t pos) {
+    BExpr *n = bx_new(bc->arena, BE_ISNULL, CAT_BOOL, pos);
+    if (!n) return bind_oom(bc);
+    n->a = x;
+    return n;
+}
+
+/* TRUNC of a REAL x as map arithmetic: x itself where |x| >= 2^52 (every
+ * such double is an integer; also +-Inf), else CAST(CAST(x AS INTEGER)
+ * AS REAL), which truncates toward zero, of x or (x < 0) of -x negated,
+ * so that -0.5 gives -0.0 as C's trunc() does. */
+static BExpr *trunc_real(BindCtx *bc, BExpr *x, int64_t pos) {
+    const double big = 4503599627370496.0; /* 2^52 */
+    BExpr *hi = bx_float(bc->arena, big, pos), *lo = bx_float(bc->arena, -big, pos);
+    BExpr *zero = bx_float(bc->arena, 0.0, pos);
+    if (!hi || !lo || !zero) return bind_oom(bc);
+    BExpr *ge = bind_compare(bc, OP_GE, x, hi, pos), *le = bind_compare(bc, OP_LE, x, lo, pos);
+    BExpr *neg = bind_compare(bc, OP_LT, x, zero, pos);
+    if (!ge || !le || !neg) return NULL;
+    BExpr *isbig = bx_bin(bc->arena, OP_OR, CAT_BOOL, ge, le, pos);
+    BExpr *tp = cast_to(bc, cast_to(bc, x, CAT_INT64), CAT_FLOAT64);
+    BExpr *mx = bind_neg(bc, x, pos);
+    BExpr *tn = mx ? bind_neg(bc, cast_to(bc, cast_to(bc, mx, CAT_INT64), CAT_FLOAT64), pos) : NULL;
+    if (!isbig) return bind_oom(bc);
+    if (!tp || !tn) return NULL;
+    return make_case(bc, isbig, x, make_case(bc, neg, tn, tp, pos), pos);
+}
+
+/* Numeric functions rewritten into the map's own arithmetic, compares and
+ * CASE (so they run on both devices), with SQLite's results (its math
+ * functions; DuckDB's GREATEST / LEAST, which SQLite lacks):
+ *   IIF(c, a, b)              CASE WHEN c THEN a ELSE b END
+ *   SIGN(x)                   -1, 0, 1 (INTEGER), NULL for NULL
+ *   TRUNC / FLOOR / CEIL(x),  an integer x itself; a REAL x truncated as
+ *   CEILING(x)                trunc_real, then -1 / +1 where it moved
+ *   MOD(a, b)                 integers: CAST(a % b AS REAL) (fmod of
+ *                             integers; NULL for b = 0)
+ *   PI()                      3.141592653589793
+ *   GREATEST / LEAST(a, ...)  the greatest / least non-NULL argument (NULL
+ *                             when all are NULL), the arguments unified as
+ *                             CASE branches
+ *   CONCAT(a, ...)            DuckDB's: COALESCE(a, '') || ... (text and
+ *                             constants)
+ * *matched = 0 for any other name. */
+static BExpr *bind_mathfunc(BindCtx *bc, const AstExpr *e, BExpr **args, int allow_agg,
+                            int *matched) {
+    const char *f = e->str;
+    int64_t pos = e->pos;
+    int n = e->nlist;
+    *matched = 1;
+    if (strcasecmp(f, "iif") == 0 && n == 3)
+        return make_case(bc, as_condition(bc, args[0]), args[1], args[2], pos);
+    if (strcasecmp(f, "pi") == 0 && n == 0) {
+        BExpr *c = bx_float(bc->arena, 3.141592653589793, pos);
+        return c ? c : bind_oom(bc);
+    }
+    int sign = strcasecmp(f, "sign") == 0, tr = strcasecmp(f, "trunc") == 0;
+    int fl = strcasecmp(f, "floor") == 0;
+    int ce = strcasecmp(f, "ceil") == 0 || strcasecmp(f, "ceiling") == 0;
+    if ((sign || tr || fl || ce) && n == 1) {
+        BExpr *x = args[0];
+        if (x->kind == BE_CONST && (x->is_null || x->type == CAT_NULL))
+            return typed_null(bc,
+                              sign                  ? CAT_INT64
+                              : x->type == CAT_NULL ? CAT_FLOAT64
+                                                    : x->type,
+                              pos);
+        if (x->type == CAT_STRING || x->type == CAT_DATE || dec_is(x) || runtime_text(x))
+            return bind_fail(bc, "Not implemented", x->pos,
+                             "%s() of a non-numeric or DECIMAL value", f);
+        if (sign) {
+            BExpr *zero = bx_int(bc->arena, CAT_INT64, 0, pos);
+            BExpr *one = bx_int(bc->arena, CAT_INT64, 1, pos);
+            BExpr *m1 = bx_int(bc->arena, CAT_INT64, -1, pos);
+            BExpr *nul = bx_null(bc->arena, CAT_INT64, pos);
+            if (!zero || !one || !m1 || !nul) return bind_oom(bc);
+            BExpr *gt = bind_compare(bc, OP_GT, x, zero, pos);
+            BExpr *lt = bind_compare(bc, OP_LT, x, zero, pos);
+            BExpr *eq = bind_compare(bc, OP_EQ, x, zero, pos);
+            return make_case(bc, gt, one,
+                             make_case(bc, lt, m1, make_case(bc, eq, zero, nul, pos), pos), pos);
+        }
+        if (!bx_is_float(x->type)) return x; /* an integer: itself, as SQLite */
+        BExpr *x64 = cast_to(bc, x, CAT_FLOAT64);
+        BExpr *t = x64 ? trunc_real(bc, x64, pos) : NULL;
+        if (!t || tr) return t;
+        BExpr *c = bind_compare(bc, fl ? OP_LT : OP_GT, x64, t, pos);
+        BExpr *one = bx_float(bc->arena, 1.0, pos);
+        if (!c || !one) return c ? bind_oom(bc) : NULL;
+        return make_case(bc, c, bind_arith(bc, fl ? OP_SUB : OP_ADD, t, one, pos), t, pos);
+    }
+    if (strcasecmp(f, "mod") == 0 && n == 2) {
+        for (int i = 0; i < 2; i++)
+            if (bx_is_float(args[i]->type) || dec_is(args[i]) || args[i]->type == CAT_STRING ||
+                args[i]->type == CAT_DATE || runtime_text(args[i]))
+                return bind_fail(bc, "Not implemented", args[i]->pos,
+                                 "MOD() of a REAL, DECIMAL or non-numeric value (integers only)");
+        BExpr *r = bind_arith(bc, OP_MOD, args[0], args[1], pos);
+        return r ? cast_to(bc, r, CAT_FLOAT64) : NULL;
+    }
+    if (strcasecmp(f, "concat") == 0 && n >= 1) {
+        /* DuckDB's concat: the arguments' text side by side, NULLs as ''
+         * (COALESCE(x, '') || ...; a constant number as its text) */
+        AstExpr *acc = NULL;
+        for (int i = 0; i < n; i++) {
+            BExpr *x = args[i];
+            AstExpr *a = e->list[i];
+            if (x->kind == BE_CONST && (x->is_null || x->type == CAT_NULL)) continue;
+            if (x->type != CAT_STRING && x->kind != BE_CONST) {
+                if (x->kind != BE_COL ||
+                    (x->type != CAT_INT32 && x->type != CAT_INT64 && x->type != CAT_DATE))
+                    return bind_fail(bc, "Not implemented", x->pos,
+                                     "concat() of a non-text expression (text, constants and "
+                                     "integer or DATE columns)");
+                /* an integer / DATE column: CAST(a AS TEXT) || '', the
+                 * dictionary of its values' text (column_text) */
+                AstExpr *ca = ast_node(bc, AST_CAST, a->pos),
+                        *em = ast_node(bc, AST_STRING, a->pos);
+                AstExpr *cc = ast_node(bc, AST_BINARY, a->pos);
+                if (!ca || !em || !cc) return bind_oom(bc);
+                ca->a = a;
+                ca->str = (char *)"TEXT";
+                ca->height = a->height + 1;
+                ca->weight = a->weight + 1;
+                em->str = (char *)"";
+                cc->op = OP_CONCAT;
+                cc->a = ca;
+                cc->b = em;
+                cc->height = ca->height + 1;
+                cc->weight = ca->weight + 2;
+                a = cc;
+            }
+            if (x->kind != BE_CONST) {
+                AstExpr *co = ast_node(bc, AST_FUNC, a->pos),
+                        *em = ast_node(bc, AST_STRING, a->pos);
+                AstExpr **l = plan_alloc(bc->arena, sizeof(AstExpr *) * 2);
+                if (!co || !em || !l) return bind_oom(bc);
+                em->str = (char *)"";
+                l[0] = a;
+                l[1] = em;
+                co->str = (char *)"coalesce";
+                co->list = l;
+                co->nlist = 2;
+                co->height = a->height + 1;
+                co->weight = a->weight + 2;
+                a = co;
+            }
+            if (acc) {
+                AstExpr *cat = ast_node(bc, AST_BINARY, a->pos);
+                if (!cat) return bind_oom(bc);
+                cat->op = OP_CONCAT;
+                cat->a = acc;
+                cat->b = a;
+                cat->height = (acc->height > a->height ? acc->height : a->height) + 1;
+                cat->weight = acc->weight + a->weight + 1;
+                a = cat;
+            }
+            acc = a;
+        }
+        if (!acc) {
+            BExpr *c = bx_new(bc->arena, BE_CONST, CAT_STRING, pos);
+            if (!c || !(c->dict = bx_literal_dict(bc->arena, ""))) return bind_oom(bc);
+            return c;
+        }
+        BExpr *r = bind_expr(bc, acc, allow_agg);
+        if (r && r->type != CAT_STRING && r->kind == BE_CONST) r = const_to_text(bc, r, pos);
+        return r;
+    }
+    int gr = strcasecmp(f, "greatest") == 0;
+    if ((gr || strcasecmp(f, "least") == 0) && n >= 1) {
+        if (n > 8) /* each argument reads the ones before it three times */
+            return bind_fail(bc, "Not implemented", pos, "%s() of more than 8 arguments", f);
+        BExpr *acc = args[0];
+        for (int i = 1; i < n; i++) {
+            BExpr *b = args[i];
+            if (runtime_text(acc) || runtime_text(b))
+                return runtime_text_fail(bc, runtime_text(acc) ? acc : b, "GREATEST / LEAST of");
+            BExpr *an = is_null_of(bc, acc, pos), *bn = is_null_of(bc, b, pos);
+            BExpr *cmp = an && bn ? bind_compare(bc, gr ? OP_GE : OP_LE, acc, b, pos) : NULL;
+            if (!cmp) return NULL;
+            acc = make_case(bc, an, b, make_case(bc, bn, acc, make_case(bc, cmp, acc, b, pos), pos),
+                            pos);
+            if (!acc) return NULL;
+        }
+        return acc;
+    }
+    *matched = 0;
+    return NULL;
+}
+
 static BExpr *bind_strfunc(BindCtx *bc, const AstExpr *e, BExpr **args, int *matched) {
     static const struct {
         const char *name;
         FnStr fn;
         int min, max;
-    } fns[] = {{"length", FN_LENGTH, 1, 1},    {"upper", FN_UPPER, 1, 1},
-               {"lower", FN_LOWER, 1, 1},      {"substr", FN_SUBSTR, 2, 3},
-               {"substring", FN_SUBSTR, 2, 3}, {"trim", FN_TRIM, 1, 2},
-               {"ltrim", FN_LTRIM, 1, 2},      {"rtrim", FN_RTRIM, 1, 2},
-               {"replace", FN_REPLACE, 3, 3},  {"instr", FN_INSTR, 2, 2}};
+    } fns[] = {{"length", FN_LENGTH, 1, 1},
+               {"upper", FN_UPPER, 1, 1},
+               {"lower", FN_LOWER, 1, 1},
+               {"substr", FN_SUBSTR, 2, 3},
+               {"substring", FN_SUBSTR, 2, 3},
+               {"trim", FN_TRIM, 1, 2},
+               {"ltrim", FN_LTRIM, 1, 2},
+               {"rtrim", FN_RTRIM, 1, 2},
+               {"replace", FN_REPLACE, 3, 3},
+               {"instr", FN_INSTR, 2, 2},
+               /* DuckDB's names */
+               {"char_length", FN_LENGTH, 1, 1},
+               {"character_length", FN_LENGTH, 1, 1},
+               {"starts_with", FN_STARTS, 2, 2},
+               {"lpad", FN_LPAD, 3, 3},
+               {"rpad", FN_RPAD, 3, 3},
+               {"left", FN_SUBSTR, 2, 2},
+               {"right", FN_SUBSTR, 2, 2}};
     const char *f = e->str;
     int k = -1;
     for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
@@ -1736,20 +1941,34 @@ static BExpr *bind_strfunc(BindCtx *bc, const AstExpr *e, BExpr **args, int *mat
     if (e->nlist < fns[k].min || e->nlist > fns[k].max)
         return bind_fail(bc, "Binder", e->pos, "wrong number of arguments to function %s()", f);
     FnStrOp op = {fns[k].fn, 0, 0, 0, NULL, NULL};
-    CatType rt = op.fn == FN_LENGTH || op.fn == FN_INSTR ? CAT_INT64 : CAT_STRING;
+    CatType rt =
+        op.fn == FN_LENGTH || op.fn == FN_INSTR || op.fn == FN_STARTS ? CAT_INT64 : CAT_STRING;
     BExpr *x = args[0];
     int nul = is_null_const(x) && x->kind == BE_CONST;
+    int left = strcasecmp(f, "left") == 0, right = strcasecmp(f, "right") == 0;
     for (int i = 1; i < e->nlist; i++) {
         int r;
-        if (op.fn == FN_SUBSTR)
+        if (op.fn == FN_SUBSTR || ((op.fn == FN_LPAD || op.fn == FN_RPAD) && i == 1))
             r = const_arg_int(bc, args[i], f, i == 1 ? &op.a : &op.b);
         else
-            r = const_arg_text(bc, args[i], f, i == 1 ? &op.s1 : &op.s2);
+            r = const_arg_text(bc, args[i], f,
+                               i == 1 || op.fn == FN_LPAD || op.fn == FN_RPAD ? &op.s1 : &op.s2);
         if (r < 0) return NULL;
         nul |= r;
     }
-    op.has_b = e->nlist == 3;
+    op.has_b = e->nlist == 3 && op.fn == FN_SUBSTR;
     if (nul) return typed_null(bc, rt, e->pos);
+    if (left || right) {
+        /* left(s, n): SUBSTR(s, 1, n); right(s, n): SUBSTR(s, -n), and
+         * SUBSTR(s, 1, 0) for 0 */
+        if (op.a < 0)
+            return bind_fail(bc, "Not implemented", args[1]->pos, "%s() with a negative length", f);
+        op.b = op.a;
+        op.has_b = left || op.a == 0;
+        op.a = left || op.a == 0 ? 1 : -op.a;
+    }
+    if ((op.fn == FN_LPAD || op.fn == FN_RPAD) && op.s1 && !op.s1[0])
+        return bind_fail(bc, "Not implemented", args[2]->pos, "%s() with an empty padding", f);
     /* CAST(col AS TEXT) of an integer or DATE column of a small range: the
      * dictionary of its values' text (column_text), as || makes it */
     if (runtime_text(x) && !(x = column_text(bc, x))) return NULL;
@@ -2472,8 +2691,50 @@ static BExpr *bind_group_concat(BindCtx *bc, const AstExpr *e, int allow_agg, in
 }
 
 /* Bind a function call: aggregates, ABS, COALESCE/IFNULL, NULLIF. */
+/* agg(...) FILTER (WHERE cond) as agg(CASE WHEN cond THEN x END) (COUNT(*):
+ * COUNT(CASE WHEN cond THEN 1 END)): the rows cond does not keep give NULL,
+ * which every aggregate skips. NULL with an error for a function that is
+ * not an aggregate. */
+static AstExpr *filter_to_case(BindCtx *bc, const AstExpr *e) {
+    static const char *aggs[] = {"count",  "sum",      "avg",           "min",
+                                 "max",    "total",    "group_concat",  "string_agg",
+                                 "median", "quantile", "quantile_cont", "quantile_disc"};
+    int ok = 0;
+    for (size_t i = 0; i < sizeof aggs / sizeof aggs[0]; i++)
+        ok |= strcasecmp(e->str, aggs[i]) == 0;
+    if ((strcasecmp(e->str, "min") == 0 || strcasecmp(e->str, "max") == 0) && e->nlist != 1) ok = 0;
+    if (!ok || e->nlist < 1)
+        return bind_fail(bc, "Binder", e->c->pos,
+                         "FILTER (WHERE ...) of %s(), which is not an aggregate", e->str);
+    AstExpr *fe = ast_node(bc, AST_FUNC, e->pos), *ce = ast_node(bc, AST_CASE, e->pos);
+    AstExpr **list = plan_alloc(bc->arena, sizeof(AstExpr *) * (size_t)e->nlist);
+    AstExpr **wt = plan_alloc(bc->arena, sizeof(AstExpr *) * 2);
+    if (!fe || !ce || !list || !wt) return bind_oom(bc);
+    *fe = *e;
+    fe->c = NULL;
+    memcpy(list, e->list, sizeof(AstExpr *) * (size_t)e->nlist);
+    AstExpr *then = e->list[0];
+    if (then->kind == AST_STAR) {
+        if (!(then = ast_node(bc, AST_INT, e->pos))) return bind_oom(bc);
+        then->ival = 1;
+    }
+    wt[0] = e->c;
+    wt[1] = then;
+    ce->list = wt;
+    ce->nlist = 2;
+    ce->height = (e->c->height > then->height ? e->c->height : then->height) + 1;
+    ce->weight = e->c->weight + then->weight + 1;
+    list[0] = ce;
+    fe->list = list;
+    return fe;
+}
+
 static BExpr *bind_func(BindCtx *bc, const AstExpr *e, int allow_agg) {
     const char *f = e->str;
+    if (e->c) {
+        AstExpr *fe = filter_to_case(bc, e);
+        return fe ? bind_func(bc, fe, allow_agg) : NULL;
+    }
     PrimAgg agg;
     int is_agg = 1;
     int quantile = 0;
@@ -2609,6 +2870,9 @@ static BExpr *bind_func(BindCtx *bc, const AstExpr *e, int allow_agg) {
         }
         return acc;
     }
+    int matched_math;
+    BExpr *mf = bind_mathfunc(bc, e, args, allow_agg, &matched_math);
+    if (matched_math) return mf;
     if (strcasecmp(f, "round") == 0 && (e->nlist == 1 || e->nlist == 2) && dec_is(args[0]))
         return dec_round(bc, args[0], e->nlist == 2 ? args[1] : NULL, e->pos);
     if (strcasecmp(f, "round") == 0 && (e->nlist == 1 || e->nlist == 2))
@@ -2830,6 +3094,47 @@ static BExpr *cast_mixed(BindCtx *bc, BExpr *m, CatType t, int64_t pos) {
 
 /* Bind an AST expression in the FROM scope. allow_agg permits aggregate
  * calls (select list, HAVING, ORDER BY). Returns NULL with err set. */
+/* x LIKE p ESCAPE c (SQLite): c a constant of exactly one character other
+ * than `%` and `_`, p a constant pattern, x a text with a dictionary; the
+ * match is made per dictionary entry at bind time (plan_like_table_esc),
+ * a lookup in the map, so it runs on both devices. A NULL escape gives
+ * NULL. */
+static BExpr *bind_like_escape(BindCtx *bc, const AstExpr *e, BExpr *x, BExpr *p, int allow_agg) {
+    PlanArena *A = bc->arena;
+    BExpr *c = bind_expr(bc, e->c, allow_agg);
+    if (!c) return NULL;
+    if (c->kind == BE_CONST && (c->is_null || c->type == CAT_NULL))
+        return bx_null(A, CAT_BOOL, e->pos);
+    const char *esc = c->kind == BE_CONST && c->type == CAT_STRING ? const_text(c) : NULL;
+    const unsigned char *u = (const unsigned char *)esc;
+    size_t el = esc ? strlen(esc) : 0;
+    size_t cl = !el ? 0 : u[0] < 0xC0 ? 1 : u[0] < 0xE0 ? 2 : u[0] < 0xF0 ? 3 : 4;
+    if (!esc || el == 0 || el != cl)
+        return bind_fail(bc, "Binder", e->c->pos, "ESCAPE expression must be a single character");
+    if (esc[0] == '%' || esc[0] == '_')
+        return bind_fail(bc, "Not implemented", e->c->pos, "ESCAPE '%s' (a wildcard)", esc);
+    uint32_t cp = u[0];
+    if (cl > 1) {
+        cp &= cl == 2 ? 0x1F : cl == 3 ? 0x0F : 0x07;
+        for (size_t i = 1; i < cl; i++)
+            cp = (cp << 6) | (u[i] & 0x3F);
+    }
+    if (p->kind != BE_CONST)
+        return bind_fail(bc, "Not implemented", e->b->pos,
+                         "LIKE ... ESCAPE with a non-constant pattern");
+    if (runtime_text(x)) return runtime_text_fail(bc, x, "LIKE ... ESCAPE over");
+    const CatDict *d = x->dict;
+    int64_t *tab = plan_alloc(A, sizeof(int64_t) * (size_t)(d->n ? d->n : 1));
+    BExpr *l = bx_new(A, BE_LOOKUP, CAT_BOOL, e->pos);
+    if (!tab || !l) return bind_oom(bc);
+    plan_like_table_esc(d, const_text(p), cp, e->negated, tab);
+    if (x->kind == BE_CONST) return bx_int(A, CAT_BOOL, tab[x->ival], e->pos);
+    l->a = x;
+    l->table = tab;
+    l->table_n = d->n;
+    return l;
+}
+
 static BExpr *bind_expr(BindCtx *bc, const AstExpr *e, int allow_agg) {
     PlanArena *A = bc->arena;
     switch (e->kind) {
@@ -2989,6 +3294,7 @@ static BExpr *bind_expr(BindCtx *bc, const AstExpr *e, int allow_agg) {
         if (p->type != CAT_STRING)
             return bind_fail(bc, "Binder", e->b->pos, "LIKE needs a STRING pattern, got %s",
                              cat_type_name(p->type));
+        if (e->c) return bind_like_escape(bc, e, x, p, allow_agg);
         if (p->kind != BE_CONST) {
             /* a pattern of a text expression: a lookup over the pairs of
              * the value's and the pattern's entries */

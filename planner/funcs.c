@@ -274,6 +274,37 @@ int fn_apply_str(const FnStrOp *op, const char *in, size_t n, char **out, size_t
         *ival = hit ? u8count(in, (size_t)(hit - in)) + 1 : 0;
         return 1;
     }
+    case FN_STARTS: {
+        size_t pl = strlen(op->s1);
+        *ival = pl <= n && memcmp(in, op->s1, pl) == 0;
+        return 1;
+    }
+    case FN_LPAD:
+    case FN_RPAD: {
+        int64_t want = op->a > 0 ? op->a : 0, len = u8count(in, n);
+        if (len >= want) { /* both keep the first characters */
+            hi = u8skip(in, n, want);
+            break;
+        }
+        /* the padding: s1's characters over and over, want - len of them */
+        size_t pl = strlen(op->s1), pb = 0;
+        int64_t need = want - len;
+        for (int64_t k = 0, at = 0; k < need; k++) {
+            size_t l = u8len((unsigned char)op->s1[at]);
+            pb += l;
+            at = (size_t)at + l >= pl ? 0 : at + (int64_t)l;
+        }
+        char *r = malloc(n + pb + 1);
+        if (!r) return -1;
+        char *pad = op->fn == FN_LPAD ? r : r + n;
+        memcpy(op->fn == FN_LPAD ? r + pb : r, in, n);
+        for (size_t k = 0; k < pb; k++)
+            pad[k] = op->s1[k % pl];
+        r[n + pb] = 0;
+        *out = r;
+        *outlen = n + pb;
+        return 0;
+    }
     case FN_CONCAT: {
         size_t l1 = strlen(op->s1), l2 = strlen(op->s2);
         char *r = malloc(l1 + n + l2 + 1);
@@ -711,7 +742,7 @@ static BExpr *fn_map_dict_once(PlanArena *a, BExpr *x, const FnStrOp *op, int64_
     j->op = op;
     j->lo = x->kind == BE_CONST ? x->ival : 0;
     j->hi = x->kind == BE_CONST ? x->ival + 1 : n;
-    j->is_int = op->fn == FN_LENGTH || op->fn == FN_INSTR;
+    j->is_int = op->fn == FN_LENGTH || op->fn == FN_INSTR || op->fn == FN_STARTS;
     j->tab = tab;
     if (!j->is_int) {
         j->strs = calloc((size_t)alloc_n, sizeof *j->strs);

@@ -37,9 +37,17 @@ static uint32_t fold(uint32_t c) {
 /* Match s against pattern p: LIKE_MATCH, LIKE_NOMATCH, or LIKE_NOWILD when
  * s ran out under a `%`, so no later `%` position can match either (this
  * keeps patterns with many `%` linear, as in SQLite's patternCompare). */
-static int like_at(const unsigned char *p, const unsigned char *s) {
+static int like_at(const unsigned char *p, const unsigned char *s, uint32_t esc) {
     while (*p) {
         uint32_t c = utf8_read(&p);
+        if (esc && c == esc) {
+            /* LIKE ... ESCAPE: the next character is itself (an escape at
+             * the end matches nothing, as in SQLite) */
+            if (!*p || !*s) return LIKE_NOMATCH;
+            c = utf8_read(&p);
+            if (fold(c) != fold(utf8_read(&s))) return LIKE_NOMATCH;
+            continue;
+        }
         if (c == '%') {
             /* `%%` is `%`; each `_` after it still takes one character */
             while (*p == '%' || *p == '_') {
@@ -54,7 +62,7 @@ static int like_at(const unsigned char *p, const unsigned char *s) {
              * case) by bytes -- an ASCII byte never occurs inside a UTF-8
              * sequence -- instead of trying every position */
             unsigned char lo = 0, up = 0;
-            if (*p < 0x80 && *p != '_') {
+            if (*p < 0x80 && *p != '_' && !(esc && *p == esc)) {
                 lo = (unsigned char)fold(*p);
                 up = lo >= 'a' && lo <= 'z' ? (unsigned char)(lo - ('a' - 'A')) : lo;
             }
@@ -64,7 +72,7 @@ static int like_at(const unsigned char *p, const unsigned char *s) {
                         s++;
                     if (!*s) break;
                 }
-                int r = like_at(p, s);
+                int r = like_at(p, s, esc);
                 if (r != LIKE_NOMATCH) return r;
                 utf8_read(&s);
             }
@@ -78,7 +86,7 @@ static int like_at(const unsigned char *p, const unsigned char *s) {
 }
 
 int plan_like_match(const char *s, const char *pattern) {
-    return like_at((const unsigned char *)pattern, (const unsigned char *)s) == LIKE_MATCH;
+    return like_at((const unsigned char *)pattern, (const unsigned char *)s, 0) == LIKE_MATCH;
 }
 
 /* TUNING: literal segments a pattern may have for the segment matcher
@@ -250,6 +258,7 @@ typedef struct LikeJob {
     LikeSegs segs;
     int64_t *tab;  /* one of tab ... */
     uint8_t *tab8; /* ... and tab8 */
+    uint32_t esc;  /* LIKE ... ESCAPE's character, 0 for none */
 } LikeJob;
 
 /* Entry i of j's dictionary LIKE its pattern (before negation). */
@@ -257,7 +266,8 @@ static int like_entry(const LikeJob *j, int64_t i) {
     if (j->use_segs)
         return like_seg(&j->segs, (const unsigned char *)cat_dict_str(j->d, i),
                         (size_t)cat_dict_len(j->d, i));
-    return plan_like_match(cat_dict_str(j->d, i), j->pat);
+    return like_at((const unsigned char *)j->pat, (const unsigned char *)cat_dict_str(j->d, i),
+                   j->esc) == LIKE_MATCH;
 }
 
 static void like_worker(void *arg, int t, int nt) {
@@ -276,10 +286,10 @@ static void like_worker(void *arg, int t, int nt) {
 /* Fill tab (int64) or tab8 (bytes) with the LIKE table of d's entries:
  * patterns of literal runs and `%` take the segment matcher, others
  * like_at; on all cores for large dictionaries. */
-static void like_fill(const CatDict *d, const char *pattern, int negated, int64_t *tab,
-                      uint8_t *tab8) {
-    LikeJob j = {d, pattern, negated, 0, {0}, tab, tab8};
-    j.use_segs = like_compile_segs(pattern, &j.segs) == 0;
+static void like_fill(const CatDict *d, const char *pattern, uint32_t esc, int negated,
+                      int64_t *tab, uint8_t *tab8) {
+    LikeJob j = {d, pattern, negated, 0, {0}, tab, tab8, esc};
+    j.use_segs = !esc && like_compile_segs(pattern, &j.segs) == 0;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     int nt = d->n < 65536 ? 1 : (int)(ncpu < 1 ? 1 : ncpu > 64 ? 64 : ncpu);
     if (nt > 1 && prim_parallel(nt, like_worker, &j) == 0) return;
@@ -287,16 +297,21 @@ static void like_fill(const CatDict *d, const char *pattern, int negated, int64_
 }
 
 void plan_like_table(const CatDict *d, const char *pattern, int negated, int64_t *tab) {
-    like_fill(d, pattern, negated, tab, NULL);
+    like_fill(d, pattern, 0, negated, tab, NULL);
+}
+
+void plan_like_table_esc(const CatDict *d, const char *pattern, uint32_t esc, int negated,
+                         int64_t *tab) {
+    like_fill(d, pattern, esc, negated, tab, NULL);
 }
 
 void plan_like_bytes(const CatDict *d, const char *pattern, int negated, uint8_t *tab) {
-    like_fill(d, pattern, negated, NULL, tab);
+    like_fill(d, pattern, 0, negated, NULL, tab);
 }
 
 double plan_like_share(const CatDict *d, const char *pattern) {
     if (!d || d->n <= 0) return 0;
-    LikeJob j = {d, pattern, 0, 0, {0}, NULL, NULL};
+    LikeJob j = {d, pattern, 0, 0, {0}, NULL, NULL, 0};
     j.use_segs = like_compile_segs(pattern, &j.segs) == 0;
     int64_t k = d->n < 4096 ? d->n : 4096, pass = 0;
     for (int64_t s = 0; s < k; s++)

@@ -338,6 +338,15 @@ static AstExpr *set_height(Parser *p, AstExpr *e, int64_t extra, int64_t at) {
     int64_t arg_uses = 1;
     if (e->kind == AST_FUNC && e->str && strcasecmp(e->str, "abs") == 0) arg_uses = 3;
     if (e->kind == AST_FUNC && e->str && strcasecmp(e->str, "nullif") == 0) arg_uses = 2;
+    /* the binder's rewrites (planner/bind.c bind_mathfunc) read x that often */
+    if (e->kind == AST_FUNC && e->str &&
+        (strcasecmp(e->str, "ceil") == 0 || strcasecmp(e->str, "ceiling") == 0 ||
+         strcasecmp(e->str, "floor") == 0))
+        arg_uses = 6;
+    if (e->kind == AST_FUNC && e->str &&
+        (strcasecmp(e->str, "trunc") == 0 || strcasecmp(e->str, "sign") == 0 ||
+         strcasecmp(e->str, "greatest") == 0 || strcasecmp(e->str, "least") == 0))
+        arg_uses = 4;
     for (int i = 0; i < e->nlist; i++) {
         if (!e->list[i]) continue;
         if (e->list[i]->height > h) h = e->list[i]->height;
@@ -550,6 +559,13 @@ static AstExpr *parse_call(Parser *p, SqlToken name) {
     if (expect_op(p, ")") < 0) return NULL;
     e->list = (AstExpr **)args.data;
     e->nlist = (int)args.n;
+    /* an aggregate's FILTER (WHERE cond) (SQLite 3.30, DuckDB): cond in c */
+    if (is_kw(p, "filter") && tok_is_op(p, peek(p), "(")) {
+        advance(p);
+        advance(p);
+        if (expect_kw(p, "where") < 0 || !(e->c = parse_expr(p)) || expect_op(p, ")") < 0)
+            return NULL;
+    }
     e->end = p->prev_end;
     /* COALESCE / IFNULL bind to a chain of one node per argument */
     return set_height(p, e, e->nlist > 1 ? e->nlist - 1 : 0, e->pos);
@@ -839,6 +855,10 @@ static AstExpr *parse_primary(Parser *p) {
         }
         SqlToken n = peek(p);
         if (is_kw(p, "extract") && tok_is_op(p, n, "(")) return parse_extract(p, t);
+        if ((is_kw(p, "left") || is_kw(p, "right")) && tok_is_op(p, n, "(")) {
+            advance(p); /* DuckDB's left(s, n) / right(s, n): calls, not joins */
+            return parse_call(p, t);
+        }
         if (is_kw(p, "interval") && (n.kind == TK_STRING || n.kind == TK_INTEGER))
             return parse_interval(p, t);
         if (is_kw(p, "date") && n.kind == TK_STRING) {
@@ -970,10 +990,7 @@ static AstExpr *parse_predicate_tail(Parser *p, AstExpr *l, int negated) {
         if (!(e = new_expr(p, AST_LIKE, l->pos, 0))) return NULL;
         e->a = l;
         if (!(e->b = parse_binary(p, PREC_REL))) return NULL;
-        if (is_kw(p, "escape")) {
-            fail_unsupported(p, p->tok.pos, "LIKE ... ESCAPE");
-            return NULL;
-        }
+        if (accept_kw(p, "escape") && !(e->c = parse_binary(p, PREC_REL))) return NULL;
     } else if (accept_kw(p, "in")) {
         if (!(e = new_expr(p, AST_IN, l->pos, 0))) return NULL;
         e->a = l;
@@ -1039,6 +1056,11 @@ static AstExpr *parse_postfix(Parser *p, AstExpr *l) {
         /* SQLite's IS takes an operand of the next level: in "x IS NULL + 1"
          * it is NULL + 1; IS NULL proper when it is the NULL literal */
         e->negated = accept_kw(p, "not");
+        /* IS [NOT] DISTINCT FROM (SQL, DuckDB, SQLite 3.39): IS NOT / IS */
+        if (accept_kw(p, "distinct")) {
+            if (expect_kw(p, "from") < 0) return NULL;
+            e->negated = !e->negated;
+        }
         AstExpr *r = parse_binary(p, PREC_EQ + 1);
         if (!r) return NULL;
         if (r->kind != AST_NULL) e->b = r;

@@ -58,10 +58,11 @@ typedef enum AstKind {
     AST_BETWEEN, /* a BETWEEN b AND c; negated for NOT BETWEEN */
     AST_IN,      /* a IN (list...); negated for NOT IN */
     AST_ISNULL,  /* a IS NULL, or a IS b when b is set; negated for IS NOT */
-    AST_LIKE,    /* a LIKE b; negated for NOT LIKE */
+    AST_LIKE,    /* a LIKE b [ESCAPE c]; negated for NOT LIKE */
     AST_CASE,    /* CASE [a] WHEN list[0] THEN list[1] WHEN list[2] THEN list[3] ... [ELSE b] END */
     AST_CAST,    /* CAST(a AS type_name) */
-    AST_FUNC,    /* name(list...) incl. COUNT(*) (list[0] is AST_STAR), distinct flag */
+    AST_FUNC,    /* name(list...) incl. COUNT(*) (list[0] is AST_STAR), distinct flag;
+                    c: an aggregate's FILTER (WHERE c) */
     AST_PARAM,   /* bind parameter: ival its index (1-based); libgqp rewrites the node
                     into the bound literal (AST_INT / FLOAT / STRING / NULL) before binding */
     AST_SUBQUERY, /* (SELECT ...) as a scalar: select */
