@@ -618,22 +618,24 @@ static int topk_full(PrimCtx *ctx, const PrimVec *keys, const uint8_t *desc, int
 static int topk_finish(PrimCtx *ctx, const PrimVec *keys, const uint8_t *desc, int nkeys,
                        const int64_t *cand, int64_t m, int64_t start, int64_t cnt, int64_t *perm) {
     PrimVec gk[TOPK_MAX_KEYS];
-    size_t gbytes = sizeof(int64_t) * (size_t)m;
+    /* lp, then per key its values and validity, each 8-byte aligned */
+    size_t seg = ((size_t)m + 7) & ~(size_t)7;
+    size_t gbytes = sizeof(int64_t) * seg;
     for (int k = 0; k < nkeys; k++)
-        gbytes += (prim_type_width(keys[k].type) + 1) * (size_t)m;
+        gbytes += (prim_type_width(keys[k].type) + 1) * seg;
     char *gmem = ctx->alloc(ctx->ud, gbytes);
     if (!gmem) return sort_err(ctx, "out of memory (%zu bytes)", gbytes);
     int64_t *lp = (int64_t *)gmem;
-    char *p = gmem + sizeof(int64_t) * (size_t)m;
+    char *p = gmem + sizeof(int64_t) * seg;
     int rc = 0;
     for (int k = 0; k < nkeys && rc == 0; k++) {
         size_t w = prim_type_width(keys[k].type);
         gk[k].type = keys[k].type;
         gk[k].n = m;
         gk[k].data = p;
-        p += w * (size_t)m;
+        p += w * seg;
         gk[k].valid = keys[k].valid ? (uint8_t *)p : NULL;
-        p += (size_t)m;
+        p += seg;
         rc = prim_cpu_gather(ctx, &keys[k], cand, m, &gk[k]);
     }
     if (rc == 0) rc = prim_cpu_sort(ctx, gk, desc, nkeys, m, lp);
