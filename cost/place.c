@@ -69,6 +69,12 @@ static int derived_kind(DagKind k) {
     return k == DN_SOURCE || k == DN_CONST || k == DN_TRANSFER || k == DN_TOTEXT;
 }
 
+/* derived_kind of node nd, or a map only the CPU twin runs (on the CPU
+ * like to-text: plan_node_cpu_only). */
+static int derived_node(const DagNode *nd) {
+    return derived_kind(nd->kind) || plan_node_cpu_only(nd);
+}
+
 /* Set the derived nodes of dev from the free ones: a source or constant is
  * on the GPU when any consumer is; to-text and transfer on the CPU.
  * Consumers come after producers, so a reverse pass sees them decided. */
@@ -76,7 +82,7 @@ static void derive(const Prob *P, DagDevice *dev) {
     const Dag *d = P->d;
     for (int i = P->n - 1; i >= 0; i--) {
         const DagNode *nd = &d->nodes[i];
-        if (!derived_kind(nd->kind)) continue;
+        if (!derived_node(nd)) continue;
         dev[i] = DEV_CPU;
         if (nd->kind != DN_SOURCE && nd->kind != DN_CONST) continue;
         if (!P->in->gpu_available) continue;
@@ -328,7 +334,7 @@ static int prob_init(Prob *P, const Dag *d, const CostModel *m, const CostInputs
                 P->u[DEV_GPU][i] += shared_fetch_us(
                     m, in, nd, (double)dict->offsets[dict->n] + 8.0 * (double)(dict->n + 1));
         }
-        if (!derived_kind(nd->kind)) {
+        if (!derived_node(nd)) {
             P->par[i] = (uint8_t)cost_node_parallel(m, d, i);
             P->syncs[i] = (uint8_t)cost_node_syncs(d, i);
             P->is_free[i] = 1;
@@ -426,7 +432,7 @@ static int dp(const Prob *P, DagDevice *dev) {
         }
         for (int dv = 0; dv < 2; dv++) {
             double s = P->u[dv][i];
-            if (dv == DEV_GPU && (nd->kind == DN_TOTEXT || nd->kind == DN_TRANSFER)) s = BIG;
+            if (dv == DEV_GPU && (plan_node_cpu_only(nd) || nd->kind == DN_TRANSFER)) s = BIG;
             for (int k = 0; k < nd->ninputs; k++)
                 s += best[dv][nd->inputs[k]];
             c[dv][i] = s;
@@ -526,10 +532,14 @@ static void set_reason(const Prob *P, Dag *dag, int i, DagDevice *dev, double to
     if (P->in->force) {
         snprintf(buf, sizeof buf, "forced: --device %s", P->in->force == 2 ? "gpu" : "cpu");
         if (nd->kind == DN_TOTEXT) snprintf(buf, sizeof buf, "to-text runs on the CPU only");
+        if (nd->kind == DN_MAP && plan_node_cpu_only(nd))
+            snprintf(buf, sizeof buf, "a math function: the CPU twin only");
     } else if (!P->in->gpu_available) {
         snprintf(buf, sizeof buf, "no GPU");
     } else if (nd->kind == DN_TOTEXT) {
         snprintf(buf, sizeof buf, "to-text runs on the CPU only");
+    } else if (plan_node_cpu_only(nd)) {
+        snprintf(buf, sizeof buf, "a math function: the CPU twin only");
     } else if (nd->kind == DN_SOURCE) {
         if (dev[i] == DEV_CPU)
             snprintf(buf, sizeof buf, "host column; no GPU reader");
@@ -673,7 +683,7 @@ int cost_place(Dag *dag, const CostModel *m, const CostInputs *in_, CostPlan *pl
         } else {
             nd->est_cost_cpu = part ? 0 : (fz ? P.sel[0][i] : P.u[0][i]) / 1e3;
             nd->est_cost_gpu = part ? 0 : (fz ? P.sel[1][i] : P.u[1][i]) / 1e3;
-            if (nd->kind == DN_TOTEXT) nd->est_cost_gpu = 0;
+            if (plan_node_cpu_only(nd)) nd->est_cost_gpu = 0;
             if (P.syncs[i] && !part) nd->est_cost_gpu += m->gpu_sync_node_us / 1e3;
             if (P.par[i] && !part) {
                 if (dev[i] == DEV_CPU && !woke) nd->est_cost_cpu += m->cpu_wake_us / 1e3;

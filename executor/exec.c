@@ -296,7 +296,9 @@ static void drop_all_valid(Exec *x, PrimVec *p) {
 static int prog_makes_null(const PrimProgram *p) {
     for (int i = 0; i < p->ninstr; i++) {
         PrimOp op = (PrimOp)p->code[i].op;
-        if (op == POP_NULL || op == POP_DIV || op == POP_MOD || op == POP_LOOKUP) return 1;
+        if (op == POP_NULL || op == POP_DIV || op == POP_MOD || op == POP_LOOKUP ||
+            op == POP_MATH || op == POP_POW)
+            return 1;
         /* a run search of codes (never negative) from a first start of 0 */
         if (op == POP_RUNS && (p->code[i].table_n <= 0 || p->code[i].table[0] > 0)) return 1;
         if (op == POP_INLIST && p->code[i].ival) return 1;

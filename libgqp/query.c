@@ -152,7 +152,7 @@ static double place(gqp *db, Dag *dag, double *all_cpu_us) {
     if (db->device == GQP_DEVICE_GPU || (db->device == GQP_DEVICE_AUTO && prim_gpu_available()))
         d = DEV_GPU;
     for (int i = 0; i < dag->nnodes; i++)
-        dag->nodes[i].device = dag->nodes[i].kind == DN_TOTEXT ? DEV_CPU : d;
+        dag->nodes[i].device = plan_node_cpu_only(&dag->nodes[i]) ? DEV_CPU : d;
     return 0;
 }
 

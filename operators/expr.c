@@ -140,7 +140,7 @@ static const PrimOp arith_ops[] = {
     [OP_ADD] = POP_ADD, [OP_SUB] = POP_SUB, [OP_MUL] = POP_MUL, [OP_DIV] = POP_DIV,
     [OP_MOD] = POP_MOD, [OP_EQ] = POP_EQ,   [OP_NE] = POP_NE,   [OP_LT] = POP_LT,
     [OP_LE] = POP_LE,   [OP_GT] = POP_GT,   [OP_GE] = POP_GE,   [OP_AND] = POP_AND,
-    [OP_OR] = POP_OR};
+    [OP_OR] = POP_OR,   [OP_POW] = POP_POW};
 
 /* CAST to INT32 of register a (of register type at): F2I first for a
  * float, then min(max(x, INT32_MIN), INT32_MAX) through CASE, so that an
@@ -192,7 +192,15 @@ static int compile(Compiler *c, const BExpr *e) {
     case BE_UNARY: {
         int a = compile(c, e->a);
         int d = reg_alloc(c);
-        if (e->op == OP_NEG)
+        if (e->op >= OP_SQRT && e->op <= OP_LOG2) {
+            static const PrimMathFn fn[] = {[OP_SQRT] = PMATH_SQRT,
+                                            [OP_EXP] = PMATH_EXP,
+                                            [OP_LN] = PMATH_LN,
+                                            [OP_LOG10] = PMATH_LOG10,
+                                            [OP_LOG2] = PMATH_LOG2};
+            PrimInstr *in = emit(c, POP_MATH, PRIM_REG_F, d, a, 0, 0);
+            if (in) in->ival = fn[e->op];
+        } else if (e->op == OP_NEG)
             emit(c, POP_NEG, t, d, a, 0, 0);
         else
             emit(c, POP_NOT, reg_t(e->a->type), d, a, 0, 0);
@@ -334,9 +342,14 @@ static int compile(Compiler *c, const BExpr *e) {
 /* Append text of e to b. */
 static void label(PlanBuf *b, Lower *L, const LowState *st, const BExpr *e) {
     static const char *ops[] = {
-        [OP_ADD] = "+", [OP_SUB] = "-",   [OP_MUL] = "*", [OP_DIV] = "/",    [OP_MOD] = "%",
-        [OP_EQ] = "=",  [OP_NE] = "<>",   [OP_LT] = "<",  [OP_LE] = "<=",    [OP_GT] = ">",
-        [OP_GE] = ">=", [OP_AND] = "AND", [OP_OR] = "OR", [OP_CONCAT] = "||"};
+        [OP_ADD] = "+", [OP_SUB] = "-",   [OP_MUL] = "*", [OP_DIV] = "/",     [OP_MOD] = "%",
+        [OP_EQ] = "=",  [OP_NE] = "<>",   [OP_LT] = "<",  [OP_LE] = "<=",     [OP_GT] = ">",
+        [OP_GE] = ">=", [OP_AND] = "AND", [OP_OR] = "OR", [OP_CONCAT] = "||", [OP_POW] = "^"};
+    static const char *fns[] = {[OP_SQRT] = "sqrt",
+                                [OP_EXP] = "exp",
+                                [OP_LN] = "ln",
+                                [OP_LOG10] = "log10",
+                                [OP_LOG2] = "log2"};
     switch (e->kind) {
     case BE_CONST:
         if (e->is_null)
@@ -359,6 +372,12 @@ static void label(PlanBuf *b, Lower *L, const LowState *st, const BExpr *e) {
             plan_buf_printf(b, "$%d.%d", e->slot, e->col);
         break;
     case BE_UNARY:
+        if (e->op >= OP_SQRT && e->op <= OP_LOG2) {
+            plan_buf_printf(b, "%s(", fns[e->op]);
+            label(b, L, st, e->a);
+            plan_buf_printf(b, ")");
+            break;
+        }
         plan_buf_printf(b, e->op == OP_NEG ? "-" : "NOT ");
         label(b, L, st, e->a);
         break;

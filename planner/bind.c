@@ -1757,6 +1757,9 @@ static BExpr *trunc_real(BindCtx *bc, BExpr *x, int64_t pos) {
  *   MOD(a, b)                 integers: CAST(a % b AS REAL) (fmod of
  *                             integers; NULL for b = 0)
  *   PI()                      3.141592653589793
+ *   SQRT, EXP, LN, LOG10,     over the argument as REAL, NULL outside the
+ *   LOG2, LOG(x) (LOG10),     domain: CPU-only map instructions (POP_MATH,
+ *   LOG(b, x), POWER / POW    POP_POW), whose map node stays on the CPU
  *   GREATEST / LEAST(a, ...)  the greatest / least non-NULL argument (NULL
  *                             when all are NULL), the arguments unified as
  *                             CASE branches
@@ -1809,6 +1812,40 @@ static BExpr *bind_mathfunc(BindCtx *bc, const AstExpr *e, BExpr **args, int all
         BExpr *one = bx_float(bc->arena, 1.0, pos);
         if (!c || !one) return c ? bind_oom(bc) : NULL;
         return make_case(bc, c, bind_arith(bc, fl ? OP_SUB : OP_ADD, t, one, pos), t, pos);
+    }
+    /* SQLite's math functions over REAL: a CPU-only map instruction
+     * (POP_MATH / POP_POW; NULL outside the domain) */
+    static const struct {
+        const char *name;
+        AstOp op;
+    } m1[] = {{"sqrt", OP_SQRT},   {"exp", OP_EXP},   {"ln", OP_LN},
+              {"log10", OP_LOG10}, {"log2", OP_LOG2}, {"log", OP_LOG10}};
+    int mk = -1;
+    for (size_t i = 0; i < sizeof m1 / sizeof m1[0]; i++)
+        if (strcasecmp(f, m1[i].name) == 0) mk = (int)i;
+    int pw = strcasecmp(f, "power") == 0 || strcasecmp(f, "pow") == 0;
+    int lg2 = strcasecmp(f, "log") == 0 && n == 2; /* log(b, x) = ln(x) / ln(b) */
+    if ((mk >= 0 && (n == 1 || lg2)) || (pw && n == 2)) {
+        BExpr *r[2];
+        for (int i = 0; i < n; i++) {
+            BExpr *x = args[i];
+            if (x->kind == BE_CONST && (x->is_null || x->type == CAT_NULL))
+                return typed_null(bc, CAT_FLOAT64, pos);
+            if (x->type == CAT_STRING || x->type == CAT_DATE || runtime_text(x))
+                return bind_fail(bc, "Not implemented", x->pos, "%s() of a non-numeric value", f);
+            if (!(r[i] = cast_to(bc, x, CAT_FLOAT64))) return NULL;
+        }
+        if (pw) {
+            BExpr *p = bx_bin(bc->arena, OP_POW, CAT_FLOAT64, r[0], r[1], pos);
+            return p ? p : bind_oom(bc);
+        }
+        BExpr *u[2];
+        for (int i = 0; i < n; i++) {
+            if (!(u[i] = bx_new(bc->arena, BE_UNARY, CAT_FLOAT64, pos))) return bind_oom(bc);
+            u[i]->op = lg2 ? OP_LN : m1[mk].op;
+            u[i]->a = r[i];
+        }
+        return lg2 ? bind_arith(bc, OP_DIV, u[1], u[0], pos) : u[0];
     }
     if (strcasecmp(f, "mod") == 0 && n == 2) {
         for (int i = 0; i < 2; i++)

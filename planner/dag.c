@@ -377,3 +377,7 @@ char *plan_explain_dot(const Dag *d, int analyze) {
     }
     return b.s;
 }
+
+int plan_node_cpu_only(const DagNode *n) {
+    return n->kind == DN_TOTEXT || (n->kind == DN_MAP && prim_prog_cpu_only(&n->prog));
+}

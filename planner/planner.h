@@ -474,6 +474,10 @@ int plan_dag_add(Dag *d, DagKind kind, const int *inputs, int ninputs, int noutp
                  const PrimType *out_types);
 /* Output value id k of node. */
 int plan_dag_out(const Dag *d, int node, int k);
+/* 1 if node n runs on the CPU twin only, whatever the placement: a to-text
+ * node, or a map whose program holds a CPU-only instruction (SQLite's
+ * math functions, prim_prog_cpu_only). */
+int plan_node_cpu_only(const DagNode *n);
 const char *plan_dag_kind_name(DagKind k);
 
 /* EXPLAIN renderers. The returned string is malloc'ed; caller frees. */

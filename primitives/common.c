@@ -180,6 +180,12 @@ static void *par_worker(void *unused) {
     return NULL;
 }
 
+int prim_prog_cpu_only(const PrimProgram *prog) {
+    for (int i = 0; prog && i < prog->ninstr; i++)
+        if (prog->code[i].op == POP_MATH || prog->code[i].op == POP_POW) return 1;
+    return 0;
+}
+
 int prim_prog_table_input(const PrimProgram *prog, int k) {
     for (int i = 0; i < prog->ninstr; i++)
         if (prog->code[i].op == POP_LOOKUPV && prog->code[i].ival == k) return 1;

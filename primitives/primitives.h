@@ -120,12 +120,21 @@ typedef enum PrimOp {
                      m, not the program's row count): NULL if a is NULL or outside
                      0 <= a < m; a per-entry table made when the query runs (LIKE over a
                      dictionary, prim_gpu_likedict) */
-    POP_RUNS      /* dst(I) = the k with table[k] <= a < table[k+1] (table[table_n] read as
+    POP_RUNS,     /* dst(I) = the k with table[k] <= a < table[k+1] (table[table_n] read as
                      +inf): table[0..table_n) ascending run starts, table[0] <= every a.
                      NULL if a is NULL or below table[0]. A monotone function of a
                      sorted dictionary's codes with few distinct results (SUBSTR(x, 1,
                      k)): the run starts instead of one entry per code */
+    POP_MATH,     /* dst(F) = f(a) of a(F), f by ival (PrimMathFn); NULL when a is NULL or
+                     outside f's domain (SQLite's math functions: sqrt of x < 0, a log of
+                     x <= 0, any NaN result). CPU twin only: the planner keeps a map holding
+                     it on the CPU (plan_node_cpu_only) */
+    POP_POW       /* dst(F) = pow(a, b) of F operands; NULL when either is NULL or the result
+                     is NaN (a negative base with a fractional exponent). CPU twin only */
 } PrimOp;
+
+/* The functions of POP_MATH (its ival). */
+typedef enum PrimMathFn { PMATH_SQRT = 0, PMATH_EXP, PMATH_LN, PMATH_LOG10, PMATH_LOG2 } PrimMathFn;
 
 enum { PRIM_REG_I = 0, PRIM_REG_F = 1 };
 
@@ -155,6 +164,8 @@ typedef struct PrimProgram {
 
 #define PRIM_MAX_REGS 64
 
+/* 1 if prog holds an instruction only the CPU twin runs (POP_MATH, POP_POW). */
+int prim_prog_cpu_only(const PrimProgram *prog);
 /* 1 if input k of prog is a POP_LOOKUPV table (indexed by value, not by
  * row: a caller splitting the rows over threads passes it whole), else 0. */
 int prim_prog_table_input(const PrimProgram *prog, int k);

@@ -87,7 +87,15 @@ typedef enum AstOp {
     OP_NOT,
     OP_NEG,
     OP_PLUS,
-    OP_CONCAT
+    OP_CONCAT,
+    /* the binder's math functions (never from the parser): unary over a
+     * REAL (BE_UNARY) and power (BE_BINARY) */
+    OP_SQRT,
+    OP_EXP,
+    OP_LN,
+    OP_LOG10,
+    OP_LOG2,
+    OP_POW
 } AstOp;
 
 typedef struct AstExpr {

@@ -33,6 +33,8 @@
  *   F -> I            truncation toward zero, saturating at INT64_MIN/MAX,
  *                     NaN gives 0 (SQLite's CAST(x AS INTEGER))
  */
+#include <math.h>
+
 #include "primitives/primitives.h"
 
 #include <stdarg.h>
@@ -465,6 +467,45 @@ static void map_exec(MapRegs *R, const PrimInstr *in, const PrimVec *inputs, int
         double *D = map_wf(R, d);
         for (int64_t k = 0; k < len; k++)
             D[k] = (double)A[k];
+        break;
+    }
+    case POP_MATH:
+    case POP_POW: {
+        /* NULL where an operand is, or outside the domain (SQLite) */
+        const double *A = R->rf[a], *B = in->op == POP_POW ? R->rf[b] : NULL;
+        const uint8_t *na = map_nulls(R, a), *nb = B ? map_nulls(R, b) : map_zeros;
+        uint8_t *nd = R->nl[d];
+        double *D = map_wf(R, d);
+        int f = (int)in->ival;
+        for (int64_t k = 0; k < len; k++) {
+            double x = A[k], r;
+            int bad;
+            if (B) {
+                r = pow(x, B[k]);
+                bad = isnan(r);
+            } else {
+                switch (f) {
+                case PMATH_SQRT:
+                    bad = !(x >= 0), r = sqrt(x);
+                    break;
+                case PMATH_EXP:
+                    bad = isnan(x), r = exp(x);
+                    break;
+                case PMATH_LN:
+                    bad = !(x > 0), r = log(x);
+                    break;
+                case PMATH_LOG10:
+                    bad = !(x > 0), r = log10(x);
+                    break;
+                default:
+                    bad = !(x > 0), r = log2(x);
+                    break;
+                }
+            }
+            nd[k] = (uint8_t)(na[k] | nb[k] | bad);
+            D[k] = bad ? 0.0 : r;
+        }
+        R->maynull[d] = 1;
         break;
     }
     case POP_F2I: {
@@ -945,6 +986,7 @@ static int map_reads(int op) {
     case POP_INLIST:
     case POP_LOOKUPV:
     case POP_RUNS:
+    case POP_MATH:
         return 1;
     case POP_CASE:
         return 7;
@@ -966,6 +1008,8 @@ static int map_operand_type(const PrimInstr *in, int o) {
     case POP_RUNS:
         return MAP_I;
     case POP_F2I:
+    case POP_MATH:
+    case POP_POW:
         return MAP_F;
     case POP_ISNULL:
     case POP_NOTNULL:
@@ -983,6 +1027,8 @@ static int map_dst_type(const PrimInstr *in) {
     case POP_NULL:
         return MAP_ANY;
     case POP_I2F:
+    case POP_MATH:
+    case POP_POW:
         return MAP_F;
     case POP_COL:
     case POP_CONST:
@@ -1022,7 +1068,7 @@ static int map_validate(PrimCtx *ctx, const PrimProgram *P, const PrimVec *input
     uint8_t regtype[PRIM_MAX_REGS] = {0};
     for (int i = 0; i < P->ninstr; i++) {
         const PrimInstr *in = &P->code[i];
-        if (in->op > POP_RUNS) return map_err(ctx, "instruction %d: bad opcode %d", i, in->op);
+        if (in->op > POP_POW) return map_err(ctx, "instruction %d: bad opcode %d", i, in->op);
         if (in->t != PRIM_REG_I && in->t != PRIM_REG_F)
             return map_err(ctx, "instruction %d: bad type %d", i, in->t);
         int rd = map_reads(in->op);

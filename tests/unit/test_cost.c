@@ -670,6 +670,33 @@ Test(place, large_resident_scan_goes_to_gpu) {
     gqp_finalize(st);
 }
 
+/* A map holding a CPU-only instruction (SQLite's math functions: POP_MATH)
+ * stays on the CPU under a pretend GPU, both as the cost model places it
+ * and under --device gpu, while the filter beside it runs on the GPU. */
+Test(place, math_function_map_stays_on_cpu) {
+    db->test_gpu = 2;
+    const char *q = "SELECT SUM(SQRT(uniformf)) FROM test WHERE uniformi > 50";
+    for (int forced = 0; forced < 2; forced++) {
+        gqp_stmt *st;
+        if (forced) db->device = GQP_DEVICE_GPU;
+        st = plan(q);
+        int math = 0, filter_gpu = 0;
+        for (int i = 0; i < st->dag->nnodes; i++) {
+            DagNode *n = &st->dag->nodes[i];
+            if (n->kind == DN_MAP && prim_prog_cpu_only(&n->prog)) {
+                math++;
+                cr_assert_eq(n->device, DEV_CPU, "forced %d: the sqrt map on the GPU", forced);
+                cr_assert(strstr(n->reason, "CPU twin only"), "%s", n->reason);
+            }
+            if (n->kind == DN_MAP && n->prog.as_filter) filter_gpu = n->device == DEV_GPU;
+        }
+        cr_assert_eq(math, 1);
+        cr_assert(filter_gpu, "forced %d: the filter should stay on the GPU", forced);
+        gqp_finalize(st);
+    }
+    db->device = GQP_DEVICE_AUTO;
+}
+
 /* Estimated cost of st's DAG with every free node on the CPU (gpu = 0) or
  * the GPU (1), and of its current placement (gpu = -1). */
 static double dag_cost(gqp_stmt *st, int gpu) {
@@ -681,7 +708,7 @@ static double dag_cost(gqp_stmt *st, int gpu) {
     cr_assert(st->dag->nnodes < 256);
     for (int i = 0; i < st->dag->nnodes; i++) {
         DagNode *n = &st->dag->nodes[i];
-        dev[i] = gpu < 0 ? n->device : (gpu && n->kind != DN_TOTEXT) ? DEV_GPU : DEV_CPU;
+        dev[i] = gpu < 0 ? n->device : (gpu && !plan_node_cpu_only(n)) ? DEV_GPU : DEV_CPU;
     }
     return cost_dag_total(st->dag, db->cost, &in, dev);
 }
