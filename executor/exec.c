@@ -299,6 +299,9 @@ static int prog_makes_null(const PrimProgram *p) {
         if (op == POP_NULL || op == POP_DIV || op == POP_MOD || op == POP_LOOKUP ||
             op == POP_MATH || op == POP_POW)
             return 1;
+        /* REAL + - * giving NaN (Inf - Inf) is NULL */
+        if ((op == POP_ADD || op == POP_SUB || op == POP_MUL) && p->code[i].t == PRIM_REG_F)
+            return 1;
         /* a run search of codes (never negative) from a first start of 0 */
         if (op == POP_RUNS && (p->code[i].table_n <= 0 || p->code[i].table[0] > 0)) return 1;
         if (op == POP_INLIST && p->code[i].ival) return 1;

@@ -134,6 +134,24 @@ static void map_null1(MapRegs *R, int d, int a, int64_t len) {
     if (R->maynull[a] && d != a) memcpy(R->nl[d], R->nl[a], (size_t)len);
 }
 
+/* SQLite's rule for REAL arithmetic: a NaN result (Inf - Inf, 0 * Inf,
+ * Inf / Inf) is NULL. Marks those rows of register d (its values D, just
+ * written) NULL; nothing to do, and no NULL bytes written, without one. */
+static void map_nan_null(MapRegs *R, int d, double *D, int64_t len) {
+    int any = 0;
+    for (int64_t k = 0; k < len; k++)
+        any |= D[k] != D[k];
+    if (!any) return;
+    uint8_t *nd = R->nl[d];
+    if (!R->maynull[d]) memset(nd, 0, (size_t)len);
+    for (int64_t k = 0; k < len; k++)
+        if (D[k] != D[k]) {
+            nd[k] = 1;
+            D[k] = 0.0;
+        }
+    R->maynull[d] = 1;
+}
+
 /* Loads rows base..base+len-1 of input column col into register d of type
  * t (converting), with its NULL bytes. */
 static void map_col(MapRegs *R, const PrimVec *col, int d, int t, int64_t base, int64_t len) {
@@ -313,6 +331,7 @@ static void map_exec(MapRegs *R, const PrimInstr *in, const PrimVec *inputs, int
                 MAP_LOOP2(double, D, double, A, double, B, x - y);
             else
                 MAP_LOOP2(double, D, double, A, double, B, x *y);
+            map_nan_null(R, d, D, len);
         } else {
             const int64_t *A = R->ri[a], *B = R->ri[b];
             int64_t *D = map_wi(R, d);
@@ -411,6 +430,7 @@ static void map_exec(MapRegs *R, const PrimInstr *in, const PrimVec *inputs, int
             double *D = map_wf(R, d);
             for (int64_t k = 0; k < len; k++)
                 D[k] = B[k] == 0.0 ? 0.0 : A[k] / B[k];
+            map_nan_null(R, d, D, len);
         } else if (in->op == POP_DIV) {
             const int64_t *A = R->ri[a], *B = R->ri[b];
             const uint8_t *nd = map_nulls(R, d);

@@ -301,18 +301,20 @@ template <bool kCheck, int R, bool kShared> __global__ void map_kernel(MapArgs a
                             SETNULL(d);
                             continue;
                         }
+                        /* a NaN result (Inf - Inf, 0 * Inf) is NULL, as
+                         * SQLite's (the CPU twin's map_nan_null) */
                         const double u = RF(x), v = RF(y);
-                        if (in.op == POP_ADD) {
-                            SETF(d, __dadd_rn(u, v));
-                        } else if (in.op == POP_SUB) {
-                            SETF(d, __dsub_rn(u, v));
-                        } else if (in.op == POP_MUL) {
-                            SETF(d, __dmul_rn(u, v));
-                        } else if (in.op == POP_DIV) {
-                            if (v == 0.0)
+                        if (in.op == POP_ADD || in.op == POP_SUB || in.op == POP_MUL ||
+                            in.op == POP_DIV) {
+                            const double res = in.op == POP_ADD   ? __dadd_rn(u, v)
+                                               : in.op == POP_SUB ? __dsub_rn(u, v)
+                                               : in.op == POP_MUL ? __dmul_rn(u, v)
+                                               : v == 0.0         ? 0.0
+                                                                  : __ddiv_rn(u, v);
+                            if ((in.op == POP_DIV && v == 0.0) || res != res)
                                 SETNULL(d);
                             else
-                                SETF(d, __ddiv_rn(u, v));
+                                SETF(d, res);
                         } else {
                             const int64_t iu = prim_d2i(u), iv = prim_d2i(v);
                             if (iv == 0)

@@ -73,6 +73,8 @@ FEATURES = {
     "agg_null": (True, "MIN/MAX/SUM(NULL) (item 17)"),
     "bool_arith": (True, "comparisons used as numbers (p + 1, SUM(p))"),
     "subquery": (False, "correlated and uncorrelated scalar / EXISTS / IN subqueries (issue 10)"),
+    "sql_fns": (True, "IIF, SIGN, TRUNC/FLOOR/CEIL, MOD, SQRT/EXP/LN/LOG10, IS [NOT] DISTINCT FROM, "
+                       "LIKE ... ESCAPE (the fifteenth session's functions)"),
 }
 CI_FEATURES = [f for f, (ci, _) in FEATURES.items() if ci]
 
@@ -298,8 +300,29 @@ class Gen:
         if typ == "INTEGER" and self.has("bool_arith") and rng.random() < 0.3:
             self.use("bool_arith")
             return ("bin", "+", self.pred(depth - 1), self.lit("INTEGER"))
+        if typ in ("INTEGER", "REAL", "TEXT") and self.has("sql_fns") and rng.random() < 0.5:
+            return self.sql_fn(typ, depth)
         c = self.col(typ)
         return c if c else self.lit(typ)
+
+    def sql_fn(self, typ, depth):
+        """One of SQLite's scalar functions of type typ (feature sql_fns)."""
+        rng = self.rng
+        self.use("sql_fns")
+        k = rng.randrange(4)
+        if k == 0 or typ == "TEXT":
+            return ("fn", "IIF", [self.pred(depth - 1), self.expr(typ, depth - 1), self.expr(typ, depth - 1)])
+        if typ == "INTEGER":
+            if k == 1:
+                return ("fn", "SIGN", [self.expr(rng.choice(["INTEGER", "REAL"]) if self.has("reals")
+                                                 else "INTEGER", depth - 1)])
+            return ("fn", rng.choice(["CEIL", "FLOOR", "TRUNC"]), [self.expr("INTEGER", depth - 1)])
+        self.use("reals")
+        if k == 1:
+            return ("fn", rng.choice(["CEIL", "FLOOR", "TRUNC", "CEILING"]), [self.expr("REAL", depth - 1)])
+        if k == 2:
+            return ("fn", "MOD", [self.expr("INTEGER", depth - 1), self.expr("INTEGER", depth - 1)])
+        return ("fn", rng.choice(["SQRT", "EXP", "LN", "LOG10"]), [self.expr("REAL", depth - 1)])
 
     def branch(self, typ, depth):
         if self.has("null_branch") and self.rng.random() < 0.15:
@@ -366,6 +389,9 @@ class Gen:
                 return ("raw2", rng.choice(["=", "<>"]), a, rng.choice(["<", ">="]), b, self.lit("INTEGER"))
             return ("bin", op, a, b)
         if r < 0.6:
+            if self.has("sql_fns") and rng.random() < 0.3:
+                self.use("sql_fns")
+                return ("distinct", self.expr(t, depth - 1), self.expr(t, depth - 1), rng.random() < 0.5)
             return ("isnull", self.expr(t, depth - 1), rng.random() < 0.5)
         if r < 0.72 and self.has("in_between"):
             self.use("in_between")
@@ -380,6 +406,10 @@ class Gen:
             if self.has("utf8"):
                 pats += ["_", "é", "%é%", "_é"]
                 self.use("utf8")
+            if self.has("sql_fns") and rng.random() < 0.2:
+                self.use("sql_fns")
+                pat = rng.choice(["a!%", "%!_%", "!!%", "a!b", "!%%", "%!"])
+                return ("like_esc", self.expr("TEXT", depth - 1), pat, rng.random() < 0.3)
             pat = rng.choice(pats).replace("'", "''")
             return ("like", self.expr("TEXT", depth - 1), pat, rng.random() < 0.3)
         return ("isnull", self.expr(t, depth - 1), True)
@@ -424,6 +454,10 @@ def render(e, d):
                                              render(e[3], d))
     if k == "like":
         return "(%s %sLIKE '%s')" % (render(e[1], d), "NOT " if e[3] else "", e[2])
+    if k == "like_esc":
+        return "(%s %sLIKE '%s' ESCAPE '!')" % (render(e[1], d), "NOT " if e[3] else "", e[2])
+    if k == "distinct":
+        return "(%s IS %sDISTINCT FROM %s)" % (render(e[1], d), "NOT " if e[3] else "", render(e[2], d))
     if k == "agg":
         return "%s(%s%s)" % (e[1], "DISTINCT " if e[3] else "", "*" if e[2] is None else render(e[2], d))
     if k == "subq":

@@ -1433,6 +1433,34 @@ Test(map, math_functions) {
     free_vec(&y);
 }
 
+/* REAL + - * / giving NaN (Inf - Inf, 0 * Inf, Inf / Inf) is NULL, as in
+ * SQLite; Inf itself stays. */
+Test(map, real_nan_is_null) {
+    double xs[6] = {INFINITY, INFINITY, 0.0, 1.0, -INFINITY, 2.0};
+    double ys[6] = {INFINITY, -INFINITY, INFINITY, 2.0, -INFINITY, 0.0};
+    PrimVec x = {PRIM_F64, 6, xs, NULL}, y = {PRIM_F64, 6, ys, NULL};
+    const PrimOp ops[4] = {POP_ADD, POP_SUB, POP_MUL, POP_DIV};
+    /* per op and row: 1 NULL, 0 a value */
+    const int want[4][6] = {
+        {0, 1, 0, 0, 0, 0}, {1, 0, 0, 0, 1, 0}, {0, 0, 1, 0, 0, 0}, {1, 1, 0, 0, 1, 1}};
+    for (int o = 0; o < 4; o++) {
+        PrimInstr code[3] = {{POP_COL, PRIM_REG_F, 0, 0, 0, 0, 0, 0, NULL, 0},
+                             {POP_COL, PRIM_REG_F, 1, 0, 0, 0, 1, 0, NULL, 0},
+                             {ops[o], PRIM_REG_F, 2, 0, 1, 0, 0, 0, NULL, 0}};
+        PrimProgram p = {3, code, 3, 2, PRIM_REG_F, 2, 0, 0};
+        PrimVec in[2] = {x, y};
+        double out[6];
+        uint8_t ov[6];
+        PrimVec ou = {PRIM_F64, 6, out, ov};
+        PrimCtx c = mkctx(1);
+        cr_assert_eq(prim_cpu_map(&c, &p, in, 6, &ou), 0, "%s", c.err);
+        for (int k = 0; k < 6; k++) {
+            cr_expect_eq(!ov[k], want[o][k], "op %d row %d: %g, %g", o, k, xs[k], ys[k]);
+            if (ov[k]) cr_expect(out[k] == out[k], "op %d row %d: NaN kept", o, k);
+        }
+    }
+}
+
 /* ----------------------------------------------------------- sort range -- */
 
 /* prim_cpu_sort_range with 1 and 4 threads against the full sort's slice
