@@ -757,6 +757,10 @@ static int topk_sampled(PrimCtx *ctx, const PrimVec *keys, const uint8_t *desc, 
     double pass = (double)(j3 + 1) * (double)n / (double)S;
     J.cap = (int64_t)(2 * pass) + 4096;
     if (J.cap > n) J.cap = n;
+    /* every thread's buffer holds the whole estimate (sorted data puts
+     * every candidate in one chunk): past 8 bytes a row in all, the radix
+     * select (16 bytes a kept row) is the cheaper one in memory */
+    if ((double)J.cap * nt > (double)n + 4096.0 * nt) return 0;
     size_t bytes = sizeof(int64_t) * ((size_t)J.cap * (size_t)nt + (size_t)nt) + (size_t)nt;
     char *mem = ctx->alloc(ctx->ud, bytes);
     if (!mem) return 0; /* the radix select needs less */
