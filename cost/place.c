@@ -82,7 +82,7 @@ static void derive(const Prob *P, DagDevice *dev) {
     const Dag *d = P->d;
     for (int i = P->n - 1; i >= 0; i--) {
         const DagNode *nd = &d->nodes[i];
-        if (!derived_node(nd)) continue;
+        if (P->is_free[i]) continue; /* the derived nodes are the others */
         dev[i] = DEV_CPU;
         if (nd->kind != DN_SOURCE && nd->kind != DN_CONST) continue;
         if (!P->in->gpu_available) continue;
@@ -432,7 +432,8 @@ static int dp(const Prob *P, DagDevice *dev) {
         }
         for (int dv = 0; dv < 2; dv++) {
             double s = P->u[dv][i];
-            if (dv == DEV_GPU && (plan_node_cpu_only(nd) || nd->kind == DN_TRANSFER)) s = BIG;
+            /* (to-text, a CPU-only map and a transfer: the nodes not free) */
+            if (dv == DEV_GPU && !P->is_free[i]) s = BIG;
             for (int k = 0; k < nd->ninputs; k++)
                 s += best[dv][nd->inputs[k]];
             c[dv][i] = s;
@@ -529,17 +530,16 @@ static void set_reason(const Prob *P, Dag *dag, int i, DagDevice *dev, double to
     DagNode *nd = &dag->nodes[i];
     char buf[256];
     const char *on = dev[i] == DEV_GPU ? "GPU" : "CPU", *off = dev[i] == DEV_GPU ? "CPU" : "GPU";
+    const char *cpu_only = !plan_node_cpu_only(nd) ? NULL
+                           : nd->kind == DN_TOTEXT ? "to-text runs on the CPU only"
+                                                   : "a math function: the CPU twin only";
     if (P->in->force) {
         snprintf(buf, sizeof buf, "forced: --device %s", P->in->force == 2 ? "gpu" : "cpu");
-        if (nd->kind == DN_TOTEXT) snprintf(buf, sizeof buf, "to-text runs on the CPU only");
-        if (nd->kind == DN_MAP && plan_node_cpu_only(nd))
-            snprintf(buf, sizeof buf, "a math function: the CPU twin only");
+        if (cpu_only) snprintf(buf, sizeof buf, "%s", cpu_only);
     } else if (!P->in->gpu_available) {
         snprintf(buf, sizeof buf, "no GPU");
-    } else if (nd->kind == DN_TOTEXT) {
-        snprintf(buf, sizeof buf, "to-text runs on the CPU only");
-    } else if (plan_node_cpu_only(nd)) {
-        snprintf(buf, sizeof buf, "a math function: the CPU twin only");
+    } else if (cpu_only) {
+        snprintf(buf, sizeof buf, "%s", cpu_only);
     } else if (nd->kind == DN_SOURCE) {
         if (dev[i] == DEV_CPU)
             snprintf(buf, sizeof buf, "host column; no GPU reader");

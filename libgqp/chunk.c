@@ -484,15 +484,11 @@ static BSelect *final_block(PlanArena *a, const BSelect *b, const Partials *pa, 
             /* NULLS FIRST / LAST's key `out[j] IS NULL` (planner/bind.c
              * nulls_keys) as that over the final block's column j, which
              * a DISTINCT final block computes from its output */
-            const BExpr *o = b->order[i];
-            if (oo[i] >= 0 || o->kind != BE_ISNULL || o->negated || !o->a) continue;
-            for (int j = 0; j < b->nout; j++)
-                if (plan_bexpr_equal(b->out[j], o->a)) {
-                    BExpr *isn = bx_new(a, BE_ISNULL, CAT_BOOL, o->pos);
-                    if (!isn || !(isn->a = t_col(a, t, j))) return NULL;
-                    fb->order[i] = isn;
-                    break;
-                }
+            int j = op_isnull_key_output(b, i);
+            if (j < 0) continue;
+            BExpr *isn = bx_new(a, BE_ISNULL, CAT_BOOL, b->order[i]->pos);
+            if (!isn || !(isn->a = t_col(a, t, j))) return NULL;
+            fb->order[i] = isn;
         }
         fb->order_out = oo;
         return fb;

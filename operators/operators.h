@@ -177,6 +177,11 @@ int op_project(Lower *L, LowState *st, int *out);
  * every key evaluated over the state) by the ORDER BY keys; returns the
  * perm value id. */
 int op_sort(Lower *L, LowState *st, const int *outv, int pre_distinct);
+/* The output column j when ORDER BY key k of b is `out[j] IS NULL` (the
+ * key NULLS FIRST / LAST adds before its term, planner/bind.c nulls_keys),
+ * else -1: after DISTINCT or on a compound the state is gone, and the key
+ * is computed from the output column (also a chunked final block's). */
+int op_isnull_key_output(const BSelect *b, int k);
 /* distinct.c: replace out[] by their distinct rows. */
 int op_distinct(Lower *L, int *out, int nout, int64_t est_rows);
 /* limit.c: slice value v to [offset, offset + limit). */

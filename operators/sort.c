@@ -6,11 +6,7 @@
  */
 #include "operators/operators.h"
 
-/* The output column j when ORDER BY key k is `out[j] IS NULL` (the key
- * NULLS FIRST / LAST adds before its term, planner/bind.c nulls_keys),
- * else -1: after DISTINCT or on a compound the state is gone, and the key
- * is computed from the output column. */
-static int isnull_of_output(const BSelect *b, int k) {
+int op_isnull_key_output(const BSelect *b, int k) {
     const BExpr *e = b->order[k];
     if (b->order_out[k] >= 0 || !e || e->kind != BE_ISNULL || e->negated || !e->a) return -1;
     for (int j = 0; j < b->nout; j++)
@@ -23,7 +19,7 @@ int op_sort(Lower *L, LowState *st, const int *outv, int pre_distinct) {
     int keys[DAG_MAX_IO];
     if (b->norder > DAG_MAX_IO) return op_fail(L, "too many ORDER BY keys");
     for (int k = 0; k < b->norder; k++) {
-        int isn = outv && !pre_distinct ? isnull_of_output(b, k) : -1;
+        int isn = outv && !pre_distinct ? op_isnull_key_output(b, k) : -1;
         if (outv && b->order_out[k] >= 0)
             keys[k] = outv[b->order_out[k]];
         else if (isn >= 0)

@@ -44,6 +44,9 @@ static void *bind_oom(BindCtx *bc) {
 static BExpr *bind_expr(BindCtx *bc, const AstExpr *e, int allow_agg);
 static BExpr *column_text(BindCtx *bc, BExpr *x);
 static AstExpr *ast_node(BindCtx *bc, AstKind k, int64_t pos);
+static AstExpr *ast_bin(BindCtx *bc, AstKind k, AstOp op, const char *name, AstExpr *a, AstExpr *b,
+                        int64_t pos);
+static AstExpr *ast_text(BindCtx *bc, const char *s, int64_t pos);
 static int has_agg_call(const BExpr *e);
 /* DECIMAL (see "DECIMAL(p,s): scaled int64" below) */
 static int dec_is(const BExpr *x);
@@ -1872,47 +1875,22 @@ static BExpr *bind_mathfunc(BindCtx *bc, const AstExpr *e, BExpr **args, int all
                                      "integer or DATE columns)");
                 /* an integer / DATE column: CAST(a AS TEXT) || '', the
                  * dictionary of its values' text (column_text) */
-                AstExpr *ca = ast_node(bc, AST_CAST, a->pos),
-                        *em = ast_node(bc, AST_STRING, a->pos);
-                AstExpr *cc = ast_node(bc, AST_BINARY, a->pos);
-                if (!ca || !em || !cc) return bind_oom(bc);
+                AstExpr *ca = ast_node(bc, AST_CAST, a->pos), *em = ast_text(bc, "", a->pos);
+                if (!ca || !em) return bind_oom(bc);
                 ca->a = a;
                 ca->str = (char *)"TEXT";
                 ca->height = a->height + 1;
                 ca->weight = a->weight + 1;
-                em->str = (char *)"";
-                cc->op = OP_CONCAT;
-                cc->a = ca;
-                cc->b = em;
-                cc->height = ca->height + 1;
-                cc->weight = ca->weight + 2;
-                a = cc;
+                if (!(a = ast_bin(bc, AST_BINARY, OP_CONCAT, NULL, ca, em, a->pos)))
+                    return bind_oom(bc);
             }
-            if (x->kind != BE_CONST) {
-                AstExpr *co = ast_node(bc, AST_FUNC, a->pos),
-                        *em = ast_node(bc, AST_STRING, a->pos);
-                AstExpr **l = plan_alloc(bc->arena, sizeof(AstExpr *) * 2);
-                if (!co || !em || !l) return bind_oom(bc);
-                em->str = (char *)"";
-                l[0] = a;
-                l[1] = em;
-                co->str = (char *)"coalesce";
-                co->list = l;
-                co->nlist = 2;
-                co->height = a->height + 1;
-                co->weight = a->weight + 2;
-                a = co;
+            if (x->kind != BE_CONST) { /* NULL as '' */
+                AstExpr *em = ast_text(bc, "", a->pos);
+                if (!em || !(a = ast_bin(bc, AST_FUNC, OP_NONE, "coalesce", a, em, a->pos)))
+                    return bind_oom(bc);
             }
-            if (acc) {
-                AstExpr *cat = ast_node(bc, AST_BINARY, a->pos);
-                if (!cat) return bind_oom(bc);
-                cat->op = OP_CONCAT;
-                cat->a = acc;
-                cat->b = a;
-                cat->height = (acc->height > a->height ? acc->height : a->height) + 1;
-                cat->weight = acc->weight + a->weight + 1;
-                a = cat;
-            }
+            if (acc && !(a = ast_bin(bc, AST_BINARY, OP_CONCAT, NULL, acc, a, a->pos)))
+                return bind_oom(bc);
             acc = a;
         }
         if (!acc) {
@@ -3131,45 +3109,20 @@ static BExpr *cast_mixed(BindCtx *bc, BExpr *m, CatType t, int64_t pos) {
 
 /* Bind an AST expression in the FROM scope. allow_agg permits aggregate
  * calls (select list, HAVING, ORDER BY). Returns NULL with err set. */
-/* x LIKE p ESCAPE c (SQLite): c a constant of exactly one character other
- * than `%` and `_`, p a constant pattern, x a text with a dictionary; the
- * match is made per dictionary entry at bind time (plan_like_table_esc),
- * a lookup in the map, so it runs on both devices. A NULL escape gives
- * NULL. */
-static BExpr *bind_like_escape(BindCtx *bc, const AstExpr *e, BExpr *x, BExpr *p, int allow_agg) {
-    PlanArena *A = bc->arena;
+/* The ESCAPE c of LIKE e (SQLite): a constant of exactly one character
+ * other than `%` and `_`, its code point in *esc. Returns 0, 1 when c is
+ * NULL (the LIKE is then NULL), -1 with an error. */
+static int like_escape(BindCtx *bc, const AstExpr *e, int allow_agg, uint32_t *esc) {
     BExpr *c = bind_expr(bc, e->c, allow_agg);
-    if (!c) return NULL;
-    if (c->kind == BE_CONST && (c->is_null || c->type == CAT_NULL))
-        return bx_null(A, CAT_BOOL, e->pos);
-    const char *esc = c->kind == BE_CONST && c->type == CAT_STRING ? const_text(c) : NULL;
-    const unsigned char *u = (const unsigned char *)esc;
-    size_t el = esc ? strlen(esc) : 0;
-    size_t cl = !el ? 0 : u[0] < 0xC0 ? 1 : u[0] < 0xE0 ? 2 : u[0] < 0xF0 ? 3 : 4;
-    if (!esc || el == 0 || el != cl)
-        return bind_fail(bc, "Binder", e->c->pos, "ESCAPE expression must be a single character");
-    if (esc[0] == '%' || esc[0] == '_')
-        return bind_fail(bc, "Not implemented", e->c->pos, "ESCAPE '%s' (a wildcard)", esc);
-    uint32_t cp = u[0];
-    if (cl > 1) {
-        cp &= cl == 2 ? 0x1F : cl == 3 ? 0x0F : 0x07;
-        for (size_t i = 1; i < cl; i++)
-            cp = (cp << 6) | (u[i] & 0x3F);
-    }
-    if (p->kind != BE_CONST)
-        return bind_fail(bc, "Not implemented", e->b->pos,
-                         "LIKE ... ESCAPE with a non-constant pattern");
-    if (runtime_text(x)) return runtime_text_fail(bc, x, "LIKE ... ESCAPE over");
-    const CatDict *d = x->dict;
-    int64_t *tab = plan_alloc(A, sizeof(int64_t) * (size_t)(d->n ? d->n : 1));
-    BExpr *l = bx_new(A, BE_LOOKUP, CAT_BOOL, e->pos);
-    if (!tab || !l) return bind_oom(bc);
-    plan_like_table_esc(d, const_text(p), cp, e->negated, tab);
-    if (x->kind == BE_CONST) return bx_int(A, CAT_BOOL, tab[x->ival], e->pos);
-    l->a = x;
-    l->table = tab;
-    l->table_n = d->n;
-    return l;
+    if (!c) return -1;
+    if (c->kind == BE_CONST && (c->is_null || c->type == CAT_NULL)) return 1;
+    const char *t = c->kind == BE_CONST && c->type == CAT_STRING ? const_text(c) : NULL;
+    if (!t || !plan_like_escape(t, esc))
+        return bind_fail(bc, "Binder", e->c->pos, "ESCAPE expression must be a single character"),
+               -1;
+    if (*esc == '%' || *esc == '_')
+        return bind_fail(bc, "Not implemented", e->c->pos, "ESCAPE '%s' (a wildcard)", t), -1;
+    return 0;
 }
 
 static BExpr *bind_expr(BindCtx *bc, const AstExpr *e, int allow_agg) {
@@ -3331,7 +3284,18 @@ static BExpr *bind_expr(BindCtx *bc, const AstExpr *e, int allow_agg) {
         if (p->type != CAT_STRING)
             return bind_fail(bc, "Binder", e->b->pos, "LIKE needs a STRING pattern, got %s",
                              cat_type_name(p->type));
-        if (e->c) return bind_like_escape(bc, e, x, p, allow_agg);
+        /* LIKE ... ESCAPE: a constant pattern over a dictionary, matched at
+         * bind time (neither the pairs table, run-time text nor the
+         * run-time dictionary match know the escape) */
+        uint32_t esc = 0;
+        if (e->c) {
+            int r = like_escape(bc, e, allow_agg, &esc);
+            if (r) return r < 0 ? NULL : bx_null(A, CAT_BOOL, e->pos);
+            if (p->kind != BE_CONST)
+                return bind_fail(bc, "Not implemented", e->b->pos,
+                                 "LIKE ... ESCAPE with a non-constant pattern");
+            if (runtime_text(x)) return runtime_text_fail(bc, x, "LIKE ... ESCAPE over");
+        }
         if (p->kind != BE_CONST) {
             /* a pattern of a text expression: a lookup over the pairs of
              * the value's and the pattern's entries */
@@ -3371,7 +3335,7 @@ static BExpr *bind_expr(BindCtx *bc, const AstExpr *e, int allow_agg) {
             return u;
         }
         const CatDict *d = x->dict;
-        if (x->kind == BE_COL && d->n >= plan_dictlike_min()) {
+        if (!esc && x->kind == BE_COL && d->n >= plan_dictlike_min()) {
             /* a large dictionary: matched when the query runs, where its
              * placement puts it (the GPU over the dictionary's cached copy) */
             BExpr *l = bx_new(A, BE_DICTLIKE, CAT_BOOL, e->pos);
@@ -3387,7 +3351,7 @@ static BExpr *bind_expr(BindCtx *bc, const AstExpr *e, int allow_agg) {
         int64_t *tab = plan_alloc(A, sizeof(int64_t) * (size_t)(d->n ? d->n : 1));
         BExpr *l = bx_new(A, BE_LOOKUP, CAT_BOOL, e->pos);
         if (!tab || !l) return bind_oom(bc);
-        plan_like_table(d, pat, e->negated, tab);
+        plan_like_table(d, pat, esc, e->negated, tab);
         if (x->kind == BE_CONST) return bx_int(A, CAT_BOOL, tab[x->ival], e->pos);
         l->a = x;
         l->table = tab;
@@ -3819,6 +3783,35 @@ static AstExpr *ast_node(BindCtx *bc, AstKind k, int64_t pos) {
     return e;
 }
 
+/* The AST a op b (k AST_BINARY) or the call name(a, b) (k AST_FUNC), with
+ * its height and weight; NULL when out of memory. */
+static AstExpr *ast_bin(BindCtx *bc, AstKind k, AstOp op, const char *name, AstExpr *a, AstExpr *b,
+                        int64_t pos) {
+    AstExpr *e = ast_node(bc, k, pos);
+    if (!e) return NULL;
+    if (k == AST_FUNC) {
+        if (!(e->list = plan_alloc(bc->arena, sizeof(AstExpr *) * 2))) return NULL;
+        e->list[0] = a;
+        e->list[1] = b;
+        e->nlist = 2;
+        e->str = (char *)name;
+    } else {
+        e->op = op;
+        e->a = a;
+        e->b = b;
+    }
+    e->height = (a->height > b->height ? a->height : b->height) + 1;
+    e->weight = a->weight + b->weight + 1;
+    return e;
+}
+
+/* The AST string literal s (not copied); NULL when out of memory. */
+static AstExpr *ast_text(BindCtx *bc, const char *s, int64_t pos) {
+    AstExpr *e = ast_node(bc, AST_STRING, pos);
+    if (e) e->str = (char *)s;
+    return e;
+}
+
 /* NATURAL JOIN and JOIN ... USING (cols) of inner and LEFT joins: each
  * named column (NATURAL: each column of the joined table that a table to
  * its left has) equals the same-named column of the first table to its
@@ -3865,8 +3858,7 @@ static int bind_using(BindCtx *bc) {
                 return -1;
             }
             AstExpr *x = ast_node(bc, AST_COLUMN, f->pos), *y = ast_node(bc, AST_COLUMN, f->pos);
-            AstExpr *eq = ast_node(bc, AST_BINARY, f->pos);
-            if (!x || !y || !eq) return bind_oom(bc), -1;
+            if (!x || !y) return bind_oom(bc), -1;
             x->str = y->str = (char *)name;
             x->table = lr->alias;
             y->table = rel->alias;
@@ -3879,33 +3871,12 @@ static int bind_using(BindCtx *bc) {
                     if (!lr->merged) return bind_oom(bc), -1;
                     memset(lr->merged, 0, sizeof(AstExpr *) * (size_t)(lr->table->ncols + 1));
                 }
-                AstExpr *co = ast_node(bc, AST_FUNC, f->pos);
-                AstExpr **args = plan_alloc(bc->arena, sizeof(AstExpr *) * 2);
-                if (!co || !args) return bind_oom(bc), -1;
-                args[0] = x;
-                args[1] = y;
-                co->str = (char *)"coalesce";
-                co->list = args;
-                co->nlist = 2;
-                co->height = 2;
-                co->weight = 3;
-                lr->merged[lc] = co;
+                if (!(lr->merged[lc] = ast_bin(bc, AST_FUNC, OP_NONE, "coalesce", x, y, f->pos)))
+                    return bind_oom(bc), -1;
             }
-            eq->op = OP_EQ;
-            eq->a = x;
-            eq->b = y;
-            eq->height = 2;
-            eq->weight = 3;
-            if (acc) {
-                AstExpr *and = ast_node(bc, AST_BINARY, f->pos);
-                if (!and) return bind_oom(bc), -1;
-                and->op = OP_AND;
-                and->a = acc;
-                and->b = eq;
-                and->height = (acc->height > 2 ? acc->height : 2) + 1;
-                and->weight = acc->weight + eq->weight + 1;
-                eq = and;
-            }
+            AstExpr *eq = ast_bin(bc, AST_BINARY, OP_EQ, NULL, x, y, f->pos);
+            if (!eq || (acc && !(eq = ast_bin(bc, AST_BINARY, OP_AND, NULL, acc, eq, f->pos))))
+                return bind_oom(bc), -1;
             acc = eq;
         }
         rel->using_on = acc;

@@ -296,13 +296,16 @@ static void like_fill(const CatDict *d, const char *pattern, uint32_t esc, int n
     like_worker(&j, 0, 1);
 }
 
-void plan_like_table(const CatDict *d, const char *pattern, int negated, int64_t *tab) {
-    like_fill(d, pattern, 0, negated, tab, NULL);
+void plan_like_table(const CatDict *d, const char *pattern, uint32_t esc, int negated,
+                     int64_t *tab) {
+    like_fill(d, pattern, esc, negated, tab, NULL);
 }
 
-void plan_like_table_esc(const CatDict *d, const char *pattern, uint32_t esc, int negated,
-                         int64_t *tab) {
-    like_fill(d, pattern, esc, negated, tab, NULL);
+int plan_like_escape(const char *esc, uint32_t *cp) {
+    const unsigned char *z = (const unsigned char *)esc;
+    if (!z || !*z) return 0;
+    *cp = utf8_read(&z);
+    return *z == 0;
 }
 
 void plan_like_bytes(const CatDict *d, const char *pattern, int negated, uint8_t *tab) {

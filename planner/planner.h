@@ -304,13 +304,15 @@ int plan_like_match(const char *s, const char *pattern);
 /* The same through the segment matcher plan_like_table uses for patterns
  * of literal runs and `%` (like_at otherwise); for tests. */
 int plan_like_match_fast(const char *s, const char *pattern);
-/* tab[i] = (entry i of d LIKE pattern) XOR negated, for every entry of d
- * (all cores for a large dictionary). */
-void plan_like_table(const CatDict *d, const char *pattern, int negated, int64_t *tab);
-/* The same for `LIKE pattern ESCAPE esc` (esc a code point, not `%` or
- * `_`): esc followed by a character matches that character (SQLite). */
-void plan_like_table_esc(const CatDict *d, const char *pattern, uint32_t esc, int negated,
-                         int64_t *tab);
+/* tab[i] = (entry i of d LIKE pattern [ESCAPE esc]) XOR negated, for every
+ * entry of d (all cores for a large dictionary). esc: 0 for none, else a
+ * code point other than `%` and `_`, which followed by a character matches
+ * that character (SQLite). */
+void plan_like_table(const CatDict *d, const char *pattern, uint32_t esc, int negated,
+                     int64_t *tab);
+/* 1 if esc is exactly one UTF-8 character (an ESCAPE's), its code point in
+ * *cp; else 0. */
+int plan_like_escape(const char *esc, uint32_t *cp);
 /* The same as bytes 0/1 (DN_DICTLIKE's CPU side). */
 void plan_like_bytes(const CatDict *d, const char *pattern, int negated, uint8_t *tab);
 /* Share of d's entries LIKE pattern, from at most 4,096 evenly spaced

@@ -45,37 +45,55 @@ static int sort_err(PrimCtx *ctx, const char *fmt, ...) {
     return -1;
 }
 
-/* Returns the order-preserving 32-bit image of row i of a U8/I32/F32 key
- * (ascending; the caller inverts it for descending). */
+/* Order-preserving images of a key's row i, ascending (the caller inverts
+ * them for descending), one function per type so that the range sort's
+ * loops run without a type switch per row: U8 / I32 with the sign bit
+ * flipped, I64 the same in 64 bits, floats with -0.0 read as 0.0 and
+ * negative values' bits inverted, others' sign bit set. 32-bit images fit
+ * in the low 32 bits. */
+static inline uint64_t tk_u8(const void *d, int64_t i) {
+    return (uint32_t)((const uint8_t *)d)[i] ^ 0x80000000u;
+}
+static inline uint64_t tk_i32(const void *d, int64_t i) {
+    return (uint32_t)((const int32_t *)d)[i] ^ 0x80000000u;
+}
+static inline uint64_t tk_i64(const void *d, int64_t i) {
+    return (uint64_t)((const int64_t *)d)[i] ^ 0x8000000000000000ull;
+}
+static inline uint64_t tk_f32(const void *d, int64_t i) {
+    float f = ((const float *)d)[i];
+    uint32_t b;
+    if (f == 0.0f) f = 0.0f; /* -0.0 equals 0.0 */
+    memcpy(&b, &f, sizeof b);
+    return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+}
+static inline uint64_t tk_f64(const void *d, int64_t i) {
+    double f = ((const double *)d)[i];
+    uint64_t b;
+    if (f == 0.0) f = 0.0;
+    memcpy(&b, &f, sizeof b);
+    return (b & 0x8000000000000000ull) ? ~b : (b | 0x8000000000000000ull);
+}
+
+/* The image of row i of a U8/I32/F32 key (32 bits). */
 static inline uint32_t sort_key32(const PrimVec *key, int64_t i) {
     switch (key->type) {
     case PRIM_U8:
-        return (uint32_t)((const uint8_t *)key->data)[i] ^ 0x80000000u;
+        return (uint32_t)tk_u8(key->data, i);
     case PRIM_I32:
-        return (uint32_t)((const int32_t *)key->data)[i] ^ 0x80000000u;
-    default: {
-        float f = ((const float *)key->data)[i];
-        uint32_t b;
-        if (f == 0.0f) f = 0.0f; /* -0.0 equals 0.0 */
-        memcpy(&b, &f, sizeof b);
-        return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
-    }
+        return (uint32_t)tk_i32(key->data, i);
+    default:
+        return (uint32_t)tk_f32(key->data, i);
     }
 }
 
-/* Returns the order-preserving 64-bit image of row i of an I64/F64 key,
- * or of a 32-bit key widened (ascending). */
+/* The image of row i of an I64/F64 key, or of a 32-bit key widened. */
 static inline uint64_t sort_key64(const PrimVec *key, int64_t i) {
     switch (key->type) {
     case PRIM_I64:
-        return (uint64_t)((const int64_t *)key->data)[i] ^ 0x8000000000000000ull;
-    case PRIM_F64: {
-        double f = ((const double *)key->data)[i];
-        uint64_t b;
-        if (f == 0.0) f = 0.0;
-        memcpy(&b, &f, sizeof b);
-        return (b & 0x8000000000000000ull) ? ~b : (b | 0x8000000000000000ull);
-    }
+        return tk_i64(key->data, i);
+    case PRIM_F64:
+        return tk_f64(key->data, i);
     default:
         return sort_key32(key, i);
     }
@@ -394,32 +412,6 @@ typedef struct TopkJob {
 /* The bits of x at and above bit top (top 64: none). */
 static inline uint64_t topk_above(uint64_t x, int top) {
     return top >= 64 ? 0 : (x >> top) << top;
-}
-
-/* The images of sort_key32 / sort_key64, one function per type, so that
- * the loops below run without a type switch per row. */
-static inline uint64_t tk_u8(const void *d, int64_t i) {
-    return (uint32_t)((const uint8_t *)d)[i] ^ 0x80000000u;
-}
-static inline uint64_t tk_i32(const void *d, int64_t i) {
-    return (uint32_t)((const int32_t *)d)[i] ^ 0x80000000u;
-}
-static inline uint64_t tk_i64(const void *d, int64_t i) {
-    return (uint64_t)((const int64_t *)d)[i] ^ 0x8000000000000000ull;
-}
-static inline uint64_t tk_f32(const void *d, int64_t i) {
-    float f = ((const float *)d)[i];
-    uint32_t b;
-    if (f == 0.0f) f = 0.0f; /* -0.0 equals 0.0 */
-    memcpy(&b, &f, sizeof b);
-    return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
-}
-static inline uint64_t tk_f64(const void *d, int64_t i) {
-    double f = ((const double *)d)[i];
-    uint64_t b;
-    if (f == 0.0) f = 0.0;
-    memcpy(&b, &f, sizeof b);
-    return (b & 0x8000000000000000ull) ? ~b : (b | 0x8000000000000000ull);
 }
 
 /* LOOP(IMG) with IMG the image function of PrimType t. */
@@ -813,20 +805,17 @@ int prim_cpu_sort_range(PrimCtx *ctx, const PrimVec *keys, const uint8_t *desc, 
     if (mode == 0 || nkeys > TOPK_MAX_KEYS || (mode == 1 && (n < 256 || cnt > n / 4)))
         return topk_full(ctx, keys, desc, nkeys, n, offset, cnt, perm);
     int64_t stop = mode == 2 ? 1 : TOPK_STOP;
-    int nts = ctx->nthreads < 1                  ? 1
-              : ctx->nthreads > SORT_MAX_THREADS ? SORT_MAX_THREADS
-                                                 : ctx->nthreads;
+    int nt = ctx->nthreads < 1 ? 1 : ctx->nthreads;
+    if (nt > SORT_MAX_THREADS) nt = SORT_MAX_THREADS;
+    if (n < SORT_PAR_MIN_ROWS) nt = 1;
     /* (force: from 2 samples' rows at any range, so that the SQL tests
      * reach both paths) */
     if ((mode == 1 && n >= 65536 && offset + cnt <= n / 256) ||
         (mode == 2 && n >= 2 * TOPK_SAMPLE)) {
-        int r = topk_sampled(ctx, keys, desc, nkeys, n, offset, cnt, perm, nts);
+        int r = topk_sampled(ctx, keys, desc, nkeys, n, offset, cnt, perm, nt);
         if (r != 0) return r > 0 ? 0 : -1;
     }
 
-    int nt = ctx->nthreads < 1 ? 1 : ctx->nthreads;
-    if (nt > SORT_MAX_THREADS) nt = SORT_MAX_THREADS;
-    if (n < SORT_PAR_MIN_ROWS) nt = 1;
     size_t hb = sizeof(int64_t) * TOPK_BINS * (size_t)nt;
     size_t small = sizeof(int64_t) * 3 * (size_t)nt + 6 * hb + sizeof(int64_t) * (size_t)nt;
     char *mem = ctx->alloc(ctx->ud, small);

@@ -1069,6 +1069,19 @@ Test(prim_gpu, gather) {
 #ifdef GQP_HAVE_CUDA
 /* --------------------------------------------------------------- sort -- */
 
+/* The CPU twin's permutation cperm (host, n values) equals the GPU twin's
+ * d_perm (device); then both and the nkeys key vectors are freed. */
+static void perm_check_free(int64_t *cperm, int64_t *d_perm, int64_t n, const char *msg, TVec *keys,
+                            int nkeys) {
+    int64_t *g = fetch_i64(d_perm, n);
+    expect_i64_eq(cperm, g, n, msg);
+    free(g);
+    free(cperm);
+    cudaFree(d_perm);
+    for (int k = 0; k < nkeys; k++)
+        tvec_free(&keys[k]);
+}
+
 /* Sorts n rows by nkeys random keys of the given types (nullable, desc per
  * key; small ranges for many ties) with both twins and compares the
  * permutations (stable, so unique). */
@@ -1088,17 +1101,11 @@ static void sort_case(int64_t n, int nkeys, const PrimType *types, const int *nu
     cr_assert_eq(prim_cpu_sort(&hc, hk, desc, nkeys, n, cperm), 0, "cpu sort: %s", hc.err);
     cr_assert_eq(prim_gpu_sort(&dc, dk, desc, nkeys, n, d_perm), 0, "gpu sort: %s", dc.err);
     sync_ok(st);
-    int64_t *g = fetch_i64(d_perm, n);
     char msg[128];
     snprintf(msg, sizeof msg, "sort nkeys %d types %d/%d/%d nullable %d desc %d", nkeys,
              (int)types[0], nkeys > 1 ? (int)types[1] : -1, nkeys > 2 ? (int)types[2] : -1,
              nullable[0], desc[0]);
-    expect_i64_eq(cperm, g, n, msg);
-    free(g);
-    free(cperm);
-    cudaFree(d_perm);
-    for (int k = 0; k < nkeys; k++)
-        tvec_free(&keys[k]);
+    perm_check_free(cperm, d_perm, n, msg, keys, nkeys);
 }
 #endif
 
@@ -1167,16 +1174,10 @@ static void sort_range_case(int64_t n, const PrimType *types, int nkeys, int nul
     sync_ok(st);
     cr_assert_eq(hn, cnt);
     cr_assert_eq(dn, cnt);
-    int64_t *g = fetch_i64(d_perm, cnt);
     char msg[128];
     snprintf(msg, sizeof msg, "sort range n %lld [%lld, +%lld) type %d nkeys %d nullable %d",
              (long long)n, (long long)offset, (long long)limit, (int)types[0], nkeys, nullable);
-    expect_i64_eq(cperm, g, cnt, msg);
-    free(g);
-    free(cperm);
-    cudaFree(d_perm);
-    for (int k = 0; k < nkeys; k++)
-        tvec_free(&keys[k]);
+    perm_check_free(cperm, d_perm, cnt, msg, keys, nkeys);
 }
 #endif
 
