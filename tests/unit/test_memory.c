@@ -695,21 +695,23 @@ Test(memory_gpu, chunked_runs_keep_columns_locked) {
 }
 
 /* --device auto under a memory_limit its GPU plan exceeds (libgqp/chunk.c,
- * gqp_budget_plan): a plan that cannot run in chunks (a DISTINCT
- * aggregate), and one whose chunks would each read another relation's
- * columns whole (EXISTS over the same table), go to the CPU and say why;
- * under --device gpu they stay as placed; every answer is the CPU's. */
+ * gqp_budget_plan): a plan that cannot run in chunks (a MEDIAN), and one
+ * whose chunks would each read another relation's columns whole (EXISTS
+ * over the same table), go to the CPU and say why; under --device gpu they
+ * stay as placed; a DISTINCT aggregate runs in chunks; every answer is the
+ * CPU's. */
 Test(memory_gpu, budget_sends_unfit_plans_to_the_cpu) {
     if (!prim_gpu_available()) cr_skip_test("no CUDA device");
     gqp *db;
     cr_assert_eq(gqp_open(NULL, &db), GQP_OK);
     make_digit_tables(db, 10, NULL, 0);
     const char *qs[] = {
-        "SELECT k % 7, COUNT(DISTINCT v) FROM f GROUP BY 1 ORDER BY 1",
+        "SELECT k % 7, MEDIAN(v) FROM f GROUP BY 1 ORDER BY 1",
         ("SELECT COUNT(*), SUM(a.v) FROM f a WHERE a.k > 5 AND EXISTS (SELECT 1 FROM f b WHERE "
          "b.k = a.k - 3 AND b.v > a.v)"),
-        "SELECT k % 5, SUM(v), COUNT(*) FROM f WHERE k > 17 GROUP BY 1 ORDER BY 1"};
-    const char *why[] = {"cannot run in chunks", "whole", NULL};
+        "SELECT k % 5, SUM(v), COUNT(*) FROM f WHERE k > 17 GROUP BY 1 ORDER BY 1",
+        "SELECT k % 7, COUNT(DISTINCT v) FROM f GROUP BY 1 ORDER BY 1"};
+    const char *why[] = {"cannot run in chunks", "whole", NULL, NULL};
     for (size_t q = 0; q < sizeof qs / sizeof qs[0]; q++) {
         int rc;
         cr_assert_eq(gqp_set_device(db, GQP_DEVICE_CPU), GQP_OK);
@@ -732,6 +734,8 @@ Test(memory_gpu, budget_sends_unfit_plans_to_the_cpu) {
         if (why[q])
             cr_expect(gb == GQP_BUDGET_CPU && strstr(text, why[q]), "%s: %d '%s'", qs[q], (int)gb,
                       text);
+        else
+            cr_expect(gb != GQP_BUDGET_CPU, "%s: CPU under auto: '%s'", qs[q], text);
         gqp_finalize(st);
         /* end to end under auto: the CPU's answer */
         cr_assert_eq(gqp_set_device(db, GQP_DEVICE_AUTO), GQP_OK);
