@@ -292,11 +292,19 @@ static double node_compute_us(const CostModel *m, const Dag *d, int i, DagDevice
          * (bounds, digit counts, compaction), each about two scans' work
          * (the key's image per row; 5M REAL keys on 2 cores: 6 ms), and the
          * sort of the range's rows with the first key's ties (a slack of
-         * 1/256 of the rows); the GPU twin sorts every row */
-        if (dev == DEV_CPU && (n->slice_limit >= 0 || n->slice_offset > 0) && n->ninputs > 0 &&
-            in0 >= 256 && out * 4 <= in0) {
+         * 1/256 of the rows). The GPU twin from PRIM_GPU_TOPK_MIN_ROWS: the first key
+         * read by the bounds, about two histogram passes and the flags, the
+         * flags compacted, and the sort of the range's rows plus its slack
+         * (65,536 values and a histogram bin, 1/2048 of the rows) */
+        int sliced = (n->slice_limit >= 0 || n->slice_offset > 0) && n->ninputs > 0;
+        if (sliced && dev == DEV_CPU && in0 >= 256 && out * 4 <= in0) {
             double m = out + 64 + in0 / 256;
             return cost_prim_us(&c[CP_SCAN], 0, 6 * in0 * width(d, n->inputs[0])) +
+                   cost_prim_us(&c[CP_SORT], m * kb, m * (kb + 8));
+        }
+        if (sliced && dev != DEV_CPU && in0 >= PRIM_GPU_TOPK_MIN_ROWS && out * 4 <= in0) {
+            double m = out + 65536 + in0 / 2048;
+            return cost_prim_us(&c[CP_SCAN], 0, in0 * (4 * width(d, n->inputs[0]) + 2)) +
                    cost_prim_us(&c[CP_SORT], m * kb, m * (kb + 8));
         }
         return cost_prim_us(&c[CP_SORT], in0 * kb, in0 * (kb + 8));

@@ -362,8 +362,11 @@ int prim_gpu_scatter(PrimCtx *ctx, const PrimVec *src, const uint8_t *flags, con
 int prim_gpu_gather(PrimCtx *ctx, const PrimVec *src, const int64_t *idx, int64_t n, PrimVec *dst);
 int prim_gpu_sort(PrimCtx *ctx, const PrimVec *keys, const uint8_t *desc, int nkeys, int64_t n,
                   int64_t *perm);
-/* The GPU twin sorts every row (prim_gpu_sort into ctx->alloc'd scratch)
- * and copies the range: the same result, without the radix select yet. */
+/* The GPU twin selects on the first key's image as the CPU twin does (from
+ * PRIM_GPU_TOPK_MIN_ROWS rows with a range of at most a quarter of them; primitives/gpu/
+ * sort_join.cu), sorts only the candidates, and synchronizes for their
+ * count; smaller inputs sort every row and copy the range. */
+#define PRIM_GPU_TOPK_MIN_ROWS (1 << 20)
 int prim_gpu_sort_range(PrimCtx *ctx, const PrimVec *keys, const uint8_t *desc, int nkeys,
                         int64_t n, int64_t offset, int64_t limit, int64_t *perm, int64_t *nout);
 int prim_gpu_segments(PrimCtx *ctx, const PrimVec *keys, int nkeys, int64_t n, int64_t *starts,

@@ -31,6 +31,8 @@
 #   final: ctest + calibrate, then bench; placement: calibrate, then
 #          bench/placement.py with that cost file (placement-shipped: with
 #          the configs/ one);
+#   topk:  ORDER BY ... LIMIT (bench/topk) at GQP_TOPK_ROWS rows (default
+#          50M) on gpu and cpu, the radix select and every row sorted;
 #   tpchvar: settings A/B (GQP_TPCHVAR) on bench_prim_gpu's map and
 #          select and on TPC-H SF 1 (GQP_TPCHVAR_SF, _DEVICES);
 #   any other word (e.g. none): prepare and build only.
@@ -254,6 +256,22 @@ if has bench || has all || has seed004; then
             > "$OUT/bench-$rows.md" 2> "$LOG/bench-$rows.log"
         say "bench $rows rows: rc=$? ($(( $(date +%s) - T0 )) s)"
         cat "$OUT/bench-$rows.md"
+    done
+fi
+if has topk; then
+    # ORDER BY ... LIMIT (bench/topk) at GQP_TOPK_ROWS (default 50M): the
+    # radix select on the GPU and the CPU, then every row sorted
+    # (GQP_TOPK=0) on both, DuckDB with all cores in each run
+    rows=${GQP_TOPK_ROWS:-50000000}
+    for mode in select full; do
+        T0=$(date +%s)
+        env=""
+        [ $mode = full ] && env="GQP_TOPK=0"
+        env $env PYTHONUNBUFFERED=1 python3 bench/seed004.py --rows "$rows" --build $B \
+            --work /tmp/bench-work --device gpu,cpu --threads "$(nproc)" --no-sqlite \
+            --queries bench/topk --name "topk-$mode" > "$OUT/topk-$mode.md" 2> "$LOG/topk-$mode.log"
+        say "topk $mode $rows rows: rc=$? ($(( $(date +%s) - T0 )) s)"
+        cat "$OUT/topk-$mode.md"
     done
 fi
 if has placement || has placement-shipped; then

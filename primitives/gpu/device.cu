@@ -1560,22 +1560,6 @@ __global__ void denseagg_init(const DaArgs a) {
             a.out[o][g] = a.init[o];
 }
 
-/* Number of SMs of the current device, queried once per device. Returns 0
- * or -1. */
-static int da_sm_count(PrimCtx *ctx, int *sms) {
-    static int cached[64];
-    int dev = 0;
-    GQP_CUDA_TRY(ctx, cudaGetDevice(&dev));
-    if (dev >= 0 && dev < 64 && cached[dev] > 0) {
-        *sms = cached[dev];
-        return 0;
-    }
-    GQP_CUDA_TRY(ctx, cudaDeviceGetAttribute(sms, cudaDevAttrMultiProcessorCount, dev));
-    if (*sms < 1) *sms = 1;
-    if (dev >= 0 && dev < 64) cached[dev] = *sms;
-    return 0;
-}
-
 /* Launches denseagg_kernel<MODE, MAXA, CHECK> with smem bytes of dynamic
  * shared memory: as many blocks as fit on the device at once (occupancy
  * times SM count), no more than there are tiles. Returns 0 or -1. */
@@ -1583,7 +1567,7 @@ template <int MODE, int MAXA, bool CHECK, bool LEAN, int MINB>
 static int da_launch1(PrimCtx *ctx, const DaArgs &a, size_t smem) {
     constexpr int R = DA_ITEMS;
     int sms = 0, per_sm = 0;
-    if (da_sm_count(ctx, &sms) != 0) return -1;
+    if (prim_gpu_sm_count(ctx, &sms) != 0) return -1;
     GQP_CUDA_TRY(ctx,
                  cudaOccupancyMaxActiveBlocksPerMultiprocessor(
                      &per_sm, denseagg_kernel<MODE, MAXA, CHECK, LEAN, MINB>, GQP_BLOCK, smem));

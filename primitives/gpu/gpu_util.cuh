@@ -70,6 +70,22 @@ static inline unsigned prim_gpu_grid(int64_t n) {
     return (unsigned)(b > GQP_MAX_GRID ? GQP_MAX_GRID : b);
 }
 
+/* Number of SMs of the current device, queried once per device (per
+ * translation unit). Returns 0 or -1. */
+static inline int prim_gpu_sm_count(PrimCtx *ctx, int *sms) {
+    static int cached[64];
+    int dev = 0;
+    GQP_CUDA_TRY(ctx, cudaGetDevice(&dev));
+    if (dev >= 0 && dev < 64 && cached[dev] > 0) {
+        *sms = cached[dev];
+        return 0;
+    }
+    GQP_CUDA_TRY(ctx, cudaDeviceGetAttribute(sms, cudaDevAttrMultiProcessorCount, dev));
+    if (*sms < 1) *sms = 1;
+    if (dev >= 0 && dev < 64) cached[dev] = *sms;
+    return 0;
+}
+
 /* Index of the first item of this thread and the grid stride, both 64-bit. */
 #define GQP_GRID_START ((int64_t)blockIdx.x * blockDim.x + threadIdx.x)
 #define GQP_GRID_STRIDE ((int64_t)gridDim.x * blockDim.x)

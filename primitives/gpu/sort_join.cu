@@ -8,6 +8,11 @@
  */
 #include <stdint.h>
 
+#include <stdlib.h>
+#include <string.h>
+
+#include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
 #include <cub/device/device_radix_sort.cuh>
 
 #include "primitives/gpu/gpu_util.cuh"
@@ -189,18 +194,212 @@ extern "C" int prim_gpu_sort(PrimCtx *ctx, const PrimVec *keys, const uint8_t *d
     return 0;
 }
 
-/* GPU twin of prim_cpu_sort_range: every row sorted (prim_gpu_sort into a
- * scratch permutation), then the range copied to perm (device, cnt
- * values). Asynchronous; *nout is set at once. */
-extern "C" int prim_gpu_sort_range(PrimCtx *ctx, const PrimVec *keys, const uint8_t *desc,
-                                   int nkeys, int64_t n, int64_t offset, int64_t limit,
-                                   int64_t *perm, int64_t *nout) {
-    if (prim_gpu_ctx_ok(ctx) != 0) return -1;
-    if (n < 0 || offset < 0 || !nout) return prim_gpu_fail(ctx, "sort range: bad arguments");
-    const int64_t cnt = prim_range_rows(n, offset, limit);
-    *nout = cnt;
-    if (cnt == 0) return 0;
-    if (!perm) return prim_gpu_fail(ctx, "sort range: missing output");
+/* ----------------------------------------------------------- sort range --
+ * GPU twin of prim_cpu_sort_range, by a radix select on the first key's
+ * image (sort_image, inverted when descending) as in the CPU twin, with no
+ * host round trip until the candidates are counted:
+ *  - bounds: the least and greatest image of the values and the NULL
+ *    count (one pass, atomics into a device TkgState);
+ *  - setup: the value ranks [rlo, rhi] the range reaches (after or before
+ *    the NULL block), the interval [L, H] = [least, greatest];
+ *  - up to ceil(image bits / TKG_DIG) passes: a histogram of
+ *    (e - L) >> shift over the values in [L, H] (at most TKG_BINS bins, in
+ *    shared memory), then one block picks the bins of ranks rlo and rhi and
+ *    narrows [L, H] to them; a pass after the state says done returns at
+ *    once. Done when the interval holds at most `stop` values, is exact
+ *    (shift 0), or did not narrow (the range spans its bins);
+ *  - the state to the host (one sync): the candidates are the values in
+ *    [L, H] plus the NULL block when the range reaches it, exactly the
+ *    ranks [before, before + m) of the full order; flagged in row order
+ *    (prim_gpu_util_select_rows), their keys gathered and sorted on every
+ *    key by prim_gpu_sort (stable: ties keep row order as in the full
+ *    sort), and the range read off through a gather.
+ * The result equals prim_gpu_sort's slice. Under GQP_TOPK's default the
+ * select runs from PRIM_GPU_TOPK_MIN_ROWS rows with a range of at most a quarter of
+ * them (else every row is sorted and the range copied); GQP_TOPK=0 always
+ * sorts every row, GQP_TOPK=force always selects. */
+
+#define TKG_DIG 11
+#define TKG_BINS (1 << TKG_DIG)
+#define TKG_PICK_THREADS (TKG_BINS / 2)
+#define TKG_HIST_BLOCK 512
+/* auto: stop narrowing once this many values past the range remain (their
+ * sort costs less than another pass over the column) */
+#define TKG_SLACK 65536
+
+struct TkgState {
+    unsigned long long mn, mx, nnull;
+    unsigned long long L, H;
+    long long below;  /* values with an image under L */
+    long long inside; /* values with an image in [L, H] */
+    long long rlo, rhi;
+    int shift, done, val_hit, null_hit;
+};
+
+/* Image of row r of the first key, inverted when descending. */
+static __device__ __forceinline__ unsigned long long tkg_image(const void *d, int type,
+                                                               unsigned long long inv, int64_t r) {
+    return (unsigned long long)sort_image(d, type, r) ^ inv;
+}
+
+__global__ void tkg_init_kernel(TkgState *s) {
+    s->mn = ~0ull;
+    s->mx = 0;
+    s->nnull = 0;
+}
+
+struct TkgMin {
+    __device__ unsigned long long operator()(unsigned long long a, unsigned long long b) const {
+        return a < b ? a : b;
+    }
+};
+struct TkgMax {
+    __device__ unsigned long long operator()(unsigned long long a, unsigned long long b) const {
+        return a > b ? a : b;
+    }
+};
+
+/* Least / greatest image of the values and the NULL count, into s. */
+__global__ void tkg_bounds_kernel(const void *d, const uint8_t *v, int type, unsigned long long inv,
+                                  int64_t n, TkgState *s) {
+    unsigned long long mn = ~0ull, mx = 0, nn = 0;
+    for (int64_t i = GQP_GRID_START; i < n; i += GQP_GRID_STRIDE) {
+        if (v && !v[i]) {
+            nn++;
+            continue;
+        }
+        const unsigned long long e = tkg_image(d, type, inv, i);
+        mn = e < mn ? e : mn;
+        mx = e > mx ? e : mx;
+    }
+    typedef cub::BlockReduce<unsigned long long, GQP_BLOCK> Red;
+    __shared__ typename Red::TempStorage t0, t1, t2;
+    mn = Red(t0).Reduce(mn, TkgMin());
+    mx = Red(t1).Reduce(mx, TkgMax());
+    nn = Red(t2).Sum(nn);
+    if (threadIdx.x == 0) {
+        if (mn != ~0ull) atomicMin(&s->mn, mn);
+        if (mx != 0) atomicMax(&s->mx, mx);
+        if (nn) atomicAdd(&s->nnull, nn);
+    }
+}
+
+/* Bit length of x (0 for 0). */
+static __device__ __forceinline__ int tkg_bits(unsigned long long x) {
+    return x ? 64 - __clzll((long long)x) : 0;
+}
+
+/* The shift that puts (H - L) >> shift under TKG_BINS. */
+static __device__ __forceinline__ int tkg_shift(unsigned long long span) {
+    const int b = tkg_bits(span);
+    return b > TKG_DIG ? b - TKG_DIG : 0;
+}
+
+/* The value ranks rows [offset, offset + cnt) reach and the first
+ * interval (one thread). */
+__global__ void tkg_setup_kernel(TkgState *s, int64_t n, int64_t offset, int64_t cnt, int desc0,
+                                 int64_t stop) {
+    const int64_t nnull = (int64_t)s->nnull, nvalid = n - nnull, last = offset + cnt - 1;
+    const int64_t nfirst = desc0 ? 0 : nnull; /* ranks before the values */
+    int64_t vlo = offset - nfirst, vhi = last - nfirst;
+    if (vlo < 0) vlo = 0;
+    if (vhi > nvalid - 1) vhi = nvalid - 1;
+    s->null_hit = nnull > 0 && (desc0 ? last >= nvalid : offset < nnull);
+    s->val_hit = nvalid > 0 && vlo <= vhi;
+    s->rlo = vlo;
+    s->rhi = vhi;
+    s->L = s->mn;
+    s->H = s->mx;
+    s->below = 0;
+    s->inside = s->val_hit ? nvalid : 0;
+    s->shift = tkg_shift(s->H - s->L);
+    s->done = !s->val_hit || s->L == s->H || s->inside <= stop;
+}
+
+/* Counts of (e - L) >> shift over the values in [L, H]. */
+__global__ void __launch_bounds__(TKG_HIST_BLOCK)
+    tkg_hist_kernel(const void *d, const uint8_t *v, int type, unsigned long long inv, int64_t n,
+                    const TkgState *s, unsigned long long *hist) {
+    if (s->done) return;
+    __shared__ unsigned int h[TKG_BINS];
+    for (int b = threadIdx.x; b < TKG_BINS; b += blockDim.x)
+        h[b] = 0;
+    __syncthreads();
+    const unsigned long long L = s->L, span = s->H - s->L;
+    const int shift = s->shift;
+    for (int64_t i = GQP_GRID_START; i < n; i += GQP_GRID_STRIDE) {
+        if (v && !v[i]) continue;
+        const unsigned long long o = tkg_image(d, type, inv, i) - L;
+        if (o <= span) atomicAdd(&h[o >> shift], 1u);
+    }
+    __syncthreads();
+    for (int b = threadIdx.x; b < TKG_BINS; b += blockDim.x)
+        if (h[b]) atomicAdd(&hist[b], (unsigned long long)h[b]);
+}
+
+/* One block of TKG_PICK_THREADS threads: the bins of ranks rlo and rhi,
+ * then [L, H] narrowed to them. */
+__global__ void __launch_bounds__(TKG_PICK_THREADS)
+    tkg_pick_kernel(TkgState *s, const unsigned long long *hist, int64_t stop) {
+    if (s->done) return;
+    typedef cub::BlockScan<long long, TKG_PICK_THREADS> Scan;
+    __shared__ typename Scan::TempStorage tmp;
+    __shared__ long long blo, bhi, cum_lo, cum_hi;
+    const int t = threadIdx.x;
+    if (t == 0) blo = 0, bhi = TKG_BINS - 1, cum_lo = 0, cum_hi = s->inside;
+    __syncthreads();
+    const long long c0 = (long long)hist[2 * t], c1 = (long long)hist[2 * t + 1];
+    long long at = 0;
+    Scan(tmp).ExclusiveSum(c0 + c1, at);
+    const long long a = s->rlo - s->below, b = s->rhi - s->below;
+    const long long c[2] = {c0, c1};
+    for (int j = 0; j < 2; j++) {
+        if (a >= at && a < at + c[j]) blo = 2 * t + j, cum_lo = at;
+        if (b >= at && b < at + c[j]) bhi = 2 * t + j, cum_hi = at + c[j];
+        at += c[j];
+    }
+    __syncthreads();
+    if (t != 0) return;
+    const int shift = s->shift;
+    const unsigned long long L = s->L, H = s->H;
+    const unsigned long long nL = L + ((unsigned long long)blo << shift);
+    const unsigned long long top = ((unsigned long long)bhi << shift) + ((1ull << shift) - 1);
+    const unsigned long long nH = top >= H - L ? H : L + top;
+    s->below += cum_lo;
+    s->inside = cum_hi - cum_lo;
+    s->L = nL;
+    s->H = nH;
+    s->done = shift == 0 || s->inside <= stop || nL == nH || (nL == L && nH == H);
+    s->shift = tkg_shift(nH - nL);
+}
+
+/* flags[i] = row i is a candidate: a value with image in [L, H] (when the
+ * range reaches the values) or a NULL (when it reaches the NULL block). */
+__global__ void tkg_flag_kernel(const void *d, const uint8_t *v, int type, unsigned long long inv,
+                                int64_t n, const TkgState *s, uint8_t *flags) {
+    const unsigned long long L = s->L, span = s->H - s->L;
+    const int vh = s->val_hit, nh = s->null_hit;
+    for (int64_t i = GQP_GRID_START; i < n; i += GQP_GRID_STRIDE)
+        flags[i] =
+            (v && !v[i]) ? (uint8_t)nh : (uint8_t)(vh && tkg_image(d, type, inv, i) - L <= span);
+}
+
+/* The mode of GQP_TOPK: 0 off, 1 auto, 2 force (read once). */
+static int tkg_mode(void) {
+    static int m = -1;
+    if (m < 0) {
+        const char *e = getenv("GQP_TOPK");
+        m = !e                                             ? 1
+            : strcmp(e, "0") == 0 || strcmp(e, "off") == 0 ? 0
+            : strcmp(e, "force") == 0                      ? 2
+                                                           : 1;
+    }
+    return m;
+}
+
+/* Every row sorted into scratch, the range copied to perm. */
+static int tkg_full(PrimCtx *ctx, const PrimVec *keys, const uint8_t *desc, int nkeys, int64_t n,
+                    int64_t offset, int64_t cnt, int64_t *perm) {
     DevBuf all(ctx);
     if (all.alloc((size_t)n * sizeof(int64_t)) != 0) return -1;
     if (prim_gpu_sort(ctx, keys, desc, nkeys, n, all.as<int64_t>()) != 0) return -1;
@@ -208,6 +407,98 @@ extern "C" int prim_gpu_sort_range(PrimCtx *ctx, const PrimVec *keys, const uint
                  cudaMemcpyAsync(perm, all.as<int64_t>() + offset, (size_t)cnt * sizeof(int64_t),
                                  cudaMemcpyDeviceToDevice, prim_gpu_stream(ctx)));
     return 0;
+}
+
+/* See the section comment. Synchronizes once for the candidates' count
+ * (and once more in the flagged select) when it selects. */
+extern "C" int prim_gpu_sort_range(PrimCtx *ctx, const PrimVec *keys, const uint8_t *desc,
+                                   int nkeys, int64_t n, int64_t offset, int64_t limit,
+                                   int64_t *perm, int64_t *nout) {
+    if (prim_gpu_ctx_ok(ctx) != 0) return -1;
+    if (n < 0 || offset < 0 || nkeys < 0 || (nkeys > 0 && !keys) || !nout)
+        return prim_gpu_fail(ctx, "sort range: bad arguments");
+    const int64_t cnt = prim_range_rows(n, offset, limit);
+    *nout = cnt;
+    if (cnt == 0) return 0;
+    if (!perm) return prim_gpu_fail(ctx, "sort range: missing output");
+    for (int k = 0; k < nkeys; ++k)
+        if (!keys[k].data || (int)keys[k].type < PRIM_U8 || (int)keys[k].type > PRIM_F64)
+            return prim_gpu_fail(ctx, "sort range: key %d has no data", k);
+    const int mode = tkg_mode();
+    if (nkeys == 0 || mode == 0 || (mode == 1 && (n < PRIM_GPU_TOPK_MIN_ROWS || cnt > n / 4)))
+        return tkg_full(ctx, keys, desc, nkeys, n, offset, cnt, perm);
+    cudaStream_t st = prim_gpu_stream(ctx);
+    const PrimVec *k0 = &keys[0];
+    const int desc0 = desc && desc[0];
+    const unsigned long long inv = desc0 ? ~0ull : 0ull;
+    const int type = (int)k0->type, bits = (int)prim_type_width(k0->type) * 8;
+    const int64_t stop = mode == 2 ? 1 : cnt + TKG_SLACK;
+    DevBuf state(ctx), hist(ctx), flags(ctx);
+    if (state.alloc(sizeof(TkgState)) != 0 || hist.alloc(TKG_BINS * 8) != 0) return -1;
+    TkgState *s = state.as<TkgState>();
+    tkg_init_kernel<<<1, 1, 0, st>>>(s);
+    GQP_LAUNCH_TRY(ctx);
+    tkg_bounds_kernel<<<prim_gpu_grid(n), GQP_BLOCK, 0, st>>>(k0->data, k0->valid, type, inv, n, s);
+    GQP_LAUNCH_TRY(ctx);
+    tkg_setup_kernel<<<1, 1, 0, st>>>(s, n, offset, cnt, desc0, stop);
+    GQP_LAUNCH_TRY(ctx);
+    int sms = 0;
+    if (prim_gpu_sm_count(ctx, &sms) != 0) return -1;
+    int64_t hb = (n + TKG_HIST_BLOCK - 1) / TKG_HIST_BLOCK;
+    const unsigned hgrid = (unsigned)(hb < 4 * (int64_t)sms ? hb : 4 * (int64_t)sms);
+    for (int pass = 0; pass < (bits + TKG_DIG - 1) / TKG_DIG; pass++) {
+        GQP_CUDA_TRY(ctx, cudaMemsetAsync(hist.p, 0, TKG_BINS * 8, st));
+        tkg_hist_kernel<<<hgrid, TKG_HIST_BLOCK, 0, st>>>(k0->data, k0->valid, type, inv, n, s,
+                                                          hist.as<unsigned long long>());
+        GQP_LAUNCH_TRY(ctx);
+        tkg_pick_kernel<<<1, TKG_PICK_THREADS, 0, st>>>(s, hist.as<unsigned long long>(), stop);
+        GQP_LAUNCH_TRY(ctx);
+    }
+    if (flags.alloc((size_t)n) != 0) return -1;
+    tkg_flag_kernel<<<prim_gpu_grid(n), GQP_BLOCK, 0, st>>>(k0->data, k0->valid, type, inv, n, s,
+                                                            flags.as<uint8_t>());
+    GQP_LAUNCH_TRY(ctx);
+    TkgState h;
+    GQP_CUDA_TRY(ctx, cudaMemcpyAsync(&h, s, sizeof h, cudaMemcpyDeviceToHost, st));
+    GQP_CUDA_TRY(ctx, cudaStreamSynchronize(st));
+    const int64_t nnull = (int64_t)h.nnull, nvalid = n - nnull;
+    const int64_t m = (h.val_hit ? h.inside : 0) + (h.null_hit ? nnull : 0);
+    /* ranks of the full order before the candidates */
+    const int64_t before =
+        desc0 ? (h.val_hit ? h.below : nvalid) : (h.null_hit ? 0 : nnull + h.below);
+    if (m < cnt || offset < before || offset + cnt > before + m)
+        return prim_gpu_fail(ctx, "sort range: the select kept %lld rows at %lld for [%lld, +%lld)",
+                             (long long)m, (long long)before, (long long)offset, (long long)cnt);
+    DevBuf cand(ctx);
+    if (cand.alloc((size_t)m * sizeof(int64_t)) != 0) return -1;
+    int64_t got = 0;
+    if (prim_gpu_util_select_rows(ctx, flags.as<uint8_t>(), n, cand.as<int64_t>(), &got) != 0)
+        return -1;
+    if (got != m)
+        return prim_gpu_fail(ctx, "sort range: %lld candidates flagged, %lld counted",
+                             (long long)got, (long long)m);
+    /* the candidates' keys, sorted on every key */
+    size_t gbytes = (size_t)m * sizeof(int64_t);
+    for (int k = 0; k < nkeys; k++)
+        gbytes += ((prim_type_width(keys[k].type) + 1) * (size_t)m + 15) & ~(size_t)15;
+    DevBuf gmem(ctx);
+    if (gmem.alloc(gbytes) != 0) return -1;
+    int64_t *sp = gmem.as<int64_t>();
+    char *p = (char *)(sp + m);
+    PrimVec gk[64];
+    if (nkeys > 64) return prim_gpu_fail(ctx, "sort range: %d keys (at most 64)", nkeys);
+    for (int k = 0; k < nkeys; k++) {
+        const size_t w = prim_type_width(keys[k].type);
+        gk[k].type = keys[k].type;
+        gk[k].n = m;
+        gk[k].data = p;
+        gk[k].valid = keys[k].valid ? (uint8_t *)(p + w * (size_t)m) : nullptr;
+        p += ((w + 1) * (size_t)m + 15) & ~(size_t)15;
+        if (prim_gpu_gather(ctx, &keys[k], cand.as<int64_t>(), m, &gk[k]) != 0) return -1;
+    }
+    if (prim_gpu_sort(ctx, gk, desc, nkeys, m, sp) != 0) return -1;
+    PrimVec cv = {PRIM_I64, m, cand.p, nullptr}, out = {PRIM_I64, cnt, perm, nullptr};
+    return prim_gpu_gather(ctx, &cv, sp + (offset - before), cnt, &out);
 }
 
 /* ----------------------------------------------------------------- join -- */

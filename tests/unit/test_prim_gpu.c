@@ -1154,12 +1154,13 @@ Test(prim_gpu, sort_multi_key) {
  * (prim_cpu_sort_range: the radix select) over rows [offset, offset +
  * limit) of n rows. */
 static void sort_range_case(int64_t n, const PrimType *types, int nkeys, int nullable,
-                            uint8_t desc0, int64_t offset, int64_t limit, cudaStream_t st) {
+                            uint8_t desc0, int64_t offset, int64_t limit, int64_t range0,
+                            cudaStream_t st) {
     TVec keys[3];
     PrimVec hk[3], dk[3];
     uint8_t desc[3] = {desc0, 0, 1};
     for (int k = 0; k < nkeys; k++) {
-        keys[k] = tvec_rand(types[k], n, nullable ? 6 : 0, k == 0 && n > 4 ? n : 5);
+        keys[k] = tvec_rand(types[k], n, nullable ? 6 : 0, k == 0 ? range0 : 5);
         hk[k] = keys[k].h;
         dk[k] = keys[k].d;
     }
@@ -1175,29 +1176,55 @@ static void sort_range_case(int64_t n, const PrimType *types, int nkeys, int nul
     cr_assert_eq(hn, cnt);
     cr_assert_eq(dn, cnt);
     char msg[128];
-    snprintf(msg, sizeof msg, "sort range n %lld [%lld, +%lld) type %d nkeys %d nullable %d",
-             (long long)n, (long long)offset, (long long)limit, (int)types[0], nkeys, nullable);
+    snprintf(msg, sizeof msg,
+             "sort range n %lld [%lld, +%lld) type %d range %lld nkeys %d nullable %d desc %d",
+             (long long)n, (long long)offset, (long long)limit, (int)types[0], (long long)range0,
+             nkeys, nullable, desc0);
     perm_check_free(cperm, d_perm, cnt, msg, keys, nkeys);
+}
+
+/* The ranges of one size: the first 10, the median row, a middle slice,
+ * the last 5 (to the end), each first key over range0 values. */
+static void sort_range_sizes(const int64_t *ns, size_t nn, const int64_t *ranges, size_t nr) {
+    cudaStream_t st = new_stream();
+    for (size_t a = 0; a < nn; a++)
+        for (size_t r = 0; r < nr; r++)
+            for (int t = 0; t < 5; t++)
+                for (int v = 0; v < 4; v++) {
+                    int64_t n = ns[a], rg = ranges[r] ? ranges[r] : (n > 4 ? n : 5);
+                    PrimType types[2] = {ALL_TYPES[t], ALL_TYPES[(t + 2) % 5]};
+                    sort_range_case(n, types, 1 + (v & 1), v >> 1, (uint8_t)(v & 1), 0, 10, rg, st);
+                    sort_range_case(n, types, 1 + (v & 1), v >> 1, (uint8_t)(v >> 1), n / 2, 1, rg,
+                                    st);
+                    sort_range_case(n, types, 2, v & 1, 1, n / 3, n / 5, rg, st);
+                    sort_range_case(n, types, 1, 1, 0, n > 5 ? n - 5 : 0, -1, rg, st);
+                }
+    cudaStreamDestroy(st);
 }
 #endif
 
-Test(prim_gpu, sort_range) {
+/* Under GQP_TOPK's default: small inputs sort every row; from 2^20 rows
+ * the radix select runs (distinct-ish, tie-heavy and wide first keys). */
+Test(prim_gpu, sort_range, .timeout = 600) {
     GPU_TEST_PRELUDE();
     GPU_BODY({
         rng_seed(8);
-        cudaStream_t st = new_stream();
         const int64_t ns[] = {0, 1, 300, 100000};
-        for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++)
-            for (int t = 0; t < 5; t++)
-                for (int v = 0; v < 4; v++) {
-                    int64_t n = ns[a];
-                    PrimType types[2] = {ALL_TYPES[t], ALL_TYPES[(t + 2) % 5]};
-                    sort_range_case(n, types, 1 + (v & 1), v >> 1, (uint8_t)(v & 1), 0, 10, st);
-                    sort_range_case(n, types, 1 + (v & 1), v >> 1, (uint8_t)(v >> 1), n / 2, 1, st);
-                    sort_range_case(n, types, 2, v & 1, 1, n / 3, n / 5, st);
-                    sort_range_case(n, types, 1, 1, 0, n > 5 ? n - 5 : 0, -1, st);
-                }
-        cudaStreamDestroy(st);
+        sort_range_sizes(ns, 4, (const int64_t[]){0}, 1);
+        const int64_t big[] = {(1 << 20) + 7};
+        sort_range_sizes(big, 1, (const int64_t[]){0, 3, (int64_t)1 << 40}, 3);
+    });
+}
+
+/* GQP_TOPK=force: the radix select at every size and range (this test's
+ * own process: Criterion forks one per test). */
+Test(prim_gpu, sort_range_forced, .timeout = 600) {
+    GPU_TEST_PRELUDE();
+    setenv("GQP_TOPK", "force", 1);
+    GPU_BODY({
+        rng_seed(9);
+        const int64_t ns[] = {1, 2, 300, 5000, 100000};
+        sort_range_sizes(ns, 5, (const int64_t[]){0, 1, 4, (int64_t)1 << 40}, 4);
     });
 }
 
