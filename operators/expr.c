@@ -140,7 +140,7 @@ static const PrimOp arith_ops[] = {
     [OP_ADD] = POP_ADD, [OP_SUB] = POP_SUB, [OP_MUL] = POP_MUL, [OP_DIV] = POP_DIV,
     [OP_MOD] = POP_MOD, [OP_EQ] = POP_EQ,   [OP_NE] = POP_NE,   [OP_LT] = POP_LT,
     [OP_LE] = POP_LE,   [OP_GT] = POP_GT,   [OP_GE] = POP_GE,   [OP_AND] = POP_AND,
-    [OP_OR] = POP_OR,   [OP_POW] = POP_POW};
+    [OP_OR] = POP_OR,   [OP_POW] = POP_POW, [OP_FMOD] = POP_POW};
 
 /* CAST to INT32 of register a (of register type at): F2I first for a
  * float, then min(max(x, INT32_MIN), INT32_MAX) through CASE, so that an
@@ -219,7 +219,8 @@ static int compile(Compiler *c, const BExpr *e) {
             op_fail(c->L, "operator not supported in a map");
             return -1;
         }
-        emit(c, arith_ops[e->op], opt, d, a, b, 0);
+        PrimInstr *in = emit(c, arith_ops[e->op], opt, d, a, b, 0);
+        if (in && e->op == OP_FMOD) in->ival = 1; /* POP_POW's fmod */
         reg_free(c, a);
         reg_free(c, b);
         return d;
@@ -342,9 +343,10 @@ static int compile(Compiler *c, const BExpr *e) {
 /* Append text of e to b. */
 static void label(PlanBuf *b, Lower *L, const LowState *st, const BExpr *e) {
     static const char *ops[] = {
-        [OP_ADD] = "+", [OP_SUB] = "-",   [OP_MUL] = "*", [OP_DIV] = "/",     [OP_MOD] = "%",
-        [OP_EQ] = "=",  [OP_NE] = "<>",   [OP_LT] = "<",  [OP_LE] = "<=",     [OP_GT] = ">",
-        [OP_GE] = ">=", [OP_AND] = "AND", [OP_OR] = "OR", [OP_CONCAT] = "||", [OP_POW] = "^"};
+        [OP_ADD] = "+", [OP_SUB] = "-",     [OP_MUL] = "*", [OP_DIV] = "/",
+        [OP_MOD] = "%", [OP_EQ] = "=",      [OP_NE] = "<>", [OP_LT] = "<",
+        [OP_LE] = "<=", [OP_GT] = ">",      [OP_GE] = ">=", [OP_AND] = "AND",
+        [OP_OR] = "OR", [OP_CONCAT] = "||", [OP_POW] = "^", [OP_FMOD] = "fmod"};
     static const char *fns[] = {[OP_SQRT] = "sqrt",
                                 [OP_EXP] = "exp",
                                 [OP_LN] = "ln",

@@ -1758,7 +1758,8 @@ static BExpr *trunc_real(BindCtx *bc, BExpr *x, int64_t pos) {
  *   TRUNC / FLOOR / CEIL(x),  an integer x itself; a REAL x truncated as
  *   CEILING(x)                trunc_real, then -1 / +1 where it moved
  *   MOD(a, b)                 integers: CAST(a % b AS REAL) (fmod of
- *                             integers; NULL for b = 0)
+ *                             integers; NULL for b = 0); a REAL operand:
+ *                             fmod of both as REAL (OP_FMOD, CPU-only)
  *   PI()                      3.141592653589793
  *   SQRT, EXP, LN, LOG10,     over the argument as REAL, NULL outside the
  *   LOG2, LOG(x) (LOG10),     domain: CPU-only map instructions (POP_MATH,
@@ -1842,7 +1843,7 @@ static BExpr *bind_mathfunc(BindCtx *bc, const AstExpr *e, BExpr **args, int all
             BExpr *p = bx_bin(bc->arena, OP_POW, CAT_FLOAT64, r[0], r[1], pos);
             return p ? p : bind_oom(bc);
         }
-        BExpr *u[2];
+        BExpr *u[2] = {NULL, NULL};
         for (int i = 0; i < n; i++) {
             if (!(u[i] = bx_new(bc->arena, BE_UNARY, CAT_FLOAT64, pos))) return bind_oom(bc);
             u[i]->op = lg2 ? OP_LN : m1[mk].op;
@@ -1851,11 +1852,22 @@ static BExpr *bind_mathfunc(BindCtx *bc, const AstExpr *e, BExpr **args, int all
         return lg2 ? bind_arith(bc, OP_DIV, u[1], u[0], pos) : u[0];
     }
     if (strcasecmp(f, "mod") == 0 && n == 2) {
-        for (int i = 0; i < 2; i++)
-            if (bx_is_float(args[i]->type) || dec_is(args[i]) || args[i]->type == CAT_STRING ||
-                args[i]->type == CAT_DATE || runtime_text(args[i]))
+        int real = 0;
+        for (int i = 0; i < 2; i++) {
+            if (args[i]->kind == BE_CONST && (args[i]->is_null || args[i]->type == CAT_NULL))
+                return typed_null(bc, CAT_FLOAT64, pos);
+            if (dec_is(args[i]) || args[i]->type == CAT_STRING || args[i]->type == CAT_DATE ||
+                runtime_text(args[i]))
                 return bind_fail(bc, "Not implemented", args[i]->pos,
-                                 "MOD() of a REAL, DECIMAL or non-numeric value (integers only)");
+                                 "MOD() of a DECIMAL or non-numeric value");
+            real |= bx_is_float(args[i]->type);
+        }
+        if (real) { /* fmod of the two as REAL (POP_POW's fmod, CPU-only) */
+            BExpr *x = cast_to(bc, args[0], CAT_FLOAT64), *y = cast_to(bc, args[1], CAT_FLOAT64);
+            if (!x || !y) return NULL;
+            BExpr *r = bx_bin(bc->arena, OP_FMOD, CAT_FLOAT64, x, y, pos);
+            return r ? r : bind_oom(bc);
+        }
         BExpr *r = bind_arith(bc, OP_MOD, args[0], args[1], pos);
         return r ? cast_to(bc, r, CAT_FLOAT64) : NULL;
     }

@@ -129,8 +129,10 @@ typedef enum PrimOp {
                      outside f's domain (SQLite's math functions: sqrt of x < 0, a log of
                      x <= 0, any NaN result). CPU twin only: the planner keeps a map holding
                      it on the CPU (plan_node_cpu_only) */
-    POP_POW       /* dst(F) = pow(a, b) of F operands; NULL when either is NULL or the result
-                     is NaN (a negative base with a fractional exponent). CPU twin only */
+    POP_POW       /* dst(F) = pow(a, b) of F operands (ival 0), or fmod(a, b) (ival 1,
+                     SQLite's mod()); NULL when either is NULL or the result is NaN (a
+                     negative base with a fractional exponent, a zero divisor). CPU twin
+                     only */
 } PrimOp;
 
 /* The functions of POP_MATH (its ival). */

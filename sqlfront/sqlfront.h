@@ -95,7 +95,8 @@ typedef enum AstOp {
     OP_LN,
     OP_LOG10,
     OP_LOG2,
-    OP_POW
+    OP_POW,
+    OP_FMOD /* the binder's MOD() of a REAL: fmod, NULL for a zero divisor */
 } AstOp;
 
 typedef struct AstExpr {

@@ -41,6 +41,11 @@
 #include <stdio.h>
 #include <string.h>
 
+/* ln 10 and ln 2 (math.h's M_LN10 / M_LN2, which C11 does not define):
+ * SQLite's log10 / log2 divide the natural log by them */
+#define GQP_LN10 2.30258509299404568402
+#define GQP_LN2 0.69314718055994530942
+
 #define MAP_BATCH 1024
 #define MAP_PAR_MIN_ROWS 65536
 
@@ -501,7 +506,7 @@ static void map_exec(MapRegs *R, const PrimInstr *in, const PrimVec *inputs, int
             double x = A[k], r;
             int bad;
             if (B) {
-                r = pow(x, B[k]);
+                r = f ? fmod(x, B[k]) : pow(x, B[k]);
                 bad = isnan(r);
             } else {
                 switch (f) {
@@ -515,10 +520,10 @@ static void map_exec(MapRegs *R, const PrimInstr *in, const PrimVec *inputs, int
                     bad = !(x > 0), r = log(x);
                     break;
                 case PMATH_LOG10:
-                    bad = !(x > 0), r = log10(x);
+                    bad = !(x > 0), r = log(x) / GQP_LN10; /* as SQLite: ln, then the base */
                     break;
                 default:
-                    bad = !(x > 0), r = log2(x);
+                    bad = !(x > 0), r = log(x) / GQP_LN2;
                     break;
                 }
             }
