@@ -33,6 +33,8 @@
 #          the configs/ one);
 #   topk:  ORDER BY ... LIMIT (bench/topk) at GQP_TOPK_ROWS rows (default
 #          50M) on gpu and cpu, the radix select and every row sorted;
+#   fixedcost: EXPLAIN ANALYZE (per-node times) of seed 004's single-row
+#          queries at 5M rows and SSB SF 1 Q1.1-Q4.1 on the GPU, warm;
 #   tpchvar: settings A/B (GQP_TPCHVAR) on bench_prim_gpu's map and
 #          select and on TPC-H SF 1 (GQP_TPCHVAR_SF, _DEVICES);
 #   any other word (e.g. none): prepare and build only.
@@ -273,6 +275,39 @@ if has topk; then
         say "topk $mode $rows rows: rc=$? ($(( $(date +%s) - T0 )) s)"
         cat "$OUT/topk-$mode.md"
     done
+fi
+if has fixedcost; then
+    # issue 12's fixed cost, node by node: seed 004's single-row queries
+    # (5M rows) and SSB SF 1 Q1.1 / Q2.1 / Q3.1 / Q4.1 under --device gpu, each in one
+    # process: three warm-up runs, then EXPLAIN ANALYZE twice (per-node
+    # times, copies), into $OUT/fixedcost.txt
+    T0=$(date +%s)
+    D4=/tmp/fc-seed004
+    [ -f $D4/gqp.yaml ] || $B/gqp gen test --rows 5000000 --out $D4 > "$LOG/gen-fc.log" 2>&1
+    DS=/tmp/fc-ssb1
+    [ -f $DS/gqp.yaml ] || $B/gqp gen ssb --sf 1 --out $DS >> "$LOG/gen-fc.log" 2>&1
+    : > "$OUT/fixedcost.txt"
+    fc_one() { # config, query file
+        q=$(grep -v '^--' "$2" | tr '\n' ' ' | sed 's/;[[:space:]]*$//')
+        printf '%s;\n%s;\n%s;\nEXPLAIN ANALYZE %s;\nEXPLAIN ANALYZE %s;\n' "$q" "$q" "$q" "$q" "$q" > /tmp/fc.sql
+        echo "=== $2" >> "$OUT/fixedcost.txt"
+        $B/gqp run -c "$1" --device gpu --mode line /tmp/fc.sql >> "$OUT/fixedcost.txt" 2>&1
+    }
+    for q in q11 q12 q13; do fc_one $D4/gqp.yaml tests/seed004/queries/$q.sql; done
+    for q in q1.1 q2.1 q3.1 q4.1; do fc_one $DS/gqp.yaml tests/ssb/queries/$q.sql; done
+    # A/B of the small-launch switches (GQP_FC_AB: settings, | separated),
+    # bench_gqp median of 21 each, every setting in turn twice
+    IFS='|' read -ra FCS <<< "${GQP_FC_AB:-GQP_MAP_INLINE=0 GQP_SORT_SMALL=0|GQP_SORT_SMALL=0|X=1}"
+    for round in 1 2; do
+        for set in "${FCS[@]}"; do
+            echo "=== bench round $round: $set" >> "$OUT/fixedcost.txt"
+            env $set $B/bench_gqp -c $D4/gqp.yaml --device gpu --repeat 21 \
+                tests/seed004/queries/q1[123].sql >> "$OUT/fixedcost.txt" 2>&1
+            env $set $B/bench_gqp -c $DS/gqp.yaml --device gpu --repeat 21 \
+                tests/ssb/queries/q*.sql >> "$OUT/fixedcost.txt" 2>&1
+        done
+    done
+    say "fixedcost: $(grep -c '^=== ' "$OUT/fixedcost.txt") queries ($(( $(date +%s) - T0 )) s)"
 fi
 if has placement || has placement-shipped; then
     if [ "${GQP_WITH_CTEST:-0}" = 1 ]; then # the whole suite first, on this GPU

@@ -28,9 +28,16 @@ extern "C" int prim_gpu_available(void) {
 /* ------------------------------------------------------------------ map -- */
 
 /* Kernel arguments of map_kernel; every pointer is device memory. */
+/* Programs and inputs up to these counts travel inside the kernel's
+ * parameters (MapArgs, under 4 KiB), so a map launch copies nothing to the
+ * device but its tables: two pageable copies fewer per map node */
+#define MAP_INLINE_CODE 48
+#define MAP_INLINE_INPUTS 24
+
 struct MapArgs {
-    const PrimInstr *code; /* ninstr instructions, LOOKUP tables patched to device copies */
-    const PrimVec *inputs; /* ninputs column descriptors (device data pointers) */
+    const PrimInstr *code; /* ninstr instructions, LOOKUP tables patched to device copies;
+                              NULL: icode */
+    const PrimVec *inputs; /* ninputs column descriptors (device data pointers); NULL: iinputs */
     int ninstr;
     int use_shared; /* 1: stage code in dynamic shared memory */
     int result;
@@ -43,7 +50,10 @@ struct MapArgs {
     int *status;   /* set to 1 when an integer overflow reaches a row's result */
     int reg_words; /* map_kernel<.., true>: where its register file starts in
                       dynamic shared memory (int64 words, after the code) */
+    PrimInstr icode[MAP_INLINE_CODE];
+    PrimVec iinputs[MAP_INLINE_INPUTS];
 };
+static_assert(sizeof(MapArgs) <= 4000, "MapArgs must fit the 4 KiB kernel parameter space");
 
 /* Register access inside a FOR_ROWS loop (row j of the thread's R rows):
  * values are int64 bit patterns (doubles via bit casts) in a file laid out
@@ -234,14 +244,17 @@ static __device__ __forceinline__ int cmp_f(int op, int want, double u, double v
  * saturates; NULL stores 0. Float arithmetic uses the _rn intrinsics so
  * that nvcc never contracts it into FMA (the CPU twin rounds every
  * operation). */
-template <bool kCheck, int R, bool kShared> __global__ void map_kernel(MapArgs a) {
+template <bool kCheck, int R, bool kShared>
+__global__ void map_kernel(const __grid_constant__ MapArgs a) {
     extern __shared__ int64_t map_smem[];
     constexpr int S = kShared ? GQP_BLOCK : 1;
-    const PrimInstr *code = a.code;
+    const PrimInstr *code = a.code ? a.code : a.icode;
+    const PrimVec *inputs = a.inputs ? a.inputs : a.iinputs;
     if (a.use_shared) {
         PrimInstr *s = (PrimInstr *)map_smem;
+        const PrimInstr *src = code;
         for (int k = threadIdx.x; k < a.ninstr; k += blockDim.x)
-            s[k] = a.code[k];
+            s[k] = src[k];
         __syncthreads();
         code = s;
     }
@@ -268,11 +281,11 @@ template <bool kCheck, int R, bool kShared> __global__ void map_kernel(MapArgs a
             }
             switch (in.op) {
             case POP_COL:
-                map_col<R, S>(a.inputs[in.ival], row, d, in.t == PRIM_REG_F, r, nm);
+                map_col<R, S>(inputs[in.ival], row, d, in.t == PRIM_REG_F, r, nm);
                 break;
             case POPX_CMPC: {
                 const int f = in.t == PRIM_REG_F, want = cmp_want(in.c);
-                map_col<R, S>(a.inputs[in.ival], row, d, f, r, nm);
+                map_col<R, S>(inputs[in.ival], row, d, f, r, nm);
                 if (f) {
                     FOR_ROWS if (!ISNUL(d)) RV(d) = cmp_f(in.c, want, RF(d), in.fval);
                 } else {
@@ -492,7 +505,7 @@ template <bool kCheck, int R, bool kShared> __global__ void map_kernel(MapArgs a
                 }
                 break;
             case POP_LOOKUPV: {
-                const PrimVec tv = a.inputs[in.ival];
+                const PrimVec tv = inputs[in.ival];
                 FOR_ROWS {
                     const int64_t i = ISNUL(x) ? -1 : RI(x);
                     if (i < 0 || i >= tv.n)
@@ -793,39 +806,49 @@ extern "C" int prim_gpu_map(PrimCtx *ctx, const PrimProgram *prog, const PrimVec
     const PrimInstr *code = fused.p;
 
     cudaStream_t st = prim_gpu_stream(ctx);
-    const size_t code_bytes = align16((size_t)ninstr * sizeof(PrimInstr));
-    const size_t in_bytes = align16((size_t)prog->ninputs * sizeof(PrimVec));
+    /* the code and the inputs in the kernel's parameters when they fit
+     * (else in one device block); the tables always in device memory */
+    static int inline_ok = -1; /* GQP_MAP_INLINE=0: always in device memory (A/B) */
+    if (inline_ok < 0) {
+        const char *e = getenv("GQP_MAP_INLINE");
+        inline_ok = !(e && strcmp(e, "0") == 0);
+    }
+    const int inl = inline_ok && ninstr <= MAP_INLINE_CODE && prog->ninputs <= MAP_INLINE_INPUTS;
+    const size_t code_bytes = inl ? 0 : align16((size_t)ninstr * sizeof(PrimInstr));
+    const size_t in_bytes = inl ? 0 : align16((size_t)prog->ninputs * sizeof(PrimVec));
     size_t total = code_bytes + in_bytes;
     for (int k = 0; k < ninstr; ++k)
         if (op_has_table(code[k].op) && code[k].table_n > 0)
             total += align16((size_t)code[k].table_n * sizeof(int64_t));
     DevBuf block(ctx);
-    if (block.alloc(total) != 0) return -1;
+    if (total > 0 && block.alloc(total) != 0) return -1;
     char *base = block.as<char>();
-    PrimInstr *d_code = (PrimInstr *)base;
-    PrimVec *d_inputs = (PrimVec *)(base + code_bytes);
-    if (ninstr > 0)
-        GQP_CUDA_TRY(ctx, cudaMemcpyAsync(d_code, code, ninstr * sizeof(PrimInstr),
-                                          cudaMemcpyHostToDevice, st));
-    if (prog->ninputs > 0)
-        GQP_CUDA_TRY(ctx, cudaMemcpyAsync(d_inputs, inputs, prog->ninputs * sizeof(PrimVec),
-                                          cudaMemcpyHostToDevice, st));
     size_t pos = code_bytes + in_bytes;
     for (int k = 0; k < ninstr; ++k) {
-        const PrimInstr *in = &code[k];
+        PrimInstr *in = &fused.p[k];
         if (!op_has_table(in->op) || in->table_n <= 0) continue;
-        const int64_t *d_table = (const int64_t *)(base + pos);
-        GQP_CUDA_TRY(ctx, cudaMemcpyAsync((void *)d_table, in->table,
-                                          (size_t)in->table_n * sizeof(int64_t),
+        int64_t *d_table = (int64_t *)(base + pos);
+        GQP_CUDA_TRY(ctx, cudaMemcpyAsync(d_table, in->table, (size_t)in->table_n * sizeof(int64_t),
                                           cudaMemcpyHostToDevice, st));
-        GQP_CUDA_TRY(ctx, cudaMemcpyAsync(&d_code[k].table, &d_table, sizeof d_table,
-                                          cudaMemcpyHostToDevice, st));
+        in->table = d_table; /* the device copy, in the code sent below */
         pos += align16((size_t)in->table_n * sizeof(int64_t));
     }
+    PrimInstr *d_code = inl ? nullptr : (PrimInstr *)base;
+    PrimVec *d_inputs = inl ? nullptr : (PrimVec *)(base + code_bytes);
+    if (!inl && ninstr > 0)
+        GQP_CUDA_TRY(ctx, cudaMemcpyAsync(d_code, code, ninstr * sizeof(PrimInstr),
+                                          cudaMemcpyHostToDevice, st));
+    if (!inl && prog->ninputs > 0)
+        GQP_CUDA_TRY(ctx, cudaMemcpyAsync(d_inputs, inputs, prog->ninputs * sizeof(PrimVec),
+                                          cudaMemcpyHostToDevice, st));
 
     MapArgs a;
     a.code = d_code;
     a.inputs = d_inputs;
+    if (inl) {
+        if (ninstr > 0) memcpy(a.icode, code, sizeof(PrimInstr) * (size_t)ninstr);
+        if (prog->ninputs > 0) memcpy(a.iinputs, inputs, sizeof(PrimVec) * (size_t)prog->ninputs);
+    }
     a.ninstr = ninstr;
     a.result = prog->result;
     a.result_t = prog->result_t;

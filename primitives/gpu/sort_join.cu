@@ -101,6 +101,77 @@ __global__ void iota_kernel(int64_t *p, int64_t n) {
         p[i] = i;
 }
 
+/* ------------------------------------------------------- small sorts --
+ * Up to SORT_SMALL_N rows and SORT_SMALL_KEYS keys (a query's final ORDER
+ * BY over its groups, the range sort's candidates): one block sorts them
+ * in shared memory, a bitonic network over (each key's NULL rank and
+ * image, then the row), so the order is the radix passes' stable one;
+ * one launch instead of some ten per key (GQP_SORT_SMALL=0: the radix
+ * passes always; measurements). */
+#define SORT_SMALL_N 1024
+#define SORT_SMALL_KEYS 4
+
+struct SmallSortKeys {
+    const void *data[SORT_SMALL_KEYS];
+    const uint8_t *valid[SORT_SMALL_KEYS];
+    int type[SORT_SMALL_KEYS];
+    int desc[SORT_SMALL_KEYS];
+    int nkeys;
+};
+
+__global__ void __launch_bounds__(SORT_SMALL_N)
+    small_sort_kernel(const __grid_constant__ SmallSortKeys K, int n, int p2, int64_t *perm) {
+    __shared__ unsigned long long img[SORT_SMALL_KEYS][SORT_SMALL_N];
+    __shared__ uint8_t nr[SORT_SMALL_KEYS][SORT_SMALL_N];
+    __shared__ unsigned short slot[SORT_SMALL_N];
+    const int t = threadIdx.x;
+    if (t < n)
+        for (int k = 0; k < K.nkeys; ++k) {
+            const int isnull = K.valid[k] && !K.valid[k][t];
+            unsigned long long e = isnull ? 0ull : (unsigned long long)sort_image(K.data[k], K.type[k], t);
+            if (K.desc[k] && !isnull) e = ~e;
+            img[k][t] = e;
+            nr[k][t] = (uint8_t)(K.desc[k] ? isnull : !isnull);
+        }
+    if (t < p2) slot[t] = (unsigned short)t;
+    __syncthreads();
+    /* a before b: rows past n last, then the keys, then the row */
+    auto before = [&](int a, int b) -> bool {
+        if (a >= n || b >= n) return a < b;
+        for (int k = 0; k < K.nkeys; ++k) {
+            if (nr[k][a] != nr[k][b]) return nr[k][a] < nr[k][b];
+            if (img[k][a] != img[k][b]) return img[k][a] < img[k][b];
+        }
+        return a < b;
+    };
+    for (int size = 2; size <= p2; size <<= 1)
+        for (int stride = size >> 1; stride > 0; stride >>= 1) {
+            if (t < p2) {
+                const int q = t ^ stride;
+                if (q > t) {
+                    const int a = slot[t], b = slot[q];
+                    const bool up = (t & size) == 0;
+                    if (before(b, a) == up) {
+                        slot[t] = (unsigned short)b;
+                        slot[q] = (unsigned short)a;
+                    }
+                }
+            }
+            __syncthreads();
+        }
+    if (t < n) perm[t] = slot[t];
+}
+
+/* 1 when the small-sort kernel is switched on (GQP_SORT_SMALL, read once). */
+static int sort_small_on(void) {
+    static int on = -1;
+    if (on < 0) {
+        const char *e = getenv("GQP_SORT_SMALL");
+        on = !(e && strcmp(e, "0") == 0);
+    }
+    return on;
+}
+
 /* GPU twin of prim_cpu_sort: perm (device, n values) = the stable
  * permutation ordering rows by keys[0..nkeys) lexicographically. Successive
  * stable cub radix passes from the last key to the first, each on the key
@@ -126,6 +197,23 @@ extern "C" int prim_gpu_sort(PrimCtx *ctx, const PrimVec *keys, const uint8_t *d
         kwidth = w > kwidth ? w : kwidth;
         need[w == 1 ? 0 : w == 4 ? 1 : 2] = 1;
         if (keys[k].valid) need[0] = 1;
+    }
+    if (nkeys > 0 && nkeys <= SORT_SMALL_KEYS && n <= SORT_SMALL_N && sort_small_on()) {
+        SmallSortKeys K;
+        memset(&K, 0, sizeof K);
+        K.nkeys = nkeys;
+        for (int k = 0; k < nkeys; ++k) {
+            K.data[k] = keys[k].data;
+            K.valid[k] = keys[k].valid;
+            K.type[k] = (int)keys[k].type;
+            K.desc[k] = desc ? desc[k] != 0 : 0;
+        }
+        int p2 = 1;
+        while (p2 < n)
+            p2 <<= 1;
+        small_sort_kernel<<<1, p2 < 32 ? 32 : p2, 0, st>>>(K, (int)n, p2, perm);
+        GQP_LAUNCH_TRY(ctx);
+        return 0;
     }
     iota_kernel<<<prim_gpu_grid(n), GQP_BLOCK, 0, st>>>(perm, n);
     GQP_LAUNCH_TRY(ctx);

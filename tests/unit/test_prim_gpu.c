@@ -1149,6 +1149,31 @@ Test(prim_gpu, sort_multi_key) {
     });
 }
 
+/* The one-block sort (up to 1024 rows, 4 keys) at its edges: sizes about
+ * a warp and the limit, 4 keys of every type with ties, NULLs and mixed
+ * directions, against the CPU twin. */
+Test(prim_gpu, sort_small) {
+    GPU_TEST_PRELUDE();
+    GPU_BODY({
+        rng_seed(10);
+        cudaStream_t st = new_stream();
+        const int64_t ns[] = {2, 3, 31, 32, 33, 512, 1000, 1024};
+        for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++)
+            for (int rep = 0; rep < 6; rep++) {
+                PrimType types[4];
+                int nullable[4];
+                uint8_t desc[4];
+                for (int k = 0; k < 4; k++) {
+                    types[k] = ALL_TYPES[(rep + k) % 5];
+                    nullable[k] = (rep + k) % 3 == 0;
+                    desc[k] = (uint8_t)((rep >> (k & 1)) & 1);
+                }
+                sort_case(ns[a], 1 + rep % 4, types, nullable, desc, st);
+            }
+        cudaStreamDestroy(st);
+    });
+}
+
 #ifdef GQP_HAVE_CUDA
 /* ORDER BY ... LIMIT / OFFSET: prim_gpu_sort_range against the CPU twin
  * (prim_cpu_sort_range: the radix select) over rows [offset, offset +
