@@ -297,7 +297,7 @@ if has fixedcost; then
     for q in q1.1 q2.1 q3.1 q4.1; do fc_one $DS/gqp.yaml tests/ssb/queries/$q.sql; done
     # A/B of the small-launch switches (GQP_FC_AB: settings, | separated),
     # bench_gqp median of 21 each, every setting in turn twice
-    IFS='|' read -ra FCS <<< "${GQP_FC_AB:-GQP_MAP_INLINE=0 GQP_SORT_SMALL=0|GQP_SORT_SMALL=0|X=1}"
+    IFS='|' read -ra FCS <<< "${GQP_FC_AB:-GQP_MAP_INLINE=0|X=1|GQP_SORT_SMALL=1}"
     for round in 1 2; do
         for set in "${FCS[@]}"; do
             echo "=== bench round $round: $set" >> "$OUT/fixedcost.txt"

@@ -106,8 +106,10 @@ __global__ void iota_kernel(int64_t *p, int64_t n) {
  * BY over its groups, the range sort's candidates): one block sorts them
  * in shared memory, a bitonic network over (each key's NULL rank and
  * image, then the row), so the order is the radix passes' stable one;
- * one launch instead of some ten per key (GQP_SORT_SMALL=0: the radix
- * passes always; measurements). */
+ * one launch instead of some ten per key. Off unless GQP_SORT_SMALL=1:
+ * on the H200 (SSB SF 1, bench_gqp A/B in one call) the node itself went
+ * from 0.12-0.15 to 0.014 ms and Q2.x / Q3.x gained 5-10%, but Q4.x lost
+ * 15-20% end to end in both rounds, not explained yet. */
 #define SORT_SMALL_N 1024
 #define SORT_SMALL_KEYS 4
 
@@ -128,7 +130,8 @@ __global__ void __launch_bounds__(SORT_SMALL_N)
     if (t < n)
         for (int k = 0; k < K.nkeys; ++k) {
             const int isnull = K.valid[k] && !K.valid[k][t];
-            unsigned long long e = isnull ? 0ull : (unsigned long long)sort_image(K.data[k], K.type[k], t);
+            unsigned long long e =
+                isnull ? 0ull : (unsigned long long)sort_image(K.data[k], K.type[k], t);
             if (K.desc[k] && !isnull) e = ~e;
             img[k][t] = e;
             nr[k][t] = (uint8_t)(K.desc[k] ? isnull : !isnull);
@@ -162,12 +165,12 @@ __global__ void __launch_bounds__(SORT_SMALL_N)
     if (t < n) perm[t] = slot[t];
 }
 
-/* 1 when the small-sort kernel is switched on (GQP_SORT_SMALL, read once). */
+/* 1 when the small-sort kernel is switched on (GQP_SORT_SMALL=1, read once). */
 static int sort_small_on(void) {
     static int on = -1;
     if (on < 0) {
         const char *e = getenv("GQP_SORT_SMALL");
-        on = !(e && strcmp(e, "0") == 0);
+        on = e && strcmp(e, "1") == 0;
     }
     return on;
 }
@@ -211,7 +214,8 @@ extern "C" int prim_gpu_sort(PrimCtx *ctx, const PrimVec *keys, const uint8_t *d
         int p2 = 1;
         while (p2 < n)
             p2 <<= 1;
-        small_sort_kernel<<<1, p2 < 32 ? 32 : p2, 0, st>>>(K, (int)n, p2, perm);
+        const int threads = p2 < 32 ? 32 : p2;
+        small_sort_kernel<<<1, threads, 0, st>>>(K, (int)n, p2, perm);
         GQP_LAUNCH_TRY(ctx);
         return 0;
     }

@@ -1149,11 +1149,13 @@ Test(prim_gpu, sort_multi_key) {
     });
 }
 
-/* The one-block sort (up to 1024 rows, 4 keys) at its edges: sizes about
- * a warp and the limit, 4 keys of every type with ties, NULLs and mixed
- * directions, against the CPU twin. */
+/* The one-block sort (up to 1024 rows, 4 keys; GQP_SORT_SMALL=1, this
+ * test's own process) at its edges: sizes about a warp and the limit, 4
+ * keys of every type with ties, NULLs and mixed directions, against the
+ * CPU twin. */
 Test(prim_gpu, sort_small) {
     GPU_TEST_PRELUDE();
+    setenv("GQP_SORT_SMALL", "1", 1);
     GPU_BODY({
         rng_seed(10);
         cudaStream_t st = new_stream();
