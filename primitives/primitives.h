@@ -223,6 +223,9 @@ int prim_cpu_sort(PrimCtx *ctx, const PrimVec *keys, const uint8_t *desc, int nk
  * sorts every row (for A/B timing); GQP_TOPK=force selects at any size. */
 int prim_cpu_sort_range(PrimCtx *ctx, const PrimVec *keys, const uint8_t *desc, int nkeys,
                         int64_t n, int64_t offset, int64_t limit, int64_t *perm, int64_t *nout);
+/* GQP_TOPK as both twins of the range sort read it (once): 0 ("0" / "off":
+ * sort every row), 1 (unset or anything else: by size), 2 ("force"). */
+int prim_topk_mode(void);
 /* Rows in [offset, offset + limit) of n (limit < 0: to the end), offset >= 0. */
 int64_t prim_range_rows(int64_t n, int64_t offset, int64_t limit);
 

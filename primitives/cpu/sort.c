@@ -575,7 +575,7 @@ static int64_t topk_pick(const int64_t *h, int64_t bins, int64_t r, int64_t *bel
  * select at any size and range, narrowed to a single row (so that small
  * random queries, tests/diff, and the SQL tests exercise every pass); else
  * 1. */
-static int topk_mode(void) {
+int prim_topk_mode(void) {
     static int v = -1;
     if (v < 0) {
         const char *e = getenv("GQP_TOPK");
@@ -801,7 +801,7 @@ int prim_cpu_sort_range(PrimCtx *ctx, const PrimVec *keys, const uint8_t *desc, 
     }
     /* the range is a quarter of the rows or more: the candidates' sort
      * would cost about what the full sort does */
-    int mode = topk_mode();
+    int mode = prim_topk_mode();
     if (mode == 0 || nkeys > TOPK_MAX_KEYS || (mode == 1 && (n < 256 || cnt > n / 4)))
         return topk_full(ctx, keys, desc, nkeys, n, offset, cnt, perm);
     int64_t stop = mode == 2 ? 1 : TOPK_STOP;

@@ -476,19 +476,6 @@ __global__ void tkg_flag_kernel(const void *d, const uint8_t *v, int type, unsig
             (v && !v[i]) ? (uint8_t)nh : (uint8_t)(vh && tkg_image(d, type, inv, i) - L <= span);
 }
 
-/* The mode of GQP_TOPK: 0 off, 1 auto, 2 force (read once). */
-static int tkg_mode(void) {
-    static int m = -1;
-    if (m < 0) {
-        const char *e = getenv("GQP_TOPK");
-        m = !e                                             ? 1
-            : strcmp(e, "0") == 0 || strcmp(e, "off") == 0 ? 0
-            : strcmp(e, "force") == 0                      ? 2
-                                                           : 1;
-    }
-    return m;
-}
-
 /* Every row sorted into scratch, the range copied to perm. */
 static int tkg_full(PrimCtx *ctx, const PrimVec *keys, const uint8_t *desc, int nkeys, int64_t n,
                     int64_t offset, int64_t cnt, int64_t *perm) {
@@ -516,7 +503,7 @@ extern "C" int prim_gpu_sort_range(PrimCtx *ctx, const PrimVec *keys, const uint
     for (int k = 0; k < nkeys; ++k)
         if (!keys[k].data || (int)keys[k].type < PRIM_U8 || (int)keys[k].type > PRIM_F64)
             return prim_gpu_fail(ctx, "sort range: key %d has no data", k);
-    const int mode = tkg_mode();
+    const int mode = prim_topk_mode();
     if (nkeys == 0 || mode == 0 || (mode == 1 && (n < PRIM_GPU_TOPK_MIN_ROWS || cnt > n / 4)))
         return tkg_full(ctx, keys, desc, nkeys, n, offset, cnt, perm);
     cudaStream_t st = prim_gpu_stream(ctx);
