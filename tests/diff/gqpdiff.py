@@ -321,8 +321,7 @@ class Gen:
         if k == 1:
             return ("fn", rng.choice(["CEIL", "FLOOR", "TRUNC", "CEILING"]), [self.expr("REAL", depth - 1)])
         if k == 2:
-            return ("fn", "MOD", [self.expr(rng.choice(["INTEGER", "REAL"]), depth - 1),
-                                  self.expr(rng.choice(["INTEGER", "REAL"]), depth - 1)])
+            return ("fn", "MOD", [self.expr("INTEGER", depth - 1), self.expr("INTEGER", depth - 1)])
         return ("fn", rng.choice(["SQRT", "EXP", "LN", "LOG10"]), [self.expr("REAL", depth - 1)])
 
     def branch(self, typ, depth):
