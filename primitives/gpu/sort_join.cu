@@ -503,6 +503,7 @@ extern "C" int prim_gpu_sort_range(PrimCtx *ctx, const PrimVec *keys, const uint
     for (int k = 0; k < nkeys; ++k)
         if (!keys[k].data || (int)keys[k].type < PRIM_U8 || (int)keys[k].type > PRIM_F64)
             return prim_gpu_fail(ctx, "sort range: key %d has no data", k);
+    if (nkeys > 64) return prim_gpu_fail(ctx, "sort range: %d keys (at most 64)", nkeys);
     const int mode = prim_topk_mode();
     if (nkeys == 0 || mode == 0 || (mode == 1 && (n < PRIM_GPU_TOPK_MIN_ROWS || cnt > n / 4)))
         return tkg_full(ctx, keys, desc, nkeys, n, offset, cnt, perm);
@@ -565,7 +566,6 @@ extern "C" int prim_gpu_sort_range(PrimCtx *ctx, const PrimVec *keys, const uint
     int64_t *sp = gmem.as<int64_t>();
     char *p = (char *)(sp + m);
     PrimVec gk[64];
-    if (nkeys > 64) return prim_gpu_fail(ctx, "sort range: %d keys (at most 64)", nkeys);
     for (int k = 0; k < nkeys; k++) {
         const size_t w = prim_type_width(keys[k].type);
         gk[k].type = keys[k].type;
