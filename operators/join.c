@@ -167,8 +167,22 @@ int op_join(Lower *L, LowState *st, int r, uint8_t *used) {
     const BExpr *lks[JOIN_MAX_KEYS], *rks[JOIN_MAX_KEYS];
     for (int i = 0; i < b->npreds && neq < JOIN_MAX_KEYS; i++) {
         const BPred *p = &b->preds[i];
-        if (used[i] || !p->is_equi) continue;
-        if (p->rrel == r && (in_mask >> p->lrel & 1))
+        if (used[i]) continue;
+        if (!p->is_equi) {
+            /* an equality of an expression over several joined relations
+             * and one over r (the COALESCE a RIGHT / FULL JOIN's USING
+             * merged, say); not a late WHERE conjunct (its mask holds more) */
+            const BExpr *e = p->expr;
+            if (e->kind != BE_BINARY || e->op != OP_EQ) continue;
+            uint64_t ma = bx_rel_mask(e->a), mb = bx_rel_mask(e->b), rbit = (uint64_t)1 << r;
+            if (p->rels != (ma | mb)) continue;
+            if (ma && !(ma & ~in_mask) && mb == rbit)
+                lks[neq] = e->a, rks[neq++] = e->b;
+            else if (mb && !(mb & ~in_mask) && ma == rbit)
+                lks[neq] = e->b, rks[neq++] = e->a;
+            else
+                continue;
+        } else if (p->rrel == r && (in_mask >> p->lrel & 1))
             lks[neq] = p->lkey, rks[neq++] = p->rkey;
         else if (p->lrel == r && (in_mask >> p->rrel & 1))
             lks[neq] = p->rkey, rks[neq++] = p->lkey;

@@ -3861,19 +3861,14 @@ static int bind_using(BindCtx *bc) {
             rel->hidden[rc] = 1;
             BRel *lr = &b->rels[l];
             int lc = cat_find_column(lr->table, name);
-            if (lr->merged && lr->merged[lc]) {
-                /* SQLite compares with the merged COALESCE here */
-                bind_fail(bc, "Not implemented", f->pos,
-                          "NATURAL or USING over column %s, which an earlier RIGHT or FULL JOIN "
-                          "merged",
-                          name);
-                return -1;
-            }
             AstExpr *x = ast_node(bc, AST_COLUMN, f->pos), *y = ast_node(bc, AST_COLUMN, f->pos);
             if (!x || !y) return bind_oom(bc), -1;
             x->str = y->str = (char *)name;
             x->table = lr->alias;
             y->table = rel->alias;
+            /* a column an earlier RIGHT / FULL JOIN merged: SQLite compares
+             * (and merges again) its COALESCE */
+            if (lr->merged && lr->merged[lc]) x = lr->merged[lc];
             if (merge) {
                 /* the merged column: the left's value, or the joined table's
                  * where the left is padded (RIGHT) or either is (FULL) */
