@@ -220,6 +220,7 @@ static CostPrimKind node_prim(const Dag *d, const DagNode *n, double *kb) {
     case DN_SEGMENTS:
         return CP_SEGMENTS;
     case DN_SEGREDUCE:
+    case DN_SEGRANK:
         return CP_SEGREDUCE;
     case DN_JOIN:
         return CP_JOIN;
@@ -321,6 +322,11 @@ static double node_compute_us(const CostModel *m, const Dag *d, int i, DagDevice
         double vw = n->ninputs > 1 ? width(d, n->inputs[1]) : 0;
         return cost_prim_us(&c[CP_SEGREDUCE], compensated(d, n) ? rows : 0,
                             in0 * 8 + rows * vw + out * ow);
+    }
+    case DN_SEGRANK: {
+        /* a binary search per row over the starts (cached), one write */
+        double rows = (double)cost_value_rows(d, n->len_from);
+        return cost_prim_us(&c[CP_SEGREDUCE], 0, in0 * 8 + rows * 8);
     }
     case DN_JOIN: {
         double nr = n->ninputs > 1 ? (double)cost_value_rows(d, n->inputs[1]) : 0;

@@ -712,6 +712,14 @@ static int run_node(Exec *x, int i, int gpu) {
         if (rc == 0 && !gpu) drop_all_valid(x, &out->h);
         break;
     }
+    case DN_SEGRANK: {
+        int64_t nseg = in[0].n, len = x->vals[n->len_from].n;
+        if (ex_alloc(x, o0, len, 0, gpu) != 0) return -1;
+        n->rows_in = len;
+        rc = gpu ? prim_gpu_segrank(ctx, in[0].data, nseg, len, out->d.data)
+                 : prim_cpu_segrank(ctx, in[0].data, nseg, len, out->h.data);
+        break;
+    }
     case DN_JOIN:
     case DN_CROSS: {
         PrimPairs pairs = {0, NULL, NULL};

@@ -1134,7 +1134,9 @@ static int lookup_join(Dc *x, AstExpr *ex, Split *s, AstExpr **keys, AstExpr **o
                        int eq_shape, int strict) {
     AstSelect *sub = s->sub;
     if (!eq_shape) return 0;
-    int uniq = 0;
+    /* rank_limit's D: its keys together are unique */
+    int uniq = sub->nfrom == 1 && sub->from[0].subquery && !sub->from[0].bound_name &&
+               sub->from[0].subquery->keys_unique == s->ncorr;
     for (int i = 0; i < s->ncorr && !uniq; i++)
         uniq = key_unique(x, sub, keys[i]);
     if (!uniq) return top1_join(x, ex, s, keys, outer_side);
@@ -2139,12 +2141,197 @@ out:
     return rc;
 }
 
+/* A new select item expr AS name (name copied); 0 or -1. */
+static int set_item(Dc *x, AstSelectItem *it, AstExpr *expr, const char *name) {
+    it->expr = expr;
+    it->alias = sql_arena_strndup(x->st->parse_arena, name, strlen(name));
+    return expr && it->alias ? 0 : -1;
+}
+
+/* A correlated subquery with a LIMIT over several rows, or an OFFSET, per
+ * outer row -- (SELECT e FROM F WHERE o1 = i1 AND .. AND L ORDER BY z..
+ * LIMIT n OFFSET m), the same under IN / NOT IN, or EXISTS (.. OFFSET m) --
+ * whose correlated conjuncts are all outer-only = inner-only equalities:
+ * in place, its rows become those of
+ *   R = SELECT i1 AS __k1, .., e AS __v1, <row number> AS __rn FROM F
+ *       WHERE L ORDER BY 1, .., z..      (rank_keys: ROW_NUMBER() OVER
+ *       (PARTITION BY i1, .. ORDER BY z..), computed after R's sort)
+ *   D = SELECT __k1, .., __v1 FROM R WHERE __rn > m AND __rn <= m + n
+ *       (a scalar: __rn = m + 1, so D's keys are unique: keys_unique)
+ * and the subquery SELECT D.__v1 FROM D WHERE o1 = D.__k1 AND .., which
+ * the forms below decorrelate (a lookup join, a semi / anti join). The
+ * rows tied on z at the range's edge are taken in the sort's order, where
+ * SQLite takes them as it meets them. Shapes left alone: those the forms
+ * below take with their LIMIT (EXISTS .. LIMIT n, a scalar's LIMIT without
+ * OFFSET), a scalar or IN without ORDER BY (SQLite's rows then come in
+ * its scan order), GROUP BY, HAVING, DISTINCT, aggregates, non-constant
+ * LIMIT / OFFSET. Returns 1 rewritten, 0 left alone, -1 out of memory. */
+/* 1 with *v when e is an integer literal, or minus one; else 0. */
+static int int_literal(const AstExpr *e, int64_t *v) {
+    if (e->kind == AST_INT) return *v = e->ival, 1;
+    if (e->kind == AST_UNARY && e->op == OP_NEG && e->a && e->a->kind == AST_INT && e->a->ival > 0)
+        return *v = -e->a->ival, 1;
+    return 0;
+}
+
+static int rank_limit(Dc *x, AstExpr *ex) {
+    AstSelect *sub = ex->select;
+    int kind = ex->sub_kind;
+    if (!sub || !(sub->limit || sub->offset)) return 0;
+    if (kind != AST_SUBQUERY && kind != AST_IN && kind != AST_EXISTS) return 0;
+    int64_t lim = -1, off = 0;
+    if ((sub->limit && !int_literal(sub->limit, &lim)) ||
+        (sub->offset && !int_literal(sub->offset, &off)))
+        return 0;
+    if (lim < 0) lim = -1; /* SQLite: a negative LIMIT is none */
+    if (off < 0) off = 0;
+    if (off == 0 && lim < 0) return 0;                        /* no limit at all: nothing to rank */
+    if (kind == AST_EXISTS && off == 0 && lim >= 1) return 0; /* split takes it */
+    if (kind == AST_SUBQUERY && off == 0 && lim >= 1) return 0; /* top1 / lookup joins */
+    if (kind != AST_EXISTS && sub->norder < 1) return 0;
+    if (kind != AST_EXISTS && (sub->nitems != 1 || sub->items[0].expr->kind == AST_STAR)) return 0;
+    if (sub->ngroup || sub->having || sub->distinct || !base_only(x, sub) || x->nadd >= DC_MAX_ADD)
+        return 0;
+    for (int i = 0; i < sub->nitems; i++)
+        if (sub->items[i].expr->kind != AST_STAR && has_agg(sub->items[i].expr)) return 0;
+    AstExpr *list[DC_MAX_CONJ], *local[DC_MAX_CONJ], *inner[DC_MAX_COLS], *outer[DC_MAX_COLS];
+    int n = conjuncts(sub->where, list, 0, DC_MAX_CONJ), nl = 0, nk = 0;
+    if (n < 0) return 0;
+    for (int i = 0; i < n; i++) {
+        int in = 0, out = 0, bad = 0, nested = 0;
+        census(x, sub, list[i], &in, &out, &bad, &nested);
+        if (bad) return 0;
+        if (!out) {
+            local[nl++] = list[i];
+            continue;
+        }
+        AstExpr *e = list[i];
+        if (nested || e->kind != AST_BINARY || e->op != OP_EQ || nk >= DC_MAX_COLS - 2) return 0;
+        int ia = 0, oa = 0, ib = 0, ob = 0, z = 0;
+        census(x, sub, e->a, &ia, &oa, &z, &z);
+        census(x, sub, e->b, &ib, &ob, &z, &z);
+        if (oa && !ia && ib && !ob)
+            outer[nk] = e->a, inner[nk++] = e->b;
+        else if (ob && !ib && ia && !oa)
+            outer[nk] = e->b, inner[nk++] = e->a;
+        else
+            return 0;
+    }
+    if (!nk) return 0; /* uncorrelated (or correlated elsewhere): left to the rest */
+    /* the item and the ORDER BY read sub's FROM only (EXISTS: no order) */
+    int nz = kind == AST_EXISTS ? 0 : sub->norder;
+    for (int i = 0; i < nz + (kind != AST_EXISTS); i++) {
+        const AstExpr *t = i < nz ? sub->order_by[i].expr : sub->items[0].expr;
+        if (i < nz && t->kind == AST_INT && t->ival != 1) return 0;
+        int in = 0, out = 0, bad = 0, nested = 0;
+        census(x, sub, t, &in, &out, &bad, &nested);
+        if (out || bad || nested || has_agg(t)) return 0;
+    }
+    SqlArena *a = x->st->parse_arena;
+    int64_t pos = ex->pos;
+    int nv = kind != AST_EXISTS; /* __v1 */
+    AstSelect *r = sql_arena_alloc(a, sizeof *r), *d = sql_arena_alloc(a, sizeof *d);
+    AstSelectItem *ri = sql_arena_alloc(a, sizeof *ri * (size_t)(nk + nv + 1));
+    AstSelectItem *di = sql_arena_alloc(a, sizeof *di * (size_t)(nk + nv));
+    AstOrderItem *ro = sql_arena_alloc(a, sizeof *ro * (size_t)(nk + nz));
+    AstTableRef *rf = sql_arena_alloc(a, sizeof *rf), *df = sql_arena_alloc(a, sizeof *df);
+    if (!r || !d || !ri || !di || !ro || !rf || !df) return -1;
+    char ralias[32], dalias[32], name[16];
+    snprintf(ralias, sizeof ralias, "__gqp_rk%llu", (unsigned long long)++x->db->ntemps);
+    snprintf(dalias, sizeof dalias, "__gqp_rd%llu", (unsigned long long)++x->db->ntemps);
+    int oom = 0;
+    r->from = sub->from;
+    r->nfrom = sub->nfrom;
+    r->where = and_all(x, local, nl, &oom);
+    if (oom) return -1;
+    for (int i = 0; i < nk; i++) {
+        snprintf(name, sizeof name, "__k%d", i + 1);
+        AstExpr *one = node(x, AST_INT, pos);
+        if (!one || set_item(x, &ri[i], inner[i], name) != 0 ||
+            set_item(x, &di[i], colref(x, ralias, name, pos), name) != 0)
+            return -1;
+        one->ival = i + 1;
+        ro[i].expr = one;
+    }
+    if (nv && (set_item(x, &ri[nk], sub->items[0].expr, "__v1") != 0 ||
+               set_item(x, &di[nk], colref(x, ralias, "__v1", pos), "__v1") != 0))
+        return -1;
+    AstExpr *zero = node(x, AST_INT, pos);
+    if (!zero || set_item(x, &ri[nk + nv], zero, "__rn") != 0) return -1;
+    for (int i = 0; i < nz; i++) {
+        ro[nk + i] = sub->order_by[i];
+        if (ro[nk + i].expr->kind == AST_INT) { /* ORDER BY 1: the item */
+            if (!(ro[nk + i].expr = node(x, AST_INT, pos))) return -1;
+            ro[nk + i].expr->ival = nk + 1;
+        }
+    }
+    r->items = ri;
+    r->nitems = nk + nv + 1;
+    r->order_by = ro;
+    r->norder = nk + nz;
+    r->rank_keys = nk;
+    /* D: the rows of each key's range */
+    AstExpr *rn1 = colref(x, ralias, "__rn", pos), *rn2 = colref(x, ralias, "__rn", pos);
+    AstExpr *lo = node(x, AST_INT, pos), *hi = node(x, AST_INT, pos);
+    if (!rn1 || !rn2 || !lo || !hi) return -1;
+    if (kind == AST_SUBQUERY) d->keys_unique = nk; /* at most one row per key */
+    if (kind == AST_SUBQUERY && lim != 0) {        /* LIMIT -1: no limit */
+        lo->ival = off + 1;
+        d->where = bin(x, OP_EQ, rn1, lo);
+    } else {
+        lo->ival = off;
+        d->where = bin(x, OP_GT, rn1, lo);
+        if (d->where && lim >= 0) {
+            hi->ival = lim > INT64_MAX - off ? INT64_MAX : off + lim;
+            AstExpr *le = bin(x, OP_LE, rn2, hi);
+            d->where = le ? bin(x, OP_AND, d->where, le) : NULL;
+        }
+    }
+    if (!d->where) return -1;
+    memset(rf, 0, sizeof *rf);
+    rf->alias = sql_arena_strndup(a, ralias, strlen(ralias));
+    rf->subquery = r;
+    rf->pos = sub->from[0].pos;
+    d->from = rf;
+    d->nfrom = 1;
+    d->items = di;
+    d->nitems = nk + nv;
+    /* the subquery over D: o1 = D.__k1 AND .., its item D.__v1 */
+    memset(df, 0, sizeof *df);
+    df->alias = sql_arena_strndup(a, dalias, strlen(dalias));
+    df->subquery = d;
+    df->pos = sub->from[0].pos;
+    if (!rf->alias || !df->alias) return -1;
+    AstExpr *where = NULL;
+    for (int i = 0; i < nk; i++) {
+        snprintf(name, sizeof name, "__k%d", i + 1);
+        AstExpr *eq = eq_col(x, dalias, name, outer[i]);
+        if (!eq || !(where = where ? bin(x, OP_AND, where, eq) : eq)) return -1;
+    }
+    AstSelectItem *si = sql_arena_alloc(a, sizeof *si);
+    if (!si) return -1;
+    si->alias = nv ? sub->items[0].alias : NULL;
+    if (!(si->expr = nv ? colref(x, dalias, "__v1", pos) : node(x, AST_INT, pos))) return -1;
+    if (!nv) si->expr->ival = 1;
+    sub->from = df;
+    sub->nfrom = 1;
+    sub->where = where;
+    sub->items = si;
+    sub->nitems = 1;
+    sub->order_by = NULL;
+    sub->norder = 0;
+    sub->limit = sub->offset = NULL;
+    return 1;
+}
+
 /* Decorrelate the subqueries of e (not inside other subqueries); top: 1
  * when e is a top-level conjunct of WHERE, 2 when it is reached from one
  * through OR / AND only (its NULL counts as FALSE), 0 elsewhere. Returns 0
  * or -1 (out of memory). */
 static int walk(Dc *x, AstExpr *e, int top) {
     if (!e) return 0;
+    /* a LIMIT / OFFSET per outer row first: a subquery without them */
+    if (e->select && (prep_from(x, e->select) < 0 || rank_limit(x, e) < 0)) return -1;
     if (top == 0 && e->select) return walk_value(x, e);
     if (top < 0) top = 0; /* walk_value's own call */
     int rc = 0;

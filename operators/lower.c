@@ -131,6 +131,33 @@ int op_zero_row(Lower *L, const char *label) {
     return plan_dag_out(L->dag, node, 0);
 }
 
+/* The last output column of a ranked SELECT (b->rank_keys, no LIMIT; out
+ * in the ORDER BY's order): each row's number among the rows equal on the
+ * first rank_keys ORDER BY keys, which are output columns -- their
+ * segments, then a segment rank. Returns 0 or -1. */
+static int op_rank(Lower *L, int *out, int nout, int64_t est) {
+    const BSelect *b = L->b;
+    int keys[DAG_MAX_IO];
+    for (int k = 0; k < b->rank_keys; k++)
+        keys[k] = out[b->order_out[k]];
+    PrimType i64 = PRIM_I64;
+    int seg = plan_dag_add(L->dag, DN_SEGMENTS, keys, b->rank_keys, 1, &i64);
+    if (seg < 0) return op_fail(L, "out of memory");
+    L->dag->nodes[seg].est_rows = est;
+    int starts = plan_dag_out(L->dag, seg, 0);
+    int node = plan_dag_add(L->dag, DN_SEGRANK, &starts, 1, 1, &i64);
+    if (node < 0) return op_fail(L, "out of memory");
+    DagNode *n = &L->dag->nodes[node];
+    n->len_from = keys[0];
+    n->est_rows = est;
+    n->label = plan_strdup(L->arena, "row number");
+    int v = plan_dag_out(L->dag, node, 0);
+    L->dag->values[v].ltype = CAT_INT64;
+    L->dag->values[v].est_rows = est;
+    out[nout - 1] = v;
+    return 0;
+}
+
 int op_lower_block(const BSelect *b, const LowerOpts *opts, Dag *dag, PlanError *err, int **outp) {
     Lower L = {dag, dag->arena, b, err, opts};
     LowState st;
@@ -194,6 +221,7 @@ aggregated:
         }
         for (int i = 0; i < nout; i++)
             if ((out[i] = op_gather(&L, out[i], perm, est)) < 0) return -1;
+        if (b->rank_keys > 0 && op_rank(&L, out, nout, est) != 0) return -1;
     } else if (b->limit >= 0 || b->offset > 0) {
         for (int i = 0; i < nout; i++)
             if ((out[i] = op_limit(&L, out[i], b->offset, b->limit)) < 0) return -1;

@@ -4529,6 +4529,21 @@ int plan_bind_select(const Catalog *cat, const char *sql, const AstSelect *sel, 
     if (sel->offset && bind_limit(&bc, sel->offset, &b->offset) != 0) return -1;
     if (b->limit < -1) b->limit = -1; /* SQLite: negative LIMIT = no limit */
     if (b->offset < 0) b->offset = 0;
+    if (sel->rank_keys > 0) {
+        /* the row number of decorrelation's ranked derived table: its
+         * partition keys are output columns, no LIMIT / DISTINCT */
+        if (sel->rank_keys > b->norder || b->limit >= 0 || b->offset > 0 || b->distinct ||
+            b->nout < 1) {
+            bind_fail(&bc, "Binder", -1, "internal: a ranked SELECT of the wrong shape");
+            return -1;
+        }
+        for (int i = 0; i < sel->rank_keys; i++)
+            if (b->order_out[i] < 0) {
+                bind_fail(&bc, "Binder", -1, "internal: a rank key is not an output column");
+                return -1;
+            }
+        b->rank_keys = sel->rank_keys;
+    }
     b->join_order = plan_alloc(arena, sizeof(int) * (size_t)(b->nrels ? b->nrels : 1));
     if (!b->join_order) return bind_oom(&bc), -1;
     plan_rewrite(b);

@@ -33,6 +33,7 @@ static const char *kind_names[] = {"source",           "const",   "map",    "sca
 const char *plan_dag_kind_name(DagKind k) {
     if (k == DN_CONCAT) return "concat";
     if (k == DN_DICTLIKE) return "like-dictionary";
+    if (k == DN_SEGRANK) return "segment-rank";
     return (unsigned)k < sizeof kind_names / sizeof *kind_names ? kind_names[k] : "?";
 }
 

@@ -242,6 +242,8 @@ typedef struct BSelect {
     int *order_out; /* index of the output column equal to the key, or -1 */
     int64_t limit;  /* -1 = none */
     int64_t offset; /* 0 = none */
+    int rank_keys;  /* > 0: out[nout-1] is the row number among the rows equal on
+                       the first rank_keys ORDER BY keys (AstSelect.rank_keys) */
     int64_t est_groups;
 
     /* A compound SELECT (UNION [ALL] / INTERSECT / EXCEPT) when narms > 0:
@@ -379,9 +381,11 @@ typedef enum DagKind {
     DN_KEYMAP,    /* dimension keys (+ row ids) -> direct-address map key -> row */
     DN_DENSEAGG,  /* fused filter -> star-join probe -> dense group aggregate */
     DN_CONCAT,    /* inputs of one type, one after another (compound SELECTs) */
-    DN_DICTLIKE   /* no inputs: bytes 0/1, one per entry of dictionary totext_dict,
+    DN_DICTLIKE,  /* no inputs: bytes 0/1, one per entry of dictionary totext_dict,
                      entry LIKE totext_text (NOT when totext_neg); read by a map's
                      POP_LOOKUPV; on the GPU over the dictionary's cached copy */
+    DN_SEGRANK    /* segment starts (+ the rows' length from len_from) -> each row's
+                     1-based number within its segment (ROW_NUMBER) */
 } DagKind;
 
 typedef enum DagDevice { DEV_CPU = 0, DEV_GPU = 1 } DagDevice;

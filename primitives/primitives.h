@@ -237,6 +237,13 @@ int64_t prim_range_rows(int64_t n, int64_t offset, int64_t limit);
 int prim_cpu_segments(PrimCtx *ctx, const PrimVec *keys, int nkeys, int64_t n, int64_t *starts,
                       int64_t *nseg);
 
+/* ---------------------------------------------------------- segment rank --
+ * Rows 0..n-1 in segments starting at starts[0..nseg) (ascending, starts[0]
+ * = 0 when n > 0: prim_cpu_segments' output): out[i] (n values) = i's
+ * 1-based position in its segment, i - starts[s] + 1 -- ROW_NUMBER() over
+ * sorted partitions. */
+int prim_cpu_segrank(PrimCtx *ctx, const int64_t *starts, int64_t nseg, int64_t n, int64_t *out);
+
 /* ------------------------------------------------------- segmented-reduce --
  * Segment s covers rows starts[s] .. starts[s+1]-1 (the last ends at n).
  * out (caller-allocated, nseg values, with valid allocated for all but
@@ -376,6 +383,7 @@ int prim_gpu_sort_range(PrimCtx *ctx, const PrimVec *keys, const uint8_t *desc, 
                         int64_t n, int64_t offset, int64_t limit, int64_t *perm, int64_t *nout);
 int prim_gpu_segments(PrimCtx *ctx, const PrimVec *keys, int nkeys, int64_t n, int64_t *starts,
                       int64_t *nseg);
+int prim_gpu_segrank(PrimCtx *ctx, const int64_t *starts, int64_t nseg, int64_t n, int64_t *out);
 int prim_gpu_segreduce(PrimCtx *ctx, PrimAgg agg, const PrimVec *val, const int64_t *starts,
                        int64_t nseg, int64_t n, PrimVec *out);
 int prim_gpu_segreduce_ex(PrimCtx *ctx, PrimAgg agg, int nocheck, const PrimVec *val,

@@ -274,6 +274,14 @@ typedef struct AstSelect {
     int ncompound;
     AstCte *with; /* WITH ... before this SELECT, in order; a CTE sees the ones before it */
     int nwith;
+    /* made by decorrelation (libgqp/decorrelate.c), never by the parser:
+     * rank_keys > 0: the last item is replaced by each row's 1-based number
+     * among the rows equal on the first rank_keys ORDER BY terms, in the
+     * ORDER BY's order (ROW_NUMBER() OVER (PARTITION BY .. ORDER BY ..));
+     * keys_unique > 0: the first keys_unique items hold each combination
+     * of values at most once */
+    int rank_keys;
+    int keys_unique;
 } AstSelect;
 
 typedef struct AstColumnDef {

@@ -100,3 +100,53 @@ fail:
     snprintf(ctx->err, sizeof ctx->err, "Primitive Error: segments: cannot start threads");
     return -1;
 }
+
+typedef struct RankJob {
+    const int64_t *starts;
+    int64_t nseg, n;
+    int64_t *out;
+} RankJob;
+
+/* The segment holding row i: the last s with starts[s] <= i (starts[0] is
+ * 0 and ascending). Shared by the twins' contract, not their code. */
+static int64_t rank_segment(const int64_t *starts, int64_t nseg, int64_t i) {
+    int64_t lo = 0, hi = nseg; /* starts[lo] <= i < starts[hi] */
+    while (hi - lo > 1) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (starts[mid] <= i)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* prim_parallel body: rows of chunk t numbered within their segments. */
+static void rank_chunk(void *arg, int t, int nt) {
+    RankJob *J = arg;
+    int64_t lo = J->n * t / nt, hi = J->n * (t + 1) / nt;
+    if (lo >= hi) return;
+    int64_t s = rank_segment(J->starts, J->nseg, lo);
+    for (int64_t i = lo; i < hi; i++) {
+        while (s + 1 < J->nseg && J->starts[s + 1] <= i)
+            s++;
+        J->out[i] = i - J->starts[s] + 1;
+    }
+}
+
+/* See primitives.h. Returns 0, or -1 with a message in ctx->err. */
+int prim_cpu_segrank(PrimCtx *ctx, const int64_t *starts, int64_t nseg, int64_t n, int64_t *out) {
+    if (n < 0 || nseg < 0 || (n > 0 && (!out || !starts || nseg < 1 || starts[0] != 0))) {
+        snprintf(ctx->err, sizeof ctx->err, "Primitive Error: segment rank: bad arguments");
+        return -1;
+    }
+    int nt = ctx->nthreads < 1 ? 1 : ctx->nthreads;
+    if (nt > SEG_MAX_THREADS) nt = SEG_MAX_THREADS;
+    if (n < SEG_PAR_MIN_ROWS) nt = 1;
+    RankJob J = {starts, nseg, n, out};
+    if (n > 0 && prim_parallel(nt, rank_chunk, &J) != 0) {
+        snprintf(ctx->err, sizeof ctx->err, "Primitive Error: segment rank: cannot start threads");
+        return -1;
+    }
+    return 0;
+}

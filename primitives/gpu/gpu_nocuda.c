@@ -60,6 +60,11 @@ int prim_gpu_segments(PrimCtx *ctx, const PrimVec *keys, int nkeys, int64_t n, i
 }
 
 /* Always -1 with "built without CUDA" in ctx->err. */
+int prim_gpu_segrank(PrimCtx *ctx, const int64_t *starts, int64_t nseg, int64_t n, int64_t *out) {
+    return no_cuda(ctx);
+}
+
+/* Always -1 with "built without CUDA" in ctx->err. */
 int prim_gpu_segreduce(PrimCtx *ctx, PrimAgg agg, const PrimVec *val, const int64_t *starts,
                        int64_t nseg, int64_t n, PrimVec *out) {
     return no_cuda(ctx);

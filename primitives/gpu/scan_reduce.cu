@@ -166,6 +166,37 @@ extern "C" int prim_gpu_segments(PrimCtx *ctx, const PrimVec *keys, int nkeys, i
     return prim_gpu_util_select_rows(ctx, flags.as<uint8_t>(), n, starts, nseg);
 }
 
+/* --------------------------------------------------------- segment rank -- */
+
+/* out[i] = i - starts[s] + 1, s the last segment with starts[s] <= i
+ * (binary search per row; starts ascending from 0). */
+__global__ void segrank_kernel(const int64_t *__restrict__ starts, int64_t nseg, int64_t n,
+                               int64_t *__restrict__ out) {
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        int64_t lo = 0, hi = nseg;
+        while (hi - lo > 1) {
+            int64_t mid = lo + (hi - lo) / 2;
+            if (starts[mid] <= i)
+                lo = mid;
+            else
+                hi = mid;
+        }
+        out[i] = i - starts[lo] + 1;
+    }
+}
+
+extern "C" int prim_gpu_segrank(PrimCtx *ctx, const int64_t *starts, int64_t nseg, int64_t n,
+                                int64_t *out) {
+    if (prim_gpu_ctx_ok(ctx) != 0) return -1;
+    if (n < 0 || nseg < 0 || (n > 0 && (!out || !starts || nseg < 1)))
+        return prim_gpu_fail(ctx, "segment rank: bad arguments");
+    if (n == 0) return 0;
+    segrank_kernel<<<prim_gpu_grid(n), GQP_BLOCK, 0, prim_gpu_stream(ctx)>>>(starts, nseg, n, out);
+    GQP_LAUNCH_TRY(ctx);
+    return 0;
+}
+
 /* ------------------------------------------------------------ segreduce -- */
 
 /* Partial aggregate of some rows (one layout for every aggregate and value
@@ -523,8 +554,8 @@ extern "C" int prim_gpu_segreduce_ex(PrimCtx *ctx, PrimAgg agg, int nocheck, con
                                                              po + 1, op, init, st));
         temp_bytes = t1 > t2 ? t1 : t2;
         if (temp.alloc(temp_bytes) != 0) return -1;
-        GQP_CUDA_TRY(ctx, cub::DeviceSegmentedReduce::Reduce(temp.p, t1, it, d_part, np_max,
-                                                             pstart, pends, op, init, st));
+        GQP_CUDA_TRY(ctx, cub::DeviceSegmentedReduce::Reduce(temp.p, t1, it, d_part, np_max, pstart,
+                                                             pends, op, init, st));
         GQP_CUDA_TRY(ctx, cub::DeviceSegmentedReduce::Reduce(temp.p, t2, d_part, d_acc, nseg, po,
                                                              po + 1, op, init, st));
     } else if (n / nseg >= SEG_LONG_AVG) {

@@ -1703,6 +1703,41 @@ Test(segments, runs_of_equal_keys) {
     }
 }
 
+/* ----------------------------------------------------- segment rank -- */
+
+Test(segments, rank_numbers_rows_within_their_segment) {
+    for (int s = 0; s < NSIZES; s++) {
+        int64_t n = test_scaled(SIZES[s]);
+        for (int rep = 0; rep < 3; rep++) {
+            /* starts: 0, then each row with probability 1 / (1, 5, 200) */
+            int64_t *starts = malloc(sizeof(int64_t) * (size_t)(n + 1)), nseg = 0;
+            int every = rep == 0 ? 1 : rep == 1 ? 5 : 200;
+            for (int64_t i = 0; i < n; i++)
+                if (i == 0 || rnd() % every == 0) starts[nseg++] = i;
+            int64_t *r1 = malloc(sizeof(int64_t) * (size_t)(n + 1));
+            int64_t *r4 = malloc(sizeof(int64_t) * (size_t)(n + 1));
+            PrimCtx c1 = mkctx(1), c4 = mkctx(4);
+            cr_assert_eq(prim_cpu_segrank(&c1, starts, nseg, n, r1), 0, "%s", c1.err);
+            cr_assert_eq(prim_cpu_segrank(&c4, starts, nseg, n, r4), 0, "%s", c4.err);
+            int64_t bad = 0, seg = -1, first = 0;
+            for (int64_t i = 0; i < n; i++) {
+                if (seg + 1 < nseg && starts[seg + 1] == i) first = starts[++seg];
+                bad += r1[i] != i - first + 1 || r4[i] != r1[i];
+            }
+            cr_expect_eq(bad, 0, "n %lld, %lld segments: %lld rows misnumbered", (long long)n,
+                         (long long)nseg, (long long)bad);
+            free(starts);
+            free(r1);
+            free(r4);
+        }
+    }
+    PrimCtx c = mkctx(1);
+    int64_t out[2], zero = 0, one = 1;
+    cr_expect_eq(prim_cpu_segrank(&c, &zero, 0, 0, out), 0, "no rows: %s", c.err);
+    cr_expect_eq(prim_cpu_segrank(&c, &one, 1, 2, out), -1, "starts[0] must be 0");
+    cr_expect_eq(prim_cpu_segrank(&c, &zero, 0, 2, out), -1, "rows need a segment");
+}
+
 /* -------------------------------------------------------- segreduce -- */
 
 /* Checks one aggregate over random segments against plain loops; returns

@@ -1409,6 +1409,36 @@ Test(prim_gpu, segments) {
     });
 }
 
+/* The segment rank over each segments_case's starts, both twins. */
+Test(prim_gpu, segrank) {
+    GPU_TEST_PRELUDE();
+    GPU_BODY({
+        rng_seed(11);
+        cudaStream_t st = new_stream();
+        for (int s = 0; s < NSIZES; s++)
+            for (int run = 1; run <= 300; run *= 17) {
+                int64_t n = SIZES[s], nseg;
+                PrimType kt = PRIM_I64;
+                int64_t *starts = segments_case(n, 1, &kt, 1, run, st, &nseg);
+                int64_t *cr = malloc((size_t)n * 8 + 8);
+                int64_t *d_starts = to_dev(starts, (size_t)nseg * 8);
+                int64_t *d_r = to_dev(NULL, (size_t)n * 8 + 8);
+                PrimCtx hc = hctx(), dc = dctx(st);
+                cr_assert_eq(prim_cpu_segrank(&hc, starts, nseg, n, cr), 0, "cpu: %s", hc.err);
+                cr_assert_eq(prim_gpu_segrank(&dc, d_starts, nseg, n, d_r), 0, "gpu: %s", dc.err);
+                sync_ok(st);
+                int64_t *g = fetch_i64(d_r, n);
+                expect_i64_eq(cr, g, n, "segment rank");
+                free(g);
+                free(cr);
+                free(starts);
+                cudaFree(d_starts);
+                cudaFree(d_r);
+            }
+        cudaStreamDestroy(st);
+    });
+}
+
 Test(prim_gpu, segreduce) {
     GPU_TEST_PRELUDE();
     GPU_BODY({
