@@ -2177,17 +2177,25 @@ static int int_literal(const AstExpr *e, int64_t *v) {
 static int rank_limit(Dc *x, AstExpr *ex) {
     AstSelect *sub = ex->select;
     int kind = ex->sub_kind;
-    if (!sub || !(sub->limit || sub->offset)) return 0;
-    if (kind != AST_SUBQUERY && kind != AST_IN && kind != AST_EXISTS) return 0;
+    if (!sub || (kind != AST_SUBQUERY && kind != AST_IN && kind != AST_EXISTS)) return 0;
+    /* a scalar's NULLS FIRST / LAST against its direction: top1_join does
+     * not take it, so it is ranked here, LIMIT or not */
+    int flip = 0;
+    for (int i = 0; kind == AST_SUBQUERY && i < sub->norder; i++)
+        flip |= sub->order_by[i].nulls_flip;
+    if (!(sub->limit || sub->offset || flip)) return 0;
     int64_t lim = -1, off = 0;
     if ((sub->limit && !int_literal(sub->limit, &lim)) ||
         (sub->offset && !int_literal(sub->offset, &off)))
         return 0;
     if (lim < 0) lim = -1; /* SQLite: a negative LIMIT is none */
     if (off < 0) off = 0;
-    if (off == 0 && lim < 0) return 0;                        /* no limit at all: nothing to rank */
+    /* LIMIT -1 and OFFSET 0 change nothing: gone, for the forms below */
+    if (lim < 0) sub->limit = NULL;
+    if (off == 0) sub->offset = NULL;
+    if (off == 0 && lim < 0 && !flip) return 0;               /* no limit at all: nothing to rank */
     if (kind == AST_EXISTS && off == 0 && lim >= 1) return 0; /* split takes it */
-    if (kind == AST_SUBQUERY && off == 0 && lim >= 1) return 0; /* top1 / lookup joins */
+    if (kind == AST_SUBQUERY && off == 0 && lim >= 1 && !flip) return 0; /* top1 / lookup */
     if (kind != AST_EXISTS && sub->norder < 1) return 0;
     if (kind != AST_EXISTS && (sub->nitems != 1 || sub->items[0].expr->kind == AST_STAR)) return 0;
     if (sub->ngroup || sub->having || sub->distinct || !base_only(x, sub) || x->nadd >= DC_MAX_ADD)

@@ -32,4 +32,6 @@ GQP_CHUNK_ROWS=3 python3 tests/diff/gqpdiff.py --seeds "$SEEDS" --report build/d
 # ORDER BY subqueries, multi-term top-1) against sqlite3
 [ -x build/gqp ] || cmake --build build -j"$(nproc 2>/dev/null || echo 2)" --target gqp_cli >/dev/null || exit 1
 python3 tests/diff/decorrelate_fuzz.py --gqp build/gqp --seeds 0:200 || status=1
+# correlated LIMIT / OFFSET per outer row (ranked per key) against sqlite3
+python3 tests/diff/limit_fuzz.py --gqp build/gqp --seeds 0:200 || status=1
 exit $status
