@@ -257,6 +257,31 @@ typedef struct Split {
     char alias[32];
 } Split;
 
+/* The conjuncts of sub's WHERE: those reading only sub's FROM (and
+ * constants) into local[*nl], the correlated ones into corr[*nc] (at most
+ * DC_MAX_CONJ each), *ninner counting the inner columns these read.
+ * Returns 1, or 0 when a conjunct reads a column of neither FROM, a
+ * correlated one holds a nested subquery, or there are too many. */
+static int split_where(Dc *x, const AstSelect *sub, AstExpr **local, int *nl, AstExpr **corr,
+                       int *nc, int *ninner) {
+    AstExpr *list[DC_MAX_CONJ];
+    int n = conjuncts(sub->where, list, 0, DC_MAX_CONJ);
+    if (n < 0) return 0;
+    for (int i = 0; i < n; i++) {
+        int in = 0, out = 0, bad = 0, nested = 0;
+        census(x, sub, list[i], &in, &out, &bad, &nested);
+        if (bad) return 0;
+        if (!out) {
+            local[(*nl)++] = list[i];
+            continue;
+        }
+        if (nested) return 0;
+        corr[(*nc)++] = list[i];
+        *ninner += in;
+    }
+    return 1;
+}
+
 /* Split sub's WHERE into s->local and s->corr (exists: 1 when sub is an
  * EXISTS subquery, whose rows only count; 2 for a scalar subquery, whose
  * first row is its value: either way a LIMIT of at least 1 changes
@@ -272,21 +297,7 @@ static int split(Dc *x, AstSelect *sub, Split *s, int exists) {
     int limit_ok = exists && sub->limit && !sub->offset && sub->limit->kind == AST_INT &&
                    sub->limit->ival >= 1;
     if (!base_only(x, sub) || sub->having || (sub->limit && !limit_ok) || sub->offset) return 0;
-    AstExpr *list[DC_MAX_CONJ];
-    int n = conjuncts(sub->where, list, 0, DC_MAX_CONJ);
-    if (n < 0) return 0;
-    for (int i = 0; i < n; i++) {
-        int in = 0, out = 0, bad = 0, nested = 0;
-        census(x, sub, list[i], &in, &out, &bad, &nested);
-        if (bad) return 0;
-        if (!out) {
-            s->local[s->nlocal++] = list[i];
-            continue;
-        }
-        if (nested) return 0;
-        s->corr[s->ncorr++] = list[i];
-        s->ninner += in;
-    }
+    if (!split_where(x, sub, s->local, &s->nlocal, s->corr, &s->ncorr, &s->ninner)) return 0;
     /* the derived table's columns (C's inner columns, an IN's item or a
      * scalar's keys and value) and the joins must fit: else left alone */
     if (!s->ncorr || s->ninner + 1 > DC_MAX_COLS || s->ncorr + 1 > DC_MAX_COLS ||
@@ -2202,19 +2213,13 @@ static int rank_limit(Dc *x, AstExpr *ex) {
         return 0;
     for (int i = 0; i < sub->nitems; i++)
         if (sub->items[i].expr->kind != AST_STAR && has_agg(sub->items[i].expr)) return 0;
-    AstExpr *list[DC_MAX_CONJ], *local[DC_MAX_CONJ], *inner[DC_MAX_COLS], *outer[DC_MAX_COLS];
-    int n = conjuncts(sub->where, list, 0, DC_MAX_CONJ), nl = 0, nk = 0;
-    if (n < 0) return 0;
-    for (int i = 0; i < n; i++) {
-        int in = 0, out = 0, bad = 0, nested = 0;
-        census(x, sub, list[i], &in, &out, &bad, &nested);
-        if (bad) return 0;
-        if (!out) {
-            local[nl++] = list[i];
-            continue;
-        }
-        AstExpr *e = list[i];
-        if (nested || e->kind != AST_BINARY || e->op != OP_EQ || nk >= DC_MAX_COLS - 2) return 0;
+    AstExpr *local[DC_MAX_CONJ], *corr[DC_MAX_CONJ], *inner[DC_MAX_COLS], *outer[DC_MAX_COLS];
+    int nl = 0, nc = 0, ninner = 0, nk = 0;
+    if (!split_where(x, sub, local, &nl, corr, &nc, &ninner)) return 0;
+    /* every correlated conjunct: outer-only = inner-only */
+    for (int i = 0; i < nc; i++) {
+        AstExpr *e = corr[i];
+        if (e->kind != AST_BINARY || e->op != OP_EQ || nk >= DC_MAX_COLS - 2) return 0;
         int ia = 0, oa = 0, ib = 0, ob = 0, z = 0;
         census(x, sub, e->a, &ia, &oa, &z, &z);
         census(x, sub, e->b, &ib, &ob, &z, &z);

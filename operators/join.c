@@ -65,6 +65,16 @@ static int pair_node(Lower *L, LowState *st, LowState *rs, const BExpr *lk, cons
     return node;
 }
 
+/* 1 when e is left = right with one side over relations of in_mask only
+ * and the other over relation r only: *lk gets the in_mask side, *rk r's. */
+static int eq_sides(const BExpr *e, uint64_t in_mask, int r, const BExpr **lk, const BExpr **rk) {
+    if (e->kind != BE_BINARY || e->op != OP_EQ) return 0;
+    uint64_t ma = bx_rel_mask(e->a), mb = bx_rel_mask(e->b), rbit = (uint64_t)1 << r;
+    if (ma && !(ma & ~in_mask) && mb == rbit) return *lk = e->a, *rk = e->b, 1;
+    if (mb && !(mb & ~in_mask) && ma == rbit) return *lk = e->b, *rk = e->a, 1;
+    return 0;
+}
+
 /* Most equi-join predicates one join combines into its key. */
 #define JOIN_MAX_KEYS 4
 
@@ -172,16 +182,10 @@ int op_join(Lower *L, LowState *st, int r, uint8_t *used) {
             /* an equality of an expression over several joined relations
              * and one over r (the COALESCE a RIGHT / FULL JOIN's USING
              * merged, say); not a late WHERE conjunct (its mask holds more) */
-            const BExpr *e = p->expr;
-            if (e->kind != BE_BINARY || e->op != OP_EQ) continue;
-            uint64_t ma = bx_rel_mask(e->a), mb = bx_rel_mask(e->b), rbit = (uint64_t)1 << r;
-            if (p->rels != (ma | mb)) continue;
-            if (ma && !(ma & ~in_mask) && mb == rbit)
-                lks[neq] = e->a, rks[neq++] = e->b;
-            else if (mb && !(mb & ~in_mask) && ma == rbit)
-                lks[neq] = e->b, rks[neq++] = e->a;
-            else
+            if (p->rels != bx_rel_mask(p->expr) ||
+                !eq_sides(p->expr, in_mask, r, &lks[neq], &rks[neq]))
                 continue;
+            neq++;
         } else if (p->rrel == r && (in_mask >> p->lrel & 1))
             lks[neq] = p->lkey, rks[neq++] = p->rkey;
         else if (p->lrel == r && (in_mask >> p->rrel & 1))
@@ -322,20 +326,9 @@ static int on_pairs(Lower *L, LowState *st, int r, LowState *rs, const char *lab
      * others are evaluated on the pairs */
     const BExpr *lk = NULL, *rk = NULL;
     BExpr *resid = NULL;
-    uint64_t rbit = (uint64_t)1 << r;
     for (int i = 0; i < rel->non; i++) {
         BExpr *e = rel->on[i];
-        if (!lk && e->kind == BE_BINARY && e->op == OP_EQ) {
-            uint64_t ma = bx_rel_mask(e->a), mb = bx_rel_mask(e->b);
-            if (ma && !(ma & ~in_mask) && mb == rbit) {
-                lk = e->a, rk = e->b;
-                continue;
-            }
-            if (mb && !(mb & ~in_mask) && ma == rbit) {
-                lk = e->b, rk = e->a;
-                continue;
-            }
-        }
+        if (!lk && eq_sides(e, in_mask, r, &lk, &rk)) continue;
         if (!(resid = op_and(L, resid, e))) return op_fail(L, "out of memory");
     }
     int64_t est;
