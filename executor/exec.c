@@ -30,6 +30,7 @@ typedef struct RtVal {
     void *d_ready;        /* event after an implicit host->device copy ... */
     void *d_stream;       /* ... issued on this stream */
     int gpu_in;           /* a GPU node reads it as an input: its host copy crosses PCIe */
+    PrimReals re;         /* host: REAL rows from an integer overflow (owned; is NULL: none) */
 } RtVal;
 
 typedef struct Exec {
@@ -160,6 +161,8 @@ static void ex_release_at(Exec *x, int v, int at) {
         host_free(x->pool, r->h.data);
         host_free(x->pool, r->h.valid);
     }
+    host_free(x->pool, r->re.val);
+    host_free(x->pool, r->re.is);
     if (r->d_cached && x->dev) exec_cache_unpin(x->dev, r->h.data, r->n, r->d.type);
     if (r->d_owned && x->dev) {
         void *s = (at >= 0 && x->node_stream[at] >= 0) ? x->dev->streams[x->node_stream[at]]
@@ -538,6 +541,113 @@ static int to_text(Exec *x, const DagNode *node, const PrimVec *in, int64_t n, R
 
 /* Make node n's inputs available on its side (copying across PCIe where
  * needed) and describe them in in[0..ninputs). Returns 0 or -1. */
+/* The REAL rows (from an integer overflow) of a gather's result: row k
+ * takes src's row ids[k] (none for an id outside 0..n-1, a NULL row). */
+static int gather_reals(Exec *x, const PrimReals *src, int64_t n, const int64_t *ids, int64_t len,
+                        PrimReals *out) {
+    out->val = host_alloc(x->pool, sizeof(double) * (size_t)(len ? len : 1));
+    out->is = host_alloc(x->pool, (size_t)(len ? len : 1));
+    if (!out->val || !out->is) return ex_fail(x, "Execution Error: out of memory");
+    for (int64_t k = 0; k < len; k++) {
+        int64_t r = ids[k];
+        int is = r >= 0 && r < n && src->is[r];
+        out->is[k] = (uint8_t)is;
+        out->val[k] = is ? src->val[r] : 0.0;
+    }
+    return 0;
+}
+
+/* 1 if node i reads a value with REAL rows from an integer overflow. */
+static int node_has_reals(const Exec *x, int i) {
+    const DagNode *n = &x->dag->nodes[i];
+    for (int k = 0; k < n->ninputs; k++)
+        if (x->vals[n->inputs[k]].re.is) return 1;
+    return 0;
+}
+
+/* Sort node i (CPU) whose keys hold REALs from an integer overflow: such
+ * a key is ordered as (its value as a double, its int64, whether it is a
+ * REAL), which is SQLite's exact numeric order: two values whose doubles
+ * differ compare as those; an integer and a REAL with the same double
+ * compare by the integer against the REAL's truncation (its int64 slot),
+ * and an integer equal to that truncation is below a REAL of it only
+ * where the REAL is past the int64 range (2^63: the flag orders them). */
+static int sort_reals(Exec *x, int i, const PrimVec *in, int64_t len) {
+    DagNode *n = &x->dag->nodes[i];
+    PrimVec keys[3 * DAG_MAX_IO];
+    uint8_t desc[3 * DAG_MAX_IO];
+    void *owned[2 * DAG_MAX_IO];
+    int nk = 0, no = 0, rc = 0;
+    for (int k = 0; k < n->ninputs && rc == 0; k++) {
+        const PrimReals *r = &x->vals[n->inputs[k]].re;
+        if (!r->is) {
+            keys[nk] = in[k];
+            desc[nk++] = n->desc[k];
+            continue;
+        }
+        size_t m = (size_t)(len ? len : 1);
+        double *f = host_alloc(x->pool, sizeof(double) * m);
+        uint8_t *is = host_alloc(x->pool, m);
+        owned[no++] = f;
+        owned[no++] = is;
+        if (!f || !is) {
+            rc = ex_fail(x, "Execution Error: out of memory");
+            break;
+        }
+        const int64_t *v = in[k].data;
+        for (int64_t j = 0; j < len; j++) {
+            f[j] = r->is[j] ? r->val[j] : (double)v[j];
+            is[j] = r->is[j];
+        }
+        PrimVec kf = {PRIM_F64, len, f, in[k].valid}, ks = in[k], ki = {PRIM_U8, len, is, NULL};
+        keys[nk] = kf, desc[nk++] = n->desc[k];
+        keys[nk] = ks, desc[nk++] = n->desc[k];
+        keys[nk] = ki, desc[nk++] = n->desc[k];
+    }
+    RtVal *out = &x->vals[n->outputs[0]];
+    if (rc == 0 && n->slice_limit < 0 && n->slice_offset <= 0) {
+        if ((rc = ex_alloc(x, n->outputs[0], len, 0, 0)) == 0)
+            rc = prim_cpu_sort(&x->hctx, keys, desc, nk, len, out->h.data);
+    } else if (rc == 0) {
+        int64_t cnt = prim_range_rows(len, n->slice_offset, n->slice_limit), got = 0;
+        if ((rc = ex_alloc(x, n->outputs[0], cnt, 0, 0)) == 0)
+            rc = prim_cpu_sort_range(&x->hctx, keys, desc, nk, len, n->slice_offset, n->slice_limit,
+                                     out->h.data, &got);
+    }
+    for (int k = 0; k < no; k++)
+        host_free(x->pool, owned[k]);
+    if (rc != 0 && !x->err[0])
+        ex_fail(x, "Execution Error: sort node #%d failed: %s", i,
+                x->hctx.err[0] ? x->hctx.err : "out of memory");
+    return rc;
+}
+
+/* Node i reads a value with REAL rows from an integer overflow (SQLite's
+ * switch to REAL): the nodes that carry them (map, gather, concat, slice)
+ * or order by them (sort, sort_keys) run on
+ * their CPU twins (*gpu becomes 0); any other is not implemented for such
+ * values and fails. 0, or -1 with the error. */
+static int reals_in(Exec *x, int i, int *gpu) {
+    DagNode *n = &x->dag->nodes[i];
+    for (int k = 0; k < n->ninputs; k++) {
+        if (!x->vals[n->inputs[k]].re.is) continue;
+        int carries = n->kind == DN_MAP || (n->kind == DN_GATHER && k == 0) ||
+                      n->kind == DN_CONCAT || n->kind == DN_SLICE || n->kind == DN_SORT;
+        if (!carries)
+            return ex_fail(x,
+                           "Not implemented Error: integer overflow: SQLite's REAL result "
+                           "as input of a %s node (#%d%s%s%s)",
+                           plan_dag_kind_name(n->kind), i, n->label ? ", " : "",
+                           n->label ? n->label : "", "");
+        if (*gpu) {
+            *gpu = 0;
+            n->device = DEV_CPU;
+            n->real_cpu = 1;
+        }
+    }
+    return 0;
+}
+
 static int load_inputs(Exec *x, const DagNode *n, int gpu, PrimVec *in) {
     for (int k = 0; k < n->ninputs && k < DAG_MAX_IO; k++) {
         int v = n->inputs[k];
@@ -624,8 +734,15 @@ static int run_node(Exec *x, int i, int gpu) {
         }
         if (ex_alloc(x, o0, len, want_valid, gpu) != 0) return -1;
         n->rows_in = len;
-        rc = gpu ? prim_gpu_map(ctx, &n->prog, in, len, OUTV)
-                 : prim_cpu_map(ctx, &n->prog, in, len, OUTV);
+        if (gpu) {
+            rc = prim_gpu_map(ctx, &n->prog, in, len, OUTV);
+        } else {
+            /* SQLite's REAL where an integer overflows (the inputs' REALs in) */
+            PrimReals ir[DAG_MAX_IO];
+            for (int k = 0; k < n->ninputs && k < DAG_MAX_IO; k++)
+                ir[k] = x->vals[n->inputs[k]].re;
+            rc = prim_cpu_map_reals(ctx, &n->prog, in, ir, len, OUTV, &out->re);
+        }
         if (rc == 0 && want_valid && !gpu) drop_all_valid(x, &out->h);
         break;
     }
@@ -670,11 +787,18 @@ static int run_node(Exec *x, int i, int gpu) {
         rc = gpu ? prim_gpu_gather(ctx, &in[0], in[1].data, len, OUTV)
                  : prim_cpu_gather(ctx, &in[0], in[1].data, len, OUTV);
         out->rdict = x->vals[n->inputs[0]].rdict;
+        if (rc == 0 && x->vals[n->inputs[0]].re.is &&
+            gather_reals(x, &x->vals[n->inputs[0]].re, in[0].n, in[1].data, len, &out->re) != 0)
+            return -1;
         break;
     }
     case DN_SORT: {
         int64_t len = in[0].n;
         n->rows_in = len;
+        if (!gpu && node_has_reals(x, i)) {
+            if (sort_reals(x, i, in, len) != 0) return -1;
+            break;
+        }
         if (n->slice_limit < 0 && n->slice_offset <= 0) {
             if (ex_alloc(x, o0, len, 0, gpu) != 0) return -1;
             rc = gpu ? prim_gpu_sort(ctx, in, n->desc, n->ninputs, len, out->d.data)
@@ -777,6 +901,16 @@ static int run_node(Exec *x, int i, int gpu) {
         } else {
             if (cnt) memcpy(out->h.data, (char *)in[0].data + (size_t)off * w, (size_t)cnt * w);
             if (cnt && in[0].valid) memcpy(out->h.valid, in[0].valid + off, (size_t)cnt);
+            const PrimReals *r = &x->vals[n->inputs[0]].re;
+            if (r->is) {
+                /* REAL rows from an integer overflow: the same range */
+                out->re.val = host_alloc(x->pool, sizeof(double) * (size_t)(cnt ? cnt : 1));
+                out->re.is = host_alloc(x->pool, (size_t)(cnt ? cnt : 1));
+                if (!out->re.val || !out->re.is)
+                    return ex_fail(x, "Execution Error: out of memory");
+                if (cnt) memcpy(out->re.val, r->val + off, sizeof(double) * (size_t)cnt);
+                if (cnt) memcpy(out->re.is, r->is + off, (size_t)cnt);
+            }
         }
         break;
     }
@@ -815,6 +949,23 @@ static int run_node(Exec *x, int i, int gpu) {
                 if (dv && !in[k].valid) memset(dv, 1, (size_t)cnt);
             }
             at += cnt;
+        }
+        int anyre = 0; /* REAL rows from an integer overflow (on the CPU) */
+        for (int k = 0; k < n->ninputs; k++)
+            anyre |= x->vals[n->inputs[k]].re.is != NULL;
+        if (anyre) {
+            out->re.val = host_alloc(x->pool, sizeof(double) * (size_t)(len ? len : 1));
+            out->re.is = host_alloc(x->pool, (size_t)(len ? len : 1));
+            if (!out->re.val || !out->re.is) return ex_fail(x, "Execution Error: out of memory");
+            at = 0;
+            for (int k = 0; k < n->ninputs; k++) {
+                const PrimReals *r = &x->vals[n->inputs[k]].re;
+                for (int64_t j = 0; j < in[k].n; j++) {
+                    out->re.is[at + j] = r->is ? r->is[j] : 0;
+                    out->re.val[at + j] = r->is && r->is[j] ? r->val[j] : 0.0;
+                }
+                at += in[k].n;
+            }
         }
         break;
     }
@@ -1006,6 +1157,15 @@ static int take_result(Exec *x, int v, int copy, ExecColumn *c) {
     }
     drop_all_valid(x, &h);
     c->vec = h;
+    if (r->re.is) {
+        /* REAL rows from an integer overflow: the column's own copy */
+        size_t m = (size_t)(h.n ? h.n : 1);
+        c->re.val = host_alloc(x->pool, sizeof(double) * m);
+        c->re.is = host_alloc(x->pool, m);
+        if (!c->re.val || !c->re.is) return ex_fail(x, "Execution Error: out of memory");
+        memcpy(c->re.val, r->re.val, sizeof(double) * (size_t)h.n);
+        memcpy(c->re.is, r->re.is, (size_t)h.n);
+    }
     return 0;
 }
 
@@ -1121,8 +1281,10 @@ static int run_gpu_recover(Exec *x, const ExecOptions *opt, int i, int fc, int *
     }
 }
 
-int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, ExecStats *stats, char *errbuf,
-             size_t errcap) {
+/* One run of dag (exec_run); *gpu_ovf is set when a GPU kernel found an
+ * integer overflow (the run then failed with it). */
+static int exec_run_once(Dag *dag, const ExecOptions *opt, ExecResult *res, ExecStats *stats,
+                         char *errbuf, size_t errcap, int *gpu_ovf) {
     Exec x;
     memset(&x, 0, sizeof x);
     memset(res, 0, sizeof *res);
@@ -1275,10 +1437,15 @@ int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, ExecStats *stats
             x.cur_stream = x.dev->streams[x.node_stream[i]];
             x.dctx.stream = x.cur_stream;
         }
+        if (reals_in(&x, i, &gpu) != 0) {
+            rc = -1;
+            break;
+        }
         double t0 = now_ms();
         int prof = gpu && opt && opt->profile;
         if (prof) ev[2 * i] = prim_gpu_event_record(x.cur_stream);
-        int fc = (opt && opt->no_fusion) ? -1 : fusable_filter(dag, i, nuse);
+        int fc =
+            (opt && opt->no_fusion) || node_has_reals(&x, i) ? -1 : fusable_filter(dag, i, nuse);
         if (fc >= 0) {
             /* the scan between map and scatter is the one node in that range */
             for (int s = i + 1; s <= fc; s++)
@@ -1292,6 +1459,18 @@ int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, ExecStats *stats
             /* the scatter's output is written here, on this node's stream */
             x.node_stream[fc] = x.node_stream[i];
             rc = gpu ? run_gpu_recover(&x, opt, i, fc, &gpu, &rstats) : run_select(&x, i, fc, gpu);
+            if (rc != 0 && !gpu && strcmp(x.err, "Execution Error: integer overflow") == 0) {
+                /* the filter with SQLite's REALs: the map, scan and
+                 * scatter one by one (the map gives them) */
+                undo_node(&x, i, fc);
+                for (int s = i + 1; s <= fc; s++)
+                    if (dag->nodes[s].fused_with == i) {
+                        skip[s] = 0;
+                        dag->nodes[s].fused_with = -1;
+                    }
+                x.err[0] = x.hctx.err[0] = 0;
+                rc = run_node(&x, i, 0);
+            }
         } else {
             rc = gpu ? run_gpu_recover(&x, opt, i, -1, &gpu, &rstats) : run_node(&x, i, gpu);
         }
@@ -1367,6 +1546,7 @@ int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, ExecStats *stats
         /* a kernel found an integer overflow: read after the sync above */
         exec_result_free(res);
         rc = ex_fail(&x, "Execution Error: integer overflow");
+        *gpu_ovf = 1;
     }
     double t_end = now_ms();
     /* GPU node times from their events (measured after the run so that
@@ -1403,6 +1583,7 @@ int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, ExecStats *stats
             if (rc != 0 && !strstr(x.err, "integer overflow"))
                 ex_fail(&x, "Execution Error: integer overflow");
             *x.dev->h_status = 0;
+            *gpu_ovf = 1;
         }
         x.dev->running = 0;
     }
@@ -1417,11 +1598,36 @@ int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, ExecStats *stats
     return rc;
 }
 
+int exec_run(Dag *dag, const ExecOptions *opt, ExecResult *res, ExecStats *stats, char *errbuf,
+             size_t errcap) {
+    /* nodes an earlier run moved to the CPU for REALs go back to the GPU */
+    for (int i = 0; i < dag->nnodes; i++) {
+        if (dag->nodes[i].real_cpu) dag->nodes[i].device = DEV_GPU;
+        dag->nodes[i].real_cpu = 0;
+    }
+    int gpu_ovf = 0;
+    int rc = exec_run_once(dag, opt, res, stats, errbuf, errcap, &gpu_ovf);
+    if (rc == 0 || !gpu_ovf) return rc;
+    /* A GPU kernel found an integer overflow, where SQLite switches to REAL
+     * (or, in a SUM, fails): the run again with every node on its CPU
+     * twin, whose maps give the REALs (prim_cpu_map_reals). */
+    for (int i = 0; i < dag->nnodes; i++)
+        if (dag->nodes[i].device == DEV_GPU) {
+            dag->nodes[i].device = DEV_CPU;
+            dag->nodes[i].real_cpu = 2;
+        }
+    errbuf[0] = 0;
+    gpu_ovf = 0;
+    return exec_run_once(dag, opt, res, stats, errbuf, errcap, &gpu_ovf);
+}
+
 void exec_result_free(ExecResult *res) {
     if (!res) return;
     for (int i = 0; i < res->ncols; i++) {
         exec_pool_release(res->pool, res->cols[i].vec.data);
         exec_pool_release(res->pool, res->cols[i].vec.valid);
+        exec_pool_release(res->pool, res->cols[i].re.val);
+        exec_pool_release(res->pool, res->cols[i].re.is);
     }
     for (int k = 0; k < res->ndicts; k++)
         cat_dict_free(res->dicts[k]);

@@ -19,6 +19,10 @@ typedef struct ExecColumn {
     CatType ltype;
     int scale;           /* DECIMAL: digits after the point */
     const CatDict *dict; /* STRING: codes refer to it (owned by plan or catalog) */
+    /* INT64: the rows whose value is a REAL because an integer overflowed
+     * (SQLite's switch to REAL; re.is NULL: none). Their vec slots hold the
+     * REAL truncated. */
+    PrimReals re;
 } ExecColumn;
 
 typedef struct ExecResult {

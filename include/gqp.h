@@ -272,6 +272,13 @@ int gqp_column_scale(gqp_stmt *stmt, int col);
  * the number truncated, its text exactly `scale` digits after the point
  * ("-0.50"), as DuckDB prints it. */
 int gqp_column_is_null(gqp_stmt *stmt, int col);
+/* The type of the current row's value: the column's type, except
+ * GQP_TYPE_NULL for a NULL and GQP_TYPE_FLOAT64 for a REAL in an INT64
+ * column: where integer arithmetic overflowed, the value is the REAL that
+ * SQLite computes (9223372036854775807 + 1 is 9.22337203685478e+18), and
+ * the typed accessors give it as such (its text "9.22337203685478e+18",
+ * its int64 truncated, saturating). */
+gqp_type gqp_value_type(gqp_stmt *stmt, int col);
 int64_t gqp_column_int64(gqp_stmt *stmt, int col);
 double gqp_column_double(gqp_stmt *stmt, int col);
 /* Text of the value (NULL for SQL NULL); owned by stmt, valid until the next
@@ -290,6 +297,11 @@ const char *gqp_column_text(gqp_stmt *stmt, int col);
  */
 int64_t gqp_result_rows(gqp_stmt *stmt);
 const void *gqp_result_column(gqp_stmt *stmt, int col, const uint8_t **valid);
+/* The REAL rows of INT64 column col (see gqp_value_type): NULL when it has
+ * none; else an array of doubles, one per row, the value where (*is)[row]
+ * is 1 (gqp_result_column's int64 holds it truncated, saturating). Owned
+ * by stmt, valid as gqp_result_column's arrays. */
+const double *gqp_result_reals(gqp_stmt *stmt, int col, const uint8_t **is);
 /* Text of string code `code` of string column col; owned by stmt. */
 const char *gqp_result_string(gqp_stmt *stmt, int col, int32_t code);
 

@@ -713,6 +713,7 @@ static void cur_num(const ExecColumn *c, int64_t row, int *isf, int64_t *i, doub
         break;
     case PRIM_I64:
         *i = ((const int64_t *)c->vec.data)[row];
+        if (c->re.is && c->re.is[row]) *isf = 1, *f = c->re.val[row]; /* overflow: REAL */
         break;
     case PRIM_F32:
         *isf = 1, *f = ((const float *)c->vec.data)[row];
@@ -721,6 +722,22 @@ static void cur_num(const ExecColumn *c, int64_t row, int *isf, int64_t *i, doub
         *isf = 1, *f = ((const double *)c->vec.data)[row];
         break;
     }
+}
+
+/* gqp_value_type() without the lock (st may be NULL). */
+static gqp_type value_type_unlocked(gqp_stmt *st, int col) {
+    const ExecColumn *c = cur_col(st, col);
+    if (!c || (c->vec.valid && !c->vec.valid[st->cursor])) return GQP_TYPE_NULL;
+    if (c->re.is && c->re.is[st->cursor]) return GQP_TYPE_FLOAT64;
+    return column_type_unlocked(st, col);
+}
+
+/* gqp_result_reals() without the lock (st may be NULL). */
+static const double *result_reals_unlocked(gqp_stmt *st, int col, const uint8_t **is) {
+    if (is) *is = NULL;
+    if (!st || !st->ran || col < 0 || col >= st->res.ncols || !st->res.cols[col].re.is) return NULL;
+    if (is) *is = st->res.cols[col].re.is;
+    return st->res.cols[col].re.val;
 }
 
 /* gqp_column_int64() without the lock (st may be NULL). */
@@ -904,6 +921,22 @@ const char *gqp_column_text(gqp_stmt *st, int col) {
     if (!st) return column_text_unlocked(st, col);
     gqp_enter(st->db);
     const char *r = column_text_unlocked(st, col);
+    gqp_leave(st->db);
+    return r;
+}
+
+gqp_type gqp_value_type(gqp_stmt *st, int col) {
+    if (!st) return value_type_unlocked(st, col);
+    gqp_enter(st->db);
+    gqp_type r = value_type_unlocked(st, col);
+    gqp_leave(st->db);
+    return r;
+}
+
+const double *gqp_result_reals(gqp_stmt *st, int col, const uint8_t **is) {
+    if (!st) return result_reals_unlocked(st, col, is);
+    gqp_enter(st->db);
+    const double *r = result_reals_unlocked(st, col, is);
     gqp_leave(st->db);
     return r;
 }

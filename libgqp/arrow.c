@@ -441,10 +441,18 @@ static void exp_format(const ExecColumn *c, int64_t nrows, char *buf, size_t cap
 }
 
 /* Export the result of st (it has run; NULL: a result of no column) into
- * *out. GQP_OK, or GQP_NOMEM with db's message and out->release NULL. */
+ * *out. GQP_OK, or GQP_NOMEM (GQP_ERROR for a column of REALs from an
+ * integer overflow) with db's message and out->release NULL. */
 static int export_result(gqp *db, gqp_stmt *st, struct ArrowArrayStream *out) {
     static const ExecResult none;
     const ExecResult *res = st ? &st->res : &none;
+    /* an Arrow column has one type: an INT64 column holding SQLite's REALs
+     * from an integer overflow has none */
+    int rr = gqp_no_reals(db, res, "an Arrow column");
+    if (rr != GQP_OK) {
+        out->release = NULL;
+        return rr;
+    }
     int nc = res->cols ? res->ncols : 0;
     int64_t nrows = nc > 0 ? res->nrows : 0;
     ExpStream *x = calloc(1, sizeof *x);

@@ -755,7 +755,8 @@ int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const Exec
             rc = gqp_set_error(db, GQP_NOMEM, "out of memory");
         else if (!dag)
             rc = db->errcode ? db->errcode : GQP_ERROR;
-        else if ((rc = gqp_exec_dag(db, dag, opt, &res, &s)) == GQP_OK) {
+        else if ((rc = gqp_exec_dag(db, dag, opt, &res, &s)) == GQP_OK &&
+                 (rc = gqp_no_reals(db, &res, "a chunk's partial result")) == GQP_OK) {
             stats_add(&total, &s);
             if (!t && !(t = parts_new(&res, 0))) rc = gqp_set_error(db, GQP_NOMEM, "out of memory");
             int ar = rc == GQP_OK ? parts_append(t, &cap, &res) : 0;

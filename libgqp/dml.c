@@ -205,6 +205,7 @@ static int run_insert_select(gqp *db, gqp_stmt *st, CatTable *t) {
     int rc = gqp_replan(db, st); /* a fresh plan arena for every run */
     if (rc != GQP_OK) return rc;
     if ((rc = gqp_run_select(db, st)) != GQP_OK) return rc;
+    if ((rc = gqp_no_reals(db, &st->res, "rows to insert")) != GQP_OK) return rc;
     int width = st->res.ncols;
     int64_t n = st->res.nrows;
     int *map = calloc((size_t)t->ncols + 1, sizeof(int));
@@ -318,7 +319,8 @@ static int run_inner_select(gqp *db, gqp_stmt *st, const AstSelect *sel, const c
     if (what && st->bound->has_agg)
         return gqp_set_error(db, GQP_ERROR,
                              "Binder Error: aggregate functions are not allowed in %s", what);
-    return gqp_run_select(db, st);
+    rc = gqp_run_select(db, st);
+    return rc == GQP_OK ? gqp_no_reals(db, &st->res, what ? what : "a statement's input") : rc;
 }
 
 /* Release what run_inner_select left in st. */
@@ -584,7 +586,8 @@ static int adopt_result(gqp *db, CatTable *t, const ExecResult *res) {
 
 int gqp_table_from_result(gqp *db, const ExecResult *res, char *const *result_names,
                           const char *name, char *const *colnames, int ncolnames) {
-    int nc = res->ncols, rc = GQP_OK;
+    int nc = res->ncols, rc = gqp_no_reals(db, res, "a table's rows");
+    if (rc != GQP_OK) return rc;
     int64_t n = res->nrows;
     if (colnames && ncolnames != nc)
         return gqp_set_error(db, GQP_ERROR, "Binder Error: table %s has %d values for %d columns",

@@ -151,6 +151,11 @@ struct gqp_stmt {
 int gqp_lower_dag(gqp *db, gqp_stmt *st, const BSelect *b, Dag *dag);
 void gqp_place_dag(gqp *db, Dag *dag);
 int gqp_exec_dag(gqp *db, Dag *dag, const ExecOptions *opt, ExecResult *res, ExecStats *stats);
+/* GQP_OK, or a Not implemented error when a column of res holds REALs
+ * that an integer overflow gave (SQLite's switch to REAL, which only a
+ * statement's own result rows carry so far) and res is to become `what`
+ * (a table's rows, a subquery's value, ...). */
+int gqp_no_reals(gqp *db, const ExecResult *res, const char *what);
 double gqp_wall_ms(void);
 /* chunk.c: the relation of b that chunked execution would cut into
  * chunks of chunk_rows rows (the largest base table it can), or -1 with

@@ -257,6 +257,16 @@ int gqp_exec_dag(gqp *db, Dag *dag, const ExecOptions *opt0, ExecResult *res, Ex
     return GQP_OK;
 }
 
+int gqp_no_reals(gqp *db, const ExecResult *res, const char *what) {
+    for (int c = 0; c < res->ncols; c++)
+        if (res->cols[c].re.is)
+            return gqp_set_error(db, GQP_ERROR,
+                                 "Not implemented Error: integer overflow: SQLite's REAL result "
+                                 "(column %d) used for %s",
+                                 c + 1, what);
+    return GQP_OK;
+}
+
 int gqp_run_select(gqp *db, gqp_stmt *st) {
     ExecOptions opt = {db->nthreads, NULL, db->pool, 0, st->profile, &db->interrupt, 0};
     /* auto: a GPU node that runs out of device memory runs on its CPU twin */

@@ -82,6 +82,7 @@ static int run_child(gqp *db, gqp_stmt *st, const char *sql, int64_t len, AstSel
     int rc = gqp_plan_select(db, child, sel);
     db->scope = saved;
     if (rc == GQP_OK) rc = gqp_run_select(db, child);
+    if (rc == GQP_OK) rc = gqp_no_reals(db, &child->res, "a subquery's rows");
     return rc;
 }
 

@@ -200,9 +200,12 @@ static int compile(Compiler *c, const BExpr *e) {
                                             [OP_LOG2] = PMATH_LOG2};
             PrimInstr *in = emit(c, POP_MATH, PRIM_REG_F, d, a, 0, 0);
             if (in) in->ival = fn[e->op];
-        } else if (e->op == OP_NEG)
-            emit(c, POP_NEG, t, d, a, 0, 0);
-        else
+        } else if (e->op == OP_NEG) {
+            /* ival 1: ABS's negation (bind.c abs_plain), whose overflow
+             * stays an error where SQLite's REAL takes over elsewhere */
+            PrimInstr *in = emit(c, POP_NEG, t, d, a, 0, 0);
+            if (in && e->ival == 1) in->ival = 1;
+        } else
             emit(c, POP_NOT, reg_t(e->a->type), d, a, 0, 0);
         reg_free(c, a);
         return d;
@@ -260,9 +263,16 @@ static int compile(Compiler *c, const BExpr *e) {
         int at = reg_t(e->a->type);
         if (e->type == CAT_INT32 && (e->a->type == CAT_INT64 || at == PRIM_REG_F))
             return clamp_i32(c, a, at);
-        if (at == t) return a;
+        if (at == t && !(t == PRIM_REG_I && e->type == CAT_INT64 &&
+                         (e->a->kind == BE_BINARY || e->a->kind == BE_UNARY ||
+                          e->a->kind == BE_CASE || e->a->kind == BE_COALESCE)))
+            return a;
         int d = reg_alloc(c);
-        emit(c, t == PRIM_REG_F ? POP_I2F : POP_F2I, t, d, a, 0, 0);
+        /* CAST(integer arithmetic AS INTEGER): POP_F2I with ival 1, the
+         * value itself, but a REAL that an overflow gave (SQLite's,
+         * prim_cpu_map_reals) truncated */
+        PrimInstr *ci = emit(c, t == PRIM_REG_F ? POP_I2F : POP_F2I, t, d, a, 0, 0);
+        if (ci && at == t) ci->ival = 1;
         reg_free(c, a);
         return d;
     }

@@ -1672,6 +1672,7 @@ static BExpr *abs_plain(BindCtx *bc, BExpr *x, int64_t pos) {
     BExpr *c = bx_new(bc->arena, BE_CASE, t, pos);
     if (!lt || !neg || !c) return bind_oom(bc);
     neg->op = OP_NEG;
+    neg->ival = 1; /* ABS's: an overflow stays an error (operators/expr.c) */
     neg->a = x;
     c->a = lt;
     c->b = neg;

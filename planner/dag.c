@@ -243,6 +243,11 @@ static void text_node(PlanBuf *b, const Dag *d, int id, int depth, uint8_t *seen
             b, "  (%s after a device out-of-memory: %lld bytes needed, %lld available%s)",
             n->oom_action == 2 ? "ran on the CPU" : "ran again on the GPU", (long long)n->oom_need,
             (long long)n->oom_avail, n->oom_limit ? " under memory_limit" : "");
+    if (analyze && n->real_cpu)
+        plan_buf_printf(b, "  (ran on the CPU: %s)",
+                        n->real_cpu == 1 ? "an input holds REALs from an integer overflow"
+                                         : "the GPU found an integer overflow; the CPU gives "
+                                           "SQLite's REAL");
     plan_buf_printf(b, "\n");
     for (int i = 0; i < n->ninputs; i++)
         text_node(b, d, d->values[n->inputs[i]].producer, depth + 1, seen, analyze);
@@ -315,6 +320,9 @@ char *plan_explain_json(const Dag *d, int analyze) {
                             "\"bytes_available\": %lld, \"memory_limit\": %s}",
                             n->oom_action == 2 ? "cpu" : "retry", (long long)n->oom_need,
                             (long long)n->oom_avail, n->oom_limit ? "true" : "false");
+        if (analyze && n->real_cpu)
+            plan_buf_printf(&b, ", \"overflow_cpu\": \"%s\"",
+                            n->real_cpu == 1 ? "input" : "repeated");
         if (analyze)
             plan_buf_printf(
                 &b, ", \"rows\": %lld, \"ms\": %.6f, \"h2d_bytes\": %lld, \"d2h_bytes\": %lld",

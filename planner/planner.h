@@ -459,6 +459,11 @@ typedef struct DagNode {
     int oom_action;
     int64_t oom_need, oom_avail;
     int oom_limit;
+    /* SQLite's REAL after an integer overflow (executor): 1 the node, placed
+     * on the GPU, ran on its CPU twin because an input holds such REALs; 2
+     * the GPU found an overflow and the whole run was repeated on the CPU,
+     * whose maps give the REALs (prim_cpu_map_reals) */
+    int real_cpu;
 } DagNode;
 
 typedef struct Dag {

@@ -78,8 +78,8 @@ typedef struct PrimCtx {
  * the value through every instruction that reads it, except a CASE branch
  * not taken, COALESCE's b when a is not NULL, and AND (OR) with a non-error
  * false (true) operand, whose results do not depend on it (SQLite would not
- * evaluate it). SQLite turns such a value into a REAL instead; a register's
- * type is fixed, so gqp reports the error (docs/sql.md, deviations).
+ * evaluate it). SQLite turns such a value into a REAL instead: the
+ * executor's CPU maps do too (prim_cpu_map_reals, below).
  */
 typedef enum PrimOp {
     POP_COL,   /* dst = input column ival (converted to dst's type) */
@@ -90,9 +90,10 @@ typedef enum PrimOp {
     POP_MUL,
     POP_DIV, /* I: truncating; NULL if b == 0 (also F, as SQLite) */
     POP_MOD, /* I: C remainder; F: fmod on truncated ints as SQLite; NULL if b == 0 */
-    POP_NEG, /* dst = -a */
+    POP_NEG, /* dst = -a; ival 1: ABS's negation, whose overflow stays an error */
     POP_I2F, /* dst(F) = (double)a(I) */
-    POP_F2I, /* dst(I) = (int64)a(F), truncating */
+    POP_F2I, /* dst(I) = (int64)a(F), truncating; ival 1: a is I, dst = a (CAST(integer AS
+                INTEGER): a REAL from an overflow, prim_cpu_map_reals, is truncated) */
     POP_EQ,  /* dst(I) = a == b compared in type t, 0/1 or NULL */
     POP_NE,
     POP_LT,
@@ -166,6 +167,16 @@ typedef struct PrimProgram {
 
 #define PRIM_MAX_REGS 64
 
+/* REAL rows of an integer vector. SQLite switches an integer result that
+ * overflows int64 to REAL; where is[i] != 0, row i's value is the REAL
+ * val[i], and its int64 slot holds val[i] truncated toward zero
+ * (saturating: what reading it as an INTEGER gives). val and is have the
+ * vector's length; is == NULL: no REAL row. */
+typedef struct PrimReals {
+    double *val;
+    uint8_t *is;
+} PrimReals;
+
 /* 1 if prog holds an instruction only the CPU twin runs (POP_MATH, POP_POW). */
 int prim_prog_cpu_only(const PrimProgram *prog);
 /* 1 if input k of prog is a POP_LOOKUPV table (indexed by value, not by
@@ -178,6 +189,21 @@ int prim_prog_table_input(const PrimProgram *prog, int k);
  * receives validity bytes; if it is NULL, NULL results are written as 0. */
 int prim_cpu_map(PrimCtx *ctx, const PrimProgram *prog, const PrimVec *inputs, int64_t n,
                  PrimVec *out);
+/* prim_cpu_map with SQLite's switch to REAL: an integer + - * / or unary -
+ * that overflows on a row gives the REAL SQLite computes, and what reads
+ * it follows SQLite's rules for a REAL operand (doubles; comparisons by
+ * value; CAST AS INTEGER, POP_F2I with ival 1, truncates). in_reals: NULL,
+ * or one per input (is NULL for an input without REAL rows). When a REAL
+ * reaches the result of an I program stored as PRIM_I64, out_reals->val
+ * and ->is are allocated through ctx->alloc and filled (the caller frees
+ * them); they are NULL when no row's result is a REAL. A filter takes the
+ * REAL's truth, an F64 output its value. Still "integer overflow": ABS of
+ * INT64_MIN (POP_NEG with ival 1, as SQLite), a REAL as a dictionary code,
+ * an I result stored narrower than int64. CPU only: the GPU twin reports
+ * the overflow (PrimCtx.status) and the executor runs the query again on
+ * the CPU. */
+int prim_cpu_map_reals(PrimCtx *ctx, const PrimProgram *prog, const PrimVec *inputs,
+                       const PrimReals *in_reals, int64_t n, PrimVec *out, PrimReals *out_reals);
 
 /* --------------------------------------------------------------- select --
  * A filter's map -> scan -> scatter chain fused into one primitive: rowids

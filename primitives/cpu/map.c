@@ -15,8 +15,9 @@
  * evaluated once per thread, not once per batch.
  *
  * Integer semantics (SQLite's, with C undefined behaviour avoided):
- *   +, -, *, unary -  an int64 overflow is an error ("integer overflow"; SQLite
- *                     would switch to REAL, which a typed register cannot)
+ *   +, -, *, unary -  an int64 overflow is an error ("integer overflow") in
+ *                     prim_cpu_map; prim_cpu_map_reals gives SQLite's REAL
+ *                     (map_dyn_row)
  *   a / 0, a % 0      NULL (also for F: x / 0.0 is NULL)
  *   INT64_MIN / -1    an overflow as above;  INT64_MIN % -1 is 0
  *
@@ -100,6 +101,11 @@ typedef struct MapJob {
     size_t per_thread;
     const int *interrupt; /* PrimCtx's: stop between batches when set */
     int failed;           /* some thread found an integer overflow in the result */
+    /* prim_cpu_map_reals: the inputs' REAL rows (NULL: none), and, on the
+     * second pass (dyn = 1), where the result's go; nreal: some row's is */
+    const PrimReals *in_reals;
+    PrimReals *out_reals;
+    int dyn, nreal;
 } MapJob;
 
 /* Marks register d as written through its own int64 buffer and returns
@@ -535,6 +541,14 @@ static void map_exec(MapRegs *R, const PrimInstr *in, const PrimVec *inputs, int
     }
     case POP_F2I: {
         map_null1(R, d, a, len);
+        if (in->ival == 1) {
+            /* CAST(integer AS INTEGER): the value itself (a REAL from an
+             * overflow is truncated by map_dyn_row) */
+            const int64_t *A = R->ri[a];
+            int64_t *D = map_wi(R, d);
+            if (D != A) memmove(D, A, sizeof(int64_t) * (size_t)len);
+            break;
+        }
         const double *A = R->rf[a];
         int64_t *D = map_wi(R, d);
         for (int64_t k = 0; k < len; k++)
@@ -962,6 +976,265 @@ static int map_recheck(const MapJob *J, MapRegs *R, int64_t base, int64_t len) {
     return 0;
 }
 
+/* Register type masks used by validation. */
+enum { MAP_I = 1, MAP_F = 2, MAP_ANY = 3 };
+static int map_operand_type(const PrimInstr *in, int o);
+
+/* --- SQLite's switch to REAL on an integer overflow (prim_cpu_map_reals) --
+ * A row whose batch saw an overflow (or read an input's REAL row) is
+ * evaluated again alone by map_dyn_row: each register of type I may then
+ * hold a REAL (ov[r] set, its value in ovv[r]) besides its int64. An
+ * instruction none of whose operands holds one runs as usual (map_exec
+ * over one row); an integer + - * / or unary - that overflows on the row
+ * makes its result the REAL SQLite computes. An instruction reading a REAL
+ * follows SQLite's rules for a REAL operand: arithmetic in doubles,
+ * comparisons by value (exactly against integers), truth as != 0.0,
+ * CAST AS INTEGER truncating. */
+
+/* Row 0 of register r as a number: *isnull, and its value as a double
+ * (and an int64 in *iv, *isreal = 0, when it holds one). */
+static void dyn_get(const MapRegs *R, const uint8_t *ov, const double *ovv, int r, int isf,
+                    int *isnull, int *isreal, int64_t *iv, double *fv) {
+    *isnull = map_nulls(R, r)[0] != 0;
+    if (ov[r]) {
+        *isreal = 1, *fv = ovv[r], *iv = 0;
+    } else if (isf) {
+        *isreal = 1, *fv = R->rf[r][0], *iv = 0;
+    } else {
+        *isreal = 0, *iv = R->ri[r][0], *fv = (double)*iv;
+    }
+}
+
+/* Row 0 of register d := an integer (or NULL). */
+static void dyn_set_i(MapRegs *R, int d, int isnull, int64_t v) {
+    map_wi(R, d)[0] = isnull ? 0 : v;
+    R->nl[d][0] = (uint8_t)isnull;
+    R->maynull[d] = 1;
+}
+
+/* Row 0 of register d := a double (or NULL), an F register's value. */
+static void dyn_set_f(MapRegs *R, int d, int isnull, double v) {
+    map_wf(R, d)[0] = isnull ? 0.0 : v;
+    R->nl[d][0] = (uint8_t)isnull;
+    R->maynull[d] = 1;
+}
+
+/* Compares integer i with double f exactly: -1, 0 or 1. */
+static int dyn_cmp_if(int64_t i, double f) {
+    if (f >= 9223372036854775808.0) return -1;
+    if (f < -9223372036854775808.0) return 1;
+    double t = trunc(f);
+    int64_t y = (int64_t)t;
+    if (i != y) return i < y ? -1 : 1;
+    return f > t ? -1 : f < t ? 1 : 0;
+}
+
+/* Evaluates row `row` of the program alone in R (a register set with the
+ * hoisted instructions evaluated) with REAL overflow, and stores its
+ * result into out (a REAL result of an I program: its truncation, and
+ * val/is in reals). Returns 0, or -1 where the REAL cannot be the value:
+ * ABS(INT64_MIN) (an error in SQLite too), a REAL used as a dictionary
+ * code, an I result stored in a vector narrower than int64. */
+static int map_dyn_row(const MapJob *J, MapRegs *R, int64_t row) {
+    const PrimProgram *P = J->prog;
+    uint8_t ov[PRIM_MAX_REGS] = {0};
+    double ovv[PRIM_MAX_REGS];
+    for (int i = 0; i < P->ninstr; i++) {
+        if (J->hoisted[i]) continue;
+        const PrimInstr *in = &P->code[i];
+        int d = in->dst, op = in->op, rd = map_reads(op);
+        int isf = in->t == PRIM_REG_F;
+        int any = ((rd & 1) && ov[in->a]) || ((rd & 2) && ov[in->b]) || ((rd & 4) && ov[in->c]);
+        int af_ = map_operand_type(in, 0) == MAP_F, bf_ = map_operand_type(in, 1) == MAP_F;
+        if (!any) {
+            int an = 0, bn = 0, ar = 0, br = 0;
+            int64_t ai = 0, bi = 0;
+            double af = 0, bf = 0;
+            if (rd & 1) dyn_get(R, ov, ovv, in->a, af_, &an, &ar, &ai, &af);
+            if (rd & 2) dyn_get(R, ov, ovv, in->b, bf_, &bn, &br, &bi, &bf);
+            R->ovf = 0;
+            map_exec(R, in, J->inputs, row, 1);
+            ov[d] = 0;
+            if (op == POP_COL && !isf && J->in_reals && J->in_reals[in->ival].is &&
+                J->in_reals[in->ival].is[row]) {
+                ov[d] = 1, ovv[d] = J->in_reals[in->ival].val[row];
+            } else if (R->ovf) {
+                /* an integer op overflowed on this (non-NULL) row */
+                ov[d] = 1;
+                switch (op) {
+                case POP_ADD:
+                    ovv[d] = af + bf;
+                    break;
+                case POP_SUB:
+                    ovv[d] = af - bf;
+                    break;
+                case POP_MUL:
+                    ovv[d] = af * bf;
+                    break;
+                case POP_DIV:
+                    ovv[d] = af / bf; /* INT64_MIN / -1 */
+                    break;
+                default: /* POP_NEG: ival 1 is ABS's, an error as in SQLite */
+                    if (in->ival == 1) return -1;
+                    ovv[d] = -af;
+                    break;
+                }
+            }
+            continue;
+        }
+        /* an operand holds a REAL */
+        int an = 0, bn = 0, ar = 0, br = 0;
+        int64_t ai = 0, bi = 0;
+        double af = 0, bf = 0;
+        if (rd & 1) dyn_get(R, ov, ovv, in->a, af_, &an, &ar, &ai, &af);
+        if (rd & 2) dyn_get(R, ov, ovv, in->b, bf_, &bn, &br, &bi, &bf);
+        int nul = an || ((rd & 2) && bn) || 0;
+        double r = 0;
+        switch ((PrimOp)op) {
+        case POP_ADD:
+        case POP_SUB:
+        case POP_MUL:
+        case POP_DIV:
+        case POP_MOD:
+        case POP_NEG:
+            if (op == POP_ADD) r = af + bf;
+            if (op == POP_SUB) r = af - bf;
+            if (op == POP_MUL) r = af * bf;
+            if (op == POP_DIV) nul |= bf == 0.0, r = bf == 0.0 ? 0 : af / bf;
+            if (op == POP_MOD) {
+                int64_t x = ar ? map_f2i(af) : ai, y = br ? map_f2i(bf) : bi;
+                nul |= y == 0;
+                r = (y == 0 || y == -1) ? 0.0 : (double)(x % y);
+            }
+            if (op == POP_NEG) r = -af;
+            nul |= r != r; /* a NaN (Inf - Inf) is NULL */
+            if (nul) {
+                dyn_set_i(R, d, 1, 0);
+                ov[d] = 0;
+            } else {
+                ov[d] = 1, ovv[d] = r;
+            }
+            continue;
+        case POP_I2F:
+            ov[d] = 0;
+            dyn_set_f(R, d, an, af);
+            continue;
+        case POP_F2I: /* ival 1: CAST(integer AS INTEGER) of a REAL */
+            ov[d] = 0;
+            dyn_set_i(R, d, an, map_f2i(af));
+            continue;
+        case POP_EQ:
+        case POP_NE:
+        case POP_LT:
+        case POP_LE:
+        case POP_GT:
+        case POP_GE: {
+            int c = ar && br ? (af < bf ? -1 : af > bf)
+                    : ar     ? -dyn_cmp_if(bi, af)
+                             : dyn_cmp_if(ai, bf);
+            int v = op == POP_EQ   ? c == 0
+                    : op == POP_NE ? c != 0
+                    : op == POP_LT ? c < 0
+                    : op == POP_LE ? c <= 0
+                    : op == POP_GT ? c > 0
+                                   : c >= 0;
+            ov[d] = 0;
+            dyn_set_i(R, d, nul, v);
+            continue;
+        }
+        case POP_AND:
+        case POP_OR: {
+            int ta = ar ? af != 0 : ai != 0, tb = br ? bf != 0 : bi != 0;
+            int want = op == POP_OR; /* the value that decides */
+            int v, vn = 0;
+            if ((!an && ta == want) || (!bn && tb == want))
+                v = want;
+            else if (an || bn)
+                v = 0, vn = 1;
+            else
+                v = !want;
+            ov[d] = 0;
+            dyn_set_i(R, d, vn, v);
+            continue;
+        }
+        case POP_NOT:
+        case POP_TRUTH:
+            ov[d] = 0;
+            dyn_set_i(R, d, an, op == POP_NOT ? af == 0 : af != 0);
+            continue;
+        case POP_ISNULL:
+        case POP_NOTNULL:
+            ov[d] = 0;
+            dyn_set_i(R, d, 0, op == POP_ISNULL ? an : !an);
+            continue;
+        case POP_CASE:
+        case POP_COALESCE: {
+            int pick; /* the register the value comes from */
+            if (op == POP_CASE)
+                pick = (!an && (ar ? af != 0 : ai != 0)) ? in->b : in->c;
+            else
+                pick = an ? in->b : in->a;
+            int pn, pr;
+            int64_t pi;
+            double pf;
+            dyn_get(R, ov, ovv, pick, isf, &pn, &pr, &pi, &pf);
+            if (ov[pick]) {
+                ov[d] = 1, ovv[d] = pf;
+            } else {
+                ov[d] = 0;
+                if (isf)
+                    dyn_set_f(R, d, pn, pf);
+                else
+                    dyn_set_i(R, d, pn, pi);
+            }
+            continue;
+        }
+        case POP_INLIST: {
+            /* a REAL in a set of integers: only an integral value can be */
+            int f = !an && af == trunc(af) && af >= -9223372036854775808.0 &&
+                    af < 9223372036854775808.0 && map_in_i(in->table, in->table_n, (int64_t)af);
+            ov[d] = 0;
+            dyn_set_i(R, d, an || (!f && in->ival != 0), f);
+            continue;
+        }
+        default: /* a REAL as a dictionary code or table index */
+            return -1;
+        }
+    }
+    int res = P->result;
+    PrimVec *out = J->out;
+    if (!ov[res]) {
+        map_store(R, res, P->result_t, P->as_filter, out, row, 1);
+        return 0;
+    }
+    double v = ovv[res];
+    if (out->valid) out->valid[row] = 1;
+    if (P->as_filter || out->type == PRIM_U8) {
+        if (!P->as_filter) return -1;
+        ((uint8_t *)out->data)[row] = v != 0;
+    } else if (out->type == PRIM_F64) {
+        ((double *)out->data)[row] = v;
+    } else if (out->type == PRIM_I64 && J->out_reals) {
+        ((int64_t *)out->data)[row] = map_f2i(v);
+        J->out_reals->val[row] = v;
+        J->out_reals->is[row] = 1;
+        __atomic_store_n(&((MapJob *)J)->nreal, 1, __ATOMIC_RELAXED);
+    } else {
+        return -1;
+    }
+    return 0;
+}
+
+/* 1 if input column k's rows base..base+len-1 hold a REAL (in_reals). */
+static int map_col_real(const MapJob *J, int64_t k, int64_t base, int64_t len) {
+    const uint8_t *is = J->in_reals ? J->in_reals[k].is : NULL;
+    if (!is) return 0;
+    uint8_t any = 0;
+    for (int64_t r = 0; r < len; r++)
+        any |= is[base + r];
+    return any != 0;
+}
+
 /* prim_parallel body: thread t evaluates its contiguous share of rows in
  * batches, using its slice of the job's scratch (the second half only for
  * map_recheck, after a batch saw an overflow). */
@@ -980,10 +1253,24 @@ static void map_worker(void *arg, int t, int nt) {
             __atomic_load_n(J->interrupt, __ATOMIC_RELAXED))
             return;
         R.ovf = 0;
-        for (int i = 0; i < P->ninstr; i++)
-            if (!J->hoisted[i]) map_exec(&R, &P->code[i], J->inputs, base, len);
+        for (int i = 0; i < P->ninstr; i++) {
+            if (J->hoisted[i]) continue;
+            const PrimInstr *in = &P->code[i];
+            map_exec(&R, in, J->inputs, base, len);
+            if (in->op == POP_COL && J->in_reals && map_col_real(J, in->ival, base, len)) R.ovf = 1;
+        }
         if (R.ovf) {
             if (!r2_ready) map_regs_init(J, &R2, s + J->per_thread), r2_ready = 1;
+            if (J->dyn) {
+                /* the batch as usual, then its rows again with REALs */
+                map_store(&R, P->result, P->result_t, P->as_filter, J->out, base, len);
+                for (int64_t k = 0; k < len; k++)
+                    if (map_dyn_row(J, &R2, base + k) != 0) {
+                        __atomic_store_n(&J->failed, 1, __ATOMIC_RELAXED);
+                        return;
+                    }
+                continue;
+            }
             if (map_recheck(J, &R2, base, len)) {
                 __atomic_store_n(&J->failed, 1, __ATOMIC_RELAXED);
                 return;
@@ -1020,9 +1307,6 @@ static int map_reads(int op) {
     }
 }
 
-/* Register type masks used by validation. */
-enum { MAP_I = 1, MAP_F = 2, MAP_ANY = 3 };
-
 /* Returns the type mask that operand o (0: a, 1: b, 2: c) of in must have. */
 static int map_operand_type(const PrimInstr *in, int o) {
     int t = in->t == PRIM_REG_F ? MAP_F : MAP_I;
@@ -1033,6 +1317,7 @@ static int map_operand_type(const PrimInstr *in, int o) {
     case POP_RUNS:
         return MAP_I;
     case POP_F2I:
+        return in->ival == 1 ? MAP_I : MAP_F;
     case POP_MATH:
     case POP_POW:
         return MAP_F;
@@ -1132,12 +1417,12 @@ static int map_validate(PrimCtx *ctx, const PrimProgram *P, const PrimVec *input
     return 0;
 }
 
-/* See primitives.h. Temporary storage (registers per thread) comes from
- * ctx->alloc and is freed before returning. Returns 0, or -1 with a message
- * in ctx->err (invalid program or vectors, out of memory, "integer
- * overflow" reaching the result). */
-int prim_cpu_map(PrimCtx *ctx, const PrimProgram *prog, const PrimVec *inputs, int64_t n,
-                 PrimVec *out) {
+/* prim_cpu_map and prim_cpu_map_reals. Temporary storage (registers per
+ * thread) comes from ctx->alloc and is freed before returning. Returns 0,
+ * or -1 with a message in ctx->err (invalid program or vectors, out of
+ * memory, "integer overflow" reaching the result without out_reals). */
+static int map_run(PrimCtx *ctx, const PrimProgram *prog, const PrimVec *inputs,
+                   const PrimReals *in_reals, int64_t n, PrimVec *out, PrimReals *out_reals) {
     if (!prog || !out || n < 0) return map_err(ctx, "bad arguments");
     uint8_t hoisted_small[256];
     uint8_t *hoisted = hoisted_small;
@@ -1151,22 +1436,66 @@ int prim_cpu_map(PrimCtx *ctx, const PrimProgram *prog, const PrimVec *inputs, i
         int nt = ctx->nthreads < 1 ? 1 : ctx->nthreads;
         if (n < MAP_PAR_MIN_ROWS) nt = 1;
         if (nt > 1 && n / nt < MAP_BATCH) nt = (int)(n / MAP_BATCH) > 0 ? (int)(n / MAP_BATCH) : 1;
-        MapJob J = {prog, inputs, out, n, hoisted, NULL, 0, ctx->interrupt, 0};
+        MapJob J = {prog, inputs, out, n, hoisted, NULL, 0, ctx->interrupt, 0, NULL, NULL, 0, 0};
+        J.in_reals = in_reals;
+        int has_in = 0; /* an input holds REAL rows: straight to the second pass */
+        for (int k = 0; in_reals && k < prog->ninputs; k++)
+            has_in |= in_reals[k].is != NULL;
+        if (has_in && !out_reals) rc = map_err(ctx, "REAL rows in an input, no place for them");
+        J.failed = has_in;
         J.per_thread =
             ((size_t)prog->nregs * MAP_BATCH * (2 * sizeof(int64_t) + 1) + 63) & ~(size_t)63;
         J.scratch = ctx->alloc(ctx->ud, 2 * J.per_thread * (size_t)nt);
-        if (!J.scratch) {
-            rc = map_err(ctx, "out of memory");
+        if (rc != 0 || !J.scratch) {
+            if (rc == 0) rc = map_err(ctx, "out of memory");
+            if (J.scratch) ctx->free(ctx->ud, J.scratch);
         } else {
-            if (prim_parallel(nt, map_worker, &J) != 0)
+            if (!has_in && prim_parallel(nt, map_worker, &J) != 0)
                 rc = map_err(ctx, "cannot start worker threads");
             else if (J.interrupt && __atomic_load_n(J.interrupt, __ATOMIC_RELAXED))
                 rc = map_err(ctx, "Interrupted");
-            else if (J.failed)
+            else if (J.failed && out_reals) {
+                /* again, with the REAL rows SQLite's arithmetic gives */
+                out_reals->val = ctx->alloc(ctx->ud, sizeof(double) * (size_t)n);
+                out_reals->is = ctx->alloc(ctx->ud, (size_t)n);
+                if (!out_reals->val || !out_reals->is) {
+                    rc = map_err(ctx, "out of memory");
+                } else {
+                    memset(out_reals->is, 0, (size_t)n);
+                    J.failed = 0;
+                    J.dyn = 1;
+                    J.out_reals = out_reals;
+                    if (prim_parallel(nt, map_worker, &J) != 0)
+                        rc = map_err(ctx, "cannot start worker threads");
+                    else if (J.interrupt && __atomic_load_n(J.interrupt, __ATOMIC_RELAXED))
+                        rc = map_err(ctx, "Interrupted");
+                    else if (J.failed)
+                        rc = map_err(ctx, "integer overflow");
+                }
+                if (rc != 0 || !J.nreal) {
+                    ctx->free(ctx->ud, out_reals->val);
+                    ctx->free(ctx->ud, out_reals->is);
+                    out_reals->val = NULL;
+                    out_reals->is = NULL;
+                }
+            } else if (J.failed)
                 rc = map_err(ctx, "integer overflow");
             ctx->free(ctx->ud, J.scratch);
         }
     }
     if (hoisted != hoisted_small) ctx->free(ctx->ud, hoisted);
     return rc;
+}
+
+/* See primitives.h. */
+int prim_cpu_map(PrimCtx *ctx, const PrimProgram *prog, const PrimVec *inputs, int64_t n,
+                 PrimVec *out) {
+    return map_run(ctx, prog, inputs, NULL, n, out, NULL);
+}
+
+/* See primitives.h. */
+int prim_cpu_map_reals(PrimCtx *ctx, const PrimProgram *prog, const PrimVec *inputs,
+                       const PrimReals *in_reals, int64_t n, PrimVec *out, PrimReals *out_reals) {
+    if (out_reals) out_reals->val = NULL, out_reals->is = NULL;
+    return map_run(ctx, prog, inputs, in_reals, n, out, out_reals);
 }

@@ -412,12 +412,12 @@ __global__ void map_kernel(const __grid_constant__ MapArgs a) {
                         SETF(d, (double)RI(x));
                 }
                 break;
-            case POP_F2I:
+            case POP_F2I: /* ival 1: an I operand, the value itself */
                 FOR_ROWS {
                     if (ISNUL(x))
                         SETNULL(d);
                     else
-                        SETI(d, prim_d2i(RF(x)));
+                        SETI(d, in.ival == 1 ? RI(x) : prim_d2i(RF(x)));
                 }
                 break;
             case POP_EQ:

@@ -98,7 +98,7 @@ static void run(gqp *db, const char *sql) {
                     fputc('N', o);
                     continue;
                 }
-                switch (gqp_column_type(st, c)) {
+                switch (gqp_value_type(st, c)) {
                 case GQP_TYPE_INT32:
                 case GQP_TYPE_INT64:
                 case GQP_TYPE_BOOL:
