@@ -1009,23 +1009,33 @@ GqpBudget gqp_budget_apply(gqp *db, gqp_stmt *st, int *f, int64_t *rows) {
     return k;
 }
 
+/* gqp_run_chunked, except that a chunk whose partial result holds SQLite's
+ * REALs from an integer overflow (which a parts table cannot hold) makes
+ * the statement run whole instead: *handled = 0, GQP_OK. */
+static int chunked_or_whole(gqp *db, gqp_stmt *st, int f, int64_t rows, const ExecOptions *opt,
+                            int *handled) {
+    *handled = 1;
+    int rc = gqp_run_chunked(db, st, f, rows, opt);
+    if (rc != GQP_OK && strstr(db->errmsg, "used for a chunk's partial result")) {
+        *handled = 0;
+        return GQP_OK;
+    }
+    return rc;
+}
+
 int gqp_run_select_chunked(gqp *db, gqp_stmt *st, const ExecOptions *opt, int *handled) {
     *handled = 0;
     const char *why = NULL;
     if (db->chunk_rows > 0) {
         int f = gqp_chunk_table(st->bound, db->chunk_rows, &why);
-        if (f >= 0) {
-            *handled = 1;
-            return gqp_run_chunked(db, st, f, db->chunk_rows, opt);
-        }
+        if (f >= 0) return chunked_or_whole(db, st, f, db->chunk_rows, opt, handled);
         return GQP_OK;
     }
     /* the plan's GPU part estimated larger than the device budget */
     int f = -1;
     int64_t rows = 0;
     if (gqp_budget_apply(db, st, &f, &rows) != GQP_BUDGET_CHUNKS) return GQP_OK;
-    *handled = 1;
-    return gqp_run_chunked(db, st, f, rows, opt);
+    return chunked_or_whole(db, st, f, rows, opt, handled);
 }
 
 int gqp_retry_chunked(gqp *db, gqp_stmt *st, const ExecOptions *opt) {
