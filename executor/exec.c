@@ -570,8 +570,9 @@ static int node_has_reals(const Exec *x, int i) {
  * REAL), which is SQLite's exact numeric order: two values whose doubles
  * differ compare as those; an integer and a REAL with the same double
  * compare by the integer against the REAL's truncation (its int64 slot),
- * and an integer equal to that truncation is below a REAL of it only
- * where the REAL is past the int64 range (2^63: the flag orders them). */
+ * and an integer equal to that truncation is below the REAL only where
+ * the REAL is 2^63 or more (the flag, set for those REALs only, orders
+ * them; an integral REAL within the range equals the integer). */
 static int sort_reals(Exec *x, int i, const PrimVec *in, int64_t len) {
     DagNode *n = &x->dag->nodes[i];
     PrimVec keys[3 * DAG_MAX_IO];
@@ -597,7 +598,7 @@ static int sort_reals(Exec *x, int i, const PrimVec *in, int64_t len) {
         const int64_t *v = in[k].data;
         for (int64_t j = 0; j < len; j++) {
             f[j] = r->is[j] ? r->val[j] : (double)v[j];
-            is[j] = r->is[j];
+            is[j] = r->is[j] && r->val[j] >= 9223372036854775808.0;
         }
         PrimVec kf = {PRIM_F64, len, f, in[k].valid}, ks = in[k], ki = {PRIM_U8, len, is, NULL};
         keys[nk] = kf, desc[nk++] = n->desc[k];
@@ -742,6 +743,10 @@ static int run_node(Exec *x, int i, int gpu) {
             for (int k = 0; k < n->ninputs && k < DAG_MAX_IO; k++)
                 ir[k] = x->vals[n->inputs[k]].re;
             rc = prim_cpu_map_reals(ctx, &n->prog, in, ir, len, OUTV, &out->re);
+            /* SQLite's REAL stands in for an INTEGER only (a DECIMAL's or a
+             * DATE's overflow is an error) */
+            if (rc == 0 && out->re.is && x->dag->values[o0].ltype != CAT_INT64)
+                return ex_fail(x, "Execution Error: integer overflow");
         }
         if (rc == 0 && want_valid && !gpu) drop_all_valid(x, &out->h);
         break;

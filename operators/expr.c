@@ -204,7 +204,7 @@ static int compile(Compiler *c, const BExpr *e) {
             /* ival 1: ABS's negation (bind.c abs_plain), whose overflow
              * stays an error where SQLite's REAL takes over elsewhere */
             PrimInstr *in = emit(c, POP_NEG, t, d, a, 0, 0);
-            if (in && e->ival == 1) in->ival = 1;
+            if (in && (e->ival == 1 || e->type == CAT_DECIMAL)) in->ival = 1;
         } else
             emit(c, POP_NOT, reg_t(e->a->type), d, a, 0, 0);
         reg_free(c, a);
@@ -224,6 +224,11 @@ static int compile(Compiler *c, const BExpr *e) {
         }
         PrimInstr *in = emit(c, arith_ops[e->op], opt, d, a, b, 0);
         if (in && e->op == OP_FMOD) in->ival = 1; /* POP_POW's fmod */
+        /* a DECIMAL's scaled int64 that overflows is an error (DuckDB's
+         * rule), never SQLite's REAL (prim_cpu_map_reals) */
+        if (in && e->op >= OP_ADD && e->op <= OP_MOD &&
+            (e->type == CAT_DECIMAL || e->a->type == CAT_DECIMAL || e->b->type == CAT_DECIMAL))
+            in->ival = 1;
         reg_free(c, a);
         reg_free(c, b);
         return d;

@@ -1758,9 +1758,8 @@ static BExpr *trunc_real(BindCtx *bc, BExpr *x, int64_t pos) {
  *   SIGN(x)                   -1, 0, 1 (INTEGER), NULL for NULL
  *   TRUNC / FLOOR / CEIL(x),  an integer x itself; a REAL x truncated as
  *   CEILING(x)                trunc_real, then -1 / +1 where it moved
- *   MOD(a, b)                 integers: CAST(a % b AS REAL) (fmod of
- *                             integers; NULL for b = 0); a REAL operand:
- *                             fmod of both as REAL (OP_FMOD, CPU-only)
+ *   MOD(a, b)                 fmod of both as REAL (OP_FMOD; NULL for
+ *                             b = 0), integers too, as SQLite
  *   PI()                      3.141592653589793
  *   SQRT, EXP, LN, LOG10,     over the argument as REAL, NULL outside the
  *   LOG2, LOG(x) (LOG10),     domain: CPU-only map instructions (POP_MATH,
@@ -1853,7 +1852,6 @@ static BExpr *bind_mathfunc(BindCtx *bc, const AstExpr *e, BExpr **args, int all
         return lg2 ? bind_arith(bc, OP_DIV, u[1], u[0], pos) : u[0];
     }
     if (strcasecmp(f, "mod") == 0 && n == 2) {
-        int real = 0;
         for (int i = 0; i < 2; i++) {
             if (args[i]->kind == BE_CONST && (args[i]->is_null || args[i]->type == CAT_NULL))
                 return typed_null(bc, CAT_FLOAT64, pos);
@@ -1861,16 +1859,14 @@ static BExpr *bind_mathfunc(BindCtx *bc, const AstExpr *e, BExpr **args, int all
                 runtime_text(args[i]))
                 return bind_fail(bc, "Not implemented", args[i]->pos,
                                  "MOD() of a DECIMAL or non-numeric value");
-            real |= bx_is_float(args[i]->type);
         }
-        if (real) { /* fmod of the two as REAL (POP_POW's fmod, CPU-only) */
-            BExpr *x = cast_to(bc, args[0], CAT_FLOAT64), *y = cast_to(bc, args[1], CAT_FLOAT64);
-            if (!x || !y) return NULL;
-            BExpr *r = bx_bin(bc->arena, OP_FMOD, CAT_FLOAT64, x, y, pos);
-            return r ? r : bind_oom(bc);
-        }
-        BExpr *r = bind_arith(bc, OP_MOD, args[0], args[1], pos);
-        return r ? cast_to(bc, r, CAT_FLOAT64) : NULL;
+        /* fmod of the two as REAL, integers too (SQLite's mod() takes
+         * doubles: MOD(9223372036854775807, 10) is fmod(2^63, 10) = 8.0,
+         * where the int64 remainder is 7) */
+        BExpr *x = cast_to(bc, args[0], CAT_FLOAT64), *y = cast_to(bc, args[1], CAT_FLOAT64);
+        if (!x || !y) return NULL;
+        BExpr *r = bx_bin(bc->arena, OP_FMOD, CAT_FLOAT64, x, y, pos);
+        return r ? r : bind_oom(bc);
     }
     if (strcasecmp(f, "concat") == 0 && n >= 1) {
         /* DuckDB's concat: the arguments' text side by side, NULLs as ''

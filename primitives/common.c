@@ -181,8 +181,13 @@ static void *par_worker(void *unused) {
 }
 
 int prim_prog_cpu_only(const PrimProgram *prog) {
-    for (int i = 0; prog && i < prog->ninstr; i++)
-        if (prog->code[i].op == POP_MATH || prog->code[i].op == POP_POW) return 1;
+    for (int i = 0; prog && i < prog->ninstr; i++) {
+        const PrimInstr *in = &prog->code[i];
+        /* the GPU twin has SQRT and fmod, both exact in IEEE arithmetic;
+         * EXP, LN, the LOGs and POWER stay on the CPU (libm's rounding) */
+        if (in->op == POP_MATH && in->ival != PMATH_SQRT) return 1;
+        if (in->op == POP_POW && in->ival != 1) return 1;
+    }
     return 0;
 }
 

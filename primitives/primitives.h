@@ -90,7 +90,8 @@ typedef enum PrimOp {
     POP_MUL,
     POP_DIV, /* I: truncating; NULL if b == 0 (also F, as SQLite) */
     POP_MOD, /* I: C remainder; F: fmod on truncated ints as SQLite; NULL if b == 0 */
-    POP_NEG, /* dst = -a; ival 1: ABS's negation, whose overflow stays an error */
+    POP_NEG, /* dst = -a; ival 1: ABS's negation or a DECIMAL's, whose overflow stays an
+                error (also ival 1 on + - * / %: DECIMAL arithmetic) */
     POP_I2F, /* dst(F) = (double)a(I) */
     POP_F2I, /* dst(I) = (int64)a(F), truncating; ival 1: a is I, dst = a (CAST(integer AS
                 INTEGER): a REAL from an overflow, prim_cpu_map_reals, is truncated) */
@@ -128,12 +129,13 @@ typedef enum PrimOp {
                      k)): the run starts instead of one entry per code */
     POP_MATH,     /* dst(F) = f(a) of a(F), f by ival (PrimMathFn); NULL when a is NULL or
                      outside f's domain (SQLite's math functions: sqrt of x < 0, a log of
-                     x <= 0, any NaN result). CPU twin only: the planner keeps a map holding
-                     it on the CPU (plan_node_cpu_only) */
+                     x <= 0, any NaN result). SQRT runs on both twins; the others on the
+                     CPU twin only: the planner keeps a map holding one on the CPU
+                     (plan_node_cpu_only) */
     POP_POW       /* dst(F) = pow(a, b) of F operands (ival 0), or fmod(a, b) (ival 1,
                      SQLite's mod()); NULL when either is NULL or the result is NaN (a
-                     negative base with a fractional exponent, a zero divisor). CPU twin
-                     only */
+                     negative base with a fractional exponent, a zero divisor). fmod runs
+                     on both twins (exact); pow on the CPU twin only */
 } PrimOp;
 
 /* The functions of POP_MATH (its ival). */
@@ -177,7 +179,8 @@ typedef struct PrimReals {
     uint8_t *is;
 } PrimReals;
 
-/* 1 if prog holds an instruction only the CPU twin runs (POP_MATH, POP_POW). */
+/* 1 if prog holds an instruction only the CPU twin runs (POP_MATH other than
+ * SQRT, POP_POW's pow). */
 int prim_prog_cpu_only(const PrimProgram *prog);
 /* 1 if input k of prog is a POP_LOOKUPV table (indexed by value, not by
  * row: a caller splitting the rows over threads passes it whole), else 0. */

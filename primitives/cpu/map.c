@@ -1074,11 +1074,13 @@ static int map_dyn_row(const MapJob *J, MapRegs *R, int64_t row) {
                 case POP_DIV:
                     ovv[d] = af / bf; /* INT64_MIN / -1 */
                     break;
-                default: /* POP_NEG: ival 1 is ABS's, an error as in SQLite */
-                    if (in->ival == 1) return -1;
+                default: /* POP_NEG */
                     ovv[d] = -af;
                     break;
                 }
+                /* ival 1: ABS's negation or DECIMAL arithmetic, whose
+                 * overflow stays an error */
+                if (in->ival == 1) return -1;
             }
             continue;
         }
@@ -1097,6 +1099,7 @@ static int map_dyn_row(const MapJob *J, MapRegs *R, int64_t row) {
         case POP_DIV:
         case POP_MOD:
         case POP_NEG:
+            if (in->ival == 1 && op != POP_NEG) return -1; /* DECIMAL arithmetic */
             if (op == POP_ADD) r = af + bf;
             if (op == POP_SUB) r = af - bf;
             if (op == POP_MUL) r = af * bf;

@@ -412,6 +412,23 @@ __global__ void map_kernel(const __grid_constant__ MapArgs a) {
                         SETF(d, (double)RI(x));
                 }
                 break;
+            case POP_MATH: /* SQRT only (prim_prog_cpu_only keeps the others on the CPU) */
+                FOR_ROWS {
+                    if (ISNUL(x) || !(RF(x) >= 0.0))
+                        SETNULL(d);
+                    else
+                        SETF(d, __dsqrt_rn(RF(x)));
+                }
+                break;
+            case POP_POW: /* fmod only (ival 1): exact, as the CPU twin's */
+                FOR_ROWS {
+                    const double res = ISNUL(x) || ISNUL(y) ? 0.0 : fmod(RF(x), RF(y));
+                    if (ISNUL(x) || ISNUL(y) || res != res)
+                        SETNULL(d);
+                    else
+                        SETF(d, res);
+                }
+                break;
             case POP_F2I: /* ival 1: an I operand, the value itself */
                 FOR_ROWS {
                     if (ISNUL(x))
@@ -611,7 +628,9 @@ static __host__ __device__ int map_reads(int op) {
     case POP_INLIST:
     case POP_LOOKUPV:
     case POP_RUNS:
+    case POP_MATH:
         return 1;
+    case POP_POW:
     case POP_ADD:
     case POP_SUB:
     case POP_MUL:

@@ -631,6 +631,7 @@ static const int64_t RUNS_SMALL[] = {-5, -4, 0, 3, 4, 17};
 static const int64_t RUNS_ONE[] = {-1000000};
 #define RUNS_BIG_N 2000
 static int64_t RUNS_BIG[RUNS_BIG_N];
+#ifdef GQP_HAVE_CUDA
 static const PrimInstr P10[] = {
     {.op = POP_COL, .t = PRIM_REG_I, .dst = 0, .ival = 1},
     {.op = POP_RUNS, .t = PRIM_REG_I, .dst = 1, .a = 0, .table = RUNS_SMALL, .table_n = 6},
@@ -709,6 +710,58 @@ static void map_program_cases(const PrimInstr *code, int ninstr, int nregs, cons
     cudaStreamDestroy(st);
 }
 #endif
+
+/* PMATHS: SQRT and fmod (MOD()), the two math instructions the GPU twin runs
+ * (both exact in IEEE arithmetic, so equal to the CPU twin's bits): over
+ * F64 values -20..20 with -0.0 and NULLs, integer divisors -1000..1000
+ * with zeros, NULL outside the domain. */
+static const PrimInstr PMATHS[] = {
+    {.op = POP_COL, .t = PRIM_REG_F, .dst = 0, .ival = 4},
+    {.op = POP_COL, .t = PRIM_REG_I, .dst = 1, .ival = 2},
+    {.op = POP_I2F, .t = PRIM_REG_F, .dst = 2, .a = 1},
+    {.op = POP_POW, .t = PRIM_REG_F, .dst = 3, .a = 0, .b = 2, .ival = 1},
+    {.op = POP_POW, .t = PRIM_REG_F, .dst = 4, .a = 2, .b = 0, .ival = 1},
+    {.op = POP_MATH, .t = PRIM_REG_F, .dst = 5, .a = 0, .ival = PMATH_SQRT},
+    {.op = POP_MATH, .t = PRIM_REG_F, .dst = 6, .a = 2, .ival = PMATH_SQRT},
+    {.op = POP_ADD, .t = PRIM_REG_F, .dst = 7, .a = 5, .b = 3},
+};
+
+/* PMATHS's F results through both twins, at every size. */
+static void map_math_cases(void) {
+    cudaStream_t st = new_stream();
+    static const int results[] = {3, 4, 5, 6, 7};
+    for (int s = 0; s < NSIZES; s++) {
+        TVec cols[MAP_NCOLS];
+        map_inputs(cols, SIZES[s]);
+        for (size_t r = 0; r < sizeof results / sizeof results[0]; r++) {
+            PrimProgram p;
+            memset(&p, 0, sizeof p);
+            p.code = PMATHS;
+            p.ninstr = NINSTR(PMATHS);
+            p.ninputs = MAP_NCOLS;
+            p.nregs = 8;
+            p.result = results[r];
+            p.result_t = PRIM_REG_F;
+            cr_assert(!prim_prog_cpu_only(&p), "SQRT / fmod must run on the GPU");
+            char what[32];
+            snprintf(what, sizeof what, "PMATHS r%d", results[r]);
+            map_case(&p, 0, cols, SIZES[s], PRIM_F64, 1, st, what);
+            map_case(&p, 1, cols, SIZES[s], PRIM_U8, 0, st, what);
+        }
+        for (int k = 0; k < MAP_NCOLS; k++)
+            tvec_free(&cols[k]);
+    }
+    cudaStreamDestroy(st);
+}
+#endif
+
+Test(prim_gpu, map_sqrt_fmod_match_cpu) {
+    GPU_TEST_PRELUDE();
+    GPU_BODY({
+        rng_seed(10);
+        map_math_cases();
+    });
+}
 
 Test(prim_gpu, map_inlist_matches_cpu) {
     GPU_TEST_PRELUDE();
