@@ -9,6 +9,7 @@
  * copy of the result. A value is freed as soon as its last consumer ran.
  */
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -565,48 +566,65 @@ static int node_has_reals(const Exec *x, int i) {
     return 0;
 }
 
-/* Sort node i (CPU) whose keys hold REALs from an integer overflow: such
- * a key is ordered as (its value as a double, its int64, whether it is a
- * REAL), which is SQLite's exact numeric order: two values whose doubles
- * differ compare as those; an integer and a REAL with the same double
- * compare by the integer against the REAL's truncation (its int64 slot),
- * and an integer equal to that truncation is below the REAL only where
- * the REAL is 2^63 or more (the flag, set for those REALs only, orders
- * them; an integral REAL within the range equals the integer). */
-static int sort_reals(Exec *x, int i, const PrimVec *in, int64_t len) {
+/* Keys for node i's inputs in[0..ninputs) (a sort's or segments' keys) of
+ * len rows, where an input holding REALs from an integer overflow becomes
+ * three keys (its value as a double, its int64, whether it is a REAL of
+ * 2^63 or more): SQLite's exact numeric order and equality. Two values
+ * whose doubles differ compare as those; an integer and a REAL with the
+ * same double compare by the integer against the REAL's truncation (its
+ * int64 slot), and an integer equal to that truncation is below the REAL
+ * only where the REAL is 2^63 or more (the flag); an integral REAL within
+ * the range equals the integer. keys / desc (desc may be NULL) receive up
+ * to 3 * DAG_MAX_IO entries, owned[] the buffers to free (*nowned). 0 or
+ * -1 (out of memory, with the error). */
+static int real_keys(Exec *x, int i, const PrimVec *in, int64_t len, PrimVec *keys, uint8_t *desc,
+                     int *nk, void **owned, int *nowned) {
     DagNode *n = &x->dag->nodes[i];
-    PrimVec keys[3 * DAG_MAX_IO];
-    uint8_t desc[3 * DAG_MAX_IO];
-    void *owned[2 * DAG_MAX_IO];
-    int nk = 0, no = 0, rc = 0;
-    for (int k = 0; k < n->ninputs && rc == 0; k++) {
+    *nk = *nowned = 0;
+    for (int k = 0; k < n->ninputs && k < DAG_MAX_IO; k++) {
         const PrimReals *r = &x->vals[n->inputs[k]].re;
+        int dk = desc && n->desc ? n->desc[k] : 0;
         if (!r->is) {
-            keys[nk] = in[k];
-            desc[nk++] = n->desc[k];
+            if (desc) desc[*nk] = (uint8_t)dk;
+            keys[(*nk)++] = in[k];
             continue;
         }
         size_t m = (size_t)(len ? len : 1);
         double *f = host_alloc(x->pool, sizeof(double) * m);
         uint8_t *is = host_alloc(x->pool, m);
-        owned[no++] = f;
-        owned[no++] = is;
-        if (!f || !is) {
-            rc = ex_fail(x, "Execution Error: out of memory");
-            break;
-        }
+        owned[(*nowned)++] = f;
+        owned[(*nowned)++] = is;
+        if (!f || !is) return ex_fail(x, "Execution Error: out of memory");
         const int64_t *v = in[k].data;
         for (int64_t j = 0; j < len; j++) {
             f[j] = r->is[j] ? r->val[j] : (double)v[j];
             is[j] = r->is[j] && r->val[j] >= 9223372036854775808.0;
         }
-        PrimVec kf = {PRIM_F64, len, f, in[k].valid}, ks = in[k], ki = {PRIM_U8, len, is, NULL};
-        keys[nk] = kf, desc[nk++] = n->desc[k];
-        keys[nk] = ks, desc[nk++] = n->desc[k];
-        keys[nk] = ki, desc[nk++] = n->desc[k];
+        PrimVec kf = {PRIM_F64, len, f, in[k].valid}, ki = {PRIM_U8, len, is, NULL};
+        for (int c = 0; c < 3; c++) {
+            if (desc) desc[*nk] = (uint8_t)dk;
+            keys[(*nk)++] = c == 0 ? kf : c == 1 ? in[k] : ki;
+        }
     }
+    return 0;
+}
+
+/* Sort or segments node i (CPU) whose keys hold REALs from an integer
+ * overflow, over real_keys. */
+static int keys_reals(Exec *x, int i, const PrimVec *in, int64_t len) {
+    DagNode *n = &x->dag->nodes[i];
+    PrimVec keys[3 * DAG_MAX_IO];
+    uint8_t desc[3 * DAG_MAX_IO];
+    void *owned[2 * DAG_MAX_IO];
+    int nk = 0, no = 0;
+    int rc = real_keys(x, i, in, len, keys, desc, &nk, owned, &no);
     RtVal *out = &x->vals[n->outputs[0]];
-    if (rc == 0 && n->slice_limit < 0 && n->slice_offset <= 0) {
+    if (rc == 0 && n->kind == DN_SEGMENTS) {
+        int64_t nseg = 0;
+        if ((rc = ex_alloc(x, n->outputs[0], len, 0, 0)) == 0)
+            rc = prim_cpu_segments(&x->hctx, keys, nk, len, out->h.data, &nseg);
+        out->n = out->h.n = nseg;
+    } else if (rc == 0 && n->slice_limit < 0 && n->slice_offset <= 0) {
         if ((rc = ex_alloc(x, n->outputs[0], len, 0, 0)) == 0)
             rc = prim_cpu_sort(&x->hctx, keys, desc, nk, len, out->h.data);
     } else if (rc == 0) {
@@ -618,14 +636,173 @@ static int sort_reals(Exec *x, int i, const PrimVec *in, int64_t len) {
     for (int k = 0; k < no; k++)
         host_free(x->pool, owned[k]);
     if (rc != 0 && !x->err[0])
-        ex_fail(x, "Execution Error: sort node #%d failed: %s", i,
+        ex_fail(x, "Execution Error: %s node #%d failed: %s", plan_dag_kind_name(n->kind), i,
                 x->hctx.err[0] ? x->hctx.err : "out of memory");
     return rc;
 }
 
+/* SQLite's sum of one segment (sumStep / sumFinalize): integers exactly
+ * until a REAL comes, then everything in doubles with Kahan-Babuska-
+ * Neumaier compensation. */
+typedef struct RealSum {
+    int64_t isum;
+    double rsum, rerr;
+    int approx, ovfl;
+    int64_t cnt;
+} RealSum;
+
+static void rsum_step(RealSum *p, double r) {
+    double s = p->rsum, t = s + r;
+    if (fabs(s) > fabs(r))
+        p->rerr += (s - t) + r;
+    else
+        p->rerr += (r - t) + s;
+    p->rsum = t;
+}
+
+/* An integer into the compensated sum: a large one in two parts, each
+ * exact as a double. */
+static void rsum_step_int(RealSum *p, int64_t v) {
+    if (v <= -4503599627370496LL || v >= 4503599627370496LL) {
+        int64_t big = v - v % 16384;
+        rsum_step(p, (double)big);
+        rsum_step(p, (double)(v - big));
+    } else {
+        rsum_step(p, (double)v);
+    }
+}
+
+static void rsum_add(RealSum *p, int isreal, int64_t iv, double fv) {
+    p->cnt++;
+    if (!isreal) {
+        if (p->approx) {
+            rsum_step_int(p, iv);
+        } else {
+            int64_t t;
+            if (!__builtin_add_overflow(p->isum, iv, &t)) {
+                p->isum = t;
+            } else {
+                /* SUM's error, as SQLite's (even should a REAL follow);
+                 * AVG goes on in doubles */
+                p->ovfl = 1;
+                p->approx = 1;
+                p->rsum = p->rerr = 0;
+                rsum_step_int(p, p->isum);
+                rsum_step_int(p, iv);
+            }
+        }
+        return;
+    }
+    if (!p->approx) {
+        p->approx = 1;
+        p->rsum = p->rerr = 0;
+        rsum_step_int(p, p->isum);
+    }
+    rsum_step(p, fv);
+}
+
+/* 1 if the value of row a (an integer iv, or a REAL fv when ra) is below
+ * that of row b, by SQLite's exact numeric comparison. */
+static int real_less(int ra, int64_t ia, double fa, int rb, int64_t ib, double fb) {
+    if (!ra && !rb) return ia < ib;
+    if (ra && rb) return fa < fb;
+    /* one integer i, one REAL f: compare exactly */
+    int64_t i = ra ? ib : ia;
+    double f = ra ? fa : fb;
+    int c; /* i against f */
+    if (f >= 9223372036854775808.0)
+        c = -1;
+    else if (f < -9223372036854775808.0)
+        c = 1;
+    else {
+        double t = trunc(f);
+        int64_t y = (int64_t)t;
+        c = i != y ? (i < y ? -1 : 1) : f > t ? -1 : f < t ? 1 : 0;
+    }
+    return ra ? c > 0 : c < 0; /* a is f: f < i iff i > f */
+}
+
+/* Segmented reduce node i (CPU) whose value holds REALs from an integer
+ * overflow: SUM, AVG, MIN and MAX as SQLite computes them over INTEGER and
+ * REAL values (a SUM or MIN / MAX result that is a REAL becomes one of the
+ * output's REAL rows); COUNT as usual. */
+static int segreduce_reals(Exec *x, int i, const PrimVec *val, const int64_t *starts, int64_t nseg,
+                           int64_t len) {
+    DagNode *n = &x->dag->nodes[i];
+    RtVal *out = &x->vals[n->outputs[0]];
+    const PrimReals *re = &x->vals[n->inputs[1]].re;
+    const int64_t *v = val->data;
+    int avg = n->agg == AGG_AVG;
+    if (!avg) {
+        size_t m = (size_t)(nseg ? nseg : 1);
+        out->re.val = host_alloc(x->pool, sizeof(double) * m);
+        out->re.is = host_alloc(x->pool, m);
+        if (!out->re.val || !out->re.is) return ex_fail(x, "Execution Error: out of memory");
+        memset(out->re.is, 0, m);
+    }
+    int anyreal = 0;
+    for (int64_t s = 0; s < nseg; s++) {
+        int64_t lo = starts[s], hi = s + 1 < nseg ? starts[s + 1] : len;
+        RealSum sum = {0, 0, 0, 0, 0, 0};
+        int have = 0, br = 0;
+        int64_t bi = 0;
+        double bf = 0;
+        for (int64_t r = lo; r < hi; r++) {
+            if (val->valid && !val->valid[r]) continue;
+            int isr = re->is[r];
+            if (n->agg == AGG_SUM || avg) {
+                rsum_add(&sum, isr, v[r], isr ? re->val[r] : 0.0);
+            } else if (!have ||
+                       (n->agg == AGG_MIN ? real_less(isr, v[r], re->val[r], br, bi, bf)
+                                          : real_less(br, bi, bf, isr, v[r], re->val[r]))) {
+                br = isr, bi = v[r], bf = isr ? re->val[r] : 0.0;
+            }
+            have = 1;
+        }
+        uint8_t *ov = out->h.valid;
+        if (ov) ov[s] = (uint8_t)have;
+        if (!have) {
+            if (avg)
+                ((double *)out->h.data)[s] = 0.0;
+            else
+                ((int64_t *)out->h.data)[s] = 0;
+            continue;
+        }
+        if (avg) {
+            double t = sum.approx ? sum.rsum + sum.rerr : (double)sum.isum;
+            ((double *)out->h.data)[s] = t / (double)sum.cnt;
+            continue;
+        }
+        if (n->agg == AGG_SUM) {
+            if (sum.ovfl) return ex_fail(x, "Execution Error: integer overflow");
+            br = sum.approx;
+            bi = sum.isum;
+            bf = sum.rsum + sum.rerr;
+        }
+        if (br) {
+            ((int64_t *)out->h.data)[s] = bf >= 9223372036854775808.0   ? INT64_MAX
+                                          : bf < -9223372036854775808.0 ? INT64_MIN
+                                                                        : (int64_t)bf;
+            out->re.val[s] = bf;
+            out->re.is[s] = 1;
+            anyreal = 1;
+        } else {
+            ((int64_t *)out->h.data)[s] = bi;
+        }
+    }
+    if (!avg && !anyreal) {
+        host_free(x->pool, out->re.val);
+        host_free(x->pool, out->re.is);
+        out->re.val = NULL;
+        out->re.is = NULL;
+    }
+    return 0;
+}
+
 /* Node i reads a value with REAL rows from an integer overflow (SQLite's
- * switch to REAL): the nodes that carry them (map, gather, concat, slice)
- * or order by them (sort, sort_keys) run on
+ * switch to REAL): the nodes that carry them (map, gather, concat, slice),
+ * order or group by them (sort, segments: real_keys) or aggregate them
+ * (segmented reduce: segreduce_reals) run on
  * their CPU twins (*gpu becomes 0); any other is not implemented for such
  * values and fails. 0, or -1 with the error. */
 static int reals_in(Exec *x, int i, int *gpu) {
@@ -633,7 +810,8 @@ static int reals_in(Exec *x, int i, int *gpu) {
     for (int k = 0; k < n->ninputs; k++) {
         if (!x->vals[n->inputs[k]].re.is) continue;
         int carries = n->kind == DN_MAP || (n->kind == DN_GATHER && k == 0) ||
-                      n->kind == DN_CONCAT || n->kind == DN_SLICE || n->kind == DN_SORT;
+                      n->kind == DN_CONCAT || n->kind == DN_SLICE || n->kind == DN_SORT ||
+                      n->kind == DN_SEGMENTS || (n->kind == DN_SEGREDUCE && k == 1);
         if (!carries)
             return ex_fail(x,
                            "Not implemented Error: integer overflow: SQLite's REAL result "
@@ -801,7 +979,7 @@ static int run_node(Exec *x, int i, int gpu) {
         int64_t len = in[0].n;
         n->rows_in = len;
         if (!gpu && node_has_reals(x, i)) {
-            if (sort_reals(x, i, in, len) != 0) return -1;
+            if (keys_reals(x, i, in, len) != 0) return -1;
             break;
         }
         if (n->slice_limit < 0 && n->slice_offset <= 0) {
@@ -821,8 +999,12 @@ static int run_node(Exec *x, int i, int gpu) {
     }
     case DN_SEGMENTS: {
         int64_t len = in[0].n, nseg = 0;
-        if (ex_alloc(x, o0, len, 0, gpu) != 0) return -1;
         n->rows_in = len;
+        if (!gpu && node_has_reals(x, i)) {
+            if (keys_reals(x, i, in, len) != 0) return -1;
+            break;
+        }
+        if (ex_alloc(x, o0, len, 0, gpu) != 0) return -1;
         rc = gpu ? prim_gpu_segments(ctx, in, n->ninputs, len, out->d.data, &nseg)
                  : prim_cpu_segments(ctx, in, n->ninputs, len, out->h.data, &nseg);
         out->n = nseg;
@@ -836,6 +1018,11 @@ static int run_node(Exec *x, int i, int gpu) {
         if (ex_alloc(x, o0, nseg, !counts, gpu) != 0) return -1;
         n->rows_in = len;
         const PrimVec *val = n->ninputs > 1 ? &in[1] : NULL;
+        if (!gpu && !counts && val && x->vals[n->inputs[1]].re.is &&
+            (n->agg == AGG_SUM || n->agg == AGG_AVG || n->agg == AGG_MIN || n->agg == AGG_MAX)) {
+            if (segreduce_reals(x, i, val, in[0].data, nseg, len) != 0) return -1;
+            break;
+        }
         rc = gpu ? prim_gpu_segreduce_ex(ctx, n->agg, n->no_ovf, val, in[0].data, nseg, len, OUTV)
                  : prim_cpu_segreduce_ex(ctx, n->agg, n->no_ovf, val, in[0].data, nseg, len, OUTV);
         if (rc == 0 && !gpu) drop_all_valid(x, &out->h);

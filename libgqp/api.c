@@ -451,6 +451,27 @@ int gqp_replan(gqp *db, gqp_stmt *st) {
     return gqp_plan_select(db, st, st->ast->select);
 }
 
+/* SQLite's REAL after an integer overflow reaches aggregates through the
+ * sort aggregation plan only (executor/exec.c segreduce_reals): a query
+ * whose dense aggregate failed on an overflow (its fused arithmetic, or a
+ * REAL as its input) is planned again with aggregate = 'sort' and run
+ * once more. Returns rc, or the second run's code. */
+static int retry_sort_agg(gqp *db, gqp_stmt *st, int rc) {
+    if (rc == GQP_OK || !strstr(db->errmsg, "integer overflow") || db->agg_mode == LOWER_AGG_SORT ||
+        !st->dag)
+        return rc;
+    int dense = 0;
+    for (int i = 0; i < st->dag->nnodes; i++)
+        dense |= st->dag->nodes[i].kind == DN_DENSEAGG;
+    if (!dense) return rc;
+    int saved = db->agg_mode;
+    db->agg_mode = LOWER_AGG_SORT;
+    rc = gqp_replan(db, st);
+    if (rc == GQP_OK) rc = gqp_run_select(db, st);
+    db->agg_mode = saved;
+    return rc;
+}
+
 /* gqp_step with the handle locked. */
 static int step_locked(gqp *db, gqp_stmt *st) {
     if (!st->ran) {
@@ -475,7 +496,7 @@ static int step_locked(gqp *db, gqp_stmt *st) {
         }
         switch (st->ast->kind) {
         case STMT_SELECT:
-            rc = gqp_run_select(db, st);
+            rc = retry_sort_agg(db, st, gqp_run_select(db, st));
             break;
         case STMT_EXPLAIN:
         case STMT_SHOW_TABLES:
