@@ -706,20 +706,10 @@ static void rsum_add(RealSum *p, int isreal, int64_t iv, double fv) {
 static int real_less(int ra, int64_t ia, double fa, int rb, int64_t ib, double fb) {
     if (!ra && !rb) return ia < ib;
     if (ra && rb) return fa < fb;
-    /* one integer i, one REAL f: compare exactly */
-    int64_t i = ra ? ib : ia;
-    double f = ra ? fa : fb;
-    int c; /* i against f */
-    if (f >= 9223372036854775808.0)
-        c = -1;
-    else if (f < -9223372036854775808.0)
-        c = 1;
-    else {
-        double t = trunc(f);
-        int64_t y = (int64_t)t;
-        c = i != y ? (i < y ? -1 : 1) : f > t ? -1 : f < t ? 1 : 0;
-    }
-    return ra ? c > 0 : c < 0; /* a is f: f < i iff i > f */
+    /* one integer, one REAL: compared exactly (a is the REAL: f < i iff
+     * i > f) */
+    int c = ra ? prim_cmp_int_real(ib, fa) : prim_cmp_int_real(ia, fb);
+    return ra ? c > 0 : c < 0;
 }
 
 /* Segmented reduce node i (CPU) whose value holds REALs from an integer
@@ -780,9 +770,7 @@ static int segreduce_reals(Exec *x, int i, const PrimVec *val, const int64_t *st
             bf = sum.rsum + sum.rerr;
         }
         if (br) {
-            ((int64_t *)out->h.data)[s] = bf >= 9223372036854775808.0   ? INT64_MAX
-                                          : bf < -9223372036854775808.0 ? INT64_MIN
-                                                                        : (int64_t)bf;
+            ((int64_t *)out->h.data)[s] = prim_real_to_int(bf);
             out->re.val[s] = bf;
             out->re.is[s] = 1;
             anyreal = 1;

@@ -4,6 +4,7 @@
  */
 #include "primitives/primitives.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -178,6 +179,21 @@ static void *par_worker(void *unused) {
         par_claim(g);
     }
     return NULL;
+}
+
+int prim_cmp_int_real(int64_t i, double f) {
+    if (f >= 9223372036854775808.0) return -1;
+    if (f < -9223372036854775808.0) return 1;
+    double t = trunc(f);
+    int64_t y = (int64_t)t;
+    if (i != y) return i < y ? -1 : 1;
+    return f > t ? -1 : f < t ? 1 : 0;
+}
+
+int64_t prim_real_to_int(double f) {
+    if (f >= 9223372036854775808.0) return INT64_MAX;
+    if (f >= -9223372036854775808.0) return (int64_t)f;
+    return f < 0 ? INT64_MIN : 0; /* below the range, or NaN */
 }
 
 int prim_prog_cpu_only(const PrimProgram *prog) {

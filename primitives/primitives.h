@@ -179,6 +179,13 @@ typedef struct PrimReals {
     uint8_t *is;
 } PrimReals;
 
+/* SQLite's exact comparison of integer i with double f (no rounding of i):
+ * -1, 0 or 1. f is not NaN. */
+int prim_cmp_int_real(int64_t i, double f);
+/* f truncated toward zero as int64, saturating at the int64 range; NaN
+ * gives 0 (SQLite's REAL -> INTEGER). */
+int64_t prim_real_to_int(double f);
+
 /* 1 if prog holds an instruction only the CPU twin runs (POP_MATH other than
  * SQRT, POP_POW's pow). */
 int prim_prog_cpu_only(const PrimProgram *prog);

@@ -1019,16 +1019,6 @@ static void dyn_set_f(MapRegs *R, int d, int isnull, double v) {
     R->maynull[d] = 1;
 }
 
-/* Compares integer i with double f exactly: -1, 0 or 1. */
-static int dyn_cmp_if(int64_t i, double f) {
-    if (f >= 9223372036854775808.0) return -1;
-    if (f < -9223372036854775808.0) return 1;
-    double t = trunc(f);
-    int64_t y = (int64_t)t;
-    if (i != y) return i < y ? -1 : 1;
-    return f > t ? -1 : f < t ? 1 : 0;
-}
-
 /* Evaluates row `row` of the program alone in R (a register set with the
  * hoisted instructions evaluated) with REAL overflow, and stores its
  * result into out (a REAL result of an I program: its truncation, and
@@ -1133,8 +1123,8 @@ static int map_dyn_row(const MapJob *J, MapRegs *R, int64_t row) {
         case POP_GT:
         case POP_GE: {
             int c = ar && br ? (af < bf ? -1 : af > bf)
-                    : ar     ? -dyn_cmp_if(bi, af)
-                             : dyn_cmp_if(ai, bf);
+                    : ar     ? -prim_cmp_int_real(bi, af)
+                             : prim_cmp_int_real(ai, bf);
             int v = op == POP_EQ   ? c == 0
                     : op == POP_NE ? c != 0
                     : op == POP_LT ? c < 0

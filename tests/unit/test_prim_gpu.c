@@ -631,7 +631,6 @@ static const int64_t RUNS_SMALL[] = {-5, -4, 0, 3, 4, 17};
 static const int64_t RUNS_ONE[] = {-1000000};
 #define RUNS_BIG_N 2000
 static int64_t RUNS_BIG[RUNS_BIG_N];
-#ifdef GQP_HAVE_CUDA
 static const PrimInstr P10[] = {
     {.op = POP_COL, .t = PRIM_REG_I, .dst = 0, .ival = 1},
     {.op = POP_RUNS, .t = PRIM_REG_I, .dst = 1, .a = 0, .table = RUNS_SMALL, .table_n = 6},
@@ -715,6 +714,7 @@ static void map_program_cases(const PrimInstr *code, int ninstr, int nregs, cons
  * (both exact in IEEE arithmetic, so equal to the CPU twin's bits): over
  * F64 values -20..20 with -0.0 and NULLs, integer divisors -1000..1000
  * with zeros, NULL outside the domain. */
+#ifdef GQP_HAVE_CUDA
 static const PrimInstr PMATHS[] = {
     {.op = POP_COL, .t = PRIM_REG_F, .dst = 0, .ival = 4},
     {.op = POP_COL, .t = PRIM_REG_I, .dst = 1, .ival = 2},
