@@ -540,15 +540,22 @@ static int to_text(Exec *x, const DagNode *node, const PrimVec *in, int64_t n, R
     return 0;
 }
 
-/* Make node n's inputs available on its side (copying across PCIe where
- * needed) and describe them in in[0..ninputs). Returns 0 or -1. */
+/* REAL rows for n values into r (host memory of the pool, is zeroed):
+ * 0, or -1 with the error. The caller (an RtVal or ExecColumn) owns them. */
+static int reals_alloc(Exec *x, PrimReals *r, int64_t n) {
+    size_t m = (size_t)(n ? n : 1);
+    r->val = host_alloc(x->pool, sizeof(double) * m);
+    r->is = host_alloc(x->pool, m);
+    if (!r->val || !r->is) return ex_fail(x, "Execution Error: out of memory");
+    memset(r->is, 0, m);
+    return 0;
+}
+
 /* The REAL rows (from an integer overflow) of a gather's result: row k
  * takes src's row ids[k] (none for an id outside 0..n-1, a NULL row). */
 static int gather_reals(Exec *x, const PrimReals *src, int64_t n, const int64_t *ids, int64_t len,
                         PrimReals *out) {
-    out->val = host_alloc(x->pool, sizeof(double) * (size_t)(len ? len : 1));
-    out->is = host_alloc(x->pool, (size_t)(len ? len : 1));
-    if (!out->val || !out->is) return ex_fail(x, "Execution Error: out of memory");
+    if (reals_alloc(x, out, len) != 0) return -1;
     for (int64_t k = 0; k < len; k++) {
         int64_t r = ids[k];
         int is = r >= 0 && r < n && src->is[r];
@@ -566,34 +573,40 @@ static int node_has_reals(const Exec *x, int i) {
     return 0;
 }
 
-/* Keys for node i's inputs in[0..ninputs) (a sort's or segments' keys) of
- * len rows, where an input holding REALs from an integer overflow becomes
- * three keys (its value as a double, its int64, whether it is a REAL of
- * 2^63 or more): SQLite's exact numeric order and equality. Two values
- * whose doubles differ compare as those; an integer and a REAL with the
- * same double compare by the integer against the REAL's truncation (its
- * int64 slot), and an integer equal to that truncation is below the REAL
- * only where the REAL is 2^63 or more (the flag); an integral REAL within
- * the range equals the integer. keys / desc (desc may be NULL) receive up
- * to 3 * DAG_MAX_IO entries, owned[] the buffers to free (*nowned). 0 or
- * -1 (out of memory, with the error). */
-static int real_keys(Exec *x, int i, const PrimVec *in, int64_t len, PrimVec *keys, uint8_t *desc,
-                     int *nk, void **owned, int *nowned) {
+/* A sort's or segments' keys where an input holds REALs from an integer
+ * overflow: that input becomes three keys (its value as a double, its
+ * int64, whether it is a REAL of 2^63 or more), SQLite's exact numeric
+ * order and equality. Two values whose doubles differ compare as those; an
+ * integer and a REAL with the same double compare by the integer against
+ * the REAL's truncation (its int64 slot), and an integer equal to that
+ * truncation is below the REAL only where the REAL is 2^63 or more (the
+ * flag); an integral REAL within the range equals the integer. */
+typedef struct RealKeys {
+    PrimVec keys[3 * DAG_MAX_IO];
+    uint8_t desc[3 * DAG_MAX_IO];
+    int nk;
+    void *owned[2 * DAG_MAX_IO];
+    int nowned;
+} RealKeys;
+
+/* Fills rk from node i's inputs in[0..ninputs) of len rows. 0, or -1 (out
+ * of memory, with the error); real_keys_free in both cases. */
+static int real_keys(Exec *x, int i, const PrimVec *in, int64_t len, RealKeys *rk) {
     DagNode *n = &x->dag->nodes[i];
-    *nk = *nowned = 0;
+    rk->nk = rk->nowned = 0;
     for (int k = 0; k < n->ninputs && k < DAG_MAX_IO; k++) {
         const PrimReals *r = &x->vals[n->inputs[k]].re;
-        int dk = desc && n->desc ? n->desc[k] : 0;
+        uint8_t dk = n->desc ? n->desc[k] : 0;
         if (!r->is) {
-            if (desc) desc[*nk] = (uint8_t)dk;
-            keys[(*nk)++] = in[k];
+            rk->desc[rk->nk] = dk;
+            rk->keys[rk->nk++] = in[k];
             continue;
         }
         size_t m = (size_t)(len ? len : 1);
         double *f = host_alloc(x->pool, sizeof(double) * m);
         uint8_t *is = host_alloc(x->pool, m);
-        owned[(*nowned)++] = f;
-        owned[(*nowned)++] = is;
+        rk->owned[rk->nowned++] = f;
+        rk->owned[rk->nowned++] = is;
         if (!f || !is) return ex_fail(x, "Execution Error: out of memory");
         const int64_t *v = in[k].data;
         for (int64_t j = 0; j < len; j++) {
@@ -602,43 +615,17 @@ static int real_keys(Exec *x, int i, const PrimVec *in, int64_t len, PrimVec *ke
         }
         PrimVec kf = {PRIM_F64, len, f, in[k].valid}, ki = {PRIM_U8, len, is, NULL};
         for (int c = 0; c < 3; c++) {
-            if (desc) desc[*nk] = (uint8_t)dk;
-            keys[(*nk)++] = c == 0 ? kf : c == 1 ? in[k] : ki;
+            rk->desc[rk->nk] = dk;
+            rk->keys[rk->nk++] = c == 0 ? kf : c == 1 ? in[k] : ki;
         }
     }
     return 0;
 }
 
-/* Sort or segments node i (CPU) whose keys hold REALs from an integer
- * overflow, over real_keys. */
-static int keys_reals(Exec *x, int i, const PrimVec *in, int64_t len) {
-    DagNode *n = &x->dag->nodes[i];
-    PrimVec keys[3 * DAG_MAX_IO];
-    uint8_t desc[3 * DAG_MAX_IO];
-    void *owned[2 * DAG_MAX_IO];
-    int nk = 0, no = 0;
-    int rc = real_keys(x, i, in, len, keys, desc, &nk, owned, &no);
-    RtVal *out = &x->vals[n->outputs[0]];
-    if (rc == 0 && n->kind == DN_SEGMENTS) {
-        int64_t nseg = 0;
-        if ((rc = ex_alloc(x, n->outputs[0], len, 0, 0)) == 0)
-            rc = prim_cpu_segments(&x->hctx, keys, nk, len, out->h.data, &nseg);
-        out->n = out->h.n = nseg;
-    } else if (rc == 0 && n->slice_limit < 0 && n->slice_offset <= 0) {
-        if ((rc = ex_alloc(x, n->outputs[0], len, 0, 0)) == 0)
-            rc = prim_cpu_sort(&x->hctx, keys, desc, nk, len, out->h.data);
-    } else if (rc == 0) {
-        int64_t cnt = prim_range_rows(len, n->slice_offset, n->slice_limit), got = 0;
-        if ((rc = ex_alloc(x, n->outputs[0], cnt, 0, 0)) == 0)
-            rc = prim_cpu_sort_range(&x->hctx, keys, desc, nk, len, n->slice_offset, n->slice_limit,
-                                     out->h.data, &got);
-    }
-    for (int k = 0; k < no; k++)
-        host_free(x->pool, owned[k]);
-    if (rc != 0 && !x->err[0])
-        ex_fail(x, "Execution Error: %s node #%d failed: %s", plan_dag_kind_name(n->kind), i,
-                x->hctx.err[0] ? x->hctx.err : "out of memory");
-    return rc;
+static void real_keys_free(Exec *x, RealKeys *rk) {
+    for (int k = 0; k < rk->nowned; k++)
+        host_free(x->pool, rk->owned[k]);
+    rk->nowned = 0;
 }
 
 /* SQLite's sum of one segment (sumStep / sumFinalize): integers exactly
@@ -723,13 +710,7 @@ static int segreduce_reals(Exec *x, int i, const PrimVec *val, const int64_t *st
     const PrimReals *re = &x->vals[n->inputs[1]].re;
     const int64_t *v = val->data;
     int avg = n->agg == AGG_AVG;
-    if (!avg) {
-        size_t m = (size_t)(nseg ? nseg : 1);
-        out->re.val = host_alloc(x->pool, sizeof(double) * m);
-        out->re.is = host_alloc(x->pool, m);
-        if (!out->re.val || !out->re.is) return ex_fail(x, "Execution Error: out of memory");
-        memset(out->re.is, 0, m);
-    }
+    if (!avg && reals_alloc(x, &out->re, nseg) != 0) return -1;
     int anyreal = 0;
     for (int64_t s = 0; s < nseg; s++) {
         int64_t lo = starts[s], hi = s + 1 < nseg ? starts[s + 1] : len;
@@ -803,9 +784,9 @@ static int reals_in(Exec *x, int i, int *gpu) {
         if (!carries)
             return ex_fail(x,
                            "Not implemented Error: integer overflow: SQLite's REAL result "
-                           "as input of a %s node (#%d%s%s%s)",
+                           "as input of a %s node (#%d%s%s)",
                            plan_dag_kind_name(n->kind), i, n->label ? ", " : "",
-                           n->label ? n->label : "", "");
+                           n->label ? n->label : "");
         if (*gpu) {
             *gpu = 0;
             n->device = DEV_CPU;
@@ -815,6 +796,8 @@ static int reals_in(Exec *x, int i, int *gpu) {
     return 0;
 }
 
+/* Make node n's inputs available on its side (copying across PCIe where
+ * needed) and describe them in in[0..ninputs). Returns 0 or -1. */
 static int load_inputs(Exec *x, const DagNode *n, int gpu, PrimVec *in) {
     for (int k = 0; k < n->ninputs && k < DAG_MAX_IO; k++) {
         int v = n->inputs[k];
@@ -966,35 +949,50 @@ static int run_node(Exec *x, int i, int gpu) {
     case DN_SORT: {
         int64_t len = in[0].n;
         n->rows_in = len;
-        if (!gpu && node_has_reals(x, i)) {
-            if (keys_reals(x, i, in, len) != 0) return -1;
-            break;
-        }
-        if (n->slice_limit < 0 && n->slice_offset <= 0) {
-            if (ex_alloc(x, o0, len, 0, gpu) != 0) return -1;
-            rc = gpu ? prim_gpu_sort(ctx, in, n->desc, n->ninputs, len, out->d.data)
-                     : prim_cpu_sort(ctx, in, n->desc, n->ninputs, len, out->h.data);
-            break;
-        }
         /* ORDER BY ... LIMIT / OFFSET: only the range's rows of the order */
-        int64_t cnt = prim_range_rows(len, n->slice_offset, n->slice_limit), got = 0;
+        int range = n->slice_limit >= 0 || n->slice_offset > 0;
+        int64_t cnt = range ? prim_range_rows(len, n->slice_offset, n->slice_limit) : len, got = 0;
         if (ex_alloc(x, o0, cnt, 0, gpu) != 0) return -1;
-        rc = gpu ? prim_gpu_sort_range(ctx, in, n->desc, n->ninputs, len, n->slice_offset,
-                                       n->slice_limit, out->d.data, &got)
-                 : prim_cpu_sort_range(ctx, in, n->desc, n->ninputs, len, n->slice_offset,
-                                       n->slice_limit, out->h.data, &got);
+        /* keys holding REALs from an integer overflow (CPU): exact keys */
+        RealKeys rk = {.nk = 0, .nowned = 0};
+        const PrimVec *keys = in;
+        const uint8_t *desc = n->desc;
+        int nk = n->ninputs;
+        if (!gpu && node_has_reals(x, i)) {
+            if (real_keys(x, i, in, len, &rk) != 0) {
+                real_keys_free(x, &rk);
+                return -1;
+            }
+            keys = rk.keys, desc = rk.desc, nk = rk.nk;
+        }
+        if (!range)
+            rc = gpu ? prim_gpu_sort(ctx, keys, desc, nk, len, out->d.data)
+                     : prim_cpu_sort(ctx, keys, desc, nk, len, out->h.data);
+        else
+            rc = gpu ? prim_gpu_sort_range(ctx, keys, desc, nk, len, n->slice_offset,
+                                           n->slice_limit, out->d.data, &got)
+                     : prim_cpu_sort_range(ctx, keys, desc, nk, len, n->slice_offset,
+                                           n->slice_limit, out->h.data, &got);
+        real_keys_free(x, &rk);
         break;
     }
     case DN_SEGMENTS: {
         int64_t len = in[0].n, nseg = 0;
-        n->rows_in = len;
-        if (!gpu && node_has_reals(x, i)) {
-            if (keys_reals(x, i, in, len) != 0) return -1;
-            break;
-        }
         if (ex_alloc(x, o0, len, 0, gpu) != 0) return -1;
-        rc = gpu ? prim_gpu_segments(ctx, in, n->ninputs, len, out->d.data, &nseg)
-                 : prim_cpu_segments(ctx, in, n->ninputs, len, out->h.data, &nseg);
+        n->rows_in = len;
+        RealKeys rk = {.nk = 0, .nowned = 0}; /* as DN_SORT's */
+        const PrimVec *keys = in;
+        int nk = n->ninputs;
+        if (!gpu && node_has_reals(x, i)) {
+            if (real_keys(x, i, in, len, &rk) != 0) {
+                real_keys_free(x, &rk);
+                return -1;
+            }
+            keys = rk.keys, nk = rk.nk;
+        }
+        rc = gpu ? prim_gpu_segments(ctx, keys, nk, len, out->d.data, &nseg)
+                 : prim_cpu_segments(ctx, keys, nk, len, out->h.data, &nseg);
+        real_keys_free(x, &rk);
         out->n = nseg;
         OUTV->n = nseg;
         break;
@@ -1084,10 +1082,7 @@ static int run_node(Exec *x, int i, int gpu) {
             const PrimReals *r = &x->vals[n->inputs[0]].re;
             if (r->is) {
                 /* REAL rows from an integer overflow: the same range */
-                out->re.val = host_alloc(x->pool, sizeof(double) * (size_t)(cnt ? cnt : 1));
-                out->re.is = host_alloc(x->pool, (size_t)(cnt ? cnt : 1));
-                if (!out->re.val || !out->re.is)
-                    return ex_fail(x, "Execution Error: out of memory");
+                if (reals_alloc(x, &out->re, cnt) != 0) return -1;
                 if (cnt) memcpy(out->re.val, r->val + off, sizeof(double) * (size_t)cnt);
                 if (cnt) memcpy(out->re.is, r->is + off, (size_t)cnt);
             }
@@ -1134,15 +1129,13 @@ static int run_node(Exec *x, int i, int gpu) {
         for (int k = 0; k < n->ninputs; k++)
             anyre |= x->vals[n->inputs[k]].re.is != NULL;
         if (anyre) {
-            out->re.val = host_alloc(x->pool, sizeof(double) * (size_t)(len ? len : 1));
-            out->re.is = host_alloc(x->pool, (size_t)(len ? len : 1));
-            if (!out->re.val || !out->re.is) return ex_fail(x, "Execution Error: out of memory");
+            if (reals_alloc(x, &out->re, len) != 0) return -1;
             at = 0;
             for (int k = 0; k < n->ninputs; k++) {
                 const PrimReals *r = &x->vals[n->inputs[k]].re;
-                for (int64_t j = 0; j < in[k].n; j++) {
-                    out->re.is[at + j] = r->is ? r->is[j] : 0;
-                    out->re.val[at + j] = r->is && r->is[j] ? r->val[j] : 0.0;
+                if (r->is && in[k].n) {
+                    memcpy(out->re.is + at, r->is, (size_t)in[k].n);
+                    memcpy(out->re.val + at, r->val, sizeof(double) * (size_t)in[k].n);
                 }
                 at += in[k].n;
             }
@@ -1339,10 +1332,7 @@ static int take_result(Exec *x, int v, int copy, ExecColumn *c) {
     c->vec = h;
     if (r->re.is) {
         /* REAL rows from an integer overflow: the column's own copy */
-        size_t m = (size_t)(h.n ? h.n : 1);
-        c->re.val = host_alloc(x->pool, sizeof(double) * m);
-        c->re.is = host_alloc(x->pool, m);
-        if (!c->re.val || !c->re.is) return ex_fail(x, "Execution Error: out of memory");
+        if (reals_alloc(x, &c->re, h.n) != 0) return -1;
         memcpy(c->re.val, r->re.val, sizeof(double) * (size_t)h.n);
         memcpy(c->re.is, r->re.is, (size_t)h.n);
     }

@@ -776,10 +776,7 @@ static int64_t column_int64_unlocked(gqp_stmt *st, int col) {
     if (!isf) return i;
     /* SQLite's REAL -> INTEGER: truncation, saturating; a NaN (NULL in
      * SQLite, whose sqlite3_column_int64 then gives 0) gives 0 */
-    if (f != f) return 0;
-    if (f >= 9.2233720368547758e18) return INT64_MAX;
-    if (f <= -9.2233720368547758e18) return INT64_MIN;
-    return (int64_t)f;
+    return prim_real_to_int(f);
 }
 
 /* gqp_column_double() without the lock (st may be NULL). */

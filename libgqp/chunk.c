@@ -756,7 +756,8 @@ int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const Exec
         else if (!dag)
             rc = db->errcode ? db->errcode : GQP_ERROR;
         else if ((rc = gqp_exec_dag(db, dag, opt, &res, &s)) == GQP_OK &&
-                 (rc = gqp_no_reals(db, &res, "a chunk's partial result")) == GQP_OK) {
+                 (rc = st->chunk_reals = gqp_no_reals(db, &res, "a chunk's partial result")) ==
+                     GQP_OK) {
             stats_add(&total, &s);
             if (!t && !(t = parts_new(&res, 0))) rc = gqp_set_error(db, GQP_NOMEM, "out of memory");
             int ar = rc == GQP_OK ? parts_append(t, &cap, &res) : 0;
@@ -1015,8 +1016,9 @@ GqpBudget gqp_budget_apply(gqp *db, gqp_stmt *st, int *f, int64_t *rows) {
 static int chunked_or_whole(gqp *db, gqp_stmt *st, int f, int64_t rows, const ExecOptions *opt,
                             int *handled) {
     *handled = 1;
+    st->chunk_reals = GQP_OK;
     int rc = gqp_run_chunked(db, st, f, rows, opt);
-    if (rc != GQP_OK && strstr(db->errmsg, "used for a chunk's partial result")) {
+    if (rc != GQP_OK && st->chunk_reals != GQP_OK) {
         *handled = 0;
         return GQP_OK;
     }

@@ -317,11 +317,9 @@ oom:
 
 /* SQLite's CAST(real AS INTEGER): truncation toward zero, saturating at
  * the int64 range; NaN (which SQLite never holds: it is NULL there) gives
- * 0. Never undefined behaviour. The map twins' F2I does the same. */
+ * 0 (prim_real_to_int, the map twins' F2I). */
 int64_t bx_f2i(double x) {
-    if (x >= 9223372036854775808.0) return INT64_MAX;
-    if (x >= -9223372036854775808.0) return (int64_t)x;
-    return x < 0 ? INT64_MIN : 0; /* below the range, or NaN */
+    return prim_real_to_int(x);
 }
 
 /* Integer v converted to integer type t: an INT32 target saturates at the

@@ -190,12 +190,6 @@ int prim_cmp_int_real(int64_t i, double f) {
     return f > t ? -1 : f < t ? 1 : 0;
 }
 
-int64_t prim_real_to_int(double f) {
-    if (f >= 9223372036854775808.0) return INT64_MAX;
-    if (f >= -9223372036854775808.0) return (int64_t)f;
-    return f < 0 ? INT64_MIN : 0; /* below the range, or NaN */
-}
-
 int prim_prog_cpu_only(const PrimProgram *prog) {
     for (int i = 0; prog && i < prog->ninstr; i++) {
         const PrimInstr *in = &prog->code[i];

@@ -183,8 +183,14 @@ typedef struct PrimReals {
  * -1, 0 or 1. f is not NaN. */
 int prim_cmp_int_real(int64_t i, double f);
 /* f truncated toward zero as int64, saturating at the int64 range; NaN
- * gives 0 (SQLite's REAL -> INTEGER). */
-int64_t prim_real_to_int(double f);
+ * gives 0 (SQLite's CAST(real AS INTEGER)). Never undefined behaviour. The
+ * one host copy of the rule: the CPU map's F2I, the binder's folding
+ * (bx_f2i), the executor and the API use it. */
+static inline int64_t prim_real_to_int(double f) {
+    if (f >= 9223372036854775808.0) return INT64_MAX;
+    if (f >= -9223372036854775808.0) return (int64_t)f;
+    return f < 0 ? INT64_MIN : 0; /* below the range, or NaN */
+}
 
 /* 1 if prog holds an instruction only the CPU twin runs (POP_MATH other than
  * SQRT, POP_POW's pow). */

@@ -63,14 +63,6 @@ static int map_err(PrimCtx *ctx, const char *fmt, ...) {
     return -1;
 }
 
-/* Returns x truncated toward zero as int64, saturating at the int64 range;
- * NaN gives 0. Never undefined behaviour. */
-static inline int64_t map_f2i(double x) {
-    if (x >= 9223372036854775808.0) return INT64_MAX;
-    if (x >= -9223372036854775808.0) return (int64_t)x;
-    return x < 0 ? INT64_MIN : 0; /* below the range, or NaN */
-}
-
 /* Returns x truncated toward zero as int32, saturating; NaN gives 0. */
 static inline int32_t map_f2i32(double x) {
     if (x >= 2147483648.0) return INT32_MAX;
@@ -187,13 +179,13 @@ static void map_col(MapRegs *R, const PrimVec *col, int d, int t, int64_t base, 
             case PRIM_F32: {
                 const float *s = (const float *)col->data + base;
                 for (int64_t k = 0; k < len; k++)
-                    D[k] = map_f2i(s[k]);
+                    D[k] = prim_real_to_int(s[k]);
                 break;
             }
             default: {
                 const double *s = (const double *)col->data + base;
                 for (int64_t k = 0; k < len; k++)
-                    D[k] = map_f2i(s[k]);
+                    D[k] = prim_real_to_int(s[k]);
                 break;
             }
             }
@@ -400,7 +392,7 @@ static void map_exec(MapRegs *R, const PrimInstr *in, const PrimVec *inputs, int
             const double *B = R->rf[b];
             if (fmod_)
                 for (int64_t k = 0; k < len; k++)
-                    anyz |= map_f2i(B[k]) == 0;
+                    anyz |= prim_real_to_int(B[k]) == 0;
             else
                 for (int64_t k = 0; k < len; k++)
                     anyz |= B[k] == 0.0;
@@ -415,7 +407,7 @@ static void map_exec(MapRegs *R, const PrimInstr *in, const PrimVec *inputs, int
             if (fmod_) {
                 const double *B = R->rf[b];
                 for (int64_t k = 0; k < len; k++)
-                    nd[k] = na[k] | nb[k] | (map_f2i(B[k]) == 0);
+                    nd[k] = na[k] | nb[k] | (prim_real_to_int(B[k]) == 0);
             } else if (isf) {
                 const double *B = R->rf[b];
                 for (int64_t k = 0; k < len; k++)
@@ -433,7 +425,7 @@ static void map_exec(MapRegs *R, const PrimInstr *in, const PrimVec *inputs, int
             const double *A = R->rf[a], *B = R->rf[b];
             double *D = map_wf(R, d);
             for (int64_t k = 0; k < len; k++) {
-                int64_t x = map_f2i(A[k]), y = map_f2i(B[k]);
+                int64_t x = prim_real_to_int(A[k]), y = prim_real_to_int(B[k]);
                 D[k] = (y == 0 || y == -1) ? 0.0 : (double)(x % y);
             }
         } else if (isf) {
@@ -552,7 +544,7 @@ static void map_exec(MapRegs *R, const PrimInstr *in, const PrimVec *inputs, int
         const double *A = R->rf[a];
         int64_t *D = map_wi(R, d);
         for (int64_t k = 0; k < len; k++)
-            D[k] = map_f2i(A[k]);
+            D[k] = prim_real_to_int(A[k]);
         break;
     }
     case POP_EQ:
@@ -883,7 +875,7 @@ static void map_store(const MapRegs *R, int r, int rt, int as_filter, PrimVec *o
         case PRIM_I64: {
             int64_t *D = (int64_t *)out->data + base;
             for (int64_t k = 0; k < len; k++)
-                D[k] = nr[k] ? 0 : map_f2i(A[k]);
+                D[k] = nr[k] ? 0 : prim_real_to_int(A[k]);
             break;
         }
         case PRIM_F32: {
@@ -1080,7 +1072,7 @@ static int map_dyn_row(const MapJob *J, MapRegs *R, int64_t row) {
         double af = 0, bf = 0;
         if (rd & 1) dyn_get(R, ov, ovv, in->a, af_, &an, &ar, &ai, &af);
         if (rd & 2) dyn_get(R, ov, ovv, in->b, bf_, &bn, &br, &bi, &bf);
-        int nul = an || ((rd & 2) && bn) || 0;
+        int nul = an || ((rd & 2) && bn);
         double r = 0;
         switch ((PrimOp)op) {
         case POP_ADD:
@@ -1095,7 +1087,7 @@ static int map_dyn_row(const MapJob *J, MapRegs *R, int64_t row) {
             if (op == POP_MUL) r = af * bf;
             if (op == POP_DIV) nul |= bf == 0.0, r = bf == 0.0 ? 0 : af / bf;
             if (op == POP_MOD) {
-                int64_t x = ar ? map_f2i(af) : ai, y = br ? map_f2i(bf) : bi;
+                int64_t x = ar ? prim_real_to_int(af) : ai, y = br ? prim_real_to_int(bf) : bi;
                 nul |= y == 0;
                 r = (y == 0 || y == -1) ? 0.0 : (double)(x % y);
             }
@@ -1114,7 +1106,7 @@ static int map_dyn_row(const MapJob *J, MapRegs *R, int64_t row) {
             continue;
         case POP_F2I: /* ival 1: CAST(integer AS INTEGER) of a REAL */
             ov[d] = 0;
-            dyn_set_i(R, d, an, map_f2i(af));
+            dyn_set_i(R, d, an, prim_real_to_int(af));
             continue;
         case POP_EQ:
         case POP_NE:
@@ -1208,7 +1200,7 @@ static int map_dyn_row(const MapJob *J, MapRegs *R, int64_t row) {
     } else if (out->type == PRIM_F64) {
         ((double *)out->data)[row] = v;
     } else if (out->type == PRIM_I64 && J->out_reals) {
-        ((int64_t *)out->data)[row] = map_f2i(v);
+        ((int64_t *)out->data)[row] = prim_real_to_int(v);
         J->out_reals->val[row] = v;
         J->out_reals->is[row] = 1;
         __atomic_store_n(&((MapJob *)J)->nreal, 1, __ATOMIC_RELAXED);
