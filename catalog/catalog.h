@@ -136,6 +136,9 @@ typedef struct CatStats {
     int unique;       /* the non-NULL values are all distinct: 1 yes, -1 no,
                          0 not checked yet (the planner checks on demand and
                          keeps the answer until the stats are recomputed) */
+    int sorted;       /* every row holds a value and the values never decrease
+                         in row order: 1 yes, -1 no, 0 not checked yet (kept
+                         as unique is; cat_column_sorted) */
 } CatStats;
 
 typedef struct CatColumn {
@@ -445,6 +448,13 @@ int cat_stats_exact(const CatStats *s);
  * stats are recomputed; call on a ready table (cat_table_ready), whose
  * STRING codes are ranks. O(rows), or O(rows log rows) for sparse values. */
 int cat_column_unique(CatColumn *c);
+/* 1 if c (an INT32, INT64, DATE or DECIMAL column) has no NULL and its
+ * values never decrease from one row to the next, -1 if not, 0 when it
+ * cannot tell (another type, no data). Kept in c->stats.sorted like
+ * cat_column_unique's answer. O(rows). Chunked execution cuts a second
+ * table by the key range of each chunk when both join keys are sorted
+ * (libgqp/chunk.c). */
+int cat_column_sorted(CatColumn *c);
 
 /* Host allocation for table data (64-byte aligned, zeroed). Free with
  * cat_host_free(). */

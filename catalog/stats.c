@@ -529,3 +529,24 @@ int cat_column_unique(CatColumn *c) {
     c->stats.unique = r;
     return r;
 }
+
+int cat_column_sorted(CatColumn *c) {
+    if (c->stats.sorted) return c->stats.sorted;
+    int ok = c->type == CAT_INT32 || c->type == CAT_INT64 || c->type == CAT_DATE ||
+             c->type == CAT_DECIMAL;
+    if (!ok || (c->n > 0 && !c->data)) return 0;
+    int r = 1;
+    for (int64_t i = 0; c->valid && i < c->n && r > 0; i++)
+        if (!c->valid[i]) r = -1;
+    if (cat_type_width(c->type) == 8) {
+        const int64_t *v = c->data;
+        for (int64_t i = 1; i < c->n && r > 0; i++)
+            if (v[i] < v[i - 1]) r = -1;
+    } else {
+        const int32_t *v = c->data;
+        for (int64_t i = 1; i < c->n && r > 0; i++)
+            if (v[i] < v[i - 1]) r = -1;
+    }
+    c->stats.sorted = r;
+    return r;
+}

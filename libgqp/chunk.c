@@ -21,6 +21,12 @@
  *                     (offset + limit rows) per chunk when there is a
  *                     LIMIT; final: DISTINCT, ORDER BY, OFFSET, LIMIT
  *
+ * A relation G of F's block joined to F on a key that both tables hold
+ * sorted (no NULL, never decreasing in row order: TPC-H's lineitem and
+ * orders by their order key, partsupp and part by the part key) is cut
+ * with F: each chunk reads only G's rows whose key lies in the range of
+ * the chunk's F keys (co-sliced relations below).
+ *
  * Every plan is lowered, placed and run like any other (both devices), so
  * a chunk needs the device memory of its rows only. Blocks it cannot
  * split this way run whole: compound SELECTs, DISTINCT aggregates of text
@@ -134,6 +140,164 @@ int gqp_chunk_table(const BSelect *b, int64_t chunk_rows, const char **why) {
 
 const BRel *gqp_chunk_rel(const BSelect *b, int f) {
     return f >= GQP_CHUNK_IN_SUB ? &b->rels[0].sub->rels[f - GQP_CHUNK_IN_SUB] : &b->rels[f];
+}
+
+/* ------------------------------------------------ co-sliced relations --
+ * G (a base table of F's block, not on the padded side of a RIGHT / FULL
+ * JOIN) is co-sliced with F when an equality F.a = G.c joins them (a
+ * WHERE / inner join conjunct, or an ON conjunct of G's LEFT, SEMI or ANTI
+ * JOIN) and both columns are sorted keys (cat_column_sorted). The rows of
+ * a chunk of F hold the keys [F.a of its first row, F.a of its last]; a
+ * row of G outside them meets none of the chunk's rows, so the chunk reads
+ * only G's rows in that key range (a row range of G, by binary search).
+ * Every row of the block's result still comes from one row of F, in one
+ * chunk: a row of G whose key two chunks share is read by both and meets
+ * each chunk's own rows only, and whether a row of the chunk finds a
+ * match in a LEFT / SEMI / ANTI JOIN of G does not change. */
+#define CHUNK_MAX_CO 8
+
+/* A table cut into row ranges: F, or a co-sliced G. */
+typedef struct Cut {
+    CatTable *t;      /* the table */
+    CatTable *slice;  /* its rows for the current chunk (columns into t's) */
+    uint8_t *on_gpu;  /* t's columns that some chunk read on the GPU */
+    int rel;          /* G: its index in F's block; -1 for F */
+    int fcol, gcol;   /* G: the key columns of F and of G */
+    int64_t est_rows; /* G: the relation's estimated rows, whole */
+    /* G read through a derived table of one table and its filters (an
+     * EXISTS / IN subquery's SEMI JOIN, TPC-H Q4, Q21): that table is cut,
+     * in the partial block's copy of the derived table (sub) */
+    int in_sub;
+    int64_t sub_est_rows;
+    BSelect *sub;
+} Cut;
+
+/* The block that holds relation f (b, or the derived table b reads) and
+ * f's index in it (*fl). */
+static BSelect *chunk_block(const BSelect *b, int f, int *fl) {
+    *fl = f >= GQP_CHUNK_IN_SUB ? f - GQP_CHUNK_IN_SUB : f;
+    return f >= GQP_CHUNK_IN_SUB ? b->rels[0].sub : (BSelect *)b;
+}
+
+/* 1 when e is `x.a = y.c` (either way round) of two columns of one type
+ * (and scale) of relations x and y: a in *ca, c in *cc. */
+static int eq_cols(const BExpr *e, int x, int y, int *ca, int *cc) {
+    if (!e || e->kind != BE_BINARY || e->op != OP_EQ || !e->a || !e->b) return 0;
+    const BExpr *l = e->a, *r = e->b;
+    if (l->kind != BE_COL || r->kind != BE_COL || l->col < 0 || r->col < 0) return 0;
+    if (l->slot == y && r->slot == x) {
+        const BExpr *t = l;
+        l = r;
+        r = t;
+    }
+    if (l->slot != x || r->slot != y || l->type != r->type || l->scale != r->scale) return 0;
+    *ca = l->col;
+    *cc = r->col;
+    return 1;
+}
+
+/* 1 when column c of t is a sorted key (read first when it waits for its
+ * first use). */
+static int sorted_key(CatTable *t, int c) {
+    CatError err;
+    if (c < 0 || c >= t->ncols || cat_column_use(t, c, &err) != 0) return 0;
+    return cat_column_sorted(&t->cols[c]) == 1;
+}
+
+/* The table relation r reads rows of in place: its own, or the one table
+ * of a derived table r that only filters it (*in_sub = 1); NULL else. */
+static CatTable *rel_base(const BRel *r, int *in_sub) {
+    *in_sub = 0;
+    if (!r->sub) return r->table;
+    const BSelect *d = r->sub;
+    if (d->narms > 0 || d->nrels != 1 || d->has_agg || d->ngroup > 0 || d->distinct ||
+        d->limit >= 0 || d->offset > 0 || d->has_semi || d->has_sub || d->has_outer ||
+        d->late_where || d->rels[0].sub || !d->rels[0].table)
+        return NULL;
+    *in_sub = 1;
+    return d->rels[0].table;
+}
+
+/* Column c of relation r as a column of rel_base(r): c itself, or the
+ * table column that the derived table's output c reads; -1 when it is
+ * computed. */
+static int rel_base_col(const BRel *r, int c) {
+    if (!r->sub) return c;
+    const BExpr *e = c < r->sub->nout ? r->sub->out[c] : NULL;
+    return e && e->kind == BE_COL && e->slot == 0 && e->col >= 0 ? e->col : -1;
+}
+
+/* 1 when e is an equality of F's sorted column (*fc) and r's (relation g
+ * of F's block fl, its base table t) sorted column (*gc, of t). */
+static int co_key(const BExpr *e, int fl, CatTable *F, int g, const BRel *r, CatTable *t, int *fc,
+                  int *gc) {
+    if (!eq_cols(e, fl, g, fc, gc)) return 0;
+    *gc = rel_base_col(r, *gc);
+    return *gc >= 0 && sorted_key(F, *fc) && sorted_key(t, *gc);
+}
+
+/* The relations co-sliced with F (relation f of b) into co[0..CHUNK_MAX_CO)
+ * (t, rel, fcol, gcol, est_rows, in_sub, sub_est_rows); their number. */
+static int co_find(const BSelect *b, int f, Cut *co) {
+    int fl, n = 0;
+    const BSelect *blk = chunk_block(b, f, &fl);
+    CatTable *F = blk->rels[fl].table;
+    for (int g = 0; g < blk->nrels && n < CHUNK_MAX_CO; g++) {
+        const BRel *r = &blk->rels[g];
+        int in_sub = 0;
+        CatTable *t = g == fl || r->full || r->right || r->padded ? NULL : rel_base(r, &in_sub);
+        if (!t) continue;
+        int fc = -1, gc = -1, found = 0;
+        for (int k = 0; k < blk->npreds && !found; k++)
+            found = blk->preds[k].is_equi && co_key(blk->preds[k].expr, fl, F, g, r, t, &fc, &gc);
+        for (int k = 0; (r->outer || r->semi) && k < r->non && !found; k++)
+            found = co_key(r->on[k], fl, F, g, r, t, &fc, &gc);
+        if (!found) continue;
+        memset(&co[n], 0, sizeof co[n]);
+        co[n].t = t;
+        co[n].rel = g;
+        co[n].fcol = fc;
+        co[n].gcol = gc;
+        co[n].est_rows = r->est_rows;
+        co[n].in_sub = in_sub;
+        co[n].sub_est_rows = in_sub ? r->sub->rels[0].est_rows : 0;
+        n++;
+    }
+    return n;
+}
+
+/* Value of row i of an integer column (4 or 8 bytes). */
+static int64_t key_at(const CatColumn *c, int64_t i) {
+    return cat_type_width(c->type) == 8 ? ((const int64_t *)c->data)[i]
+                                        : ((const int32_t *)c->data)[i];
+}
+
+/* The first of c's n rows (sorted) whose value is above k (upper) or not
+ * below it (!upper). */
+static int64_t key_bound(const CatColumn *c, int64_t n, int64_t k, int upper) {
+    int64_t lo = 0, hi = n;
+    while (lo < hi) {
+        int64_t m = lo + (hi - lo) / 2, v = key_at(c, m);
+        if (upper ? v <= k : v < k)
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    return lo;
+}
+
+int gqp_chunk_cosliced(const BSelect *b, int f, char *buf, size_t cap) {
+    Cut co[CHUNK_MAX_CO];
+    int n = co_find(b, f, co);
+    size_t len = 0;
+    if (cap) buf[0] = 0;
+    for (int i = 0; i < n && len < cap; i++) {
+        int w = snprintf(buf + len, cap - len, "%s%s by %s", i ? ", " : "; with it ", co[i].t->name,
+                         co[i].t->cols[co[i].gcol].name);
+        if (w < 0) break;
+        len += (size_t)w;
+    }
+    return n;
 }
 
 /* ------------------------------------------------------ bound blocks -- */
@@ -694,57 +858,145 @@ static void chunk_estimates(BSelect *pb, const BSelect *b, int f, double share) 
         pb->rels[0].est_rows = (int64_t)((double)b->rels[0].est_rows * share + 0.999);
 }
 
-int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const ExecOptions *opt) {
-    const BSelect *b = st->bound;
-    CatTable *F = gqp_chunk_rel(b, f)->table;
-    int rc = GQP_OK;
-    /* the columns of F the plan reads must be in memory (lazy columns) */
-    for (int i = 0; i < st->dag->nnodes; i++) {
-        const DagNode *nd = &st->dag->nodes[i];
+/* A slice table of c->t (its columns into t's, read in place) in
+ * c->slice and its GPU marks, after loading the columns of c->t that
+ * dag's sources read. 0, or a gqp error code (db's message set). */
+static int cut_open(gqp *db, const Dag *dag, Cut *c) {
+    CatTable *T = c->t;
+    for (int i = 0; i < dag->nnodes; i++) {
+        const DagNode *nd = &dag->nodes[i];
         CatError cerr;
-        if (nd->kind == DN_SOURCE && nd->table == F && cat_column_use(F, nd->column, &cerr) != 0)
+        if (nd->kind == DN_SOURCE && nd->table == T && cat_column_use(T, nd->column, &cerr) != 0)
             return gqp_set_error(db, GQP_ERROR, "%s", cerr.msg);
     }
-    PlanArena *a = plan_arena_new();
-    CatTable *slice = calloc(1, sizeof *slice), *t = NULL;
-    CatColumn *scols = calloc((size_t)F->ncols + 1, sizeof *scols);
-    if (!a || !slice || !scols) {
-        rc = gqp_set_error(db, GQP_NOMEM, "out of memory");
-        goto done;
+    CatTable *slice = calloc(1, sizeof *slice);
+    CatColumn *scols = calloc((size_t)T->ncols + 1, sizeof *scols);
+    c->on_gpu = calloc((size_t)T->ncols + 1, 1);
+    if (!slice || !scols || !c->on_gpu) {
+        free(slice);
+        free(scols);
+        return gqp_set_error(db, GQP_NOMEM, "out of memory");
     }
-    *slice = *F;
-    memcpy(scols, F->cols, sizeof *scols * (size_t)F->ncols);
-    for (int c = 0; c < F->ncols; c++)
-        scols[c].lazy = NULL, scols[c].map = NULL;
+    *slice = *T;
+    memcpy(scols, T->cols, sizeof *scols * (size_t)T->ncols);
+    for (int k = 0; k < T->ncols; k++)
+        scols[k].lazy = NULL, scols[k].map = NULL;
     slice->cols = scols;
     slice->indexes = NULL;
     slice->nindexes = 0;
+    c->slice = slice;
+    return GQP_OK;
+}
+
+/* After a chunk ran dag: mark c's columns that a GPU source read, and drop
+ * the slice's columns from the column cache (a chunk's columns are copied
+ * to the device once: they would hold the budget, and an UPDATE forgets a
+ * table's columns by their start address, not a slice's; by address and
+ * row count, so the first chunk, which starts where the table does, leaves
+ * a cached copy of the whole column, and its read counts, alone). */
+static void cut_after_chunk(gqp *db, const Dag *dag, Cut *c) {
+    for (int k = 0; dag && k < dag->nnodes; k++) {
+        const DagNode *nd = &dag->nodes[k];
+        if (nd->kind == DN_SOURCE && nd->device == DEV_GPU && nd->table == c->slice &&
+            nd->column >= 0 && nd->column < c->t->ncols)
+            c->on_gpu[nd->column] = 1;
+    }
+    for (int k = 0; k < c->slice->ncols; k++)
+        exec_device_forget(db->dev, c->slice->cols[k].data, c->slice->nrows);
+}
+
+/* A table streamed in chunks again and again: its columns stay
+ * page-locked from their second chunked run on (exec_device_streamed). */
+static void cut_streamed(gqp *db, const Cut *c) {
+    for (int k = 0; k < c->t->ncols; k++) {
+        const CatColumn *col = &c->t->cols[k];
+        if (!c->on_gpu[k] || !col->data) continue;
+        exec_device_streamed(db->dev, col->data, (size_t)c->t->nrows * cat_type_width(col->type));
+        if (col->valid) exec_device_streamed(db->dev, col->valid, (size_t)c->t->nrows);
+    }
+}
+
+static void cut_close(Cut *c) {
+    if (c->slice) free(c->slice->cols);
+    free(c->slice);
+    free(c->on_gpu);
+    c->slice = NULL;
+    c->on_gpu = NULL;
+}
+
+int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const ExecOptions *opt) {
+    const BSelect *b = st->bound;
+    /* cuts[0] is F, then the relations co-sliced with it */
+    Cut cuts[1 + CHUNK_MAX_CO];
+    memset(cuts, 0, sizeof cuts);
+    cuts[0].t = gqp_chunk_rel(b, f)->table;
+    cuts[0].rel = -1;
+    int ncut = 1 + co_find(b, f, cuts + 1), rc = GQP_OK;
+    CatTable *F = cuts[0].t, *t = NULL;
+    PlanArena *a = plan_arena_new();
+    char *partial_text = NULL;
+    int64_t nchunks = 0, cap = 0;
+    if (!a) {
+        rc = gqp_set_error(db, GQP_NOMEM, "out of memory");
+        goto done;
+    }
+    for (int c = 0; c < ncut && rc == GQP_OK; c++)
+        rc = cut_open(db, st->dag, &cuts[c]);
+    if (rc != GQP_OK) goto done;
     Partials pa = {0};
     if (b->has_agg && partials(a, b, f, &pa) != 0) {
         rc = gqp_set_error(db, GQP_NOMEM, "out of memory");
         goto done;
     }
-    BSelect *pb = partial_block(a, b, f, slice, &pa);
+    BSelect *pb = partial_block(a, b, f, cuts[0].slice, &pa);
     if (!pb) {
         rc = gqp_set_error(db, GQP_NOMEM, "out of memory");
         goto done;
     }
-    int64_t nchunks = (F->nrows + chunk_rows - 1) / chunk_rows, cap = 0;
+    int fl;
+    BSelect *pblk = chunk_block(pb, f, &fl); /* pb's own copy of F's block */
+    for (int c = 1; c < ncut && rc == GQP_OK; c++) {
+        Cut *g = &cuts[c];
+        if (!g->in_sub) {
+            pblk->rels[g->rel].table = g->slice;
+            continue;
+        }
+        /* a copy of the derived table reading the slice */
+        const BSelect *d = pblk->rels[g->rel].sub;
+        BSelect *cd = plan_alloc(a, sizeof *cd);
+        BRel *cr = plan_alloc(a, sizeof *cr);
+        if (!cd || !cr) {
+            rc = gqp_set_error(db, GQP_NOMEM, "out of memory");
+            break;
+        }
+        *cd = *d;
+        *cr = d->rels[0];
+        cr->table = g->slice;
+        cd->rels = cr;
+        pblk->rels[g->rel].sub = g->sub = cd;
+    }
+    if (rc != GQP_OK) goto done;
+    nchunks = (F->nrows + chunk_rows - 1) / chunk_rows;
     ExecStats total;
     memset(&total, 0, sizeof total);
     double t0 = gqp_wall_ms();
-    char *partial_text = NULL;
-    /* F's columns some chunk read on the GPU (their slices were copied) */
-    uint8_t *on_gpu = calloc((size_t)(F->ncols ? F->ncols : 1), 1);
-    if (!on_gpu) {
-        rc = gqp_set_error(db, GQP_NOMEM, "out of memory");
-        goto done;
-    }
     for (int64_t i = 0; i < nchunks && rc == GQP_OK; i++) {
         int64_t lo = i * chunk_rows, n = F->nrows - lo < chunk_rows ? F->nrows - lo : chunk_rows;
-        slice_set(slice, F, lo, n);
+        slice_set(cuts[0].slice, F, lo, n);
         /* the estimates of F's rows after its filters: the chunk's share */
         chunk_estimates(pb, b, f, (double)n / (double)(F->nrows > 0 ? F->nrows : 1));
+        for (int c = 1; c < ncut; c++) {
+            /* G's rows with a key in the chunk's range of F's keys */
+            Cut *g = &cuts[c];
+            const CatColumn *fk = &F->cols[g->fcol], *gk = &g->t->cols[g->gcol];
+            int64_t glo = key_bound(gk, g->t->nrows, key_at(fk, lo), 0);
+            int64_t ghi = key_bound(gk, g->t->nrows, key_at(fk, lo + n - 1), 1);
+            slice_set(g->slice, g->t, glo, ghi - glo);
+            double share = (double)(ghi - glo) / (double)(g->t->nrows > 0 ? g->t->nrows : 1);
+            pblk->rels[g->rel].est_rows = (int64_t)((double)g->est_rows * share + 0.999);
+            if (g->sub)
+                g->sub->rels[0].est_rows = (int64_t)((double)g->sub_est_rows * share + 0.999);
+        }
         PlanArena *ca = plan_arena_new();
         Dag *dag = ca ? plan_block(db, st, ca, pb) : NULL;
         ExecResult res;
@@ -768,33 +1020,15 @@ int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const Exec
                                    "of two chunks differ in type");
             if (rc == GQP_OK && i == nchunks - 1 && st->profile)
                 partial_text = plan_explain_text(dag, 1);
-            for (int k = 0; k < dag->nnodes; k++) {
-                const DagNode *nd = &dag->nodes[k];
-                if (nd->kind == DN_SOURCE && nd->device == DEV_GPU && nd->table == slice &&
-                    nd->column >= 0 && nd->column < F->ncols)
-                    on_gpu[nd->column] = 1;
-            }
         }
+        for (int c = 0; c < ncut; c++)
+            cut_after_chunk(db, rc == GQP_OK ? dag : NULL, &cuts[c]);
         exec_result_free(&res);
         plan_dag_free(dag);
         plan_arena_free(ca);
-        /* a chunk's columns are copied to the device once: drop them from
-         * the column cache (they would hold the budget, and an UPDATE of F
-         * forgets F's columns by their start address, not a slice's); by
-         * address and row count, so the first chunk (F's own start) leaves
-         * a cached copy of the whole column, and F's read counts, alone */
-        for (int c = 0; c < slice->ncols; c++)
-            exec_device_forget(db->dev, slice->cols[c].data, slice->nrows);
     }
-    /* a table streamed in chunks again and again: its columns stay
-     * page-locked from their second chunked run on (exec_device_streamed) */
-    for (int c = 0; rc == GQP_OK && c < F->ncols; c++) {
-        const CatColumn *col = &F->cols[c];
-        if (!on_gpu[c] || !col->data) continue;
-        exec_device_streamed(db->dev, col->data, (size_t)F->nrows * cat_type_width(col->type));
-        if (col->valid) exec_device_streamed(db->dev, col->valid, (size_t)F->nrows);
-    }
-    free(on_gpu);
+    for (int c = 0; rc == GQP_OK && c < ncut; c++)
+        cut_streamed(db, &cuts[c]);
     if (rc != GQP_OK) goto done;
     /* the final plan over the partial results */
     cat_table_stats(t);
@@ -811,11 +1045,12 @@ int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const Exec
         st->exec_ms = gqp_wall_ms() - t0;
     }
     if (rc == GQP_OK && st->profile) { /* EXPLAIN ANALYZE: what ran, for its text */
-        char head[512];
+        char head[1024], with[512];
+        gqp_chunk_cosliced(b, f, with, sizeof with);
         snprintf(head, sizeof head,
-                 "-- chunked execution: %s in %lld chunks of up to %lld rows; %lld partial "
+                 "-- chunked execution: %s in %lld chunks of up to %lld rows%s; %lld partial "
                  "rows, merged by the final plan (last)\n",
-                 F->name, (long long)nchunks, (long long)chunk_rows, (long long)t->nrows);
+                 F->name, (long long)nchunks, (long long)chunk_rows, with, (long long)t->nrows);
         char *ft = plan_explain_text(fdag, 1);
         size_t len =
             strlen(head) + (partial_text ? strlen(partial_text) : 0) + (ft ? strlen(ft) : 0) + 64;
@@ -835,8 +1070,8 @@ done:
      * this one) */
     if (t) gqp_forget_table(db, t);
     parts_free(t);
-    free(scols);
-    free(slice);
+    for (int c = 0; c < ncut; c++)
+        cut_close(&cuts[c]);
     plan_arena_free(a);
     return rc;
 }
@@ -886,9 +1121,10 @@ static double plan_device_need(gqp *db, const Dag *dag, double *budget) {
  * CPU at 0.9 s where its chunks took 0.14 s). *us: the estimated GPU time
  * of every node that does not depend on F (paid again by each chunk);
  * *fbytes: the bytes of F's columns (read once per run, a chunk at a
- * time). Returns the bytes; -1 when out of memory. */
-static double per_chunk_whole(const Dag *dag, const CatTable *F, const CostModel *m, double *us,
-                              double *fbytes) {
+ * time). The tables co[0..nco) co-sliced with F count as F does. Returns
+ * the bytes; -1 when out of memory. */
+static double per_chunk_whole(const Dag *dag, const CatTable *F, const Cut *co, int nco,
+                              const CostModel *m, double *us, double *fbytes) {
     double other = 0;
     *us = 0;
     *fbytes = 0;
@@ -897,12 +1133,17 @@ static double per_chunk_whole(const Dag *dag, const CatTable *F, const CostModel
     for (int i = 0; i < dag->nnodes; i++) {
         const DagNode *n = &dag->nodes[i];
         if (n->kind == DN_SOURCE) {
-            int again = 0;
-            for (int k = 0; k < i && n->table == F; k++) {
+            /* a table co-sliced with F: every read of it is cut too (F's
+             * own table co-sliced: a self-join or an EXISTS over F on the
+             * sorted key) */
+            int co_t = 0, again = 0;
+            for (int c = 0; c < nco; c++)
+                co_t |= co[c].t == n->table;
+            for (int k = 0; k < i && n->table == F && !co_t; k++) {
                 const DagNode *o = &dag->nodes[k];
                 again |= o->kind == DN_SOURCE && o->table == F && o->column == n->column;
             }
-            dep[i] = n->table == F && !again;
+            dep[i] = co_t || (n->table == F && !again);
         } else {
             for (int k = 0; k < n->ninputs; k++)
                 dep[i] |= dep[dag->values[n->inputs[k]].producer];
@@ -958,7 +1199,10 @@ GqpBudget gqp_budget_plan(gqp *db, gqp_stmt *st, int *f, int64_t *rows, char *wh
     }
     const CatTable *F = gqp_chunk_rel(st->bound, *f)->table;
     const CostModel *m = gqp_cost(db);
-    double whole_us = 0, fbytes = 0, other = per_chunk_whole(st->dag, F, m, &whole_us, &fbytes);
+    Cut co[CHUNK_MAX_CO];
+    int nco = co_find(st->bound, *f, co);
+    double whole_us = 0, fbytes = 0,
+           other = per_chunk_whole(st->dag, F, co, nco, m, &whole_us, &fbytes);
     if (other < 0) return GQP_BUDGET_WHOLE;
     /* the chunks share what the whole parts leave of the budget */
     if (other < CHUNK_WHOLE_MAX * budget)

@@ -167,6 +167,10 @@ double gqp_wall_ms(void);
 #define GQP_CHUNK_IN_SUB 4096
 int gqp_chunk_table(const BSelect *b, int64_t chunk_rows, const char **why);
 const BRel *gqp_chunk_rel(const BSelect *b, int f);
+/* The tables cut with relation f's chunks by key range (chunk.c's
+ * co-sliced relations): their number, and in buf (cap bytes) text for
+ * EXPLAIN ("; with it orders by o_orderkey"), empty when none. */
+int gqp_chunk_cosliced(const BSelect *b, int f, char *buf, size_t cap);
 /* Run st's SELECT with relation f in chunks of chunk_rows rows into
  * st->res (st->stats, st->exec_ms, st->chunk_note set). */
 int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const ExecOptions *opt);

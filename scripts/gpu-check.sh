@@ -364,7 +364,7 @@ fi
 if has tpch-check; then
     T0=$(date +%s)
     PYTHONUNBUFFERED=1 python3 tests/tpch/check.py $B/gqp /tmp/tpch-check \
-        --sf ${GQP_TPCH_CHECK_SF:-1} --configs ${GQP_TPCH_CONFIGS:-gpu,auto,cpu,gpu-sort,gpu-dense} -j 4 \
+        --sf ${GQP_TPCH_CHECK_SF:-1} --configs ${GQP_TPCH_CONFIGS:-gpu,auto,cpu,gpu-sort,gpu-dense,gpu-chunked} -j 4 \
         > "$OUT/tpch-check.txt" 2>&1
     say "tpch check SF ${GQP_TPCH_CHECK_SF:-1} vs the official answers: rc=$? $(tail -1 "$OUT/tpch-check.txt") ($(( $(date +%s) - T0 )) s)"
 fi

@@ -13,8 +13,11 @@ with the official one (tests/tpch/answers/sf<SF>/qNN.ans, copied from the
 extension's tpch_answers(); for another SF the extension is asked).
 
 Configurations: `cpu` and `auto`; `cpu-sort` / `cpu-dense` force an
-aggregation plan (GQP_AGGREGATE=sort / dense); with a usable GPU (`gqp
---version` says so) also `gpu`, `gpu-sort`, `gpu-dense`. With
+aggregation plan (GQP_AGGREGATE=sort / dense); `cpu-chunked` runs in
+chunks of CHUNK_ROWS rows (GQP_CHUNK_ROWS: chunked execution, with the
+tables sorted on a join key cut by key range, libgqp/chunk.c); with a
+usable GPU (`gqp --version` says so) also `gpu`, `gpu-sort`, `gpu-dense`,
+`gpu-chunked`. With
 GQP_TEST_SCALE below 1 (the sanitizer build) an SF above 0.01 runs only
 `cpu`.
 
@@ -185,11 +188,22 @@ def answers(sf, queries):
     return res
 
 
+# Rows per chunk of the `-chunked` configurations (GQP_CHUNK_ROWS): 800,000
+# per unit of SF (main() sets it), so that lineitem runs as 8 chunks and
+# orders as 2 at any SF; the environment's GQP_TPCH_CHUNK_ROWS instead
+# when set.
+CHUNK_ROWS = 8000
+
+
 def run_query(gqp, config, device, agg, q, timeout=600):
-    """Run query q with gqp; (returncode, stdout, stderr)."""
+    """Run query q with gqp; (returncode, stdout, stderr). agg: sort or
+    dense (GQP_AGGREGATE), or chunked (GQP_CHUNK_ROWS=CHUNK_ROWS)."""
     env = dict(os.environ)
     env.pop("GQP_AGGREGATE", None)
-    if agg:
+    env.pop("GQP_CHUNK_ROWS", None)
+    if agg == "chunked":
+        env["GQP_CHUNK_ROWS"] = str(CHUNK_ROWS)
+    elif agg:
         env["GQP_AGGREGATE"] = agg
     try:
         p = subprocess.run([gqp, "run", "-c", config, "--device", device, "--mode", "csv",
@@ -257,22 +271,24 @@ def main():
     ap.add_argument("gqp")
     ap.add_argument("work")
     ap.add_argument("--sf", type=float, default=0.01)
-    ap.add_argument("--configs", help="comma-separated, default cpu,auto,cpu-sort,cpu-dense "
-                    "(+ gpu,gpu-sort,gpu-dense with a GPU)")
+    ap.add_argument("--configs", help="comma-separated, default cpu,auto,cpu-sort,cpu-dense,"
+                    "cpu-chunked (+ gpu,gpu-sort,gpu-dense,gpu-chunked with a GPU)")
     ap.add_argument("--queries", help="comma-separated query numbers, default 1..22")
     ap.add_argument("-j", "--jobs", type=int, default=2)
     a = ap.parse_args()
     gqp = os.path.abspath(a.gqp)
+    global CHUNK_ROWS
+    CHUNK_ROWS = int(os.environ.get("GQP_TPCH_CHUNK_ROWS") or max(1000, round(800000 * a.sf)))
     queries = [int(x) for x in a.queries.split(",")] if a.queries else list(range(1, 23))
     if a.configs:
         configs = a.configs.split(",")
     elif a.sf > 0.01 and float(os.environ.get("GQP_TEST_SCALE") or 1) < 1:
         configs = ["cpu"]  # sanitizer builds: SF 0.01 runs every configuration
     else:
-        configs = ["cpu", "auto", "cpu-sort", "cpu-dense"]
+        configs = ["cpu", "auto", "cpu-sort", "cpu-dense", "cpu-chunked"]
         v = subprocess.run([gqp, "--version"], capture_output=True, text=True).stdout
         if "GPU available" in v:
-            configs += ["gpu", "gpu-sort", "gpu-dense"]
+            configs += ["gpu", "gpu-sort", "gpu-dense", "gpu-chunked"]
     data, status = generate(gqp, os.path.abspath(a.work), a.sf)
     if status is not None:
         return status
