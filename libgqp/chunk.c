@@ -814,6 +814,15 @@ static void slice_set(CatTable *slice, const CatTable *f, int64_t lo, int64_t n)
         dst->stats.unique = 0;
         /* F's statistics bound the slice's values (overflow proofs) */
         dst->stats_cover = 1;
+        /* a sorted column's bounds are the slice's first and last values
+         * (a dense aggregate or keymap over them spans the chunk's keys
+         * only); others keep the table's */
+        dst->stats.min = src->stats.min;
+        dst->stats.max = src->stats.max;
+        if (src->stats.sorted == 1 && src->stats.has_minmax && n > 0 && src->data) {
+            dst->stats.min = (double)key_at(src, lo);
+            dst->stats.max = (double)key_at(src, lo + n - 1);
+        }
     }
 }
 
@@ -943,6 +952,12 @@ int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const Exec
     for (int c = 0; c < ncut && rc == GQP_OK; c++)
         rc = cut_open(db, st->dag, &cuts[c]);
     if (rc != GQP_OK) goto done;
+    /* F's group key columns: when sorted, each chunk's bounds are its own
+     * (slice_set), so that a dense aggregate spans the chunk's keys */
+    for (int i = 0; f < GQP_CHUNK_IN_SUB && i < b->ngroup; i++) {
+        const BExpr *e = b->group[i];
+        if (e->kind == BE_COL && e->slot == f) (void)sorted_key(F, e->col);
+    }
     Partials pa = {0};
     if (b->has_agg && partials(a, b, f, &pa) != 0) {
         rc = gqp_set_error(db, GQP_NOMEM, "out of memory");
