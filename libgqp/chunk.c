@@ -102,6 +102,9 @@ int gqp_chunk_table(const BSelect *b, int64_t chunk_rows, const char **why) {
     if (!b || b->narms > 0) return *why = "a compound SELECT", -1;
     if (b->nrels < 1) return *why = "no table", -1;
     if (b->late_where) return *why = "a RIGHT or FULL JOIN", -1;
+    /* row numbers among equal ORDER BY keys (a decorrelated LIMIT) count
+     * across chunks */
+    if (b->rank_keys > 0) return *why = "a row number over the ORDER BY keys", -1;
     for (int r = 0; r < b->nrels; r++)
         if (b->rels[r].full || b->rels[r].right || b->rels[r].padded)
             return *why = "a RIGHT or FULL JOIN", -1;
@@ -460,7 +463,7 @@ static int partials(PlanArena *a, const BSelect *b, int f, Partials *p) {
  * without aggregates the ORDER BY keys not in the select list are
  * appended to it. */
 static BSelect *partial_block(PlanArena *a, const BSelect *b, int f, CatTable *slice,
-                              const Partials *pa) {
+                              const Partials *pa, int complete) {
     BSelect *p = plan_alloc(a, sizeof *p);
     BRel *rels = plan_alloc(a, sizeof(BRel) * (size_t)b->nrels);
     if (!p || !rels) return NULL;
@@ -481,7 +484,7 @@ static BSelect *partial_block(PlanArena *a, const BSelect *b, int f, CatTable *s
         rels[f].table = slice;
     }
     p->rels = rels;
-    if (b->has_agg) {
+    if (b->has_agg && !complete) {
         p->aggs = pa->aggs;
         p->naggs = pa->n;
         if (pa->ndk) { /* the DISTINCT aggregates' arguments as keys too */
@@ -520,7 +523,9 @@ static BSelect *partial_block(PlanArena *a, const BSelect *b, int f, CatTable *s
         }
         return p;
     }
-    /* no aggregates: the select list plus the ORDER BY keys not in it */
+    /* no aggregates (or every group whole in one chunk: the block as
+     * written, HAVING included): the select list plus the ORDER BY keys
+     * not in it */
     int extra = 0;
     for (int i = 0; i < b->norder; i++)
         extra += b->order_out[i] < 0;
@@ -614,7 +619,8 @@ static BExpr *t_col(PlanArena *a, const CatTable *t, int k) {
 
 /* The final block over t (the partial results, in the partial block's
  * columns). */
-static BSelect *final_block(PlanArena *a, const BSelect *b, const Partials *pa, CatTable *t) {
+static BSelect *final_block(PlanArena *a, const BSelect *b, const Partials *pa, CatTable *t,
+                            int complete) {
     BSelect *fb = plan_alloc(a, sizeof *fb);
     BRel *rel = plan_alloc(a, sizeof *rel);
     int *order = plan_alloc(a, sizeof(int));
@@ -636,7 +642,7 @@ static BSelect *final_block(PlanArena *a, const BSelect *b, const Partials *pa, 
     fb->out = plan_alloc(a, sizeof(BExpr *) * (size_t)(b->nout + 1));
     fb->order = plan_alloc(a, sizeof(BExpr *) * (size_t)(b->norder + 1));
     if (!fb->out || !fb->order) return NULL;
-    if (!b->has_agg) {
+    if (!b->has_agg || complete) {
         for (int k = 0; k < b->nout; k++)
             if (!(fb->out[k] = t_col(a, t, k))) return NULL;
         int *oo = plan_alloc(a, sizeof(int) * (size_t)(b->norder + 1));
@@ -953,17 +959,25 @@ int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const Exec
         rc = cut_open(db, st->dag, &cuts[c]);
     if (rc != GQP_OK) goto done;
     /* F's group key columns: when sorted, each chunk's bounds are its own
-     * (slice_set), so that a dense aggregate spans the chunk's keys */
+     * (slice_set), so that a dense aggregate spans the chunk's keys; and
+     * when chunks end where the first such key changes (whole >= 0), every
+     * group lies whole in one chunk: each chunk runs the block as written
+     * (aggregates, HAVING, the select list; ORDER BY + LIMIT as a chunk's
+     * first rows), and the final plan only applies DISTINCT, ORDER BY and
+     * LIMIT to the concatenated rows (TPC-H Q18's IN subquery, GROUP BY
+     * l_orderkey HAVING ..., keeps a few rows per chunk instead of a
+     * partial row per order) */
+    int whole = -1;
     for (int i = 0; f < GQP_CHUNK_IN_SUB && i < b->ngroup; i++) {
         const BExpr *e = b->group[i];
-        if (e->kind == BE_COL && e->slot == f) (void)sorted_key(F, e->col);
+        if (e->kind == BE_COL && e->slot == f && sorted_key(F, e->col) && whole < 0) whole = e->col;
     }
     Partials pa = {0};
-    if (b->has_agg && partials(a, b, f, &pa) != 0) {
+    if (b->has_agg && whole < 0 && partials(a, b, f, &pa) != 0) {
         rc = gqp_set_error(db, GQP_NOMEM, "out of memory");
         goto done;
     }
-    BSelect *pb = partial_block(a, b, f, cuts[0].slice, &pa);
+    BSelect *pb = partial_block(a, b, f, cuts[0].slice, &pa, whole >= 0);
     if (!pb) {
         rc = gqp_set_error(db, GQP_NOMEM, "out of memory");
         goto done;
@@ -991,12 +1005,15 @@ int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const Exec
         pblk->rels[g->rel].sub = g->sub = cd;
     }
     if (rc != GQP_OK) goto done;
-    nchunks = (F->nrows + chunk_rows - 1) / chunk_rows;
     ExecStats total;
     memset(&total, 0, sizeof total);
     double t0 = gqp_wall_ms();
-    for (int64_t i = 0; i < nchunks && rc == GQP_OK; i++) {
-        int64_t lo = i * chunk_rows, n = F->nrows - lo < chunk_rows ? F->nrows - lo : chunk_rows;
+    for (int64_t lo = 0, n = 0; lo < F->nrows && rc == GQP_OK; lo += n) {
+        n = F->nrows - lo < chunk_rows ? F->nrows - lo : chunk_rows;
+        if (whole >= 0 && lo + n < F->nrows) /* up to where the key changes */
+            n = key_bound(&F->cols[whole], F->nrows, key_at(&F->cols[whole], lo + n - 1), 1) - lo;
+        const int last = lo + n >= F->nrows;
+        nchunks++;
         slice_set(cuts[0].slice, F, lo, n);
         /* the estimates of F's rows after its filters: the chunk's share */
         chunk_estimates(pb, b, f, (double)n / (double)(F->nrows > 0 ? F->nrows : 1));
@@ -1033,8 +1050,7 @@ int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const Exec
                 rc = gqp_set_error(db, GQP_ERROR,
                                    "Execution Error: chunked execution: the partial results "
                                    "of two chunks differ in type");
-            if (rc == GQP_OK && i == nchunks - 1 && st->profile)
-                partial_text = plan_explain_text(dag, 1);
+            if (rc == GQP_OK && last && st->profile) partial_text = plan_explain_text(dag, 1);
         }
         for (int c = 0; c < ncut; c++)
             cut_after_chunk(db, rc == GQP_OK ? dag : NULL, &cuts[c]);
@@ -1047,7 +1063,7 @@ int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const Exec
     if (rc != GQP_OK) goto done;
     /* the final plan over the partial results */
     cat_table_stats(t);
-    BSelect *fb = final_block(a, b, &pa, t);
+    BSelect *fb = final_block(a, b, &pa, t, whole >= 0);
     Dag *fdag = fb ? plan_block(db, st, a, fb) : NULL;
     if (!fb) rc = gqp_set_error(db, GQP_NOMEM, "out of memory");
     if (rc == GQP_OK && !fdag) rc = GQP_ERROR;
@@ -1060,12 +1076,17 @@ int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const Exec
         st->exec_ms = gqp_wall_ms() - t0;
     }
     if (rc == GQP_OK && st->profile) { /* EXPLAIN ANALYZE: what ran, for its text */
-        char head[1024], with[512];
+        char head[1280], with[512], groups[256] = "";
         gqp_chunk_cosliced(b, f, with, sizeof with);
+        if (whole >= 0)
+            snprintf(groups, sizeof groups,
+                     "; chunks end where %s changes: every group whole in one chunk",
+                     F->cols[whole].name);
         snprintf(head, sizeof head,
-                 "-- chunked execution: %s in %lld chunks of up to %lld rows%s; %lld partial "
+                 "-- chunked execution: %s in %lld chunks of %s%lld rows%s%s; %lld partial "
                  "rows, merged by the final plan (last)\n",
-                 F->name, (long long)nchunks, (long long)chunk_rows, with, (long long)t->nrows);
+                 F->name, (long long)nchunks, whole >= 0 ? "about " : "up to ",
+                 (long long)chunk_rows, with, groups, (long long)t->nrows);
         char *ft = plan_explain_text(fdag, 1);
         size_t len =
             strlen(head) + (partial_text ? strlen(partial_text) : 0) + (ft ? strlen(ft) : 0) + 64;
