@@ -285,6 +285,49 @@ int exec_device_resident(const ExecDevice *d, const void *h_data, int64_t n) {
     return 0;
 }
 
+/* Where the host range [p, ...) stops being uniformly page-locked or not
+ * (what this session registered: cached columns, ranges kept locked): the
+ * end of a locked range holding p, else the start of the first locked
+ * range after p, else end. */
+static const char *lock_run_end(const ExecDevice *d, const char *p, const char *end) {
+    const char *stop = end;
+    for (int i = 0; i < d->ncache; i++) {
+        const ExecCacheEntry *e = &d->cache[i];
+        if (!e->pinned) continue;
+        const char *a = e->h_data, *b = a + (size_t)e->n * prim_type_width(e->type);
+        if (a <= p && p < b) return b < end ? b : end;
+        if (a > p && a < stop) stop = a;
+    }
+    for (int i = 0; i < d->nstreamed; i++) {
+        const ExecStreamed *r = &d->streamed[i];
+        if (!r->pinned) continue;
+        const char *a = r->p, *b = a + r->bytes;
+        if (a <= p && p < b) return b < end ? b : end;
+        if (a > p && a < stop) stop = a;
+    }
+    return stop;
+}
+
+/* Host-to-device copy of a column's bytes, split where the host range
+ * moves between page-locked and pageable memory: CUDA refuses a copy that
+ * spans both ("invalid argument"), as two slices of one column do when
+ * they overlap (a table cut as F and again as a co-sliced relation of
+ * itself, TPC-H Q21's EXISTS over lineitem) and only one was locked. */
+static int copy_h2d_runs(const ExecDevice *d, void *dst, const void *src, size_t bytes,
+                         void *stream, char *err, size_t cap) {
+    const char *p = src, *end = p + bytes;
+    char *q = dst;
+    if (bytes == 0) return prim_gpu_copy(dst, src, 0, PRIM_H2D, stream, err, cap);
+    while (p < end) {
+        const char *stop = lock_run_end(d, p, end);
+        if (stop <= p) stop = end;
+        if (prim_gpu_copy(q, p, (size_t)(stop - p), PRIM_H2D, stream, err, cap) != 0) return -1;
+        q += stop - p;
+        p = stop;
+    }
+    return 0;
+}
+
 int exec_cache_get(ExecDevice *d, const PrimVec *h, PrimVec *out, int64_t *h2d, void *stream,
                    char *err, size_t cap) {
     d->tick++;
@@ -349,9 +392,8 @@ int exec_cache_get(ExecDevice *d, const PrimVec *h, PrimVec *out, int64_t *h2d, 
                  d->oom_by_limit ? " under memory_limit" : "");
         return -1;
     }
-    if (prim_gpu_copy(e.d_data, h->data, (size_t)h->n * w, PRIM_H2D, stream, err, cap) != 0 ||
-        (h->valid &&
-         prim_gpu_copy(e.d_valid, h->valid, (size_t)h->n, PRIM_H2D, stream, err, cap) != 0)) {
+    if (copy_h2d_runs(d, e.d_data, h->data, (size_t)h->n * w, stream, err, cap) != 0 ||
+        (h->valid && copy_h2d_runs(d, e.d_valid, h->valid, (size_t)h->n, stream, err, cap) != 0)) {
         exec_dev_free(d, e.d_data, stream);
         exec_dev_free(d, e.d_valid, stream);
         if (e.pinned) prim_gpu_host_unregister((void *)h->data);

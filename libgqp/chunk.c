@@ -1008,10 +1008,16 @@ int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const Exec
     ExecStats total;
     memset(&total, 0, sizeof total);
     double t0 = gqp_wall_ms();
+    /* chunks end where a key changes: the sorted group key above, else the
+     * key of F cut again as a co-sliced relation of itself (an EXISTS over
+     * F on that key, TPC-H Q21): both then read the same rows, one copy */
+    int align = whole;
+    for (int c = 1; c < ncut && align < 0; c++)
+        if (cuts[c].t == F && cuts[c].gcol == cuts[c].fcol) align = cuts[c].fcol;
     for (int64_t lo = 0, n = 0; lo < F->nrows && rc == GQP_OK; lo += n) {
         n = F->nrows - lo < chunk_rows ? F->nrows - lo : chunk_rows;
-        if (whole >= 0 && lo + n < F->nrows) /* up to where the key changes */
-            n = key_bound(&F->cols[whole], F->nrows, key_at(&F->cols[whole], lo + n - 1), 1) - lo;
+        if (align >= 0 && lo + n < F->nrows) /* up to where the key changes */
+            n = key_bound(&F->cols[align], F->nrows, key_at(&F->cols[align], lo + n - 1), 1) - lo;
         const int last = lo + n >= F->nrows;
         nchunks++;
         slice_set(cuts[0].slice, F, lo, n);
@@ -1085,7 +1091,7 @@ int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const Exec
         snprintf(head, sizeof head,
                  "-- chunked execution: %s in %lld chunks of %s%lld rows%s%s; %lld partial "
                  "rows, merged by the final plan (last)\n",
-                 F->name, (long long)nchunks, whole >= 0 ? "about " : "up to ",
+                 F->name, (long long)nchunks, align >= 0 ? "about " : "up to ",
                  (long long)chunk_rows, with, groups, (long long)t->nrows);
         char *ft = plan_explain_text(fdag, 1);
         size_t len =

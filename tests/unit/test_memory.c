@@ -694,6 +694,48 @@ Test(memory_gpu, chunked_runs_keep_columns_locked) {
     gqp_close(db);
 }
 
+/* Overlapping slices of one host column cached side by side (a chunk of a
+ * table and the same table cut again as a co-sliced relation of itself):
+ * the first slice is page-locked, the later ones overlap it and cannot be;
+ * their copies span locked and pageable memory, which CUDA refuses as a
+ * whole ("invalid argument", TPC-H Q21 under a memory_limit), so the cache
+ * copies them in runs. Every cached copy holds the column's values. */
+Test(memory_gpu, overlapping_slices_copy_in_runs) {
+    if (!prim_gpu_available()) cr_skip_test("no CUDA device");
+    char err[256] = "";
+    ExecDevice *d = exec_device_open(0, err, sizeof err);
+    cr_assert_not_null(d, "%s", err);
+    exec_device_set_lock_min(d, 0);
+    const int64_t n = (int64_t)1 << 20;
+    int32_t *col = cat_host_alloc(sizeof *col * (size_t)n);
+    cr_assert_not_null(col);
+    for (int64_t i = 0; i < n; i++)
+        col[i] = (int32_t)(i * 7 + 3);
+    /* [0, 600k) first (locked), then ranges that start before, inside and
+     * after it and end inside or beyond it */
+    const int64_t lo[] = {0, 0, 100000, 300000, 599999, 700000, 50000};
+    const int64_t len[] = {600000, 1000000, 700000, 100000, 2, 200000, 1};
+    int32_t *back = malloc(sizeof *back * (size_t)n);
+    cr_assert_not_null(back);
+    for (size_t k = 0; k < sizeof lo / sizeof lo[0]; k++) {
+        PrimVec h = {PRIM_I32, len[k], col + lo[k], NULL}, dv;
+        int64_t h2d = 0;
+        cr_assert_eq(exec_cache_get(d, &h, &dv, &h2d, d->stream, err, sizeof err), 0,
+                     "slice %zu: %s", k, err);
+        cr_expect_eq(h2d, len[k] * 4, "slice %zu", k);
+        cr_assert_eq(
+            prim_gpu_copy(back, dv.data, (size_t)len[k] * 4, PRIM_D2H, d->stream, err, sizeof err),
+            0, "%s", err);
+        cr_assert_eq(prim_gpu_sync(d->stream, err, sizeof err), 0, "%s", err);
+        cr_expect_eq(memcmp(back, col + lo[k], (size_t)len[k] * 4), 0, "slice %zu", k);
+        exec_cache_unpin(d, h.data, h.n, h.type);
+    }
+    cr_expect(d->ncache == 7 && d->cache[0].pinned, "%d entries", d->ncache);
+    exec_device_close(d);
+    free(back);
+    cat_host_free(col);
+}
+
 /* --device auto under a memory_limit its GPU plan exceeds (libgqp/chunk.c,
  * gqp_budget_plan): a plan that cannot run in chunks (a MEDIAN), and one
  * whose chunks would each read another relation's columns whole (EXISTS
