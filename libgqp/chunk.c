@@ -167,10 +167,12 @@ typedef struct Cut {
     int rel;          /* G: its index in F's block; -1 for F */
     int fcol, gcol;   /* G: the key columns of F and of G */
     int64_t est_rows; /* G: the relation's estimated rows, whole */
-    /* G read through a derived table of one table and its filters (an
-     * EXISTS / IN subquery's SEMI JOIN, TPC-H Q4, Q21): that table is cut,
-     * in the partial block's copy of the derived table (sub) */
-    int in_sub;
+    /* G read inside a derived table (sub_rel >= 0): an EXISTS / IN
+     * subquery's SEMI JOIN over one table and its filters (TPC-H Q4, Q21),
+     * or a block that joins G with others and may GROUP BY G's key (Q2's
+     * minimum cost per part): its relation sub_rel is cut, in the partial
+     * block's copy of the derived table (sub) */
+    int sub_rel;
     int64_t sub_est_rows;
     BSelect *sub;
 } Cut;
@@ -207,64 +209,99 @@ static int sorted_key(CatTable *t, int c) {
     return cat_column_sorted(&t->cols[c]) == 1;
 }
 
-/* The table relation r reads rows of in place: its own, or the one table
- * of a derived table r that only filters it (*in_sub = 1); NULL else. */
-static CatTable *rel_base(const BRel *r, int *in_sub) {
-    *in_sub = 0;
+/* 1 when relation r of a block is a base table read as it is (not a
+ * derived table, not on the NULL-padded or SEMI side of a join). */
+static int plain_rel(const BRel *r) {
+    return r->table && !r->sub && !r->outer && !r->semi && !r->full && !r->right && !r->padded;
+}
+
+/* The table and column that column c of relation r (of F's block) holds
+ * row for row: r's own table and c; or, for a derived table, the table
+ * column its output c reads (*s: its relation there), when the derived
+ * table's rows with a value v of output c come only from that table's
+ * rows with value v: a block (no compound, DISTINCT, ORDER BY, LIMIT, row
+ * number) whose output c is a plain column of one of its inner tables, or,
+ * with GROUP BY, a group key that is one. NULL else. */
+static CatTable *rel_key(const BRel *r, int c, int *s, int *col) {
+    *s = -1;
+    *col = c;
     if (!r->sub) return r->table;
     const BSelect *d = r->sub;
-    if (d->narms > 0 || d->nrels != 1 || d->has_agg || d->ngroup > 0 || d->distinct ||
-        d->limit >= 0 || d->offset > 0 || d->has_semi || d->has_sub || d->has_outer ||
-        d->late_where || d->rels[0].sub || !d->rels[0].table)
+    if (d->narms > 0 || d->distinct || d->limit >= 0 || d->offset > 0 || d->norder > 0 ||
+        d->rank_keys > 0 || d->late_where || c < 0 || c >= d->nout)
         return NULL;
-    *in_sub = 1;
-    return d->rels[0].table;
+    const BExpr *e = d->out[c];
+    if (d->has_agg) { /* agg scope: columns 0..ngroup-1 are the group keys */
+        if (!e || e->kind != BE_COL || e->col < 0 || e->col >= d->ngroup) return NULL;
+        e = d->group[e->col];
+    }
+    if (!e || e->kind != BE_COL || e->col < 0 || e->slot < 0 || e->slot >= d->nrels ||
+        !plain_rel(&d->rels[e->slot]))
+        return NULL;
+    *s = e->slot;
+    *col = e->col;
+    return d->rels[e->slot].table;
 }
 
-/* Column c of relation r as a column of rel_base(r): c itself, or the
- * table column that the derived table's output c reads; -1 when it is
- * computed. */
-static int rel_base_col(const BRel *r, int c) {
-    if (!r->sub) return c;
-    const BExpr *e = c < r->sub->nout ? r->sub->out[c] : NULL;
-    return e && e->kind == BE_COL && e->slot == 0 && e->col >= 0 ? e->col : -1;
-}
-
-/* 1 when e is an equality of F's sorted column (*fc) and r's (relation g
- * of F's block fl, its base table t) sorted column (*gc, of t). */
-static int co_key(const BExpr *e, int fl, CatTable *F, int g, const BRel *r, CatTable *t, int *fc,
-                  int *gc) {
-    if (!eq_cols(e, fl, g, fc, gc)) return 0;
-    *gc = rel_base_col(r, *gc);
-    return *gc >= 0 && sorted_key(F, *fc) && sorted_key(t, *gc);
+/* 1 when e equates column *ac of relation a (when *ac >= 0; any sorted
+ * column of F when a is F, fl, and *ac < 0: then set) with a column of r
+ * (relation g of F's block) that a sorted column of a table holds row for
+ * row (rel_key: the table in *t, its column in *gc, the derived table's
+ * relation in *s; r's own column as the block reads it in *bc). */
+static int co_key(const BExpr *e, int a, int fl, CatTable *F, int *ac, int g, const BRel *r,
+                  CatTable **t, int *s, int *gc, int *bc) {
+    int x = -1;
+    if (!eq_cols(e, a, g, &x, bc)) return 0;
+    if (*ac >= 0 ? x != *ac : (a != fl || !sorted_key(F, x))) return 0;
+    *t = rel_key(r, *bc, s, gc);
+    if (!*t || !sorted_key(*t, *gc)) return 0;
+    *ac = x;
+    return 1;
 }
 
 /* The relations co-sliced with F (relation f of b) into co[0..CHUNK_MAX_CO)
- * (t, rel, fcol, gcol, est_rows, in_sub, sub_est_rows); their number. */
+ * (t, rel, fcol, gcol, est_rows, sub_rel, sub_est_rows); their number.
+ * Joined to F on F's sorted key, or to a relation already cut on the
+ * column it was cut by (its values lie in the chunk's range of that F key
+ * too: TPC-H Q2's minimum cost per part joins part, which is cut with
+ * partsupp by the part key). */
 static int co_find(const BSelect *b, int f, Cut *co) {
     int fl, n = 0;
     const BSelect *blk = chunk_block(b, f, &fl);
     CatTable *F = blk->rels[fl].table;
-    for (int g = 0; g < blk->nrels && n < CHUNK_MAX_CO; g++) {
-        const BRel *r = &blk->rels[g];
-        int in_sub = 0;
-        CatTable *t = g == fl || r->full || r->right || r->padded ? NULL : rel_base(r, &in_sub);
-        if (!t) continue;
-        int fc = -1, gc = -1, found = 0;
-        for (int k = 0; k < blk->npreds && !found; k++)
-            found = blk->preds[k].is_equi && co_key(blk->preds[k].expr, fl, F, g, r, t, &fc, &gc);
-        for (int k = 0; (r->outer || r->semi) && k < r->non && !found; k++)
-            found = co_key(r->on[k], fl, F, g, r, t, &fc, &gc);
-        if (!found) continue;
-        memset(&co[n], 0, sizeof co[n]);
-        co[n].t = t;
-        co[n].rel = g;
-        co[n].fcol = fc;
-        co[n].gcol = gc;
-        co[n].est_rows = r->est_rows;
-        co[n].in_sub = in_sub;
-        co[n].sub_est_rows = in_sub ? r->sub->rels[0].est_rows : 0;
-        n++;
+    int bcol[CHUNK_MAX_CO];
+    for (int grown = 1; grown && n < CHUNK_MAX_CO;) {
+        grown = 0;
+        for (int g = 0; g < blk->nrels && n < CHUNK_MAX_CO; g++) {
+            const BRel *r = &blk->rels[g];
+            int done = g == fl || r->full || r->right || r->padded;
+            for (int k = 0; k < n && !done; k++)
+                done = co[k].rel == g;
+            if (done) continue;
+            CatTable *t = NULL;
+            int s = -1, gc = -1, bc = -1, fc = -1, found = 0;
+            /* the anchors: F (any sorted column), then each cut relation */
+            for (int an = -1; an < n && !found; an++) {
+                int a = an < 0 ? fl : co[an].rel, ac = an < 0 ? -1 : bcol[an];
+                for (int k = 0; k < blk->npreds && !found; k++)
+                    found = blk->preds[k].is_equi &&
+                            co_key(blk->preds[k].expr, a, fl, F, &ac, g, r, &t, &s, &gc, &bc);
+                for (int k = 0; (r->outer || r->semi) && k < r->non && !found; k++)
+                    found = co_key(r->on[k], a, fl, F, &ac, g, r, &t, &s, &gc, &bc);
+                if (found) fc = an < 0 ? ac : co[an].fcol;
+            }
+            if (!found) continue;
+            memset(&co[n], 0, sizeof co[n]);
+            co[n].t = t;
+            co[n].rel = g;
+            co[n].fcol = fc;
+            co[n].gcol = gc;
+            co[n].est_rows = r->est_rows;
+            co[n].sub_rel = s;
+            co[n].sub_est_rows = s >= 0 ? r->sub->rels[s].est_rows : 0;
+            bcol[n++] = bc;
+            grown = 1;
+        }
     }
     return n;
 }
@@ -986,21 +1023,21 @@ int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const Exec
     BSelect *pblk = chunk_block(pb, f, &fl); /* pb's own copy of F's block */
     for (int c = 1; c < ncut && rc == GQP_OK; c++) {
         Cut *g = &cuts[c];
-        if (!g->in_sub) {
+        if (g->sub_rel < 0) {
             pblk->rels[g->rel].table = g->slice;
             continue;
         }
         /* a copy of the derived table reading the slice */
         const BSelect *d = pblk->rels[g->rel].sub;
         BSelect *cd = plan_alloc(a, sizeof *cd);
-        BRel *cr = plan_alloc(a, sizeof *cr);
+        BRel *cr = plan_alloc(a, sizeof *cr * (size_t)d->nrels);
         if (!cd || !cr) {
             rc = gqp_set_error(db, GQP_NOMEM, "out of memory");
             break;
         }
         *cd = *d;
-        *cr = d->rels[0];
-        cr->table = g->slice;
+        memcpy(cr, d->rels, sizeof *cr * (size_t)d->nrels);
+        cr[g->sub_rel].table = g->slice;
         cd->rels = cr;
         pblk->rels[g->rel].sub = g->sub = cd;
     }
@@ -1033,7 +1070,8 @@ int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const Exec
             double share = (double)(ghi - glo) / (double)(g->t->nrows > 0 ? g->t->nrows : 1);
             pblk->rels[g->rel].est_rows = (int64_t)((double)g->est_rows * share + 0.999);
             if (g->sub)
-                g->sub->rels[0].est_rows = (int64_t)((double)g->sub_est_rows * share + 0.999);
+                g->sub->rels[g->sub_rel].est_rows =
+                    (int64_t)((double)g->sub_est_rows * share + 0.999);
         }
         PlanArena *ca = plan_arena_new();
         Dag *dag = ca ? plan_block(db, st, ca, pb) : NULL;
