@@ -99,7 +99,7 @@ def explain_facts(path):
         t = open(path).read()
     except OSError:
         return ("n/a", None)
-    ch = re.findall(r"chunked execution: (.*?) in (\d+) chunks of up to (\d+) rows", t)
+    ch = re.findall(r"chunked execution: (.*?) in (\d+) chunks of (?:up to|about) (\d+) rows", t)
     chunks = ", ".join("%s x%s" % (c[0].split()[-1], c[1]) for c in ch) if ch else "whole"
     if re.search(r"^-- runs on the CPU: ", t, re.M):
         chunks = "CPU (device budget)" + (", " + chunks if ch else "")
