@@ -73,6 +73,8 @@ FEATURES = {
     "agg_null": (True, "MIN/MAX/SUM(NULL) (item 17)"),
     "bool_arith": (True, "comparisons used as numbers (p + 1, SUM(p))"),
     "subquery": (False, "correlated and uncorrelated scalar / EXISTS / IN subqueries (issue 10)"),
+    "sorted_keys": (True, "tables stored in the order of an INTEGER column without NULLs (chunked "
+                          "runs cut a joined table by key range and keep groups whole)"),
     "sql_fns": (True, "IIF, SIGN, TRUNC/FLOOR/CEIL, MOD, SQRT/EXP/LN/LOG10, IS [NOT] DISTINCT FROM, "
                        "LIKE ... ESCAPE (the fifteenth session's functions)"),
 }
@@ -139,6 +141,14 @@ def gen_tables(rng, feats):
                 rows.append(list(rng.choice(rows)))  # duplicate row
                 continue
             rows.append([gen_value(rng, t, feats) for _, t in cols])
+        if "sorted_keys" in feats and rng.random() < 0.5:
+            # stored in the order of an INTEGER column that holds no NULL
+            # (a sorted key: libgqp/chunk.c's co-sliced tables, whole groups)
+            k = rng.choice([i for i, (_, t) in enumerate(cols) if t == "INTEGER"])
+            for r in rows:
+                if r[k] is None:
+                    r[k] = rng.choice(INTS_SMALL)
+            rows.sort(key=lambda r: r[k])
         tables.append(Table("t%d" % ti, cols, rows))
     return tables
 
