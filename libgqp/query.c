@@ -359,17 +359,18 @@ int gqp_explain_stmt_locked(gqp *db, gqp_stmt *st, int flags, char **out) {
     if (s && !(flags & (GQP_EXPLAIN_JSON | GQP_EXPLAIN_DOT)) &&
         (db->chunk_rows > 0 || st->chunk_note || brows > 0)) {
         /* chunked execution: what ran (ANALYZE) or what would */
-        char line[256] = "";
+        char line[1024] = "", with[512] = "";
         const char *why = NULL;
         int f = db->chunk_rows > 0 ? gqp_chunk_table(st->bound, db->chunk_rows, &why) : -1;
+        if (f >= 0 || brows > 0) gqp_chunk_cosliced(st->bound, f >= 0 ? f : bf, with, sizeof with);
         if (f >= 0)
-            snprintf(line, sizeof line, "-- runs in chunks: %s in chunks of %lld rows\n",
-                     gqp_chunk_rel(st->bound, f)->table->name, (long long)db->chunk_rows);
+            snprintf(line, sizeof line, "-- runs in chunks: %s in chunks of %lld rows%s\n",
+                     gqp_chunk_rel(st->bound, f)->table->name, (long long)db->chunk_rows, with);
         else if (brows > 0)
             snprintf(line, sizeof line,
                      "-- runs in chunks: %s in chunks of %lld rows (the GPU nodes' estimated "
-                     "outputs exceed the device budget)\n",
-                     gqp_chunk_rel(st->bound, bf)->table->name, (long long)brows);
+                     "outputs exceed the device budget)%s\n",
+                     gqp_chunk_rel(st->bound, bf)->table->name, (long long)brows, with);
         else if (db->chunk_rows > 0)
             snprintf(line, sizeof line, "-- runs whole (not chunked: %s)\n", why);
         const char *body = st->chunk_note ? st->chunk_note : "";
