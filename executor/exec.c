@@ -1586,6 +1586,10 @@ static int exec_run_once(Dag *dag, const ExecOptions *opt, ExecResult *res, Exec
     ExecStats rstats; /* the recovery counts, copied into *stats at the end */
     memset(&rstats, 0, sizeof rstats);
     if (x.dev) x.dev->running = 1;
+    /* EXPLAIN ANALYZE on a GPU: the origin of the nodes' start times */
+    void *ev_run = x.dev && opt && opt->profile ? prim_gpu_event_record(x.dev->stream) : NULL;
+    for (int i = 0; i < dag->nnodes; i++)
+        dag->nodes[i].start_ms = -1;
     for (int i = 0; i < dag->nnodes && rc == 0; i++) {
         DagNode *n = &dag->nodes[i];
         int gpu = n->device == DEV_GPU;
@@ -1655,7 +1659,7 @@ static int exec_run_once(Dag *dag, const ExecOptions *opt, ExecResult *res, Exec
             x.done[i] = prim_gpu_event_mark(x.cur_stream);
             if (fc >= 0) x.done[fc] = prim_gpu_event_mark(x.cur_stream);
         }
-        n->ms = now_ms() - t0;
+        n->ms = n->issue_ms = now_ms() - t0;
         if (rc == 0 && n->noutputs) n->rows_out = fc >= 0 ? n->rows_in : x.vals[n->outputs[0]].n;
         for (int k = 0; k < n->ninputs; k++)
             if (x.last_use[n->inputs[k]] == i) ex_release_at(&x, n->inputs[k], i);
@@ -1725,6 +1729,8 @@ static int exec_run_once(Dag *dag, const ExecOptions *opt, ExecResult *res, Exec
         if (ev[2 * i] && ev[2 * i + 1] && rc == 0) {
             float ms = prim_gpu_event_ms(ev[2 * i], ev[2 * i + 1]);
             if (ms >= 0) dag->nodes[i].ms = ms;
+            float at = ev_run ? prim_gpu_event_ms(ev_run, ev[2 * i]) : -1;
+            if (ms >= 0 && at >= 0) dag->nodes[i].start_ms = at;
         }
         prim_gpu_event_destroy(ev[2 * i]);
         prim_gpu_event_destroy(ev[2 * i + 1]);
@@ -1761,6 +1767,7 @@ static int exec_run_once(Dag *dag, const ExecOptions *opt, ExecResult *res, Exec
     free(x.done);
     free(x.last_reader);
     free(ev);
+    prim_gpu_event_destroy(ev_run);
     free(nuse);
     free(skip);
     free(x.vals);

@@ -63,6 +63,7 @@ int plan_dag_add(Dag *d, DagKind kind, const int *inputs, int ninputs, int noutp
     n->len_from = -1;
     n->count_from = -1;
     n->fused_with = -1;
+    n->start_ms = -1;
     n->slice_limit = -1;
     n->ninputs = ninputs;
     if (ninputs) {
@@ -235,6 +236,8 @@ static void text_node(PlanBuf *b, const Dag *d, int id, int depth, uint8_t *seen
     node_costs(b, n, 0);
     if (analyze && n->fused_with >= 0) plan_buf_printf(b, "  (fused into #%d)", n->fused_with);
     if (analyze) plan_buf_printf(b, "  rows=%lld time=%.3fms", (long long)n->rows_out, n->ms);
+    if (analyze && n->start_ms >= 0)
+        plan_buf_printf(b, " (issued in %.3fms, started at +%.3fms)", n->issue_ms, n->start_ms);
     if (analyze && (n->bytes_h2d || n->bytes_d2h))
         plan_buf_printf(b, " h2d=%lldB d2h=%lldB", (long long)n->bytes_h2d,
                         (long long)n->bytes_d2h);
@@ -269,6 +272,26 @@ char *plan_explain_text(const Dag *d, int analyze) {
         text_node(&b, d, d->values[d->results[r]].producer, 1, seen, analyze);
     }
     if (analyze) plan_buf_printf(&b, "total node time: %.3f ms\n", total);
+    /* the GPU's part of the timeline: what the host spent issuing the GPU
+     * nodes against the device's span from the first node's start to the
+     * last one's end (a span far above the nodes' own times is waiting:
+     * for the host, for counts, for copies) */
+    double issue = 0, first = -1, last = -1, busy = 0;
+    int ngpu = 0;
+    for (int i = 0; analyze && i < d->nnodes; i++) {
+        const DagNode *n = &d->nodes[i];
+        if (n->start_ms < 0) continue;
+        ngpu++;
+        issue += n->issue_ms;
+        busy += n->ms;
+        if (first < 0 || n->start_ms < first) first = n->start_ms;
+        if (n->start_ms + n->ms > last) last = n->start_ms + n->ms;
+    }
+    if (ngpu)
+        plan_buf_printf(&b,
+                        "GPU timeline: %d nodes issued in %.3f ms of host time; on the device "
+                        "from +%.3f to +%.3f ms (%.3f ms of node time)\n",
+                        ngpu, issue, first, last, busy);
     free(seen);
     if (b.oom) {
         free(b.s);
@@ -314,6 +337,9 @@ char *plan_explain_json(const Dag *d, int analyze) {
         }
         if (analyze && n->fused_with >= 0)
             plan_buf_printf(&b, ", \"fused_with\": %d", n->fused_with);
+        if (analyze && n->start_ms >= 0)
+            plan_buf_printf(&b, ", \"issue_ms\": %.4f, \"start_ms\": %.4f", n->issue_ms,
+                            n->start_ms);
         if (analyze && n->oom_action)
             plan_buf_printf(&b,
                             ", \"device_oom\": {\"action\": \"%s\", \"bytes_needed\": %lld, "

@@ -449,6 +449,11 @@ typedef struct DagNode {
     char *reason; /* why placement chose device (arena text), or NULL */
     /* measured (EXPLAIN ANALYZE) */
     double ms;
+    /* the run's timeline (EXPLAIN ANALYZE): the host's time to issue the
+     * node (for a GPU node its launches and copies, returning before the
+     * device ran them; a CPU node's is ms), and a GPU node's start on the
+     * device after the run's first event (-1: not measured) */
+    double issue_ms, start_ms;
     int64_t rows_in, rows_out;
     int64_t bytes_h2d, bytes_d2h;
     int fused_with; /* -1 or the node it ran fused into */
