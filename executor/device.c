@@ -291,17 +291,20 @@ int exec_device_resident(const ExecDevice *d, const void *h_data, int64_t n) {
  * range after p, else end. */
 static const char *lock_run_end(const ExecDevice *d, const char *p, const char *end) {
     const char *stop = end;
-    for (int i = 0; i < d->ncache; i++) {
-        const ExecCacheEntry *e = &d->cache[i];
-        if (!e->pinned) continue;
-        const char *a = e->h_data, *b = a + (size_t)e->n * prim_type_width(e->type);
-        if (a <= p && p < b) return b < end ? b : end;
-        if (a > p && a < stop) stop = a;
-    }
-    for (int i = 0; i < d->nstreamed; i++) {
-        const ExecStreamed *r = &d->streamed[i];
-        if (!r->pinned) continue;
-        const char *a = r->p, *b = a + r->bytes;
+    /* locked range k < ncache + nstreamed: [a, b) */
+    for (int k = 0; k < d->ncache + d->nstreamed; k++) {
+        const char *a, *b;
+        if (k < d->ncache) {
+            const ExecCacheEntry *e = &d->cache[k];
+            if (!e->pinned) continue;
+            a = e->h_data;
+            b = a + (size_t)e->n * prim_type_width(e->type);
+        } else {
+            const ExecStreamed *r = &d->streamed[k - d->ncache];
+            if (!r->pinned) continue;
+            a = r->p;
+            b = a + r->bytes;
+        }
         if (a <= p && p < b) return b < end ? b : end;
         if (a > p && a < stop) stop = a;
     }

@@ -146,10 +146,12 @@ const BRel *gqp_chunk_rel(const BSelect *b, int f) {
 }
 
 /* ------------------------------------------------ co-sliced relations --
- * G (a base table of F's block, not on the padded side of a RIGHT / FULL
- * JOIN) is co-sliced with F when an equality F.a = G.c joins them (a
+ * G (a relation of F's block, not on the padded side of a RIGHT / FULL
+ * JOIN: a table, or a derived table that holds one's key row for row,
+ * rel_key) is co-sliced with F when an equality F.a = G.c joins them (a
  * WHERE / inner join conjunct, or an ON conjunct of G's LEFT, SEMI or ANTI
- * JOIN) and both columns are sorted keys (cat_column_sorted). The rows of
+ * JOIN), or joins G to a relation already cut on the column it was cut
+ * by, and both columns are sorted keys (cat_column_sorted). The rows of
  * a chunk of F hold the keys [F.a of its first row, F.a of its last]; a
  * row of G outside them meets none of the chunk's rows, so the chunk reads
  * only G's rows in that key range (a row range of G, by binary search).
@@ -326,9 +328,9 @@ static int64_t key_bound(const CatColumn *c, int64_t n, int64_t k, int upper) {
     return lo;
 }
 
-int gqp_chunk_cosliced(const BSelect *b, int f, char *buf, size_t cap) {
-    Cut co[CHUNK_MAX_CO];
-    int n = co_find(b, f, co);
+/* EXPLAIN's text for the cut relations co[0..n) into buf (cap bytes):
+ * "; with it orders by o_orderkey, ...", empty when none. */
+static void cut_names(const Cut *co, int n, char *buf, size_t cap) {
     size_t len = 0;
     if (cap) buf[0] = 0;
     for (int i = 0; i < n && len < cap; i++) {
@@ -337,6 +339,12 @@ int gqp_chunk_cosliced(const BSelect *b, int f, char *buf, size_t cap) {
         if (w < 0) break;
         len += (size_t)w;
     }
+}
+
+int gqp_chunk_cosliced(const BSelect *b, int f, char *buf, size_t cap) {
+    Cut co[CHUNK_MAX_CO];
+    int n = co_find(b, f, co);
+    cut_names(co, n, buf, cap);
     return n;
 }
 
@@ -1121,7 +1129,7 @@ int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const Exec
     }
     if (rc == GQP_OK && st->profile) { /* EXPLAIN ANALYZE: what ran, for its text */
         char head[1280], with[512], groups[256] = "";
-        gqp_chunk_cosliced(b, f, with, sizeof with);
+        cut_names(cuts + 1, ncut - 1, with, sizeof with);
         if (whole >= 0)
             snprintf(groups, sizeof groups,
                      "; chunks end where %s changes: every group whole in one chunk",

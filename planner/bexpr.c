@@ -427,6 +427,23 @@ int bx_fold_neg(const CatValue *x, CatValue *out) {
 
 static int eval_const_raw(const BExpr *e, CatValue *out, PlanArena *arena);
 
+int bx_fold_logic(AstOp op, const CatValue *x, const CatValue *y, CatValue *out) {
+    if (x->kind == CAT_V_STR || y->kind == CAT_V_STR) return -1;
+    const int dom = op == OP_OR; /* the value that decides: true for OR */
+    const int xn = x->kind == CAT_V_NULL, yn = y->kind == CAT_V_NULL;
+    const int xt = x->kind == CAT_V_INT ? x->i != 0 : x->f != 0;
+    const int yt = y->kind == CAT_V_INT ? y->i != 0 : y->f != 0;
+    memset(out, 0, sizeof *out);
+    out->kind = CAT_V_INT;
+    if ((!xn && xt == dom) || (!yn && yt == dom))
+        out->i = dom;
+    else if (xn || yn)
+        out->kind = CAT_V_NULL;
+    else
+        out->i = !dom;
+    return 0;
+}
+
 /* Evaluate a column-free bound expression to a literal value. Returns 0,
  * or -1 if e reads columns or is not foldable. A DECIMAL's scaled integer
  * (which the expression nodes compute: rescaling is explicit in them) is
@@ -510,22 +527,7 @@ static int eval_const_raw(const BExpr *e, CatValue *out, PlanArena *arena) {
     case BE_BINARY: {
         CatValue x, y;
         if (eval_const_raw(e->a, &x, arena) != 0 || eval_const_raw(e->b, &y, arena) != 0) return -1;
-        if (e->op == OP_AND || e->op == OP_OR) {
-            /* three-valued: NULL AND 0 is 0, NULL OR 1 is 1 (not NULL) */
-            if (x.kind == CAT_V_STR || y.kind == CAT_V_STR) return -1;
-            const int dom = e->op == OP_OR; /* the value that decides */
-            const int xn = x.kind == CAT_V_NULL, yn = y.kind == CAT_V_NULL;
-            const int xt = x.kind == CAT_V_INT ? x.i != 0 : x.f != 0;
-            const int yt = y.kind == CAT_V_INT ? y.i != 0 : y.f != 0;
-            out->kind = CAT_V_INT;
-            if ((!xn && xt == dom) || (!yn && yt == dom))
-                out->i = dom;
-            else if (xn || yn)
-                out->kind = CAT_V_NULL;
-            else
-                out->i = !dom;
-            return 0;
-        }
+        if (e->op == OP_AND || e->op == OP_OR) return bx_fold_logic(e->op, &x, &y, out);
         if (x.kind == CAT_V_NULL || y.kind == CAT_V_NULL) {
             out->kind = CAT_V_NULL;
             return 0;

@@ -25,6 +25,10 @@ int64_t bx_f2i(double x);
 int64_t bx_to_type(CatType t, int64_t v);
 int bx_fold_arith(AstOp op, const CatValue *x, const CatValue *y, CatValue *out);
 int bx_fold_neg(const CatValue *x, CatValue *out);
+/* x AND y / x OR y (op) in SQL's three-valued logic: NULL AND false is
+ * false, NULL OR true is true, else NULL when either is NULL. 0, or -1
+ * for a text operand. */
+int bx_fold_logic(AstOp op, const CatValue *x, const CatValue *y, CatValue *out);
 
 /* funcs.c: bind-time helpers of scalar functions on constants */
 int64_t fn_days_from_civil(int64_t y, int64_t m, int64_t d);

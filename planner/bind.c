@@ -1516,19 +1516,8 @@ static int fold_value(const BExpr *e, CatValue *v) {
         }
         if (fx != 0 || fy != 0) return -1;
         if (e->op == OP_AND || e->op == OP_OR) {
-            if (x.kind == CAT_V_STR || y.kind == CAT_V_STR || x.kind == CAT_V_FLOAT ||
-                y.kind == CAT_V_FLOAT)
-                return -1;
-            int xn = x.kind == CAT_V_NULL, yn = y.kind == CAT_V_NULL;
-            int dom = e->op == OP_OR; /* the value that decides: true for OR */
-            if ((!xn && (x.i != 0) == dom) || (!yn && (y.i != 0) == dom)) {
-                v->kind = CAT_V_INT, v->i = dom;
-            } else if (xn || yn) {
-                v->kind = CAT_V_NULL;
-            } else {
-                v->kind = CAT_V_INT, v->i = !dom;
-            }
-            return 0;
+            if (x.kind == CAT_V_FLOAT || y.kind == CAT_V_FLOAT) return -1;
+            return bx_fold_logic(e->op, &x, &y, v);
         }
         if (x.kind == CAT_V_NULL || y.kind == CAT_V_NULL) {
             v->kind = CAT_V_NULL;
