@@ -127,6 +127,10 @@ int gqp_open(const char *config_path, gqp **out) {
     env = getenv("GQP_CHUNK_ROWS");
     db->chunk_rows = env ? strtoll(env, NULL, 10) : 0;
     if (db->chunk_rows < 0) db->chunk_rows = 0;
+    /* GQP_CHUNK_CLUSTER=off|auto|on: key-ordered copies (cluster.c) */
+    env = getenv("GQP_CHUNK_CLUSTER");
+    db->chunk_cluster = gqp_chunk_cluster_mode(env ? env : "auto");
+    if (db->chunk_cluster < 0) db->chunk_cluster = 1;
     db->nthreads = prim_ncores();
     db->err_offset = -1;
     snprintf(db->errmsg, sizeof db->errmsg, "not an error");
@@ -212,6 +216,7 @@ int gqp_close(gqp *db) {
     gqp_enter(db);
     while (db->stmts)
         gqp_finalize(db->stmts);
+    gqp_cluster_free_all(db);
     exec_device_close(db->dev);
     exec_pool_free(db->pool);
     cat_catalog_free(db->cat);

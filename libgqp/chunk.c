@@ -78,12 +78,34 @@ static int largest_base(const BSelect *b) {
     return f;
 }
 
-/* NULL when derived table d is a plain select-project-join block whose
- * rows a chunk of its base table gives a part of (TPC-H Q7, Q8, Q9); else
- * what prevents it. */
-static const char *plain_derived(const BSelect *d) {
+static int sorted_key(CatTable *t, int c);
+
+/* The group key of derived table d that is a column of its relation fl
+ * and a sorted key of its table (or, with copies, one that can order a
+ * copy of it, cluster.c), the sorted one first; -1 when none. Chunks of
+ * that table that end where the key changes hold each of d's groups
+ * whole. */
+static int derived_key(const BSelect *d, int fl, int copies) {
+    int k = -1;
+    for (int i = 0; d->has_agg && fl >= 0 && i < d->ngroup; i++) {
+        const BExpr *e = d->group[i];
+        if (!e || e->kind != BE_COL || e->slot != fl || e->col < 0) continue;
+        if (sorted_key(d->rels[fl].table, e->col)) return e->col;
+        if (copies && k < 0 && gqp_cluster_ok(d->rels[fl].table, e->col)) k = e->col;
+    }
+    return k;
+}
+
+/* NULL when derived table d is a select-project-join block whose rows a
+ * chunk of its base table gives a part of (TPC-H Q7, Q8, Q9), or one that
+ * groups by a key of that table (derived_key: Q13's orders per customer),
+ * whose chunks give each group whole; else what prevents it. */
+static const char *plain_derived(const BSelect *d, int copies) {
     if (d->narms > 0) return "a compound SELECT in the derived table";
-    if (d->has_agg || d->ngroup > 0 || d->having) return "an aggregate in the derived table";
+    if ((d->has_agg || d->ngroup > 0 || d->having) &&
+        (!d->has_agg || d->rank_keys > 0 || derived_key(d, largest_base(d), copies) < 0))
+        return "an aggregate in the derived table (not grouped by a sorted key of its largest "
+               "table)";
     if (d->distinct) return "DISTINCT in the derived table";
     if (d->limit >= 0 || d->offset > 0 || d->norder > 0)
         return "ORDER BY or LIMIT in the derived table";
@@ -97,7 +119,7 @@ static const char *plain_derived(const BSelect *d) {
     return NULL;
 }
 
-int gqp_chunk_table(const BSelect *b, int64_t chunk_rows, const char **why) {
+int gqp_chunk_table(const BSelect *b, int64_t chunk_rows, int copies, const char **why) {
     *why = NULL;
     if (!b || b->narms > 0) return *why = "a compound SELECT", -1;
     if (b->nrels < 1) return *why = "no table", -1;
@@ -130,7 +152,7 @@ int gqp_chunk_table(const BSelect *b, int64_t chunk_rows, const char **why) {
     if (f < 0 && b->nrels == 1 && b->rels[0].sub) {
         /* the block reads one derived table: its largest base table */
         const BSelect *d = b->rels[0].sub;
-        if ((*why = plain_derived(d))) return -1;
+        if ((*why = plain_derived(d, copies))) return -1;
         if ((f = largest_base(d)) >= 0) {
             b = d;
             base = GQP_CHUNK_IN_SUB;
@@ -163,11 +185,14 @@ const BRel *gqp_chunk_rel(const BSelect *b, int f) {
 
 /* A table cut into row ranges: F, or a co-sliced G. */
 typedef struct Cut {
-    CatTable *t;      /* the table */
+    CatTable *src;    /* the table the plan reads */
+    CatTable *t;      /* src, or its copy in the cut column's order (clu) */
+    int clu;          /* 1: t is src's key-ordered copy (cluster.c) */
+    double copy_ms;   /* clu: time spent opening and filling the copy */
     CatTable *slice;  /* its rows for the current chunk (columns into t's) */
     uint8_t *on_gpu;  /* t's columns that some chunk read on the GPU */
     int rel;          /* G: its index in F's block; -1 for F */
-    int fcol, gcol;   /* G: the key columns of F and of G */
+    int fcol, gcol;   /* G: the key columns of F and of G; F: its cut column or -1 */
     int64_t est_rows; /* G: the relation's estimated rows, whole */
     /* G read inside a derived table (sub_rel >= 0): an EXISTS / IN
      * subquery's SEMI JOIN over one table and its filters (TPC-H Q4, Q21),
@@ -179,6 +204,14 @@ typedef struct Cut {
     BSelect *sub;
 } Cut;
 
+/* How co_find may cut: fkey < 0, F by any sorted key of its own; fkey >=
+ * 0, F by that column only (sorted, or F read through its copy in that
+ * column's order); copies: a G whose key column is not sorted through
+ * its table's copy in that order (cluster.c). */
+typedef struct CoMode {
+    int fkey;
+    int copies;
+} CoMode;
 /* The block that holds relation f (b, or the derived table b reads) and
  * f's index in it (*fl). */
 static BSelect *chunk_block(const BSelect *b, int f, int *fl) {
@@ -251,12 +284,15 @@ static CatTable *rel_key(const BRel *r, int c, int *s, int *col) {
  * row (rel_key: the table in *t, its column in *gc, the derived table's
  * relation in *s; r's own column as the block reads it in *bc). */
 static int co_key(const BExpr *e, int a, int fl, CatTable *F, int *ac, int g, const BRel *r,
-                  CatTable **t, int *s, int *gc, int *bc) {
+                  const CoMode *m, CatTable **t, int *s, int *gc, int *bc, int *clu) {
     int x = -1;
     if (!eq_cols(e, a, g, &x, bc)) return 0;
-    if (*ac >= 0 ? x != *ac : (a != fl || !sorted_key(F, x))) return 0;
+    if (*ac >= 0 ? x != *ac : (a != fl || (m->fkey >= 0 ? x != m->fkey : !sorted_key(F, x))))
+        return 0;
     *t = rel_key(r, *bc, s, gc);
-    if (!*t || !sorted_key(*t, *gc)) return 0;
+    if (!*t) return 0;
+    *clu = !sorted_key(*t, *gc);
+    if (*clu && !(m->copies && gqp_cluster_ok(*t, *gc))) return 0;
     *ac = x;
     return 1;
 }
@@ -267,7 +303,7 @@ static int co_key(const BExpr *e, int a, int fl, CatTable *F, int *ac, int g, co
  * column it was cut by (its values lie in the chunk's range of that F key
  * too: TPC-H Q2's minimum cost per part joins part, which is cut with
  * partsupp by the part key). */
-static int co_find(const BSelect *b, int f, Cut *co) {
+static int co_find(const BSelect *b, int f, const CoMode *m, Cut *co) {
     int fl, n = 0;
     const BSelect *blk = chunk_block(b, f, &fl);
     CatTable *F = blk->rels[fl].table;
@@ -281,20 +317,21 @@ static int co_find(const BSelect *b, int f, Cut *co) {
                 done = co[k].rel == g;
             if (done) continue;
             CatTable *t = NULL;
-            int s = -1, gc = -1, bc = -1, fc = -1, found = 0;
+            int s = -1, gc = -1, bc = -1, fc = -1, found = 0, clu = 0;
             /* the anchors: F (any sorted column), then each cut relation */
             for (int an = -1; an < n && !found; an++) {
                 int a = an < 0 ? fl : co[an].rel, ac = an < 0 ? -1 : bcol[an];
                 for (int k = 0; k < blk->npreds && !found; k++)
-                    found = blk->preds[k].is_equi &&
-                            co_key(blk->preds[k].expr, a, fl, F, &ac, g, r, &t, &s, &gc, &bc);
+                    found = blk->preds[k].is_equi && co_key(blk->preds[k].expr, a, fl, F, &ac, g, r,
+                                                            m, &t, &s, &gc, &bc, &clu);
                 for (int k = 0; (r->outer || r->semi) && k < r->non && !found; k++)
-                    found = co_key(r->on[k], a, fl, F, &ac, g, r, &t, &s, &gc, &bc);
+                    found = co_key(r->on[k], a, fl, F, &ac, g, r, m, &t, &s, &gc, &bc, &clu);
                 if (found) fc = an < 0 ? ac : co[an].fcol;
             }
             if (!found) continue;
             memset(&co[n], 0, sizeof co[n]);
-            co[n].t = t;
+            co[n].src = co[n].t = t;
+            co[n].clu = clu;
             co[n].rel = g;
             co[n].fcol = fc;
             co[n].gcol = gc;
@@ -303,6 +340,83 @@ static int co_find(const BSelect *b, int f, Cut *co) {
             co[n].sub_est_rows = s >= 0 ? r->sub->rels[s].est_rows : 0;
             bcol[n++] = bc;
             grown = 1;
+        }
+    }
+    return n;
+}
+
+/* 1 when e is an equality of a column of relation fl with a column of
+ * another relation: that column in *x. */
+static int f_eq_col(const BExpr *e, int fl, int *x) {
+    if (!e || e->kind != BE_BINARY || e->op != OP_EQ || !e->a || !e->b) return 0;
+    const BExpr *l = e->a, *r = e->b;
+    if (l->kind != BE_COL || r->kind != BE_COL || l->col < 0 || r->col < 0 || l->slot == r->slot)
+        return 0;
+    if (l->slot != fl && r->slot != fl) return 0;
+    *x = l->slot == fl ? l->col : r->col;
+    return 1;
+}
+
+/* The rows the cuts co[0..n) keep from being read whole (co_best's
+ * measure). */
+static double cut_rows(const Cut *co, int n) {
+    double r = 0;
+    for (int i = 0; i < n; i++)
+        r += (double)(co[i].sub_rel >= 0 ? co[i].sub_est_rows : co[i].est_rows);
+    return r;
+}
+
+/* co_find's best cut of F's block into co (their number): by F's sorted
+ * keys; with copies also through key-ordered copies of the relations
+ * (any G), or of F itself by one of its join columns (*fkey: that column
+ * when F is read through its copy, else -1). The cut that leaves the
+ * fewest estimated rows whole wins; a tie keeps the one with fewer
+ * copies. */
+static int co_best(const BSelect *b, int f, int copies, Cut *co, int *fkey) {
+    int fl;
+    const BSelect *blk = chunk_block(b, f, &fl);
+    CatTable *F = blk->rels[fl].table;
+    *fkey = -1;
+    int need = f >= GQP_CHUNK_IN_SUB ? derived_key(blk, fl, copies) : -1;
+    if (need >= 0) { /* F's chunks end where the derived table's group key changes */
+        CoMode mk = {need, copies};
+        if (!sorted_key(F, need)) *fkey = need;
+        return co_find(b, f, &mk, co);
+    }
+    CoMode m = {-1, 0};
+    int n = co_find(b, f, &m, co);
+    if (!copies) return n;
+    double best = cut_rows(co, n);
+    Cut tmp[CHUNK_MAX_CO];
+    m.copies = 1;
+    int k = co_find(b, f, &m, tmp);
+    if (cut_rows(tmp, k) > best) {
+        best = cut_rows(tmp, k);
+        n = k;
+        memcpy(co, tmp, sizeof *co * (size_t)k);
+    }
+    /* F through its copy in a join column's order */
+    int cand[16], nc = 0;
+    for (int i = 0; i < blk->npreds + blk->nrels; i++) {
+        const BRel *r = i >= blk->npreds ? &blk->rels[i - blk->npreds] : NULL;
+        for (int j = 0; j < (r ? r->non : 1) && nc < 16; j++) {
+            int x = -1, dup = 0;
+            if (r ? !f_eq_col(r->on[j], fl, &x)
+                  : !blk->preds[i].is_equi || !f_eq_col(blk->preds[i].expr, fl, &x))
+                continue;
+            for (int c = 0; c < nc && !dup; c++)
+                dup = cand[c] == x;
+            if (!dup && !sorted_key(F, x) && gqp_cluster_ok(F, x)) cand[nc++] = x;
+        }
+    }
+    for (int c = 0; c < nc; c++) {
+        m.fkey = cand[c];
+        k = co_find(b, f, &m, tmp);
+        if (k > 0 && cut_rows(tmp, k) > best) {
+            best = cut_rows(tmp, k);
+            n = k;
+            *fkey = cand[c];
+            memcpy(co, tmp, sizeof *co * (size_t)k);
         }
     }
     return n;
@@ -328,23 +442,31 @@ static int64_t key_bound(const CatColumn *c, int64_t n, int64_t k, int upper) {
     return lo;
 }
 
-/* EXPLAIN's text for the cut relations co[0..n) into buf (cap bytes):
- * "; with it orders by o_orderkey, ...", empty when none. */
-static void cut_names(const Cut *co, int n, char *buf, size_t cap) {
+/* EXPLAIN's text for F's cut (fkey: the column of F's copy, or -1) and
+ * the cut relations co[0..n) into buf (cap bytes): "; with it orders by
+ * o_orderkey, ...", empty when none; a table read through its key-ordered
+ * copy says so. */
+static void cut_names(const CatTable *F, int fkey, const Cut *co, int n, char *buf, size_t cap) {
     size_t len = 0;
     if (cap) buf[0] = 0;
+    if (fkey >= 0 && cap) {
+        int w = snprintf(buf, cap, "; read through a copy of %s in %s order", F->name,
+                         F->cols[fkey].name);
+        len = w < 0 ? 0 : (size_t)w;
+    }
     for (int i = 0; i < n && len < cap; i++) {
-        int w = snprintf(buf + len, cap - len, "%s%s by %s", i ? ", " : "; with it ", co[i].t->name,
-                         co[i].t->cols[co[i].gcol].name);
+        int w = snprintf(buf + len, cap - len, "%s%s by %s%s", i ? ", " : "; with it ",
+                         co[i].src->name, co[i].src->cols[co[i].gcol].name,
+                         co[i].clu ? " (through a copy in that order)" : "");
         if (w < 0) break;
         len += (size_t)w;
     }
 }
 
-int gqp_chunk_cosliced(const BSelect *b, int f, char *buf, size_t cap) {
+int gqp_chunk_cosliced(const BSelect *b, int f, int copies, char *buf, size_t cap) {
     Cut co[CHUNK_MAX_CO];
-    int n = co_find(b, f, co);
-    cut_names(co, n, buf, cap);
+    int fkey = -1, n = co_best(b, f, copies, co, &fkey);
+    cut_names(gqp_chunk_rel(b, f)->table, fkey, co, n, buf, cap);
     return n;
 }
 
@@ -919,16 +1041,30 @@ static void chunk_estimates(BSelect *pb, const BSelect *b, int f, double share) 
 }
 
 /* A slice table of c->t (its columns into t's, read in place) in
- * c->slice and its GPU marks, after loading the columns of c->t that
- * dag's sources read. 0, or a gqp error code (db's message set). */
-static int cut_open(gqp *db, const Dag *dag, Cut *c) {
+ * c->slice and its GPU marks, after loading the columns of c->src that
+ * dag's sources read (and, for a key-ordered copy, opening the copy, in
+ * c->t, and ordering those columns into it). 0, or a gqp error code (db's
+ * message set). */
+static int cut_open(gqp *db, const Dag *dag, Cut *c, int key) {
+    double t0 = c->clu ? gqp_wall_ms() : 0;
+    if (c->clu) {
+        int rc = gqp_cluster_open(db, c->src, key, &c->t);
+        if (rc != GQP_OK) {
+            c->t = NULL;
+            return rc;
+        }
+    }
     CatTable *T = c->t;
     for (int i = 0; i < dag->nnodes; i++) {
         const DagNode *nd = &dag->nodes[i];
         CatError cerr;
-        if (nd->kind == DN_SOURCE && nd->table == T && cat_column_use(T, nd->column, &cerr) != 0)
+        if (nd->kind != DN_SOURCE || nd->table != c->src) continue;
+        if (cat_column_use(c->src, nd->column, &cerr) != 0)
             return gqp_set_error(db, GQP_ERROR, "%s", cerr.msg);
+        int rc = c->clu ? gqp_cluster_fill(db, T, nd->column) : GQP_OK;
+        if (rc != GQP_OK) return rc;
     }
+    if (c->clu) c->copy_ms = gqp_wall_ms() - t0;
     CatTable *slice = calloc(1, sizeof *slice);
     CatColumn *scols = calloc((size_t)T->ncols + 1, sizeof *scols);
     c->on_gpu = calloc((size_t)T->ncols + 1, 1);
@@ -976,7 +1112,9 @@ static void cut_streamed(gqp *db, const Cut *c) {
     }
 }
 
-static void cut_close(Cut *c) {
+static void cut_close(gqp *db, Cut *c) {
+    if (c->clu && c->t) gqp_cluster_close(db, c->t);
+    c->t = c->src;
     if (c->slice) free(c->slice->cols);
     free(c->slice);
     free(c->on_gpu);
@@ -984,15 +1122,18 @@ static void cut_close(Cut *c) {
     c->on_gpu = NULL;
 }
 
-int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const ExecOptions *opt) {
+int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const ExecOptions *opt,
+                    int copies) {
     const BSelect *b = st->bound;
     /* cuts[0] is F, then the relations co-sliced with it */
     Cut cuts[1 + CHUNK_MAX_CO];
     memset(cuts, 0, sizeof cuts);
-    cuts[0].t = gqp_chunk_rel(b, f)->table;
+    int fkey = -1;
+    cuts[0].src = cuts[0].t = gqp_chunk_rel(b, f)->table;
     cuts[0].rel = -1;
-    int ncut = 1 + co_find(b, f, cuts + 1), rc = GQP_OK;
-    CatTable *F = cuts[0].t, *t = NULL;
+    int ncut = 1 + co_best(b, f, copies, cuts + 1, &fkey), rc = GQP_OK;
+    cuts[0].clu = fkey >= 0;
+    CatTable *F = NULL, *t = NULL;
     PlanArena *a = plan_arena_new();
     char *partial_text = NULL;
     int64_t nchunks = 0, cap = 0;
@@ -1001,8 +1142,9 @@ int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const Exec
         goto done;
     }
     for (int c = 0; c < ncut && rc == GQP_OK; c++)
-        rc = cut_open(db, st->dag, &cuts[c]);
+        rc = cut_open(db, st->dag, &cuts[c], c ? cuts[c].gcol : fkey);
     if (rc != GQP_OK) goto done;
+    F = cuts[0].t; /* F's rows as the chunks read them (its copy when clu) */
     /* F's group key columns: when sorted, each chunk's bounds are its own
      * (slice_set), so that a dense aggregate spans the chunk's keys; and
      * when chunks end where the first such key changes (whole >= 0), every
@@ -1057,6 +1199,14 @@ int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const Exec
      * key of F cut again as a co-sliced relation of itself (an EXISTS over
      * F on that key, TPC-H Q21): both then read the same rows, one copy */
     int align = whole;
+    if (f >= GQP_CHUNK_IN_SUB && b->rels[0].sub->has_agg) { /* its groups whole: co_best */
+        align = fkey >= 0 ? fkey : derived_key(b->rels[0].sub, f - GQP_CHUNK_IN_SUB, 0);
+        if (align < 0 || !sorted_key(F, align)) {
+            rc = gqp_set_error(db, GQP_ERROR,
+                               "Execution Error: chunked execution: no sorted group key");
+            goto done;
+        }
+    }
     for (int c = 1; c < ncut && align < 0; c++)
         if (cuts[c].t == F && cuts[c].gcol == cuts[c].fcol) align = cuts[c].fcol;
     for (int64_t lo = 0, n = 0; lo < F->nrows && rc == GQP_OK; lo += n) {
@@ -1125,20 +1275,27 @@ int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const Exec
     if (rc == GQP_OK && (rc = gqp_exec_dag(db, fdag, opt, &st->res, &s)) == GQP_OK) {
         stats_add(&total, &s);
         st->stats = total;
-        st->exec_ms = gqp_wall_ms() - t0;
+        st->exec_ms = gqp_wall_ms() - t0; /* plus the copies' time (cut_open) */
+        for (int c = 0; c < ncut; c++)
+            st->exec_ms += cuts[c].copy_ms;
     }
     if (rc == GQP_OK && st->profile) { /* EXPLAIN ANALYZE: what ran, for its text */
-        char head[1280], with[512], groups[256] = "";
-        cut_names(cuts + 1, ncut - 1, with, sizeof with);
+        char head[1400], with[512], groups[256] = "", copies[96] = "";
+        cut_names(cuts[0].src, fkey, cuts + 1, ncut - 1, with, sizeof with);
+        double cms = 0;
+        for (int c = 0; c < ncut; c++)
+            cms += cuts[c].copy_ms;
+        if (cms >= 0.05) /* a copy made or a column ordered into it in this run */
+            snprintf(copies, sizeof copies, " (%.1f ms of it ordering copies)", cms);
         if (whole >= 0)
             snprintf(groups, sizeof groups,
                      "; chunks end where %s changes: every group whole in one chunk",
                      F->cols[whole].name);
         snprintf(head, sizeof head,
                  "-- chunked execution: %s in %lld chunks of %s%lld rows%s%s; %lld partial "
-                 "rows, merged by the final plan (last)\n",
+                 "rows, merged by the final plan (last)%s\n",
                  F->name, (long long)nchunks, align >= 0 ? "about " : "up to ",
-                 (long long)chunk_rows, with, groups, (long long)t->nrows);
+                 (long long)chunk_rows, with, groups, (long long)t->nrows, copies);
         char *ft = plan_explain_text(fdag, 1);
         size_t len =
             strlen(head) + (partial_text ? strlen(partial_text) : 0) + (ft ? strlen(ft) : 0) + 64;
@@ -1159,7 +1316,7 @@ done:
     if (t) gqp_forget_table(db, t);
     parts_free(t);
     for (int c = 0; c < ncut; c++)
-        cut_close(&cuts[c]);
+        cut_close(db, &cuts[c]);
     plan_arena_free(a);
     return rc;
 }
@@ -1266,6 +1423,43 @@ static double per_chunk_whole(const Dag *dag, const CatTable *F, const Cut *co, 
  * (1.76 s and 0.88 s against 0.35 s and 0.19 s on the CPU; H200). */
 #define CHUNK_WHOLE_MAX 0.5
 
+/* TUNING: host time to make a key-ordered copy (cluster.c), per thread:
+ * per row of the key's sort, and per value of a column ordered into it
+ * (a random gather). Measured on the project's 2-core machine (twentieth
+ * session, TPC-H SF 1 lineitem by l_partkey, 6M rows): the sort 125 ms,
+ * 43-60 ms per 4- or 8-byte column. */
+#define CLUSTER_SORT_NS 42.0
+#define CLUSTER_GATHER_NS 16.0
+
+/* The estimated host time (us) of the key-ordered copies a chunked run
+ * would make (F's when fkey >= 0, each co[i] with clu): none for a copy
+ * db holds; a copy not yet made is charged its build time divided by the
+ * chunked plans that have asked for it so far (gqp_cluster_wanted), so a
+ * query run again and again pays it once. */
+static double copies_us(gqp *db, const Dag *dag, const CatTable *F, int fkey, const Cut *co,
+                        int nco) {
+    double us = 0;
+    for (int i = -1; i < nco; i++) {
+        const CatTable *t = i < 0 ? F : co[i].src;
+        int key = i < 0 ? fkey : co[i].gcol, made = 0, dup = 0;
+        if (key < 0 || (i >= 0 && !co[i].clu)) continue;
+        for (int k = -1; k < i && !dup; k++) /* a copy two cuts share */
+            dup = k < 0 ? fkey >= 0 && F == t && fkey == key
+                        : co[k].clu && co[k].src == t && co[k].gcol == key;
+        if (dup) continue;
+        int64_t wanted = gqp_cluster_wanted(db, t, key, &made);
+        if (made) continue;
+        double values = (double)t->nrows; /* the key column */
+        for (int k = 0; k < dag->nnodes; k++)
+            if (dag->nodes[k].kind == DN_SOURCE && dag->nodes[k].table == t &&
+                dag->nodes[k].column != key)
+                values += (double)t->nrows;
+        double ns = (double)t->nrows * CLUSTER_SORT_NS + values * CLUSTER_GATHER_NS;
+        us += ns / 1e3 / (db->nthreads > 0 ? db->nthreads : 1) / (double)wanted;
+    }
+    return us;
+}
+
 GqpBudget gqp_budget_plan(gqp *db, gqp_stmt *st, int *f, int64_t *rows, char *why, size_t cap) {
     const char *w = NULL;
     double budget = 0, need = plan_device_need(db, st->dag, &budget);
@@ -1276,7 +1470,7 @@ GqpBudget gqp_budget_plan(gqp *db, gqp_stmt *st, int *f, int64_t *rows, char *wh
     int cpu_ok = db->device == GQP_DEVICE_AUTO;
     const double mb = 1048576.0;
     if (need <= CHUNK_BUDGET_FIT * budget) return GQP_BUDGET_WHOLE;
-    *f = gqp_chunk_table(st->bound, 0, &w);
+    *f = gqp_chunk_table(st->bound, 0, db->chunk_cluster >= 1, &w);
     if (*f < 0) {
         if (!cpu_ok) return GQP_BUDGET_WHOLE;
         snprintf(why, cap,
@@ -1288,7 +1482,7 @@ GqpBudget gqp_budget_plan(gqp *db, gqp_stmt *st, int *f, int64_t *rows, char *wh
     const CatTable *F = gqp_chunk_rel(st->bound, *f)->table;
     const CostModel *m = gqp_cost(db);
     Cut co[CHUNK_MAX_CO];
-    int nco = co_find(st->bound, *f, co);
+    int fkey = -1, nco = co_best(st->bound, *f, db->chunk_cluster >= 1, co, &fkey);
     double whole_us = 0, fbytes = 0,
            other = per_chunk_whole(st->dag, F, co, nco, m, &whole_us, &fbytes);
     if (other < 0) return GQP_BUDGET_WHOLE;
@@ -1310,14 +1504,19 @@ GqpBudget gqp_budget_plan(gqp *db, gqp_stmt *st, int *f, int64_t *rows, char *wh
     if (*rows <= 0) return GQP_BUDGET_WHOLE;
     int64_t nchunks = (F->nrows + *rows - 1) / *rows;
     double chunked = st->est_us, cpu = st->est_cpu_us;
+    double cp = copies_us(db, st->dag, F, fkey, co, nco);
     if (m)
         chunked += cost_link_us(&m->h2d_pinned, fbytes) +
-                   (double)nchunks * (m->gpu_query_us + CHUNK_FIXED_US + whole_us);
+                   (double)nchunks * (m->gpu_query_us + CHUNK_FIXED_US + whole_us) + cp;
     if (cpu > 0 && cpu < chunked) {
+        char cps[96] = "";
+        if (cp > 0)
+            snprintf(cps, sizeof cps, ", %.1f ms of it making key-ordered copies", cp / 1e3);
         snprintf(why, cap,
                  "the GPU nodes' estimated %.0f MB exceed the device budget of %.0f MB, and "
-                 "the CPU plan (est %.1f ms) beats %lld chunks of %s (est %.1f ms)",
-                 need / mb, budget / mb, cpu / 1e3, (long long)nchunks, F->name, chunked / 1e3);
+                 "the CPU plan (est %.1f ms) beats %lld chunks of %s (est %.1f ms%s)",
+                 need / mb, budget / mb, cpu / 1e3, (long long)nchunks, F->name, chunked / 1e3,
+                 cps);
         return GQP_BUDGET_CPU;
     }
     return GQP_BUDGET_CHUNKS;
@@ -1346,10 +1545,10 @@ GqpBudget gqp_budget_apply(gqp *db, gqp_stmt *st, int *f, int64_t *rows) {
  * REALs from an integer overflow (which a parts table cannot hold) makes
  * the statement run whole instead: *handled = 0, GQP_OK. */
 static int chunked_or_whole(gqp *db, gqp_stmt *st, int f, int64_t rows, const ExecOptions *opt,
-                            int *handled) {
+                            int copies, int *handled) {
     *handled = 1;
     st->chunk_reals = GQP_OK;
-    int rc = gqp_run_chunked(db, st, f, rows, opt);
+    int rc = gqp_run_chunked(db, st, f, rows, opt, copies);
     if (rc != GQP_OK && st->chunk_reals != GQP_OK) {
         *handled = 0;
         return GQP_OK;
@@ -1361,28 +1560,30 @@ int gqp_run_select_chunked(gqp *db, gqp_stmt *st, const ExecOptions *opt, int *h
     *handled = 0;
     const char *why = NULL;
     if (db->chunk_rows > 0) {
-        int f = gqp_chunk_table(st->bound, db->chunk_rows, &why);
-        if (f >= 0) return chunked_or_whole(db, st, f, db->chunk_rows, opt, handled);
+        int f = gqp_chunk_table(st->bound, db->chunk_rows, db->chunk_cluster == 2, &why);
+        if (f >= 0)
+            return chunked_or_whole(db, st, f, db->chunk_rows, opt, db->chunk_cluster == 2,
+                                    handled);
         return GQP_OK;
     }
     /* the plan's GPU part estimated larger than the device budget */
     int f = -1;
     int64_t rows = 0;
     if (gqp_budget_apply(db, st, &f, &rows) != GQP_BUDGET_CHUNKS) return GQP_OK;
-    return chunked_or_whole(db, st, f, rows, opt, handled);
+    return chunked_or_whole(db, st, f, rows, opt, db->chunk_cluster >= 1, handled);
 }
 
 int gqp_retry_chunked(gqp *db, gqp_stmt *st, const ExecOptions *opt) {
     if (db->device != GQP_DEVICE_GPU || !is_device_oom(db->errmsg)) return GQP_ERROR;
     const char *why = NULL;
-    int f = gqp_chunk_table(st->bound, 0, &why);
+    int f = gqp_chunk_table(st->bound, 0, db->chunk_cluster >= 1, &why);
     if (f < 0) return GQP_ERROR;
     char first[sizeof db->errmsg];
     snprintf(first, sizeof first, "%s", db->errmsg);
     const CatTable *F = gqp_chunk_rel(st->bound, f)->table;
     int64_t rows = (F->nrows + 3) / 4;
     for (; rows >= CHUNK_OOM_MIN_ROWS; rows /= 2) {
-        int rc = gqp_run_chunked(db, st, f, rows, opt);
+        int rc = gqp_run_chunked(db, st, f, rows, opt, db->chunk_cluster >= 1);
         if (rc == GQP_OK || !is_device_oom(db->errmsg)) return rc;
     }
     return gqp_set_error(db, GQP_DEVICE, "%s (also in chunks of %lld rows of %s)", first,

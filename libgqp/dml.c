@@ -182,6 +182,7 @@ static void result_value(const ExecColumn *c, int64_t r, char *buf, CatValue *v,
  * cols[0..n) of t (every column when cols is NULL): call just before they
  * change or are freed. Other tables' cached columns stay resident. */
 static void forget_columns(gqp *db, const CatTable *t, const int *cols, int n) {
+    gqp_cluster_forget(db, t); /* its key-ordered copies (cluster.c) */
     if (!cols) n = t->ncols;
     for (int k = 0; k < n; k++) {
         const CatColumn *c = &t->cols[cols ? cols[k] : k];
@@ -246,7 +247,8 @@ done:
 /* SET device = 'cpu'|'gpu'|'auto' ; SET aggregate = 'auto'|'sort'|'dense' ;
  * SET threads = N ; SET gpu_cache = 'clear' (drop every resident column and
  * the read counts) ; SET memory_limit = '2GB'|'25%'|'none'|N (bytes) ;
- * SET chunk_rows = N (chunked execution in chunks of N rows; 0: off) */
+ * SET chunk_rows = N (chunked execution in chunks of N rows; 0: off) ;
+ * SET chunk_cluster = 'off'|'auto'|'on' (chunks through key-ordered copies) */
 static int run_set(gqp *db, gqp_stmt *st) {
     const AstStmt *a = st->ast;
     PlanArena *arena = plan_arena_new();
@@ -296,6 +298,13 @@ static int run_set(gqp *db, gqp_stmt *st) {
             rc = gqp_set_error(db, GQP_ERROR, "Binder Error: chunk_rows must not be negative");
         else
             db->chunk_rows = v.i; /* chunk.c; 0 = whole */
+    } else if (strcasecmp(a->set_name, "chunk_cluster") == 0 && v.kind == CAT_V_STR) {
+        int m = gqp_chunk_cluster_mode(v.s);
+        if (m < 0)
+            rc =
+                gqp_set_error(db, GQP_ERROR, "Binder Error: chunk_cluster must be off, auto or on");
+        else
+            db->chunk_cluster = m; /* cluster.c, chunk.c */
     } else if (strcasecmp(a->set_name, "threads") == 0 && v.kind == CAT_V_INT) {
         rc = gqp_set_threads(db, (int)v.i);
     } else {

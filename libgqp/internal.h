@@ -79,6 +79,11 @@ struct gqp {
     int arms_wrapped;             /* a compound's arms run into temporary tables first */
     int64_t chunk_rows; /* SET chunk_rows / GQP_CHUNK_ROWS: chunked execution (chunk.c), 0 off */
     struct GqpStore *store; /* a database directory (store.c), or NULL */
+    /* SET chunk_cluster / GQP_CHUNK_CLUSTER: chunked runs may cut a table
+     * through a copy in a join key's order (cluster.c): 0 'off', 1 'auto'
+     * (under a device budget, not when chunk_rows forces chunks), 2 'on' */
+    int chunk_cluster;
+    struct GqpClusters *clusters; /* those copies (cluster.c) */
 };
 
 typedef struct GqpView {
@@ -159,21 +164,46 @@ int gqp_exec_dag(gqp *db, Dag *dag, const ExecOptions *opt, ExecResult *res, Exe
  * (a table's rows, a subquery's value, ...). */
 int gqp_no_reals(gqp *db, const ExecResult *res, const char *what);
 double gqp_wall_ms(void);
+/* cluster.c: copies of a table's rows in the order of one integer key
+ * column, for chunked runs (chunk.c). gqp_cluster_ok: t's column col can
+ * order one (an integer key without NULLs, t not a chunk's slice).
+ * gqp_cluster_open: the copy of t in column key's order in *copy, made
+ * (the permutation and the key column) unless db keeps it; its other
+ * columns are empty (data NULL) until gqp_cluster_fill. 0, or a gqp error
+ * code with db's message set. gqp_cluster_wanted: count one more chunked
+ * plan asking for (t, key); the count so far (1 when not made yet), and
+ * in *made whether db holds the copy. gqp_cluster_forget: t changes or
+ * goes (its copies are dropped). */
+int gqp_cluster_ok(CatTable *t, int col);
+/* chunk_cluster's value for "off" / "auto" / "on" (0 / 1 / 2); -1 else. */
+int gqp_chunk_cluster_mode(const char *s);
+int gqp_cluster_open(gqp *db, CatTable *t, int key, CatTable **copy);
+int gqp_cluster_fill(gqp *db, CatTable *copy, int col);
+/* The run that opened copy is done with it (it may be dropped again). */
+void gqp_cluster_close(gqp *db, CatTable *copy);
+int64_t gqp_cluster_wanted(gqp *db, const CatTable *t, int key, int *made);
+void gqp_cluster_forget(gqp *db, const CatTable *t);
+void gqp_cluster_free_all(gqp *db);
 /* chunk.c: the relation of b that chunked execution would cut into
  * chunks of chunk_rows rows (the largest base table it can), or -1 with
  * *why saying what prevents it. From GQP_CHUNK_IN_SUB on: relation
  * f - GQP_CHUNK_IN_SUB of the derived table that is b's only relation
- * (a plain select-project-join block); gqp_chunk_rel gives either. */
+ * (a plain select-project-join block, or one grouped by a key of its
+ * largest table: with copies, also a key that is not sorted, through a
+ * key-ordered copy); gqp_chunk_rel gives either. */
 #define GQP_CHUNK_IN_SUB 4096
-int gqp_chunk_table(const BSelect *b, int64_t chunk_rows, const char **why);
+int gqp_chunk_table(const BSelect *b, int64_t chunk_rows, int copies, const char **why);
 const BRel *gqp_chunk_rel(const BSelect *b, int f);
 /* The tables cut with relation f's chunks by key range (chunk.c's
- * co-sliced relations): their number, and in buf (cap bytes) text for
+ * co-sliced relations; copies: through key-ordered copies where a key is
+ * not sorted, cluster.c): their number, and in buf (cap bytes) text for
  * EXPLAIN ("; with it orders by o_orderkey"), empty when none. */
-int gqp_chunk_cosliced(const BSelect *b, int f, char *buf, size_t cap);
+int gqp_chunk_cosliced(const BSelect *b, int f, int copies, char *buf, size_t cap);
 /* Run st's SELECT with relation f in chunks of chunk_rows rows into
- * st->res (st->stats, st->exec_ms, st->chunk_note set). */
-int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const ExecOptions *opt);
+ * st->res (st->stats, st->exec_ms, st->chunk_note set); copies: tables
+ * may be cut through key-ordered copies (cluster.c). */
+int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const ExecOptions *opt,
+                    int copies);
 /* When db->chunk_rows forces chunks and st's SELECT allows them: run it
  * so (*handled = 1) and return its code; else *handled = 0. */
 int gqp_run_select_chunked(gqp *db, gqp_stmt *st, const ExecOptions *opt, int *handled);

@@ -361,8 +361,13 @@ int gqp_explain_stmt_locked(gqp *db, gqp_stmt *st, int flags, char **out) {
         /* chunked execution: what ran (ANALYZE) or what would */
         char line[1024] = "", with[512] = "";
         const char *why = NULL;
-        int f = db->chunk_rows > 0 ? gqp_chunk_table(st->bound, db->chunk_rows, &why) : -1;
-        if (f >= 0 || brows > 0) gqp_chunk_cosliced(st->bound, f >= 0 ? f : bf, with, sizeof with);
+        int f = db->chunk_rows > 0
+                    ? gqp_chunk_table(st->bound, db->chunk_rows, db->chunk_cluster == 2, &why)
+                    : -1;
+        if (f >= 0 || brows > 0)
+            gqp_chunk_cosliced(st->bound, f >= 0 ? f : bf,
+                               f >= 0 ? db->chunk_cluster == 2 : db->chunk_cluster >= 1, with,
+                               sizeof with);
         if (f >= 0)
             snprintf(line, sizeof line, "-- runs in chunks: %s in chunks of %lld rows%s\n",
                      gqp_chunk_rel(st->bound, f)->table->name, (long long)db->chunk_rows, with);

@@ -15,9 +15,11 @@ extension's tpch_answers(); for another SF the extension is asked).
 Configurations: `cpu` and `auto`; `cpu-sort` / `cpu-dense` force an
 aggregation plan (GQP_AGGREGATE=sort / dense); `cpu-chunked` runs in
 chunks of CHUNK_ROWS rows (GQP_CHUNK_ROWS: chunked execution, with the
-tables sorted on a join key cut by key range, libgqp/chunk.c); with a
+tables sorted on a join key cut by key range, libgqp/chunk.c);
+`cpu-copies` so too, and through key-ordered copies of the tables whose
+join key is not sorted (GQP_CHUNK_CLUSTER=on, libgqp/cluster.c); with a
 usable GPU (`gqp --version` says so) also `gpu`, `gpu-sort`, `gpu-dense`,
-`gpu-chunked`. With
+`gpu-chunked`, `gpu-copies`. With
 GQP_TEST_SCALE below 1 (the sanitizer build) an SF above 0.01 runs only
 `cpu`.
 
@@ -197,12 +199,15 @@ CHUNK_ROWS = 8000
 
 def run_query(gqp, config, device, agg, q, timeout=600):
     """Run query q with gqp; (returncode, stdout, stderr). agg: sort or
-    dense (GQP_AGGREGATE), or chunked (GQP_CHUNK_ROWS=CHUNK_ROWS)."""
+    dense (GQP_AGGREGATE), chunked (GQP_CHUNK_ROWS=CHUNK_ROWS), or copies
+    (chunked, and through key-ordered copies: GQP_CHUNK_CLUSTER=on)."""
     env = dict(os.environ)
     env.pop("GQP_AGGREGATE", None)
     env.pop("GQP_CHUNK_ROWS", None)
-    if agg == "chunked":
+    env.pop("GQP_CHUNK_CLUSTER", None)
+    if agg in ("chunked", "copies"):
         env["GQP_CHUNK_ROWS"] = str(CHUNK_ROWS)
+        env["GQP_CHUNK_CLUSTER"] = "on" if agg == "copies" else "off"
     elif agg:
         env["GQP_AGGREGATE"] = agg
     try:
@@ -272,7 +277,7 @@ def main():
     ap.add_argument("work")
     ap.add_argument("--sf", type=float, default=0.01)
     ap.add_argument("--configs", help="comma-separated, default cpu,auto,cpu-sort,cpu-dense,"
-                    "cpu-chunked (+ gpu,gpu-sort,gpu-dense,gpu-chunked with a GPU)")
+                    "cpu-chunked,cpu-copies (+ gpu,gpu-sort,gpu-dense,gpu-chunked,gpu-copies with a GPU)")
     ap.add_argument("--queries", help="comma-separated query numbers, default 1..22")
     ap.add_argument("-j", "--jobs", type=int, default=2)
     a = ap.parse_args()
@@ -285,10 +290,10 @@ def main():
     elif a.sf > 0.01 and float(os.environ.get("GQP_TEST_SCALE") or 1) < 1:
         configs = ["cpu"]  # sanitizer builds: SF 0.01 runs every configuration
     else:
-        configs = ["cpu", "auto", "cpu-sort", "cpu-dense", "cpu-chunked"]
+        configs = ["cpu", "auto", "cpu-sort", "cpu-dense", "cpu-chunked", "cpu-copies"]
         v = subprocess.run([gqp, "--version"], capture_output=True, text=True).stdout
         if "GPU available" in v:
-            configs += ["gpu", "gpu-sort", "gpu-dense", "gpu-chunked"]
+            configs += ["gpu", "gpu-sort", "gpu-dense", "gpu-chunked", "gpu-copies"]
     data, status = generate(gqp, os.path.abspath(a.work), a.sf)
     if status is not None:
         return status
