@@ -175,6 +175,38 @@ void exec_device_streamed(ExecDevice *d, const void *p, size_t bytes) {
         r->pinned = 1;
 }
 
+int exec_device_map(ExecDevice *d, const void *p, size_t bytes, int may_lock, void **dev, char *err,
+                    size_t cap) {
+    *dev = NULL;
+    if (!d || !p || !bytes) return -1;
+    const char *c = p;
+    ExecStreamed *r = NULL;
+    /* a range kept locked (never one a cache entry locked: an eviction
+     * would unlock it under a running kernel) */
+    for (int i = 0; i < d->nstreamed && !r; i++)
+        if (d->streamed[i].pinned && c >= d->streamed[i].p &&
+            c + bytes <= d->streamed[i].p + d->streamed[i].bytes)
+            r = &d->streamed[i];
+    if (!r) {
+        if (!may_lock) return -1;
+        /* a cache entry's lock over it would make a second lock fail */
+        for (int i = 0; i < d->ncache; i++) {
+            const ExecCacheEntry *e = &d->cache[i];
+            const char *a = e->h_data, *b = a + (size_t)e->n * prim_type_width(e->type);
+            if (e->pinned && a < c + bytes && c < b) return -1;
+        }
+        exec_device_streamed(d, p, bytes);
+        for (int i = 0; i < d->nstreamed && !r; i++)
+            if (d->streamed[i].p == c && d->streamed[i].bytes == bytes) r = &d->streamed[i];
+        if (!r) return -1;
+        if (!r->pinned) {
+            if (prim_gpu_host_register((void *)r->p, r->bytes, err, cap) != 0) return -1;
+            r->pinned = 1;
+        }
+    }
+    return prim_gpu_host_device_ptr(r->p, (size_t)(c - r->p), dev, err, cap);
+}
+
 void exec_device_close(ExecDevice *d) {
     if (!d) return;
     exec_device_invalidate(d);

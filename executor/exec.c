@@ -844,6 +844,25 @@ static int ex_overflow(const char *m) {
 }
 
 /* Run node i on the CPU (gpu = 0) or the GPU (gpu = 1). */
+/* A GPU source node read in place (n->mapped): 1 with *d the device
+ * addresses of h's host data and validity, else 0 (a column resident in
+ * the cache is read there; a range that cannot be mapped is copied). */
+static int source_mapped(Exec *x, DagNode *n, const PrimVec *h, PrimVec *d) {
+    if (h->n == 0 || exec_device_resident(x->dev, h->data, h->n)) return 0;
+    size_t bytes = (size_t)h->n * prim_type_width(h->type);
+    void *dd = NULL, *dv = NULL;
+    char e[256];
+    int lock = n->mapped == 1;
+    if (exec_device_map(x->dev, h->data, bytes, lock, &dd, e, sizeof e) != 0) return 0;
+    if (h->valid && exec_device_map(x->dev, h->valid, (size_t)h->n, lock, &dv, e, sizeof e) != 0)
+        return 0;
+    *d = *h;
+    d->data = dd;
+    d->valid = dv;
+    n->bytes_mapped = (int64_t)bytes + (h->valid ? h->n : 0);
+    return 1;
+}
+
 static int run_node(Exec *x, int i, int gpu) {
     DagNode *n = &x->dag->nodes[i];
     PrimCtx *ctx = gpu ? &x->dctx : &x->hctx;
@@ -861,6 +880,7 @@ static int run_node(Exec *x, int i, int gpu) {
         out->n = h.n;
         out->ready = 1;
         n->rows_in = h.n;
+        if (gpu && n->mapped && source_mapped(x, n, &h, &out->d)) return 0;
         if (gpu && exec_cache_get(x->dev, &h, &out->d, &n->bytes_h2d, x->cur_stream, x->err,
                                   x->errcap) != 0)
             return -1;
@@ -1500,7 +1520,7 @@ static int exec_run_once(Dag *dag, const ExecOptions *opt, ExecResult *res, Exec
         n->oom_limit = 0;
         n->ms = 0;
         n->rows_in = n->rows_out = 0;
-        n->bytes_h2d = n->bytes_d2h = 0;
+        n->bytes_h2d = n->bytes_d2h = n->bytes_mapped = 0;
         for (int k = 0; k < n->ninputs; k++)
             x.last_use[n->inputs[k]] = i;
         if (n->len_from >= 0 && x.last_use[n->len_from] < i) x.last_use[n->len_from] = i;
@@ -1740,6 +1760,7 @@ static int exec_run_once(Dag *dag, const ExecOptions *opt, ExecResult *res, Exec
         stats->total_ms = t_end - t_start;
         for (int i = 0; i < dag->nnodes; i++) {
             stats->bytes_h2d += dag->nodes[i].bytes_h2d;
+            stats->bytes_mapped += dag->nodes[i].bytes_mapped;
             stats->bytes_d2h += dag->nodes[i].bytes_d2h;
         }
         if (x.dev) stats->peak_device_bytes = prim_gpu_pool_peak(0);

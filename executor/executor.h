@@ -61,6 +61,14 @@ void exec_device_forget(ExecDevice *dev, const void *h_data, int64_t n);
  * unlocked when forgotten (exec_device_forget with p) or at close. A
  * failure to lock only costs speed. */
 void exec_device_streamed(ExecDevice *dev, const void *p, size_t bytes);
+/* Mapped (zero-copy) reading: the device address of host bytes [p, p +
+ * bytes) for kernels to read in place across PCIe. The range must lie in
+ * one dev keeps page-locked (exec_device_streamed); with may_lock it is
+ * locked now and kept so (p must then be the start of a table column that
+ * exec_device_forget is told about when it changes or is freed). 0, or -1
+ * when it cannot be mapped (the caller copies it instead). */
+int exec_device_map(ExecDevice *dev, const void *p, size_t bytes, int may_lock, void **devp,
+                    char *err, size_t cap);
 /* A number that changes whenever a column enters or leaves the GPU column
  * cache (0 without a session): placements made at an older epoch priced
  * residency that may no longer hold. */
@@ -157,6 +165,7 @@ typedef struct ExecOptions {
 typedef struct ExecStats {
     double total_ms;
     int64_t bytes_h2d, bytes_d2h;
+    int64_t bytes_mapped; /* read in place from mapped host memory (DagNode.mapped) */
     size_t peak_device_bytes;
     int oom_retries;   /* GPU nodes run again after a device out-of-memory */
     int oom_fallbacks; /* GPU nodes run on their CPU twin after one */

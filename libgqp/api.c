@@ -131,6 +131,10 @@ int gqp_open(const char *config_path, gqp **out) {
     env = getenv("GQP_CHUNK_CLUSTER");
     db->chunk_cluster = gqp_chunk_cluster_mode(env ? env : "auto");
     if (db->chunk_cluster < 0) db->chunk_cluster = 1;
+    /* GQP_MAPPED=off|auto|on: mapped (zero-copy) column reads */
+    env = getenv("GQP_MAPPED");
+    db->mapped = gqp_chunk_cluster_mode(env ? env : "auto");
+    if (db->mapped < 0) db->mapped = 1;
     db->nthreads = prim_ncores();
     db->err_offset = -1;
     snprintf(db->errmsg, sizeof db->errmsg, "not an error");

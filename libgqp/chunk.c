@@ -1018,6 +1018,7 @@ static Dag *plan_block(gqp *db, gqp_stmt *st, PlanArena *a, const BSelect *b) {
 static void stats_add(ExecStats *acc, const ExecStats *s) {
     acc->total_ms += s->total_ms;
     acc->bytes_h2d += s->bytes_h2d;
+    acc->bytes_mapped += s->bytes_mapped;
     acc->bytes_d2h += s->bytes_d2h;
     if (s->peak_device_bytes > acc->peak_device_bytes)
         acc->peak_device_bytes = s->peak_device_bytes;
@@ -1122,6 +1123,23 @@ static void cut_close(gqp *db, Cut *c) {
     c->on_gpu = NULL;
 }
 
+/* SET mapped_columns = 'on': c's table's columns page-locked before the
+ * chunks run, so that every chunk's slices are read mapped inside them
+ * (gqp_mark_mapped's 2); they stay locked as exec_device_streamed's do. */
+static void cut_lock_mapped(gqp *db, const Cut *c) {
+    if (!db->dev || db->mapped != 2) return;
+    char e[256];
+    void *d;
+    for (int k = 0; k < c->t->ncols; k++) {
+        const CatColumn *col = &c->t->cols[k];
+        if (!col->data || c->t->nrows <= 0) continue;
+        exec_device_map(db->dev, col->data, (size_t)c->t->nrows * cat_type_width(col->type), 1, &d,
+                        e, sizeof e);
+        if (col->valid)
+            exec_device_map(db->dev, col->valid, (size_t)c->t->nrows, 1, &d, e, sizeof e);
+    }
+}
+
 int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const ExecOptions *opt,
                     int copies) {
     const BSelect *b = st->bound;
@@ -1209,6 +1227,8 @@ int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const Exec
     }
     for (int c = 1; c < ncut && align < 0; c++)
         if (cuts[c].t == F && cuts[c].gcol == cuts[c].fcol) align = cuts[c].fcol;
+    for (int c = 0; c < ncut; c++)
+        cut_lock_mapped(db, &cuts[c]);
     for (int64_t lo = 0, n = 0; lo < F->nrows && rc == GQP_OK; lo += n) {
         n = F->nrows - lo < chunk_rows ? F->nrows - lo : chunk_rows;
         if (align >= 0 && lo + n < F->nrows) /* up to where the key changes */
@@ -1460,16 +1480,99 @@ static double copies_us(gqp *db, const Dag *dag, const CatTable *F, int fkey, co
     return us;
 }
 
+/* 1 when every consumer of value v (a GPU source's column) reads it in
+ * one sequential pass, as a kernel reading mapped host memory across PCIe
+ * should: maps, scans, keymaps, dense aggregates, joins, segment passes,
+ * concatenation, a gather's index, and a gather's data at a select's
+ * ascending row ids; not a sort (several passes) or a gather at ids in
+ * another order (a random read per row). */
+static int value_streams(const Dag *dag, int v) {
+    for (int k = 0; k < dag->nnodes; k++) {
+        const DagNode *c = &dag->nodes[k];
+        int reads = c->len_from == v;
+        for (int j = 0; j < c->ninputs; j++)
+            reads |= c->inputs[j] == v;
+        if (!reads) continue;
+        switch (c->kind) {
+        case DN_MAP:
+        case DN_SCAN:
+        case DN_SCATTER:
+        case DN_KEYMAP:
+        case DN_DENSEAGG:
+        case DN_JOIN:
+        case DN_SEGMENTS:
+        case DN_SEGREDUCE:
+        case DN_CONCAT:
+        case DN_SLICE:
+            break;
+        case DN_GATHER: {
+            if (c->inputs[0] != v) break;
+            int p = dag->values[c->inputs[1]].producer;
+            if (p < 0 || dag->nodes[p].kind != DN_SCATTER) return 0;
+            break;
+        }
+        default:
+            return 0;
+        }
+    }
+    return 1;
+}
+
+double gqp_mark_mapped(gqp *db, Dag *dag, int all, int clear) {
+    double bytes = 0;
+    for (int i = 0; dag && i < dag->nnodes; i++) {
+        DagNode *n = &dag->nodes[i];
+        n->mapped = 0;
+        if (clear || n->kind != DN_SOURCE || n->device != DEV_GPU || !n->table || n->noutputs < 1 ||
+            n->table->nrows <= 0)
+            continue;
+        const CatColumn *c = &n->table->cols[n->column];
+        if (!all && !value_streams(dag, n->outputs[0])) continue;
+        /* resident in the cache: read there */
+        if (c->data && exec_device_resident(db->dev, c->data, n->table->nrows)) continue;
+        n->mapped = cat_find_table(db->cat, n->table->name) == n->table ? 1 : 2;
+        bytes += (double)plan_node_est_bytes(dag, n);
+    }
+    return bytes;
+}
+
+/* TUNING: a kernel reading mapped host memory across PCIe, against the
+ * pinned copy rate (cost model h2d_pinned): not measured yet; 1.25 is a
+ * guess that leaves copying where the two are close. */
+#define MAPPED_SLOWDOWN 1.25
+
 GqpBudget gqp_budget_plan(gqp *db, gqp_stmt *st, int *f, int64_t *rows, char *why, size_t cap) {
     const char *w = NULL;
     double budget = 0, need = plan_device_need(db, st->dag, &budget);
     *f = -1;
     *rows = 0;
     if (why && cap) why[0] = 0;
+    st->budget_mapped[0] = 0;
+    gqp_mark_mapped(db, st->dag, 0, 1);
     if (need <= 0) return GQP_BUDGET_WHOLE;
     int cpu_ok = db->device == GQP_DEVICE_AUTO;
     const double mb = 1048576.0;
     if (need <= CHUNK_BUDGET_FIT * budget) return GQP_BUDGET_WHOLE;
+    if (db->mapped >= 1) {
+        /* whole, reading the columns its GPU nodes only stream in place */
+        double mbytes = gqp_mark_mapped(db, st->dag, db->mapped == 2, 0);
+        const CostModel *m = gqp_cost(db);
+        double est = st->est_us + (m ? MAPPED_SLOWDOWN * cost_link_us(&m->h2d_pinned, mbytes) : 0);
+        if (mbytes > 0 && need - mbytes <= CHUNK_BUDGET_FIT * budget &&
+            (!cpu_ok || st->est_cpu_us <= 0 || est <= st->est_cpu_us)) {
+            int ncols = 0;
+            for (int i = 0; i < st->dag->nnodes; i++)
+                ncols += st->dag->nodes[i].mapped != 0;
+            snprintf(st->budget_mapped, sizeof st->budget_mapped,
+                     "%d column%s (%.0f MB) read mapped from host memory: the GPU nodes' "
+                     "estimated %.0f MB exceed the device budget of %.0f MB, %.0f MB without "
+                     "them (est %.1f ms)",
+                     ncols, ncols == 1 ? "" : "s", mbytes / mb, need / mb, budget / mb,
+                     (need - mbytes) / mb, est / 1e3);
+            return GQP_BUDGET_WHOLE;
+        }
+        gqp_mark_mapped(db, st->dag, 0, 1);
+    }
     *f = gqp_chunk_table(st->bound, 0, db->chunk_cluster >= 1, &w);
     if (*f < 0) {
         if (!cpu_ok) return GQP_BUDGET_WHOLE;

@@ -248,7 +248,8 @@ done:
  * SET threads = N ; SET gpu_cache = 'clear' (drop every resident column and
  * the read counts) ; SET memory_limit = '2GB'|'25%'|'none'|N (bytes) ;
  * SET chunk_rows = N (chunked execution in chunks of N rows; 0: off) ;
- * SET chunk_cluster = 'off'|'auto'|'on' (chunks through key-ordered copies) */
+ * SET chunk_cluster = 'off'|'auto'|'on' (chunks through key-ordered copies) ;
+ * SET mapped_columns = 'off'|'auto'|'on' (GPU reads of columns in place) */
 static int run_set(gqp *db, gqp_stmt *st) {
     const AstStmt *a = st->ast;
     PlanArena *arena = plan_arena_new();
@@ -305,6 +306,13 @@ static int run_set(gqp *db, gqp_stmt *st) {
                 gqp_set_error(db, GQP_ERROR, "Binder Error: chunk_cluster must be off, auto or on");
         else
             db->chunk_cluster = m; /* cluster.c, chunk.c */
+    } else if (strcasecmp(a->set_name, "mapped_columns") == 0 && v.kind == CAT_V_STR) {
+        int m = gqp_chunk_cluster_mode(v.s);
+        if (m < 0)
+            rc = gqp_set_error(db, GQP_ERROR,
+                               "Binder Error: mapped_columns must be off, auto or on");
+        else
+            db->mapped = m; /* chunk.c (gqp_mark_mapped), the executor */
     } else if (strcasecmp(a->set_name, "threads") == 0 && v.kind == CAT_V_INT) {
         rc = gqp_set_threads(db, (int)v.i);
     } else {

@@ -84,6 +84,12 @@ struct gqp {
      * (under a device budget, not when chunk_rows forces chunks), 2 'on' */
     int chunk_cluster;
     struct GqpClusters *clusters; /* those copies (cluster.c) */
+    /* SET mapped_columns / GQP_MAPPED: GPU nodes read table columns in
+     * place from page-locked host memory (zero-copy) instead of copying
+     * them into device memory: 0 'off', 1 'auto' (when the plan exceeds
+     * the device budget and fits without those columns: chunk.c's
+     * gqp_budget_plan), 2 'on' (every GPU source that can be) */
+    int mapped;
 };
 
 typedef struct GqpView {
@@ -102,14 +108,15 @@ typedef struct GqpParam {
 } GqpParam;
 
 struct gqp_stmt {
-    uint64_t version;      /* db->version the plan was made against */
-    int placed_device;     /* db->device the DAG was placed for (-1: not placed) */
-    int64_t placed_epoch;  /* GPU column cache epoch it was placed at */
-    uint64_t placed_reads; /* db->reads_epoch it was placed at */
-    double est_us;         /* the placed plan's estimated time (cost model) */
-    double est_cpu_us;     /* ... and that of every node on the CPU (0: unknown) */
-    char budget_cpu[320];  /* the last run's plan went to the CPU for the device
-                              budget: why (gqp_budget_plan); "" otherwise */
+    uint64_t version;        /* db->version the plan was made against */
+    int placed_device;       /* db->device the DAG was placed for (-1: not placed) */
+    int64_t placed_epoch;    /* GPU column cache epoch it was placed at */
+    uint64_t placed_reads;   /* db->reads_epoch it was placed at */
+    double est_us;           /* the placed plan's estimated time (cost model) */
+    double est_cpu_us;       /* ... and that of every node on the CPU (0: unknown) */
+    char budget_cpu[320];    /* the last run's plan went to the CPU for the device
+                                budget: why (gqp_budget_plan); "" otherwise */
+    char budget_mapped[320]; /* ... or reads columns mapped for it: what and why */
     /* the last gqp_plan_select's phases, ms: subqueries / derived tables run
      * first (gqp_materialize), bind, lower to the DAG, place */
     double prep_ms[4];
@@ -175,7 +182,7 @@ double gqp_wall_ms(void);
  * in *made whether db holds the copy. gqp_cluster_forget: t changes or
  * goes (its copies are dropped). */
 int gqp_cluster_ok(CatTable *t, int col);
-/* chunk_cluster's value for "off" / "auto" / "on" (0 / 1 / 2); -1 else. */
+/* chunk_cluster's (and mapped_columns') value for "off" / "auto" / "on" (0 / 1 / 2); -1 else. */
 int gqp_chunk_cluster_mode(const char *s);
 int gqp_cluster_open(gqp *db, CatTable *t, int key, CatTable **copy);
 int gqp_cluster_fill(gqp *db, CatTable *copy, int col);
@@ -219,6 +226,9 @@ int64_t gqp_chunk_rows_for_budget(double need, double budget, int64_t rows);
  * beats the chunked one's (st->est_cpu_us against st->est_us plus F's
  * pinned copy plus a fixed cost per chunk). */
 typedef enum { GQP_BUDGET_WHOLE, GQP_BUDGET_CHUNKS, GQP_BUDGET_CPU } GqpBudget;
+/* (WHOLE also when the plan fits the budget once the columns its GPU nodes
+ * only stream are read mapped: those source nodes get DagNode.mapped, and
+ * st->budget_mapped says which and why.) */
 GqpBudget gqp_budget_plan(gqp *db, gqp_stmt *st, int *f, int64_t *rows, char *why, size_t cap);
 /* Every node of st's DAG on the CPU, each giving why as its reason (kept
  * in st->budget_cpu too); the statement is placed again at its next run. */
@@ -230,6 +240,13 @@ GqpBudget gqp_budget_apply(gqp *db, gqp_stmt *st, int *f, int64_t *rows);
  * st's SELECT again in chunks, smaller until it fits; GQP_ERROR (message
  * kept) when it cannot be chunked. */
 int gqp_retry_chunked(gqp *db, gqp_stmt *st, const ExecOptions *opt);
+/* Mark the GPU source nodes of dag to be read mapped (DagNode.mapped):
+ * with all, every one (SET mapped_columns = 'on'), else only those whose
+ * every consumer streams the column (gqp_budget_plan); 1 for a column of
+ * a catalog table (its host range may be page-locked for it), 2 for any
+ * other (a chunk's slice: only inside a range locked already). Returns
+ * the estimated bytes marked. clear: unmark every node instead. */
+double gqp_mark_mapped(gqp *db, Dag *dag, int all, int clear);
 
 /* files.c: load the file that sel->from[i] names (read_csv(...) or
  * 'f.csv') into a temporary table of st's root statement, or find it

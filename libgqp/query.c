@@ -248,6 +248,7 @@ int gqp_exec_dag(gqp *db, Dag *dag, const ExecOptions *opt0, ExecResult *res, Ex
     for (int i = 0; i < dag->nnodes; i++)
         any_gpu |= dag->nodes[i].device == DEV_GPU;
     if (any_gpu && !(opt.dev = gqp_device_session(db))) return GQP_DEVICE;
+    if (any_gpu && db->mapped == 2) gqp_mark_mapped(db, dag, 1, 0);
     char err[1024];
     if (exec_run(dag, &opt, res, stats, err, sizeof err) != 0) {
         if (gqp_interrupted(db)) return gqp_set_error(db, GQP_INTERRUPT, "Interrupted");
@@ -281,6 +282,8 @@ int gqp_run_select(gqp *db, gqp_stmt *st) {
     free(st->chunk_note);
     st->chunk_note = NULL;
     st->budget_cpu[0] = 0;
+    st->budget_mapped[0] = 0;
+    gqp_mark_mapped(db, st->dag, 0, 1);
     int handled = 0, crc = gqp_run_select_chunked(db, st, &opt, &handled);
     if (handled) {
         if (crc == GQP_OK) count_reads(db, st->dag);
@@ -348,6 +351,14 @@ int gqp_explain_stmt_locked(gqp *db, gqp_stmt *st, int flags, char **out) {
     char *s = (flags & GQP_EXPLAIN_JSON)  ? plan_explain_json(st->dag, an)
               : (flags & GQP_EXPLAIN_DOT) ? plan_explain_dot(st->dag, an)
                                           : plan_explain_text(st->dag, an);
+    if (s && st->budget_mapped[0] && !(flags & (GQP_EXPLAIN_JSON | GQP_EXPLAIN_DOT))) {
+        char *t = malloc(strlen(s) + strlen(st->budget_mapped) + 32);
+        if (t) {
+            sprintf(t, "-- runs whole: %s\n%s", st->budget_mapped, s);
+            free(s);
+            s = t;
+        }
+    }
     if (s && st->budget_cpu[0] && !(flags & (GQP_EXPLAIN_JSON | GQP_EXPLAIN_DOT))) {
         char *t = malloc(strlen(s) + strlen(st->budget_cpu) + 32);
         if (t) {
@@ -402,17 +413,21 @@ int gqp_explain_stmt_locked(gqp *db, gqp_stmt *st, int flags, char **out) {
         }
     }
     if (s && an && !(flags & (GQP_EXPLAIN_JSON | GQP_EXPLAIN_DOT))) {
+        char mapped[64] = "";
+        if (st->stats.bytes_mapped)
+            snprintf(mapped, sizeof mapped, " (and %lld B read mapped)",
+                     (long long)st->stats.bytes_mapped);
         size_t l = strlen(s);
         char *t = realloc(s, l + 320);
         if (t) {
             s = t;
             int k = snprintf(s + l, 320,
-                             "result rows: %lld, execution %.3f ms, h2d %lld B, d2h %lld B, "
+                             "result rows: %lld, execution %.3f ms, h2d %lld B%s, d2h %lld B, "
                              "peak device memory %zu B\n"
                              "prepared in %.3f ms: subqueries and derived tables %.3f, bind %.3f, "
                              "lower %.3f, place %.3f\n",
                              (long long)st->res.nrows, st->exec_ms, (long long)st->stats.bytes_h2d,
-                             (long long)st->stats.bytes_d2h, st->stats.peak_device_bytes,
+                             mapped, (long long)st->stats.bytes_d2h, st->stats.peak_device_bytes,
                              st->prep_ms[0] + st->prep_ms[1] + st->prep_ms[2] + st->prep_ms[3],
                              st->prep_ms[0], st->prep_ms[1], st->prep_ms[2], st->prep_ms[3]);
             if (k > 0 && k < 160 && (st->stats.oom_retries || st->stats.oom_fallbacks))

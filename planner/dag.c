@@ -234,6 +234,7 @@ static void text_node(PlanBuf *b, const Dag *d, int id, int depth, uint8_t *seen
     plan_buf_printf(b, "  est_rows=%lld est_bytes=%lld", (long long)n->est_rows,
                     (long long)plan_node_est_bytes(d, n));
     node_costs(b, n, 0);
+    if (!analyze && n->mapped) plan_buf_printf(b, "  (read mapped from host memory)");
     if (analyze && n->fused_with >= 0) plan_buf_printf(b, "  (fused into #%d)", n->fused_with);
     if (analyze) plan_buf_printf(b, "  rows=%lld time=%.3fms", (long long)n->rows_out, n->ms);
     if (analyze && n->start_ms >= 0)
@@ -241,6 +242,9 @@ static void text_node(PlanBuf *b, const Dag *d, int id, int depth, uint8_t *seen
     if (analyze && (n->bytes_h2d || n->bytes_d2h))
         plan_buf_printf(b, " h2d=%lldB d2h=%lldB", (long long)n->bytes_h2d,
                         (long long)n->bytes_d2h);
+    if (analyze && n->bytes_mapped)
+        plan_buf_printf(b, " mapped=%lldB (read in place from host memory)",
+                        (long long)n->bytes_mapped);
     if (analyze && n->oom_action)
         plan_buf_printf(
             b, "  (%s after a device out-of-memory: %lld bytes needed, %lld available%s)",
@@ -350,9 +354,11 @@ char *plan_explain_json(const Dag *d, int analyze) {
             plan_buf_printf(&b, ", \"overflow_cpu\": \"%s\"",
                             n->real_cpu == 1 ? "input" : "repeated");
         if (analyze)
-            plan_buf_printf(
-                &b, ", \"rows\": %lld, \"ms\": %.6f, \"h2d_bytes\": %lld, \"d2h_bytes\": %lld",
-                (long long)n->rows_out, n->ms, (long long)n->bytes_h2d, (long long)n->bytes_d2h);
+            plan_buf_printf(&b,
+                            ", \"rows\": %lld, \"ms\": %.6f, \"h2d_bytes\": %lld, \"d2h_bytes\": "
+                            "%lld, \"mapped_bytes\": %lld",
+                            (long long)n->rows_out, n->ms, (long long)n->bytes_h2d,
+                            (long long)n->bytes_d2h, (long long)n->bytes_mapped);
         plan_buf_printf(&b, "}");
     }
     plan_buf_printf(&b, "\n], \"results\": [");

@@ -456,6 +456,13 @@ typedef struct DagNode {
     double issue_ms, start_ms;
     int64_t rows_in, rows_out;
     int64_t bytes_h2d, bytes_d2h;
+    /* DN_SOURCE on the GPU read in place from page-locked host memory
+     * (zero-copy) instead of through the column cache: mapped is the
+     * plan's choice (libgqp: 1 the column's host range may be page-locked
+     * for it, 2 only when a locked range holds it already), bytes_mapped
+     * what the run read so (0: it was copied after all) */
+    int mapped;
+    int64_t bytes_mapped;
     int fused_with; /* -1 or the node it ran fused into */
     /* device out-of-memory recovery (executor): 1 the node ran on the GPU
      * again after memory was freed, 2 it ran on its CPU twin instead (it

@@ -490,6 +490,10 @@ void *prim_gpu_mapped_alloc(size_t bytes, void **dev);
 /* Page-lock an existing host range (for table columns), or undo it. */
 int prim_gpu_host_register(void *p, size_t bytes, char *err, size_t cap);
 void prim_gpu_host_unregister(void *p);
+/* The device address of byte offset of a host range page-locked from base
+ * by prim_gpu_host_register (registered mapped): kernels read it in place,
+ * across PCIe (zero-copy). 0, or -1 with err set. */
+int prim_gpu_host_device_ptr(const void *base, size_t offset, void **dev, char *err, size_t cap);
 /* Ordering events between streams: mark records a (non-timing) event on
  * stream; wait makes stream wait for it. NULL events are ignored. */
 void *prim_gpu_event_mark(void *stream);

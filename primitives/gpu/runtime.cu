@@ -98,8 +98,20 @@ extern "C" int prim_gpu_sync(void *stream, char *err, size_t cap) {
 
 extern "C" int prim_gpu_host_register(void *p, size_t bytes, char *err, size_t cap) {
     if (!p || bytes == 0) return 0;
-    return rt_check(cudaHostRegister(p, bytes, cudaHostRegisterDefault), "cudaHostRegister", err,
+    /* mapped: a kernel may also read the range in place (prim_gpu_host_device_ptr) */
+    return rt_check(cudaHostRegister(p, bytes, cudaHostRegisterMapped), "cudaHostRegister", err,
                     cap);
+}
+
+extern "C" int prim_gpu_host_device_ptr(const void *base, size_t offset, void **dev, char *err,
+                                        size_t cap) {
+    void *d = NULL;
+    *dev = NULL;
+    if (rt_check(cudaHostGetDevicePointer(&d, (void *)base, 0), "cudaHostGetDevicePointer", err,
+                 cap) != 0)
+        return -1;
+    *dev = (char *)d + offset;
+    return 0;
 }
 
 extern "C" void prim_gpu_host_unregister(void *p) {

@@ -48,6 +48,11 @@ int prim_gpu_host_register(void *p, size_t bytes, char *err, size_t cap) {
     (void)p, (void)bytes;
     return no_cuda(err, cap);
 }
+int prim_gpu_host_device_ptr(const void *base, size_t offset, void **dev, char *err, size_t cap) {
+    (void)base, (void)offset;
+    *dev = NULL;
+    return no_cuda(err, cap);
+}
 void prim_gpu_host_unregister(void *p) {
     (void)p;
 }

@@ -747,6 +747,8 @@ Test(memory_gpu, budget_sends_unfit_plans_to_the_cpu) {
     gqp *db;
     cr_assert_eq(gqp_open(NULL, &db), GQP_OK);
     make_digit_tables(db, 10, NULL, 0);
+    /* chunks or the CPU: not the mapped reads that would fit these plans */
+    cr_assert_eq(run(db, "SET mapped_columns = 'off'"), GQP_DONE, "%s", gqp_errmsg(db));
     const char *qs[] = {
         "SELECT k % 7, MEDIAN(v) FROM f GROUP BY 1 ORDER BY 1",
         ("SELECT COUNT(*), SUM(a.v) FROM f a WHERE a.k > 5 AND EXISTS (SELECT 1 FROM f b WHERE "
@@ -784,6 +786,87 @@ Test(memory_gpu, budget_sends_unfit_plans_to_the_cpu) {
         expect_rows(db, qs[q], want, "auto");
         free(want);
     }
+    gqp_close(db);
+}
+
+/* SET mapped_columns = 'on': GPU nodes read the table columns in place
+ * from page-locked host memory; every query answers as the CPU does,
+ * EXPLAIN ANALYZE counts the bytes read so, and after an UPDATE or DELETE
+ * (whose columns the session forgets, unlocking them) the answers follow
+ * the new rows; 'off' reads nothing mapped. */
+Test(memory_gpu, mapped_columns_read_in_place) {
+    if (!prim_gpu_available()) cr_skip_test("no CUDA device");
+    gqp *db;
+    cr_assert_eq(gqp_open(NULL, &db), GQP_OK);
+    make_tables(db);
+    size_t nq = sizeof queries / sizeof queries[0];
+    const char *change[] = {NULL, "UPDATE t SET v = v + 1 WHERE k % 3 = 0",
+                            "DELETE FROM t WHERE k % 7 = 2"};
+    for (size_t c = 0; c < 3; c++) {
+        if (change[c]) cr_assert_eq(run(db, change[c]), GQP_DONE, "%s", gqp_errmsg(db));
+        for (size_t q = 0; q < nq; q++) {
+            int rc;
+            cr_assert_eq(gqp_set_device(db, GQP_DEVICE_CPU), GQP_OK);
+            char *want = rows_of(db, queries[q], &rc);
+            cr_assert_not_null(want, "%s: %s", queries[q], gqp_errmsg(db));
+            cr_assert_eq(gqp_set_device(db, GQP_DEVICE_GPU), GQP_OK);
+            cr_assert_eq(run(db, "SET gpu_cache = 'clear'"), GQP_DONE, "%s", gqp_errmsg(db));
+            cr_assert_eq(run(db, "SET mapped_columns = 'on'"), GQP_DONE, "%s", gqp_errmsg(db));
+            expect_rows(db, queries[q], want, change[c] ? change[c] : "mapped");
+            expect_rows(db, queries[q], want, "mapped, again");
+            cr_assert_eq(run(db, "SET mapped_columns = 'off'"), GQP_DONE, "%s", gqp_errmsg(db));
+            expect_rows(db, queries[q], want, "copied");
+            free(want);
+        }
+    }
+    char *plan = NULL;
+    cr_assert_eq(run(db, "SET gpu_cache = 'clear'"), GQP_DONE, "%s", gqp_errmsg(db));
+    cr_assert_eq(run(db, "SET mapped_columns = 'on'"), GQP_DONE, "%s", gqp_errmsg(db));
+    cr_assert_eq(gqp_explain(db, queries[0], -1, GQP_EXPLAIN_ANALYZE, &plan), GQP_OK, "%s",
+                 gqp_errmsg(db));
+    cr_expect(strstr(plan, "mapped=") && strstr(plan, "read mapped)"), "%s", plan);
+    gqp_free(plan);
+    cr_assert_eq(run(db, "SET gpu_cache = 'clear'"), GQP_DONE, "%s", gqp_errmsg(db));
+    cr_assert_eq(run(db, "SET mapped_columns = 'off'"), GQP_DONE, "%s", gqp_errmsg(db));
+    cr_assert_eq(gqp_explain(db, queries[0], -1, GQP_EXPLAIN_ANALYZE, &plan), GQP_OK, "%s",
+                 gqp_errmsg(db));
+    cr_expect(!strstr(plan, "mapped="), "%s", plan);
+    gqp_free(plan);
+    gqp_close(db);
+}
+
+/* Under a memory_limit that the plan's estimated outputs exceed (about
+ * 330 KB, 160 KB of them its two columns) and the rest of it fits, auto
+ * reads those columns mapped and runs the plan whole (EXPLAIN says so
+ * before the run, ANALYZE counts the bytes); with mapped_columns off it
+ * copies them (too few rows to chunk: whole); both answer as the CPU
+ * does. */
+Test(memory_gpu, mapped_columns_under_a_budget) {
+    if (!prim_gpu_available()) cr_skip_test("no CUDA device");
+    gqp *db;
+    cr_assert_eq(gqp_open(NULL, &db), GQP_OK);
+    make_tables(db);
+    const char *q = "SELECT SUM(k), SUM(v), COUNT(*) FROM t WHERE k % 3 = 1";
+    int rc;
+    cr_assert_eq(gqp_set_device(db, GQP_DEVICE_CPU), GQP_OK);
+    char *want = rows_of(db, q, &rc);
+    cr_assert_not_null(want, "%s", gqp_errmsg(db));
+    cr_assert_eq(gqp_set_device(db, GQP_DEVICE_GPU), GQP_OK);
+    cr_assert_eq(run(db, "SET memory_limit = '250KB'"), GQP_DONE, "%s", gqp_errmsg(db));
+    char *plan = NULL;
+    cr_assert_eq(gqp_explain(db, q, -1, 0, &plan), GQP_OK, "%s", gqp_errmsg(db));
+    cr_expect(strstr(plan, "-- runs whole: 2 columns") && strstr(plan, "read mapped"), "%s", plan);
+    gqp_free(plan);
+    expect_rows(db, q, want, "mapped under 250KB");
+    cr_assert_eq(gqp_explain(db, q, -1, GQP_EXPLAIN_ANALYZE, &plan), GQP_OK, "%s", gqp_errmsg(db));
+    cr_expect(strstr(plan, "mapped=") && !strstr(plan, "chunked execution"), "%s", plan);
+    gqp_free(plan);
+    cr_assert_eq(run(db, "SET mapped_columns = 'off'"), GQP_DONE, "%s", gqp_errmsg(db));
+    cr_assert_eq(gqp_explain(db, q, -1, GQP_EXPLAIN_ANALYZE, &plan), GQP_OK, "%s", gqp_errmsg(db));
+    cr_expect(!strstr(plan, "mapped="), "%s", plan);
+    gqp_free(plan);
+    expect_rows(db, q, want, "copied under 250KB");
+    free(want);
     gqp_close(db);
 }
 
