@@ -103,6 +103,9 @@ def explain_facts(path):
     chunks = ", ".join("%s x%s" % (c[0].split()[-1], c[1]) for c in ch) if ch else "whole"
     if re.search(r"^-- runs on the CPU: ", t, re.M):
         chunks = "CPU (device budget)" + (", " + chunks if ch else "")
+    m = re.search(r"^-- runs whole: (\d+) columns? \((\d+) MB\) read mapped", t, re.M)
+    if m:
+        chunks += ", %s columns mapped (%s MB)" % (m.group(1), m.group(2))
     if re.search(r"ran on the CPU after a device out-of-memory", t):
         chunks += " (+CPU fallback)"
     h2d = sum(int(x) for x in re.findall(r"h2d (\d+) B", t))

@@ -292,6 +292,23 @@ int gqp_run_select(gqp *db, gqp_stmt *st) {
     exec_result_free(&st->res);
     double t0 = gqp_wall_ms();
     int rc = gqp_exec_dag(db, st->dag, &opt, &st->res, &st->stats);
+    if (rc == GQP_DEVICE && st->budget_mapped[0] && strstr(db->errmsg, "out of device memory")) {
+        /* the plan did not fit beside the mapped columns after all (a
+         * kernel's scratch memory is not in the estimates): run it as it
+         * would run without mapped reads, in chunks */
+        int keep = db->mapped;
+        db->mapped = 0;
+        handled = 0;
+        crc = gqp_run_select_chunked(db, st, &opt, &handled);
+        db->mapped = keep;
+        if (handled) {
+            if (crc == GQP_OK) count_reads(db, st->dag);
+            return crc;
+        }
+        exec_result_free(&st->res);
+        t0 = gqp_wall_ms();
+        rc = gqp_exec_dag(db, st->dag, &opt, &st->res, &st->stats);
+    }
     /* --device gpu: a plan that does not fit runs again in chunks */
     if (rc == GQP_DEVICE && gqp_retry_chunked(db, st, &opt) == GQP_OK)
         rc = GQP_OK;

@@ -415,6 +415,8 @@ if has memlimit; then
                 $B/gqp import -c $D/gqp.yaml --db $D/db; } > "$LOG/gen-$set.log" 2>&1
             CFG=$D/db Q=tests/seed004/queries ;;
         esac
+        # GQP_MEMLIMIT_QUERIES: some of the set's query files, comma separated
+        Q=${GQP_MEMLIMIT_QUERIES:-$Q}
         for dev in $(echo "${GQP_MEMLIMIT_DEVICE:-gpu}" | tr , ' '); do
             T0=$(date +%s)
             tag=$set-$dev${HOG[0]:+-hog}

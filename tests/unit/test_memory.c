@@ -858,6 +858,11 @@ Test(memory_gpu, mapped_columns_under_a_budget) {
     cr_expect(strstr(plan, "-- runs whole: 2 columns") && strstr(plan, "read mapped"), "%s", plan);
     gqp_free(plan);
     expect_rows(db, q, want, "mapped under 250KB");
+    /* a mapped whole run that still runs out of device memory (its first
+     * allocation failing) runs again as it would without mapped reads */
+    gqp_test_fail_alloc(db, 1, 1, 0);
+    expect_rows(db, q, want, "mapped, its first device allocation failing");
+    gqp_test_fail_alloc(db, 1, 0, 0);
     cr_assert_eq(gqp_explain(db, q, -1, GQP_EXPLAIN_ANALYZE, &plan), GQP_OK, "%s", gqp_errmsg(db));
     cr_expect(strstr(plan, "mapped=") && !strstr(plan, "chunked execution"), "%s", plan);
     gqp_free(plan);
