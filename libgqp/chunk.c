@@ -395,7 +395,16 @@ static int co_best(const BSelect *b, int f, int copies, Cut *co, int *fkey) {
         n = k;
         memcpy(co, tmp, sizeof *co * (size_t)k);
     }
-    /* F through its copy in a join column's order */
+    /* F through its copy in a join column's order; not when the block
+     * groups by a sorted key of F: chunks in that key's order hold every
+     * group whole, where a reordered F would leave each chunk a partial
+     * row for every group (TPC-H Q11, GROUP BY ps_partkey: partsupp in
+     * ps_suppkey order gave each chunk's dense aggregate every part key,
+     * more scratch than a quarter budget holds; H200, SF 10) */
+    for (int i = 0; f < GQP_CHUNK_IN_SUB && i < b->ngroup; i++) {
+        const BExpr *e = b->group[i];
+        if (e->kind == BE_COL && e->slot == f && sorted_key(F, e->col)) return n;
+    }
     int cand[16], nc = 0;
     for (int i = 0; i < blk->npreds + blk->nrels; i++) {
         const BRel *r = i >= blk->npreds ? &blk->rels[i - blk->npreds] : NULL;
