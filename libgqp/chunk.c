@@ -1262,6 +1262,8 @@ int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const Exec
         }
         PlanArena *ca = plan_arena_new();
         Dag *dag = ca ? plan_block(db, st, ca, pb) : NULL;
+        /* the columns every chunk reads whole, mapped (gqp_budget_plan) */
+        if (dag && st->chunk_mapped && db->mapped >= 1) gqp_mark_mapped(db, dag, 0, 0);
         ExecResult res;
         ExecStats s;
         memset(&res, 0, sizeof res);
@@ -1321,10 +1323,12 @@ int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const Exec
                      "; chunks end where %s changes: every group whole in one chunk",
                      F->cols[whole].name);
         snprintf(head, sizeof head,
-                 "-- chunked execution: %s in %lld chunks of %s%lld rows%s%s; %lld partial "
+                 "-- chunked execution: %s in %lld chunks of %s%lld rows%s%s%s; %lld partial "
                  "rows, merged by the final plan (last)%s\n",
                  F->name, (long long)nchunks, align >= 0 ? "about " : "up to ",
-                 (long long)chunk_rows, with, groups, (long long)t->nrows, copies);
+                 (long long)chunk_rows, with, groups,
+                 st->chunk_mapped ? "; what every chunk reads whole read mapped" : "",
+                 (long long)t->nrows, copies);
         char *ft = plan_explain_text(fdag, 1);
         size_t len =
             strlen(head) + (partial_text ? strlen(partial_text) : 0) + (ft ? strlen(ft) : 0) + 64;
@@ -1395,13 +1399,18 @@ static double plan_device_need(gqp *db, const Dag *dag, double *budget) {
  * CPU at 0.9 s where its chunks took 0.14 s). *us: the estimated GPU time
  * of every node that does not depend on F (paid again by each chunk);
  * *fbytes: the bytes of F's columns (read once per run, a chunk at a
- * time). The tables co[0..nco) co-sliced with F count as F does. Returns
- * the bytes; -1 when out of memory. */
+ * time). The tables co[0..nco) co-sliced with F count as F does. With
+ * mapped, a source whose consumers stream it (value_streams: each chunk
+ * reads it mapped) is not counted but added to *mbytes. Returns the
+ * bytes; -1 when out of memory. */
+static int value_streams(const Dag *dag, int v);
 static double per_chunk_whole(const Dag *dag, const CatTable *F, const Cut *co, int nco,
-                              const CostModel *m, double *us, double *fbytes) {
+                              const CostModel *m, double *us, double *fbytes, int mapped,
+                              double *mbytes) {
     double other = 0;
     *us = 0;
     *fbytes = 0;
+    *mbytes = 0;
     uint8_t *dep = calloc((size_t)(dag->nnodes ? dag->nnodes : 1), 1);
     if (!dep) return -1;
     for (int i = 0; i < dag->nnodes; i++) {
@@ -1426,7 +1435,10 @@ static double per_chunk_whole(const Dag *dag, const CatTable *F, const Cut *co, 
         if (n->device != DEV_GPU) continue;
         double b = (double)plan_node_est_bytes(dag, n);
         if (!dep[i]) {
-            if (n->kind == DN_SOURCE) other += b;
+            if (n->kind == DN_SOURCE && mapped && n->noutputs && value_streams(dag, n->outputs[0]))
+                *mbytes += b;
+            else if (n->kind == DN_SOURCE)
+                other += b;
             if (m) *us += cost_node_us(m, dag, i, DEV_GPU);
         } else if (n->kind == DN_SOURCE) {
             *fbytes += b;
@@ -1560,6 +1572,7 @@ GqpBudget gqp_budget_plan(gqp *db, gqp_stmt *st, int *f, int64_t *rows, char *wh
     *rows = 0;
     if (why && cap) why[0] = 0;
     st->budget_mapped[0] = 0;
+    st->chunk_mapped = 0;
     gqp_mark_mapped(db, st->dag, 0, 1);
     if (need <= 0) return GQP_BUDGET_WHOLE;
     int cpu_ok = db->device == GQP_DEVICE_AUTO;
@@ -1598,9 +1611,18 @@ GqpBudget gqp_budget_plan(gqp *db, gqp_stmt *st, int *f, int64_t *rows, char *wh
     const CostModel *m = gqp_cost(db);
     Cut co[CHUNK_MAX_CO];
     int fkey = -1, nco = co_best(st->bound, *f, db->chunk_cluster >= 1, co, &fkey);
-    double whole_us = 0, fbytes = 0,
-           other = per_chunk_whole(st->dag, F, co, nco, m, &whole_us, &fbytes);
+    double whole_us = 0, fbytes = 0, mbytes = 0,
+           other = per_chunk_whole(st->dag, F, co, nco, m, &whole_us, &fbytes, 0, &mbytes);
     if (other < 0) return GQP_BUDGET_WHOLE;
+    if (other >= CHUNK_WHOLE_MAX * budget && db->mapped >= 1) {
+        /* every chunk reading the columns it needs whole mapped (each
+         * chunk reads them again across PCIe) instead of holding them */
+        double w2 = 0, f2 = 0, o2 = per_chunk_whole(st->dag, F, co, nco, m, &w2, &f2, 1, &mbytes);
+        if (o2 >= 0 && mbytes > 0 && o2 < CHUNK_WHOLE_MAX * budget) {
+            other = o2;
+            st->chunk_mapped = 1;
+        }
+    }
     /* the chunks share what the whole parts leave of the budget */
     if (other < CHUNK_WHOLE_MAX * budget)
         *rows = gqp_chunk_rows_for_budget(need - other, budget - other, F->nrows);
@@ -1623,6 +1645,8 @@ GqpBudget gqp_budget_plan(gqp *db, gqp_stmt *st, int *f, int64_t *rows, char *wh
     if (m)
         chunked += cost_link_us(&m->h2d_pinned, fbytes) +
                    (double)nchunks * (m->gpu_query_us + CHUNK_FIXED_US + whole_us) + cp;
+    if (m && st->chunk_mapped) /* the mapped columns, read by every chunk */
+        chunked += (double)nchunks * MAPPED_SLOWDOWN * cost_link_us(&m->h2d_pinned, mbytes);
     if (cpu > 0 && cpu < chunked) {
         char cps[96] = "";
         if (cp > 0)

@@ -148,6 +148,8 @@ struct gqp_stmt {
     int ntemps;
     char *mat_explain; /* EXPLAIN text of their plans (malloc'ed) or NULL */
     char *chunk_note;  /* EXPLAIN text of the last chunked run (chunk.c) or NULL */
+    int chunk_mapped;  /* the budget's chunks read mapped the columns that every
+                          chunk reads whole (gqp_budget_plan) */
     int chunk_reals;   /* a chunk's partial result held REALs from an integer overflow
                           (a parts table cannot): the last chunked run stopped */
     /* files read by this plan (files.c): each once per statement, in a

@@ -283,6 +283,7 @@ int gqp_run_select(gqp *db, gqp_stmt *st) {
     st->chunk_note = NULL;
     st->budget_cpu[0] = 0;
     st->budget_mapped[0] = 0;
+    st->chunk_mapped = 0;
     gqp_mark_mapped(db, st->dag, 0, 1);
     int handled = 0, crc = gqp_run_select_chunked(db, st, &opt, &handled);
     if (handled) {
@@ -402,8 +403,9 @@ int gqp_explain_stmt_locked(gqp *db, gqp_stmt *st, int flags, char **out) {
         else if (brows > 0)
             snprintf(line, sizeof line,
                      "-- runs in chunks: %s in chunks of %lld rows (the GPU nodes' estimated "
-                     "outputs exceed the device budget)%s\n",
-                     gqp_chunk_rel(st->bound, bf)->table->name, (long long)brows, with);
+                     "outputs exceed the device budget)%s%s\n",
+                     gqp_chunk_rel(st->bound, bf)->table->name, (long long)brows, with,
+                     st->chunk_mapped ? "; what every chunk reads whole is read mapped" : "");
         else if (db->chunk_rows > 0)
             snprintf(line, sizeof line, "-- runs whole (not chunked: %s)\n", why);
         const char *body = st->chunk_note ? st->chunk_note : "";
