@@ -337,6 +337,17 @@ static int explain_locked(gqp *db, const char *sql, int64_t nbytes, int flags, c
     return rc;
 }
 
+/* s (malloc'ed) with the line head + why before it when why is not empty
+ * (s kept as it is when out of memory). */
+static char *with_head(char *s, const char *head, const char *why) {
+    if (!s || !why[0]) return s;
+    char *t = malloc(strlen(s) + strlen(head) + strlen(why) + 2);
+    if (!t) return s;
+    sprintf(t, "%s%s\n%s", head, why, s);
+    free(s);
+    return t;
+}
+
 int gqp_explain_stmt_locked(gqp *db, gqp_stmt *st, int flags, char **out) {
     *out = NULL;
     int rc;
@@ -369,21 +380,9 @@ int gqp_explain_stmt_locked(gqp *db, gqp_stmt *st, int flags, char **out) {
     char *s = (flags & GQP_EXPLAIN_JSON)  ? plan_explain_json(st->dag, an)
               : (flags & GQP_EXPLAIN_DOT) ? plan_explain_dot(st->dag, an)
                                           : plan_explain_text(st->dag, an);
-    if (s && st->budget_mapped[0] && !(flags & (GQP_EXPLAIN_JSON | GQP_EXPLAIN_DOT))) {
-        char *t = malloc(strlen(s) + strlen(st->budget_mapped) + 32);
-        if (t) {
-            sprintf(t, "-- runs whole: %s\n%s", st->budget_mapped, s);
-            free(s);
-            s = t;
-        }
-    }
-    if (s && st->budget_cpu[0] && !(flags & (GQP_EXPLAIN_JSON | GQP_EXPLAIN_DOT))) {
-        char *t = malloc(strlen(s) + strlen(st->budget_cpu) + 32);
-        if (t) {
-            sprintf(t, "-- runs on the CPU: %s\n%s", st->budget_cpu, s);
-            free(s);
-            s = t;
-        }
+    if (!(flags & (GQP_EXPLAIN_JSON | GQP_EXPLAIN_DOT))) {
+        s = with_head(s, "-- runs whole: ", st->budget_mapped);
+        s = with_head(s, "-- runs on the CPU: ", st->budget_cpu);
     }
     if (s && !(flags & (GQP_EXPLAIN_JSON | GQP_EXPLAIN_DOT)) &&
         (db->chunk_rows > 0 || st->chunk_note || brows > 0)) {
