@@ -516,6 +516,17 @@ static void expect_rows(gqp *db, const char *sql, const char *want, const char *
     free(got);
 }
 
+/* sql's rows on the CPU (rows_of; the caller frees them), the device set
+ * to the GPU after. */
+static char *cpu_rows_then_gpu(gqp *db, const char *sql) {
+    int rc;
+    cr_assert_eq(gqp_set_device(db, GQP_DEVICE_CPU), GQP_OK);
+    char *want = rows_of(db, sql, &rc);
+    cr_assert_not_null(want, "%s: %s", sql, gqp_errmsg(db));
+    cr_assert_eq(gqp_set_device(db, GQP_DEVICE_GPU), GQP_OK);
+    return want;
+}
+
 /* A column cache budget far below what one query reads: the cache evicts
  * only columns no running query reads (it used to evict the least
  * recently used one even while a later node still read it). */
@@ -528,11 +539,7 @@ Test(memory_gpu, cache_budget_keeps_columns_being_read) {
     size_t nq = sizeof queries / sizeof queries[0];
     for (int rep = 0; rep < 2; rep++)
         for (size_t q = 0; q < nq; q++) {
-            int rc;
-            cr_assert_eq(gqp_set_device(db, GQP_DEVICE_CPU), GQP_OK);
-            char *want = rows_of(db, queries[q], &rc);
-            cr_assert_not_null(want, "%s: %s", queries[q], gqp_errmsg(db));
-            cr_assert_eq(gqp_set_device(db, GQP_DEVICE_GPU), GQP_OK);
+            char *want = cpu_rows_then_gpu(db, queries[q]);
             expect_rows(db, queries[q], want, "gpu");
             free(want);
         }
@@ -805,11 +812,7 @@ Test(memory_gpu, mapped_columns_read_in_place) {
     for (size_t c = 0; c < 3; c++) {
         if (change[c]) cr_assert_eq(run(db, change[c]), GQP_DONE, "%s", gqp_errmsg(db));
         for (size_t q = 0; q < nq; q++) {
-            int rc;
-            cr_assert_eq(gqp_set_device(db, GQP_DEVICE_CPU), GQP_OK);
-            char *want = rows_of(db, queries[q], &rc);
-            cr_assert_not_null(want, "%s: %s", queries[q], gqp_errmsg(db));
-            cr_assert_eq(gqp_set_device(db, GQP_DEVICE_GPU), GQP_OK);
+            char *want = cpu_rows_then_gpu(db, queries[q]);
             cr_assert_eq(run(db, "SET gpu_cache = 'clear'"), GQP_DONE, "%s", gqp_errmsg(db));
             cr_assert_eq(run(db, "SET mapped_columns = 'on'"), GQP_DONE, "%s", gqp_errmsg(db));
             expect_rows(db, queries[q], want, change[c] ? change[c] : "mapped");
