@@ -9,7 +9,8 @@
  * statistics are the table's own (a permutation does not change them).
  *
  * Copies are kept for the next chunked run over the same table and key
- * (the sort is most of their cost), at most CLUSTER_MAX of them, and
+ * (the sort is most of their cost), at most CLUSTER_MAX of them holding
+ * at most a quarter of the host memory (CLUSTER_RAM_SHARE), and
  * dropped when their table changes or goes (gqp_cluster_forget, from the
  * same places that drop its columns from the GPU cache) or when the
  * database's version moves on (every CREATE / INSERT / UPDATE / DELETE /
@@ -20,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "libgqp/internal.h"
 #include "operators/operators.h"
@@ -28,6 +30,12 @@
  * chunked plan holds goes first); above the 1 + CHUNK_MAX_CO tables one
  * chunked run can cut, so that a run always finds room. */
 #define CLUSTER_MAX 10
+/* TUNING: host bytes the copies may hold together (permutations and
+ * gathered columns): a quarter of the machine's memory, so that copies
+ * never crowd out the tables they copy; GQP_CLUSTER_BYTES=N sets it (tests).
+ * Beyond it the least recently used copies no running plan reads go; the
+ * copies a running plan reads stay even above it. */
+#define CLUSTER_RAM_SHARE 4
 
 typedef struct GqpCluster {
     const CatTable *src; /* the table (compared by address, name, rows) */
@@ -41,13 +49,24 @@ typedef struct GqpCluster {
     int pins;         /* chunked runs reading it now (gqp_cluster_open / _close) */
     int64_t *perm;    /* perm[i]: src row of the copy's row i */
     CatTable *copy;   /* src's columns, filled on first read (data NULL until then) */
+    size_t bytes;     /* host bytes held: perm and the filled columns */
 } GqpCluster;
 
 struct GqpClusters {
     GqpCluster c[CLUSTER_MAX];
     int n;
     uint64_t clock;
+    size_t bytes, cap; /* held by every copy; the most they may hold */
 };
+
+/* The copies' byte cap (CLUSTER_RAM_SHARE, GQP_CLUSTER_BYTES). */
+static size_t cluster_cap(void) {
+    const char *e = getenv("GQP_CLUSTER_BYTES");
+    if (e && *e) return (size_t)strtoull(e, NULL, 10);
+    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || psz <= 0) return (size_t)4 << 30;
+    return (size_t)pages * (size_t)psz / CLUSTER_RAM_SHARE;
+}
 
 static void *h_alloc(void *ud, size_t b) {
     (void)ud;
@@ -74,7 +93,30 @@ static void cluster_free(gqp *db, GqpCluster *c) {
     }
     free(c->perm);
     free(c->src_name);
+    if (db->clusters && db->clusters->bytes >= c->bytes) db->clusters->bytes -= c->bytes;
     memset(c, 0, sizeof *c);
+}
+
+/* Drop the least recently used copies no running plan reads (keep aside)
+ * until add more bytes fit under the cap, or none is left to drop. */
+static void cluster_make_room(gqp *db, size_t add, const GqpCluster *keep) {
+    struct GqpClusters *cs = db->clusters;
+    while (cs->bytes + add > cs->cap) {
+        int old = -1;
+        for (int i = 0; i < cs->n; i++)
+            if (!cs->c[i].pins && &cs->c[i] != keep &&
+                (old < 0 || cs->c[i].used < cs->c[old].used))
+                old = i;
+        if (old < 0) return;
+        cluster_free(db, &cs->c[old]);
+        cs->c[old] = cs->c[--cs->n];
+    }
+}
+
+size_t gqp_cluster_bytes(gqp *db, int *ncopies) {
+    struct GqpClusters *cs = db->clusters;
+    if (ncopies) *ncopies = cs ? cs->n : 0;
+    return cs ? cs->bytes : 0;
 }
 
 int gqp_chunk_cluster_mode(const char *s) {
@@ -126,6 +168,7 @@ int gqp_cluster_open(gqp *db, CatTable *t, int key, CatTable **copy) {
     if (!db->clusters && !(db->clusters = calloc(1, sizeof *db->clusters)))
         return gqp_set_error(db, GQP_NOMEM, "out of memory");
     struct GqpClusters *cs = db->clusters;
+    if (!cs->cap) cs->cap = cluster_cap();
     GqpCluster *c = cluster_find(db, t, key);
     if (!c) {
         if (!gqp_cluster_ok(t, key))
@@ -143,6 +186,7 @@ int gqp_cluster_open(gqp *db, CatTable *t, int key, CatTable **copy) {
             cluster_free(db, &cs->c[old]);
             cs->c[old] = cs->c[--cs->n];
         }
+        cluster_make_room(db, sizeof(int64_t) * (size_t)t->nrows, NULL);
         GqpCluster nc;
         memset(&nc, 0, sizeof nc);
         nc.src = t;
@@ -193,6 +237,8 @@ int gqp_cluster_open(gqp *db, CatTable *t, int key, CatTable **copy) {
         }
         nc.copy->cols = cols;
         nc.copy->stale = 0;
+        nc.bytes = sizeof *nc.perm * (size_t)t->nrows;
+        cs->bytes += nc.bytes;
         cs->c[cs->n++] = nc;
         c = &cs->c[cs->n - 1];
         if (gqp_cluster_fill(db, c->copy, key) != GQP_OK)
@@ -224,6 +270,12 @@ int gqp_cluster_fill(gqp *db, CatTable *copy, int col) {
     if (cat_column_use(t, col, &err) != 0) return gqp_set_error(db, GQP_ERROR, "%s", err.msg);
     const CatColumn *s = &t->cols[col];
     size_t w = cat_type_width(s->type);
+    size_t add = w * (size_t)c->nrows + (s->valid ? (size_t)c->nrows : 0);
+    cluster_make_room(db, add, c);
+    c = NULL; /* the entries may have moved */
+    for (int i = 0; i < cs->n && !c; i++)
+        if (cs->c[i].copy == copy) c = &cs->c[i];
+    if (!c) return gqp_set_error(db, GQP_ERROR, "Execution Error: chunked execution: no such copy");
     void *data = malloc(w * (size_t)c->nrows);
     uint8_t *valid = s->valid ? malloc((size_t)c->nrows) : NULL;
     if (!data || (s->valid && !valid)) {
@@ -246,6 +298,8 @@ int gqp_cluster_fill(gqp *db, CatTable *copy, int col) {
     }
     /* the rest of the column as t holds it now (the dictionary, loaded on
      * first use of a binary column) */
+    c->bytes += add;
+    cs->bytes += add;
     CatStats st = d->stats;
     *d = *s;
     d->data = data;

@@ -193,6 +193,9 @@ void gqp_cluster_close(gqp *db, CatTable *copy);
 int64_t gqp_cluster_wanted(gqp *db, const CatTable *t, int key, int *made);
 void gqp_cluster_forget(gqp *db, const CatTable *t);
 void gqp_cluster_free_all(gqp *db);
+/* Host bytes db's copies hold (their permutations and gathered columns),
+ * and how many copies in *ncopies (tests; cluster.c caps the bytes). */
+size_t gqp_cluster_bytes(gqp *db, int *ncopies);
 /* chunk.c: the relation of b that chunked execution would cut into
  * chunks of chunk_rows rows (the largest base table it can), or -1 with
  * *why saying what prevents it. From GQP_CHUNK_IN_SUB on: relation

@@ -878,6 +878,61 @@ Test(memory_gpu, mapped_columns_under_a_budget) {
     gqp_close(db);
 }
 
+/* Key-ordered copies (libgqp/cluster.c) hold at most GQP_CLUSTER_BYTES of
+ * host memory together: with the default cap the runs below keep every
+ * copy they made; with a cap below that the least recently used go, the
+ * bytes stay under it, and every answer is the unchunked run's. */
+static void copy_runs(size_t *bytes, int *ncopies) {
+    gqp *db;
+    cr_assert_eq(gqp_open(NULL, &db), GQP_OK);
+    const char *setup[] = {
+        "CREATE TABLE f(k INTEGER, v INTEGER)",
+        "INSERT INTO f VALUES (7,1),(2,2),(12,3),(2,4),(-9,5),(3,6),(7,7),(40,8),(1,9),(3,10),"
+        "(9,11),(12,12),(5,13),(3,14),(8,15),(0,16)",
+        "CREATE TABLE g(k INTEGER, x INTEGER)",
+        "INSERT INTO g VALUES (12,10),(2,3),(-9,0),(7,7),(1,2),(13,11),(2,4),(7,8),(3,5),(0,1),"
+        "(4,6),(9,9)",
+        "CREATE TABLE d(k INTEGER, x INTEGER)",
+        "INSERT INTO d SELECT k * 3 + 1, k FROM f"};
+    for (size_t i = 0; i < sizeof setup / sizeof setup[0]; i++)
+        cr_assert_eq(run(db, setup[i]), GQP_DONE, "%s: %s", setup[i], gqp_errmsg(db));
+    const char *qs[] = {"SELECT f.k, f.v, g.x FROM f, g WHERE f.k = g.k ORDER BY 2, 3",
+                        "SELECT f.v, d.x FROM f, d WHERE f.v = d.x ORDER BY 1, 2",
+                        "SELECT g.x, f.v FROM f, g WHERE f.v = g.x ORDER BY 1, 2",
+                        "SELECT d.k, COUNT(*) FROM d, g WHERE d.x = g.k GROUP BY 1 ORDER BY 1"};
+    cr_assert_eq(gqp_set_device(db, GQP_DEVICE_CPU), GQP_OK);
+    *bytes = 0;
+    for (size_t q = 0; q < sizeof qs / sizeof qs[0]; q++) {
+        int rc;
+        cr_assert_eq(run(db, "SET chunk_rows = 0"), GQP_DONE, "%s", gqp_errmsg(db));
+        char *want = rows_of(db, qs[q], &rc);
+        cr_assert_not_null(want, "%s: %s", qs[q], gqp_errmsg(db));
+        cr_assert_eq(run(db, "SET chunk_rows = 3"), GQP_DONE, "%s", gqp_errmsg(db));
+        cr_assert_eq(run(db, "SET chunk_cluster = 'on'"), GQP_DONE, "%s", gqp_errmsg(db));
+        expect_rows(db, qs[q], want, "chunked through copies");
+        free(want);
+        size_t b = gqp_cluster_bytes(db, ncopies);
+        if (b > *bytes) *bytes = b;
+    }
+    gqp_cluster_bytes(db, ncopies);
+    gqp_close(db);
+}
+
+Test(chunk_budget, copies_under_a_byte_cap) {
+    size_t most = 0, capped = 0;
+    int n = 0, nc = 0;
+    unsetenv("GQP_CLUSTER_BYTES");
+    copy_runs(&most, &n);
+    cr_assert(n >= 2 && most > 0, "%d copies, %zu bytes", n, most);
+    char cap[32];
+    snprintf(cap, sizeof cap, "%zu", most / 2);
+    setenv("GQP_CLUSTER_BYTES", cap, 1);
+    copy_runs(&capped, &nc);
+    unsetenv("GQP_CLUSTER_BYTES");
+    cr_expect(capped <= most / 2 && nc < n, "cap %s: %zu bytes, %d copies (%zu, %d without)", cap,
+              capped, nc, most, n);
+}
+
 /* The chunk size chosen from the device budget (libgqp/chunk.c): none
  * while the GPU nodes' estimated outputs fit the budget; else rows sized
  * for half the budget, at least 65,536, and none when that is the whole
