@@ -1564,6 +1564,56 @@ double gqp_mark_mapped(gqp *db, Dag *dag, int all, int clear) {
  * pinned copies; selective plans read less (only the sectors holding
  * passing rows: Q3.3 1925 MB of columns in 10.6 ms), which this ignores. */
 #define MAPPED_SLOWDOWN 1.0
+/* TUNING: the bytes a kernel's read of mapped host memory brings across
+ * PCIe for one row it needs: a whole 128-byte request. With it the model
+ * below gives SSB SF 20 Q1.1 1660 MB (30 ms at 55 GB/s; measured 31.8 ms,
+ * H200, twenty-first session). */
+#define MAPPED_REQUEST_BYTES 128.0
+
+/* The estimated bytes that reading source node i mapped brings across
+ * PCIe: all of them, unless every consumer is a dense aggregate, which
+ * loads a column only for the rows still alive (primitives/gpu/device.cu:
+ * range filters in order, then probes, keys, aggregates): its first
+ * filter (or first probe) column whole, the r-th of R range filters at
+ * the share p^(r/R) of rows alive (p: the rows passing every range
+ * filter, da_pass, each filter taken as equally selective), the rest at
+ * p; a request is fetched when one of its rows is alive. */
+static double mapped_touched(const Dag *dag, int i) {
+    const DagNode *n = &dag->nodes[i];
+    double bytes = (double)plan_node_est_bytes(dag, n), frac = 0;
+    int v = n->outputs[0];
+    double rows = (double)n->table->nrows, w = (double)prim_type_width(dag->values[v].type);
+    if (rows <= 0 || w <= 0) return bytes;
+    for (int k = 0; k < dag->nnodes; k++) {
+        const DagNode *c = &dag->nodes[k];
+        int j = -1;
+        for (int q = 0; q < c->ninputs && j < 0; q++)
+            if (c->inputs[q] == v) j = q;
+        if (j < 0 && c->len_from != v) continue;
+        if (c->kind != DN_DENSEAGG || !c->dagg || j < 0) return bytes;
+        const PrimDenseAgg *s = c->dagg;
+        double p = c->da_pass > 0 && (double)c->da_pass < rows ? (double)c->da_pass / rows : 1;
+        double alive = p;
+        if (s->nranges > 0 ? s->range_col[0] == j : s->ndims > 0 && s->dim_fk[0] == j) alive = 1;
+        for (int r = 1; r < s->nranges; r++)
+            if (s->range_col[r] == j) alive = pow(p, (double)r / s->nranges);
+        double f = 1 - pow(1 - alive, MAPPED_REQUEST_BYTES / w);
+        if (f > frac) frac = f;
+    }
+    return bytes * frac;
+}
+
+/* How much the sources of dag marked mapped change the placed plan's
+ * estimate: their reads across PCIe (mapped_touched) instead of the
+ * copies placement charged them (est_cost_xfer). */
+static double mapped_delta_us(const CostModel *m, const Dag *dag) {
+    double us = 0;
+    for (int i = 0; m && i < dag->nnodes; i++)
+        if (dag->nodes[i].mapped)
+            us += MAPPED_SLOWDOWN * cost_link_us(&m->h2d_pinned, mapped_touched(dag, i)) -
+                  dag->nodes[i].est_cost_xfer * 1e3;
+    return us;
+}
 
 GqpBudget gqp_budget_plan(gqp *db, gqp_stmt *st, int *f, int64_t *rows, char *why, size_t cap) {
     const char *w = NULL;
@@ -1582,7 +1632,7 @@ GqpBudget gqp_budget_plan(gqp *db, gqp_stmt *st, int *f, int64_t *rows, char *wh
         /* whole, reading the columns its GPU nodes only stream in place */
         double mbytes = gqp_mark_mapped(db, st->dag, db->mapped == 2, 0);
         const CostModel *m = gqp_cost(db);
-        double est = st->est_us + (m ? MAPPED_SLOWDOWN * cost_link_us(&m->h2d_pinned, mbytes) : 0);
+        double est = st->est_us + mapped_delta_us(m, st->dag);
         if (mbytes > 0 && need - mbytes <= CHUNK_BUDGET_FIT * budget &&
             (!cpu_ok || st->est_cpu_us <= 0 || est <= st->est_cpu_us)) {
             int ncols = 0;
