@@ -1519,17 +1519,24 @@ static int value_streams(const Dag *dag, int v) {
         case DN_SCAN:
         case DN_SCATTER:
         case DN_KEYMAP:
-        case DN_DENSEAGG:
         case DN_JOIN:
         case DN_SEGMENTS:
         case DN_SEGREDUCE:
         case DN_CONCAT:
         case DN_SLICE:
             break;
+        case DN_DENSEAGG: /* not a key read at its dimension's row ids */
+            for (int j = 0; c->dagg && j < c->dagg->nkeys; j++)
+                if (c->dagg->key_dim[j] >= 0 && c->dagg->key_col[j] >= 0 &&
+                    c->dagg->key_col[j] < c->ninputs && c->inputs[c->dagg->key_col[j]] == v)
+                    return 0;
+            break;
         case DN_GATHER: {
             if (c->inputs[0] != v) break;
+            /* a select's row ids (a scan's offsets: ascending), not a
+             * scatter of match marks */
             int p = dag->values[c->inputs[1]].producer;
-            if (p < 0 || dag->nodes[p].kind != DN_SCATTER) return 0;
+            if (p < 0 || dag->nodes[p].kind != DN_SCATTER || dag->nodes[p].count_from < 0) return 0;
             break;
         }
         default:
@@ -1664,13 +1671,14 @@ GqpBudget gqp_budget_plan(gqp *db, gqp_stmt *st, int *f, int64_t *rows, char *wh
     double whole_us = 0, fbytes = 0, mbytes = 0,
            other = per_chunk_whole(st->dag, F, co, nco, m, &whole_us, &fbytes, 0, &mbytes);
     if (other < 0) return GQP_BUDGET_WHOLE;
+    int cmapped = 0;
     if (other >= CHUNK_WHOLE_MAX * budget && db->mapped >= 1) {
         /* every chunk reading the columns it needs whole mapped (each
          * chunk reads them again across PCIe) instead of holding them */
         double w2 = 0, f2 = 0, o2 = per_chunk_whole(st->dag, F, co, nco, m, &w2, &f2, 1, &mbytes);
         if (o2 >= 0 && mbytes > 0 && o2 < CHUNK_WHOLE_MAX * budget) {
             other = o2;
-            st->chunk_mapped = 1;
+            cmapped = 1;
         }
     }
     /* the chunks share what the whole parts leave of the budget */
@@ -1678,7 +1686,11 @@ GqpBudget gqp_budget_plan(gqp *db, gqp_stmt *st, int *f, int64_t *rows, char *wh
         *rows = gqp_chunk_rows_for_budget(need - other, budget - other, F->nrows);
     else if (!cpu_ok)
         *rows = gqp_chunk_rows_for_budget(need, budget, F->nrows);
-    if (!cpu_ok) return *rows > 0 ? GQP_BUDGET_CHUNKS : GQP_BUDGET_WHOLE;
+    /* st->chunk_mapped only with the chunks it is for */
+    if (!cpu_ok) {
+        st->chunk_mapped = *rows > 0 && cmapped;
+        return *rows > 0 ? GQP_BUDGET_CHUNKS : GQP_BUDGET_WHOLE;
+    }
     /* auto: the CPU when the whole parts leave too little, or when its
      * plan is estimated faster than the chunks */
     if (other >= CHUNK_WHOLE_MAX * budget) {
@@ -1695,7 +1707,7 @@ GqpBudget gqp_budget_plan(gqp *db, gqp_stmt *st, int *f, int64_t *rows, char *wh
     if (m)
         chunked += cost_link_us(&m->h2d_pinned, fbytes) +
                    (double)nchunks * (m->gpu_query_us + CHUNK_FIXED_US + whole_us) + cp;
-    if (m && st->chunk_mapped) /* the mapped columns, read by every chunk */
+    if (m && cmapped) /* the mapped columns, read by every chunk */
         chunked += (double)nchunks * MAPPED_SLOWDOWN * cost_link_us(&m->h2d_pinned, mbytes);
     if (cpu > 0 && cpu < chunked) {
         char cps[96] = "";
@@ -1708,6 +1720,7 @@ GqpBudget gqp_budget_plan(gqp *db, gqp_stmt *st, int *f, int64_t *rows, char *wh
                  cps);
         return GQP_BUDGET_CPU;
     }
+    st->chunk_mapped = cmapped;
     return GQP_BUDGET_CHUNKS;
 }
 

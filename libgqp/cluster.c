@@ -97,14 +97,15 @@ static void cluster_free(gqp *db, GqpCluster *c) {
     memset(c, 0, sizeof *c);
 }
 
-/* Drop the least recently used copies no running plan reads (keep aside)
- * until add more bytes fit under the cap, or none is left to drop. */
-static void cluster_make_room(gqp *db, size_t add, const GqpCluster *keep) {
+/* Drop the least recently used copies no running plan reads (the copy
+ * keep aside: compared by its table, as entries move when one goes) until
+ * add more bytes fit under the cap, or none is left to drop. */
+static void cluster_make_room(gqp *db, size_t add, const CatTable *keep) {
     struct GqpClusters *cs = db->clusters;
     while (cs->bytes + add > cs->cap) {
         int old = -1;
         for (int i = 0; i < cs->n; i++)
-            if (!cs->c[i].pins && &cs->c[i] != keep &&
+            if (!cs->c[i].pins && cs->c[i].copy != keep &&
                 (old < 0 || cs->c[i].used < cs->c[old].used))
                 old = i;
         if (old < 0) return;
@@ -240,9 +241,13 @@ int gqp_cluster_open(gqp *db, CatTable *t, int key, CatTable **copy) {
         nc.bytes = sizeof *nc.perm * (size_t)t->nrows;
         cs->bytes += nc.bytes;
         cs->c[cs->n++] = nc;
-        c = &cs->c[cs->n - 1];
-        if (gqp_cluster_fill(db, c->copy, key) != GQP_OK)
+        /* the fill may drop other copies, moving this entry: found again */
+        if (gqp_cluster_fill(db, nc.copy, key) != GQP_OK)
             return db->errcode ? db->errcode : GQP_ERROR;
+        for (int i = 0; i < cs->n && !c; i++)
+            if (cs->c[i].copy == nc.copy) c = &cs->c[i];
+        if (!c)
+            return gqp_set_error(db, GQP_ERROR, "Execution Error: chunked execution: no such copy");
     }
     c->used = ++cs->clock;
     c->pins++;
@@ -271,7 +276,7 @@ int gqp_cluster_fill(gqp *db, CatTable *copy, int col) {
     const CatColumn *s = &t->cols[col];
     size_t w = cat_type_width(s->type);
     size_t add = w * (size_t)c->nrows + (s->valid ? (size_t)c->nrows : 0);
-    cluster_make_room(db, add, c);
+    cluster_make_room(db, add, copy);
     c = NULL; /* the entries may have moved */
     for (int i = 0; i < cs->n && !c; i++)
         if (cs->c[i].copy == copy) c = &cs->c[i];
