@@ -146,25 +146,30 @@ int exec_device_locked(const ExecDevice *d, const void *p, size_t bytes) {
     return d && p && in_kept_pinned(d, p, bytes);
 }
 
+/* The entry of host range [p, p + bytes) among d's streamed ranges, added
+ * (not locked, no runs) when missing; NULL when out of memory. */
+static ExecStreamed *streamed_entry(ExecDevice *d, const void *p, size_t bytes) {
+    for (int i = 0; i < d->nstreamed; i++)
+        if (d->streamed[i].p == (const char *)p && d->streamed[i].bytes == bytes)
+            return &d->streamed[i];
+    if (d->nstreamed == d->streamed_cap) {
+        int nc = d->streamed_cap ? 2 * d->streamed_cap : 8;
+        ExecStreamed *ns = realloc(d->streamed, sizeof *ns * (size_t)nc);
+        if (!ns) return NULL;
+        d->streamed = ns;
+        d->streamed_cap = nc;
+    }
+    ExecStreamed *r = &d->streamed[d->nstreamed++];
+    memset(r, 0, sizeof *r);
+    r->p = p;
+    r->bytes = bytes;
+    return r;
+}
+
 void exec_device_streamed(ExecDevice *d, const void *p, size_t bytes) {
     if (!d || !p || !bytes) return;
-    ExecStreamed *r = NULL;
-    for (int i = 0; i < d->nstreamed && !r; i++)
-        if (d->streamed[i].p == (const char *)p && d->streamed[i].bytes == bytes)
-            r = &d->streamed[i];
-    if (!r) {
-        if (d->nstreamed == d->streamed_cap) {
-            int nc = d->streamed_cap ? 2 * d->streamed_cap : 8;
-            ExecStreamed *ns = realloc(d->streamed, sizeof *ns * (size_t)nc);
-            if (!ns) return;
-            d->streamed = ns;
-            d->streamed_cap = nc;
-        }
-        r = &d->streamed[d->nstreamed++];
-        memset(r, 0, sizeof *r);
-        r->p = p;
-        r->bytes = bytes;
-    }
+    ExecStreamed *r = streamed_entry(d, p, bytes);
+    if (!r) return;
     r->runs++;
     /* a whole cached copy of the column registered it already: leave it */
     for (int i = 0; i < d->ncache; i++)
@@ -195,10 +200,7 @@ int exec_device_map(ExecDevice *d, const void *p, size_t bytes, int may_lock, vo
             const char *a = e->h_data, *b = a + (size_t)e->n * prim_type_width(e->type);
             if (e->pinned && a < c + bytes && c < b) return -1;
         }
-        exec_device_streamed(d, p, bytes);
-        for (int i = 0; i < d->nstreamed && !r; i++)
-            if (d->streamed[i].p == c && d->streamed[i].bytes == bytes) r = &d->streamed[i];
-        if (!r) return -1;
+        if (!(r = streamed_entry(d, p, bytes))) return -1;
         if (!r->pinned) {
             if (prim_gpu_host_register((void *)r->p, r->bytes, err, cap) != 0) return -1;
             r->pinned = 1;

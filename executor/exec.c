@@ -843,7 +843,6 @@ static int ex_overflow(const char *m) {
     return n >= k && strcmp(m + n - k, "integer overflow") == 0;
 }
 
-/* Run node i on the CPU (gpu = 0) or the GPU (gpu = 1). */
 /* A GPU source node read in place (n->mapped): 1 with *d the device
  * addresses of h's host data and validity, else 0 (a column resident in
  * the cache is read there; a range that cannot be mapped is copied). */
@@ -863,6 +862,7 @@ static int source_mapped(Exec *x, DagNode *n, const PrimVec *h, PrimVec *d) {
     return 1;
 }
 
+/* Run node i on the CPU (gpu = 0) or the GPU (gpu = 1). */
 static int run_node(Exec *x, int i, int gpu) {
     DagNode *n = &x->dag->nodes[i];
     PrimCtx *ctx = gpu ? &x->dctx : &x->hctx;

@@ -1326,8 +1326,7 @@ int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const Exec
                  "-- chunked execution: %s in %lld chunks of %s%lld rows%s%s%s; %lld partial "
                  "rows, merged by the final plan (last)%s\n",
                  F->name, (long long)nchunks, align >= 0 ? "about " : "up to ",
-                 (long long)chunk_rows, with, groups,
-                 st->chunk_mapped ? "; what every chunk reads whole read mapped" : "",
+                 (long long)chunk_rows, with, groups, st->chunk_mapped ? GQP_CHUNK_MAPPED_TEXT : "",
                  (long long)t->nrows, copies);
         char *ft = plan_explain_text(fdag, 1);
         size_t len =

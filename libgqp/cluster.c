@@ -97,20 +97,26 @@ static void cluster_free(gqp *db, GqpCluster *c) {
     memset(c, 0, sizeof *c);
 }
 
-/* Drop the least recently used copies no running plan reads (the copy
- * keep aside: compared by its table, as entries move when one goes) until
- * add more bytes fit under the cap, or none is left to drop. */
+/* Drop the least recently used copy no running plan reads (the copy keep
+ * aside: compared by its table, as entries move when one goes): 1, or 0
+ * when there is none. */
+static int cluster_drop_lru(gqp *db, const CatTable *keep) {
+    struct GqpClusters *cs = db->clusters;
+    int old = -1;
+    for (int i = 0; i < cs->n; i++)
+        if (!cs->c[i].pins && cs->c[i].copy != keep && (old < 0 || cs->c[i].used < cs->c[old].used))
+            old = i;
+    if (old < 0) return 0;
+    cluster_free(db, &cs->c[old]);
+    cs->c[old] = cs->c[--cs->n];
+    return 1;
+}
+
+/* Drop copies (cluster_drop_lru) until add more bytes fit under the cap,
+ * or none is left to drop. */
 static void cluster_make_room(gqp *db, size_t add, const CatTable *keep) {
     struct GqpClusters *cs = db->clusters;
-    while (cs->bytes + add > cs->cap) {
-        int old = -1;
-        for (int i = 0; i < cs->n; i++)
-            if (!cs->c[i].pins && cs->c[i].copy != keep &&
-                (old < 0 || cs->c[i].used < cs->c[old].used))
-                old = i;
-        if (old < 0) return;
-        cluster_free(db, &cs->c[old]);
-        cs->c[old] = cs->c[--cs->n];
+    while (cs->bytes + add > cs->cap && cluster_drop_lru(db, keep)) {
     }
 }
 
@@ -177,16 +183,10 @@ int gqp_cluster_open(gqp *db, CatTable *t, int key, CatTable **copy) {
                                  "Execution Error: chunked execution: %s.%s cannot order a copy "
                                  "of the table (not an integer key without NULLs)",
                                  t->name, key >= 0 && key < t->ncols ? t->cols[key].name : "?");
-        if (cs->n == CLUSTER_MAX) { /* the least recently used goes */
-            int old = -1;
-            for (int i = 0; i < cs->n; i++)
-                if (!cs->c[i].pins && (old < 0 || cs->c[i].used < cs->c[old].used)) old = i;
-            if (old < 0)
-                return gqp_set_error(db, GQP_ERROR,
-                                     "Execution Error: chunked execution: too many ordered copies");
-            cluster_free(db, &cs->c[old]);
-            cs->c[old] = cs->c[--cs->n];
-        }
+        /* the least recently used goes */
+        if (cs->n == CLUSTER_MAX && !cluster_drop_lru(db, NULL))
+            return gqp_set_error(db, GQP_ERROR,
+                                 "Execution Error: chunked execution: too many ordered copies");
         cluster_make_room(db, sizeof(int64_t) * (size_t)t->nrows, NULL);
         GqpCluster nc;
         memset(&nc, 0, sizeof nc);

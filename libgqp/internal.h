@@ -149,7 +149,8 @@ struct gqp_stmt {
     char *mat_explain; /* EXPLAIN text of their plans (malloc'ed) or NULL */
     char *chunk_note;  /* EXPLAIN text of the last chunked run (chunk.c) or NULL */
     int chunk_mapped;  /* the budget's chunks read mapped the columns that every
-                          chunk reads whole (gqp_budget_plan) */
+                          chunk reads whole (gqp_budget_plan; EXPLAIN says
+                          GQP_CHUNK_MAPPED_TEXT) */
     int chunk_reals;   /* a chunk's partial result held REALs from an integer overflow
                           (a parts table cannot): the last chunked run stopped */
     /* files read by this plan (files.c): each once per statement, in a
@@ -231,6 +232,8 @@ int64_t gqp_chunk_rows_for_budget(double need, double budget, int64_t rows);
  * beats the chunked one's (st->est_cpu_us against st->est_us plus F's
  * pinned copy plus a fixed cost per chunk). */
 typedef enum { GQP_BUDGET_WHOLE, GQP_BUDGET_CHUNKS, GQP_BUDGET_CPU } GqpBudget;
+/* EXPLAIN's words for st->chunk_mapped, after the chunks' line */
+#define GQP_CHUNK_MAPPED_TEXT "; what every chunk reads whole is read mapped"
 /* (WHOLE also when the plan fits the budget once the columns its GPU nodes
  * only stream are read mapped: those source nodes get DagNode.mapped, and
  * st->budget_mapped says which and why.) */

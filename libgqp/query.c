@@ -285,31 +285,27 @@ int gqp_run_select(gqp *db, gqp_stmt *st) {
     st->budget_mapped[0] = 0;
     st->chunk_mapped = 0;
     gqp_mark_mapped(db, st->dag, 0, 1);
-    int handled = 0, crc = gqp_run_select_chunked(db, st, &opt, &handled);
-    if (handled) {
-        if (crc == GQP_OK) count_reads(db, st->dag);
-        return crc;
-    }
-    exec_result_free(&st->res);
-    double t0 = gqp_wall_ms();
-    int rc = gqp_exec_dag(db, st->dag, &opt, &st->res, &st->stats);
-    if (rc == GQP_DEVICE && st->budget_mapped[0] && strstr(db->errmsg, "out of device memory")) {
-        /* the plan did not fit beside the mapped columns after all (a
-         * kernel's scratch memory is not in the estimates): run it as it
-         * would run without mapped reads, in chunks */
-        int keep = db->mapped;
-        db->mapped = 0;
-        handled = 0;
-        crc = gqp_run_select_chunked(db, st, &opt, &handled);
-        db->mapped = keep;
+    int keep = db->mapped, rc;
+    double t0;
+    for (int pass = 0;; pass++) {
+        int handled = 0, crc = gqp_run_select_chunked(db, st, &opt, &handled);
         if (handled) {
+            db->mapped = keep;
             if (crc == GQP_OK) count_reads(db, st->dag);
             return crc;
         }
         exec_result_free(&st->res);
         t0 = gqp_wall_ms();
         rc = gqp_exec_dag(db, st->dag, &opt, &st->res, &st->stats);
+        /* the plan did not fit beside its mapped columns after all (a
+         * kernel's scratch memory is not in the estimates): once more as
+         * it would run without mapped reads, in chunks */
+        if (pass > 0 || rc != GQP_DEVICE || !st->budget_mapped[0] ||
+            !strstr(db->errmsg, "out of device memory"))
+            break;
+        db->mapped = 0;
     }
+    db->mapped = keep;
     /* --device gpu: a plan that does not fit runs again in chunks */
     if (rc == GQP_DEVICE && gqp_retry_chunked(db, st, &opt) == GQP_OK)
         rc = GQP_OK;
@@ -404,7 +400,7 @@ int gqp_explain_stmt_locked(gqp *db, gqp_stmt *st, int flags, char **out) {
                      "-- runs in chunks: %s in chunks of %lld rows (the GPU nodes' estimated "
                      "outputs exceed the device budget)%s%s\n",
                      gqp_chunk_rel(st->bound, bf)->table->name, (long long)brows, with,
-                     st->chunk_mapped ? "; what every chunk reads whole is read mapped" : "");
+                     st->chunk_mapped ? GQP_CHUNK_MAPPED_TEXT : "");
         else if (db->chunk_rows > 0)
             snprintf(line, sizeof line, "-- runs whole (not chunked: %s)\n", why);
         const char *body = st->chunk_note ? st->chunk_note : "";
