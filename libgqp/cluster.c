@@ -52,9 +52,29 @@ typedef struct GqpCluster {
     size_t bytes;     /* host bytes held: perm and the filled columns */
 } GqpCluster;
 
+/* TUNING: copies asked for but not made, remembered at once (the least
+ * recently asked for goes first). */
+#define CLUSTER_WANT_MAX 16
+
+/* A copy chunked plans asked for that was not made: --device auto priced
+ * it and chose otherwise. Its count spreads the build cost over the asks,
+ * so that a query run again and again makes it once the work done
+ * without it adds up (ski rental, as CostInputs.reads for column copies). */
+typedef struct GqpWant {
+    const CatTable *src; /* compared by address, rows, key data, version */
+    const void *key_data;
+    int64_t nrows;
+    int key;
+    uint64_t version;
+    int64_t wanted;
+    uint64_t used; /* last ask (db's cluster clock) */
+} GqpWant;
+
 struct GqpClusters {
     GqpCluster c[CLUSTER_MAX];
     int n;
+    GqpWant want[CLUSTER_WANT_MAX];
+    int nwant;
     uint64_t clock;
     size_t bytes, cap; /* held by every copy; the most they may hold */
 };
@@ -164,10 +184,48 @@ static GqpCluster *cluster_find(gqp *db, const CatTable *t, int key) {
     return NULL;
 }
 
+/* The index of db's ask for the copy of (t, key) not made, or -1. */
+static int want_find(gqp *db, const CatTable *t, int key) {
+    struct GqpClusters *cs = db->clusters;
+    for (int i = 0; cs && i < cs->nwant; i++) {
+        const GqpWant *w = &cs->want[i];
+        if (w->src == t && w->key == key && w->nrows == t->nrows && w->version == db->version &&
+            key < t->ncols && w->key_data == t->cols[key].data)
+            return i;
+    }
+    return -1;
+}
+
+/* How often the copy of (t, key) was asked for before it was made (its
+ * ask forgotten). */
+static int64_t want_take(gqp *db, const CatTable *t, int key) {
+    struct GqpClusters *cs = db->clusters;
+    int i = want_find(db, t, key);
+    if (i < 0) return 0;
+    int64_t n = cs->want[i].wanted;
+    cs->want[i] = cs->want[--cs->nwant];
+    return n;
+}
+
 int64_t gqp_cluster_wanted(gqp *db, const CatTable *t, int key, int *made) {
     GqpCluster *c = cluster_find(db, t, key);
     *made = c != NULL;
-    return c ? ++c->wanted : 1;
+    if (c) return ++c->wanted;
+    if (!t || key < 0 || key >= t->ncols) return 1;
+    if (!db->clusters && !(db->clusters = calloc(1, sizeof *db->clusters)))
+        return 1; /* only a pricing hint is lost */
+    struct GqpClusters *cs = db->clusters;
+    int i = want_find(db, t, key);
+    if (i < 0) {
+        if (cs->nwant < CLUSTER_WANT_MAX)
+            i = cs->nwant++;
+        else
+            for (int k = i = 0; k < cs->nwant; k++)
+                if (cs->want[k].used < cs->want[i].used) i = k;
+        cs->want[i] = (GqpWant){t, t->cols[key].data, t->nrows, key, db->version, 0, 0};
+    }
+    cs->want[i].used = ++cs->clock;
+    return ++cs->want[i].wanted;
 }
 
 int gqp_cluster_open(gqp *db, CatTable *t, int key, CatTable **copy) {
@@ -195,6 +253,7 @@ int gqp_cluster_open(gqp *db, CatTable *t, int key, CatTable **copy) {
         nc.nrows = t->nrows;
         nc.key_data = t->cols[key].data;
         nc.version = db->version;
+        nc.wanted = want_take(db, t, key);
         nc.src_name = strdup(t->name ? t->name : "");
         nc.perm = malloc(sizeof *nc.perm * (size_t)t->nrows);
         nc.copy = calloc(1, sizeof *nc.copy);
@@ -326,6 +385,8 @@ void gqp_cluster_forget(gqp *db, const CatTable *t) {
             cluster_free(db, &cs->c[i]);
             cs->c[i--] = cs->c[--cs->n];
         }
+    for (int i = 0; cs && i < cs->nwant; i++)
+        if (cs->want[i].src == t) cs->want[i--] = cs->want[--cs->nwant];
 }
 
 void gqp_cluster_free_all(gqp *db) {

@@ -19,6 +19,7 @@
 typedef struct GqpColReads {
     const void *data; /* the column's host data */
     int64_t n;
+    size_t bytes;  /* of data: n values */
     int reads;     /* capped at GQP_READS_CAP */
     uint64_t last; /* the query (db->nqueries) that counted it last */
 } GqpColReads;

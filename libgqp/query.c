@@ -80,10 +80,22 @@ static GqpColReads *reads_find(gqp *db, const void *data, int64_t n) {
 }
 
 /* Optimizer callback: how many earlier queries read column `column` of t
- * since the GPU cache was last reset (ud: the gqp handle). */
+ * since the GPU cache was last reset (ud: the gqp handle). A chunk's slice
+ * counts its table's column: the reads that make a column worth copying
+ * make its chunks worth copying (their page locks stay, as the copy
+ * would). */
 static int col_reads(void *ud, const CatTable *t, int column) {
-    GqpColReads *r = reads_find(ud, t->cols[column].data, t->nrows);
-    return r ? r->reads : 0;
+    gqp *db = ud;
+    const CatColumn *c = &t->cols[column];
+    GqpColReads *r = reads_find(db, c->data, t->nrows);
+    if (r || !c->data) return r ? r->reads : 0;
+    const char *p = c->data;
+    size_t b = (size_t)t->nrows * cat_type_width(c->type);
+    for (int i = 0; i < db->nreads; i++) {
+        const char *q = db->reads[i].data;
+        if (q && p >= q && p + b <= q + db->reads[i].bytes) return db->reads[i].reads;
+    }
+    return 0;
 }
 
 /* Count one read of every table column dag reads (once per query). */
@@ -103,7 +115,8 @@ static void count_reads(gqp *db, const Dag *dag) {
                 db->cap_reads = nc;
             }
             r = &db->reads[db->nreads++];
-            *r = (GqpColReads){data, nd->table->nrows, 0, 0};
+            size_t b = (size_t)nd->table->nrows * cat_type_width(nd->table->cols[nd->column].type);
+            *r = (GqpColReads){data, nd->table->nrows, b, 0, 0};
         }
         if (r->last == db->nqueries || r->reads >= GQP_READS_CAP) continue;
         r->last = db->nqueries;

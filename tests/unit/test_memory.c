@@ -981,6 +981,51 @@ Test(chunk_budget, copies_of_one_run_under_a_tight_cap) {
     unsetenv("GQP_CLUSTER_BYTES");
 }
 
+/* --device auto spreads a key-ordered copy's build over the chunked
+ * plans that ask for it (gqp_cluster_wanted), made or not: the asks for
+ * a copy never made count up (a query run again and again ends up making
+ * it, as a column read again and again ends up copied), carry over into
+ * the copy once a run makes it, and start again when the table changes. */
+Test(chunk_budget, asks_for_a_copy_count_before_it_is_made) {
+    gqp *db;
+    cr_assert_eq(gqp_open(NULL, &db), GQP_OK);
+    cr_assert_eq(run(db, "CREATE TABLE f(k INTEGER, v INTEGER)"), GQP_DONE, "%s", gqp_errmsg(db));
+    cr_assert_eq(run(db, "INSERT INTO f VALUES (3,1),(1,2),(2,3),(3,4),(0,5),(1,6),(2,7),(5,8)"),
+                 GQP_DONE, "%s", gqp_errmsg(db));
+    cr_assert_eq(run(db, "CREATE TABLE g(k INTEGER, x INTEGER)"), GQP_DONE, "%s", gqp_errmsg(db));
+    cr_assert_eq(run(db, "INSERT INTO g VALUES (2,10),(0,20),(3,30),(1,40),(5,50)"), GQP_DONE, "%s",
+                 gqp_errmsg(db));
+    const CatTable *f = cat_find_table(db->cat, "f");
+    cr_assert_not_null(f);
+    int made = -1;
+    for (int64_t i = 1; i <= 3; i++) {
+        cr_expect_eq(gqp_cluster_wanted(db, f, 0, &made), i);
+        cr_expect_eq(made, 0);
+    }
+    cr_expect_eq(gqp_cluster_wanted(db, f, 1, &made), 1, "another key: its own count");
+    /* a chunked run through copies makes f's copy in k's order */
+    const char *q = "SELECT f.v, g.x FROM f, g WHERE f.k = g.k ORDER BY 1";
+    cr_assert_eq(gqp_set_device(db, GQP_DEVICE_CPU), GQP_OK);
+    int rc;
+    char *want = rows_of(db, q, &rc);
+    cr_assert_not_null(want, "%s", gqp_errmsg(db));
+    cr_assert_eq(run(db, "SET chunk_rows = 3"), GQP_DONE, "%s", gqp_errmsg(db));
+    cr_assert_eq(run(db, "SET chunk_cluster = 'on'"), GQP_DONE, "%s", gqp_errmsg(db));
+    expect_rows(db, q, want, "chunked through copies");
+    free(want);
+    int n = 0;
+    gqp_cluster_bytes(db, &n);
+    cr_assert(n >= 1, "no copy made");
+    int64_t w = gqp_cluster_wanted(db, f, 0, &made);
+    cr_expect(made == 1 && w >= 4, "made %d, asked %lld times", made, (long long)w);
+    /* the table changes: copies and asks start again */
+    cr_assert_eq(run(db, "INSERT INTO f VALUES (4,9)"), GQP_DONE, "%s", gqp_errmsg(db));
+    f = cat_find_table(db->cat, "f");
+    cr_expect_eq(gqp_cluster_wanted(db, f, 0, &made), 1);
+    cr_expect_eq(made, 0);
+    gqp_close(db);
+}
+
 /* The chunk size chosen from the device budget (libgqp/chunk.c): none
  * while the GPU nodes' estimated outputs fit the budget; else rows sized
  * for half the budget, at least 65,536, and none when that is the whole
