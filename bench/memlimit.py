@@ -73,6 +73,23 @@ def answer(gqp, cfg, path, device, limit=None):
     return sorted(p.stdout.splitlines())
 
 
+def explain_failed(gqp, cfg, path, device, limit, out):
+    """The plain EXPLAIN of a query whose limited run failed, into out."""
+    sql = open(path).read()
+    if limit is not None:
+        sql = "SET memory_limit = '%d';\n%s" % (limit, sql)
+    with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as f:
+        f.write(sql)
+        tmp = f.name
+    try:
+        p = subprocess.run([gqp, "explain", "-c", cfg, "--device", device, tmp],
+                           capture_output=True, text=True)
+        with open(out, "w") as f:
+            f.write(p.stdout + p.stderr)
+    finally:
+        os.unlink(tmp)
+
+
 def same_value(a, b):
     if a == b:
         return True
@@ -182,6 +199,9 @@ def measure(args, gqp, paths, h2d_gbps, first, rows, hog):
             ok = same_rows(a0, a1)
             xdir = os.path.join(args.work, "memlimit-explain")
             os.makedirs(xdir, exist_ok=True)
+            if isinstance(a1, str):  # the plan it failed with
+                explain_failed(gqp, args.config, path, args.device, None if args.hog else lim,
+                               os.path.join(xdir, os.path.basename(path) + ".failed.txt"))
             t1 = benchlib.bench_gqp(args.build, args.config, args.device, args.threads, [path],
                                     repeat=args.repeat, wall=True, explain_dir=xdir,
                                     sql=[] if args.hog else ["SET memory_limit = '%d'" % lim])
