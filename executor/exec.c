@@ -53,7 +53,50 @@ typedef struct Exec {
     void **done;
     int *last_reader; /* [v * EXEC_STREAMS + k]: last GPU node on stream k reading v, or -1 */
     void *cur_stream;
+    ExecLikeMemo *like_memo;
 } Exec;
+
+void exec_like_memo_free(ExecLikeMemo *m) {
+    for (int i = 0; m && i < m->n; i++) {
+        free(m->e[i].pattern);
+        free(m->e[i].tab);
+    }
+    if (m) m->n = 0;
+}
+
+/* The CPU LIKE table of dict for pattern (negated) into tab: from x's
+ * memo when this run computed it before, else computed (and kept while
+ * the memo has room). */
+static void like_table_cpu(Exec *x, const CatDict *dict, const char *pattern, int neg,
+                           uint8_t *tab) {
+    ExecLikeMemo *m = x->like_memo;
+    size_t n = (size_t)dict->n;
+    for (int i = 0; m && i < m->n; i++)
+        if (m->e[i].dict == dict && m->e[i].bytes == dict->bytes && m->e[i].n == dict->n &&
+            m->e[i].len == dict->offsets[dict->n] && m->e[i].neg == neg &&
+            strcmp(m->e[i].pattern, pattern) == 0) {
+            if (n) memcpy(tab, m->e[i].tab, n);
+            return;
+        }
+    plan_like_bytes(dict, pattern, neg, tab);
+    if (!m || m->n == EXEC_LIKE_MEMO) return;
+    char *pc = strdup(pattern);
+    uint8_t *tc = malloc(n ? n : 1);
+    if (!pc || !tc) { /* only the reuse is lost */
+        free(pc);
+        free(tc);
+        return;
+    }
+    if (n) memcpy(tc, tab, n);
+    m->e[m->n].dict = dict;
+    m->e[m->n].bytes = dict->bytes;
+    m->e[m->n].n = dict->n;
+    m->e[m->n].len = dict->offsets[dict->n];
+    m->e[m->n].neg = neg;
+    m->e[m->n].pattern = pc;
+    m->e[m->n].tab = tc;
+    m->n++;
+}
 
 /* Host allocator of the CPU twins (ud: the ExecHostPool or NULL): 64-byte
  * aligned, NULL on failure. */
@@ -1213,7 +1256,7 @@ static int run_node(Exec *x, int i, int gpu) {
         if (ex_alloc(x, o0, dict->n, 0, gpu) != 0) return -1;
         n->rows_in = dict->n;
         if (!gpu) {
-            plan_like_bytes(dict, n->totext_text, n->totext_neg, out->h.data);
+            like_table_cpu(x, dict, n->totext_text, n->totext_neg, out->h.data);
             break;
         }
         /* the dictionary's text and offsets through the column cache, read
@@ -1489,6 +1532,7 @@ static int exec_run_once(Dag *dag, const ExecOptions *opt, ExecResult *res, Exec
     x.hctx.free = host_free;
     x.hctx.ud = x.pool;
     x.hctx.interrupt = opt ? opt->interrupt : NULL;
+    x.like_memo = opt ? opt->like_memo : NULL;
     if (x.dev) {
         x.dctx.nthreads = 1;
         x.dctx.stream = x.dev->stream;

@@ -145,6 +145,26 @@ void exec_pool_release(ExecHostPool *p, void *ptr);
 /* on != 0: new large blocks are page-locked (call once a GPU is in use). */
 void exec_pool_set_pinned(ExecHostPool *p, int on);
 
+/* LIKE tables over run-time dictionaries (DN_DICTLIKE on the CPU) kept
+ * for the rest of one statement's run: each chunk of a chunked run (and
+ * each DAG a statement runs) would compute the same table over the whole
+ * dictionary again (TPC-H Q13 at SF 10: 7.9M comments, 30 ms a chunk).
+ * The caller owns it, zeroed, for one run, and frees it after
+ * (exec_like_memo_free); DML cannot run in between. */
+#define EXEC_LIKE_MEMO 4
+typedef struct ExecLikeMemo {
+    struct {
+        const void *dict; /* the CatDict, and its strings then */
+        const char *bytes;
+        int64_t n, len;
+        int neg;
+        char *pattern;
+        uint8_t *tab; /* n bytes */
+    } e[EXEC_LIKE_MEMO];
+    int n;
+} ExecLikeMemo;
+void exec_like_memo_free(ExecLikeMemo *m);
+
 typedef struct ExecOptions {
     int nthreads;       /* CPU worker threads (>= 1) */
     ExecDevice *dev;    /* NULL: every node must be placed on the CPU */
@@ -160,6 +180,7 @@ typedef struct ExecOptions {
      * (EXPLAIN ANALYZE says so); 0: the query fails with the bytes needed
      * and available */
     int oom_cpu_fallback;
+    ExecLikeMemo *like_memo; /* NULL: none kept */
 } ExecOptions;
 
 typedef struct ExecStats {

@@ -1621,6 +1621,39 @@ static double mapped_delta_us(const CostModel *m, const Dag *dag) {
     return us;
 }
 
+/* TUNING: device scratch of a GPU hash join (primitives/gpu/sort_join.cu):
+ * per probe row its start, count and offset (8 bytes each); per build
+ * row its flag, row ids and keys sorted twice, the sort's temporary
+ * space and two hash slots. */
+#define JOIN_PROBE_SCRATCH 24.0
+#define JOIN_BUILD_SCRATCH 100.0
+
+/* The estimated rows of value v. */
+static double value_rows(const Dag *dag, int v) {
+    const DagValue *x = &dag->values[v];
+    if (x->est_rows > 0) return (double)x->est_rows;
+    return x->producer >= 0 ? (double)dag->nodes[x->producer].est_rows : 0;
+}
+
+/* The most device scratch one GPU join of dag needs beside the plan's
+ * values (a join runs at a time: the most, not the sum). Not in the
+ * values' estimates; a plan that reads the join's inputs mapped holds
+ * little else, so that its joins' scratch decides whether it fits (TPC-H
+ * Q11, Q17, Q18: a probe of every lineitem or partsupp row ran out of
+ * memory and fell back to the CPU at 10-20x the chunks' time). */
+static double join_scratch(const Dag *dag) {
+    double most = 0;
+    for (int i = 0; i < dag->nnodes; i++) {
+        const DagNode *n = &dag->nodes[i];
+        if (n->kind != DN_JOIN || n->device != DEV_GPU || n->ninputs < 2) continue;
+        double a = value_rows(dag, n->inputs[0]), b = value_rows(dag, n->inputs[1]);
+        double np = a > b ? a : b, nb = a > b ? b : a;
+        double s = JOIN_PROBE_SCRATCH * np + JOIN_BUILD_SCRATCH * nb;
+        if (s > most) most = s;
+    }
+    return most;
+}
+
 GqpBudget gqp_budget_plan(gqp *db, gqp_stmt *st, int *f, int64_t *rows, char *why, size_t cap) {
     const char *w = NULL;
     double budget = 0, need = plan_device_need(db, st->dag, &budget);
@@ -1639,7 +1672,7 @@ GqpBudget gqp_budget_plan(gqp *db, gqp_stmt *st, int *f, int64_t *rows, char *wh
         double mbytes = gqp_mark_mapped(db, st->dag, db->mapped == 2, 0);
         const CostModel *m = gqp_cost(db);
         double est = st->est_us + mapped_delta_us(m, st->dag);
-        if (mbytes > 0 && need - mbytes <= CHUNK_BUDGET_FIT * budget &&
+        if (mbytes > 0 && need - mbytes + join_scratch(st->dag) <= CHUNK_BUDGET_FIT * budget &&
             (!cpu_ok || st->est_cpu_us <= 0 || est <= st->est_cpu_us)) {
             int ncols = 0;
             for (int i = 0; i < st->dag->nnodes; i++)

@@ -281,8 +281,10 @@ int gqp_no_reals(gqp *db, const ExecResult *res, const char *what) {
     return GQP_OK;
 }
 
-int gqp_run_select(gqp *db, gqp_stmt *st) {
-    ExecOptions opt = {db->nthreads, NULL, db->pool, 0, st->profile, &db->interrupt, 0};
+/* gqp_run_select, with memo (the run's LIKE tables over dictionaries,
+ * shared by every DAG it runs: its chunks, a retry). */
+static int run_select_memo(gqp *db, gqp_stmt *st, ExecLikeMemo *memo) {
+    ExecOptions opt = {db->nthreads, NULL, db->pool, 0, st->profile, &db->interrupt, 0, memo};
     /* auto: a GPU node that runs out of device memory runs on its CPU twin */
     opt.oom_cpu_fallback = db->device == GQP_DEVICE_AUTO || db->oom_fallback_gpu;
     /* place again only if what the placement priced has changed since
@@ -328,6 +330,14 @@ int gqp_run_select(gqp *db, gqp_stmt *st) {
         st->exec_ms = gqp_wall_ms() - t0;
     count_reads(db, st->dag);
     return GQP_OK;
+}
+
+int gqp_run_select(gqp *db, gqp_stmt *st) {
+    ExecLikeMemo memo;
+    memset(&memo, 0, sizeof memo);
+    int rc = run_select_memo(db, st, &memo);
+    exec_like_memo_free(&memo);
+    return rc;
 }
 
 /* gqp_explain with db locked. */

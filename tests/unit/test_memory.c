@@ -1026,6 +1026,47 @@ Test(chunk_budget, asks_for_a_copy_count_before_it_is_made) {
     gqp_close(db);
 }
 
+/* A LIKE over a dictionary computed at run time (DN_DICTLIKE: forced for
+ * every dictionary by GQP_DICTLIKE_MIN=1) in a chunked run: every chunk
+ * after the first takes the run's table (ExecLikeMemo) instead of
+ * computing it again. Two patterns, each also negated, in one query and
+ * across runs: counts as the C loop below counts them. */
+Test(chunk_budget, like_tables_kept_for_the_chunks_of_a_run) {
+    setenv("GQP_DICTLIKE_MIN", "1", 1);
+    gqp *db;
+    cr_assert_eq(gqp_open(NULL, &db), GQP_OK);
+    cr_assert_eq(run(db, "CREATE TABLE t(k INTEGER, s VARCHAR)"), GQP_DONE, "%s", gqp_errmsg(db));
+    const char *words[] = {"ab", "ba", "cab", "xyz", "bbb", "a", "zzz", "cba", "ac", "q"};
+    int64_t want[4] = {0}; /* LIKE '%a%', NOT LIKE '%a%', LIKE 'b%', NOT LIKE 'b%' */
+    char sql[160];
+    for (int i = 0; i < 200; i++) {
+        char w[32];
+        snprintf(w, sizeof w, "%s%d", words[(i * 7) % 10], i % 13);
+        snprintf(sql, sizeof sql, "INSERT INTO t VALUES (%d, '%s')", i, w);
+        cr_assert_eq(run(db, sql), GQP_DONE, "%s: %s", sql, gqp_errmsg(db));
+        int a = strchr(w, 'a') != NULL, b = w[0] == 'b';
+        want[0] += a, want[1] += !a, want[2] += b, want[3] += !b;
+    }
+    char expect[160];
+    snprintf(expect, sizeof expect, "%lld|%lld|%lld|%lld\n", (long long)want[0],
+             (long long)want[1], (long long)want[2], (long long)want[3]);
+    const char *q = "SELECT SUM(CASE WHEN s LIKE '%a%' THEN 1 ELSE 0 END), "
+                    "SUM(CASE WHEN s NOT LIKE '%a%' THEN 1 ELSE 0 END), "
+                    "SUM(CASE WHEN s LIKE 'b%' THEN 1 ELSE 0 END), "
+                    "SUM(CASE WHEN s NOT LIKE 'b%' THEN 1 ELSE 0 END) FROM t";
+    cr_assert_eq(gqp_set_device(db, GQP_DEVICE_CPU), GQP_OK);
+    expect_rows(db, q, expect, "whole");
+    cr_assert_eq(run(db, "SET chunk_rows = 16"), GQP_DONE, "%s", gqp_errmsg(db));
+    char *plan = NULL;
+    cr_assert_eq(gqp_explain(db, q, -1, GQP_EXPLAIN_ANALYZE, &plan), GQP_OK, "%s", gqp_errmsg(db));
+    cr_expect(strstr(plan, "like-dictionary") && strstr(plan, "chunk"), "%s", plan);
+    gqp_free(plan);
+    for (int r = 0; r < 2; r++)
+        expect_rows(db, q, expect, "in chunks of 16 rows");
+    gqp_close(db);
+    unsetenv("GQP_DICTLIKE_MIN");
+}
+
 /* The chunk size chosen from the device budget (libgqp/chunk.c): none
  * while the GPU nodes' estimated outputs fit the budget; else rows sized
  * for half the budget, at least 65,536, and none when that is the whole
