@@ -1378,10 +1378,23 @@ int64_t gqp_chunk_rows_for_budget(double need, double budget, int64_t rows) {
 static double plan_device_need(gqp *db, const Dag *dag, double *budget) {
     double need = 0;
     *budget = 0;
-    if (!db->dev) return 0;
     for (int i = 0; i < dag->nnodes; i++)
         if (dag->nodes[i].device == DEV_GPU)
             need += (double)plan_node_est_bytes(dag, &dag->nodes[i]);
+    /* the run opens the device session: the first query of a process
+     * (a one-shot `gqp run`, its EXPLAIN, a subquery run first) is judged
+     * against the budget as later ones are (it ran whole, ran out of
+     * memory and only then chunked: TPC-H Q13 and Q15 under --device gpu) */
+    if (!db->dev && need > 0 && prim_gpu_available()) {
+        char keep[sizeof db->errmsg];
+        int kc = db->errcode;
+        snprintf(keep, sizeof keep, "%s", db->errmsg);
+        if (!gqp_device_session(db)) { /* the run reports it */
+            db->errcode = kc;
+            snprintf(db->errmsg, sizeof db->errmsg, "%s", keep);
+        }
+    }
+    if (!db->dev) return 0;
     if (!exec_device_limit(db->dev) && need < CHUNK_CHECK_FREE_MIN) return 0;
     *budget = (double)exec_device_capacity(db->dev);
     return *budget > 0 ? need : 0;

@@ -878,6 +878,43 @@ Test(memory_gpu, mapped_columns_under_a_budget) {
     gqp_close(db);
 }
 
+/* The first query of a process meets the budget as later ones do: no
+ * GPU work has opened the device session yet (tables made on the CPU),
+ * and EXPLAIN and the run still make the budget's decision (before, the
+ * decision needed an open session: a one-shot `gqp run` ran whole, ran
+ * out of memory and only then chunked or failed). */
+Test(memory_gpu, first_query_meets_the_budget) {
+    if (!prim_gpu_available()) cr_skip_test("no CUDA device");
+    gqp *db;
+    cr_assert_eq(gqp_open(NULL, &db), GQP_OK);
+    cr_assert_eq(gqp_set_device(db, GQP_DEVICE_CPU), GQP_OK);
+    make_tables(db);
+    const char *q = "SELECT SUM(k), SUM(v), COUNT(*) FROM t WHERE k % 3 = 1";
+    int rc;
+    char *want = rows_of(db, q, &rc);
+    cr_assert_not_null(want, "%s", gqp_errmsg(db));
+    cr_assert_null(db->dev, "a CPU-only session opened the device");
+    cr_assert_eq(gqp_set_device(db, GQP_DEVICE_GPU), GQP_OK);
+    cr_assert_eq(run(db, "SET memory_limit = '250KB'"), GQP_DONE, "%s", gqp_errmsg(db));
+    char *plan = NULL;
+    cr_assert_eq(gqp_explain(db, q, -1, 0, &plan), GQP_OK, "%s", gqp_errmsg(db));
+    cr_expect(strstr(plan, "-- runs whole: 2 columns") && strstr(plan, "read mapped"), "%s", plan);
+    gqp_free(plan);
+    gqp_close(db);
+    /* the run itself, in a fresh handle: its first statement */
+    cr_assert_eq(gqp_open(NULL, &db), GQP_OK);
+    cr_assert_eq(gqp_set_device(db, GQP_DEVICE_CPU), GQP_OK);
+    make_tables(db);
+    cr_assert_eq(gqp_set_device(db, GQP_DEVICE_GPU), GQP_OK);
+    cr_assert_eq(run(db, "SET memory_limit = '250KB'"), GQP_DONE, "%s", gqp_errmsg(db));
+    cr_assert_eq(gqp_explain(db, q, -1, GQP_EXPLAIN_ANALYZE, &plan), GQP_OK, "%s", gqp_errmsg(db));
+    cr_expect(strstr(plan, "mapped=") && !strstr(plan, "out-of-memory"), "%s", plan);
+    gqp_free(plan);
+    expect_rows(db, q, want, "first query under 250KB");
+    free(want);
+    gqp_close(db);
+}
+
 /* Key-ordered copies (libgqp/cluster.c) hold at most GQP_CLUSTER_BYTES of
  * host memory together: with the default cap the runs below keep every
  * copy they made; with a cap below that the least recently used go, the
@@ -1048,8 +1085,8 @@ Test(chunk_budget, like_tables_kept_for_the_chunks_of_a_run) {
         want[0] += a, want[1] += !a, want[2] += b, want[3] += !b;
     }
     char expect[160];
-    snprintf(expect, sizeof expect, "%lld|%lld|%lld|%lld\n", (long long)want[0],
-             (long long)want[1], (long long)want[2], (long long)want[3]);
+    snprintf(expect, sizeof expect, "%lld|%lld|%lld|%lld\n", (long long)want[0], (long long)want[1],
+             (long long)want[2], (long long)want[3]);
     const char *q = "SELECT SUM(CASE WHEN s LIKE '%a%' THEN 1 ELSE 0 END), "
                     "SUM(CASE WHEN s NOT LIKE '%a%' THEN 1 ELSE 0 END), "
                     "SUM(CASE WHEN s LIKE 'b%' THEN 1 ELSE 0 END), "
