@@ -55,8 +55,9 @@ def read_bytes(gqp, cfg, path, device):
     return sum(cols.values())
 
 
-def answer(gqp, cfg, path, device, limit=None):
-    """The query's CSV rows under --device gpu (sorted), or an error text."""
+def gqp_under_limit(gqp, verb, cfg, path, device, limit, *extra):
+    """`gqp VERB` on the query file, with SET memory_limit first when
+    limit is given; the CompletedProcess."""
     sql = open(path).read()
     if limit is not None:
         sql = "SET memory_limit = '%d';\n%s" % (limit, sql)
@@ -64,10 +65,15 @@ def answer(gqp, cfg, path, device, limit=None):
         f.write(sql)
         tmp = f.name
     try:
-        p = subprocess.run([gqp, "run", "-c", cfg, "--device", device, "--mode", "csv", tmp],
-                           capture_output=True, text=True)
+        return subprocess.run([gqp, verb, "-c", cfg, "--device", device, *extra, tmp],
+                              capture_output=True, text=True)
     finally:
         os.unlink(tmp)
+
+
+def answer(gqp, cfg, path, device, limit=None):
+    """The query's CSV rows under --device gpu (sorted), or an error text."""
+    p = gqp_under_limit(gqp, "run", cfg, path, device, limit, "--mode", "csv")
     if p.returncode != 0:
         return "error: " + (p.stderr.strip().splitlines() or ["?"])[-1]
     return sorted(p.stdout.splitlines())
@@ -75,19 +81,9 @@ def answer(gqp, cfg, path, device, limit=None):
 
 def explain_failed(gqp, cfg, path, device, limit, out):
     """The plain EXPLAIN of a query whose limited run failed, into out."""
-    sql = open(path).read()
-    if limit is not None:
-        sql = "SET memory_limit = '%d';\n%s" % (limit, sql)
-    with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as f:
-        f.write(sql)
-        tmp = f.name
-    try:
-        p = subprocess.run([gqp, "explain", "-c", cfg, "--device", device, tmp],
-                           capture_output=True, text=True)
-        with open(out, "w") as f:
-            f.write(p.stdout + p.stderr)
-    finally:
-        os.unlink(tmp)
+    p = gqp_under_limit(gqp, "explain", cfg, path, device, limit)
+    with open(out, "w") as f:
+        f.write(p.stdout + p.stderr)
 
 
 def same_value(a, b):
