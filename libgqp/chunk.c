@@ -1641,13 +1641,6 @@ static double mapped_delta_us(const CostModel *m, const Dag *dag) {
 #define JOIN_PROBE_SCRATCH 24.0
 #define JOIN_BUILD_SCRATCH 100.0
 
-/* The estimated rows of value v. */
-static double value_rows(const Dag *dag, int v) {
-    const DagValue *x = &dag->values[v];
-    if (x->est_rows > 0) return (double)x->est_rows;
-    return x->producer >= 0 ? (double)dag->nodes[x->producer].est_rows : 0;
-}
-
 /* The most device scratch one GPU join of dag needs beside the plan's
  * values (a join runs at a time: the most, not the sum). Not in the
  * values' estimates; a plan that reads the join's inputs mapped holds
@@ -1659,7 +1652,8 @@ static double join_scratch(const Dag *dag) {
     for (int i = 0; i < dag->nnodes; i++) {
         const DagNode *n = &dag->nodes[i];
         if (n->kind != DN_JOIN || n->device != DEV_GPU || n->ninputs < 2) continue;
-        double a = value_rows(dag, n->inputs[0]), b = value_rows(dag, n->inputs[1]);
+        double a = (double)cost_value_rows(dag, n->inputs[0]),
+               b = (double)cost_value_rows(dag, n->inputs[1]);
         double np = a > b ? a : b, nb = a > b ? b : a;
         double s = JOIN_PROBE_SCRATCH * np + JOIN_BUILD_SCRATCH * nb;
         if (s > most) most = s;

@@ -87,8 +87,7 @@ static GqpColReads *reads_find(gqp *db, const void *data, int64_t n) {
 static int col_reads(void *ud, const CatTable *t, int column) {
     gqp *db = ud;
     const CatColumn *c = &t->cols[column];
-    GqpColReads *r = reads_find(db, c->data, t->nrows);
-    if (r || !c->data) return r ? r->reads : 0;
+    if (!c->data) return 0;
     const char *p = c->data;
     size_t b = (size_t)t->nrows * cat_type_width(c->type);
     for (int i = 0; i < db->nreads; i++) {
