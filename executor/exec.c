@@ -67,35 +67,117 @@ void exec_like_memo_free(ExecLikeMemo *m) {
 /* The CPU LIKE table of dict for pattern (negated) into tab: from x's
  * memo when this run computed it before, else computed (and kept while
  * the memo has room). */
-static void like_table_cpu(Exec *x, const CatDict *dict, const char *pattern, int neg,
-                           uint8_t *tab) {
-    ExecLikeMemo *m = x->like_memo;
-    size_t n = (size_t)dict->n;
+static const uint8_t *like_memo_find(const ExecLikeMemo *m, const CatDict *dict,
+                                     const char *pattern, int neg) {
     for (int i = 0; m && i < m->n; i++)
         if (m->e[i].dict == dict && m->e[i].bytes == dict->bytes && m->e[i].n == dict->n &&
             m->e[i].len == dict->offsets[dict->n] && m->e[i].neg == neg &&
-            strcmp(m->e[i].pattern, pattern) == 0) {
-            if (n) memcpy(tab, m->e[i].tab, n);
-            return;
-        }
-    plan_like_bytes(dict, pattern, neg, tab);
-    if (!m || m->n == EXEC_LIKE_MEMO) return;
-    char *pc = strdup(pattern);
-    uint8_t *tc = malloc(n ? n : 1);
-    if (!pc || !tc) { /* only the reuse is lost */
-        free(pc);
-        free(tc);
+            strcmp(m->e[i].pattern, pattern) == 0)
+            return m->e[i].tab;
+    return NULL;
+}
+
+/* Keep tab (dict->n bytes, taken over: freed with the memo, or here when
+ * the memo is full or missing). */
+static void like_memo_put(ExecLikeMemo *m, const CatDict *dict, const char *pattern, int neg,
+                          uint8_t *tab) {
+    char *pc = m && m->n < EXEC_LIKE_MEMO ? strdup(pattern) : NULL;
+    if (!pc) { /* only the reuse is lost */
+        free(tab);
         return;
     }
-    if (n) memcpy(tc, tab, n);
     m->e[m->n].dict = dict;
     m->e[m->n].bytes = dict->bytes;
     m->e[m->n].n = dict->n;
     m->e[m->n].len = dict->offsets[dict->n];
     m->e[m->n].neg = neg;
     m->e[m->n].pattern = pc;
-    m->e[m->n].tab = tc;
+    m->e[m->n].tab = tab;
     m->n++;
+}
+
+static void like_table_cpu(Exec *x, const CatDict *dict, const char *pattern, int neg,
+                           uint8_t *tab) {
+    size_t n = (size_t)dict->n;
+    const uint8_t *kept = like_memo_find(x->like_memo, dict, pattern, neg);
+    if (kept) {
+        if (n) memcpy(tab, kept, n);
+        return;
+    }
+    plan_like_bytes(dict, pattern, neg, tab);
+    if (!x->like_memo || x->like_memo->n == EXEC_LIKE_MEMO) return;
+    uint8_t *tc = malloc(n ? n : 1);
+    if (!tc) return;
+    if (n) memcpy(tc, tab, n);
+    like_memo_put(x->like_memo, dict, pattern, neg, tc);
+}
+
+/* TUNING: a GPU LIKE over a dictionary larger than 1/LIKE_WHOLE_SHARE of
+ * what the device holds for this process (the memory_limit) reads its
+ * strings in pieces of 1/LIKE_PIECE_SHARE of it (TPC-H SF 10 Q13: the
+ * 7.9M o_comment strings, 398 MB with their offsets, under a 46 MB
+ * budget). */
+#define LIKE_WHOLE_SHARE 2
+#define LIKE_PIECE_SHARE 8
+
+/* DN_DICTLIKE node n on the GPU in pieces: each piece of dict's strings
+ * (at most piece bytes with its offsets, at least one string) through the
+ * column cache, its table entries written to d_out; the table is kept in
+ * the run's memo (its n bytes back on the host), so that the later chunks
+ * of a chunked run copy it instead of reading the strings again. 0, or -1
+ * with x->err or ctx's error set. */
+static int likedict_pieces(Exec *x, DagNode *n, PrimCtx *ctx, const CatDict *dict, uint8_t *d_out,
+                           size_t piece) {
+    const char *pat = n->totext_text;
+    int neg = n->totext_neg;
+    const int64_t *off = dict->offsets;
+    const uint8_t *kept = like_memo_find(x->like_memo, dict, pat, neg);
+    if (kept) {
+        n->dict_pieces = -1;
+        n->bytes_h2d += dict->n;
+        return prim_gpu_copy(d_out, kept, (size_t)dict->n, PRIM_H2D, x->cur_stream, x->err,
+                             x->errcap);
+    }
+    for (int64_t a = 0; a < dict->n;) {
+        /* the most strings from a that fit the piece (binary search) */
+        int64_t lo = a + 1, hi = dict->n;
+        while (lo < hi) {
+            int64_t m = lo + (hi - lo + 1) / 2;
+            size_t b = (size_t)(off[m] - off[a]) + sizeof(int64_t) * (size_t)(m - a + 1);
+            if (b <= piece)
+                lo = m;
+            else
+                hi = m - 1;
+        }
+        PrimVec hb = {PRIM_U8, off[lo] - off[a], dict->bytes + off[a], NULL};
+        PrimVec ho = {PRIM_I64, lo - a + 1, (void *)(off + a), NULL};
+        PrimVec db, dof;
+        if (exec_cache_get(x->dev, &hb, &db, &n->bytes_h2d, x->cur_stream, x->err, x->errcap) != 0)
+            return -1;
+        if (exec_cache_get(x->dev, &ho, &dof, &n->bytes_h2d, x->cur_stream, x->err, x->errcap) !=
+            0) {
+            exec_cache_unpin(x->dev, hb.data, hb.n, hb.type);
+            return -1;
+        }
+        int rc = prim_gpu_likedict(ctx, db.data, dof.data, lo - a, pat, neg, d_out + a);
+        exec_cache_unpin(x->dev, hb.data, hb.n, hb.type);
+        exec_cache_unpin(x->dev, ho.data, ho.n, ho.type);
+        if (rc != 0) return rc;
+        n->dict_pieces++;
+        a = lo;
+    }
+    if (!x->like_memo || x->like_memo->n == EXEC_LIKE_MEMO || dict->n == 0) return 0;
+    uint8_t *tab = malloc((size_t)dict->n);
+    if (!tab) return 0; /* only the reuse is lost */
+    if (prim_gpu_copy(tab, d_out, (size_t)dict->n, PRIM_D2H, x->cur_stream, x->err, x->errcap) !=
+            0 ||
+        prim_gpu_sync(x->cur_stream, x->err, x->errcap) != 0) {
+        free(tab);
+        return -1;
+    }
+    n->bytes_d2h += dict->n;
+    like_memo_put(x->like_memo, dict, pat, neg, tab);
+    return 0;
 }
 
 /* Host allocator of the CPU twins (ud: the ExecHostPool or NULL): 64-byte
@@ -1259,6 +1341,13 @@ static int run_node(Exec *x, int i, int gpu) {
             like_table_cpu(x, dict, n->totext_text, n->totext_neg, out->h.data);
             break;
         }
+        size_t cap = exec_device_capacity(x->dev),
+               tbytes = (size_t)dict->offsets[dict->n] + sizeof(int64_t) * (size_t)(dict->n + 1);
+        if (cap > 0 && tbytes > cap / LIKE_WHOLE_SHARE) {
+            rc = likedict_pieces(x, n, ctx, dict, out->d.data, cap / LIKE_PIECE_SHARE);
+            if (rc != 0 && !ctx->err[0]) return -1; /* x->err says why */
+            break;
+        }
         /* the dictionary's text and offsets through the column cache, read
          * while the kernel runs (unpinned after its launch: an eviction
          * waits for the device first) */
@@ -1564,7 +1653,7 @@ static int exec_run_once(Dag *dag, const ExecOptions *opt, ExecResult *res, Exec
         n->oom_limit = 0;
         n->ms = 0;
         n->rows_in = n->rows_out = 0;
-        n->bytes_h2d = n->bytes_d2h = n->bytes_mapped = 0;
+        n->bytes_h2d = n->bytes_d2h = n->bytes_mapped = n->dict_pieces = 0;
         for (int k = 0; k < n->ninputs; k++)
             x.last_use[n->inputs[k]] = i;
         if (n->len_from >= 0 && x.last_use[n->len_from] < i) x.last_use[n->len_from] = i;

@@ -1358,11 +1358,25 @@ static int is_device_oom(const char *msg) {
     return strncmp(msg, "Device Error", 12) == 0 && strstr(msg, "out of device memory");
 }
 
-int64_t gqp_chunk_rows_for_budget(double need, double budget, int64_t rows) {
+int64_t gqp_chunk_rows_for_budget(double need, double budget, int64_t rows, int64_t min_rows) {
     if (budget <= 0 || rows <= 0 || need <= CHUNK_BUDGET_FIT * budget) return 0;
     double r = (double)rows * CHUNK_BUDGET_SHARE * budget / need;
-    int64_t n = r < (double)CHUNK_OOM_MIN_ROWS ? CHUNK_OOM_MIN_ROWS : (int64_t)r;
+    if (min_rows < 1) min_rows = 1;
+    int64_t n = r < (double)min_rows ? min_rows : (int64_t)r;
     return n >= rows ? 0 : n;
+}
+
+/* The fewest rows of F a chunk holds: CHUNK_OOM_MIN_ROWS rows of the
+ * largest table the chunks cut (F or a co-sliced G), in F's rows. A chunk
+ * of supplier carries its suppliers' lineitem rows (TPC-H Q15: 65536 of
+ * 100000 suppliers took 39M lineitem rows, past a 360 MB budget). */
+static int64_t chunk_min_rows(const CatTable *F, const Cut *co, int nco) {
+    double most = (double)F->nrows;
+    for (int i = 0; i < nco; i++)
+        if (co[i].src && (double)co[i].src->nrows > most) most = (double)co[i].src->nrows;
+    if (most <= 0) return CHUNK_OOM_MIN_ROWS;
+    double m = (double)CHUNK_OOM_MIN_ROWS * (double)F->nrows / most;
+    return m < 1 ? 1 : (int64_t)m;
 }
 
 /* TUNING: without a memory_limit, plans estimated to need less than this
@@ -1641,21 +1655,27 @@ static double mapped_delta_us(const CostModel *m, const Dag *dag) {
 #define JOIN_PROBE_SCRATCH 24.0
 #define JOIN_BUILD_SCRATCH 100.0
 
-/* The most device scratch one GPU join of dag needs beside the plan's
- * values (a join runs at a time: the most, not the sum). Not in the
- * values' estimates; a plan that reads the join's inputs mapped holds
- * little else, so that its joins' scratch decides whether it fits (TPC-H
- * Q11, Q17, Q18: a probe of every lineitem or partsupp row ran out of
- * memory and fell back to the CPU at 10-20x the chunks' time). */
-static double join_scratch(const Dag *dag) {
+/* The most device scratch one GPU join or reduction of dag needs beside
+ * the plan's values (a node runs at a time: the most, not the sum). Not
+ * in the values' estimates; a plan that reads its inputs mapped holds
+ * little else, so that this scratch decides whether it fits (TPC-H Q11,
+ * Q17, Q18: a probe of every lineitem or partsupp row ran out of memory
+ * and fell back to the CPU at 10-20x the chunks' time; a reduction's CUB
+ * space is sized by the device's multiprocessors, 155 KB on the H200). */
+static double node_scratch(const Dag *dag) {
     double most = 0;
     for (int i = 0; i < dag->nnodes; i++) {
         const DagNode *n = &dag->nodes[i];
-        if (n->kind != DN_JOIN || n->device != DEV_GPU || n->ninputs < 2) continue;
-        double a = (double)cost_value_rows(dag, n->inputs[0]),
-               b = (double)cost_value_rows(dag, n->inputs[1]);
-        double np = a > b ? a : b, nb = a > b ? b : a;
-        double s = JOIN_PROBE_SCRATCH * np + JOIN_BUILD_SCRATCH * nb;
+        if (n->device != DEV_GPU || n->ninputs < 1) continue;
+        double s = 0;
+        if (n->kind == DN_JOIN && n->ninputs >= 2) {
+            double a = (double)cost_value_rows(dag, n->inputs[0]),
+                   b = (double)cost_value_rows(dag, n->inputs[1]);
+            double np = a > b ? a : b, nb = a > b ? b : a;
+            s = JOIN_PROBE_SCRATCH * np + JOIN_BUILD_SCRATCH * nb;
+        } else if (n->kind == DN_SEGREDUCE) {
+            s = (double)prim_gpu_segreduce_scratch(cost_value_rows(dag, n->inputs[0]));
+        }
         if (s > most) most = s;
     }
     return most;
@@ -1679,7 +1699,7 @@ GqpBudget gqp_budget_plan(gqp *db, gqp_stmt *st, int *f, int64_t *rows, char *wh
         double mbytes = gqp_mark_mapped(db, st->dag, db->mapped == 2, 0);
         const CostModel *m = gqp_cost(db);
         double est = st->est_us + mapped_delta_us(m, st->dag);
-        if (mbytes > 0 && need - mbytes + join_scratch(st->dag) <= CHUNK_BUDGET_FIT * budget &&
+        if (mbytes > 0 && need - mbytes + node_scratch(st->dag) <= CHUNK_BUDGET_FIT * budget &&
             (!cpu_ok || st->est_cpu_us <= 0 || est <= st->est_cpu_us)) {
             int ncols = 0;
             for (int i = 0; i < st->dag->nnodes; i++)
@@ -1720,11 +1740,15 @@ GqpBudget gqp_budget_plan(gqp *db, gqp_stmt *st, int *f, int64_t *rows, char *wh
             cmapped = 1;
         }
     }
-    /* the chunks share what the whole parts leave of the budget */
+    /* the chunks share what the whole parts leave of the budget, with the
+     * scratch of their largest join or reduction, which shrinks with them
+     * (TPC-H Q22's anti-join: 12 MB a chunk beside a 21 MB budget's values) */
+    int64_t minr = chunk_min_rows(F, co, nco);
+    double scr = node_scratch(st->dag);
     if (other < CHUNK_WHOLE_MAX * budget)
-        *rows = gqp_chunk_rows_for_budget(need - other, budget - other, F->nrows);
+        *rows = gqp_chunk_rows_for_budget(need + scr - other, budget - other, F->nrows, minr);
     else if (!cpu_ok)
-        *rows = gqp_chunk_rows_for_budget(need, budget, F->nrows);
+        *rows = gqp_chunk_rows_for_budget(need + scr, budget, F->nrows, minr);
     /* st->chunk_mapped only with the chunks it is for */
     if (!cpu_ok) {
         st->chunk_mapped = *rows > 0 && cmapped;
@@ -1822,8 +1846,11 @@ int gqp_retry_chunked(gqp *db, gqp_stmt *st, const ExecOptions *opt) {
     char first[sizeof db->errmsg];
     snprintf(first, sizeof first, "%s", db->errmsg);
     const CatTable *F = gqp_chunk_rel(st->bound, f)->table;
+    Cut co[CHUNK_MAX_CO];
+    int fkey = -1, nco = co_best(st->bound, f, db->chunk_cluster >= 1, co, &fkey);
+    int64_t minr = chunk_min_rows(F, co, nco);
     int64_t rows = (F->nrows + 3) / 4;
-    for (; rows >= CHUNK_OOM_MIN_ROWS; rows /= 2) {
+    for (; rows >= minr && rows > 0; rows /= 2) {
         int rc = gqp_run_chunked(db, st, f, rows, opt, db->chunk_cluster >= 1);
         if (rc == GQP_OK || !is_device_oom(db->errmsg)) return rc;
     }

@@ -222,8 +222,9 @@ int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const Exec
  * so (*handled = 1) and return its code; else *handled = 0. */
 int gqp_run_select_chunked(gqp *db, gqp_stmt *st, const ExecOptions *opt, int *handled);
 /* Chunk rows for a plan estimated to need `need` device bytes under a
- * budget of `budget` bytes over a table of `rows` rows; 0: run whole. */
-int64_t gqp_chunk_rows_for_budget(double need, double budget, int64_t rows);
+ * budget of `budget` bytes over a table of `rows` rows, at least min_rows
+ * (at least 1); 0: run whole. */
+int64_t gqp_chunk_rows_for_budget(double need, double budget, int64_t rows, int64_t min_rows);
 /* What a memory_limit makes of st's placed plan, as gqp_run_select_chunked
  * decides it: WHOLE, the GPU nodes' estimated outputs fit the budget (or
  * no limit, no GPU node): run as placed; CHUNKS: run in chunks of *rows

@@ -245,6 +245,11 @@ static void text_node(PlanBuf *b, const Dag *d, int id, int depth, uint8_t *seen
     if (analyze && n->bytes_mapped)
         plan_buf_printf(b, " mapped=%lldB (read in place from host memory)",
                         (long long)n->bytes_mapped);
+    if (analyze && n->dict_pieces > 0)
+        plan_buf_printf(b, "  (its strings in %lld pieces under the device budget)",
+                        (long long)n->dict_pieces);
+    if (analyze && n->dict_pieces < 0)
+        plan_buf_printf(b, "  (its table kept from an earlier chunk)");
     if (analyze && n->oom_action)
         plan_buf_printf(
             b, "  (%s after a device out-of-memory: %lld bytes needed, %lld available%s)",

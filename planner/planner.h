@@ -463,6 +463,10 @@ typedef struct DagNode {
      * what the run read so (0: it was copied after all) */
     int mapped;
     int64_t bytes_mapped;
+    /* DN_DICTLIKE on the GPU (executor): its dictionary's strings read in
+     * this many pieces under the device budget; -1 its table kept from an
+     * earlier chunk of the run; 0 whole */
+    int64_t dict_pieces;
     int fused_with; /* -1 or the node it ran fused into */
     /* device out-of-memory recovery (executor): 1 the node ran on the GPU
      * again after memory was freed, 2 it ran on its CPU twin instead (it

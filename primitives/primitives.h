@@ -430,6 +430,10 @@ int prim_gpu_segreduce(PrimCtx *ctx, PrimAgg agg, const PrimVec *val, const int6
                        int64_t nseg, int64_t n, PrimVec *out);
 int prim_gpu_segreduce_ex(PrimCtx *ctx, PrimAgg agg, int nocheck, const PrimVec *val,
                           const int64_t *starts, int64_t nseg, int64_t n, PrimVec *out);
+/* The device scratch prim_gpu_segreduce takes for one segment of n rows
+ * (CUB's temporary space, sized by the device's multiprocessors rather
+ * than by n once n is large, plus its partial); 0 without a device. */
+size_t prim_gpu_segreduce_scratch(int64_t n);
 int prim_gpu_join(PrimCtx *ctx, const PrimVec *lkey, int64_t nl, const PrimVec *rkey, int64_t nr,
                   PrimPairs *out);
 int prim_gpu_cross(PrimCtx *ctx, int64_t nl, int64_t nr, PrimPairs *out);
@@ -440,7 +444,8 @@ int prim_gpu_keymap_where(PrimCtx *ctx, const PrimVec *key, const uint8_t *flags
 int prim_gpu_denseagg(PrimCtx *ctx, const PrimDenseAgg *spec, const PrimVec *in, int64_t n,
                       PrimVec *out);
 /* LIKE over the n strings of a dictionary (device copies of CatDict's bytes
- * and n + 1 offsets): out[i] (device, n bytes) = 1 when string i LIKE
+ * and n + 1 offsets, or of a piece of them: bytes holds the text from
+ * offsets[0] on): out[i] (device, n bytes) = 1 when string i LIKE
  * pattern (host text; SQLite's rules: `%`, `_` one UTF-8 character, ASCII
  * letters case-insensitive, as planner/like.c), else 0; negated flips it.
  * Asynchronous on ctx's stream. */

@@ -1839,7 +1839,9 @@ static __device__ int like_match_dev(const unsigned char *p, const unsigned char
 __global__ void likedict_kernel(const char *bytes, const int64_t *offsets, int64_t n,
                                 const unsigned char *pat, int neg, uint8_t *out) {
     for (int64_t i = GQP_GRID_START; i < n; i += GQP_GRID_STRIDE)
-        out[i] = (uint8_t)(like_match_dev(pat, (const unsigned char *)bytes + offsets[i]) ^ neg);
+        out[i] = (uint8_t)(like_match_dev(pat, (const unsigned char *)bytes +
+                                                   (offsets[i] - offsets[0])) ^
+                           neg);
 }
 
 extern "C" int prim_gpu_likedict(PrimCtx *ctx, const char *bytes, const int64_t *offsets, int64_t n,

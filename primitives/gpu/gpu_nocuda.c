@@ -76,6 +76,12 @@ int prim_gpu_segreduce_ex(PrimCtx *ctx, PrimAgg agg, int nocheck, const PrimVec 
     return no_cuda(ctx);
 }
 
+/* Always 0: no device. */
+size_t prim_gpu_segreduce_scratch(int64_t n) {
+    (void)n;
+    return 0;
+}
+
 /* Always -1 with "built without CUDA" in ctx->err. */
 int prim_gpu_join(PrimCtx *ctx, const PrimVec *lkey, int64_t nl, const PrimVec *rkey, int64_t nr,
                   PrimPairs *out) {

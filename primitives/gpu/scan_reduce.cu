@@ -477,6 +477,21 @@ __global__ void seg_count_star_kernel(const int64_t *starts, int64_t nseg, int64
  * that overflows int64 is an error ("integer overflow"), as on the CPU: to
  * report it, integer SUM synchronizes ctx->stream; every other aggregate is
  * asynchronous. val may be NULL for COUNT_STAR. Returns 0 or -1. */
+extern "C" size_t prim_gpu_segreduce_scratch(int64_t n) {
+    if (n <= 0) return 0;
+    AccLoad load = {nullptr, nullptr, nullptr, (int)PRIM_I64};
+    thrust::transform_iterator<AccLoad, RowIter, Acc> it(RowIter(0), load);
+    AccOp op = {(int)AGG_SUM, 0};
+    size_t temp_bytes = 0;
+    if (cub::DeviceReduce::Reduce(nullptr, temp_bytes, it, (Acc *)nullptr, n, op, acc_empty(),
+                                  (cudaStream_t)0) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    /* with the partial and the overflow flag (prim_gpu_segreduce_ex) */
+    return temp_bytes + sizeof(Acc) + 32;
+}
+
 extern "C" int prim_gpu_segreduce(PrimCtx *ctx, PrimAgg agg, const PrimVec *val,
                                   const int64_t *starts, int64_t nseg, int64_t n, PrimVec *out) {
     return prim_gpu_segreduce_ex(ctx, agg, 0, val, starts, nseg, n, out);

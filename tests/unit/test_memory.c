@@ -838,29 +838,41 @@ Test(memory_gpu, mapped_columns_read_in_place) {
     gqp_close(db);
 }
 
+/* Table b: 100000 rows of k (0..99999) and v, for the mapped-read tests
+ * below; the query reads both columns once. */
+static void make_big(gqp *db) {
+    make_tables(db);
+    const char *setup[] = {"CREATE TABLE b(k INTEGER, v DOUBLE)",
+                           "INSERT INTO b SELECT p.x*10000+q.x*1000+r.x*100+s.x*10+w.x, "
+                           "p.x*0.5+w.x FROM d p, d q, d r, d s, d w"};
+    for (size_t i = 0; i < sizeof setup / sizeof setup[0]; i++)
+        cr_assert_eq(run(db, setup[i]), GQP_DONE, "%s: %s", setup[i], gqp_errmsg(db));
+}
+#define BIG_QUERY "SELECT SUM(k), SUM(v), COUNT(*) FROM b WHERE k % 3 = 1"
+
 /* Under a memory_limit that the plan's estimated outputs exceed (about
- * 330 KB, 160 KB of them its two columns) and the rest of it fits, auto
- * reads those columns mapped and runs the plan whole (EXPLAIN says so
- * before the run, ANALYZE counts the bytes); with mapped_columns off it
- * copies them (too few rows to chunk: whole); both answer as the CPU
- * does. */
+ * 3.3 MB, 1.6 MB of them its two columns) and the rest of it with its
+ * reduction's scratch fits, auto reads those columns mapped and runs the
+ * plan whole (EXPLAIN says so before the run, ANALYZE counts the bytes);
+ * with mapped_columns off it copies them (in chunks); both answer as the
+ * CPU does. */
 Test(memory_gpu, mapped_columns_under_a_budget) {
     if (!prim_gpu_available()) cr_skip_test("no CUDA device");
     gqp *db;
     cr_assert_eq(gqp_open(NULL, &db), GQP_OK);
-    make_tables(db);
-    const char *q = "SELECT SUM(k), SUM(v), COUNT(*) FROM t WHERE k % 3 = 1";
+    make_big(db);
+    const char *q = BIG_QUERY;
     int rc;
     cr_assert_eq(gqp_set_device(db, GQP_DEVICE_CPU), GQP_OK);
     char *want = rows_of(db, q, &rc);
     cr_assert_not_null(want, "%s", gqp_errmsg(db));
     cr_assert_eq(gqp_set_device(db, GQP_DEVICE_GPU), GQP_OK);
-    cr_assert_eq(run(db, "SET memory_limit = '250KB'"), GQP_DONE, "%s", gqp_errmsg(db));
+    cr_assert_eq(run(db, "SET memory_limit = '2500KB'"), GQP_DONE, "%s", gqp_errmsg(db));
     char *plan = NULL;
     cr_assert_eq(gqp_explain(db, q, -1, 0, &plan), GQP_OK, "%s", gqp_errmsg(db));
     cr_expect(strstr(plan, "-- runs whole: 2 columns") && strstr(plan, "read mapped"), "%s", plan);
     gqp_free(plan);
-    expect_rows(db, q, want, "mapped under 250KB");
+    expect_rows(db, q, want, "mapped under 2500KB");
     /* a mapped whole run that still runs out of device memory (its first
      * allocation failing) runs again as it would without mapped reads */
     gqp_test_fail_alloc(db, 1, 1, 0);
@@ -873,7 +885,7 @@ Test(memory_gpu, mapped_columns_under_a_budget) {
     cr_assert_eq(gqp_explain(db, q, -1, GQP_EXPLAIN_ANALYZE, &plan), GQP_OK, "%s", gqp_errmsg(db));
     cr_expect(!strstr(plan, "mapped="), "%s", plan);
     gqp_free(plan);
-    expect_rows(db, q, want, "copied under 250KB");
+    expect_rows(db, q, want, "copied under 2500KB");
     free(want);
     gqp_close(db);
 }
@@ -888,14 +900,14 @@ Test(memory_gpu, first_query_meets_the_budget) {
     gqp *db;
     cr_assert_eq(gqp_open(NULL, &db), GQP_OK);
     cr_assert_eq(gqp_set_device(db, GQP_DEVICE_CPU), GQP_OK);
-    make_tables(db);
-    const char *q = "SELECT SUM(k), SUM(v), COUNT(*) FROM t WHERE k % 3 = 1";
+    make_big(db);
+    const char *q = BIG_QUERY;
     int rc;
     char *want = rows_of(db, q, &rc);
     cr_assert_not_null(want, "%s", gqp_errmsg(db));
     cr_assert_null(db->dev, "a CPU-only session opened the device");
     cr_assert_eq(gqp_set_device(db, GQP_DEVICE_GPU), GQP_OK);
-    cr_assert_eq(run(db, "SET memory_limit = '250KB'"), GQP_DONE, "%s", gqp_errmsg(db));
+    cr_assert_eq(run(db, "SET memory_limit = '2500KB'"), GQP_DONE, "%s", gqp_errmsg(db));
     char *plan = NULL;
     cr_assert_eq(gqp_explain(db, q, -1, 0, &plan), GQP_OK, "%s", gqp_errmsg(db));
     cr_expect(strstr(plan, "-- runs whole: 2 columns") && strstr(plan, "read mapped"), "%s", plan);
@@ -904,13 +916,13 @@ Test(memory_gpu, first_query_meets_the_budget) {
     /* the run itself, in a fresh handle: its first statement */
     cr_assert_eq(gqp_open(NULL, &db), GQP_OK);
     cr_assert_eq(gqp_set_device(db, GQP_DEVICE_CPU), GQP_OK);
-    make_tables(db);
+    make_big(db);
     cr_assert_eq(gqp_set_device(db, GQP_DEVICE_GPU), GQP_OK);
-    cr_assert_eq(run(db, "SET memory_limit = '250KB'"), GQP_DONE, "%s", gqp_errmsg(db));
+    cr_assert_eq(run(db, "SET memory_limit = '2500KB'"), GQP_DONE, "%s", gqp_errmsg(db));
     cr_assert_eq(gqp_explain(db, q, -1, GQP_EXPLAIN_ANALYZE, &plan), GQP_OK, "%s", gqp_errmsg(db));
     cr_expect(strstr(plan, "mapped=") && !strstr(plan, "out-of-memory"), "%s", plan);
     gqp_free(plan);
-    expect_rows(db, q, want, "first query under 250KB");
+    expect_rows(db, q, want, "first query under 2500KB");
     free(want);
     gqp_close(db);
 }
@@ -1104,15 +1116,64 @@ Test(chunk_budget, like_tables_kept_for_the_chunks_of_a_run) {
     unsetenv("GQP_DICTLIKE_MIN");
 }
 
+/* A GPU LIKE over a dictionary larger than half the memory_limit
+ * (10000 strings, about 480 KB with their offsets, under 600 KB) reads
+ * the strings in pieces, and a chunked run's later chunks take the
+ * table the first one made; the counts are those of the numbers 0..9999
+ * with a 7 in them (10000 - 9^4) and without. */
+Test(memory_gpu, like_dictionary_in_pieces) {
+    if (!prim_gpu_available()) cr_skip_test("no CUDA device");
+    setenv("GQP_DICTLIKE_MIN", "1", 1);
+    gqp *db;
+    cr_assert_eq(gqp_open(NULL, &db), GQP_OK);
+    cr_assert_eq(run(db, "CREATE TABLE w(s VARCHAR)"), GQP_DONE, "%s", gqp_errmsg(db));
+    char *sql = malloc(500 * 48 + 64);
+    cr_assert_not_null(sql);
+    for (int i = 0; i < 10000; i += 500) {
+        size_t len = (size_t)sprintf(sql, "INSERT INTO w VALUES ");
+        for (int j = i; j < i + 500; j++)
+            len += (size_t)sprintf(sql + len, "%s('row-%d-padding-text-to-make-it-longer')",
+                                   j > i ? "," : "", j);
+        cr_assert_eq(run(db, sql), GQP_DONE, "%s", gqp_errmsg(db));
+    }
+    free(sql);
+    const char *q = "SELECT SUM(CASE WHEN s LIKE '%7%-pad%' THEN 1 ELSE 0 END), "
+                    "SUM(CASE WHEN s NOT LIKE '%7%-pad%' THEN 1 ELSE 0 END) FROM w";
+    const char *want = "3439|6561\n";
+    cr_assert_eq(gqp_set_device(db, GQP_DEVICE_GPU), GQP_OK);
+    expect_rows(db, q, want, "unlimited");
+    cr_assert_eq(run(db, "SET memory_limit = '600KB'"), GQP_DONE, "%s", gqp_errmsg(db));
+    char *plan = NULL;
+    cr_assert_eq(gqp_explain(db, q, -1, GQP_EXPLAIN_ANALYZE, &plan), GQP_OK, "%s", gqp_errmsg(db));
+    cr_expect(strstr(plan, "like-dictionary") && strstr(plan, "pieces under the device budget") &&
+                  !strstr(plan, "out-of-memory"),
+              "%s", plan);
+    gqp_free(plan);
+    expect_rows(db, q, want, "in pieces under 600KB");
+    cr_assert_eq(run(db, "SET chunk_rows = 2000"), GQP_DONE, "%s", gqp_errmsg(db));
+    cr_assert_eq(gqp_explain(db, q, -1, GQP_EXPLAIN_ANALYZE, &plan), GQP_OK, "%s", gqp_errmsg(db));
+    cr_expect(strstr(plan, "chunked execution") && strstr(plan, "kept from an earlier chunk"), "%s",
+              plan);
+    gqp_free(plan);
+    expect_rows(db, q, want, "in pieces, in chunks of 2000 rows");
+    gqp_close(db);
+    unsetenv("GQP_DICTLIKE_MIN");
+}
+
 /* The chunk size chosen from the device budget (libgqp/chunk.c): none
  * while the GPU nodes' estimated outputs fit the budget; else rows sized
- * for half the budget, at least 65,536, and none when that is the whole
- * table. */
+ * for half the budget, at least the floor given (65,536 rows of the
+ * largest table cut), and none when that is the whole table. */
 Test(chunk_budget, rows_from_need_and_budget) {
-    cr_expect_eq(gqp_chunk_rows_for_budget(1e9, 2e9, 100000000), 0);
-    cr_expect_eq(gqp_chunk_rows_for_budget(1e9, 0, 100000000), 0); /* no budget known */
-    cr_expect_eq(gqp_chunk_rows_for_budget(8e9, 2e9, 100000000), 12500000);
-    cr_expect_eq(gqp_chunk_rows_for_budget(1e15, 1e6, 100000000), 65536);
-    cr_expect_eq(gqp_chunk_rows_for_budget(3e9, 2e9, 50000), 0); /* a chunk is the table */
-    cr_expect_eq(gqp_chunk_rows_for_budget(3e9, 2e9, 100000), 65536);
+    cr_expect_eq(gqp_chunk_rows_for_budget(1e9, 2e9, 100000000, 65536), 0);
+    cr_expect_eq(gqp_chunk_rows_for_budget(1e9, 0, 100000000, 65536), 0); /* no budget known */
+    cr_expect_eq(gqp_chunk_rows_for_budget(8e9, 2e9, 100000000, 65536), 12500000);
+    cr_expect_eq(gqp_chunk_rows_for_budget(1e15, 1e6, 100000000, 65536), 65536);
+    cr_expect_eq(gqp_chunk_rows_for_budget(3e9, 2e9, 50000, 65536), 0); /* a chunk is the table */
+    cr_expect_eq(gqp_chunk_rows_for_budget(3e9, 2e9, 100000, 65536), 65536);
+    /* a small F whose chunks carry a large co-sliced table's rows: its own
+     * floor (TPC-H Q15's 100000 suppliers over 60M lineitem rows) */
+    cr_expect_eq(gqp_chunk_rows_for_budget(2.2e9, 3.6e8, 100000, 109), 8181);
+    cr_expect_eq(gqp_chunk_rows_for_budget(1e15, 1e6, 100000, 109), 109);
+    cr_expect_eq(gqp_chunk_rows_for_budget(1e15, 1e6, 100000, 0), 1);
 }
