@@ -100,6 +100,10 @@ void exec_device_set_lock_min(ExecDevice *d, size_t bytes) {
 /* Drop cache entry i (device memory freed, host range unpinned). */
 static void cache_drop(ExecDevice *d, int i) {
     ExecCacheEntry *e = &d->cache[i];
+    /* its copy may still run on another stream (exec_cache_prefetch's):
+     * the frees below come after it in stream order */
+    char err[128];
+    prim_gpu_stream_wait(d->stream, e->ready, err, sizeof err);
     exec_dev_free(d, e->d_data, d->stream);
     exec_dev_free(d, e->d_valid, d->stream);
     prim_gpu_event_destroy(e->ready);
@@ -219,6 +223,7 @@ void exec_device_close(ExecDevice *d) {
     free(d->streamed);
     for (int k = 0; k < EXEC_STREAMS; k++)
         prim_gpu_stream_destroy(d->streams[k]);
+    prim_gpu_stream_destroy(d->copy_stream);
     prim_gpu_pinned_free((void *)d->h_status);
     exec_budget_free(&d->mem);
     free(d->cache);
@@ -445,4 +450,39 @@ int exec_cache_get(ExecDevice *d, const PrimVec *h, PrimVec *out, int64_t *h2d, 
     out->data = e.d_data;
     out->valid = e.d_valid;
     return 0;
+}
+
+/* TUNING: a prefetch is made only while the device budget holds this many
+ * times its bytes free, so that the running chunk's own allocations do not
+ * evict it (an eviction waits for the device: the overlap is lost). */
+#define PREFETCH_ROOM 2
+
+int64_t exec_cache_prefetch(ExecDevice *d, const PrimVec *h) {
+    if (!d || !h || !h->data || h->n <= 0) return 0;
+    size_t w = prim_type_width(h->type);
+    size_t bytes = (size_t)h->n * w + (h->valid ? (size_t)h->n : 0);
+    if (!in_kept_pinned(d, h->data, (size_t)h->n * w) ||
+        (h->valid && !in_kept_pinned(d, h->valid, (size_t)h->n)))
+        return 0;
+    for (int i = 0; i < d->ncache; i++)
+        if (d->cache[i].h_data == h->data && d->cache[i].n == h->n && d->cache[i].type == h->type)
+            return 0;
+    if (d->cache_bytes + bytes > d->budget || !exec_budget_fits(&d->mem, PREFETCH_ROOM * bytes))
+        return 0;
+    if (!d->copy_stream && !(d->copy_stream = prim_gpu_stream_create())) return 0;
+    int64_t oc = d->oom_count, h2d = 0;
+    size_t need = d->oom_need, avail = d->oom_avail;
+    int by = d->oom_by_limit;
+    PrimVec out;
+    char err[256];
+    if (exec_cache_get(d, h, &out, &h2d, d->copy_stream, err, sizeof err) != 0) {
+        /* only the overlap is lost: the chunk copies it itself */
+        d->oom_count = oc;
+        d->oom_need = need;
+        d->oom_avail = avail;
+        d->oom_by_limit = by;
+        return 0;
+    }
+    exec_cache_unpin(d, h->data, h->n, h->type);
+    return h2d;
 }

@@ -85,6 +85,7 @@ typedef struct ExecStreamed {
 struct ExecDevice {
     void *stream; /* streams[0] */
     void *streams[EXEC_STREAMS];
+    void *copy_stream; /* exec_cache_prefetch's copies (NULL: none made) */
     ExecCacheEntry *cache;
     int ncache, cap;
     size_t cache_bytes, budget;

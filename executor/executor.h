@@ -76,6 +76,14 @@ int64_t exec_device_epoch(const ExecDevice *dev);
 /* 1 if the host column at h_data (n rows) is resident in dev's column
  * cache (a GPU read of it copies nothing), else 0; 0 when dev is NULL. */
 int exec_device_resident(const ExecDevice *dev, const void *h_data, int64_t n);
+/* Copy host column h (a slice of a table streamed in chunks) into the
+ * column cache on a stream of its own, returning at once: the next chunk
+ * of a chunked run reads it there while the current chunk's kernels run
+ * (issue 11's copy/kernel overlap). Only a range dev keeps page-locked
+ * (an asynchronous copy), not cached yet, that fits the budget without
+ * evicting anything; the entry is evictable as any unread column.
+ * Returns the bytes whose copy was issued (0: none). */
+int64_t exec_cache_prefetch(ExecDevice *dev, const PrimVec *h);
 /* 1 if host bytes [p, p + bytes) lie in a range dev keeps page-locked (a
  * table streamed in chunks, exec_device_streamed): a copy of them runs at
  * the pinned rate with no locking first; 0 otherwise or when dev is NULL. */

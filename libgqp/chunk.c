@@ -1149,6 +1149,55 @@ static void cut_lock_mapped(gqp *db, const Cut *c) {
     }
 }
 
+/* The rows of F's chunk from row lo: chunk_rows (fewer at the end), up
+ * to where column align's key changes when align >= 0. */
+static int64_t chunk_len(const CatTable *F, int64_t lo, int64_t chunk_rows, int align) {
+    int64_t n = F->nrows - lo < chunk_rows ? F->nrows - lo : chunk_rows;
+    if (align >= 0 && lo + n < F->nrows) /* up to where the key changes */
+        n = key_bound(&F->cols[align], F->nrows, key_at(&F->cols[align], lo + n - 1), 1) - lo;
+    return n;
+}
+
+/* The rows [*glo, *ghi) of co-sliced G whose key lies in the keys of F's
+ * rows [lo, lo + n). */
+static void cut_range(const CatTable *F, const Cut *g, int64_t lo, int64_t n, int64_t *glo,
+                      int64_t *ghi) {
+    const CatColumn *fk = &F->cols[g->fcol], *gk = &g->t->cols[g->gcol];
+    *glo = key_bound(gk, g->t->nrows, key_at(fk, lo), 0);
+    *ghi = key_bound(gk, g->t->nrows, key_at(fk, lo + n - 1), 1);
+}
+
+/* Issue the copies of the next chunk's columns (F's rows [lo, lo + n) and
+ * its co-sliced relations' rows) that dag, this chunk's plan, reads on
+ * the GPU, so that they cross PCIe while this chunk's kernels run
+ * (exec_cache_prefetch: only ranges kept page-locked, from a table's
+ * second chunked run on). Returns the bytes issued. */
+static int64_t prefetch_next(gqp *db, const Dag *dag, const Cut *cuts, int ncut, int64_t lo,
+                             int64_t n) {
+    int64_t bytes = 0;
+    const CatTable *F = cuts[0].t;
+    for (int k = 0; n > 0 && k < dag->nnodes; k++) {
+        const DagNode *nd = &dag->nodes[k];
+        if (nd->kind != DN_SOURCE || nd->device != DEV_GPU || nd->mapped || nd->column < 0 ||
+            nd->noutputs < 1)
+            continue;
+        int c = 0;
+        while (c < ncut && nd->table != cuts[c].slice)
+            c++;
+        if (c == ncut || nd->column >= cuts[c].t->ncols) continue;
+        int64_t glo = lo, ghi = lo + n;
+        if (c > 0) cut_range(F, &cuts[c], lo, n, &glo, &ghi);
+        const CatColumn *col = &cuts[c].t->cols[nd->column];
+        if (!col->data || ghi <= glo) continue;
+        size_t w = cat_type_width(col->type);
+        PrimVec h = {dag->values[nd->outputs[0]].type, ghi - glo,
+                     (char *)col->data + w * (size_t)glo, col->valid ? col->valid + glo : NULL};
+        if (prim_type_width(h.type) != w) continue;
+        bytes += exec_cache_prefetch(db->dev, &h);
+    }
+    return bytes;
+}
+
 int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const ExecOptions *opt,
                     int copies) {
     const BSelect *b = st->bound;
@@ -1238,10 +1287,11 @@ int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const Exec
         if (cuts[c].t == F && cuts[c].gcol == cuts[c].fcol) align = cuts[c].fcol;
     for (int c = 0; c < ncut; c++)
         cut_lock_mapped(db, &cuts[c]);
+    const char *pe = getenv("GQP_CHUNK_PREFETCH");
+    int prefetch = db->dev && !(pe && strcmp(pe, "0") == 0);
+    int64_t prefetched = 0;
     for (int64_t lo = 0, n = 0; lo < F->nrows && rc == GQP_OK; lo += n) {
-        n = F->nrows - lo < chunk_rows ? F->nrows - lo : chunk_rows;
-        if (align >= 0 && lo + n < F->nrows) /* up to where the key changes */
-            n = key_bound(&F->cols[align], F->nrows, key_at(&F->cols[align], lo + n - 1), 1) - lo;
+        n = chunk_len(F, lo, chunk_rows, align);
         const int last = lo + n >= F->nrows;
         nchunks++;
         slice_set(cuts[0].slice, F, lo, n);
@@ -1250,9 +1300,8 @@ int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const Exec
         for (int c = 1; c < ncut; c++) {
             /* G's rows with a key in the chunk's range of F's keys */
             Cut *g = &cuts[c];
-            const CatColumn *fk = &F->cols[g->fcol], *gk = &g->t->cols[g->gcol];
-            int64_t glo = key_bound(gk, g->t->nrows, key_at(fk, lo), 0);
-            int64_t ghi = key_bound(gk, g->t->nrows, key_at(fk, lo + n - 1), 1);
+            int64_t glo, ghi;
+            cut_range(F, g, lo, n, &glo, &ghi);
             slice_set(g->slice, g->t, glo, ghi - glo);
             double share = (double)(ghi - glo) / (double)(g->t->nrows > 0 ? g->t->nrows : 1);
             pblk->rels[g->rel].est_rows = (int64_t)((double)g->est_rows * share + 0.999);
@@ -1264,6 +1313,10 @@ int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const Exec
         Dag *dag = ca ? plan_block(db, st, ca, pb) : NULL;
         /* the columns every chunk reads whole, mapped (gqp_budget_plan) */
         if (dag && st->chunk_mapped && db->mapped >= 1) gqp_mark_mapped(db, dag, 0, 0);
+        /* the next chunk's columns cross PCIe while this one's kernels run */
+        if (dag && prefetch && !last)
+            prefetched +=
+                prefetch_next(db, dag, cuts, ncut, lo + n, chunk_len(F, lo + n, chunk_rows, align));
         ExecResult res;
         ExecStats s;
         memset(&res, 0, sizeof res);
@@ -1303,6 +1356,7 @@ int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const Exec
     ExecStats s;
     memset(&s, 0, sizeof s);
     exec_result_free(&st->res);
+    total.bytes_h2d += prefetched; /* copied for the chunks ahead of their runs */
     if (rc == GQP_OK && (rc = gqp_exec_dag(db, fdag, opt, &st->res, &s)) == GQP_OK) {
         stats_add(&total, &s);
         st->stats = total;

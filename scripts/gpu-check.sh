@@ -26,7 +26,8 @@
 #          when generating and timing do not fit one call);
 #   memlimit: every SSB SF 20 / TPC-H SF 10 query under memory_limit = a
 #          quarter of the bytes it reads (bench/memlimit.py; GQP_MEMLIMIT_SETS,
-#          GQP_MEMLIMIT_DEVICE gpu, auto or both; GQP_MEMLIMIT_HOG=MIB: beside
+#          GQP_MEMLIMIT_DEVICE gpu, auto, gpu-noprefetch (without the
+#          chunks' copies ahead) or several; GQP_MEMLIMIT_HOG=MIB: beside
 #          a process holding all but MIB of the GPU instead)
 #   final: ctest + calibrate, then bench; placement: calibrate, then
 #          bench/placement.py with that cost file (placement-shipped: with
@@ -420,9 +421,13 @@ if has memlimit; then
         for dev in $(echo "${GQP_MEMLIMIT_DEVICE:-gpu}" | tr , ' '); do
             T0=$(date +%s)
             tag=$set-$dev${HOG[0]:+-hog}
+            # gpu-noprefetch: --device gpu without the next chunk's copies
+            # issued ahead (GQP_CHUNK_PREFETCH=0), for an A/B in one call
+            envp=()
+            [ "$dev" = gpu-noprefetch ] && { dev=gpu; envp=(GQP_CHUNK_PREFETCH=0); }
             # GQP_MEMLIMIT_TIMEOUT: seconds per set and device (the table
             # then holds the queries measured by then)
-            PYTHONUNBUFFERED=1 timeout -s TERM ${GQP_MEMLIMIT_TIMEOUT:-0} python3 bench/memlimit.py --config $CFG --queries $Q --build $B \
+            env "${envp[@]}" PYTHONUNBUFFERED=1 timeout -s TERM ${GQP_MEMLIMIT_TIMEOUT:-0} python3 bench/memlimit.py --config $CFG --queries $Q --build $B \
                 --fraction ${GQP_MEMLIMIT_FRACTION:-0.25} --device $dev ${GQP_MEMLIMIT_ARGS:-} \
                 "${HOG[@]}" --threads "$(nproc)" --work /tmp/memlimit-$tag \
                 > "$OUT/memlimit-$tag.md" 2> "$LOG/memlimit-$tag.log"

@@ -927,6 +927,43 @@ Test(memory_gpu, first_query_meets_the_budget) {
     gqp_close(db);
 }
 
+/* A chunked GPU run copies the next chunk's columns while the current
+ * chunk's kernels run (exec_cache_prefetch), from a table's third chunked
+ * run on (its columns then kept page-locked): the last chunk's sources
+ * then copy nothing themselves; answers as the CPU's, and as with the
+ * prefetch off (GQP_CHUNK_PREFETCH=0). */
+Test(memory_gpu, chunks_copied_ahead) {
+    if (!prim_gpu_available()) cr_skip_test("no CUDA device");
+    gqp *db;
+    cr_assert_eq(gqp_open(NULL, &db), GQP_OK);
+    make_big(db);
+    const char *q = BIG_QUERY;
+    int rc;
+    cr_assert_eq(gqp_set_device(db, GQP_DEVICE_CPU), GQP_OK);
+    char *want = rows_of(db, q, &rc);
+    cr_assert_not_null(want, "%s", gqp_errmsg(db));
+    cr_assert_eq(gqp_set_device(db, GQP_DEVICE_GPU), GQP_OK);
+    cr_assert_eq(run(db, "SET chunk_rows = 20000"), GQP_DONE, "%s", gqp_errmsg(db));
+    for (int r = 0; r < 3; r++)
+        expect_rows(db, q, want, "in chunks of 20000 rows");
+    char *plan = NULL;
+    cr_assert_eq(gqp_explain(db, q, -1, GQP_EXPLAIN_ANALYZE, &plan), GQP_OK, "%s", gqp_errmsg(db));
+    const char *src = strstr(plan, "source [gpu] b.k");
+    const char *eol = src ? strchr(src, '\n') : NULL;
+    cr_assert(src && eol && strstr(plan, "chunked execution"), "%s", plan);
+    char line[1024];
+    size_t len = (size_t)(eol - src) < sizeof line - 1 ? (size_t)(eol - src) : sizeof line - 1;
+    memcpy(line, src, len);
+    line[len] = 0;
+    cr_expect(!strstr(line, "h2d="), "the last chunk's b.k was not copied ahead: %s", plan);
+    gqp_free(plan);
+    setenv("GQP_CHUNK_PREFETCH", "0", 1);
+    expect_rows(db, q, want, "in chunks, nothing copied ahead");
+    unsetenv("GQP_CHUNK_PREFETCH");
+    free(want);
+    gqp_close(db);
+}
+
 /* Key-ordered copies (libgqp/cluster.c) hold at most GQP_CLUSTER_BYTES of
  * host memory together: with the default cap the runs below keep every
  * copy they made; with a cap below that the least recently used go, the
