@@ -120,6 +120,30 @@ static void like_table_cpu(Exec *x, const CatDict *dict, const char *pattern, in
 #define LIKE_WHOLE_SHARE 2
 #define LIKE_PIECE_SHARE 8
 
+/* DN_DICTLIKE node n on the GPU over dict's strings [a, b): their text
+ * and offsets through the column cache, read while the kernel runs
+ * (unpinned after its launch: an eviction waits for the device first),
+ * the table entries written to d_out + a. 0, or -1 with x->err or ctx's
+ * error set. */
+static int likedict_range(Exec *x, DagNode *n, PrimCtx *ctx, const CatDict *dict, int64_t a,
+                          int64_t b, uint8_t *d_out) {
+    const int64_t *off = dict->offsets;
+    PrimVec hb = {PRIM_U8, off[b] - off[a], dict->bytes + off[a], NULL};
+    PrimVec ho = {PRIM_I64, b - a + 1, (void *)(off + a), NULL};
+    PrimVec db, dof;
+    if (exec_cache_get(x->dev, &hb, &db, &n->bytes_h2d, x->cur_stream, x->err, x->errcap) != 0)
+        return -1;
+    if (exec_cache_get(x->dev, &ho, &dof, &n->bytes_h2d, x->cur_stream, x->err, x->errcap) != 0) {
+        exec_cache_unpin(x->dev, hb.data, hb.n, hb.type);
+        return -1;
+    }
+    int rc =
+        prim_gpu_likedict(ctx, db.data, dof.data, b - a, n->totext_text, n->totext_neg, d_out + a);
+    exec_cache_unpin(x->dev, hb.data, hb.n, hb.type);
+    exec_cache_unpin(x->dev, ho.data, ho.n, ho.type);
+    return rc;
+}
+
 /* DN_DICTLIKE node n on the GPU in pieces: each piece of dict's strings
  * (at most piece bytes with its offsets, at least one string) through the
  * column cache, its table entries written to d_out; the table is kept in
@@ -149,19 +173,7 @@ static int likedict_pieces(Exec *x, DagNode *n, PrimCtx *ctx, const CatDict *dic
             else
                 hi = m - 1;
         }
-        PrimVec hb = {PRIM_U8, off[lo] - off[a], dict->bytes + off[a], NULL};
-        PrimVec ho = {PRIM_I64, lo - a + 1, (void *)(off + a), NULL};
-        PrimVec db, dof;
-        if (exec_cache_get(x->dev, &hb, &db, &n->bytes_h2d, x->cur_stream, x->err, x->errcap) != 0)
-            return -1;
-        if (exec_cache_get(x->dev, &ho, &dof, &n->bytes_h2d, x->cur_stream, x->err, x->errcap) !=
-            0) {
-            exec_cache_unpin(x->dev, hb.data, hb.n, hb.type);
-            return -1;
-        }
-        int rc = prim_gpu_likedict(ctx, db.data, dof.data, lo - a, pat, neg, d_out + a);
-        exec_cache_unpin(x->dev, hb.data, hb.n, hb.type);
-        exec_cache_unpin(x->dev, ho.data, ho.n, ho.type);
+        int rc = likedict_range(x, n, ctx, dict, a, lo, d_out);
         if (rc != 0) return rc;
         n->dict_pieces++;
         a = lo;
@@ -1343,28 +1355,11 @@ static int run_node(Exec *x, int i, int gpu) {
         }
         size_t cap = exec_device_capacity(x->dev),
                tbytes = (size_t)dict->offsets[dict->n] + sizeof(int64_t) * (size_t)(dict->n + 1);
-        if (cap > 0 && tbytes > cap / LIKE_WHOLE_SHARE) {
+        if (cap > 0 && tbytes > cap / LIKE_WHOLE_SHARE)
             rc = likedict_pieces(x, n, ctx, dict, out->d.data, cap / LIKE_PIECE_SHARE);
-            if (rc != 0 && !ctx->err[0]) return -1; /* x->err says why */
-            break;
-        }
-        /* the dictionary's text and offsets through the column cache, read
-         * while the kernel runs (unpinned after its launch: an eviction
-         * waits for the device first) */
-        PrimVec hb = {PRIM_U8, dict->offsets[dict->n], dict->bytes, NULL};
-        PrimVec ho = {PRIM_I64, dict->n + 1, dict->offsets, NULL};
-        PrimVec db, dof;
-        if (exec_cache_get(x->dev, &hb, &db, &n->bytes_h2d, x->cur_stream, x->err, x->errcap) != 0)
-            return -1;
-        if (exec_cache_get(x->dev, &ho, &dof, &n->bytes_h2d, x->cur_stream, x->err, x->errcap) !=
-            0) {
-            exec_cache_unpin(x->dev, hb.data, hb.n, hb.type);
-            return -1;
-        }
-        rc = prim_gpu_likedict(ctx, db.data, dof.data, dict->n, n->totext_text, n->totext_neg,
-                               out->d.data);
-        exec_cache_unpin(x->dev, hb.data, hb.n, hb.type);
-        exec_cache_unpin(x->dev, ho.data, ho.n, ho.type);
+        else
+            rc = likedict_range(x, n, ctx, dict, 0, dict->n, out->d.data);
+        if (rc != 0 && !ctx->err[0]) return -1; /* x->err says why */
         break;
     }
     case DN_TRANSFER:

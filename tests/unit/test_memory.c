@@ -850,6 +850,20 @@ static void make_big(gqp *db) {
 }
 #define BIG_QUERY "SELECT SUM(k), SUM(v), COUNT(*) FROM b WHERE k % 3 = 1"
 
+/* A fresh handle holding b, made on the CPU (no device session opened),
+ * then switched to the GPU; returns BIG_QUERY's answer on the CPU. */
+static char *big_on_gpu(gqp **db) {
+    cr_assert_eq(gqp_open(NULL, db), GQP_OK);
+    cr_assert_eq(gqp_set_device(*db, GQP_DEVICE_CPU), GQP_OK);
+    make_big(*db);
+    int rc;
+    char *want = rows_of(*db, BIG_QUERY, &rc);
+    cr_assert_not_null(want, "%s", gqp_errmsg(*db));
+    cr_assert_null((*db)->dev, "a CPU-only session opened the device");
+    cr_assert_eq(gqp_set_device(*db, GQP_DEVICE_GPU), GQP_OK);
+    return want;
+}
+
 /* Under a memory_limit that the plan's estimated outputs exceed (about
  * 3.3 MB, 1.6 MB of them its two columns) and the rest of it with its
  * reduction's scratch fits, auto reads those columns mapped and runs the
@@ -859,14 +873,8 @@ static void make_big(gqp *db) {
 Test(memory_gpu, mapped_columns_under_a_budget) {
     if (!prim_gpu_available()) cr_skip_test("no CUDA device");
     gqp *db;
-    cr_assert_eq(gqp_open(NULL, &db), GQP_OK);
-    make_big(db);
+    char *want = big_on_gpu(&db);
     const char *q = BIG_QUERY;
-    int rc;
-    cr_assert_eq(gqp_set_device(db, GQP_DEVICE_CPU), GQP_OK);
-    char *want = rows_of(db, q, &rc);
-    cr_assert_not_null(want, "%s", gqp_errmsg(db));
-    cr_assert_eq(gqp_set_device(db, GQP_DEVICE_GPU), GQP_OK);
     cr_assert_eq(run(db, "SET memory_limit = '2500KB'"), GQP_DONE, "%s", gqp_errmsg(db));
     char *plan = NULL;
     cr_assert_eq(gqp_explain(db, q, -1, 0, &plan), GQP_OK, "%s", gqp_errmsg(db));
@@ -898,15 +906,8 @@ Test(memory_gpu, mapped_columns_under_a_budget) {
 Test(memory_gpu, first_query_meets_the_budget) {
     if (!prim_gpu_available()) cr_skip_test("no CUDA device");
     gqp *db;
-    cr_assert_eq(gqp_open(NULL, &db), GQP_OK);
-    cr_assert_eq(gqp_set_device(db, GQP_DEVICE_CPU), GQP_OK);
-    make_big(db);
+    char *want = big_on_gpu(&db);
     const char *q = BIG_QUERY;
-    int rc;
-    char *want = rows_of(db, q, &rc);
-    cr_assert_not_null(want, "%s", gqp_errmsg(db));
-    cr_assert_null(db->dev, "a CPU-only session opened the device");
-    cr_assert_eq(gqp_set_device(db, GQP_DEVICE_GPU), GQP_OK);
     cr_assert_eq(run(db, "SET memory_limit = '2500KB'"), GQP_DONE, "%s", gqp_errmsg(db));
     char *plan = NULL;
     cr_assert_eq(gqp_explain(db, q, -1, 0, &plan), GQP_OK, "%s", gqp_errmsg(db));
@@ -914,10 +915,8 @@ Test(memory_gpu, first_query_meets_the_budget) {
     gqp_free(plan);
     gqp_close(db);
     /* the run itself, in a fresh handle: its first statement */
-    cr_assert_eq(gqp_open(NULL, &db), GQP_OK);
-    cr_assert_eq(gqp_set_device(db, GQP_DEVICE_CPU), GQP_OK);
-    make_big(db);
-    cr_assert_eq(gqp_set_device(db, GQP_DEVICE_GPU), GQP_OK);
+    free(want);
+    want = big_on_gpu(&db);
     cr_assert_eq(run(db, "SET memory_limit = '2500KB'"), GQP_DONE, "%s", gqp_errmsg(db));
     cr_assert_eq(gqp_explain(db, q, -1, GQP_EXPLAIN_ANALYZE, &plan), GQP_OK, "%s", gqp_errmsg(db));
     cr_expect(strstr(plan, "mapped=") && !strstr(plan, "out-of-memory"), "%s", plan);
@@ -935,14 +934,8 @@ Test(memory_gpu, first_query_meets_the_budget) {
 Test(memory_gpu, chunks_copied_ahead) {
     if (!prim_gpu_available()) cr_skip_test("no CUDA device");
     gqp *db;
-    cr_assert_eq(gqp_open(NULL, &db), GQP_OK);
-    make_big(db);
+    char *want = big_on_gpu(&db);
     const char *q = BIG_QUERY;
-    int rc;
-    cr_assert_eq(gqp_set_device(db, GQP_DEVICE_CPU), GQP_OK);
-    char *want = rows_of(db, q, &rc);
-    cr_assert_not_null(want, "%s", gqp_errmsg(db));
-    cr_assert_eq(gqp_set_device(db, GQP_DEVICE_GPU), GQP_OK);
     cr_assert_eq(run(db, "SET chunk_rows = 20000"), GQP_DONE, "%s", gqp_errmsg(db));
     for (int r = 0; r < 3; r++)
         expect_rows(db, q, want, "in chunks of 20000 rows");
