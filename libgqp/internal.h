@@ -221,6 +221,13 @@ int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const Exec
 /* When db->chunk_rows forces chunks and st's SELECT allows them: run it
  * so (*handled = 1) and return its code; else *handled = 0. */
 int gqp_run_select_chunked(gqp *db, gqp_stmt *st, const ExecOptions *opt, int *handled);
+/* The most bytes dag's values are estimated to hold at once as its nodes
+ * run in order (each freed after its last reader; results to the end),
+ * with the running node's scratch (a GPU join's or reduction's): with
+ * gpu_only, only device copies (a GPU node's outputs not read mapped,
+ * and the inputs a GPU node copies across); else every value. -1 when
+ * out of memory. */
+double gqp_plan_peak_bytes(const Dag *dag, int gpu_only);
 /* Chunk rows for a plan estimated to need `need` device bytes under a
  * budget of `budget` bytes over a table of `rows` rows, at least min_rows
  * (at least 1); 0: run whole. */

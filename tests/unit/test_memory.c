@@ -1190,6 +1190,35 @@ Test(memory_gpu, like_dictionary_in_pieces) {
     unsetenv("GQP_DICTLIKE_MIN");
 }
 
+/* The bytes a plan's values hold at once (gqp_plan_peak_bytes, the
+ * GQP_BUDGET_PEAK budget): at least its largest value, at most the sum of
+ * every node's output, and below it when values die as the plan runs
+ * (the filter's flags before the sums); none on the device for a CPU
+ * plan. */
+Test(chunk_budget, peak_bytes_of_a_plan) {
+    gqp *db;
+    cr_assert_eq(gqp_open(NULL, &db), GQP_OK);
+    cr_assert_eq(gqp_set_device(db, GQP_DEVICE_CPU), GQP_OK);
+    make_tables(db);
+    gqp_stmt *st = NULL;
+    cr_assert_eq(
+        gqp_prepare(db, "SELECT SUM(k), SUM(v), COUNT(*) FROM t WHERE k % 3 = 1", -1, &st, NULL),
+        GQP_OK, "%s", gqp_errmsg(db));
+    const Dag *dag = st->dag;
+    cr_assert_not_null(dag);
+    double sum = 0, most = 0;
+    for (int i = 0; i < dag->nnodes; i++)
+        sum += (double)plan_node_est_bytes(dag, &dag->nodes[i]);
+    for (int v = 0; v < dag->nvalues; v++)
+        if (cost_value_bytes(dag, v) > most) most = cost_value_bytes(dag, v);
+    double peak = gqp_plan_peak_bytes(dag, 0);
+    cr_expect(peak >= most && peak < sum, "peak %.0f, largest value %.0f, sum %.0f", peak, most,
+              sum);
+    cr_expect_eq(gqp_plan_peak_bytes(dag, 1), 0, "a CPU plan holds nothing on the device");
+    gqp_finalize(st);
+    gqp_close(db);
+}
+
 /* The chunk size chosen from the device budget (libgqp/chunk.c): none
  * while the GPU nodes' estimated outputs fit the budget; else rows sized
  * for half the budget, at least the floor given (65,536 rows of the
