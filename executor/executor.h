@@ -80,8 +80,8 @@ int exec_device_resident(const ExecDevice *dev, const void *h_data, int64_t n);
  * column cache on a stream of its own, returning at once: the next chunk
  * of a chunked run reads it there while the current chunk's kernels run
  * (issue 11's copy/kernel overlap). Only a range dev keeps page-locked
- * (an asynchronous copy), not cached yet, that fits the budget without
- * evicting anything; the entry is evictable as any unread column.
+ * (an asynchronous copy), of at least 64 KiB, not cached yet, that fits
+ * the budget without evicting anything; the entry is evictable as any unread column.
  * Returns the bytes whose copy was issued (0: none). */
 int64_t exec_cache_prefetch(ExecDevice *dev, const PrimVec *h);
 /* 1 if host bytes [p, p + bytes) lie in a range dev keeps page-locked (a

@@ -27,7 +27,8 @@
 #   memlimit: every SSB SF 20 / TPC-H SF 10 query under memory_limit = a
 #          quarter of the bytes it reads (bench/memlimit.py; GQP_MEMLIMIT_SETS,
 #          GQP_MEMLIMIT_DEVICE gpu, auto, gpu-noprefetch (without the
-#          chunks' copies ahead) or several; GQP_MEMLIMIT_HOG=MIB: beside
+#          chunks' copies ahead), gpu-peak / auto-peak (GQP_BUDGET_PEAK=1)
+#          or several; GQP_MEMLIMIT_HOG=MIB: beside
 #          a process holding all but MIB of the GPU instead)
 #   final: ctest + calibrate, then bench; placement: calibrate, then
 #          bench/placement.py with that cost file (placement-shipped: with
@@ -422,9 +423,14 @@ if has memlimit; then
             T0=$(date +%s)
             tag=$set-$dev${HOG[0]:+-hog}
             # gpu-noprefetch: --device gpu without the next chunk's copies
-            # issued ahead (GQP_CHUNK_PREFETCH=0), for an A/B in one call
+            # issued ahead (GQP_CHUNK_PREFETCH=0); gpu-peak, auto-peak: the
+            # budget judging plans by their values' peak (GQP_BUDGET_PEAK=1);
+            # for A/Bs in one call
             envp=()
-            [ "$dev" = gpu-noprefetch ] && { dev=gpu; envp=(GQP_CHUNK_PREFETCH=0); }
+            case $dev in
+            gpu-noprefetch) dev=gpu; envp=(GQP_CHUNK_PREFETCH=0) ;;
+            *-peak) dev=${dev%-peak}; envp=(GQP_BUDGET_PEAK=1) ;;
+            esac
             # GQP_MEMLIMIT_TIMEOUT: seconds per set and device (the table
             # then holds the queries measured by then)
             env "${envp[@]}" PYTHONUNBUFFERED=1 timeout -s TERM ${GQP_MEMLIMIT_TIMEOUT:-0} python3 bench/memlimit.py --config $CFG --queries $Q --build $B \
