@@ -15,6 +15,13 @@
 
 #include "executor/exec_internal.h"
 
+/* Wait for the copies exec_cache_prefetch issued (before host memory they
+ * read is unlocked or an entry they fill is dropped outside a run). */
+static void copies_done(ExecDevice *d) {
+    char e[128];
+    if (d->copy_stream) prim_gpu_sync(d->copy_stream, e, sizeof e);
+}
+
 ExecDevice *exec_device_open(size_t budget_bytes, char *err, size_t cap) {
     if (!prim_gpu_available()) {
         snprintf(err, cap, "Device Error: no usable CUDA device");
@@ -235,7 +242,10 @@ void exec_device_close(ExecDevice *d) {
  * read by a node issued earlier on another stream). */
 static void drain(ExecDevice *d) {
     char e[256];
-    if (d->running) prim_gpu_device_sync(e, sizeof e);
+    if (d->running)
+        prim_gpu_device_sync(e, sizeof e);
+    else
+        copies_done(d);
 }
 
 size_t exec_cache_evict_unread(ExecDevice *d) {
@@ -276,6 +286,14 @@ static void *oom(ExecDevice *d, size_t need, size_t avail, int by_limit) {
 
 void *exec_dev_alloc(ExecDevice *d, size_t bytes, void *stream) {
     size_t b = bytes ? bytes : 256; /* what prim_gpu_malloc takes for 0 */
+    if (d->no_evict) {              /* a prefetch: what is free now, or nothing */
+        void *p = exec_budget_fits(&d->mem, b) ? prim_gpu_malloc(b, stream) : NULL;
+        if (p && exec_budget_add(&d->mem, p, b) != 0) {
+            prim_gpu_free(p, stream);
+            p = NULL;
+        }
+        return p;
+    }
     if (exec_budget_inject(&d->mem)) {
         /* injected: as if the device had nothing left */
         size_t l = exec_budget_left(&d->mem);
@@ -474,20 +492,19 @@ int64_t exec_cache_prefetch(ExecDevice *d, const PrimVec *h) {
             return 0;
     if (d->cache_bytes + bytes > d->budget || !exec_budget_fits(&d->mem, PREFETCH_ROOM * bytes))
         return 0;
+    /* without a memory_limit: what the device has free (an allocation that
+     * fails must not flush the cache, as the executor's do) */
+    size_t fr = 0, total = 0;
+    if (!d->mem.limit && (prim_gpu_mem_info(&fr, &total) != 0 || fr < PREFETCH_ROOM * bytes))
+        return 0;
     if (!d->copy_stream && !(d->copy_stream = prim_gpu_stream_create())) return 0;
-    int64_t oc = d->oom_count, h2d = 0;
-    size_t need = d->oom_need, avail = d->oom_avail;
-    int by = d->oom_by_limit;
+    int64_t h2d = 0;
     PrimVec out;
     char err[256];
-    if (exec_cache_get(d, h, &out, &h2d, d->copy_stream, err, sizeof err) != 0) {
-        /* only the overlap is lost: the chunk copies it itself */
-        d->oom_count = oc;
-        d->oom_need = need;
-        d->oom_avail = avail;
-        d->oom_by_limit = by;
-        return 0;
-    }
+    d->no_evict = 1;
+    int rc = exec_cache_get(d, h, &out, &h2d, d->copy_stream, err, sizeof err);
+    d->no_evict = 0;
+    if (rc != 0) return 0; /* only the overlap is lost: the chunk copies it itself */
     exec_cache_unpin(d, h->data, h->n, h->type);
     return h2d;
 }

@@ -144,17 +144,49 @@ static int likedict_range(Exec *x, DagNode *n, PrimCtx *ctx, const CatDict *dict
     return rc;
 }
 
+/* The end of dict's piece from string a: the most strings whose text
+ * and offsets fit piece bytes, at least one. */
+static int64_t piece_end(const CatDict *dict, int64_t a, size_t piece) {
+    const int64_t *off = dict->offsets;
+    int64_t lo = a + 1, hi = dict->n;
+    while (lo < hi) {
+        int64_t m = lo + (hi - lo + 1) / 2;
+        size_t b = (size_t)(off[m] - off[a]) + sizeof(int64_t) * (size_t)(m - a + 1);
+        if (b <= piece)
+            lo = m;
+        else
+            hi = m - 1;
+    }
+    return lo;
+}
+
+/* Drop the column cache's copies of dict's pieces that start before
+ * string upto, once the stream that read them is done: keyed by
+ * addresses inside the dictionary, nothing else would drop them (a freed
+ * dictionary's address handed out again would find them). */
+static void forget_pieces(Exec *x, const CatDict *dict, size_t piece, int64_t upto) {
+    char e[128];
+    prim_gpu_sync(x->cur_stream, e, sizeof e);
+    const int64_t *off = dict->offsets;
+    for (int64_t a = 0, b; a < upto && a < dict->n; a = b) {
+        b = piece_end(dict, a, piece);
+        exec_device_forget(x->dev, dict->bytes + off[a], off[b] - off[a]);
+        exec_device_forget(x->dev, off + a, b - a + 1);
+    }
+}
+
 /* DN_DICTLIKE node n on the GPU in pieces: each piece of dict's strings
  * (at most piece bytes with its offsets, at least one string) through the
  * column cache, its table entries written to d_out; the table is kept in
  * the run's memo (its n bytes back on the host), so that the later chunks
- * of a chunked run copy it instead of reading the strings again. 0, or -1
- * with x->err or ctx's error set. */
+ * of a chunked run copy it instead of reading the strings again; the
+ * pieces' cache entries are dropped after. 0, or -1 with x->err or ctx's
+ * error set. */
 static int likedict_pieces(Exec *x, DagNode *n, PrimCtx *ctx, const CatDict *dict, uint8_t *d_out,
                            size_t piece) {
     const char *pat = n->totext_text;
     int neg = n->totext_neg;
-    const int64_t *off = dict->offsets;
+    n->dict_pieces = 0; /* a run again after an out-of-memory counts afresh */
     const uint8_t *kept = like_memo_find(x->like_memo, dict, pat, neg);
     if (kept) {
         n->dict_pieces = -1;
@@ -162,22 +194,16 @@ static int likedict_pieces(Exec *x, DagNode *n, PrimCtx *ctx, const CatDict *dic
         return prim_gpu_copy(d_out, kept, (size_t)dict->n, PRIM_H2D, x->cur_stream, x->err,
                              x->errcap);
     }
-    for (int64_t a = 0; a < dict->n;) {
-        /* the most strings from a that fit the piece (binary search) */
-        int64_t lo = a + 1, hi = dict->n;
-        while (lo < hi) {
-            int64_t m = lo + (hi - lo + 1) / 2;
-            size_t b = (size_t)(off[m] - off[a]) + sizeof(int64_t) * (size_t)(m - a + 1);
-            if (b <= piece)
-                lo = m;
-            else
-                hi = m - 1;
+    for (int64_t a = 0, b; a < dict->n; a = b) {
+        b = piece_end(dict, a, piece); /* the most strings from a that fit */
+        int rc = likedict_range(x, n, ctx, dict, a, b, d_out);
+        if (rc != 0) {
+            forget_pieces(x, dict, piece, b);
+            return rc;
         }
-        int rc = likedict_range(x, n, ctx, dict, a, lo, d_out);
-        if (rc != 0) return rc;
         n->dict_pieces++;
-        a = lo;
     }
+    forget_pieces(x, dict, piece, dict->n);
     if (!x->like_memo || x->like_memo->n == EXEC_LIKE_MEMO || dict->n == 0) return 0;
     uint8_t *tab = malloc((size_t)dict->n);
     if (!tab) return 0; /* only the reuse is lost */

@@ -102,6 +102,8 @@ struct ExecDevice {
     double limit_pct;   /* memory_limit as a share of device memory (0: bytes) */
     size_t limit_bytes; /* memory_limit in bytes (0: none, or limit_pct) */
     int running;        /* a query is issuing work (evicting syncs first) */
+    int no_evict;       /* exec_cache_prefetch's allocation: no eviction, no
+                           injected failure, not counted */
     /* the last device allocation that failed: bytes asked for and bytes
      * that were available (under the limit, or free on the device) */
     int64_t oom_count;

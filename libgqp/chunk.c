@@ -52,6 +52,10 @@
 /* TUNING: the smallest chunk the out-of-memory retry tries (rows): below
  * it the per-chunk plan overhead dominates and the query fails instead. */
 #define CHUNK_OOM_MIN_ROWS ((int64_t)1 << 16)
+/* TUNING: and never fewer rows of F than this (the retry halves down to
+ * the floor: a table with few rows of a large co-sliced one would
+ * otherwise be tried down to chunks of one row). */
+#define CHUNK_MIN_ROWS_ABS 1024.0
 /* TUNING: a plan whose GPU nodes' estimated outputs add up to more than
  * this share of the device budget runs in chunks (the sum over-counts:
  * not every output lives at once), each chunk sized for CHUNK_BUDGET_SHARE
@@ -1198,6 +1202,24 @@ static int64_t prefetch_next(gqp *db, const Dag *dag, const Cut *cuts, int ncut,
     return bytes;
 }
 
+/* Drop the cached copies of the chunk at F's rows [lo, lo + n) and its
+ * co-sliced relations' rows (prefetch_next's, for a chunk that never ran). */
+static void forget_chunk(gqp *db, const Cut *cuts, int ncut, int64_t lo, int64_t n) {
+    const CatTable *F = cuts[0].t;
+    for (int c = 0; n > 0 && c < ncut; c++) {
+        int64_t glo = lo, ghi = lo + n;
+        if (c > 0) cut_range(F, &cuts[c], lo, n, &glo, &ghi);
+        const CatTable *t = cuts[c].t;
+        for (int k = 0; k < t->ncols; k++) {
+            const CatColumn *col = &t->cols[k];
+            if (col->data && ghi > glo)
+                exec_device_forget(
+                    db->dev, (const char *)col->data + cat_type_width(col->type) * (size_t)glo,
+                    ghi - glo);
+        }
+    }
+}
+
 int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const ExecOptions *opt,
                     int copies) {
     const BSelect *b = st->bound;
@@ -1288,8 +1310,10 @@ int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const Exec
     for (int c = 0; c < ncut; c++)
         cut_lock_mapped(db, &cuts[c]);
     const char *pe = getenv("GQP_CHUNK_PREFETCH");
-    int prefetch = db->dev && !(pe && strcmp(pe, "0") == 0);
-    int64_t prefetched = 0;
+    /* not when every GPU source is to be read mapped (mapped_columns on):
+     * a copy made ahead would stand in for the mapped read */
+    int prefetch = db->dev && db->mapped != 2 && !(pe && strcmp(pe, "0") == 0);
+    int64_t prefetched = 0, pf_lo = -1, pf_n = 0;
     for (int64_t lo = 0, n = 0; lo < F->nrows && rc == GQP_OK; lo += n) {
         n = chunk_len(F, lo, chunk_rows, align);
         const int last = lo + n >= F->nrows;
@@ -1314,9 +1338,11 @@ int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const Exec
         /* the columns every chunk reads whole, mapped (gqp_budget_plan) */
         if (dag && st->chunk_mapped && db->mapped >= 1) gqp_mark_mapped(db, dag, 0, 0);
         /* the next chunk's columns cross PCIe while this one's kernels run */
-        if (dag && prefetch && !last)
-            prefetched +=
-                prefetch_next(db, dag, cuts, ncut, lo + n, chunk_len(F, lo + n, chunk_rows, align));
+        if (dag && prefetch && !last) {
+            pf_lo = lo + n;
+            pf_n = chunk_len(F, pf_lo, chunk_rows, align);
+            prefetched += prefetch_next(db, dag, cuts, ncut, pf_lo, pf_n);
+        }
         ExecResult res;
         ExecStats s;
         memset(&res, 0, sizeof res);
@@ -1344,6 +1370,9 @@ int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const Exec
         plan_dag_free(dag);
         plan_arena_free(ca);
     }
+    /* a chunk failed: what was copied ahead for the next one goes (keyed
+     * by addresses inside the tables, nothing else would drop it) */
+    if (rc != GQP_OK && pf_lo >= 0) forget_chunk(db, cuts, ncut, pf_lo, pf_n);
     for (int c = 0; rc == GQP_OK && c < ncut; c++)
         cut_streamed(db, &cuts[c]);
     if (rc != GQP_OK) goto done;
@@ -1430,7 +1459,8 @@ static int64_t chunk_min_rows(const CatTable *F, const Cut *co, int nco) {
         if (co[i].src && (double)co[i].src->nrows > most) most = (double)co[i].src->nrows;
     if (most <= 0) return CHUNK_OOM_MIN_ROWS;
     double m = (double)CHUNK_OOM_MIN_ROWS * (double)F->nrows / most;
-    return m < 1 ? 1 : (int64_t)m;
+    if (m < CHUNK_MIN_ROWS_ABS) m = CHUNK_MIN_ROWS_ABS; /* a bound on the chunk count */
+    return (int64_t)m;
 }
 
 /* TUNING: without a memory_limit, plans estimated to need less than this
@@ -1830,14 +1860,16 @@ static int budget_by_peak(void) {
 GqpBudget gqp_budget_plan(gqp *db, gqp_stmt *st, int *f, int64_t *rows, char *why, size_t cap) {
     const char *w = NULL;
     double budget = 0, need = plan_device_need(db, st->dag, &budget);
-    const int peak = budget_by_peak();
-    if (peak && need > 0) need = gqp_plan_peak_bytes(st->dag, 1);
     *f = -1;
     *rows = 0;
     if (why && cap) why[0] = 0;
     st->budget_mapped[0] = 0;
     st->chunk_mapped = 0;
     gqp_mark_mapped(db, st->dag, 0, 1);
+    /* the peak of the plan as it stands (no source marked mapped) */
+    double pk = budget_by_peak() && need > 0 ? gqp_plan_peak_bytes(st->dag, 1) : -1;
+    const int peak = pk > 0;
+    if (peak) need = pk;
     if (need <= 0) return GQP_BUDGET_WHOLE;
     int cpu_ok = db->device == GQP_DEVICE_AUTO;
     const double mb = 1048576.0;
@@ -1847,8 +1879,8 @@ GqpBudget gqp_budget_plan(gqp *db, gqp_stmt *st, int *f, int64_t *rows, char *wh
         double mbytes = gqp_mark_mapped(db, st->dag, db->mapped == 2, 0);
         const CostModel *m = gqp_cost(db);
         double est = st->est_us + mapped_delta_us(m, st->dag);
-        double left =
-            peak ? gqp_plan_peak_bytes(st->dag, 1) : need - mbytes + node_scratch(st->dag);
+        double lp = peak ? gqp_plan_peak_bytes(st->dag, 1) : -1;
+        double left = lp > 0 ? lp : need - mbytes + node_scratch(st->dag);
         if (mbytes > 0 && left <= CHUNK_BUDGET_FIT * budget &&
             (!cpu_ok || st->est_cpu_us <= 0 || est <= st->est_cpu_us)) {
             int ncols = 0;
@@ -1900,6 +1932,9 @@ GqpBudget gqp_budget_plan(gqp *db, gqp_stmt *st, int *f, int64_t *rows, char *wh
         *rows = gqp_chunk_rows_for_budget(per, budget - other, F->nrows, minr);
     else if (!cpu_ok)
         *rows = gqp_chunk_rows_for_budget(need + scr, budget, F->nrows, minr);
+    /* the plan's peak exceeds the budget but its chunks' share looked as
+     * if it fit whole: halves (the peak mixed with the whole parts' sum) */
+    if (peak && *rows <= 0 && F->nrows > 1) *rows = F->nrows / 2 > minr ? F->nrows / 2 : minr;
     /* st->chunk_mapped only with the chunks it is for */
     if (!cpu_ok) {
         st->chunk_mapped = *rows > 0 && cmapped;
