@@ -88,6 +88,13 @@ int gqp_set_error_at(gqp *db, const char *sql, int64_t len, int64_t offset, cons
     return GQP_ERROR;
 }
 
+/* The first environment setting gqp_open does not understand, into bad
+ * (kept when one is there already). */
+static void env_bad(char *bad, size_t cap, const char *name, const char *value, const char *want) {
+    if (!bad[0])
+        snprintf(bad, cap, "Config Error: environment %s='%.60s': expected %s", name, value, want);
+}
+
 int gqp_open(const char *config_path, gqp **out) {
     *out = NULL;
     gqp *db = calloc(1, sizeof(gqp));
@@ -114,31 +121,64 @@ int gqp_open(const char *config_path, gqp **out) {
      * seed-004 query needs ~100 MB. */
     db->pool = exec_pool_new((size_t)4 << 30);
     db->device = GQP_DEVICE_AUTO;
-    /* GQP_DEVICE=cpu|gpu|auto sets the default placement (scripts, tests) */
+    /* settings from the environment (scripts, tests); a value not
+     * understood fails the open, naming it, before anything loads */
+    char bad[200] = "";
+    /* GQP_DEVICE=cpu|gpu|auto sets the default placement */
     const char *env = getenv("GQP_DEVICE");
-    if (env && strcasecmp(env, "cpu") == 0) db->device = GQP_DEVICE_CPU;
-    if (env && strcasecmp(env, "gpu") == 0) db->device = GQP_DEVICE_GPU;
-    /* GQP_AGGREGATE=sort|dense|auto: the aggregation plan (tests) */
+    if (env && *env) {
+        if (strcasecmp(env, "cpu") == 0)
+            db->device = GQP_DEVICE_CPU;
+        else if (strcasecmp(env, "gpu") == 0)
+            db->device = GQP_DEVICE_GPU;
+        else if (strcasecmp(env, "auto") != 0)
+            env_bad(bad, sizeof bad, "GQP_DEVICE", env, "cpu, gpu or auto");
+    }
+    /* GQP_AGGREGATE=sort|dense|auto: the aggregation plan */
     env = getenv("GQP_AGGREGATE");
     db->agg_mode = LOWER_AGG_AUTO;
-    if (env && strcasecmp(env, "sort") == 0) db->agg_mode = LOWER_AGG_SORT;
-    if (env && strcasecmp(env, "dense") == 0) db->agg_mode = LOWER_AGG_DENSE;
-    /* GQP_CHUNK_ROWS=N: chunked execution in chunks of N rows (tests) */
+    if (env && *env) {
+        if (strcasecmp(env, "sort") == 0)
+            db->agg_mode = LOWER_AGG_SORT;
+        else if (strcasecmp(env, "dense") == 0)
+            db->agg_mode = LOWER_AGG_DENSE;
+        else if (strcasecmp(env, "auto") != 0)
+            env_bad(bad, sizeof bad, "GQP_AGGREGATE", env, "sort, dense or auto");
+    }
+    /* GQP_CHUNK_ROWS=N: chunked execution in chunks of N rows (0: off) */
     env = getenv("GQP_CHUNK_ROWS");
-    db->chunk_rows = env ? strtoll(env, NULL, 10) : 0;
-    if (db->chunk_rows < 0) db->chunk_rows = 0;
+    db->chunk_rows = 0;
+    if (env && *env) {
+        char *end = NULL;
+        long long v = strtoll(env, &end, 10);
+        if (!end || *end || v < 0)
+            env_bad(bad, sizeof bad, "GQP_CHUNK_ROWS", env, "a row count");
+        else
+            db->chunk_rows = v;
+    }
     /* GQP_CHUNK_CLUSTER=off|auto|on: key-ordered copies (cluster.c) */
     env = getenv("GQP_CHUNK_CLUSTER");
-    db->chunk_cluster = gqp_chunk_cluster_mode(env ? env : "auto");
-    if (db->chunk_cluster < 0) db->chunk_cluster = 1;
+    db->chunk_cluster = gqp_chunk_cluster_mode(env && *env ? env : "auto");
+    if (db->chunk_cluster < 0) {
+        db->chunk_cluster = 1;
+        env_bad(bad, sizeof bad, "GQP_CHUNK_CLUSTER", env, "off, auto or on");
+    }
     /* GQP_MAPPED=off|auto|on: mapped (zero-copy) column reads */
     env = getenv("GQP_MAPPED");
-    db->mapped = gqp_chunk_cluster_mode(env ? env : "auto");
-    if (db->mapped < 0) db->mapped = 1;
+    db->mapped = gqp_chunk_cluster_mode(env && *env ? env : "auto");
+    if (db->mapped < 0) {
+        db->mapped = 1;
+        env_bad(bad, sizeof bad, "GQP_MAPPED", env, "off, auto or on");
+    }
+    /* GQP_CLUSTER_BYTES=N: the key-ordered copies' cap (cluster.c reads it) */
+    env = getenv("GQP_CLUSTER_BYTES");
+    if (env && *env && strspn(env, "0123456789") != strlen(env))
+        env_bad(bad, sizeof bad, "GQP_CLUSTER_BYTES", env, "a byte count");
     db->nthreads = prim_ncores();
     db->err_offset = -1;
     snprintf(db->errmsg, sizeof db->errmsg, "not an error");
     *out = db;
+    if (bad[0]) return gqp_set_error(db, GQP_ERROR, "%s", bad);
     if (config_path && gqp_store_wants(config_path)) {
         int src = gqp_store_open(db, config_path); /* a database folder */
         if (src != GQP_OK) return src;

@@ -423,6 +423,46 @@ Test(errors, set_device_rejects_bad_values) {
     gqp_close(db);
 }
 
+/* A GQP_* environment setting gqp_open does not understand fails the open
+ * with a Config Error naming the variable and what it expects (before,
+ * GQP_DEVICE=gpuu ran under auto without a word); valid values and empty
+ * ones still open. */
+Test(errors, bad_environment_settings_fail_the_open) {
+    const char *cases[][3] = {{"GQP_DEVICE", "gpuu", "cpu, gpu or auto"},
+                              {"GQP_AGGREGATE", "hash", "sort, dense or auto"},
+                              {"GQP_CHUNK_ROWS", "12x", "a row count"},
+                              {"GQP_CHUNK_ROWS", "-5", "a row count"},
+                              {"GQP_CHUNK_CLUSTER", "yes", "off, auto or on"},
+                              {"GQP_MAPPED", "always", "off, auto or on"},
+                              {"GQP_CLUSTER_BYTES", "4GB", "a byte count"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *old = getenv(cases[i][0]);
+        char *keep = old ? strdup(old) : NULL;
+        setenv(cases[i][0], cases[i][1], 1);
+        gqp *db = NULL;
+        cr_expect_eq(gqp_open(NULL, &db), GQP_ERROR, "%s=%s", cases[i][0], cases[i][1]);
+        cr_assert_not_null(db);
+        const char *m = gqp_errmsg(db);
+        cr_expect(strstr(m, "Config Error") && strstr(m, cases[i][0]) && strstr(m, cases[i][1]) &&
+                      strstr(m, cases[i][2]),
+                  "%s", m);
+        gqp_close(db);
+        setenv(cases[i][0], "", 1); /* empty: the default */
+        cr_expect_eq(gqp_open(NULL, &db), GQP_OK, "%s empty: %s", cases[i][0], gqp_errmsg(db));
+        gqp_close(db);
+        if (keep)
+            setenv(cases[i][0], keep, 1);
+        else
+            unsetenv(cases[i][0]);
+        free(keep);
+    }
+    setenv("GQP_AGGREGATE", "Dense", 1); /* case does not matter */
+    gqp *db = NULL;
+    cr_expect_eq(gqp_open(NULL, &db), GQP_OK, "%s", gqp_errmsg(db));
+    gqp_close(db);
+    unsetenv("GQP_AGGREGATE");
+}
+
 /* ---------------------------------------------- dates over a column -- */
 
 /* Days in month m of year y (the test's own calendar). */
