@@ -388,21 +388,28 @@ static int copy_h2d_runs(const ExecDevice *d, void *dst, const void *src, size_t
     return 0;
 }
 
+/* The cache entry of host column h, or -1. */
+static int cache_find(const ExecDevice *d, const PrimVec *h) {
+    for (int i = 0; i < d->ncache; i++)
+        if (d->cache[i].h_data == h->data && d->cache[i].n == h->n && d->cache[i].type == h->type)
+            return i;
+    return -1;
+}
+
 int exec_cache_get(ExecDevice *d, const PrimVec *h, PrimVec *out, int64_t *h2d, void *stream,
                    char *err, size_t cap) {
     d->tick++;
-    for (int i = 0; i < d->ncache; i++) {
-        ExecCacheEntry *e = &d->cache[i];
-        if (e->h_data == h->data && e->n == h->n && e->type == h->type) {
-            e->last_use = d->tick;
-            e->uses++;
-            if (prim_gpu_stream_wait(stream, e->ready, err, cap) != 0) return -1;
-            e->readers++;
-            *out = *h;
-            out->data = e->d_data;
-            out->valid = e->d_valid;
-            return 0;
-        }
+    int hit = cache_find(d, h);
+    if (hit >= 0) {
+        ExecCacheEntry *e = &d->cache[hit];
+        e->last_use = d->tick;
+        e->uses++;
+        if (prim_gpu_stream_wait(stream, e->ready, err, cap) != 0) return -1;
+        e->readers++;
+        *out = *h;
+        out->data = e->d_data;
+        out->valid = e->d_valid;
+        return 0;
     }
     size_t w = prim_type_width(h->type);
     size_t bytes = (size_t)h->n * w + (h->valid ? (size_t)h->n : 0);
@@ -487,9 +494,7 @@ int64_t exec_cache_prefetch(ExecDevice *d, const PrimVec *h) {
     if (bytes < PREFETCH_MIN_BYTES || !in_kept_pinned(d, h->data, (size_t)h->n * w) ||
         (h->valid && !in_kept_pinned(d, h->valid, (size_t)h->n)))
         return 0;
-    for (int i = 0; i < d->ncache; i++)
-        if (d->cache[i].h_data == h->data && d->cache[i].n == h->n && d->cache[i].type == h->type)
-            return 0;
+    if (cache_find(d, h) >= 0) return 0;
     if (d->cache_bytes + bytes > d->budget || !exec_budget_fits(&d->mem, PREFETCH_ROOM * bytes))
         return 0;
     /* without a memory_limit: what the device has free (an allocation that

@@ -161,12 +161,10 @@ static int64_t piece_end(const CatDict *dict, int64_t a, size_t piece) {
 }
 
 /* Drop the column cache's copies of dict's pieces that start before
- * string upto, once the stream that read them is done: keyed by
- * addresses inside the dictionary, nothing else would drop them (a freed
- * dictionary's address handed out again would find them). */
+ * string upto (the caller has waited for the stream that read them):
+ * keyed by addresses inside the dictionary, nothing else would drop them
+ * (a freed dictionary's address handed out again would find them). */
 static void forget_pieces(Exec *x, const CatDict *dict, size_t piece, int64_t upto) {
-    char e[128];
-    prim_gpu_sync(x->cur_stream, e, sizeof e);
     const int64_t *off = dict->offsets;
     for (int64_t a = 0, b; a < upto && a < dict->n; a = b) {
         b = piece_end(dict, a, piece);
@@ -198,23 +196,31 @@ static int likedict_pieces(Exec *x, DagNode *n, PrimCtx *ctx, const CatDict *dic
         b = piece_end(dict, a, piece); /* the most strings from a that fit */
         int rc = likedict_range(x, n, ctx, dict, a, b, d_out);
         if (rc != 0) {
+            char e[128];
+            prim_gpu_sync(x->cur_stream, e, sizeof e);
             forget_pieces(x, dict, piece, b);
             return rc;
         }
         n->dict_pieces++;
     }
+    /* the table back for the memo, then one wait for it and the pieces */
+    int keep = x->like_memo && x->like_memo->n < EXEC_LIKE_MEMO && dict->n > 0;
+    uint8_t *tab = keep ? malloc((size_t)dict->n) : NULL; /* NULL: only the reuse is lost */
+    int rc =
+        tab ? prim_gpu_copy(tab, d_out, (size_t)dict->n, PRIM_D2H, x->cur_stream, x->err, x->errcap)
+            : 0;
+    char e[128]; /* the wait happens even after a failed copy (its error kept) */
+    int sr = prim_gpu_sync(x->cur_stream, rc ? e : x->err, rc ? sizeof e : x->errcap);
+    if (rc == 0) rc = sr;
     forget_pieces(x, dict, piece, dict->n);
-    if (!x->like_memo || x->like_memo->n == EXEC_LIKE_MEMO || dict->n == 0) return 0;
-    uint8_t *tab = malloc((size_t)dict->n);
-    if (!tab) return 0; /* only the reuse is lost */
-    if (prim_gpu_copy(tab, d_out, (size_t)dict->n, PRIM_D2H, x->cur_stream, x->err, x->errcap) !=
-            0 ||
-        prim_gpu_sync(x->cur_stream, x->err, x->errcap) != 0) {
+    if (rc != 0) {
         free(tab);
         return -1;
     }
-    n->bytes_d2h += dict->n;
-    like_memo_put(x->like_memo, dict, pat, neg, tab);
+    if (tab) {
+        n->bytes_d2h += dict->n;
+        like_memo_put(x->like_memo, dict, pat, neg, tab);
+    }
     return 0;
 }
 

@@ -95,6 +95,18 @@ static void env_bad(char *bad, size_t cap, const char *name, const char *value, 
         snprintf(bad, cap, "Config Error: environment %s='%.60s': expected %s", name, value, want);
 }
 
+/* Environment setting name read by parse (-1: not understood): dflt when
+ * unset or empty, or when not understood (noted in bad, expecting want). */
+static int env_mode(char *bad, size_t cap, const char *name, int (*parse)(const char *), int dflt,
+                    const char *want) {
+    const char *v = getenv(name);
+    if (!v || !*v) return dflt;
+    int m = parse(v);
+    if (m >= 0) return m;
+    env_bad(bad, cap, name, v, want);
+    return dflt;
+}
+
 int gqp_open(const char *config_path, gqp **out) {
     *out = NULL;
     gqp *db = calloc(1, sizeof(gqp));
@@ -120,33 +132,17 @@ int gqp_open(const char *config_path, gqp **out) {
     /* TUNING: keep up to 4 GiB of freed intermediates for reuse; a 5M-row
      * seed-004 query needs ~100 MB. */
     db->pool = exec_pool_new((size_t)4 << 30);
-    db->device = GQP_DEVICE_AUTO;
     /* settings from the environment (scripts, tests); a value not
      * understood fails the open, naming it, before anything loads */
     char bad[200] = "";
     /* GQP_DEVICE=cpu|gpu|auto sets the default placement */
-    const char *env = getenv("GQP_DEVICE");
-    if (env && *env) {
-        if (strcasecmp(env, "cpu") == 0)
-            db->device = GQP_DEVICE_CPU;
-        else if (strcasecmp(env, "gpu") == 0)
-            db->device = GQP_DEVICE_GPU;
-        else if (strcasecmp(env, "auto") != 0)
-            env_bad(bad, sizeof bad, "GQP_DEVICE", env, "cpu, gpu or auto");
-    }
+    db->device = (gqp_device)env_mode(bad, sizeof bad, "GQP_DEVICE", gqp_device_mode,
+                                      GQP_DEVICE_AUTO, "cpu, gpu or auto");
     /* GQP_AGGREGATE=sort|dense|auto: the aggregation plan */
-    env = getenv("GQP_AGGREGATE");
-    db->agg_mode = LOWER_AGG_AUTO;
-    if (env && *env) {
-        if (strcasecmp(env, "sort") == 0)
-            db->agg_mode = LOWER_AGG_SORT;
-        else if (strcasecmp(env, "dense") == 0)
-            db->agg_mode = LOWER_AGG_DENSE;
-        else if (strcasecmp(env, "auto") != 0)
-            env_bad(bad, sizeof bad, "GQP_AGGREGATE", env, "sort, dense or auto");
-    }
+    db->agg_mode = env_mode(bad, sizeof bad, "GQP_AGGREGATE", gqp_agg_mode, LOWER_AGG_AUTO,
+                            "sort, dense or auto");
     /* GQP_CHUNK_ROWS=N: chunked execution in chunks of N rows (0: off) */
-    env = getenv("GQP_CHUNK_ROWS");
+    const char *env = getenv("GQP_CHUNK_ROWS");
     db->chunk_rows = 0;
     if (env && *env) {
         char *end = NULL;
@@ -157,19 +153,11 @@ int gqp_open(const char *config_path, gqp **out) {
             db->chunk_rows = v;
     }
     /* GQP_CHUNK_CLUSTER=off|auto|on: key-ordered copies (cluster.c) */
-    env = getenv("GQP_CHUNK_CLUSTER");
-    db->chunk_cluster = gqp_chunk_cluster_mode(env && *env ? env : "auto");
-    if (db->chunk_cluster < 0) {
-        db->chunk_cluster = 1;
-        env_bad(bad, sizeof bad, "GQP_CHUNK_CLUSTER", env, "off, auto or on");
-    }
+    db->chunk_cluster = env_mode(bad, sizeof bad, "GQP_CHUNK_CLUSTER", gqp_chunk_cluster_mode, 1,
+                                 "off, auto or on");
     /* GQP_MAPPED=off|auto|on: mapped (zero-copy) column reads */
-    env = getenv("GQP_MAPPED");
-    db->mapped = gqp_chunk_cluster_mode(env && *env ? env : "auto");
-    if (db->mapped < 0) {
-        db->mapped = 1;
-        env_bad(bad, sizeof bad, "GQP_MAPPED", env, "off, auto or on");
-    }
+    db->mapped =
+        env_mode(bad, sizeof bad, "GQP_MAPPED", gqp_chunk_cluster_mode, 1, "off, auto or on");
     /* GQP_CLUSTER_BYTES=N: the key-ordered copies' cap (cluster.c reads it) */
     env = getenv("GQP_CLUSTER_BYTES");
     if (env && *env && strspn(env, "0123456789") != strlen(env))

@@ -980,6 +980,11 @@ static int parts_append(CatTable *t, int64_t *cap, const ExecResult *res) {
     return 0;
 }
 
+/* Row r of column c's host data. */
+static const char *col_row(const CatColumn *c, int64_t r) {
+    return (const char *)c->data + cat_type_width(c->type) * (size_t)r;
+}
+
 /* Point slice's columns at rows [lo, lo + n) of f (same types,
  * dictionaries and statistics: a sub-range's values lie in the table's
  * bounds, which is what the plans read of them; but not whether they are
@@ -989,10 +994,9 @@ static void slice_set(CatTable *slice, const CatTable *f, int64_t lo, int64_t n)
     for (int c = 0; c < f->ncols; c++) {
         const CatColumn *src = &f->cols[c];
         CatColumn *dst = &slice->cols[c];
-        size_t w = cat_type_width(src->type);
         dst->n = n;
         dst->cap = 0;
-        dst->data = src->data ? (char *)src->data + w * (size_t)lo : NULL;
+        dst->data = src->data ? (void *)col_row(src, lo) : NULL;
         dst->valid = src->valid ? src->valid + lo : NULL;
         /* whether the values are distinct is the slice's own (the planner
          * checks it on demand and keeps the answer in the statistics: one
@@ -1162,10 +1166,15 @@ static int64_t chunk_len(const CatTable *F, int64_t lo, int64_t chunk_rows, int 
     return n;
 }
 
-/* The rows [*glo, *ghi) of co-sliced G whose key lies in the keys of F's
- * rows [lo, lo + n). */
-static void cut_range(const CatTable *F, const Cut *g, int64_t lo, int64_t n, int64_t *glo,
-                      int64_t *ghi) {
+/* The rows [*glo, *ghi) of cuts[c] in the chunk of F's rows [lo, lo + n):
+ * those rows of F (c = 0), else the rows of co-sliced G whose key lies in
+ * their keys. */
+static void cut_range(const Cut *cuts, int c, int64_t lo, int64_t n, int64_t *glo, int64_t *ghi) {
+    *glo = lo;
+    *ghi = lo + n;
+    if (c == 0) return;
+    const CatTable *F = cuts[0].t;
+    const Cut *g = &cuts[c];
     const CatColumn *fk = &F->cols[g->fcol], *gk = &g->t->cols[g->gcol];
     *glo = key_bound(gk, g->t->nrows, key_at(fk, lo), 0);
     *ghi = key_bound(gk, g->t->nrows, key_at(fk, lo + n - 1), 1);
@@ -1179,7 +1188,6 @@ static void cut_range(const CatTable *F, const Cut *g, int64_t lo, int64_t n, in
 static int64_t prefetch_next(gqp *db, const Dag *dag, const Cut *cuts, int ncut, int64_t lo,
                              int64_t n) {
     int64_t bytes = 0;
-    const CatTable *F = cuts[0].t;
     for (int k = 0; n > 0 && k < dag->nnodes; k++) {
         const DagNode *nd = &dag->nodes[k];
         if (nd->kind != DN_SOURCE || nd->device != DEV_GPU || nd->mapped || nd->column < 0 ||
@@ -1189,14 +1197,13 @@ static int64_t prefetch_next(gqp *db, const Dag *dag, const Cut *cuts, int ncut,
         while (c < ncut && nd->table != cuts[c].slice)
             c++;
         if (c == ncut || nd->column >= cuts[c].t->ncols) continue;
-        int64_t glo = lo, ghi = lo + n;
-        if (c > 0) cut_range(F, &cuts[c], lo, n, &glo, &ghi);
+        int64_t glo, ghi;
+        cut_range(cuts, c, lo, n, &glo, &ghi);
         const CatColumn *col = &cuts[c].t->cols[nd->column];
         if (!col->data || ghi <= glo) continue;
-        size_t w = cat_type_width(col->type);
-        PrimVec h = {dag->values[nd->outputs[0]].type, ghi - glo,
-                     (char *)col->data + w * (size_t)glo, col->valid ? col->valid + glo : NULL};
-        if (prim_type_width(h.type) != w) continue;
+        PrimVec h = {dag->values[nd->outputs[0]].type, ghi - glo, (void *)col_row(col, glo),
+                     col->valid ? col->valid + glo : NULL};
+        if (prim_type_width(h.type) != cat_type_width(col->type)) continue;
         bytes += exec_cache_prefetch(db->dev, &h);
     }
     return bytes;
@@ -1205,18 +1212,13 @@ static int64_t prefetch_next(gqp *db, const Dag *dag, const Cut *cuts, int ncut,
 /* Drop the cached copies of the chunk at F's rows [lo, lo + n) and its
  * co-sliced relations' rows (prefetch_next's, for a chunk that never ran). */
 static void forget_chunk(gqp *db, const Cut *cuts, int ncut, int64_t lo, int64_t n) {
-    const CatTable *F = cuts[0].t;
     for (int c = 0; n > 0 && c < ncut; c++) {
-        int64_t glo = lo, ghi = lo + n;
-        if (c > 0) cut_range(F, &cuts[c], lo, n, &glo, &ghi);
+        int64_t glo, ghi;
+        cut_range(cuts, c, lo, n, &glo, &ghi);
         const CatTable *t = cuts[c].t;
-        for (int k = 0; k < t->ncols; k++) {
-            const CatColumn *col = &t->cols[k];
-            if (col->data && ghi > glo)
-                exec_device_forget(
-                    db->dev, (const char *)col->data + cat_type_width(col->type) * (size_t)glo,
-                    ghi - glo);
-        }
+        for (int k = 0; k < t->ncols; k++)
+            if (t->cols[k].data && ghi > glo)
+                exec_device_forget(db->dev, col_row(&t->cols[k], glo), ghi - glo);
     }
 }
 
@@ -1325,7 +1327,7 @@ int gqp_run_chunked(gqp *db, gqp_stmt *st, int f, int64_t chunk_rows, const Exec
             /* G's rows with a key in the chunk's range of F's keys */
             Cut *g = &cuts[c];
             int64_t glo, ghi;
-            cut_range(F, g, lo, n, &glo, &ghi);
+            cut_range(cuts, c, lo, n, &glo, &ghi);
             slice_set(g->slice, g->t, glo, ghi - glo);
             double share = (double)(ghi - glo) / (double)(g->t->nrows > 0 ? g->t->nrows : 1);
             pblk->rels[g->rel].est_rows = (int64_t)((double)g->est_rows * share + 0.999);
@@ -1813,10 +1815,7 @@ double gqp_plan_peak_bytes(const Dag *dag, int gpu_only) {
         for (int j = 0; j < k; j++) {
             int v = rd[j];
             last[v] = i;
-            int p = dag->values[v].producer;
-            if (gpu_only && n->device == DEV_GPU && p >= 0 &&
-                !(dag->nodes[p].kind == DN_SOURCE && dag->nodes[p].mapped))
-                on[v] = 1;
+            if (gpu_only && n->device == DEV_GPU && !value_off_device(dag, v, 0)) on[v] = 1;
         }
     }
     for (int r = 0; r < dag->nresults; r++)

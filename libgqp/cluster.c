@@ -153,6 +153,20 @@ int gqp_chunk_cluster_mode(const char *s) {
                                         : -1;
 }
 
+int gqp_device_mode(const char *s) {
+    return strcasecmp(s, "cpu") == 0    ? GQP_DEVICE_CPU
+           : strcasecmp(s, "gpu") == 0  ? GQP_DEVICE_GPU
+           : strcasecmp(s, "auto") == 0 ? GQP_DEVICE_AUTO
+                                        : -1;
+}
+
+int gqp_agg_mode(const char *s) {
+    return strcasecmp(s, "sort") == 0    ? LOWER_AGG_SORT
+           : strcasecmp(s, "dense") == 0 ? LOWER_AGG_DENSE
+           : strcasecmp(s, "auto") == 0  ? LOWER_AGG_AUTO
+                                         : -1;
+}
+
 int gqp_cluster_ok(CatTable *t, int col) {
     CatError err;
     if (!t || col < 0 || col >= t->ncols || t->nrows <= 1 || cat_column_use(t, col, &err) != 0)

@@ -264,18 +264,13 @@ static int run_set(gqp *db, gqp_stmt *st) {
     } else if (plan_eval_const(be, &v, arena) != 0) {
         rc = gqp_set_error(db, GQP_ERROR, "Binder Error: SET needs a constant");
     } else if (strcasecmp(a->set_name, "device") == 0 && v.kind == CAT_V_STR) {
-        gqp_device d = strcasecmp(v.s, "gpu") == 0   ? GQP_DEVICE_GPU
-                       : strcasecmp(v.s, "cpu") == 0 ? GQP_DEVICE_CPU
-                                                     : GQP_DEVICE_AUTO;
-        if (strcasecmp(v.s, "gpu") && strcasecmp(v.s, "cpu") && strcasecmp(v.s, "auto"))
+        int d = gqp_device_mode(v.s);
+        if (d < 0)
             rc = gqp_set_error(db, GQP_ERROR, "Binder Error: device must be cpu, gpu or auto");
         else
-            rc = gqp_set_device(db, d);
+            rc = gqp_set_device(db, (gqp_device)d);
     } else if (strcasecmp(a->set_name, "aggregate") == 0 && v.kind == CAT_V_STR) {
-        int m = strcasecmp(v.s, "sort") == 0    ? LOWER_AGG_SORT
-                : strcasecmp(v.s, "dense") == 0 ? LOWER_AGG_DENSE
-                : strcasecmp(v.s, "auto") == 0  ? LOWER_AGG_AUTO
-                                                : -1;
+        int m = gqp_agg_mode(v.s);
         if (m < 0) {
             rc =
                 gqp_set_error(db, GQP_ERROR, "Binder Error: aggregate must be auto, sort or dense");

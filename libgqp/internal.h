@@ -188,6 +188,11 @@ double gqp_wall_ms(void);
 int gqp_cluster_ok(CatTable *t, int col);
 /* chunk_cluster's (and mapped_columns') value for "off" / "auto" / "on" (0 / 1 / 2); -1 else. */
 int gqp_chunk_cluster_mode(const char *s);
+/* SET device / GQP_DEVICE: "cpu", "gpu", "auto" (any case) as gqp_device,
+ * -1 otherwise; SET aggregate / GQP_AGGREGATE: "auto", "sort", "dense" as
+ * LowerAgg, -1 otherwise. */
+int gqp_device_mode(const char *s);
+int gqp_agg_mode(const char *s);
 int gqp_cluster_open(gqp *db, CatTable *t, int key, CatTable **copy);
 int gqp_cluster_fill(gqp *db, CatTable *copy, int col);
 /* The run that opened copy is done with it (it may be dropped again). */

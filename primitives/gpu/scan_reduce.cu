@@ -464,19 +464,7 @@ __global__ void seg_count_star_kernel(const int64_t *starts, int64_t nseg, int64
     }
 }
 
-/* GPU twin of prim_cpu_segreduce (device pointers), same numerics as
- * primitives/cpu/segreduce.c: per segment COUNT_STAR / COUNT (I64, never
- * NULL), SUM (I64 for integer val, F64 for float val), MIN / MAX (I64 or
- * F64 after val), AVG (F64); NULL where a segment has no non-NULL value.
- * out->type must be that type. One segment (a global aggregate, rows
- * starts[0]..n-1) runs cub::DeviceReduce; several seg_reduce_kernel (a
- * thread per short segment, a warp per long one), or
- * cub::DeviceSegmentedReduce (a block per segment) when segments hold
- * SEG_LONG_AVG rows or more on average. Float sums are compensated, so they
- * equal the CPU twin's within rounding (not bit for bit). An integer SUM
- * that overflows int64 is an error ("integer overflow"), as on the CPU: to
- * report it, integer SUM synchronizes ctx->stream; every other aggregate is
- * asynchronous. val may be NULL for COUNT_STAR. Returns 0 or -1. */
+/* primitives.h: CUB's space for one segment of n rows, with the partial. */
 extern "C" size_t prim_gpu_segreduce_scratch(int64_t n) {
     if (n <= 0) return 0;
     AccLoad load = {nullptr, nullptr, nullptr, (int)PRIM_I64};
@@ -492,6 +480,19 @@ extern "C" size_t prim_gpu_segreduce_scratch(int64_t n) {
     return temp_bytes + sizeof(Acc) + 32;
 }
 
+/* GPU twin of prim_cpu_segreduce (device pointers), same numerics as
+ * primitives/cpu/segreduce.c: per segment COUNT_STAR / COUNT (I64, never
+ * NULL), SUM (I64 for integer val, F64 for float val), MIN / MAX (I64 or
+ * F64 after val), AVG (F64); NULL where a segment has no non-NULL value.
+ * out->type must be that type. One segment (a global aggregate, rows
+ * starts[0]..n-1) runs cub::DeviceReduce; several seg_reduce_kernel (a
+ * thread per short segment, a warp per long one), or
+ * cub::DeviceSegmentedReduce (a block per segment) when segments hold
+ * SEG_LONG_AVG rows or more on average. Float sums are compensated, so they
+ * equal the CPU twin's within rounding (not bit for bit). An integer SUM
+ * that overflows int64 is an error ("integer overflow"), as on the CPU: to
+ * report it, integer SUM synchronizes ctx->stream; every other aggregate is
+ * asynchronous. val may be NULL for COUNT_STAR. Returns 0 or -1. */
 extern "C" int prim_gpu_segreduce(PrimCtx *ctx, PrimAgg agg, const PrimVec *val,
                                   const int64_t *starts, int64_t nseg, int64_t n, PrimVec *out) {
     return prim_gpu_segreduce_ex(ctx, agg, 0, val, starts, nseg, n, out);
