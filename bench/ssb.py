@@ -90,15 +90,19 @@ def sf_name(sf):
     return ("%g" % sf)
 
 
-def gen_data(gqp, sf, work):
-    """Generate SF once; return the data folder."""
+def gen_data(gqp, sf, work, no_fact_tbl=False):
+    """Generate SF once (no_fact_tbl: without lineorder.tbl, gen ssb
+    --no-lineorder-tbl); return the data folder."""
     data = os.path.join(work, "ssb-sf%s" % sf_name(sf))
-    need = [os.path.join(data, f) for f in ("gqp.yaml", "gqp-tbl.yaml")]
-    need += [os.path.join(data, t + ".tbl") for t in TABLES]
+    need = [os.path.join(data, "gqp.yaml")]
+    need += [os.path.join(data, t + ".tbl") for t in TABLES if t != "lineorder"]
+    if not no_fact_tbl:
+        need += [os.path.join(data, f) for f in ("gqp-tbl.yaml", "lineorder.tbl")]
     if not all(os.path.exists(p) for p in need):
         print("gqp gen ssb --sf %s ..." % sf_name(sf), file=sys.stderr)
         t0 = time.perf_counter()
-        subprocess.run([gqp, "gen", "ssb", "--sf", sf_name(sf), "--out", data], check=True)
+        subprocess.run([gqp, "gen", "ssb", "--sf", sf_name(sf), "--out", data] +
+                       (["--no-lineorder-tbl"] if no_fact_tbl else []), check=True)
         print("  generated in %.1f s" % (time.perf_counter() - t0), file=sys.stderr)
     return data
 
@@ -113,14 +117,19 @@ def lo_columns(sql):
     return sorted(set(re.findall(r"\blo_\w+", sql.lower())))
 
 
-def bench_gqp(build, cfg, device, threads, qs, peaks=None):
-    """{name: (rows, median ms)} for gqp on one device (peaks: see benchlib)."""
-    return benchlib.bench_gqp(build, cfg, device, threads, [q for _, _, q in qs], peaks=peaks)
+def bench_gqp(build, cfg, device, threads, qs, peaks=None, sql=()):
+    """{name: (rows, median ms)} for gqp on one device (peaks, sql: see
+    benchlib)."""
+    return benchlib.bench_gqp(build, cfg, device, threads, [q for _, _, q in qs], peaks=peaks,
+                              sql=sql)
 
 
 def duckdb_load(data, threads):
     """A DuckDB connection with the five tables read from data's .tbl files,
-    or None if duckdb is not importable."""
+    or None if duckdb is not importable. Without lineorder.tbl (gen ssb
+    --no-lineorder-tbl) lineorder is read from its binary columns through
+    numpy (memmap), the lineorder columns SSB's queries name only (numpy
+    needed)."""
     try:
         import duckdb
     except ImportError:
@@ -130,14 +139,72 @@ def duckdb_load(data, threads):
     con.execute("SET threads TO %d" % threads)
     t0 = time.perf_counter()
     for table, cols in schema().items():
+        tbl = os.path.join(data, table + ".tbl")
+        if table == "lineorder" and not os.path.exists(tbl):
+            import numpy
+            used = sorted(set(c for q in queries() for c in lo_columns(q[1])))
+            arrays = {c: numpy.memmap(os.path.join(data, "bin", "lineorder", c + ".bin"),
+                                      dtype="<i4", mode="r") for c in used}
+            con.register("lineorder_bin", arrays)
+            con.execute("CREATE TABLE lineorder AS SELECT * FROM lineorder_bin")
+            con.unregister("lineorder_bin")
+            print("  duckdb: lineorder from bin/ (%s)" % ", ".join(used), file=sys.stderr)
+            continue
         spec = ", ".join("'%s': '%s'" % c for c in cols + [("_pad", "VARCHAR")])
         con.execute(
             "CREATE TABLE %s AS SELECT * EXCLUDE (_pad) FROM read_csv('%s', delim='|', "
             "header=false, quote='', escape='', columns={%s})"
-            % (table, os.path.join(data, table + ".tbl"), spec))
-    print("  duckdb loaded the .tbl files in %.1f s" % (time.perf_counter() - t0),
+            % (table, tbl, spec))
+    print("  duckdb loaded the tables in %.1f s" % (time.perf_counter() - t0),
           file=sys.stderr)
     return con
+
+
+def norm(v):
+    """A value as text the way both engines print it."""
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)
+
+
+def check_answers(gqp, data, con, devices, sql=(), out=sys.stdout):
+    """Every query's rows through `gqp run --mode csv` (per device; sql:
+    statements run first, e.g. SET memory_limit) against DuckDB's on con,
+    in order (every SSB query has ORDER BY or returns one row), integers
+    exactly. Prints one line per query and device into out; returns the
+    number that differ or failed."""
+    import csv
+    import io
+    import tempfile
+    bad = 0
+    for name, q, path in queries():
+        want = [[norm(v) for v in row] for row in con.execute(q).fetchall()]
+        run = path
+        if sql:
+            with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as f:
+                f.write("".join(st.rstrip(";") + ";\n" for st in sql) + open(path).read())
+                run = f.name
+        for dev in devices:
+            env = dict(os.environ, GQP_DEVICE=dev.split("-")[0])
+            if "-" in dev:
+                env["GQP_AGGREGATE"] = dev.split("-", 1)[1]
+            p = subprocess.run([gqp, "run", "-c", os.path.join(data, "gqp.yaml"),
+                                "--mode", "csv", run], capture_output=True, text=True, env=env)
+            if p.returncode != 0:
+                print("%s --device %s: gqp failed: %s" % (name, dev, p.stderr.strip()), file=out)
+                bad += 1
+                continue
+            got = [row for row in csv.reader(io.StringIO(p.stdout))][1:]
+            ok = got == want
+            print("%s --device %s: %d rows %s" % (name, dev, len(got), "ok" if ok else "DIFFER"),
+                  file=out)
+            if not ok:
+                bad += 1
+                for a, b in list(zip(want, got))[:3]:
+                    print("   duckdb %s | gqp %s" % (a, b), file=out)
+        if run != path:
+            os.unlink(run)
+    return bad
 
 
 def bench_duckdb(data, qs, threads):
@@ -246,9 +313,10 @@ def ratio(a, b):
     return "%.2f×" % (a / b) if a is not None and b else "n/a"
 
 
-def report(args, sf, nrows, devices, g, d, bw, qs, peaks=None, cr=None):
+def report(args, sf, nrows, devices, g, d, bw, qs, peaks=None, cr=None, answers=None):
     """(markdown text, per-query rows for the chart) for one SF; cr: None
-    without --crystal, else bench_crystal's (times, reason or None)."""
+    without --crystal, else bench_crystal's (times, reason or None);
+    answers: None, or (equal, checked) from check_answers."""
     host = socket.gethostname()
     first = devices[0]
     out = [
@@ -264,6 +332,12 @@ def report(args, sf, nrows, devices, g, d, bw, qs, peaks=None, cr=None):
         % ("%.0f GB/s" % bw if bw else "n/a (no GPU)"),
         "",
     ]
+    if args.memory_limit:
+        out += ["gqp under `SET memory_limit = '%s'` (the device budget: the column cache "
+                "and every intermediate)." % args.memory_limit, ""]
+    if answers:
+        out += ["Answers: %d of %d queries equal DuckDB's (`gqp run --device %s`, rows in "
+                "order, integers exactly)." % (answers[0], answers[1], first), ""]
     hdr = "| query | rows |" + "".join(" gqp-%s ms |" % dv for dv in devices)
     hdr += " duckdb ms | duckdb/gqp-%s | floor ms | gqp-%s/floor |" % (first, first)
     if cr is not None:
@@ -371,6 +445,13 @@ def main():
                     help="seconds for crystal_run.sh per SF, build included (default 900)")
     ap.add_argument("--png", help="bar chart file (matplotlib)")
     ap.add_argument("--out", action="store_true", help="write bench/results/ssb-<host>-sf<N>.md")
+    ap.add_argument("--memory-limit", metavar="BYTES",
+                    help="gqp runs under SET memory_limit = BYTES (e.g. 16GB)")
+    ap.add_argument("--no-lineorder-tbl", action="store_true",
+                    help="generate without lineorder.tbl (DuckDB reads lineorder's binary "
+                         "columns through numpy): SF 100's text would be 57 GB")
+    ap.add_argument("--answers", action="store_true",
+                    help="check gqp's answers (gqp run, first device) against DuckDB's")
     args = ap.parse_args()
     sfs = args.sf or [1.0]
     devices = [dv for dv in args.device.split(",") if dv]
@@ -378,30 +459,40 @@ def main():
         sys.exit("ssb.py: %s/bench_gqp not found (build the project first)" % args.build)
 
     qs = queries()
+    limit_sql = ("SET memory_limit = '%s'" % args.memory_limit,) if args.memory_limit else ()
     os.makedirs(args.work, exist_ok=True)
     gpu_used = any(dv.split("-")[0] in ("gpu", "auto") for dv in devices)
     bw = benchlib.bandwidth(args.build) if gpu_used else None
     bw = bw[0] if bw else None  # the floor reads lineorder: device copy bandwidth
     for sf in sfs:
-        data = gen_data(os.path.join(args.build, "gqp"), sf, args.work)
+        data = gen_data(os.path.join(args.build, "gqp"), sf, args.work, args.no_lineorder_tbl)
         cfg = os.path.join(data, "gqp.yaml")
         g = {}
         peaks = {}
         for dv in devices:
             print("gqp --device %s, SF %s ..." % (dv, sf_name(sf)), file=sys.stderr)
             g[dv] = bench_gqp(args.build, cfg, dv, args.threads, qs,
-                              peaks=peaks if dv == devices[0] else None)
+                              peaks=peaks if dv == devices[0] else None, sql=limit_sql)
         d = None
+        answers = None
         if not args.no_duckdb:
             print("duckdb, SF %s ..." % sf_name(sf), file=sys.stderr)
-            d = bench_duckdb(data, qs, args.threads)
+            con = duckdb_load(data, args.threads)
+            if con is not None:
+                d = benchlib.duckdb_times(con, qs)
+                if args.answers:
+                    print("answers vs duckdb, SF %s ..." % sf_name(sf), file=sys.stderr)
+                    bad = check_answers(os.path.join(args.build, "gqp"), data, con,
+                                        devices[:1], limit_sql, out=sys.stderr)
+                    answers = (len(qs) - bad, len(qs))
+                con.close()
         cr = None
         if args.crystal:
             print("crystal, SF %s ..." % sf_name(sf), file=sys.stderr)
             cr = bench_crystal(args.crystal, data, sf, args.work, args.crystal_trials,
                                args.crystal_timeout)
         text, chart = report(args, sf, lineorder_rows(data), devices, g, d, bw, qs,
-                             peaks if any(peaks.values()) else None, cr)
+                             peaks if any(peaks.values()) else None, cr, answers)
         print(text)
         if args.out:
             os.makedirs(os.path.join(HERE, "results"), exist_ok=True)

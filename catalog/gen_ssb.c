@@ -581,7 +581,7 @@ static void lo_gen_worker(void *arg, int i) {
             col[10][k] = (int32_t)total;
     }
     char *p = j->text[i];
-    for (int64_t k = 0; k < r; k++) {
+    for (int64_t k = 0; k < r && j->tbl_fd >= 0; k++) {
         for (int c = 0; c < LO_NCOLS; c++) {
             if (c == 6)
                 p = put_str(p, PRIORITIES[col[c][k]]);
@@ -609,10 +609,11 @@ static void lo_text_worker(void *arg, int i) {
         j->werr[i] = pwrite_all(j->tbl_fd, j->text[i], j->text_len[i], off);
 }
 
-/* Generate DIR/lineorder.tbl and DIR/bin/lineorder/. Returns 0, or -1 with
- * err set; *rows receives the row count. */
+/* Generate DIR/bin/lineorder/ and, with tbl, DIR/lineorder.tbl (without,
+ * an old one is removed). Returns 0, or -1 with err set; *rows receives
+ * the row count. */
 static int gen_lineorder(const char *dir, uint64_t seed, SsbSizes sz, const Calendar *cal,
-                         int64_t *rows, CatError *err) {
+                         int tbl_too, int64_t *rows, CatError *err) {
     LoJob j = {0};
     int rc = -1;
     char *bindir = cat_concat3(dir, "/bin/", "lineorder");
@@ -635,8 +636,8 @@ static int gen_lineorder(const char *dir, uint64_t seed, SsbSizes sz, const Cale
     if (!bindir || !tbl || !j.block_row || !j.cols || !j.text || !j.text_len || !j.werr) goto oom;
     for (int i = 0; i < j.nthreads; i++) {
         j.cols[i] = malloc((size_t)LO_NCOLS * 7 * GEN_BLOCK_ORDERS * sizeof(int32_t));
-        j.text[i] = malloc((size_t)7 * GEN_BLOCK_ORDERS * GEN_LO_ROW_BYTES);
-        if (!j.cols[i] || !j.text[i]) goto oom;
+        j.text[i] = tbl_too ? malloc((size_t)7 * GEN_BLOCK_ORDERS * GEN_LO_ROW_BYTES) : NULL;
+        if (!j.cols[i] || (tbl_too && !j.text[i])) goto oom;
     }
     if (cat_mkdirs(bindir) != 0) {
         cat_err(err, "%s: cannot create folder: %s", bindir, strerror(errno));
@@ -655,8 +656,12 @@ static int gen_lineorder(const char *dir, uint64_t seed, SsbSizes sz, const Cale
         free(path);
         path = NULL;
     }
-    j.tbl_fd = open(tbl, O_WRONLY | O_CREAT | O_TRUNC, 0666);
-    if (j.tbl_fd < 0) {
+    if (!tbl_too && unlink(tbl) != 0 && errno != ENOENT) {
+        cat_err(err, "%s: cannot remove: %s", tbl, strerror(errno));
+        goto done;
+    }
+    j.tbl_fd = tbl_too ? open(tbl, O_WRONLY | O_CREAT | O_TRUNC, 0666) : -1;
+    if (tbl_too && j.tbl_fd < 0) {
         cat_err(err, "%s: cannot create: %s", tbl, strerror(errno));
         goto done;
     }
@@ -778,7 +783,7 @@ static int write_config(const char *dir, int binary, double sf, uint64_t seed, C
 
 /* Generate the SSB tables at scale factor sf under dir; see catalog.h.
  * Returns 0, or -1 with err set (files written so far are left). */
-int cat_gen_ssb(const char *dir, double sf, uint64_t seed, CatError *err) {
+int cat_gen_ssb(const char *dir, double sf, uint64_t seed, unsigned flags, CatError *err) {
     if (!dir) return cat_err(err, "cat_gen_ssb: no folder");
     if (!(sf > 0.0) || sf > 1000.0)
         return cat_err(err, "cat_gen_ssb: scale factor %g out of range (0 < SF <= 1000)", sf);
@@ -796,9 +801,19 @@ int cat_gen_ssb(const char *dir, double sf, uint64_t seed, CatError *err) {
     if (rc == 0)
         rc = gen_dim(dir, "supplier", 7, SUPP_COLS, SUPP_TYPES, sz.suppliers, supp_row, &ctx, err);
     if (rc == 0) rc = gen_dim(dir, "part", 9, PART_COLS, PART_TYPES, sz.parts, part_row, &ctx, err);
-    if (rc == 0) rc = gen_lineorder(dir, seed, sz, cal, &rows, err);
+    int tbl_too = !(flags & CAT_GEN_NO_FACT_TBL);
+    if (rc == 0) rc = gen_lineorder(dir, seed, sz, cal, tbl_too, &rows, err);
     if (rc == 0) rc = write_config(dir, 1, sf, seed, err);
-    if (rc == 0) rc = write_config(dir, 0, sf, seed, err);
+    if (rc == 0 && tbl_too) rc = write_config(dir, 0, sf, seed, err);
+    if (rc == 0 && !tbl_too) {
+        /* no gqp-tbl.yaml: it would declare the missing lineorder.tbl */
+        char *old = cat_concat3(dir, "/", "gqp-tbl.yaml");
+        if (!old)
+            rc = cat_err(err, "cat_gen_ssb: out of memory");
+        else if (unlink(old) != 0 && errno != ENOENT)
+            rc = cat_err(err, "%s: cannot remove: %s", old, strerror(errno));
+        free(old);
+    }
     free(cal);
     return rc;
 }

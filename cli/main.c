@@ -11,7 +11,7 @@
  *   gqp explain [-c config.yaml] [--device ...] [--threads N] [--analyze]
  *           [--format text|json|dot] (FILE | -e SQL | -)
  *   gqp gen test [--rows N] --out DIR [--seed S]
- *   gqp gen ssb --sf N --out DIR [--seed S]
+ *   gqp gen ssb --sf N --out DIR [--seed S] [--no-lineorder-tbl]
  *   gqp gen tpch --sf N --out DIR [--float] [--keep-csv] [--duckdb FILE] [--jobs N]
  *   gqp calibrate [--out FILE] [--threads N] [--max-rows N]
  *   gqp --version | --help
@@ -64,7 +64,7 @@ static void usage(FILE *f) {
           "  gqp explain [-c config.yaml] [--device auto|cpu|gpu] [--threads N] [--analyze]\n"
           "          [--format text|json|dot] (FILE | -e SQL | -)\n"
           "  gqp gen test [--rows N] --out DIR [--seed S]\n"
-          "  gqp gen ssb --sf N --out DIR [--seed S]\n"
+          "  gqp gen ssb --sf N --out DIR [--seed S] [--no-lineorder-tbl]\n"
           "  gqp gen tpch --sf N --out DIR [--float] [--keep-csv] [--duckdb FILE] [--jobs N]\n"
           "  gqp calibrate [--out FILE] [--threads N] [--max-rows N]\n"
           "          (default FILE: $XDG_CONFIG_HOME/gqp/cost-local.yaml, else\n"
@@ -470,13 +470,19 @@ static int cmd_calibrate(int argc, char **argv) {
 }
 
 /* `gqp gen ssb`: write the Star Schema Benchmark's tables (.tbl, binary
- * folders, gqp.yaml, gqp-tbl.yaml) at --sf N. Returns the exit status. */
+ * folders, gqp.yaml, gqp-tbl.yaml) at --sf N; --no-lineorder-tbl leaves
+ * out lineorder.tbl and gqp-tbl.yaml. Returns the exit status. */
 static int cmd_gen_ssb(int argc, char **argv) {
     uint64_t seed = 1;
     double sf = -1;
     const char *dir = NULL;
+    unsigned flags = 0;
     for (int i = 3; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--no-lineorder-tbl") == 0) {
+            flags |= GQP_GEN_NO_FACT_TBL;
+            continue;
+        }
         if (strcmp(a, "--sf") == 0) {
             char *end = NULL;
             sf = v ? strtod(v, &end) : -1;
@@ -496,13 +502,13 @@ static int cmd_gen_ssb(int argc, char **argv) {
     if (sf < 0) return usage_error("gen ssb needs --sf N", NULL);
     if (!dir) return usage_error("gen ssb needs --out DIR", NULL);
     char *err = NULL;
-    if (gqp_gen_ssb(dir, sf, seed, &err) != GQP_OK) {
+    if (gqp_gen_ssb(dir, sf, seed, flags, &err) != GQP_OK) {
         print_error(err ? err : "gqp: gen ssb failed");
         gqp_free(err);
         return 1;
     }
-    printf("wrote SSB SF %g (seed %" PRIu64 ") to %s: *.tbl, bin/, gqp.yaml, gqp-tbl.yaml\n", sf,
-           seed, dir);
+    printf("wrote SSB SF %g (seed %" PRIu64 ") to %s: %s\n", sf, seed, dir,
+           flags ? "the dimensions' *.tbl, bin/, gqp.yaml" : "*.tbl, bin/, gqp.yaml, gqp-tbl.yaml");
     return 0;
 }
 

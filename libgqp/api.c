@@ -1073,10 +1073,11 @@ int gqp_config_to_binary(const char *config_path, const char *out_config, int ap
     return GQP_OK;
 }
 
-int gqp_gen_ssb(const char *dir, double sf, uint64_t seed, char **errmsg) {
+int gqp_gen_ssb(const char *dir, double sf, uint64_t seed, unsigned flags, char **errmsg) {
     CatError err;
     if (errmsg) *errmsg = NULL;
-    if (cat_gen_ssb(dir, sf, seed, &err) != 0) {
+    if (cat_gen_ssb(dir, sf, seed, flags & GQP_GEN_NO_FACT_TBL ? CAT_GEN_NO_FACT_TBL : 0, &err) !=
+        0) {
         if (errmsg) *errmsg = strdup(err.msg);
         return GQP_ERROR;
     }

@@ -15,7 +15,11 @@
 #          gpu,gpu-sort: the chosen aggregation plan and the sort plan),
 #          and Crystal's hand-written kernels on the same data when the
 #          carried .crystal/ holds crystal_run.sh (GQP_CRYSTAL_TIMEOUT s
-#          per SF, default 900, its build included);
+#          per SF, default 900, its build included); GQP_SSB_ARGS: more
+#          bench/ssb.py options, e.g. SF 100 on the H100 under a 16 GB
+#          budget: GQP_SSB_SF="--sf 100" GQP_SSB_DEVICES=gpu,auto
+#          GQP_SSB_ARGS="--memory-limit 16GB --no-lineorder-tbl --answers"
+#          (numpy's wheel in .whl/ for DuckDB's lineorder from bin/);
 #   oom:   the out-of-memory ctests (oom.*, test_memory) and
 #          compute-sanitizer over test_memory's GPU cases;
 #   tpch-check: TPC-H's 22 queries at GQP_TPCH_CHECK_SF (default 1)
@@ -356,7 +360,7 @@ if has ssb || has bench || has all; then
         CRYSTAL=(--crystal "$ROOT/.crystal" --crystal-timeout "${GQP_CRYSTAL_TIMEOUT:-900}")
     PYTHONUNBUFFERED=1 python3 bench/ssb.py ${GQP_SSB_SF:---sf 10 --sf 20} --build $B \
         --work /tmp/ssb-bench --device ${GQP_SSB_DEVICES:-gpu,gpu-sort} --threads "$(nproc)" \
-        --png "$OUT/ssb.png" "${CRYSTAL[@]}" \
+        --png "$OUT/ssb.png" "${CRYSTAL[@]}" ${GQP_SSB_ARGS:-} \
         > "$OUT/ssb-bench.md" 2> "$LOG/ssb-bench.log"
     say "ssb bench: rc=$? ($(( $(date +%s) - T0 )) s)${CRYSTAL[0]:+, with Crystal}"
     cp /tmp/ssb-bench/crystal-sf*.log /tmp/ssb-bench/crystal-sf*-raw.txt "$LOG/" 2>/dev/null

@@ -8,22 +8,12 @@ DATA_DIR holds `gqp gen ssb` output (the .tbl files DuckDB reads and
 gqp.yaml). Every query's rows must be equal, in order (all SSB queries
 have ORDER BY or return one row); integers exactly. Exit 1 on a mismatch."""
 import argparse
-import csv
-import io
 import os
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "bench"))
 import ssb  # noqa: E402
-
-
-def norm(v):
-    """A value as text the way both engines print it."""
-    if isinstance(v, float) and v.is_integer():
-        return str(int(v))
-    return str(v)
 
 
 def main():
@@ -36,25 +26,7 @@ def main():
     con = ssb.duckdb_load(args.data, args.threads)
     if con is None:
         return 1
-    bad = 0
-    for name, sql, path in ssb.queries():
-        want = [[norm(v) for v in row] for row in con.execute(sql).fetchall()]
-        for dev in args.device.split(","):
-            env = dict(os.environ, GQP_DEVICE=dev)
-            p = subprocess.run([args.gqp, "run", "-c", os.path.join(args.data, "gqp.yaml"),
-                                "--mode", "csv", path], capture_output=True, text=True, env=env)
-            if p.returncode != 0:
-                print("%s --device %s: gqp failed: %s" % (name, dev, p.stderr.strip()))
-                bad += 1
-                continue
-            got = [row for row in csv.reader(io.StringIO(p.stdout))][1:]
-            ok = got == want
-            print("%s --device %s: %d rows %s" % (name, dev, len(got), "ok" if ok else "DIFFER"))
-            if not ok:
-                bad += 1
-                for a, b in list(zip(want, got))[:3]:
-                    print("   duckdb %s | gqp %s" % (a, b))
-    return 1 if bad else 0
+    return 1 if ssb.check_answers(args.gqp, args.data, con, args.device.split(",")) else 0
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ static void setup(void) {
     strcpy(dir, "/tmp/gqp_lazy_XXXXXX");
     cr_assert_not_null(mkdtemp(dir));
     char *msg = NULL;
-    cr_assert_eq(gqp_gen_ssb(dir, 0.01, 1, &msg), GQP_OK, "%s", msg ? msg : "");
+    cr_assert_eq(gqp_gen_ssb(dir, 0.01, 1, 0, &msg), GQP_OK, "%s", msg ? msg : "");
 }
 
 /* Criterion fixture: remove the folder. */
@@ -212,4 +212,41 @@ Test(lazy, stats_files_equal_computed_stats) {
     }
     cat_catalog_free(c2);
     cat_catalog_free(c);
+}
+
+/* --no-lineorder-tbl (GQP_GEN_NO_FACT_TBL) over a full folder: the binary
+ * columns are the same bytes, lineorder.tbl and gqp-tbl.yaml are gone (a
+ * stale config would declare the missing text), the dimensions' .tbl stay. */
+Test(lazy, no_fact_tbl_writes_the_same_binary_columns) {
+    char p[512], q[512];
+    snprintf(p, sizeof p, "%s/bin/lineorder/lo_revenue.bin", dir);
+    struct stat st;
+    cr_assert_eq(stat(p, &st), 0);
+    size_t n = (size_t)st.st_size;
+    cr_assert_gt(n, 0);
+    char *a = malloc(n), *b = malloc(n);
+    FILE *f = fopen(p, "rb");
+    cr_assert_not_null(f);
+    cr_assert_eq(fread(a, 1, n, f), n);
+    fclose(f);
+    char *msg = NULL;
+    cr_assert_eq(gqp_gen_ssb(dir, 0.01, 1, GQP_GEN_NO_FACT_TBL, &msg), GQP_OK, "%s",
+                 msg ? msg : "");
+    f = fopen(p, "rb");
+    cr_assert_not_null(f);
+    cr_assert_eq(fread(b, 1, n, f), n);
+    cr_assert_eq(fgetc(f), EOF);
+    fclose(f);
+    cr_assert_eq(memcmp(a, b, n), 0);
+    free(a);
+    free(b);
+    snprintf(q, sizeof q, "%s/lineorder.tbl", dir);
+    cr_assert_neq(stat(q, &st), 0);
+    snprintf(q, sizeof q, "%s/gqp-tbl.yaml", dir);
+    cr_assert_neq(stat(q, &st), 0);
+    snprintf(q, sizeof q, "%s/part.tbl", dir);
+    cr_assert_eq(stat(q, &st), 0);
+    gqp *db = open_db("gqp.yaml");
+    cr_assert_eq(one(db, "SELECT COUNT(*) FROM lineorder"), (int64_t)(n / 4));
+    gqp_close(db);
 }
