@@ -1680,6 +1680,8 @@ static int exec_run_once(Dag *dag, const ExecOptions *opt, ExecResult *res, Exec
         n->oom_limit = 0;
         n->ms = 0;
         n->rows_in = n->rows_out = 0;
+        n->launches = n->host_waits = 0;
+        n->wait_ms = 0;
         n->bytes_h2d = n->bytes_d2h = n->bytes_mapped = n->dict_pieces = 0;
         for (int k = 0; k < n->ninputs; k++)
             x.last_use[n->inputs[k]] = i;
@@ -1795,7 +1797,9 @@ static int exec_run_once(Dag *dag, const ExecOptions *opt, ExecResult *res, Exec
             rc = -1;
             break;
         }
-        double t0 = now_ms();
+        double t0 = now_ms(), w0;
+        int64_t l0, h0;
+        prim_gpu_host_counters(&l0, &h0, &w0);
         int prof = gpu && opt && opt->profile;
         if (prof) ev[2 * i] = prim_gpu_event_record(x.cur_stream);
         int fc =
@@ -1840,6 +1844,14 @@ static int exec_run_once(Dag *dag, const ExecOptions *opt, ExecResult *res, Exec
             if (fc >= 0) x.done[fc] = prim_gpu_event_mark(x.cur_stream);
         }
         n->ms = n->issue_ms = now_ms() - t0;
+        {
+            double w1;
+            int64_t l1, h1;
+            prim_gpu_host_counters(&l1, &h1, &w1);
+            n->launches = l1 - l0;
+            n->host_waits = h1 - h0;
+            n->wait_ms = w1 - w0;
+        }
         if (rc == 0 && n->noutputs) n->rows_out = fc >= 0 ? n->rows_in : x.vals[n->outputs[0]].n;
         for (int k = 0; k < n->ninputs; k++)
             if (x.last_use[n->inputs[k]] == i) ex_release_at(&x, n->inputs[k], i);
@@ -1852,6 +1864,9 @@ static int exec_run_once(Dag *dag, const ExecOptions *opt, ExecResult *res, Exec
             if (x.last_use[n->outputs[k]] < 0) ex_release(&x, n->outputs[k]);
     }
     x.cur = NULL;
+    double tail0 = now_ms(), tw0;
+    int64_t th0;
+    prim_gpu_host_counters(NULL, &th0, &tw0);
     if (rc == 0) {
         res->ncols = dag->nresults;
         res->cols = calloc((size_t)(dag->nresults ? dag->nresults : 1), sizeof(ExecColumn));
@@ -1903,6 +1918,13 @@ static int exec_run_once(Dag *dag, const ExecOptions *opt, ExecResult *res, Exec
         *gpu_ovf = 1;
     }
     double t_end = now_ms();
+    {
+        int64_t th1;
+        double tw1;
+        prim_gpu_host_counters(NULL, &th1, &tw1);
+        dag->tail_ms = t_end - tail0;
+        dag->tail_waits = th1 - th0;
+    }
     /* GPU node times from their events (measured after the run so that
      * recording them never synchronized the stream) */
     for (int i = 0; i < dag->nnodes; i++) {

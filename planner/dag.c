@@ -238,7 +238,9 @@ static void text_node(PlanBuf *b, const Dag *d, int id, int depth, uint8_t *seen
     if (analyze && n->fused_with >= 0) plan_buf_printf(b, "  (fused into #%d)", n->fused_with);
     if (analyze) plan_buf_printf(b, "  rows=%lld time=%.3fms", (long long)n->rows_out, n->ms);
     if (analyze && n->start_ms >= 0)
-        plan_buf_printf(b, " (issued in %.3fms, started at +%.3fms)", n->issue_ms, n->start_ms);
+        plan_buf_printf(
+            b, " (issued in %.3fms: %lld launches, %lld host waits %.3fms; started at +%.3fms)",
+            n->issue_ms, (long long)n->launches, (long long)n->host_waits, n->wait_ms, n->start_ms);
     if (analyze && (n->bytes_h2d || n->bytes_d2h))
         plan_buf_printf(b, " h2d=%lldB d2h=%lldB", (long long)n->bytes_h2d,
                         (long long)n->bytes_d2h);
@@ -285,7 +287,8 @@ char *plan_explain_text(const Dag *d, int analyze) {
      * nodes against the device's span from the first node's start to the
      * last one's end (a span far above the nodes' own times is waiting:
      * for the host, for counts, for copies) */
-    double issue = 0, first = -1, last = -1, busy = 0;
+    double issue = 0, first = -1, last = -1, busy = 0, wait = 0;
+    int64_t launches = 0, waits = 0;
     int ngpu = 0;
     for (int i = 0; analyze && i < d->nnodes; i++) {
         const DagNode *n = &d->nodes[i];
@@ -293,14 +296,24 @@ char *plan_explain_text(const Dag *d, int analyze) {
         ngpu++;
         issue += n->issue_ms;
         busy += n->ms;
+        launches += n->launches;
+        waits += n->host_waits;
+        wait += n->wait_ms;
         if (first < 0 || n->start_ms < first) first = n->start_ms;
         if (n->start_ms + n->ms > last) last = n->start_ms + n->ms;
     }
     if (ngpu)
         plan_buf_printf(&b,
-                        "GPU timeline: %d nodes issued in %.3f ms of host time; on the device "
-                        "from +%.3f to +%.3f ms (%.3f ms of node time)\n",
-                        ngpu, issue, first, last, busy);
+                        "GPU timeline: %d nodes issued in %.3f ms of host time (%lld launches, "
+                        "%lld host waits for the device: %.3f ms); on the device from +%.3f to "
+                        "+%.3f ms (%.3f ms of node time)\n",
+                        ngpu, issue, (long long)launches, (long long)waits, wait, first, last,
+                        busy);
+    if (ngpu)
+        plan_buf_printf(&b,
+                        "after the last node: %.3f ms of host time (%lld host waits: the "
+                        "results' copies back)\n",
+                        d->tail_ms, (long long)d->tail_waits);
     free(seen);
     if (b.oom) {
         free(b.s);
@@ -347,8 +360,11 @@ char *plan_explain_json(const Dag *d, int analyze) {
         if (analyze && n->fused_with >= 0)
             plan_buf_printf(&b, ", \"fused_with\": %d", n->fused_with);
         if (analyze && n->start_ms >= 0)
-            plan_buf_printf(&b, ", \"issue_ms\": %.4f, \"start_ms\": %.4f", n->issue_ms,
-                            n->start_ms);
+            plan_buf_printf(&b,
+                            ", \"issue_ms\": %.4f, \"start_ms\": %.4f, \"launches\": %lld, "
+                            "\"host_waits\": %lld, \"wait_ms\": %.4f",
+                            n->issue_ms, n->start_ms, (long long)n->launches,
+                            (long long)n->host_waits, n->wait_ms);
         if (analyze && n->oom_action)
             plan_buf_printf(&b,
                             ", \"device_oom\": {\"action\": \"%s\", \"bytes_needed\": %lld, "

@@ -454,6 +454,10 @@ typedef struct DagNode {
      * device ran them; a CPU node's is ms), and a GPU node's start on the
      * device after the run's first event (-1: not measured) */
     double issue_ms, start_ms;
+    /* of the issue: gqp's kernel launches, the host's waits for the device
+     * (counts, results) and their milliseconds (prim_gpu_host_counters) */
+    int64_t launches, host_waits;
+    double wait_ms;
     int64_t rows_in, rows_out;
     int64_t bytes_h2d, bytes_d2h;
     /* DN_SOURCE on the GPU read in place from page-locked host memory
@@ -491,6 +495,10 @@ typedef struct Dag {
     int *results; /* value ids */
     char **result_names;
     PlanArena *arena; /* owns labels, programs, constant data */
+    /* EXPLAIN ANALYZE on a GPU: the host's time after the last node (the
+     * results' copies back and the waits for them and for the device) */
+    double tail_ms;
+    int64_t tail_waits;
 } Dag;
 
 Dag *plan_dag_new(PlanArena *arena);

@@ -484,6 +484,11 @@ int prim_gpu_copy(void *dst, const void *src, size_t bytes, PrimCopyKind kind, v
 int prim_gpu_memset(void *dst, int value, size_t bytes, void *stream, char *err, size_t cap);
 /* Wait for everything issued on stream. */
 int prim_gpu_sync(void *stream, char *err, size_t cap);
+/* The calling thread's running totals: kernels launched by gqp's own code
+ * (not those CUB and Thrust launch inside), host waits for the device
+ * (stream and device synchronizations) and the milliseconds spent in them;
+ * zeros without CUDA. Differences around a node are its share. */
+void prim_gpu_host_counters(int64_t *launches, int64_t *waits, double *wait_ms);
 /* Page-locked host memory (cudaHostAlloc) for buffers that cross PCIe;
  * NULL on failure. */
 void *prim_gpu_pinned_alloc(size_t bytes);

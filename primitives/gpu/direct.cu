@@ -101,7 +101,7 @@ static float direct_time(const char *what, cudaStream_t st, int reps, char *err,
     cudaError_t rc = cudaEventCreate(&e0);
     if (rc == cudaSuccess) rc = cudaEventCreate(&e1);
     if (rc == cudaSuccess) rc = run();
-    if (rc == cudaSuccess) rc = cudaStreamSynchronize(st);
+    if (rc == cudaSuccess) rc = prim_gpu_timed_sync(st);
     for (int r = 0; r < reps && rc == cudaSuccess; ++r) {
         rc = cudaEventRecord(e0, st);
         if (rc == cudaSuccess) rc = run();
@@ -220,7 +220,7 @@ extern "C" float prim_direct_scan(const uint8_t *d_flags, int64_t n, int64_t *d_
         if (rc != cudaSuccess) return rc;
         rc = cudaMemcpyAsync(&h_flag, d_flags + (n - 1), 1, cudaMemcpyDeviceToHost, st);
         if (rc != cudaSuccess) return rc;
-        if ((rc = cudaStreamSynchronize(st)) != cudaSuccess) return rc;
+        if ((rc = prim_gpu_timed_sync(st)) != cudaSuccess) return rc;
         *total = h_last + h_flag;
         return cudaSuccess;
     });
@@ -254,7 +254,7 @@ extern "C" float prim_direct_select(const int32_t *d_a, const int32_t *d_b, int6
         int64_t h_count = 0;
         rc = cudaMemcpyAsync(&h_count, d_count, sizeof h_count, cudaMemcpyDeviceToHost, st);
         if (rc != cudaSuccess) return rc;
-        if ((rc = cudaStreamSynchronize(st)) != cudaSuccess) return rc;
+        if ((rc = prim_gpu_timed_sync(st)) != cudaSuccess) return rc;
         *count = h_count;
         return cudaSuccess;
     });

@@ -43,8 +43,18 @@ static inline int prim_gpu_check(PrimCtx *ctx, cudaError_t err, const char *file
         if (prim_gpu_check((ctx), (call), __FILE__, __LINE__) != 0) return -1;                     \
     } while (0)
 
-/* Check the kernel launch just issued (configuration and launch errors). */
-#define GQP_LAUNCH_TRY(ctx) GQP_CUDA_TRY(ctx, cudaGetLastError())
+/* The calling thread's count of kernel launches and host waits
+ * (runtime.cu; prim_gpu_host_counters reads them). */
+void prim_gpu_count_launch(void);
+cudaError_t prim_gpu_timed_sync(cudaStream_t st);
+
+/* Check the kernel launch just issued (configuration and launch errors),
+ * counting it for EXPLAIN ANALYZE. */
+#define GQP_LAUNCH_TRY(ctx)                                                                        \
+    do {                                                                                           \
+        prim_gpu_count_launch();                                                                   \
+        GQP_CUDA_TRY(ctx, cudaGetLastError());                                                     \
+    } while (0)
 
 /* Writes "Primitive Error: " and a printf-style message into ctx->err and
  * returns -1 (argument and contract errors, not CUDA errors). */

@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "primitives/primitives.h"
 
@@ -92,8 +93,37 @@ extern "C" int prim_gpu_memset(void *dst, int value, size_t bytes, void *stream,
                     err, cap);
 }
 
+/* The calling thread's kernel launches and host waits (a run's nodes are
+ * issued by one thread; EXPLAIN ANALYZE takes differences around each). */
+static thread_local int64_t t_launches, t_waits;
+static thread_local double t_wait_ms;
+
+void prim_gpu_count_launch(void) {
+    t_launches++;
+}
+
+static double host_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+cudaError_t prim_gpu_timed_sync(cudaStream_t st) {
+    const double t0 = host_ms();
+    cudaError_t rc = cudaStreamSynchronize(st);
+    t_wait_ms += host_ms() - t0;
+    t_waits++;
+    return rc;
+}
+
+extern "C" void prim_gpu_host_counters(int64_t *launches, int64_t *waits, double *wait_ms) {
+    if (launches) *launches = t_launches;
+    if (waits) *waits = t_waits;
+    if (wait_ms) *wait_ms = t_wait_ms;
+}
+
 extern "C" int prim_gpu_sync(void *stream, char *err, size_t cap) {
-    return rt_check(cudaStreamSynchronize((cudaStream_t)stream), "cudaStreamSynchronize", err, cap);
+    return rt_check(prim_gpu_timed_sync((cudaStream_t)stream), "cudaStreamSynchronize", err, cap);
 }
 
 extern "C" int prim_gpu_host_register(void *p, size_t bytes, char *err, size_t cap) {
@@ -154,7 +184,11 @@ extern "C" void prim_gpu_event_destroy(void *ev) {
 }
 
 extern "C" int prim_gpu_device_sync(char *err, size_t cap) {
-    return rt_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize", err, cap);
+    const double t0 = host_ms();
+    cudaError_t rc = cudaDeviceSynchronize();
+    t_wait_ms += host_ms() - t0;
+    t_waits++;
+    return rt_check(rc, "cudaDeviceSynchronize", err, cap);
 }
 
 extern "C" size_t prim_gpu_pool_peak(int reset) {

@@ -44,6 +44,11 @@ int prim_gpu_sync(void *stream, char *err, size_t cap) {
     (void)stream;
     return no_cuda(err, cap);
 }
+void prim_gpu_host_counters(int64_t *launches, int64_t *waits, double *wait_ms) {
+    if (launches) *launches = 0;
+    if (waits) *waits = 0;
+    if (wait_ms) *wait_ms = 0;
+}
 int prim_gpu_host_register(void *p, size_t bytes, char *err, size_t cap) {
     (void)p, (void)bytes;
     return no_cuda(err, cap);

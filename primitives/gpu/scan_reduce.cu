@@ -81,7 +81,7 @@ extern "C" int prim_gpu_scan(PrimCtx *ctx, const PrimVec *in, int64_t n, int64_t
     int64_t h_total = 0;
     GQP_CUDA_TRY(ctx,
                  cudaMemcpyAsync(&h_total, d_total, sizeof h_total, cudaMemcpyDeviceToHost, st));
-    GQP_CUDA_TRY(ctx, cudaStreamSynchronize(st));
+    GQP_CUDA_TRY(ctx, prim_gpu_timed_sync(st));
     *total = h_total;
     return 0;
 }
@@ -104,7 +104,7 @@ extern "C" int prim_gpu_util_select_rows(PrimCtx *ctx, const uint8_t *d_flags, i
     int64_t h_count = 0;
     GQP_CUDA_TRY(ctx,
                  cudaMemcpyAsync(&h_count, d_count, sizeof h_count, cudaMemcpyDeviceToHost, st));
-    GQP_CUDA_TRY(ctx, cudaStreamSynchronize(st));
+    GQP_CUDA_TRY(ctx, prim_gpu_timed_sync(st));
     *count = h_count;
     return 0;
 }
@@ -597,7 +597,7 @@ extern "C" int prim_gpu_segreduce_ex(PrimCtx *ctx, PrimAgg agg, int nocheck, con
     if (agg == AGG_SUM && !is_float && !nocheck) {
         int h_ovf = 0;
         GQP_CUDA_TRY(ctx, cudaMemcpyAsync(&h_ovf, d_ovf, sizeof h_ovf, cudaMemcpyDeviceToHost, st));
-        GQP_CUDA_TRY(ctx, cudaStreamSynchronize(st));
+        GQP_CUDA_TRY(ctx, prim_gpu_timed_sync(st));
         if (h_ovf) return prim_gpu_fail(ctx, "segreduce: integer overflow");
     }
     return 0;

@@ -540,7 +540,7 @@ extern "C" int prim_gpu_sort_range(PrimCtx *ctx, const PrimVec *keys, const uint
     GQP_LAUNCH_TRY(ctx);
     TkgState h;
     GQP_CUDA_TRY(ctx, cudaMemcpyAsync(&h, s, sizeof h, cudaMemcpyDeviceToHost, st));
-    GQP_CUDA_TRY(ctx, cudaStreamSynchronize(st));
+    GQP_CUDA_TRY(ctx, prim_gpu_timed_sync(st));
     const int64_t nnull = (int64_t)h.nnull, nvalid = n - nnull;
     const int64_t m = (h.val_hit ? h.inside : 0) + (h.null_hit ? nnull : 0);
     /* ranks of the full order before the candidates */
