@@ -332,7 +332,7 @@ def report(args, sf, nrows, devices, g, d, bw, qs, peaks=None, cr=None, answers=
         % ("%.0f GB/s" % bw if bw else "n/a (no GPU)"),
         "",
     ]
-    if args.memory_limit:
+    if getattr(args, "memory_limit", None):
         out += ["gqp under `SET memory_limit = '%s'` (the device budget: the column cache "
                 "and every intermediate)." % args.memory_limit, ""]
     if answers:
