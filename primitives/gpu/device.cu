@@ -1238,12 +1238,30 @@ struct DaArgs {
 /* v[k] = c at rows r[k] and p[k] = (live[k] and that value is not NULL), for
  * k < R; rows that are not live are not loaded (v = 0). STREAM marks fact
  * columns, read once: loaded evict-first so that keymaps and dimension
- * columns stay in L2. */
-template <int R, bool STREAM, bool LEAN>
+ * columns stay in L2. LEAN: 0 the general form; 1 every column INT32
+ * without NULLs; 2 that, and a fact column's R rows of a thread are
+ * consecutive (r[k] = r[0] + k, 16-byte aligned): with vfull (all R rows
+ * exist) one 128-bit load brings them when any is live. */
+template <int R, bool STREAM, int LEAN>
 static __device__ __forceinline__ void da_tile(const DaCol &c, const int64_t (&r)[R],
-                                               const bool (&live)[R], int64_t (&v)[R],
-                                               bool (&p)[R]) {
+                                               const bool (&live)[R], int64_t (&v)[R], bool (&p)[R],
+                                               bool vfull = false) {
     const bool stream = STREAM;
+    if constexpr (LEAN == 2 && STREAM && R == 4) {
+        if (vfull) {
+            int4 w = make_int4(0, 0, 0, 0);
+            if (live[0] || live[1] || live[2] || live[3])
+                w = __ldcs((const int4 *)((const int *)c.data + r[0]));
+            v[0] = live[0] ? w.x : 0;
+            v[1] = live[1] ? w.y : 0;
+            v[2] = live[2] ? w.z : 0;
+            v[3] = live[3] ? w.w : 0;
+#pragma unroll
+            for (int k = 0; k < R; ++k)
+                p[k] = live[k];
+            return;
+        }
+    }
 #pragma unroll
     for (int k = 0; k < R; ++k)
         v[k] = 0;
@@ -1295,12 +1313,12 @@ static __device__ __forceinline__ void da_tile(const DaCol &c, const int64_t (&r
 /* Adds key j's code to g[k] for the live rows (values at rows rr[k] of the
  * key's column: fact rows or dimension rows); a code outside the key's
  * cardinality drops the row (as on the CPU). */
-template <int R, bool STREAM, bool LEAN>
+template <int R, bool STREAM, int LEAN>
 static __device__ __forceinline__ void da_key(const DaArgs &a, int j, const int64_t (&rr)[R],
-                                              bool (&ok)[R], int64_t (&g)[R]) {
+                                              bool (&ok)[R], int64_t (&g)[R], bool vfull = false) {
     int64_t v[R];
     bool p[R];
-    da_tile<R, STREAM, LEAN>(a.key[j], rr, ok, v, p);
+    da_tile<R, STREAM, LEAN>(a.key[j], rr, ok, v, p, vfull);
     const int64_t kmn = a.key_min[j], span = a.key_span[j], st = a.stride[j];
 #pragma unroll
     for (int k = 0; k < R; ++k) {
@@ -1410,7 +1428,7 @@ static __device__ __forceinline__ void da_block_flush(const DaArgs &a, long long
  * overflows of sums and of a OP b (false when the planner proved there are
  * none, PrimDenseAgg.nocheck: the tracking is then dead code, and the sum
  * atomics need not return the old value). */
-template <int MODE, int MAXA, bool CHECK, bool LEAN, int MINB>
+template <int MODE, int MAXA, bool CHECK, int LEAN, int MINB>
 __global__ void __launch_bounds__(GQP_BLOCK, MINB) denseagg_kernel(const DaArgs a) {
     constexpr int R = DA_ITEMS, NOUT = PRIM_DA_NOUT(MAXA);
     extern __shared__ long long da_smem[];
@@ -1432,9 +1450,12 @@ __global__ void __launch_bounds__(GQP_BLOCK, MINB) denseagg_kernel(const DaArgs 
          base += (int64_t)gridDim.x * DA_TILE(R)) {
         int64_t r[R], g[R];
         bool ok[R];
+        /* LEAN 2: a thread's rows consecutive (one 128-bit load a column) */
+        const int64_t r0 = base + (LEAN == 2 ? (int64_t)R * threadIdx.x : (int64_t)threadIdx.x);
+        const bool vfull = LEAN == 2 && r0 + R <= a.n;
 #pragma unroll
         for (int k = 0; k < R; ++k) {
-            r[k] = base + (int64_t)k * GQP_BLOCK + threadIdx.x;
+            r[k] = LEAN == 2 ? r0 + k : r0 + (int64_t)k * GQP_BLOCK;
             ok[k] = r[k] < a.n;
             g[k] = 0;
         }
@@ -1447,7 +1468,7 @@ __global__ void __launch_bounds__(GQP_BLOCK, MINB) denseagg_kernel(const DaArgs 
         for (int f = 0; f < a.nranges; ++f) {
             int64_t v[R];
             bool p[R];
-            da_tile<R, true, LEAN>(a.range[f], r, ok, v, p);
+            da_tile<R, true, LEAN>(a.range[f], r, ok, v, p, vfull);
             const int64_t lo = a.lo[f], hi = a.hi[f];
 #pragma unroll
             for (int k = 0; k < R; ++k)
@@ -1457,7 +1478,7 @@ __global__ void __launch_bounds__(GQP_BLOCK, MINB) denseagg_kernel(const DaArgs 
         for (int d = 0; d < a.ndims; ++d) {
             int64_t v[R], rd[R];
             bool p[R];
-            da_tile<R, true, LEAN>(a.fk[d], r, ok, v, p);
+            da_tile<R, true, LEAN>(a.fk[d], r, ok, v, p, vfull);
             const int64_t kmin = a.kmin[d], kr = a.krange[d];
             const long long *map = (const long long *)a.map[d];
 #pragma unroll
@@ -1471,7 +1492,7 @@ __global__ void __launch_bounds__(GQP_BLOCK, MINB) denseagg_kernel(const DaArgs 
         }
         /* 3. keys on fact columns */
         for (int j = 0; j < a.nkeys; ++j)
-            if (a.key_dim[j] == -1) da_key<R, true, LEAN>(a, j, r, ok, g);
+            if (a.key_dim[j] == -1) da_key<R, true, LEAN>(a, j, r, ok, g, vfull);
         /* 4. aggregates (mode 3: folded over the lanes of a group first;
          * the warp is converged here: every lane walks the same tiles) */
         unsigned peers[R], live[R];
@@ -1508,11 +1529,11 @@ __global__ void __launch_bounds__(GQP_BLOCK, MINB) denseagg_kernel(const DaArgs 
             int64_t v[R];
             bool p[R];
             if (a.has_a[q]) {
-                da_tile<R, true, LEAN>(a.va[q], r, ok, v, p);
+                da_tile<R, true, LEAN>(a.va[q], r, ok, v, p, vfull);
                 if (a.has_b[q]) {
                     int64_t u[R];
                     bool pu[R];
-                    da_tile<R, true, LEAN>(a.vb[q], r, ok, u, pu);
+                    da_tile<R, true, LEAN>(a.vb[q], r, ok, u, pu, vfull);
                     const char op = a.op[q];
 #pragma unroll
                     for (int k = 0; k < R; ++k) {
@@ -1605,7 +1626,7 @@ __global__ void denseagg_init(const DaArgs a) {
 /* Launches denseagg_kernel<MODE, MAXA, CHECK> with smem bytes of dynamic
  * shared memory: as many blocks as fit on the device at once (occupancy
  * times SM count), no more than there are tiles. Returns 0 or -1. */
-template <int MODE, int MAXA, bool CHECK, bool LEAN, int MINB>
+template <int MODE, int MAXA, bool CHECK, int LEAN, int MINB>
 static int da_launch1(PrimCtx *ctx, const DaArgs &a, size_t smem) {
     constexpr int R = DA_ITEMS;
     int sms = 0, per_sm = 0;
@@ -1640,20 +1661,30 @@ static int da_launch1(PrimCtx *ctx, const DaArgs &a, size_t smem) {
  * are pure filters (Q1.x's date, Q4.1's part and supplier; predicted 10%
  * faster on Q1.x) no faster within the runs' 5-10% spread. */
 template <int MODE, int MAXA, bool CHECK>
-static int da_launch(PrimCtx *ctx, const DaArgs &a, size_t smem, bool lean, int minb) {
+static int da_launch(PrimCtx *ctx, const DaArgs &a, size_t smem, int lean, int minb) {
     if constexpr (!CHECK && MODE != 3) {
         /* mode 1 capped at 8 blocks (32 registers; measured faster on SSB
          * Q4.x) unless GQP_DA_MINB=0; modes 0 and 2 gained nothing by it */
         if constexpr (MODE == 1)
-            if (lean && minb != 0) return da_launch1<MODE, MAXA, false, true, 8>(ctx, a, smem);
-        if (lean) return da_launch1<MODE, MAXA, false, true, 0>(ctx, a, smem);
+            if (lean && minb != 0)
+                return lean == 2 ? da_launch1<MODE, MAXA, false, 2, 8>(ctx, a, smem)
+                                 : da_launch1<MODE, MAXA, false, 1, 8>(ctx, a, smem);
+        if (lean)
+            return lean == 2 ? da_launch1<MODE, MAXA, false, 2, 0>(ctx, a, smem)
+                             : da_launch1<MODE, MAXA, false, 1, 0>(ctx, a, smem);
     }
-    return da_launch1<MODE, MAXA, CHECK, false, 0>(ctx, a, smem);
+    return da_launch1<MODE, MAXA, CHECK, 0, 0>(ctx, a, smem);
 }
 
 /* 1 when column c is INT32 without NULLs (the lean kernel's one form). */
 static bool da_lean_col(const DaCol &c) {
     return c.type == PRIM_I32 && !c.valid;
+}
+
+/* 1 when fact column c's data is 16-byte aligned (the lean kernel's
+ * 128-bit loads). */
+static bool da_vec_col(const DaCol &c) {
+    return ((uintptr_t)c.data & 15u) == 0;
 }
 
 /* GPU twin of prim_cpu_denseagg (device pointers in the vectors; spec, in
@@ -1736,6 +1767,20 @@ extern "C" int prim_gpu_denseagg(PrimCtx *ctx, const PrimDenseAgg *spec, const P
             lean && (!a.has_a[q] || da_lean_col(a.va[q])) && (!a.has_b[q] || da_lean_col(a.vb[q]));
     const char *le = getenv("GQP_DA_LEAN"), *me = getenv("GQP_DA_MINB");
     if (le && strcmp(le, "0") == 0) lean = false;
+    /* ... with 128-bit loads of the fact columns when every one is 16-byte
+     * aligned (GQP_DA_VEC=0: the lean kernel's one load a row) */
+    bool vec = lean && DA_ITEMS == 4;
+    for (int f = 0; f < a.nranges; ++f)
+        vec = vec && da_vec_col(a.range[f]);
+    for (int d = 0; d < a.ndims; ++d)
+        vec = vec && da_vec_col(a.fk[d]);
+    for (int j = 0; j < a.nkeys; ++j)
+        vec = vec && (a.key_dim[j] >= 0 || da_vec_col(a.key[j]));
+    for (int q = 0; q < a.naggs; ++q)
+        vec = vec && (!a.has_a[q] || da_vec_col(a.va[q])) && (!a.has_b[q] || da_vec_col(a.vb[q]));
+    const char *ve = getenv("GQP_DA_VEC");
+    if (ve && strcmp(ve, "0") == 0) vec = false;
+    const int lform = vec ? 2 : lean ? 1 : 0;
     const int minb = me ? atoi(me) : -1;
     int rc;
     const int64_t set_bytes = a.ngroups <= DA_SMEM_MAX
@@ -1745,17 +1790,17 @@ extern "C" int prim_gpu_denseagg(PrimCtx *ctx, const PrimDenseAgg *spec, const P
     const bool chk = !s->nocheck;
     if (a.ngroups == 1) {
         if (a.naggs <= 1)
-            rc = chk ? da_launch<0, 1, true>(ctx, a, 0, lean, minb)
-                     : da_launch<0, 1, false>(ctx, a, 0, lean, minb);
+            rc = chk ? da_launch<0, 1, true>(ctx, a, 0, lform, minb)
+                     : da_launch<0, 1, false>(ctx, a, 0, lform, minb);
         else if (a.naggs <= 2)
-            rc = chk ? da_launch<0, 2, true>(ctx, a, 0, lean, minb)
-                     : da_launch<0, 2, false>(ctx, a, 0, lean, minb);
+            rc = chk ? da_launch<0, 2, true>(ctx, a, 0, lform, minb)
+                     : da_launch<0, 2, false>(ctx, a, 0, lform, minb);
         else if (a.naggs <= 4)
-            rc = chk ? da_launch<0, 4, true>(ctx, a, 0, lean, minb)
-                     : da_launch<0, 4, false>(ctx, a, 0, lean, minb);
+            rc = chk ? da_launch<0, 4, true>(ctx, a, 0, lform, minb)
+                     : da_launch<0, 4, false>(ctx, a, 0, lform, minb);
         else
-            rc = chk ? da_launch<0, PRIM_DA_MAX, true>(ctx, a, 0, lean, minb)
-                     : da_launch<0, PRIM_DA_MAX, false>(ctx, a, 0, lean, minb);
+            rc = chk ? da_launch<0, PRIM_DA_MAX, true>(ctx, a, 0, lform, minb)
+                     : da_launch<0, PRIM_DA_MAX, false>(ctx, a, 0, lform, minb);
     } else if (set_bytes <= DA_SMEM_MAX) {
         /* the peer fold (mode 3) only on request: slower wherever measured */
         const char *fe = getenv("GQP_DA_FOLD");
@@ -1765,14 +1810,14 @@ extern "C" int prim_gpu_denseagg(PrimCtx *ctx, const PrimDenseAgg *spec, const P
         a.ncopies = copies;
         const size_t smem = (size_t)(set_bytes * copies);
         if (fold)
-            rc = chk ? da_launch<3, PRIM_DA_MAX, true>(ctx, a, smem, lean, minb)
-                     : da_launch<3, PRIM_DA_MAX, false>(ctx, a, smem, lean, minb);
+            rc = chk ? da_launch<3, PRIM_DA_MAX, true>(ctx, a, smem, lform, minb)
+                     : da_launch<3, PRIM_DA_MAX, false>(ctx, a, smem, lform, minb);
         else
-            rc = chk ? da_launch<1, PRIM_DA_MAX, true>(ctx, a, smem, lean, minb)
-                     : da_launch<1, PRIM_DA_MAX, false>(ctx, a, smem, lean, minb);
+            rc = chk ? da_launch<1, PRIM_DA_MAX, true>(ctx, a, smem, lform, minb)
+                     : da_launch<1, PRIM_DA_MAX, false>(ctx, a, smem, lform, minb);
     } else {
-        rc = chk ? da_launch<2, PRIM_DA_MAX, true>(ctx, a, 0, lean, minb)
-                 : da_launch<2, PRIM_DA_MAX, false>(ctx, a, 0, lean, minb);
+        rc = chk ? da_launch<2, PRIM_DA_MAX, true>(ctx, a, 0, lform, minb)
+                 : da_launch<2, PRIM_DA_MAX, false>(ctx, a, 0, lform, minb);
     }
     if (rc != 0) return rc;
     /* modes 1 and 2 left these counts out: they are the row counts */

@@ -180,7 +180,7 @@ static inline int prim_gpu_status_done(PrimCtx *ctx, DevBuf &tmp, const char *wh
     int h = 0;
     GQP_CUDA_TRY(
         ctx, cudaMemcpyAsync(&h, tmp.p, sizeof h, cudaMemcpyDeviceToHost, prim_gpu_stream(ctx)));
-    GQP_CUDA_TRY(ctx, cudaStreamSynchronize(prim_gpu_stream(ctx)));
+    GQP_CUDA_TRY(ctx, prim_gpu_timed_sync(prim_gpu_stream(ctx)));
     if (h) return prim_gpu_fail(ctx, "%s: integer overflow", what);
     return 0;
 }

@@ -1857,12 +1857,30 @@ static const DaRand DA_RAND = {rnd, dh_vec};
 
 /* Runs case c with both twins (GPU outputs prefilled with garbage, so the
  * GPU twin's initialization is checked too) and compares every output. */
+/* With shift > 0, denseagg_case runs on every I32 input from its row
+ * `shift` on (n - shift rows): device columns 4 bytes off 16-byte
+ * alignment, the lean kernel's one-load-a-row form instead of its 128-bit
+ * loads. */
+static int64_t da_shift;
+
 static void denseagg_case(DaCase *c, cudaStream_t st, const char *what) {
     const int nout = PRIM_DA_NOUT(c->s.naggs);
     const int64_t ng = c->s.ngroups;
     PrimVec din[DA_MAXIN], hout[PRIM_DA_NOUT(PRIM_DA_MAX)], dout[PRIM_DA_NOUT(PRIM_DA_MAX)];
-    for (int k = 0; k < c->nin; k++)
+    PrimVec hin[DA_MAXIN];
+    void *dbase[DA_MAXIN];
+    const int64_t n = c->n - da_shift;
+    for (int k = 0; k < c->nin; k++) {
         din[k] = dh_upload(&c->in[k]);
+        dbase[k] = din[k].data;
+        hin[k] = c->in[k];
+        if (da_shift && c->in[k].type == PRIM_I32 && !c->in[k].valid) {
+            din[k].data = (int32_t *)din[k].data + da_shift;
+            hin[k].data = (int32_t *)hin[k].data + da_shift;
+            din[k].n -= da_shift;
+            hin[k].n -= da_shift;
+        }
+    }
     for (int k = 0; k < nout; k++) {
         hout[k] = dh_zero(PRIM_I64, ng, 0);
         dout[k] = hout[k];
@@ -1873,8 +1891,8 @@ static void denseagg_case(DaCase *c, cudaStream_t st, const char *what) {
      * legacy stream, which a non-blocking stream does not wait for */
     cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess);
     PrimCtx hc = hctx(), dc = dctx(st);
-    cr_assert_eq(prim_cpu_denseagg(&hc, &c->s, c->in, c->n, hout), 0, "%s: cpu: %s", what, hc.err);
-    cr_assert_eq(prim_gpu_denseagg(&dc, &c->s, din, c->n, dout), 0, "%s: gpu: %s", what, dc.err);
+    cr_assert_eq(prim_cpu_denseagg(&hc, &c->s, hin, n, hout), 0, "%s: cpu: %s", what, hc.err);
+    cr_assert_eq(prim_gpu_denseagg(&dc, &c->s, din, n, dout), 0, "%s: gpu: %s", what, dc.err);
     sync_ok(st);
     for (int k = 0; k < nout; k++) {
         int64_t *g = fetch_i64(dout[k].data, ng);
@@ -1885,8 +1903,10 @@ static void denseagg_case(DaCase *c, cudaStream_t st, const char *what) {
         dh_free(&hout[k]);
         cudaFree(dout[k].data);
     }
-    for (int k = 0; k < c->nin; k++)
+    for (int k = 0; k < c->nin; k++) {
+        din[k].data = dbase[k];
         dd_free(&din[k]);
+    }
 }
 
 /* A Q1.1-shaped case over n rows: SUM(price * discount) WHERE discount in
@@ -1957,8 +1977,8 @@ Test(prim_gpu, denseagg, .timeout = 600) {
                     /* the unchecked kernel's measured variants (issue 12):
                      * mode 1 without its register cap, the general form
                      * instead of the lean one */
-                    static const char *const var[][2] = {{"GQP_DA_MINB", "0"},
-                                                         {"GQP_DA_LEAN", "0"}};
+                    static const char *const var[][2] = {
+                        {"GQP_DA_MINB", "0"}, {"GQP_DA_LEAN", "0"}, {"GQP_DA_VEC", "0"}};
                     for (size_t v = 0; v < sizeof var / sizeof var[0]; v++) {
                         setenv(var[v][0], var[v][1], 1);
                         denseagg_case(&c, st, what);
@@ -1974,6 +1994,17 @@ Test(prim_gpu, denseagg, .timeout = 600) {
         setenv("GQP_DA_LEAN", "0", 1);
         denseagg_case(&q, st, "Q1.1 shape, nocheck, general kernel");
         unsetenv("GQP_DA_LEAN");
+        setenv("GQP_DA_VEC", "0", 1);
+        denseagg_case(&q, st, "Q1.1 shape, nocheck, lean kernel without 128-bit loads");
+        unsetenv("GQP_DA_VEC");
+        /* 4 bytes off 16-byte alignment: the lean kernel's scalar loads;
+         * 16 bytes off: aligned again, its 128-bit loads (the random
+         * cases' sizes give the last tile's partial rows) */
+        for (da_shift = 1; da_shift <= 4; da_shift += 3)
+            denseagg_case(&q, st,
+                          da_shift == 1 ? "Q1.1 shape, nocheck, misaligned"
+                                        : "Q1.1 shape, nocheck, 4 rows on");
+        da_shift = 0;
         da_case_free(&q);
         cudaStreamDestroy(st);
     });
