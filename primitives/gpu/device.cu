@@ -1768,7 +1768,9 @@ extern "C" int prim_gpu_denseagg(PrimCtx *ctx, const PrimDenseAgg *spec, const P
     const char *le = getenv("GQP_DA_LEAN"), *me = getenv("GQP_DA_MINB");
     if (le && strcmp(le, "0") == 0) lean = false;
     /* ... with 128-bit loads of the fact columns when every one is 16-byte
-     * aligned (GQP_DA_VEC=0: the lean kernel's one load a row) */
+     * aligned, on request only (GQP_DA_VEC=1) until measured on a GPU:
+     * written in the twenty-fourth session, whose device calls never got a
+     * machine; otherwise the lean kernel's one load a row */
     bool vec = lean && DA_ITEMS == 4;
     for (int f = 0; f < a.nranges; ++f)
         vec = vec && da_vec_col(a.range[f]);
@@ -1779,7 +1781,7 @@ extern "C" int prim_gpu_denseagg(PrimCtx *ctx, const PrimDenseAgg *spec, const P
     for (int q = 0; q < a.naggs; ++q)
         vec = vec && (!a.has_a[q] || da_vec_col(a.va[q])) && (!a.has_b[q] || da_vec_col(a.vb[q]));
     const char *ve = getenv("GQP_DA_VEC");
-    if (ve && strcmp(ve, "0") == 0) vec = false;
+    if (!ve || strcmp(ve, "1") != 0) vec = false;
     const int lform = vec ? 2 : lean ? 1 : 0;
     const int minb = me ? atoi(me) : -1;
     int rc;
