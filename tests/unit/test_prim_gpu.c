@@ -1978,7 +1978,7 @@ Test(prim_gpu, denseagg, .timeout = 600) {
                      * mode 1 without its register cap, the general form
                      * instead of the lean one */
                     static const char *const var[][2] = {
-                        {"GQP_DA_MINB", "0"}, {"GQP_DA_LEAN", "0"}, {"GQP_DA_VEC", "0"}};
+                        {"GQP_DA_MINB", "0"}, {"GQP_DA_LEAN", "0"}, {"GQP_DA_VEC", "1"}};
                     for (size_t v = 0; v < sizeof var / sizeof var[0]; v++) {
                         setenv(var[v][0], var[v][1], 1);
                         denseagg_case(&c, st, what);
@@ -1994,17 +1994,18 @@ Test(prim_gpu, denseagg, .timeout = 600) {
         setenv("GQP_DA_LEAN", "0", 1);
         denseagg_case(&q, st, "Q1.1 shape, nocheck, general kernel");
         unsetenv("GQP_DA_LEAN");
-        setenv("GQP_DA_VEC", "0", 1);
-        denseagg_case(&q, st, "Q1.1 shape, nocheck, lean kernel without 128-bit loads");
-        unsetenv("GQP_DA_VEC");
-        /* 4 bytes off 16-byte alignment: the lean kernel's scalar loads;
-         * 16 bytes off: aligned again, its 128-bit loads (the random
-         * cases' sizes give the last tile's partial rows) */
+        /* the lean kernel's 128-bit loads (GQP_DA_VEC=1); 4 bytes off
+         * 16-byte alignment they fall back to its scalar loads; 16 bytes
+         * off, aligned again (the random cases' sizes give the last
+         * tile's partial rows) */
+        setenv("GQP_DA_VEC", "1", 1);
+        denseagg_case(&q, st, "Q1.1 shape, nocheck, lean kernel with 128-bit loads");
         for (da_shift = 1; da_shift <= 4; da_shift += 3)
             denseagg_case(&q, st,
                           da_shift == 1 ? "Q1.1 shape, nocheck, misaligned"
                                         : "Q1.1 shape, nocheck, 4 rows on");
         da_shift = 0;
+        unsetenv("GQP_DA_VEC");
         da_case_free(&q);
         cudaStreamDestroy(st);
     });
