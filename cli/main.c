@@ -469,6 +469,23 @@ static int cmd_calibrate(int argc, char **argv) {
     return 0;
 }
 
+/* --seed S and --out DIR, which gen ssb and gen test take: 0 when a is
+ * one of them (its value v taken), -1 when it is not, else the exit status
+ * of the usage error printed. */
+static int gen_seed_out(const char *a, const char *v, uint64_t *seed, const char **dir) {
+    if (strcmp(a, "--seed") == 0) {
+        if (parse_u64(v, seed) != 0)
+            return usage_error("--seed needs a number, got", v ? v : "nothing");
+        return 0;
+    }
+    if (strcmp(a, "--out") == 0) {
+        if (!v) return usage_error("missing value for", a);
+        *dir = v;
+        return 0;
+    }
+    return -1;
+}
+
 /* `gqp gen ssb`: write the Star Schema Benchmark's tables (.tbl, binary
  * folders, gqp.yaml, gqp-tbl.yaml) at --sf N; --no-lineorder-tbl leaves
  * out lineorder.tbl and gqp-tbl.yaml. Returns the exit status. */
@@ -483,18 +500,14 @@ static int cmd_gen_ssb(int argc, char **argv) {
             flags |= GQP_GEN_NO_FACT_TBL;
             continue;
         }
-        if (strcmp(a, "--sf") == 0) {
+        int g = gen_seed_out(a, v, &seed, &dir);
+        if (g > 0) return g;
+        if (g < 0 && strcmp(a, "--sf") == 0) {
             char *end = NULL;
             sf = v ? strtod(v, &end) : -1;
             if (!v || !*v || *end || !(sf > 0))
                 return usage_error("--sf needs a positive scale factor, got", v ? v : "nothing");
-        } else if (strcmp(a, "--seed") == 0) {
-            if (parse_u64(v, &seed) != 0)
-                return usage_error("--seed needs a number, got", v ? v : "nothing");
-        } else if (strcmp(a, "--out") == 0) {
-            if (!v) return usage_error("missing value for", a);
-            dir = v;
-        } else {
+        } else if (g < 0) {
             return usage_error("unknown option", a);
         }
         i++;
@@ -720,16 +733,12 @@ static int cmd_gen(int argc, char **argv) {
             NULL);
     for (int i = 3; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--rows") == 0) {
+        int g = gen_seed_out(a, v, &seed, &dir);
+        if (g > 0) return g;
+        if (g < 0 && strcmp(a, "--rows") == 0) {
             if (parse_u64(v, &rows) != 0 || rows > (uint64_t)INT64_MAX)
                 return usage_error("--rows needs a row count, got", v ? v : "nothing");
-        } else if (strcmp(a, "--seed") == 0) {
-            if (parse_u64(v, &seed) != 0)
-                return usage_error("--seed needs a number, got", v ? v : "nothing");
-        } else if (strcmp(a, "--out") == 0) {
-            if (!v) return usage_error("missing value for", a);
-            dir = v;
-        } else {
+        } else if (g < 0) {
             return usage_error("unknown option", a);
         }
         i++;
