@@ -314,6 +314,9 @@ if has fixedcost; then
         done
     done
     say "fixedcost: $(grep -c '^=== ' "$OUT/fixedcost.txt") queries ($(( $(date +%s) - T0 )) s)"
+    # the timelines' totals (launches, host waits) per EXPLAIN ANALYZE
+    grep -a "^=== \|^GPU timeline\|^after the last node" "$OUT/fixedcost.txt" | grep -v "bench round" |
+        tee -a "$SUM" > /dev/null
 fi
 if has placement || has placement-shipped; then
     if [ "${GQP_WITH_CTEST:-0}" = 1 ]; then # the whole suite first, on this GPU
