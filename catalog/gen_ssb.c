@@ -581,7 +581,7 @@ static void lo_gen_worker(void *arg, int i) {
             col[10][k] = (int32_t)total;
     }
     char *p = j->text[i];
-    for (int64_t k = 0; k < r && j->tbl_fd >= 0; k++) {
+    for (int64_t k = 0; j->tbl_fd >= 0 && k < r; k++) { /* the .tbl text, when written */
         for (int c = 0; c < LO_NCOLS; c++) {
             if (c == 6)
                 p = put_str(p, PRIORITIES[col[c][k]]);

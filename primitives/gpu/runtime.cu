@@ -108,12 +108,16 @@ static double host_ms(void) {
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-cudaError_t prim_gpu_timed_sync(cudaStream_t st) {
-    const double t0 = host_ms();
-    cudaError_t rc = cudaStreamSynchronize(st);
+/* Counts one host wait that began at t0 (host_ms) and passes rc on. */
+static cudaError_t waited(double t0, cudaError_t rc) {
     t_wait_ms += host_ms() - t0;
     t_waits++;
     return rc;
+}
+
+cudaError_t prim_gpu_timed_sync(cudaStream_t st) {
+    const double t0 = host_ms();
+    return waited(t0, cudaStreamSynchronize(st));
 }
 
 extern "C" void prim_gpu_host_counters(int64_t *launches, int64_t *waits, double *wait_ms) {
@@ -185,10 +189,7 @@ extern "C" void prim_gpu_event_destroy(void *ev) {
 
 extern "C" int prim_gpu_device_sync(char *err, size_t cap) {
     const double t0 = host_ms();
-    cudaError_t rc = cudaDeviceSynchronize();
-    t_wait_ms += host_ms() - t0;
-    t_waits++;
-    return rt_check(rc, "cudaDeviceSynchronize", err, cap);
+    return rt_check(waited(t0, cudaDeviceSynchronize()), "cudaDeviceSynchronize", err, cap);
 }
 
 extern "C" size_t prim_gpu_pool_peak(int reset) {
